@@ -1,0 +1,320 @@
+//! Classification of every page and the survey of the whole file: one sequential pass
+//! that classifies each page by position and content, then the freelist and every b-tree
+//! from the schema, which settle each page's role (overflow, freelist, owned by a tree).
+//!
+//! The result says, for every page, what it is and which b-tree owns it; b-tree pages no
+//! tree reaches are orphans, the raw material of later recovery.
+
+use std::fmt;
+
+use crate::btree::{Cell, PageType};
+use crate::database::Database;
+use crate::finding::Finding;
+use crate::freelist::{read_freelist, Freelist};
+use crate::record::parse_record_header;
+use crate::schema::{read_schema, Schema, SchemaKind};
+use crate::types::PageNo;
+use crate::walk::{BtreeWalk, LostChild, TreeItem};
+
+/// What a page is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PageClass {
+    /// Interior page of a table b-tree.
+    TableInterior,
+    /// Leaf page of a table b-tree.
+    TableLeaf,
+    /// Interior page of an index b-tree.
+    IndexInterior,
+    /// Leaf page of an index b-tree.
+    IndexLeaf,
+    /// Overflow page of some cell's payload.
+    Overflow,
+    /// Freelist trunk page.
+    FreelistTrunk,
+    /// Freelist leaf page.
+    FreelistLeaf,
+    /// Pointer-map page (auto-vacuum databases).
+    Ptrmap,
+    /// The lock-byte page (holds file offset 2^30; never used by SQLite).
+    LockByte,
+    /// Every byte zero, and no structure claims the page.
+    Zeroed,
+    /// Not a b-tree page, and no structure claims it.
+    Unrecognised,
+}
+
+impl PageClass {
+    /// Every class, in report order.
+    pub const ALL: [PageClass; 11] = [
+        PageClass::TableInterior,
+        PageClass::TableLeaf,
+        PageClass::IndexInterior,
+        PageClass::IndexLeaf,
+        PageClass::Overflow,
+        PageClass::FreelistTrunk,
+        PageClass::FreelistLeaf,
+        PageClass::Ptrmap,
+        PageClass::LockByte,
+        PageClass::Zeroed,
+        PageClass::Unrecognised,
+    ];
+
+    /// The class of a b-tree page of type `t`.
+    pub fn of_btree(t: PageType) -> PageClass {
+        match t {
+            PageType::IndexInterior => PageClass::IndexInterior,
+            PageType::TableInterior => PageClass::TableInterior,
+            PageType::IndexLeaf => PageClass::IndexLeaf,
+            PageType::TableLeaf => PageClass::TableLeaf,
+        }
+    }
+
+    /// Whether this is one of the four b-tree page classes.
+    pub fn is_btree(self) -> bool {
+        matches!(
+            self,
+            PageClass::TableInterior | PageClass::TableLeaf | PageClass::IndexInterior | PageClass::IndexLeaf
+        )
+    }
+
+    /// The snake_case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PageClass::TableInterior => "table_interior",
+            PageClass::TableLeaf => "table_leaf",
+            PageClass::IndexInterior => "index_interior",
+            PageClass::IndexLeaf => "index_leaf",
+            PageClass::Overflow => "overflow",
+            PageClass::FreelistTrunk => "freelist_trunk",
+            PageClass::FreelistLeaf => "freelist_leaf",
+            PageClass::Ptrmap => "ptrmap",
+            PageClass::LockByte => "lock_byte",
+            PageClass::Zeroed => "zeroed",
+            PageClass::Unrecognised => "unrecognised",
+        }
+    }
+}
+
+impl fmt::Display for PageClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PageClass::TableInterior => "table interior page",
+            PageClass::TableLeaf => "table leaf page",
+            PageClass::IndexInterior => "index interior page",
+            PageClass::IndexLeaf => "index leaf page",
+            PageClass::Overflow => "overflow page",
+            PageClass::FreelistTrunk => "freelist trunk page",
+            PageClass::FreelistLeaf => "freelist leaf page",
+            PageClass::Ptrmap => "pointer-map page",
+            PageClass::LockByte => "lock-byte page",
+            PageClass::Zeroed => "zeroed page",
+            PageClass::Unrecognised => "unrecognised page",
+        })
+    }
+}
+
+/// Classifies one page by position and content alone.
+pub fn classify_by_content(db: &Database<'_>, no: PageNo) -> PageClass {
+    if let Some(c) = db.positional_class(no) {
+        return c;
+    }
+    let Some(page) = db.page(no) else { return PageClass::Unrecognised };
+    match page.btree_header() {
+        Ok(h) if (h.cell_content_area() as usize) >= h.cell_pointers_end() => PageClass::of_btree(h.page_type()),
+        _ if page.is_zeroed() => PageClass::Zeroed,
+        _ => PageClass::Unrecognised,
+    }
+}
+
+/// Every page's class and owning b-tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageMap {
+    classes: Vec<PageClass>,
+    /// Root page of the b-tree that owns each page (tree pages and overflow pages); 0 for none.
+    owners: Vec<u32>,
+}
+
+impl PageMap {
+    /// The class of `page`.
+    pub fn class(&self, page: PageNo) -> Option<PageClass> {
+        self.classes.get(page.index()).copied()
+    }
+
+    /// The root of the b-tree that owns `page`, if any tree reached it.
+    pub fn owner(&self, page: PageNo) -> Option<PageNo> {
+        self.owners.get(page.index()).and_then(|o| PageNo::new(*o))
+    }
+
+    /// Pages in each class, in [`PageClass::ALL`] order.
+    pub fn counts(&self) -> Vec<(PageClass, u32)> {
+        let mut counts = [0u32; 11];
+        for c in &self.classes {
+            if let Some(slot) = PageClass::ALL.iter().position(|x| x == c).and_then(|i| counts.get_mut(i)) {
+                *slot += 1;
+            }
+        }
+        PageClass::ALL.iter().copied().zip(counts).collect()
+    }
+
+    /// B-tree pages that no b-tree from the schema reaches, in page order.
+    pub fn orphans(&self) -> impl Iterator<Item = (PageNo, PageClass)> + '_ {
+        self.classes.iter().zip(&self.owners).enumerate().filter_map(|(i, (c, o))| {
+            (c.is_btree() && *o == 0).then(|| PageNo::new(i as u32 + 1).map(|p| (p, *c))).flatten()
+        })
+    }
+
+    /// Number of pages mapped.
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// Whether no page is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+}
+
+/// What the survey found in one b-tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeSurvey {
+    /// Name from the schema (`sqlite_schema` for page 1).
+    pub name: String,
+    /// Kind from the schema.
+    pub kind: SchemaKind,
+    /// Root page.
+    pub root: PageNo,
+    /// B-tree pages reached.
+    pub pages: u32,
+    /// Overflow pages reached from its cells.
+    pub overflow_pages: u32,
+    /// Greatest depth reached (root = 1).
+    pub depth: u32,
+    /// Payload-carrying cells read: rows of a table, entries of an index.
+    pub cells: u64,
+    /// Child pointers that could not be followed, with the key ranges they covered.
+    pub lost: Vec<LostChild>,
+    /// Damage met in this tree.
+    pub findings: Vec<Finding>,
+}
+
+/// The result of surveying a whole file.
+#[derive(Clone, Debug)]
+pub struct Survey {
+    /// Every page's class and owner.
+    pub page_map: PageMap,
+    /// The schema from page 1.
+    pub schema: Schema,
+    /// `sqlite_schema` first, then every table and index with a root page, in schema order.
+    pub trees: Vec<TreeSurvey>,
+    /// The freelist.
+    pub freelist: Freelist,
+    /// Damage that concerns more than one structure (pages claimed twice).
+    pub findings: Vec<Finding>,
+}
+
+/// Classifies every page and walks every structure that claims pages.
+pub fn survey(db: &Database<'_>) -> Survey {
+    let n = db.page_count();
+    let mut classes: Vec<PageClass> =
+        (1..=n).map(|i| PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p))).collect();
+    let mut owners = vec![0u32; n as usize];
+    let mut findings = Vec::new();
+
+    let freelist = read_freelist(db);
+    for p in &freelist.trunks {
+        if let Some(c) = classes.get_mut(p.index()) {
+            *c = PageClass::FreelistTrunk;
+        }
+    }
+    for p in &freelist.leaves {
+        if let Some(c) = classes.get_mut(p.index()) {
+            *c = PageClass::FreelistLeaf;
+        }
+    }
+
+    let schema = read_schema(db);
+    let mut roots: Vec<(String, SchemaKind, PageNo)> = vec![("sqlite_schema".into(), SchemaKind::Table, PageNo::FIRST)];
+    roots.extend(schema.rows.iter().filter(|r| r.has_btree()).filter_map(|r| {
+        r.rootpage.map(|p| (r.name.clone(), r.kind.clone(), p))
+    }));
+
+    let mut trees = Vec::with_capacity(roots.len());
+    for (name, kind, root) in roots {
+        let mut t = TreeSurvey {
+            name,
+            kind,
+            root,
+            pages: 0,
+            overflow_pages: 0,
+            depth: 0,
+            cells: 0,
+            lost: Vec::new(),
+            findings: Vec::new(),
+        };
+        let mut claim = |page: PageNo, class: PageClass, findings: &mut Vec<Finding>| -> bool {
+            let Some(owner) = owners.get_mut(page.index()) else { return false };
+            if *owner != 0 && *owner != root.get() {
+                if let Some(first_root) = PageNo::new(*owner) {
+                    findings.push(Finding::PageInTwoTrees { page, first_root, second_root: root });
+                }
+                return false;
+            }
+            *owner = root.get();
+            if let Some(c) = classes.get_mut(page.index()) {
+                *c = class;
+            }
+            true
+        };
+        for item in BtreeWalk::new(db, root) {
+            match item {
+                Ok(TreeItem::Page(p)) => {
+                    t.pages += 1;
+                    t.depth = t.depth.max(p.depth);
+                    claim(p.page, PageClass::of_btree(p.page_type), &mut findings);
+                    if let Some(page) = db.page(p.page) {
+                        if let Ok(h) = page.btree_header() {
+                            t.findings.extend(page.overlap_findings(&h));
+                        }
+                    }
+                }
+                Ok(TreeItem::Cell(cell)) => {
+                    t.cells += 1;
+                    let Some(payload) = cell.cell.payload() else { continue };
+                    match parse_record_header(payload.local, payload.total_len, cell.location) {
+                        Ok(h) if h.record_len() != payload.total_len => t.findings.push(Finding::RecordSizeMismatch {
+                            at: cell.location,
+                            header_says: h.record_len(),
+                            payload_len: payload.total_len,
+                        }),
+                        Ok(_) => {}
+                        // A header that runs onto an overflow page cannot be checked locally.
+                        Err(Finding::TruncatedVarint { .. }) if payload.spills() => {}
+                        Err(f) => t.findings.push(f),
+                    }
+                    if payload.spills() {
+                        let chain = db.overflow_chain(payload);
+                        for p in &chain.pages {
+                            if claim(*p, PageClass::Overflow, &mut findings) {
+                                t.overflow_pages += 1;
+                            }
+                        }
+                        match chain.finding {
+                            Some(f) => t.findings.push(f),
+                            None if chain.missing > 0 => t.findings.push(Finding::OverflowChainShort {
+                                start: payload.first_overflow.unwrap_or(cell.location.page),
+                                missing: chain.missing,
+                            }),
+                            None => {}
+                        }
+                    }
+                    let _ = matches!(cell.cell, Cell::TableLeaf(_));
+                }
+                Ok(TreeItem::Lost(l)) => t.lost.push(l),
+                Err(f) => t.findings.push(f),
+            }
+        }
+        trees.push(t);
+    }
+
+    Survey { page_map: PageMap { classes, owners }, schema, trees, freelist, findings }
+}

@@ -1,0 +1,543 @@
+//! The whole file as a database: header, page geometry (page size, usable size, page
+//! count), text encoding, and page access.
+//!
+//! When the header's page size or text encoding is missing or garbage, they are inferred
+//! from the file itself and the evidence that decided is kept for the report.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use crate::btree::{btree_header_offset, local_payload_len, Page, PageType, Payload};
+use crate::classify::PageClass;
+use crate::cursor::{u16_at, u32_at};
+use crate::finding::Finding;
+use crate::header::{DatabaseHeader, TextEncoding};
+use crate::types::{PageNo, PageSize};
+
+/// The byte offset that SQLite's lock-byte page covers ("The Lock-Byte Page"): 2^30.
+pub const LOCK_BYTE_OFFSET: u64 = 1 << 30;
+
+/// Pages examined at most per candidate size when inferring the page size; spread evenly
+/// over the whole file.
+const PAGE_SIZE_SAMPLE: u64 = 65_536;
+
+/// Why the input cannot be read as a database at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// The input is empty.
+    Empty,
+    /// No header string and no page of any size parses as a b-tree page.
+    NotADatabase {
+        /// Length of the input.
+        len: u64,
+    },
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Empty => f.write_str("the file is empty"),
+            OpenError::NotADatabase { len } => write!(
+                f,
+                "not a SQLite database: no header string and no b-tree page at any page size in {len} bytes"
+            ),
+        }
+    }
+}
+
+/// How well the file's pages fit one candidate page size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageSizeEvidence {
+    /// The candidate.
+    pub page_size: PageSize,
+    /// Pages examined at this size.
+    pub pages_checked: u64,
+    /// Pages whose b-tree header parses at this size.
+    pub btree_headers: u64,
+    /// Of those, pages whose cells end exactly at the usable end of a page of this size.
+    pub exact_fits: u64,
+}
+
+/// Where the page size in use came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageSizeSource {
+    /// The header's value, confirmed by page 1.
+    Header,
+    /// Inferred by scanning the file at every candidate size; the header's value was
+    /// invalid, or did not fit the file's pages.
+    Inferred {
+        /// One entry per candidate size, smallest first.
+        evidence: Vec<PageSizeEvidence>,
+    },
+}
+
+/// Where the text encoding in use came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EncodingSource {
+    /// The header's value.
+    Header,
+    /// Inferred from how often "CREATE " appears in each encoding in the file's first pages.
+    Inferred {
+        /// Occurrences found for UTF-8, UTF-16le, UTF-16be.
+        counts: [u64; 3],
+    },
+}
+
+/// The input read as a SQLite database: geometry decided, ready to hand out pages.
+#[derive(Clone, Debug)]
+pub struct Database<'a> {
+    bytes: &'a [u8],
+    header: DatabaseHeader,
+    page_size: PageSize,
+    page_size_source: PageSizeSource,
+    reserved_space: u8,
+    encoding: TextEncoding,
+    encoding_source: EncodingSource,
+    page_count: u32,
+    findings: Vec<Finding>,
+}
+
+impl<'a> Database<'a> {
+    /// Reads the header and decides the page geometry and text encoding. Fails only when
+    /// nothing in the input looks like a SQLite database; every defect short of that is a
+    /// finding in [`Database::findings`].
+    pub fn open(bytes: &'a [u8]) -> Result<Database<'a>, OpenError> {
+        if bytes.is_empty() {
+            return Err(OpenError::Empty);
+        }
+        let len = bytes.len() as u64;
+        let header = DatabaseHeader::parse(bytes);
+        let mut findings = Vec::new();
+        if len < 100 {
+            findings.push(Finding::FileTooSmall { len });
+        }
+        findings.extend(header.findings());
+
+        let declared = PageSize::from_header_field(header.page_size_raw);
+        if declared.is_none() {
+            findings.push(Finding::InvalidPageSize { raw: header.page_size_raw });
+        }
+        let reserved_hint = header.reserved_space;
+        let (page_size, page_size_source) = match declared {
+            Some(size) if page_one_fits(bytes, size, reserved_hint) => (size, PageSizeSource::Header),
+            _ => {
+                let evidence: Vec<PageSizeEvidence> =
+                    PageSize::all().map(|s| page_size_evidence(bytes, s, reserved_hint)).collect();
+                match best_page_size(&evidence) {
+                    Some(inferred) => {
+                        if let Some(d) = declared {
+                            if d != inferred {
+                                findings.push(Finding::PageSizeDisagrees {
+                                    declared: d.get(),
+                                    inferred: inferred.get(),
+                                });
+                            }
+                        }
+                        (inferred, PageSizeSource::Inferred { evidence })
+                    }
+                    None if header.has_header_string() => {
+                        (declared.unwrap_or(PageSize::new(4096).unwrap_or(PageSize::MIN)), PageSizeSource::Header)
+                    }
+                    None => return Err(OpenError::NotADatabase { len }),
+                }
+            }
+        };
+
+        let mut reserved_space = header.reserved_space;
+        if page_size.get() - u32::from(reserved_space) < 480 {
+            findings.push(Finding::ReservedSpaceTooLarge { reserved: reserved_space, page_size: page_size.get() });
+            reserved_space = 0;
+        }
+
+        let (encoding, encoding_source) = match TextEncoding::from_header_field(header.text_encoding_raw) {
+            Some(e) => (e, EncodingSource::Header),
+            None => {
+                findings.push(Finding::InvalidTextEncoding { raw: header.text_encoding_raw });
+                let counts = encoding_evidence(bytes, page_size);
+                let best = [TextEncoding::Utf8, TextEncoding::Utf16le, TextEncoding::Utf16be]
+                    .into_iter()
+                    .zip(counts)
+                    .fold((TextEncoding::Utf8, 0), |best, (e, n)| if n > best.1 { (e, n) } else { best })
+                    .0;
+                (best, EncodingSource::Inferred { counts })
+            }
+        };
+
+        let page_count = u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
+        if !len.is_multiple_of(u64::from(page_size.get())) {
+            findings.push(Finding::FileNotPageMultiple { len, page_size: page_size.get() });
+        }
+        if header.database_size_valid() && header.database_size != page_count {
+            findings.push(Finding::DatabaseSizeMismatch { declared: header.database_size, actual: page_count });
+        }
+
+        Ok(Database {
+            bytes,
+            header,
+            page_size,
+            page_size_source,
+            reserved_space,
+            encoding,
+            encoding_source,
+            page_count,
+            findings,
+        })
+    }
+
+    /// The whole input.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The decoded database header, raw values.
+    pub fn header(&self) -> &DatabaseHeader {
+        &self.header
+    }
+
+    /// The page size in use.
+    pub fn page_size(&self) -> PageSize {
+        self.page_size
+    }
+
+    /// Where the page size in use came from.
+    pub fn page_size_source(&self) -> &PageSizeSource {
+        &self.page_size_source
+    }
+
+    /// Reserved bytes at the end of each page, as used (0 when the header's value was impossible).
+    pub fn reserved_space(&self) -> u8 {
+        self.reserved_space
+    }
+
+    /// The usable size U: page size less reserved space.
+    pub fn usable_size(&self) -> usize {
+        self.page_size.bytes() - usize::from(self.reserved_space)
+    }
+
+    /// The text encoding in use.
+    pub fn encoding(&self) -> TextEncoding {
+        self.encoding
+    }
+
+    /// Where the text encoding in use came from.
+    pub fn encoding_source(&self) -> &EncodingSource {
+        &self.encoding_source
+    }
+
+    /// Pages in the file (a cut-short last page counts).
+    pub fn page_count(&self) -> u32 {
+        self.page_count
+    }
+
+    /// Findings about the header and the file as a whole.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+
+    /// Decodes a page pointer read from disk: `None` for 0 or a page past the end of the file.
+    pub fn page_no(&self, raw: u32) -> Option<PageNo> {
+        PageNo::new(raw).filter(|p| p.get() <= self.page_count)
+    }
+
+    /// The page numbered `no`, or `None` past the end of the file.
+    pub fn page(&self, no: PageNo) -> Option<Page<'a>> {
+        if no.get() > self.page_count {
+            return None;
+        }
+        let start = usize::try_from(no.file_offset(self.page_size)).ok()?;
+        let end = start.saturating_add(self.page_size.bytes()).min(self.bytes.len());
+        let bytes = self.bytes.get(start..end)?;
+        Some(Page::new(no, bytes, self.usable_size().min(bytes.len())))
+    }
+
+    /// Every page, in file order.
+    pub fn pages(&self) -> impl Iterator<Item = Page<'a>> + '_ {
+        (1..=self.page_count).filter_map(move |n| PageNo::new(n).and_then(|p| self.page(p)))
+    }
+
+    /// The lock-byte page: the page holding file offset 2^30, when the file reaches it.
+    pub fn lock_byte_page(&self) -> Option<PageNo> {
+        let n = LOCK_BYTE_OFFSET / u64::from(self.page_size.get()) + 1;
+        u32::try_from(n).ok().and_then(|n| self.page_no(n))
+    }
+
+    /// Whether `page` is a pointer-map page ("Pointer Map or Ptrmap Pages"); only
+    /// auto-vacuum databases have them.
+    // SQLite: ptrmapPageno (btree.c)
+    pub fn is_ptrmap_page(&self, page: PageNo) -> bool {
+        if !self.header.auto_vacuum() || page.get() < 2 {
+            return false;
+        }
+        let per_map = (self.usable_size() / 5 + 1) as u32;
+        let n = page.get();
+        let mut map = (n - 2) / per_map * per_map + 2;
+        if Some(map) == self.lock_byte_page().map(PageNo::get) {
+            map += 1;
+        }
+        map == n
+    }
+
+    /// What a page is by its position alone: the lock-byte page or a pointer-map page.
+    pub fn positional_class(&self, page: PageNo) -> Option<PageClass> {
+        if Some(page) == self.lock_byte_page() {
+            Some(PageClass::LockByte)
+        } else if self.is_ptrmap_page(page) {
+            Some(PageClass::Ptrmap)
+        } else {
+            None
+        }
+    }
+
+    /// Walks the overflow chain of `payload` and returns its pages and, when the chain is
+    /// damaged, the finding that ended it. Never reads past the pages the payload needs.
+    pub fn overflow_chain(&self, payload: &Payload<'a>) -> OverflowChain {
+        let mut chain = OverflowChain { pages: Vec::new(), finding: None, missing: 0 };
+        let mut need = payload.total_len.saturating_sub(payload.local.len() as u64);
+        if need == 0 {
+            return chain;
+        }
+        let per_page = (self.usable_size() as u64).saturating_sub(4).max(1);
+        let Some(start) = payload.first_overflow else {
+            chain.missing = need;
+            return chain;
+        };
+        let mut seen: HashSet<u32> = HashSet::new();
+        let mut next = start.get();
+        while need > 0 {
+            let Some(page_no) = self.page_no(next) else {
+                chain.finding = Some(if next == 0 {
+                    Finding::OverflowChainShort { start, missing: need }
+                } else {
+                    Finding::OverflowPastEnd { start, next }
+                });
+                break;
+            };
+            if !seen.insert(next) {
+                chain.finding = Some(Finding::OverflowCycle { start, repeated: page_no });
+                break;
+            }
+            if let Some(class) = self.positional_class(page_no).or((page_no == PageNo::FIRST).then_some(PageClass::TableLeaf)) {
+                chain.finding = Some(Finding::OverflowIntoNonOverflowPage { start, page: page_no, class });
+                break;
+            }
+            let Some(page) = self.page(page_no) else { break };
+            chain.pages.push(page_no);
+            let take = need.min(per_page);
+            need -= take;
+            if need > 0 {
+                next = u32_at(page.bytes(), 0).unwrap_or(0);
+            }
+        }
+        chain.missing = need;
+        chain
+    }
+
+    /// The complete payload of a cell: the local bytes borrowed when nothing spills, or
+    /// the local bytes and the overflow pages' content copied together. A damaged chain
+    /// gives the bytes that could be read and `complete == false`, never a silently short payload.
+    pub fn assemble(&self, payload: &Payload<'a>) -> AssembledPayload<'a> {
+        if !payload.spills() {
+            return AssembledPayload { bytes: Cow::Borrowed(payload.local), complete: true, finding: None };
+        }
+        let chain = self.overflow_chain(payload);
+        let per_page = self.usable_size().saturating_sub(4);
+        let total = usize::try_from(payload.total_len).unwrap_or(usize::MAX);
+        let mut out = Vec::with_capacity(total.min(self.bytes.len()));
+        out.extend_from_slice(payload.local);
+        for page_no in &chain.pages {
+            let remaining = total.saturating_sub(out.len());
+            if let Some(page) = self.page(*page_no) {
+                let body = page.bytes().get(4..4 + per_page.min(remaining)).unwrap_or_default();
+                out.extend_from_slice(body);
+            }
+        }
+        let complete = out.len() == total;
+        let finding = chain.finding.or_else(|| {
+            (!complete).then(|| Finding::OverflowChainShort {
+                start: payload.first_overflow.unwrap_or(PageNo::FIRST),
+                missing: (total - out.len().min(total)) as u64,
+            })
+        });
+        AssembledPayload { bytes: Cow::Owned(out), complete, finding }
+    }
+
+    /// The local-payload size SQLite would store for a payload of `len` bytes.
+    pub fn local_payload_len(&self, page_type: PageType, len: u64) -> usize {
+        local_payload_len(page_type == PageType::TableLeaf, len, self.usable_size())
+    }
+}
+
+/// The pages of one overflow chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverflowChain {
+    /// Overflow pages in chain order.
+    pub pages: Vec<PageNo>,
+    /// The damage that ended the chain early, if any.
+    pub finding: Option<Finding>,
+    /// Payload bytes the chain could not provide.
+    pub missing: u64,
+}
+
+/// A cell's payload with its overflow content joined on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssembledPayload<'a> {
+    /// The payload bytes that could be read.
+    pub bytes: Cow<'a, [u8]>,
+    /// Whether all `total_len` bytes were read.
+    pub complete: bool,
+    /// The damage that made it partial.
+    pub finding: Option<Finding>,
+}
+
+/// How well page `no` parses as a b-tree page of size `size`: `None`, a b-tree header
+/// that fits, or a header whose cells also end exactly at the usable end of the page.
+fn fit(bytes: &[u8], no: PageNo, size: PageSize, reserved: u8) -> Fit {
+    let start = match usize::try_from(no.file_offset(size)) {
+        Ok(s) => s,
+        Err(_) => return Fit::None,
+    };
+    let Some(page_bytes) = bytes.get(start..start.saturating_add(size.bytes()).min(bytes.len())) else {
+        return Fit::None;
+    };
+    if page_bytes.len() < size.bytes() {
+        return Fit::None;
+    }
+    let usable = size.bytes() - usize::from(reserved);
+    let page = Page::new(no, page_bytes, usable);
+    let Ok(h) = page.btree_header() else { return Fit::None };
+    let area = h.cell_content_area() as usize;
+    if area < h.cell_pointers_end() || area > usable {
+        return Fit::None;
+    }
+    if h.cell_count() == 0 {
+        return if area == usable { Fit::Exact } else { Fit::Header };
+    }
+    let mut max_end = 0usize;
+    for cell in page.cells(&h) {
+        match cell {
+            Ok(c) if usize::from(c.offset) >= area => max_end = max_end.max(usize::from(c.offset) + c.len),
+            _ => return Fit::None,
+        }
+    }
+    // Deleted cells at the end of the area leave a freeblock that reaches the end instead.
+    let mut offset = h.first_freeblock();
+    let mut hops = 0;
+    while offset != 0 && hops < 64 {
+        let o = usize::from(offset);
+        match (u16_at(page_bytes, o), u16_at(page_bytes, o + 2)) {
+            (Some(next), Some(sz)) => {
+                max_end = max_end.max(o + usize::from(sz));
+                offset = next;
+            }
+            _ => break,
+        }
+        hops += 1;
+    }
+    if max_end == usable {
+        Fit::Exact
+    } else {
+        Fit::Header
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fit {
+    None,
+    Header,
+    Exact,
+}
+
+/// Whether page 1 parses as a b-tree page at `size` and the file is a whole number of
+/// such pages (or cut short, which a later finding reports).
+fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
+    let reserved = if size.get() - u32::from(reserved) < 480 { 0 } else { reserved };
+    if bytes.len() < size.bytes() {
+        // A file shorter than one page: the header's size is all the evidence there is.
+        return bytes.len() >= btree_header_offset(PageNo::FIRST) + 8;
+    }
+    fit(bytes, PageNo::FIRST, size, reserved) != Fit::None
+}
+
+/// Examines up to [`PAGE_SIZE_SAMPLE`] pages spread over the whole file at `size`.
+fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvidence {
+    let reserved = if size.get() - u32::from(reserved) < 480 { 0 } else { reserved };
+    let pages = bytes.len() as u64 / u64::from(size.get());
+    let stride = pages.div_ceil(PAGE_SIZE_SAMPLE).max(1);
+    let mut ev = PageSizeEvidence { page_size: size, pages_checked: 0, btree_headers: 0, exact_fits: 0 };
+    let mut n = 1u64;
+    while n <= pages {
+        if let Some(no) = u32::try_from(n).ok().and_then(PageNo::new) {
+            ev.pages_checked += 1;
+            match fit(bytes, no, size, reserved) {
+                Fit::Exact => {
+                    ev.btree_headers += 1;
+                    ev.exact_fits += 1;
+                }
+                Fit::Header => ev.btree_headers += 1,
+                Fit::None => {}
+            }
+        }
+        n += stride;
+    }
+    ev
+}
+
+/// The size with the most exact fits; `None` when no size has any, or when the best fits
+/// too few of the pages examined to be more than chance (random bytes).
+fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
+    let best = evidence.iter().max_by_key(|e| (e.exact_fits, std::cmp::Reverse(e.page_size)))?;
+    // Random input produces the odd accidental fit; a real database has many.
+    let plausible = best.exact_fits >= 2 || (best.exact_fits == 1 && best.pages_checked <= 4);
+    plausible.then_some(best.page_size)
+}
+
+/// Counts "CREATE " in each encoding over the first pages of the file (where
+/// `sqlite_schema` lives), then over the whole file if nothing was found there.
+fn encoding_evidence(bytes: &[u8], page_size: PageSize) -> [u64; 3] {
+    let encodings = [TextEncoding::Utf8, TextEncoding::Utf16le, TextEncoding::Utf16be];
+    let needles: Vec<Vec<u8>> = encodings.iter().map(|e| e.encode("CREATE ")).collect();
+    let count = |hay: &[u8]| -> [u64; 3] {
+        let mut c = [0u64; 3];
+        for (slot, needle) in c.iter_mut().zip(&needles) {
+            *slot = hay.windows(needle.len()).filter(|w| w == needle).count() as u64;
+        }
+        c
+    };
+    let head = bytes.get(..bytes.len().min(page_size.bytes() * 16)).unwrap_or(bytes);
+    let c = count(head);
+    if c.iter().any(|n| *n > 0) {
+        c
+    } else {
+        count(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_input_is_refused() {
+        assert_eq!(Database::open(&[]).unwrap_err(), OpenError::Empty);
+    }
+
+    #[test]
+    fn text_file_is_not_a_database() {
+        let text = "just some text, not a database\n".repeat(200);
+        assert!(matches!(Database::open(text.as_bytes()), Err(OpenError::NotADatabase { .. })));
+    }
+
+    #[test]
+    fn random_bytes_are_not_a_database() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let bytes: Vec<u8> = (0..1 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        assert!(matches!(Database::open(&bytes), Err(OpenError::NotADatabase { .. })));
+    }
+}

@@ -1,0 +1,635 @@
+//! Typed findings: every way the input can differ from what the file format requires.
+//!
+//! A [`Finding`] is carried next to the data it concerns; the reader records it and goes on.
+//! Each variant names one kind of damage, says where it is and carries the raw value
+//! observed. `kind()` gives the variant's snake_case name for machine-readable reports.
+
+use std::fmt;
+
+use crate::btree::PageType;
+use crate::classify::PageClass;
+use crate::types::{CellIndex, Location, PageNo};
+
+/// Something in the input that differs from what the file format requires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Finding {
+    // ---- The database header ("The Database Header") ----
+    /// The file is shorter than the 100-byte database header.
+    FileTooSmall {
+        /// File length in bytes.
+        len: u64,
+    },
+    /// The header string at offset 0 is not "SQLite format 3\0".
+    HeaderStringMismatch {
+        /// The 16 bytes found there.
+        observed: [u8; 16],
+    },
+    /// The page size at offset 16 is not a power of two from 512 to 65536 (or 1).
+    InvalidPageSize {
+        /// The raw 2-byte value.
+        raw: u16,
+    },
+    /// The page size at offset 16 is valid but the file's pages say otherwise.
+    PageSizeDisagrees {
+        /// Page size the header declares.
+        declared: u32,
+        /// Page size the file's b-tree pages support.
+        inferred: u32,
+    },
+    /// The file length is not a whole number of pages; the last page is cut short.
+    FileNotPageMultiple {
+        /// File length in bytes.
+        len: u64,
+        /// Page size in use.
+        page_size: u32,
+    },
+    /// The file format write or read version (offsets 18, 19) is neither 1 (legacy) nor 2 (WAL).
+    InvalidFormatVersion {
+        /// Write version, offset 18.
+        write: u8,
+        /// Read version, offset 19.
+        read: u8,
+    },
+    /// The reserved space at offset 20 leaves a usable size below 480 bytes.
+    ReservedSpaceTooLarge {
+        /// Reserved bytes per page.
+        reserved: u8,
+        /// Page size in use.
+        page_size: u32,
+    },
+    /// The payload fractions at offsets 21..24 are not 64, 32, 32.
+    InvalidPayloadFractions {
+        /// Maximum embedded payload fraction, offset 21.
+        max: u8,
+        /// Minimum embedded payload fraction, offset 22.
+        min: u8,
+        /// Leaf payload fraction, offset 23.
+        leaf: u8,
+    },
+    /// The text encoding at offset 56 is not 1 (UTF-8), 2 (UTF-16le) or 3 (UTF-16be).
+    InvalidTextEncoding {
+        /// The raw 4-byte value.
+        raw: u32,
+    },
+    /// The schema format number at offset 44 is not 1 to 4.
+    InvalidSchemaFormat {
+        /// The raw 4-byte value.
+        raw: u32,
+    },
+    /// The in-header database size (offset 28) is valid but differs from the file's page count.
+    DatabaseSizeMismatch {
+        /// Pages the header declares.
+        declared: u32,
+        /// Pages the file holds.
+        actual: u32,
+    },
+    /// A byte of the "reserved for expansion" area (offsets 72..92) is not zero.
+    HeaderReservedNotZero {
+        /// Offset of the first non-zero byte.
+        offset: u8,
+    },
+    /// The freelist page count at offset 36 differs from the pages the freelist chain holds.
+    FreelistCountMismatch {
+        /// Count in the header.
+        declared: u32,
+        /// Pages found on the chain.
+        found: u32,
+    },
+
+    // ---- Pages ----
+    /// The last page of the file is shorter than the page size.
+    PageTruncated {
+        /// The page.
+        page: PageNo,
+        /// Bytes present.
+        available: u32,
+    },
+
+    // ---- B-tree pages ("B-tree Pages") ----
+    /// A page expected to be a b-tree page has a type byte other than 2, 5, 10 or 13.
+    InvalidPageType {
+        /// The page.
+        page: PageNo,
+        /// The type byte.
+        raw: u8,
+    },
+    /// The cell pointer array runs past the usable size of the page.
+    CellCountTooLarge {
+        /// The page.
+        page: PageNo,
+        /// The cell count from the page header.
+        count: u16,
+    },
+    /// The start of the cell content area lies inside the header or past the usable size.
+    CellContentAreaOutOfRange {
+        /// The page.
+        page: PageNo,
+        /// The decoded offset (0 read as 65536).
+        offset: u32,
+    },
+    /// The fragmented free bytes count is above 60, which SQLite never writes.
+    FragmentedBytesTooLarge {
+        /// The page.
+        page: PageNo,
+        /// The count.
+        count: u8,
+    },
+    /// A cell pointer points outside the cell content area.
+    CellPointerOutOfRange {
+        /// The page.
+        page: PageNo,
+        /// Which cell.
+        index: CellIndex,
+        /// The pointer value.
+        offset: u16,
+    },
+    /// A cell runs past the usable size of its page, or its header cannot be decoded there.
+    CellPastPageEnd {
+        /// The page.
+        page: PageNo,
+        /// Which cell.
+        index: CellIndex,
+        /// The cell's offset.
+        offset: u16,
+    },
+    /// Two cells of one page share bytes.
+    CellOverlap {
+        /// The page.
+        page: PageNo,
+        /// The later cell.
+        index: CellIndex,
+        /// The cell it overlaps.
+        other: CellIndex,
+        /// The later cell's offset.
+        offset: u16,
+    },
+    /// A freeblock lies outside the cell content area, or runs past the usable size.
+    FreeblockOutOfRange {
+        /// The page.
+        page: PageNo,
+        /// The freeblock's offset.
+        offset: u16,
+    },
+    /// A freeblock is not after the one before it (the chain must ascend; this also catches cycles).
+    FreeblockOutOfOrder {
+        /// The page.
+        page: PageNo,
+        /// The freeblock's offset.
+        offset: u16,
+    },
+
+    // ---- B-tree structure ----
+    /// A child pointer of an interior page is 0.
+    ChildPointerNull {
+        /// The interior page.
+        page: PageNo,
+        /// The cell, or `None` for the right-most pointer.
+        index: Option<CellIndex>,
+    },
+    /// A child pointer of an interior page points past the end of the file.
+    ChildPointerPastEnd {
+        /// The interior page.
+        page: PageNo,
+        /// The cell, or `None` for the right-most pointer.
+        index: Option<CellIndex>,
+        /// The pointer value.
+        child: u32,
+    },
+    /// A child pointer leads back to a page already visited in this walk.
+    BtreeCycle {
+        /// The interior page holding the pointer.
+        page: PageNo,
+        /// The page reached twice.
+        child: PageNo,
+    },
+    /// A b-tree is deeper than SQLite ever builds one.
+    BtreeTooDeep {
+        /// The page at which the walk stopped.
+        page: PageNo,
+        /// Depth reached (root = 1).
+        depth: u32,
+    },
+    /// A child pointer leads to a page that is not a b-tree page (zeroed or garbage).
+    ChildNotBtreePage {
+        /// The interior page.
+        parent: PageNo,
+        /// The child page.
+        child: PageNo,
+        /// The child's type byte.
+        raw_type: u8,
+    },
+    /// A child pointer leads to a b-tree page of the other kind (table vs index).
+    ChildPageKindMismatch {
+        /// The interior page.
+        parent: PageNo,
+        /// The child page.
+        child: PageNo,
+        /// The child's page type.
+        found: PageType,
+    },
+    /// A table b-tree key lies outside the range its ancestors' divider keys allow.
+    KeyOutOfRange {
+        /// The page.
+        page: PageNo,
+        /// Which cell.
+        index: CellIndex,
+        /// The key.
+        rowid: i64,
+        /// Exclusive lower bound, if any.
+        lower: Option<i64>,
+        /// Inclusive upper bound, if any.
+        upper: Option<i64>,
+    },
+    /// A page is reached from two b-trees (or twice from one).
+    PageInTwoTrees {
+        /// The page.
+        page: PageNo,
+        /// Root of the tree that claimed it first.
+        first_root: PageNo,
+        /// Root of the tree that reached it again.
+        second_root: PageNo,
+    },
+
+    // ---- Records ("Record Format") ----
+    /// A varint runs past the end of the bytes that hold it.
+    TruncatedVarint {
+        /// Where it starts.
+        at: Location,
+    },
+    /// The record header size is smaller than its own varint or larger than the payload.
+    RecordHeaderSizeInvalid {
+        /// The cell holding the record.
+        at: Location,
+        /// The header size varint.
+        header_size: u64,
+        /// The payload size.
+        payload_len: u64,
+    },
+    /// A serial type is 10 or 11, which are reserved.
+    InvalidSerialType {
+        /// The cell holding the record.
+        at: Location,
+        /// The serial type.
+        serial_type: u64,
+    },
+    /// The record header's column sizes do not add up to the payload size.
+    RecordSizeMismatch {
+        /// The cell holding the record.
+        at: Location,
+        /// Header plus bodies, as the header describes them.
+        header_says: u64,
+        /// The payload size from the cell.
+        payload_len: u64,
+    },
+    /// A value's bytes are missing from the payload (truncated record or short overflow chain).
+    ValueTruncated {
+        /// The cell holding the record.
+        at: Location,
+        /// Zero-based column.
+        column: u32,
+    },
+
+    // ---- Overflow pages ("Cell Payload Overflow Pages") ----
+    /// An overflow chain reaches a page it has already visited.
+    OverflowCycle {
+        /// First overflow page of the chain.
+        start: PageNo,
+        /// The page reached twice.
+        repeated: PageNo,
+    },
+    /// An overflow chain points past the end of the file.
+    OverflowPastEnd {
+        /// First overflow page of the chain.
+        start: PageNo,
+        /// The pointer value.
+        next: u32,
+    },
+    /// An overflow chain leads into a page that has another role.
+    OverflowIntoNonOverflowPage {
+        /// First overflow page of the chain.
+        start: PageNo,
+        /// The page.
+        page: PageNo,
+        /// What that page is.
+        class: PageClass,
+    },
+    /// An overflow chain ends (next pointer 0) before the payload is complete.
+    OverflowChainShort {
+        /// First overflow page of the chain.
+        start: PageNo,
+        /// Payload bytes that could not be read.
+        missing: u64,
+    },
+
+    // ---- Freelist ("The Freelist") ----
+    /// A freelist trunk pointer points past the end of the file.
+    FreelistTrunkPastEnd {
+        /// The trunk holding the pointer, or `None` for the header's first trunk.
+        from: Option<PageNo>,
+        /// The pointer value.
+        next: u32,
+    },
+    /// The freelist trunk chain reaches a trunk it has already visited.
+    FreelistCycle {
+        /// The trunk reached twice.
+        trunk: PageNo,
+    },
+    /// A freelist trunk claims more leaf pointers than fit on the page.
+    FreelistLeafCountTooLarge {
+        /// The trunk.
+        trunk: PageNo,
+        /// The claimed count.
+        count: u32,
+    },
+    /// A freelist leaf pointer is 0 or past the end of the file, or names a page already on the freelist.
+    FreelistLeafInvalid {
+        /// The trunk.
+        trunk: PageNo,
+        /// The pointer value.
+        leaf: u32,
+    },
+
+    // ---- Schema ("Storage Of The SQL Database Schema") ----
+    /// A `sqlite_schema` record does not have the five expected columns of the right types.
+    SchemaRecordMalformed {
+        /// The cell holding the record.
+        at: Location,
+        /// Number of columns found.
+        columns: u32,
+    },
+    /// A schema row's root page is not a page of the file.
+    SchemaRootPageInvalid {
+        /// The cell holding the record.
+        at: Location,
+        /// The rootpage value.
+        rootpage: i64,
+    },
+}
+
+impl Finding {
+    /// The variant's name in snake_case, for machine-readable reports.
+    pub fn kind(&self) -> &'static str {
+        use Finding::*;
+        match self {
+            FileTooSmall { .. } => "file_too_small",
+            HeaderStringMismatch { .. } => "header_string_mismatch",
+            InvalidPageSize { .. } => "invalid_page_size",
+            PageSizeDisagrees { .. } => "page_size_disagrees",
+            FileNotPageMultiple { .. } => "file_not_page_multiple",
+            InvalidFormatVersion { .. } => "invalid_format_version",
+            ReservedSpaceTooLarge { .. } => "reserved_space_too_large",
+            InvalidPayloadFractions { .. } => "invalid_payload_fractions",
+            InvalidTextEncoding { .. } => "invalid_text_encoding",
+            InvalidSchemaFormat { .. } => "invalid_schema_format",
+            DatabaseSizeMismatch { .. } => "database_size_mismatch",
+            HeaderReservedNotZero { .. } => "header_reserved_not_zero",
+            FreelistCountMismatch { .. } => "freelist_count_mismatch",
+            PageTruncated { .. } => "page_truncated",
+            InvalidPageType { .. } => "invalid_page_type",
+            CellCountTooLarge { .. } => "cell_count_too_large",
+            CellContentAreaOutOfRange { .. } => "cell_content_area_out_of_range",
+            FragmentedBytesTooLarge { .. } => "fragmented_bytes_too_large",
+            CellPointerOutOfRange { .. } => "cell_pointer_out_of_range",
+            CellPastPageEnd { .. } => "cell_past_page_end",
+            CellOverlap { .. } => "cell_overlap",
+            FreeblockOutOfRange { .. } => "freeblock_out_of_range",
+            FreeblockOutOfOrder { .. } => "freeblock_out_of_order",
+            ChildPointerNull { .. } => "child_pointer_null",
+            ChildPointerPastEnd { .. } => "child_pointer_past_end",
+            BtreeCycle { .. } => "btree_cycle",
+            BtreeTooDeep { .. } => "btree_too_deep",
+            ChildNotBtreePage { .. } => "child_not_btree_page",
+            ChildPageKindMismatch { .. } => "child_page_kind_mismatch",
+            KeyOutOfRange { .. } => "key_out_of_range",
+            PageInTwoTrees { .. } => "page_in_two_trees",
+            TruncatedVarint { .. } => "truncated_varint",
+            RecordHeaderSizeInvalid { .. } => "record_header_size_invalid",
+            InvalidSerialType { .. } => "invalid_serial_type",
+            RecordSizeMismatch { .. } => "record_size_mismatch",
+            ValueTruncated { .. } => "value_truncated",
+            OverflowCycle { .. } => "overflow_cycle",
+            OverflowPastEnd { .. } => "overflow_past_end",
+            OverflowIntoNonOverflowPage { .. } => "overflow_into_non_overflow_page",
+            OverflowChainShort { .. } => "overflow_chain_short",
+            FreelistTrunkPastEnd { .. } => "freelist_trunk_past_end",
+            FreelistCycle { .. } => "freelist_cycle",
+            FreelistLeafCountTooLarge { .. } => "freelist_leaf_count_too_large",
+            FreelistLeafInvalid { .. } => "freelist_leaf_invalid",
+            SchemaRecordMalformed { .. } => "schema_record_malformed",
+            SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
+        }
+    }
+
+    /// The page the finding is about, if it concerns one page; header findings have none.
+    pub fn page(&self) -> Option<PageNo> {
+        use Finding::*;
+        match self {
+            PageTruncated { page, .. }
+            | InvalidPageType { page, .. }
+            | CellCountTooLarge { page, .. }
+            | CellContentAreaOutOfRange { page, .. }
+            | FragmentedBytesTooLarge { page, .. }
+            | CellPointerOutOfRange { page, .. }
+            | CellPastPageEnd { page, .. }
+            | CellOverlap { page, .. }
+            | FreeblockOutOfRange { page, .. }
+            | FreeblockOutOfOrder { page, .. }
+            | ChildPointerNull { page, .. }
+            | ChildPointerPastEnd { page, .. }
+            | BtreeCycle { page, .. }
+            | BtreeTooDeep { page, .. }
+            | KeyOutOfRange { page, .. }
+            | PageInTwoTrees { page, .. }
+            | OverflowIntoNonOverflowPage { page, .. } => Some(*page),
+            ChildNotBtreePage { child, .. } | ChildPageKindMismatch { child, .. } => Some(*child),
+            TruncatedVarint { at }
+            | RecordHeaderSizeInvalid { at, .. }
+            | InvalidSerialType { at, .. }
+            | RecordSizeMismatch { at, .. }
+            | ValueTruncated { at, .. }
+            | SchemaRecordMalformed { at, .. }
+            | SchemaRootPageInvalid { at, .. } => Some(at.page),
+            OverflowCycle { repeated, .. } => Some(*repeated),
+            OverflowPastEnd { start, .. } | OverflowChainShort { start, .. } => Some(*start),
+            FreelistCycle { trunk }
+            | FreelistLeafCountTooLarge { trunk, .. }
+            | FreelistLeafInvalid { trunk, .. } => Some(*trunk),
+            FreelistTrunkPastEnd { from, .. } => *from,
+            FileTooSmall { .. }
+            | HeaderStringMismatch { .. }
+            | InvalidPageSize { .. }
+            | PageSizeDisagrees { .. }
+            | FileNotPageMultiple { .. }
+            | InvalidFormatVersion { .. }
+            | ReservedSpaceTooLarge { .. }
+            | InvalidPayloadFractions { .. }
+            | InvalidTextEncoding { .. }
+            | InvalidSchemaFormat { .. }
+            | DatabaseSizeMismatch { .. }
+            | HeaderReservedNotZero { .. }
+            | FreelistCountMismatch { .. } => None,
+        }
+    }
+}
+
+fn side(index: &Option<CellIndex>) -> String {
+    match index {
+        Some(i) => i.to_string(),
+        None => "right-most pointer".to_string(),
+    }
+}
+
+fn bound(b: &Option<i64>) -> String {
+    b.map_or_else(|| "none".to_string(), |v| v.to_string())
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Finding::*;
+        match self {
+            FileTooSmall { len } => write!(f, "file shorter than the database header: {len} bytes"),
+            HeaderStringMismatch { observed } => {
+                write!(f, "header string is not \"SQLite format 3\": {}", hex(observed))
+            }
+            InvalidPageSize { raw } => write!(f, "invalid page size in header: {raw}"),
+            PageSizeDisagrees { declared, inferred } => write!(
+                f,
+                "header page size disagrees with the file's pages: declared {declared}, pages fit {inferred}"
+            ),
+            FileNotPageMultiple { len, page_size } => write!(
+                f,
+                "file length is not a multiple of the page size {page_size}: {len} bytes"
+            ),
+            InvalidFormatVersion { write, read } => {
+                write!(f, "invalid file format versions: write {write}, read {read}")
+            }
+            ReservedSpaceTooLarge { reserved, page_size } => write!(
+                f,
+                "reserved space leaves less than 480 usable bytes on a {page_size}-byte page: {reserved}"
+            ),
+            InvalidPayloadFractions { max, min, leaf } => {
+                write!(f, "payload fractions are not 64, 32, 32: {max}, {min}, {leaf}")
+            }
+            InvalidTextEncoding { raw } => write!(f, "invalid text encoding in header: {raw}"),
+            InvalidSchemaFormat { raw } => write!(f, "invalid schema format number: {raw}"),
+            DatabaseSizeMismatch { declared, actual } => write!(
+                f,
+                "in-header database size differs from the file: header {declared} pages, file {actual}"
+            ),
+            HeaderReservedNotZero { offset } => {
+                write!(f, "header bytes reserved for expansion are not zero: offset {offset}")
+            }
+            FreelistCountMismatch { declared, found } => write!(
+                f,
+                "freelist page count differs from the chain: header {declared}, chain {found}"
+            ),
+            PageTruncated { page, available } => {
+                write!(f, "{page} cut short by the end of the file: {available} bytes")
+            }
+            InvalidPageType { page, raw } => write!(f, "invalid b-tree page type on {page}: {raw:#04x}"),
+            CellCountTooLarge { page, count } => {
+                write!(f, "cell pointer array runs past the end of {page}: {count} cells")
+            }
+            CellContentAreaOutOfRange { page, offset } => {
+                write!(f, "cell content area out of range on {page}: {offset}")
+            }
+            FragmentedBytesTooLarge { page, count } => {
+                write!(f, "fragmented free bytes above 60 on {page}: {count}")
+            }
+            CellPointerOutOfRange { page, index, offset } => {
+                write!(f, "cell pointer out of range on {page}, {index}: {offset:#x}")
+            }
+            CellPastPageEnd { page, index, offset } => {
+                write!(f, "cell runs past the end of {page}, {index}: offset {offset}")
+            }
+            CellOverlap { page, index, other, offset } => {
+                write!(f, "cell overlaps {other} on {page}, {index}: offset {offset}")
+            }
+            FreeblockOutOfRange { page, offset } => {
+                write!(f, "freeblock out of range on {page}: offset {offset}")
+            }
+            FreeblockOutOfOrder { page, offset } => {
+                write!(f, "freeblock chain does not ascend on {page}: offset {offset}")
+            }
+            ChildPointerNull { page, index } => {
+                write!(f, "null child pointer on {page}: {}", side(index))
+            }
+            ChildPointerPastEnd { page, index, child } => write!(
+                f,
+                "child pointer past the end of the file on {page}, {}: {child}",
+                side(index)
+            ),
+            BtreeCycle { page, child } => write!(f, "b-tree cycle from {page}: {child}"),
+            BtreeTooDeep { page, depth } => write!(f, "b-tree too deep at {page}: depth {depth}"),
+            ChildNotBtreePage { parent, child, raw_type } => write!(
+                f,
+                "child of {parent} is not a b-tree page: {child}, type byte {raw_type:#04x}"
+            ),
+            ChildPageKindMismatch { parent, child, found } => write!(
+                f,
+                "child of {parent} belongs to the other kind of b-tree: {child} is a {found}"
+            ),
+            KeyOutOfRange { page, index, rowid, lower, upper } => write!(
+                f,
+                "key outside its parent's range on {page}, {index}: {rowid} not in ({}, {}]",
+                bound(lower),
+                bound(upper)
+            ),
+            PageInTwoTrees { page, first_root, second_root } => write!(
+                f,
+                "{page} reached from two b-trees: roots {} and {}",
+                first_root.get(),
+                second_root.get()
+            ),
+            TruncatedVarint { at } => write!(f, "varint runs past the end of its bytes: {at}"),
+            RecordHeaderSizeInvalid { at, header_size, payload_len } => write!(
+                f,
+                "record header size invalid at {at}: {header_size} for a {payload_len}-byte payload"
+            ),
+            InvalidSerialType { at, serial_type } => {
+                write!(f, "reserved serial type in record at {at}: {serial_type}")
+            }
+            RecordSizeMismatch { at, header_says, payload_len } => write!(
+                f,
+                "record header does not match the payload size at {at}: header {header_says}, payload {payload_len}"
+            ),
+            ValueTruncated { at, column } => {
+                write!(f, "value bytes missing from record at {at}: column {column}")
+            }
+            OverflowCycle { start, repeated } => {
+                write!(f, "overflow chain from {start} reaches a page twice: {repeated}")
+            }
+            OverflowPastEnd { start, next } => {
+                write!(f, "overflow chain from {start} points past the end of the file: {next}")
+            }
+            OverflowIntoNonOverflowPage { start, page, class } => {
+                write!(f, "overflow chain from {start} runs into a {class}: {page}")
+            }
+            OverflowChainShort { start, missing } => {
+                write!(f, "overflow chain from {start} ends early: {missing} bytes missing")
+            }
+            FreelistTrunkPastEnd { from, next } => match from {
+                Some(p) => write!(f, "freelist trunk pointer on {p} past the end of the file: {next}"),
+                None => write!(f, "first freelist trunk past the end of the file: {next}"),
+            },
+            FreelistCycle { trunk } => write!(f, "freelist trunk chain reaches a trunk twice: {trunk}"),
+            FreelistLeafCountTooLarge { trunk, count } => {
+                write!(f, "freelist trunk {trunk} claims too many leaves: {count}")
+            }
+            FreelistLeafInvalid { trunk, leaf } => {
+                write!(f, "invalid freelist leaf pointer on trunk {trunk}: {leaf}")
+            }
+            SchemaRecordMalformed { at, columns } => {
+                write!(f, "malformed sqlite_schema record at {at}: {columns} columns")
+            }
+            SchemaRootPageInvalid { at, rootpage } => {
+                write!(f, "schema root page is not a page of the file at {at}: {rootpage}")
+            }
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

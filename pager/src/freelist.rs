@@ -1,0 +1,103 @@
+//! The freelist ("The Freelist"): a chain of trunk pages, each listing leaf pages.
+//!
+//! ```text
+//! freelist trunk page
+//! +-----------------+-----------------+----------------------------+
+//! | next trunk (4)  | leaf count L (4)| L leaf page numbers (4 each)|
+//! +-----------------+-----------------+----------------------------+
+//! ```
+//!
+//! The chain is walked with a visited set; a cycle, a pointer past the end of the file,
+//! or a count that cannot fit is a finding and the walk keeps what it has.
+
+use crate::cursor::u32_at;
+use crate::database::Database;
+use crate::finding::Finding;
+use crate::types::{PageNo, PageSet};
+
+/// What the freelist chain holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Freelist {
+    /// Trunk pages in chain order.
+    pub trunks: Vec<PageNo>,
+    /// Leaf pages, in the order the trunks list them.
+    pub leaves: Vec<PageNo>,
+    /// Damage met on the way.
+    pub findings: Vec<Finding>,
+}
+
+impl Freelist {
+    /// Pages on the freelist, trunks and leaves.
+    pub fn page_count(&self) -> u32 {
+        (self.trunks.len() + self.leaves.len()) as u32
+    }
+}
+
+/// A freelist trunk page ("The Freelist").
+#[derive(Clone, Copy, Debug)]
+pub struct FreelistTrunkPage<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> FreelistTrunkPage<'a> {
+    /// A view of a trunk page's bytes.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        FreelistTrunkPage { bytes }
+    }
+    /// The next trunk page, raw (0 ends the chain).
+    pub fn next_trunk(&self) -> u32 {
+        u32_at(self.bytes, 0).unwrap_or(0)
+    }
+    /// The number of leaf pointers on this trunk, raw.
+    pub fn leaf_count(&self) -> u32 {
+        u32_at(self.bytes, 4).unwrap_or(0)
+    }
+    /// The leaf pointers, raw, as far as the page holds them.
+    pub fn leaves(&self, count: u32) -> impl Iterator<Item = u32> + 'a {
+        let bytes = self.bytes;
+        (0..count as usize).map_while(move |i| u32_at(bytes, 8 + 4 * i))
+    }
+}
+
+/// Walks the freelist from the header's first trunk page and checks the header's count.
+pub fn read_freelist(db: &Database<'_>) -> Freelist {
+    let mut out = Freelist::default();
+    let mut seen = PageSet::with_page_count(db.page_count());
+    let max_leaves = (db.usable_size() / 4).saturating_sub(2) as u32;
+    let mut next = db.header().first_freelist_trunk;
+    let mut from: Option<PageNo> = None;
+    // Budget: no chain can hold more trunks than the file has pages.
+    let mut budget = db.page_count();
+    while next != 0 && budget > 0 {
+        budget -= 1;
+        let Some(trunk) = db.page_no(next) else {
+            out.findings.push(Finding::FreelistTrunkPastEnd { from, next });
+            break;
+        };
+        if !seen.insert(trunk) {
+            out.findings.push(Finding::FreelistCycle { trunk });
+            break;
+        }
+        let Some(page) = db.page(trunk) else { break };
+        out.trunks.push(trunk);
+        let view = FreelistTrunkPage::new(page.bytes());
+        let mut count = view.leaf_count();
+        if count > max_leaves {
+            out.findings.push(Finding::FreelistLeafCountTooLarge { trunk, count });
+            count = max_leaves;
+        }
+        for raw in view.leaves(count) {
+            match db.page_no(raw) {
+                Some(leaf) if seen.insert(leaf) => out.leaves.push(leaf),
+                _ => out.findings.push(Finding::FreelistLeafInvalid { trunk, leaf: raw }),
+            }
+        }
+        from = Some(trunk);
+        next = view.next_trunk();
+    }
+    let found = out.page_count();
+    if found != db.header().freelist_count {
+        out.findings.push(Finding::FreelistCountMismatch { declared: db.header().freelist_count, found });
+    }
+    out
+}

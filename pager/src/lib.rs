@@ -1,0 +1,59 @@
+//! `pager`: a zero-copy, damage-tolerant reader of the SQLite database file format.
+//!
+//! It turns bytes into typed, borrowed views and never trusts a byte: every defect is a
+//! typed [`Finding`] carried next to the data, never a panic, and every chain walk has a
+//! visited set and a budget. It knows the file format and nothing else: it accepts a
+//! `&[u8]` and never learns whether the bytes came from a memory map or a `Vec`.
+//!
+//! Principal types:
+//! - [`Database`]: the file with its geometry decided (page size, usable size, encoding),
+//!   inferred from the pages when the header is damaged; hands out [`Page`]s.
+//! - [`Page`], [`BtreePageHeader`], [`Cell`]: b-tree pages and their cells ("B-tree Pages").
+//! - [`Record`], [`ValueRef`]: records and their values ("Record Format").
+//! - [`BtreeWalk`]: a depth-first walk from a root page with key bounds and cycle checks.
+//! - [`survey`]: classifies every page and walks every structure, for `salvage inspect`.
+//!
+//! ```
+//! use pager::{Database, PageNo, read_schema};
+//! # fn demo(bytes: &[u8]) -> Result<(), pager::OpenError> {
+//! let db = Database::open(bytes)?;
+//! for row in read_schema(&db).rows {
+//!     println!("{} {} at {:?}", row.kind.as_str(), row.name, row.rootpage.map(PageNo::get));
+//! }
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+#![warn(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
+
+pub mod btree;
+pub mod classify;
+pub mod cursor;
+pub mod database;
+pub mod finding;
+pub mod freelist;
+pub mod header;
+pub mod record;
+pub mod schema;
+pub mod types;
+pub mod value;
+pub mod varint;
+pub mod walk;
+
+pub use btree::{
+    BtreePageHeader, Cell, CellRef, Freeblock, IndexInteriorCell, IndexLeafCell, Page, PageType, Payload,
+    TableInteriorCell, TableLeafCell,
+};
+pub use classify::{survey, PageClass, PageMap, Survey, TreeSurvey};
+pub use database::{
+    AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence, PageSizeSource,
+    LOCK_BYTE_OFFSET,
+};
+pub use finding::Finding;
+pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};
+pub use header::{DatabaseHeader, TextEncoding};
+pub use record::{Record, RecordHeader, SerialType, ValueRef};
+pub use schema::{read_schema, Schema, SchemaKind, SchemaRow};
+pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
+pub use value::{decode_cell, read_tree, DecodedRow, Value};
+pub use walk::{BtreeWalk, KeyBounds, LostChild, TreeItem, TreePage};

@@ -1,0 +1,137 @@
+//! The schema table ("Storage Of The SQL Database Schema"): `sqlite_schema`, rooted at
+//! page 1, read with the same walker as every other table.
+//!
+//! ```text
+//! CREATE TABLE sqlite_schema(type text, name text, tbl_name text, rootpage integer, sql text);
+//! ```
+
+use crate::database::Database;
+use crate::finding::Finding;
+use crate::types::{Location, PageNo};
+use crate::value::{read_tree, Value};
+
+/// The `type` column of a schema row.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SchemaKind {
+    /// "table"
+    Table,
+    /// "index"
+    Index,
+    /// "view"
+    View,
+    /// "trigger"
+    Trigger,
+    /// Anything else, as found.
+    Other(String),
+}
+
+impl SchemaKind {
+    fn from_text(s: &str) -> SchemaKind {
+        match s {
+            "table" => SchemaKind::Table,
+            "index" => SchemaKind::Index,
+            "view" => SchemaKind::View,
+            "trigger" => SchemaKind::Trigger,
+            other => SchemaKind::Other(other.to_string()),
+        }
+    }
+
+    /// The text stored in the `type` column.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SchemaKind::Table => "table",
+            SchemaKind::Index => "index",
+            SchemaKind::View => "view",
+            SchemaKind::Trigger => "trigger",
+            SchemaKind::Other(s) => s,
+        }
+    }
+}
+
+/// One row of `sqlite_schema`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaRow {
+    /// `type`: table, index, view or trigger.
+    pub kind: SchemaKind,
+    /// `name` of the object.
+    pub name: String,
+    /// `tbl_name`: the table the object belongs to.
+    pub tbl_name: String,
+    /// `rootpage` as a page of the file; `None` for views, triggers, virtual tables, or
+    /// a value that is not a page of the file.
+    pub rootpage: Option<PageNo>,
+    /// `sql`: the CREATE statement; `None` for automatic indexes.
+    pub sql: Option<String>,
+    /// Where the schema record is.
+    pub location: Location,
+}
+
+impl SchemaRow {
+    /// Whether this row describes a b-tree (a table or index with a root page).
+    pub fn has_btree(&self) -> bool {
+        self.rootpage.is_some() && matches!(self.kind, SchemaKind::Table | SchemaKind::Index)
+    }
+
+    /// Whether the CREATE statement declares a WITHOUT ROWID table.
+    pub fn is_without_rowid(&self) -> bool {
+        self.kind == SchemaKind::Table
+            && self.sql.as_deref().is_some_and(|s| {
+                let lower = s.to_ascii_lowercase();
+                let tail = lower.trim_end().trim_end_matches(';').trim_end();
+                tail.ends_with("without rowid") || lower.contains(")without rowid")
+            })
+    }
+}
+
+/// The schema as read from the file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Schema {
+    /// Every readable schema row, in b-tree order.
+    pub rows: Vec<SchemaRow>,
+    /// Damage met reading it.
+    pub findings: Vec<Finding>,
+}
+
+impl Schema {
+    /// The row of the table or index named `name` (ASCII case-insensitive, as SQLite compares names).
+    pub fn get(&self, name: &str) -> Option<&SchemaRow> {
+        self.rows.iter().find(|r| r.name.eq_ignore_ascii_case(name))
+    }
+}
+
+/// Reads `sqlite_schema` from page 1.
+pub fn read_schema(db: &Database<'_>) -> Schema {
+    let (rows, mut findings) = read_tree(db, PageNo::FIRST);
+    let enc = db.encoding();
+    let text = |v: Option<&Value>| -> Option<String> {
+        match v {
+            Some(Value::Text(b)) => Some(enc.decode(b).unwrap_or_else(|| String::from_utf8_lossy(b).into_owned())),
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    for row in rows {
+        findings.extend(row.findings.iter().cloned());
+        if row.values.len() != 5 {
+            findings.push(Finding::SchemaRecordMalformed { at: row.location, columns: row.values.len() as u32 });
+            continue;
+        }
+        let (Some(kind), Some(name)) = (text(row.values.first()), text(row.values.get(1))) else {
+            findings.push(Finding::SchemaRecordMalformed { at: row.location, columns: 5 });
+            continue;
+        };
+        let kind = SchemaKind::from_text(&kind);
+        let tbl_name = text(row.values.get(2)).unwrap_or_default();
+        let raw_root = match row.values.get(3) {
+            Some(Value::Integer(i)) => *i,
+            _ => 0,
+        };
+        let rootpage = u32::try_from(raw_root).ok().and_then(|n| db.page_no(n));
+        if rootpage.is_none() && raw_root != 0 {
+            findings.push(Finding::SchemaRootPageInvalid { at: row.location, rootpage: raw_root });
+        }
+        let sql = text(row.values.get(4));
+        out.push(SchemaRow { kind, name, tbl_name, rootpage, sql, location: row.location });
+    }
+    Schema { rows: out, findings }
+}

@@ -1,0 +1,278 @@
+//! B-tree walks from a root page: depth-first over interior pages, with a visited set, a
+//! depth limit, and the key range each child is bound to by its parent's divider keys.
+//!
+//! The walk yields every page it enters and every cell that carries a payload (table
+//! leaf cells, index leaf and interior cells), each with its location. A damaged pointer
+//! or page is yielded as a finding and the walk goes on with the next pointer.
+
+use crate::btree::{BtreePageHeader, Cell, CellRef, Page, PageType};
+use crate::database::Database;
+use crate::finding::Finding;
+use crate::types::{CellIndex, PageNo, PageSet};
+
+/// SQLite never builds a b-tree deeper than this (BTCURSOR_MAX_DEPTH, btreeInt.h).
+pub const MAX_DEPTH: u32 = 20;
+
+/// The key range a page's ancestors allow for table b-tree keys: `lower < key <= upper`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyBounds {
+    /// Exclusive lower bound (the divider key to the left), if any.
+    pub lower: Option<i64>,
+    /// Inclusive upper bound (the divider key of this child), if any.
+    pub upper: Option<i64>,
+}
+
+impl KeyBounds {
+    /// Whether `key` lies in the range.
+    pub fn contains(&self, key: i64) -> bool {
+        self.lower.is_none_or(|l| key > l) && self.upper.is_none_or(|u| key <= u)
+    }
+}
+
+/// A page entered by the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreePage {
+    /// The page.
+    pub page: PageNo,
+    /// The interior page that points to it; `None` for the root.
+    pub parent: Option<PageNo>,
+    /// Depth in the tree, root = 1.
+    pub depth: u32,
+    /// Its b-tree page type.
+    pub page_type: PageType,
+    /// The key range its ancestors allow (table b-trees only).
+    pub bounds: KeyBounds,
+    /// Its cell count.
+    pub cell_count: u16,
+}
+
+/// A child pointer the walk could not follow: the subtree below it is lost to this walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostChild {
+    /// The interior page holding the pointer.
+    pub parent: PageNo,
+    /// The raw pointer value (may be 0 or garbage).
+    pub child: u32,
+    /// The key range the lost subtree was bound to.
+    pub bounds: KeyBounds,
+}
+
+/// One item of a b-tree walk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TreeItem<'a> {
+    /// A page entered.
+    Page(TreePage),
+    /// A cell that carries a payload, with the depth of its page.
+    Cell(CellRef<'a>),
+    /// A child pointer that could not be followed, with the key range it covered.
+    Lost(LostChild),
+}
+
+struct Frame<'a> {
+    page: Page<'a>,
+    header: BtreePageHeader,
+    depth: u32,
+    bounds: KeyBounds,
+    /// Next cell pointer to process; `cell_count` means the right-most pointer.
+    next: u32,
+    /// The divider key of the previous child (table interior pages).
+    prev_key: Option<i64>,
+}
+
+/// A depth-first walk of the b-tree rooted at a page; see the module docs.
+pub struct BtreeWalk<'a, 'd> {
+    db: &'d Database<'a>,
+    table: Option<bool>,
+    visited: PageSet,
+    stack: Vec<Frame<'a>>,
+    pending_root: Option<PageNo>,
+    queue: std::collections::VecDeque<Result<TreeItem<'a>, Finding>>,
+}
+
+impl<'a, 'd> BtreeWalk<'a, 'd> {
+    /// A walk of the tree rooted at `root`. Whether it is a table or an index b-tree is
+    /// taken from the root's page type; children of the other kind are findings.
+    pub fn new(db: &'d Database<'a>, root: PageNo) -> BtreeWalk<'a, 'd> {
+        BtreeWalk {
+            db,
+            table: None,
+            visited: PageSet::with_page_count(db.page_count()),
+            stack: Vec::new(),
+            pending_root: Some(root),
+            queue: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// The pages visited so far.
+    pub fn visited(&self) -> &PageSet {
+        &self.visited
+    }
+
+    fn enter(&mut self, parent: Option<(PageNo, Option<CellIndex>)>, raw: u32, depth: u32, bounds: KeyBounds) {
+        let lost = |parent: PageNo| TreeItem::Lost(LostChild { parent, child: raw, bounds });
+        let Some(no) = PageNo::new(raw) else {
+            if let Some((p, index)) = parent {
+                self.queue.push_back(Err(Finding::ChildPointerNull { page: p, index }));
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return;
+        };
+        let Some(page) = self.db.page(no) else {
+            if let Some((p, index)) = parent {
+                self.queue.push_back(Err(Finding::ChildPointerPastEnd { page: p, index, child: raw }));
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return;
+        };
+        let parent_page = parent.map(|(p, _)| p);
+        if !self.visited.insert(no) {
+            self.queue.push_back(Err(Finding::BtreeCycle { page: parent_page.unwrap_or(no), child: no }));
+            if let Some(p) = parent_page {
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return;
+        }
+        if depth > MAX_DEPTH {
+            self.queue.push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
+            if let Some(p) = parent_page {
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return;
+        }
+        let header = match page.btree_header() {
+            Ok(h) => h,
+            Err(f) => {
+                let raw_type = page.bytes().get(crate::btree::btree_header_offset(no)).copied().unwrap_or(0);
+                match (parent_page, &f) {
+                    (Some(p), Finding::InvalidPageType { .. }) => {
+                        self.queue.push_back(Err(Finding::ChildNotBtreePage { parent: p, child: no, raw_type }))
+                    }
+                    _ => self.queue.push_back(Err(f)),
+                }
+                if let Some(p) = parent_page {
+                    self.queue.push_back(Ok(lost(p)));
+                }
+                return;
+            }
+        };
+        let is_table = header.page_type().is_table();
+        match self.table {
+            None => self.table = Some(is_table),
+            Some(t) if t != is_table => {
+                if let Some(p) = parent_page {
+                    self.queue.push_back(Err(Finding::ChildPageKindMismatch {
+                        parent: p,
+                        child: no,
+                        found: header.page_type(),
+                    }));
+                    self.queue.push_back(Ok(lost(p)));
+                }
+                return;
+            }
+            Some(_) => {}
+        }
+        for f in page.header_findings(&header) {
+            self.queue.push_back(Err(f));
+        }
+        self.queue.push_back(Ok(TreeItem::Page(TreePage {
+            page: no,
+            parent: parent_page,
+            depth,
+            page_type: header.page_type(),
+            bounds,
+            cell_count: header.cell_count(),
+        })));
+        self.stack.push(Frame { page, header, depth, bounds, next: 0, prev_key: bounds.lower });
+    }
+
+    /// Advances the top frame by one step, queueing what it produced.
+    fn step(&mut self) {
+        let Some(frame) = self.stack.last_mut() else { return };
+        let page_type = frame.header.page_type();
+        let count = u32::from(frame.header.cell_count());
+        if frame.next > count || (!page_type.is_interior() && frame.next == count) {
+            self.stack.pop();
+            return;
+        }
+        let i = frame.next;
+        frame.next += 1;
+        let page = frame.page;
+        let page_no = page.no();
+        let depth = frame.depth;
+        if i == count {
+            // The right-most pointer: keys above the last divider, up to the page's own bound.
+            let bounds = KeyBounds { lower: frame.prev_key, upper: frame.bounds.upper };
+            let raw = frame.header.right_most_pointer().unwrap_or(0);
+            self.enter(Some((page_no, None)), raw, depth + 1, bounds);
+            return;
+        }
+        let index = CellIndex(i as u16);
+        let header = frame.header;
+        let Some(offset) = page.cell_pointers(&header).nth(i as usize) else {
+            self.queue.push_back(Err(Finding::PageTruncated { page: page_no, available: page.bytes().len() as u32 }));
+            return;
+        };
+        let first = header.cell_pointers_end();
+        let last = page.usable_size().saturating_sub(4);
+        if usize::from(offset) < first || usize::from(offset) > last {
+            self.queue.push_back(Err(Finding::CellPointerOutOfRange { page: page_no, index, offset }));
+            if page_type.is_interior() {
+                let lost = LostChild { parent: page_no, child: 0, bounds: KeyBounds { lower: frame.prev_key, upper: None } };
+                self.queue.push_back(Ok(TreeItem::Lost(lost)));
+            }
+            return;
+        }
+        let cell = match page.cell_at(page_type, index, offset) {
+            Ok(c) => c,
+            Err(f) => {
+                self.queue.push_back(Err(f));
+                return;
+            }
+        };
+        match cell.cell {
+            Cell::TableLeaf(c) => {
+                if !frame.bounds.contains(c.rowid) {
+                    self.queue.push_back(Err(Finding::KeyOutOfRange {
+                        page: page_no,
+                        index,
+                        rowid: c.rowid,
+                        lower: frame.bounds.lower,
+                        upper: frame.bounds.upper,
+                    }));
+                }
+                self.queue.push_back(Ok(TreeItem::Cell(cell)));
+            }
+            Cell::IndexLeaf(_) => self.queue.push_back(Ok(TreeItem::Cell(cell))),
+            Cell::TableInterior(c) => {
+                let bounds = KeyBounds { lower: frame.prev_key, upper: Some(c.rowid) };
+                frame.prev_key = Some(c.rowid);
+                self.enter(Some((page_no, Some(index))), c.left_child, depth + 1, bounds);
+            }
+            Cell::IndexInterior(c) => {
+                self.enter(Some((page_no, Some(index))), c.left_child, depth + 1, KeyBounds::default());
+                // The interior cell is an index entry in its own right, after its left subtree.
+                self.queue.push_back(Ok(TreeItem::Cell(cell)));
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for BtreeWalk<'a, '_> {
+    type Item = Result<TreeItem<'a>, Finding>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item);
+            }
+            if let Some(root) = self.pending_root.take() {
+                self.enter(None, root.get(), 1, KeyBounds::default());
+                continue;
+            }
+            if self.stack.is_empty() {
+                return None;
+            }
+            self.step();
+        }
+    }
+}
