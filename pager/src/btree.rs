@@ -123,7 +123,11 @@ impl<'a> Page<'a> {
     /// A view of page `no` whose bytes are `bytes`, with `usable_size` bytes usable (page
     /// size less the reserved space).
     pub fn new(no: PageNo, bytes: &'a [u8], usable_size: usize) -> Page<'a> {
-        Page { no, bytes, usable_size }
+        Page {
+            no,
+            bytes,
+            usable_size,
+        }
     }
 
     /// The page number.
@@ -147,7 +151,9 @@ impl<'a> Page<'a> {
         let words = self.bytes.chunks_exact(8);
         let tail = words.remainder();
         tail.iter().all(|b| *b == 0)
-            && words.into_iter().all(|w| w.iter().fold(0u8, |a, b| a | b) == 0)
+            && words
+                .into_iter()
+                .all(|w| w.iter().fold(0u8, |a, b| a | b) == 0)
     }
 
     /// Decodes the b-tree page header, checking it against the page bounds.
@@ -159,13 +165,20 @@ impl<'a> Page<'a> {
             available: self.bytes.len() as u32,
         })?;
         let page_type = PageType::from_byte(raw).ok_or(Finding::InvalidPageType { page, raw })?;
-        let truncated = Finding::PageTruncated { page, available: self.bytes.len() as u32 };
+        let truncated = Finding::PageTruncated {
+            page,
+            available: self.bytes.len() as u32,
+        };
         let h = |off: usize| u16_at(self.bytes, at + off).ok_or(truncated.clone());
         let first_freeblock = h(btree_header::FIRST_FREEBLOCK)?;
         let cell_count = h(btree_header::CELL_COUNT)?;
         let raw_area = h(btree_header::CELL_CONTENT_AREA)?;
         // A zero content-area offset is 65536, as SQLite decodes it.
-        let cell_content_area = if raw_area == 0 { 65536 } else { u32::from(raw_area) };
+        let cell_content_area = if raw_area == 0 {
+            65536
+        } else {
+            u32::from(raw_area)
+        };
         let fragmented_free_bytes = *self
             .bytes
             .get(at + btree_header::FRAGMENTED_FREE_BYTES)
@@ -178,7 +191,10 @@ impl<'a> Page<'a> {
         let cell_pointers_start = at + page_type.header_len();
         let cell_pointers_end = cell_pointers_start + 2 * usize::from(cell_count);
         if cell_pointers_end > self.usable_size {
-            return Err(Finding::CellCountTooLarge { page, count: cell_count });
+            return Err(Finding::CellCountTooLarge {
+                page,
+                count: cell_count,
+            });
         }
         Ok(BtreePageHeader {
             page_type,
@@ -221,7 +237,11 @@ impl<'a> Page<'a> {
     /// The cells of this page, lazily decoded; each item is a cell or the finding that
     /// stopped it from being read. A bad cell never stops the next one.
     pub fn cells(&self, header: &BtreePageHeader) -> Cells<'a> {
-        Cells { page: *self, header: *header, next: 0 }
+        Cells {
+            page: *self,
+            header: *header,
+            next: 0,
+        }
     }
 
     /// Decodes the cell at `offset` on this page as a cell of `page_type`.
@@ -234,10 +254,23 @@ impl<'a> Page<'a> {
         let page = self.no;
         let usable = self.usable_size;
         let start = usize::from(offset);
-        let past_end = Finding::CellPastPageEnd { page, index, offset };
-        let region = self.bytes.get(start..usable.min(self.bytes.len())).ok_or(past_end.clone())?;
+        let past_end = Finding::CellPastPageEnd {
+            page,
+            index,
+            offset,
+        };
+        let region = self
+            .bytes
+            .get(start..usable.min(self.bytes.len()))
+            .ok_or(past_end.clone())?;
         let (cell, len) = parse_cell(page_type, region, usable).ok_or(past_end)?;
-        Ok(CellRef { location: Location::new(page, start), index, offset, len, cell })
+        Ok(CellRef {
+            location: Location::new(page, start),
+            index,
+            offset,
+            len,
+            cell,
+        })
     }
 
     /// The freeblock chain: unallocated blocks inside the cell content area, in ascending
@@ -258,7 +291,13 @@ impl<'a> Page<'a> {
         let mut spans: Vec<(usize, usize, CellIndex)> = self
             .cells(header)
             .flatten()
-            .map(|c| (usize::from(c.offset), usize::from(c.offset) + c.len, c.index))
+            .map(|c| {
+                (
+                    usize::from(c.offset),
+                    usize::from(c.offset) + c.len,
+                    c.index,
+                )
+            })
             .collect();
         spans.sort_unstable();
         let mut out = Vec::new();
@@ -266,7 +305,12 @@ impl<'a> Page<'a> {
         for (start, end, index) in spans {
             if let Some((prev_end, other)) = furthest {
                 if start < prev_end {
-                    out.push(Finding::CellOverlap { page: self.no, index, other, offset: start as u16 });
+                    out.push(Finding::CellOverlap {
+                        page: self.no,
+                        index,
+                        other,
+                        offset: start as u16,
+                    });
                 }
             }
             if furthest.is_none_or(|(e, _)| end > e) {
@@ -440,7 +484,11 @@ pub struct CellRef<'a> {
 // SQLite: btreeParseCellAdjustSizeForOverflow (btree.c)
 pub fn local_payload_len(table_leaf: bool, payload_len: u64, usable: usize) -> usize {
     let u = usable as u64;
-    let x = if table_leaf { u.saturating_sub(35) } else { ((u.saturating_sub(12)) * 64 / 255).saturating_sub(23) };
+    let x = if table_leaf {
+        u.saturating_sub(35)
+    } else {
+        ((u.saturating_sub(12)) * 64 / 255).saturating_sub(23)
+    };
     if payload_len <= x {
         return payload_len as usize;
     }
@@ -456,13 +504,25 @@ fn parse_cell(page_type: PageType, bytes: &[u8], usable: usize) -> Option<(Cell<
         PageType::TableInterior => {
             let left_child = u32_at(bytes, 0)?;
             let (key, n) = read_varint(bytes.get(4..)?)?;
-            Some((Cell::TableInterior(TableInteriorCell { left_child, rowid: key as i64 }), 4 + n))
+            Some((
+                Cell::TableInterior(TableInteriorCell {
+                    left_child,
+                    rowid: key as i64,
+                }),
+                4 + n,
+            ))
         }
         PageType::TableLeaf => {
             let (total_len, n1) = read_varint(bytes)?;
             let (key, n2) = read_varint(bytes.get(n1..)?)?;
             let (payload, len) = parse_payload(true, bytes, n1 + n2, total_len, usable)?;
-            Some((Cell::TableLeaf(TableLeafCell { rowid: key as i64, payload }), len))
+            Some((
+                Cell::TableLeaf(TableLeafCell {
+                    rowid: key as i64,
+                    payload,
+                }),
+                len,
+            ))
         }
         PageType::IndexLeaf => {
             let (total_len, n) = read_varint(bytes)?;
@@ -473,7 +533,13 @@ fn parse_cell(page_type: PageType, bytes: &[u8], usable: usize) -> Option<(Cell<
             let left_child = u32_at(bytes, 0)?;
             let (total_len, n) = read_varint(bytes.get(4..)?)?;
             let (payload, len) = parse_payload(false, bytes, 4 + n, total_len, usable)?;
-            Some((Cell::IndexInterior(IndexInteriorCell { left_child, payload }), len))
+            Some((
+                Cell::IndexInterior(IndexInteriorCell {
+                    left_child,
+                    payload,
+                }),
+                len,
+            ))
         }
     }
 }
@@ -494,7 +560,14 @@ fn parse_payload(
         (None, end)
     };
     // SQLite never allocates fewer than 4 bytes to a cell.
-    Some((Payload { local, total_len, first_overflow }, len.max(4)))
+    Some((
+        Payload {
+            local,
+            total_len,
+            first_overflow,
+        },
+        len.max(4),
+    ))
 }
 
 /// Iterator over the cells of one b-tree page; see [`Page::cells`].
@@ -517,14 +590,21 @@ impl<'a> Iterator for Cells<'a> {
         let page = self.page.no;
         let at = self.header.cell_pointers_start + 2 * usize::from(index.0);
         let Some(offset) = u16_at(self.page.bytes, at) else {
-            return Some(Err(Finding::PageTruncated { page, available: self.page.bytes.len() as u32 }));
+            return Some(Err(Finding::PageTruncated {
+                page,
+                available: self.page.bytes.len() as u32,
+            }));
         };
         // SQLite: the cell must start after the cell pointer array and leave room for a
         // 4-byte minimum cell before the usable end (btreeCellSizeCheck, btree.c).
         let first = self.header.cell_pointers_end();
         let last = self.page.usable_size.saturating_sub(4);
         if usize::from(offset) < first || usize::from(offset) > last {
-            return Some(Err(Finding::CellPointerOutOfRange { page, index, offset }));
+            return Some(Err(Finding::CellPointerOutOfRange {
+                page,
+                index,
+                offset,
+            }));
         }
         Some(self.page.cell_at(self.header.page_type, index, offset))
     }
@@ -575,8 +655,10 @@ impl<'a> Iterator for Freeblocks<'a> {
                 Finding::FreeblockOutOfOrder { page, offset }
             }));
         }
-        let (Some(next), Some(size)) = (u16_at(self.page.bytes, start), u16_at(self.page.bytes, start + 2))
-        else {
+        let (Some(next), Some(size)) = (
+            u16_at(self.page.bytes, start),
+            u16_at(self.page.bytes, start + 2),
+        ) else {
             self.done = true;
             return Some(Err(Finding::FreeblockOutOfRange { page, offset }));
         };
@@ -592,7 +674,11 @@ impl<'a> Iterator for Freeblocks<'a> {
         self.min = end;
         self.first = false;
         self.next = next;
-        Some(Ok(Freeblock { offset, size, bytes }))
+        Some(Ok(Freeblock {
+            offset,
+            size,
+            bytes,
+        }))
     }
 }
 
@@ -647,14 +733,23 @@ mod tests {
     fn invalid_page_type() {
         let mut bytes = one_cell_leaf();
         bytes[0] = 0x07;
-        assert_eq!(page(&bytes).btree_header(), Err(Finding::InvalidPageType { page: PageNo::new(2).unwrap(), raw: 7 }));
+        assert_eq!(
+            page(&bytes).btree_header(),
+            Err(Finding::InvalidPageType {
+                page: PageNo::new(2).unwrap(),
+                raw: 7
+            })
+        );
     }
 
     #[test]
     fn cell_count_past_page_end() {
         let mut bytes = one_cell_leaf();
         bytes[3..5].copy_from_slice(&0x0200u16.to_be_bytes());
-        assert!(matches!(page(&bytes).btree_header(), Err(Finding::CellCountTooLarge { count: 512, .. })));
+        assert!(matches!(
+            page(&bytes).btree_header(),
+            Err(Finding::CellCountTooLarge { count: 512, .. })
+        ));
     }
 
     #[test]
@@ -666,9 +761,16 @@ mod tests {
         let first = p.cells(&h).next().unwrap();
         assert_eq!(
             first,
-            Err(Finding::CellPointerOutOfRange { page: p.no(), index: CellIndex(0), offset: 0x1f40 })
+            Err(Finding::CellPointerOutOfRange {
+                page: p.no(),
+                index: CellIndex(0),
+                offset: 0x1f40
+            })
         );
-        assert_eq!(first.unwrap_err().to_string(), "cell pointer out of range on page 2, cell 0: 0x1f40");
+        assert_eq!(
+            first.unwrap_err().to_string(),
+            "cell pointer out of range on page 2, cell 0: 0x1f40"
+        );
     }
 
     #[test]
@@ -677,7 +779,10 @@ mod tests {
         bytes[504] = 0x40; // payload size 64: runs past 512
         let p = page(&bytes);
         let h = p.btree_header().unwrap();
-        assert!(matches!(p.cells(&h).next(), Some(Err(Finding::CellPastPageEnd { offset: 504, .. }))));
+        assert!(matches!(
+            p.cells(&h).next(),
+            Some(Err(Finding::CellPastPageEnd { offset: 504, .. }))
+        ));
     }
 
     #[test]
@@ -689,7 +794,10 @@ mod tests {
         let p = page(&bytes);
         let h = p.btree_header().unwrap();
         let f = p.overlap_findings(&h);
-        assert!(f.iter().any(|f| matches!(f, Finding::CellOverlap { .. })), "{f:?}");
+        assert!(
+            f.iter().any(|f| matches!(f, Finding::CellOverlap { .. })),
+            "{f:?}"
+        );
     }
 
     #[test]
@@ -698,14 +806,23 @@ mod tests {
         bytes[5..7].copy_from_slice(&4u16.to_be_bytes());
         let p = page(&bytes);
         let h = p.btree_header().unwrap();
-        assert_eq!(p.header_findings(&h), vec![Finding::CellContentAreaOutOfRange { page: p.no(), offset: 4 }]);
+        assert_eq!(
+            p.header_findings(&h),
+            vec![Finding::CellContentAreaOutOfRange {
+                page: p.no(),
+                offset: 4
+            }]
+        );
     }
 
     #[test]
     fn zero_content_area_is_65536() {
         let mut bytes = one_cell_leaf();
         bytes[5..7].copy_from_slice(&[0, 0]);
-        assert_eq!(page(&bytes).btree_header().unwrap().cell_content_area(), 65536);
+        assert_eq!(
+            page(&bytes).btree_header().unwrap().cell_content_area(),
+            65536
+        );
     }
 
     #[test]
@@ -714,7 +831,13 @@ mod tests {
         bytes[7] = 61;
         let p = page(&bytes);
         let h = p.btree_header().unwrap();
-        assert_eq!(p.header_findings(&h), vec![Finding::FragmentedBytesTooLarge { page: p.no(), count: 61 }]);
+        assert_eq!(
+            p.header_findings(&h),
+            vec![Finding::FragmentedBytesTooLarge {
+                page: p.no(),
+                count: 61
+            }]
+        );
     }
 
     #[test]
@@ -738,7 +861,13 @@ mod tests {
         let h = p.btree_header().unwrap();
         let items: Vec<_> = p.freeblocks(&h).collect();
         assert_eq!(items.len(), 2);
-        assert_eq!(items[1], Err(Finding::FreeblockOutOfOrder { page: p.no(), offset: 400 }));
+        assert_eq!(
+            items[1],
+            Err(Finding::FreeblockOutOfOrder {
+                page: p.no(),
+                offset: 400
+            })
+        );
     }
 
     #[test]
@@ -748,7 +877,13 @@ mod tests {
         bytes[500..504].copy_from_slice(&[0x00, 0x00, 0x00, 0x40]); // size 64 from 500: past 512
         let p = page(&bytes);
         let h = p.btree_header().unwrap();
-        assert_eq!(p.freeblocks(&h).next(), Some(Err(Finding::FreeblockOutOfRange { page: p.no(), offset: 500 })));
+        assert_eq!(
+            p.freeblocks(&h).next(),
+            Some(Err(Finding::FreeblockOutOfRange {
+                page: p.no(),
+                offset: 500
+            }))
+        );
     }
 
     #[test]
@@ -758,7 +893,7 @@ mod tests {
         assert_eq!(local_payload_len(true, 4062, 4096), 489); // K = 4062 > X
         assert_eq!(local_payload_len(false, 1002, 4096), 1002);
         assert_eq!(local_payload_len(false, 1003, 4096), 489); // K = 1003 > X
-        // K > X falls back to M.
+                                                               // K > X falls back to M.
         assert_eq!(local_payload_len(true, 489 + 4092 + 3000, 4096), 489 + 3000);
         assert_eq!(local_payload_len(true, 489 + 4092 + 4000, 4096), 489);
     }

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::btree::{Cell, PageType};
+use crate::btree::PageType;
 use crate::database::Database;
 use crate::finding::Finding;
 use crate::freelist::{read_freelist, Freelist};
@@ -73,7 +73,10 @@ impl PageClass {
     pub fn is_btree(self) -> bool {
         matches!(
             self,
-            PageClass::TableInterior | PageClass::TableLeaf | PageClass::IndexInterior | PageClass::IndexLeaf
+            PageClass::TableInterior
+                | PageClass::TableLeaf
+                | PageClass::IndexInterior
+                | PageClass::IndexLeaf
         )
     }
 
@@ -118,9 +121,13 @@ pub fn classify_by_content(db: &Database<'_>, no: PageNo) -> PageClass {
     if let Some(c) = db.positional_class(no) {
         return c;
     }
-    let Some(page) = db.page(no) else { return PageClass::Unrecognised };
+    let Some(page) = db.page(no) else {
+        return PageClass::Unrecognised;
+    };
     match page.btree_header() {
-        Ok(h) if (h.cell_content_area() as usize) >= h.cell_pointers_end() => PageClass::of_btree(h.page_type()),
+        Ok(h) if (h.cell_content_area() as usize) >= h.cell_pointers_end() => {
+            PageClass::of_btree(h.page_type())
+        }
         _ if page.is_zeroed() => PageClass::Zeroed,
         _ => PageClass::Unrecognised,
     }
@@ -149,7 +156,11 @@ impl PageMap {
     pub fn counts(&self) -> Vec<(PageClass, u32)> {
         let mut counts = [0u32; 11];
         for c in &self.classes {
-            if let Some(slot) = PageClass::ALL.iter().position(|x| x == c).and_then(|i| counts.get_mut(i)) {
+            if let Some(slot) = PageClass::ALL
+                .iter()
+                .position(|x| x == c)
+                .and_then(|i| counts.get_mut(i))
+            {
                 *slot += 1;
             }
         }
@@ -158,9 +169,15 @@ impl PageMap {
 
     /// B-tree pages that no b-tree from the schema reaches, in page order.
     pub fn orphans(&self) -> impl Iterator<Item = (PageNo, PageClass)> + '_ {
-        self.classes.iter().zip(&self.owners).enumerate().filter_map(|(i, (c, o))| {
-            (c.is_btree() && *o == 0).then(|| PageNo::new(i as u32 + 1).map(|p| (p, *c))).flatten()
-        })
+        self.classes
+            .iter()
+            .zip(&self.owners)
+            .enumerate()
+            .filter_map(|(i, (c, o))| {
+                (c.is_btree() && *o == 0)
+                    .then(|| PageNo::new(i as u32 + 1).map(|p| (p, *c)))
+                    .flatten()
+            })
     }
 
     /// Number of pages mapped.
@@ -215,8 +232,9 @@ pub struct Survey {
 /// Classifies every page and walks every structure that claims pages.
 pub fn survey(db: &Database<'_>) -> Survey {
     let n = db.page_count();
-    let mut classes: Vec<PageClass> =
-        (1..=n).map(|i| PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p))).collect();
+    let mut classes: Vec<PageClass> = (1..=n)
+        .map(|i| PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p)))
+        .collect();
     let mut owners = vec![0u32; n as usize];
     let mut findings = Vec::new();
 
@@ -233,10 +251,15 @@ pub fn survey(db: &Database<'_>) -> Survey {
     }
 
     let schema = read_schema(db);
-    let mut roots: Vec<(String, SchemaKind, PageNo)> = vec![("sqlite_schema".into(), SchemaKind::Table, PageNo::FIRST)];
-    roots.extend(schema.rows.iter().filter(|r| r.has_btree()).filter_map(|r| {
-        r.rootpage.map(|p| (r.name.clone(), r.kind.clone(), p))
-    }));
+    let mut roots: Vec<(String, SchemaKind, PageNo)> =
+        vec![("sqlite_schema".into(), SchemaKind::Table, PageNo::FIRST)];
+    roots.extend(
+        schema
+            .rows
+            .iter()
+            .filter(|r| r.has_btree())
+            .filter_map(|r| r.rootpage.map(|p| (r.name.clone(), r.kind.clone(), p))),
+    );
 
     let mut trees = Vec::with_capacity(roots.len());
     for (name, kind, root) in roots {
@@ -252,10 +275,16 @@ pub fn survey(db: &Database<'_>) -> Survey {
             findings: Vec::new(),
         };
         let mut claim = |page: PageNo, class: PageClass, findings: &mut Vec<Finding>| -> bool {
-            let Some(owner) = owners.get_mut(page.index()) else { return false };
+            let Some(owner) = owners.get_mut(page.index()) else {
+                return false;
+            };
             if *owner != 0 && *owner != root.get() {
                 if let Some(first_root) = PageNo::new(*owner) {
-                    findings.push(Finding::PageInTwoTrees { page, first_root, second_root: root });
+                    findings.push(Finding::PageInTwoTrees {
+                        page,
+                        first_root,
+                        second_root: root,
+                    });
                 }
                 return false;
             }
@@ -279,13 +308,17 @@ pub fn survey(db: &Database<'_>) -> Survey {
                 }
                 Ok(TreeItem::Cell(cell)) => {
                     t.cells += 1;
-                    let Some(payload) = cell.cell.payload() else { continue };
+                    let Some(payload) = cell.cell.payload() else {
+                        continue;
+                    };
                     match parse_record_header(payload.local, payload.total_len, cell.location) {
-                        Ok(h) if h.record_len() != payload.total_len => t.findings.push(Finding::RecordSizeMismatch {
-                            at: cell.location,
-                            header_says: h.record_len(),
-                            payload_len: payload.total_len,
-                        }),
+                        Ok(h) if h.record_len() != payload.total_len => {
+                            t.findings.push(Finding::RecordSizeMismatch {
+                                at: cell.location,
+                                header_says: h.record_len(),
+                                payload_len: payload.total_len,
+                            })
+                        }
                         Ok(_) => {}
                         // A header that runs onto an overflow page cannot be checked locally.
                         Err(Finding::TruncatedVarint { .. }) if payload.spills() => {}
@@ -300,14 +333,15 @@ pub fn survey(db: &Database<'_>) -> Survey {
                         }
                         match chain.finding {
                             Some(f) => t.findings.push(f),
-                            None if chain.missing > 0 => t.findings.push(Finding::OverflowChainShort {
-                                start: payload.first_overflow.unwrap_or(cell.location.page),
-                                missing: chain.missing,
-                            }),
+                            None if chain.missing > 0 => {
+                                t.findings.push(Finding::OverflowChainShort {
+                                    start: payload.first_overflow.unwrap_or(cell.location.page),
+                                    missing: chain.missing,
+                                })
+                            }
                             None => {}
                         }
                     }
-                    let _ = matches!(cell.cell, Cell::TableLeaf(_));
                 }
                 Ok(TreeItem::Lost(l)) => t.lost.push(l),
                 Err(f) => t.findings.push(f),
@@ -315,6 +349,21 @@ pub fn survey(db: &Database<'_>) -> Survey {
         }
         trees.push(t);
     }
+    // Record-level schema damage (malformed rows, invalid root pages) belongs to the
+    // sqlite_schema tree; its walk findings are already there.
+    if let Some(schema_tree) = trees.first_mut() {
+        for f in &schema.findings {
+            if !schema_tree.findings.contains(f) {
+                schema_tree.findings.push(f.clone());
+            }
+        }
+    }
 
-    Survey { page_map: PageMap { classes, owners }, schema, trees, freelist, findings }
+    Survey {
+        page_map: PageMap { classes, owners },
+        schema,
+        trees,
+        freelist,
+        findings,
+    }
 }

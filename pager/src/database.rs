@@ -115,14 +115,19 @@ impl<'a> Database<'a> {
 
         let declared = PageSize::from_header_field(header.page_size_raw);
         if declared.is_none() {
-            findings.push(Finding::InvalidPageSize { raw: header.page_size_raw });
+            findings.push(Finding::InvalidPageSize {
+                raw: header.page_size_raw,
+            });
         }
         let reserved_hint = header.reserved_space;
         let (page_size, page_size_source) = match declared {
-            Some(size) if page_one_fits(bytes, size, reserved_hint) => (size, PageSizeSource::Header),
+            Some(size) if page_one_fits(bytes, size, reserved_hint) => {
+                (size, PageSizeSource::Header)
+            }
             _ => {
-                let evidence: Vec<PageSizeEvidence> =
-                    PageSize::all().map(|s| page_size_evidence(bytes, s, reserved_hint)).collect();
+                let evidence: Vec<PageSizeEvidence> = PageSize::all()
+                    .map(|s| page_size_evidence(bytes, s, reserved_hint))
+                    .collect();
                 match best_page_size(&evidence) {
                     Some(inferred) => {
                         if let Some(d) = declared {
@@ -135,9 +140,10 @@ impl<'a> Database<'a> {
                         }
                         (inferred, PageSizeSource::Inferred { evidence })
                     }
-                    None if header.has_header_string() => {
-                        (declared.unwrap_or(PageSize::new(4096).unwrap_or(PageSize::MIN)), PageSizeSource::Header)
-                    }
+                    None if header.has_header_string() => (
+                        declared.unwrap_or(PageSize::new(4096).unwrap_or(PageSize::MIN)),
+                        PageSizeSource::Header,
+                    ),
                     None => return Err(OpenError::NotADatabase { len }),
                 }
             }
@@ -145,30 +151,53 @@ impl<'a> Database<'a> {
 
         let mut reserved_space = header.reserved_space;
         if page_size.get() - u32::from(reserved_space) < 480 {
-            findings.push(Finding::ReservedSpaceTooLarge { reserved: reserved_space, page_size: page_size.get() });
+            findings.push(Finding::ReservedSpaceTooLarge {
+                reserved: reserved_space,
+                page_size: page_size.get(),
+            });
             reserved_space = 0;
         }
 
-        let (encoding, encoding_source) = match TextEncoding::from_header_field(header.text_encoding_raw) {
-            Some(e) => (e, EncodingSource::Header),
-            None => {
-                findings.push(Finding::InvalidTextEncoding { raw: header.text_encoding_raw });
-                let counts = encoding_evidence(bytes, page_size);
-                let best = [TextEncoding::Utf8, TextEncoding::Utf16le, TextEncoding::Utf16be]
+        let (encoding, encoding_source) =
+            match TextEncoding::from_header_field(header.text_encoding_raw) {
+                Some(e) => (e, EncodingSource::Header),
+                None => {
+                    findings.push(Finding::InvalidTextEncoding {
+                        raw: header.text_encoding_raw,
+                    });
+                    let counts = encoding_evidence(bytes, page_size);
+                    let best = [
+                        TextEncoding::Utf8,
+                        TextEncoding::Utf16le,
+                        TextEncoding::Utf16be,
+                    ]
                     .into_iter()
                     .zip(counts)
-                    .fold((TextEncoding::Utf8, 0), |best, (e, n)| if n > best.1 { (e, n) } else { best })
+                    .fold((TextEncoding::Utf8, 0), |best, (e, n)| {
+                        if n > best.1 {
+                            (e, n)
+                        } else {
+                            best
+                        }
+                    })
                     .0;
-                (best, EncodingSource::Inferred { counts })
-            }
-        };
+                    (best, EncodingSource::Inferred { counts })
+                }
+            };
 
-        let page_count = u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
+        let page_count =
+            u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
         if !len.is_multiple_of(u64::from(page_size.get())) {
-            findings.push(Finding::FileNotPageMultiple { len, page_size: page_size.get() });
+            findings.push(Finding::FileNotPageMultiple {
+                len,
+                page_size: page_size.get(),
+            });
         }
         if header.database_size_valid() && header.database_size != page_count {
-            findings.push(Finding::DatabaseSizeMismatch { declared: header.database_size, actual: page_count });
+            findings.push(Finding::DatabaseSizeMismatch {
+                declared: header.database_size,
+                actual: page_count,
+            });
         }
 
         Ok(Database {
@@ -245,7 +274,9 @@ impl<'a> Database<'a> {
             return None;
         }
         let start = usize::try_from(no.file_offset(self.page_size)).ok()?;
-        let end = start.saturating_add(self.page_size.bytes()).min(self.bytes.len());
+        let end = start
+            .saturating_add(self.page_size.bytes())
+            .min(self.bytes.len());
         let bytes = self.bytes.get(start..end)?;
         Some(Page::new(no, bytes, self.usable_size().min(bytes.len())))
     }
@@ -291,7 +322,11 @@ impl<'a> Database<'a> {
     /// Walks the overflow chain of `payload` and returns its pages and, when the chain is
     /// damaged, the finding that ended it. Never reads past the pages the payload needs.
     pub fn overflow_chain(&self, payload: &Payload<'a>) -> OverflowChain {
-        let mut chain = OverflowChain { pages: Vec::new(), finding: None, missing: 0 };
+        let mut chain = OverflowChain {
+            pages: Vec::new(),
+            finding: None,
+            missing: 0,
+        };
         let mut need = payload.total_len.saturating_sub(payload.local.len() as u64);
         if need == 0 {
             return chain;
@@ -306,21 +341,36 @@ impl<'a> Database<'a> {
         while need > 0 {
             let Some(page_no) = self.page_no(next) else {
                 chain.finding = Some(if next == 0 {
-                    Finding::OverflowChainShort { start, missing: need }
+                    Finding::OverflowChainShort {
+                        start,
+                        missing: need,
+                    }
                 } else {
                     Finding::OverflowPastEnd { start, next }
                 });
                 break;
             };
             if !seen.insert(next) {
-                chain.finding = Some(Finding::OverflowCycle { start, repeated: page_no });
+                chain.finding = Some(Finding::OverflowCycle {
+                    start,
+                    repeated: page_no,
+                });
                 break;
             }
-            if let Some(class) = self.positional_class(page_no).or((page_no == PageNo::FIRST).then_some(PageClass::TableLeaf)) {
-                chain.finding = Some(Finding::OverflowIntoNonOverflowPage { start, page: page_no, class });
+            if let Some(class) = self
+                .positional_class(page_no)
+                .or((page_no == PageNo::FIRST).then_some(PageClass::TableLeaf))
+            {
+                chain.finding = Some(Finding::OverflowIntoNonOverflowPage {
+                    start,
+                    page: page_no,
+                    class,
+                });
                 break;
             }
-            let Some(page) = self.page(page_no) else { break };
+            let Some(page) = self.page(page_no) else {
+                break;
+            };
             chain.pages.push(page_no);
             let take = need.min(per_page);
             need -= take;
@@ -337,7 +387,11 @@ impl<'a> Database<'a> {
     /// gives the bytes that could be read and `complete == false`, never a silently short payload.
     pub fn assemble(&self, payload: &Payload<'a>) -> AssembledPayload<'a> {
         if !payload.spills() {
-            return AssembledPayload { bytes: Cow::Borrowed(payload.local), complete: true, finding: None };
+            return AssembledPayload {
+                bytes: Cow::Borrowed(payload.local),
+                complete: true,
+                finding: None,
+            };
         }
         let chain = self.overflow_chain(payload);
         let per_page = self.usable_size().saturating_sub(4);
@@ -347,7 +401,10 @@ impl<'a> Database<'a> {
         for page_no in &chain.pages {
             let remaining = total.saturating_sub(out.len());
             if let Some(page) = self.page(*page_no) {
-                let body = page.bytes().get(4..4 + per_page.min(remaining)).unwrap_or_default();
+                let body = page
+                    .bytes()
+                    .get(4..4 + per_page.min(remaining))
+                    .unwrap_or_default();
                 out.extend_from_slice(body);
             }
         }
@@ -358,7 +415,11 @@ impl<'a> Database<'a> {
                 missing: (total - out.len().min(total)) as u64,
             })
         });
-        AssembledPayload { bytes: Cow::Owned(out), complete, finding }
+        AssembledPayload {
+            bytes: Cow::Owned(out),
+            complete,
+            finding,
+        }
     }
 
     /// The local-payload size SQLite would store for a payload of `len` bytes.
@@ -396,7 +457,8 @@ fn fit(bytes: &[u8], no: PageNo, size: PageSize, reserved: u8) -> Fit {
         Ok(s) => s,
         Err(_) => return Fit::None,
     };
-    let Some(page_bytes) = bytes.get(start..start.saturating_add(size.bytes()).min(bytes.len())) else {
+    let Some(page_bytes) = bytes.get(start..start.saturating_add(size.bytes()).min(bytes.len()))
+    else {
         return Fit::None;
     };
     if page_bytes.len() < size.bytes() {
@@ -404,18 +466,26 @@ fn fit(bytes: &[u8], no: PageNo, size: PageSize, reserved: u8) -> Fit {
     }
     let usable = size.bytes() - usize::from(reserved);
     let page = Page::new(no, page_bytes, usable);
-    let Ok(h) = page.btree_header() else { return Fit::None };
+    let Ok(h) = page.btree_header() else {
+        return Fit::None;
+    };
     let area = h.cell_content_area() as usize;
     if area < h.cell_pointers_end() || area > usable {
         return Fit::None;
     }
     if h.cell_count() == 0 {
-        return if area == usable { Fit::Exact } else { Fit::Header };
+        return if area == usable {
+            Fit::Exact
+        } else {
+            Fit::Header
+        };
     }
     let mut max_end = 0usize;
     for cell in page.cells(&h) {
         match cell {
-            Ok(c) if usize::from(c.offset) >= area => max_end = max_end.max(usize::from(c.offset) + c.len),
+            Ok(c) if usize::from(c.offset) >= area => {
+                max_end = max_end.max(usize::from(c.offset) + c.len)
+            }
             _ => return Fit::None,
         }
     }
@@ -450,7 +520,11 @@ enum Fit {
 /// Whether page 1 parses as a b-tree page at `size` and the file is a whole number of
 /// such pages (or cut short, which a later finding reports).
 fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
-    let reserved = if size.get() - u32::from(reserved) < 480 { 0 } else { reserved };
+    let reserved = if size.get() - u32::from(reserved) < 480 {
+        0
+    } else {
+        reserved
+    };
     if bytes.len() < size.bytes() {
         // A file shorter than one page: the header's size is all the evidence there is.
         return bytes.len() >= btree_header_offset(PageNo::FIRST) + 8;
@@ -460,10 +534,19 @@ fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
 
 /// Examines up to [`PAGE_SIZE_SAMPLE`] pages spread over the whole file at `size`.
 fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvidence {
-    let reserved = if size.get() - u32::from(reserved) < 480 { 0 } else { reserved };
+    let reserved = if size.get() - u32::from(reserved) < 480 {
+        0
+    } else {
+        reserved
+    };
     let pages = bytes.len() as u64 / u64::from(size.get());
     let stride = pages.div_ceil(PAGE_SIZE_SAMPLE).max(1);
-    let mut ev = PageSizeEvidence { page_size: size, pages_checked: 0, btree_headers: 0, exact_fits: 0 };
+    let mut ev = PageSizeEvidence {
+        page_size: size,
+        pages_checked: 0,
+        btree_headers: 0,
+        exact_fits: 0,
+    };
     let mut n = 1u64;
     while n <= pages {
         if let Some(no) = u32::try_from(n).ok().and_then(PageNo::new) {
@@ -485,7 +568,9 @@ fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvi
 /// The size with the most exact fits; `None` when no size has any, or when the best fits
 /// too few of the pages examined to be more than chance (random bytes).
 fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
-    let best = evidence.iter().max_by_key(|e| (e.exact_fits, std::cmp::Reverse(e.page_size)))?;
+    let best = evidence
+        .iter()
+        .max_by_key(|e| (e.exact_fits, std::cmp::Reverse(e.page_size)))?;
     // Random input produces the odd accidental fit; a real database has many.
     let plausible = best.exact_fits >= 2 || (best.exact_fits == 1 && best.pages_checked <= 4);
     plausible.then_some(best.page_size)
@@ -494,7 +579,11 @@ fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
 /// Counts "CREATE " in each encoding over the first pages of the file (where
 /// `sqlite_schema` lives), then over the whole file if nothing was found there.
 fn encoding_evidence(bytes: &[u8], page_size: PageSize) -> [u64; 3] {
-    let encodings = [TextEncoding::Utf8, TextEncoding::Utf16le, TextEncoding::Utf16be];
+    let encodings = [
+        TextEncoding::Utf8,
+        TextEncoding::Utf16le,
+        TextEncoding::Utf16be,
+    ];
     let needles: Vec<Vec<u8>> = encodings.iter().map(|e| e.encode("CREATE ")).collect();
     let count = |hay: &[u8]| -> [u64; 3] {
         let mut c = [0u64; 3];
@@ -503,7 +592,9 @@ fn encoding_evidence(bytes: &[u8], page_size: PageSize) -> [u64; 3] {
         }
         c
     };
-    let head = bytes.get(..bytes.len().min(page_size.bytes() * 16)).unwrap_or(bytes);
+    let head = bytes
+        .get(..bytes.len().min(page_size.bytes() * 16))
+        .unwrap_or(bytes);
     let c = count(head);
     if c.iter().any(|n| *n > 0) {
         c
@@ -524,7 +615,10 @@ mod tests {
     #[test]
     fn text_file_is_not_a_database() {
         let text = "just some text, not a database\n".repeat(200);
-        assert!(matches!(Database::open(text.as_bytes()), Err(OpenError::NotADatabase { .. })));
+        assert!(matches!(
+            Database::open(text.as_bytes()),
+            Err(OpenError::NotADatabase { .. })
+        ));
     }
 
     #[test]
@@ -538,6 +632,9 @@ mod tests {
                 x as u8
             })
             .collect();
-        assert!(matches!(Database::open(&bytes), Err(OpenError::NotADatabase { .. })));
+        assert!(matches!(
+            Database::open(&bytes),
+            Err(OpenError::NotADatabase { .. })
+        ));
     }
 }

@@ -71,7 +71,8 @@ pub fn read_freelist(db: &Database<'_>) -> Freelist {
     while next != 0 && budget > 0 {
         budget -= 1;
         let Some(trunk) = db.page_no(next) else {
-            out.findings.push(Finding::FreelistTrunkPastEnd { from, next });
+            out.findings
+                .push(Finding::FreelistTrunkPastEnd { from, next });
             break;
         };
         if !seen.insert(trunk) {
@@ -83,13 +84,16 @@ pub fn read_freelist(db: &Database<'_>) -> Freelist {
         let view = FreelistTrunkPage::new(page.bytes());
         let mut count = view.leaf_count();
         if count > max_leaves {
-            out.findings.push(Finding::FreelistLeafCountTooLarge { trunk, count });
+            out.findings
+                .push(Finding::FreelistLeafCountTooLarge { trunk, count });
             count = max_leaves;
         }
         for raw in view.leaves(count) {
             match db.page_no(raw) {
                 Some(leaf) if seen.insert(leaf) => out.leaves.push(leaf),
-                _ => out.findings.push(Finding::FreelistLeafInvalid { trunk, leaf: raw }),
+                _ => out
+                    .findings
+                    .push(Finding::FreelistLeafInvalid { trunk, leaf: raw }),
             }
         }
         from = Some(trunk);
@@ -97,7 +101,10 @@ pub fn read_freelist(db: &Database<'_>) -> Freelist {
     }
     let found = out.page_count();
     if found != db.header().freelist_count {
-        out.findings.push(Finding::FreelistCountMismatch { declared: db.header().freelist_count, found });
+        out.findings.push(Finding::FreelistCountMismatch {
+            declared: db.header().freelist_count,
+            found,
+        });
     }
     out
 }

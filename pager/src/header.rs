@@ -131,7 +131,9 @@ impl TextEncoding {
                     (_, [a, b]) => u16::from_be_bytes([*a, *b]),
                     _ => 0xfffd,
                 });
-                char::decode_utf16(units).collect::<Result<String, _>>().ok()
+                char::decode_utf16(units)
+                    .collect::<Result<String, _>>()
+                    .ok()
             }
         }
     }
@@ -269,12 +271,22 @@ impl DatabaseHeader {
     pub fn findings(&self) -> Vec<Finding> {
         let mut out = Vec::new();
         if !self.has_header_string() {
-            out.push(Finding::HeaderStringMismatch { observed: self.header_string });
+            out.push(Finding::HeaderStringMismatch {
+                observed: self.header_string,
+            });
         }
         if !matches!(self.write_version, 1 | 2) || !matches!(self.read_version, 1 | 2) {
-            out.push(Finding::InvalidFormatVersion { write: self.write_version, read: self.read_version });
+            out.push(Finding::InvalidFormatVersion {
+                write: self.write_version,
+                read: self.read_version,
+            });
         }
-        if (self.max_payload_fraction, self.min_payload_fraction, self.leaf_payload_fraction) != (64, 32, 32) {
+        if (
+            self.max_payload_fraction,
+            self.min_payload_fraction,
+            self.leaf_payload_fraction,
+        ) != (64, 32, 32)
+        {
             out.push(Finding::InvalidPayloadFractions {
                 max: self.max_payload_fraction,
                 min: self.min_payload_fraction,
@@ -282,10 +294,14 @@ impl DatabaseHeader {
             });
         }
         if !(1..=4).contains(&self.schema_format) {
-            out.push(Finding::InvalidSchemaFormat { raw: self.schema_format });
+            out.push(Finding::InvalidSchemaFormat {
+                raw: self.schema_format,
+            });
         }
         if let Some(i) = self.reserved_for_expansion.iter().position(|b| *b != 0) {
-            out.push(Finding::HeaderReservedNotZero { offset: (offsets::RESERVED_FOR_EXPANSION + i) as u8 });
+            out.push(Finding::HeaderReservedNotZero {
+                offset: (offsets::RESERVED_FOR_EXPANSION + i) as u8,
+            });
         }
         out
     }
@@ -318,21 +334,30 @@ mod tests {
         assert!(h.findings().is_empty());
         assert_eq!(h.page_size_raw, 4096);
         assert!(h.database_size_valid());
-        assert_eq!(TextEncoding::from_header_field(h.text_encoding_raw), Some(TextEncoding::Utf8));
+        assert_eq!(
+            TextEncoding::from_header_field(h.text_encoding_raw),
+            Some(TextEncoding::Utf8)
+        );
     }
 
     #[test]
     fn header_string_damaged() {
         let mut b = healthy();
         b[0] = b'X';
-        assert!(matches!(DatabaseHeader::parse(&b).findings()[0], Finding::HeaderStringMismatch { .. }));
+        assert!(matches!(
+            DatabaseHeader::parse(&b).findings()[0],
+            Finding::HeaderStringMismatch { .. }
+        ));
     }
 
     #[test]
     fn format_versions_invalid() {
         let mut b = healthy();
         b[18] = 7;
-        assert_eq!(DatabaseHeader::parse(&b).findings(), vec![Finding::InvalidFormatVersion { write: 7, read: 1 }]);
+        assert_eq!(
+            DatabaseHeader::parse(&b).findings(),
+            vec![Finding::InvalidFormatVersion { write: 7, read: 1 }]
+        );
     }
 
     #[test]
@@ -341,7 +366,11 @@ mod tests {
         b[21] = 65;
         assert_eq!(
             DatabaseHeader::parse(&b).findings(),
-            vec![Finding::InvalidPayloadFractions { max: 65, min: 32, leaf: 32 }]
+            vec![Finding::InvalidPayloadFractions {
+                max: 65,
+                min: 32,
+                leaf: 32
+            }]
         );
     }
 
@@ -349,14 +378,20 @@ mod tests {
     fn schema_format_invalid() {
         let mut b = healthy();
         b[47] = 9;
-        assert_eq!(DatabaseHeader::parse(&b).findings(), vec![Finding::InvalidSchemaFormat { raw: 9 }]);
+        assert_eq!(
+            DatabaseHeader::parse(&b).findings(),
+            vec![Finding::InvalidSchemaFormat { raw: 9 }]
+        );
     }
 
     #[test]
     fn reserved_for_expansion_not_zero() {
         let mut b = healthy();
         b[80] = 1;
-        assert_eq!(DatabaseHeader::parse(&b).findings(), vec![Finding::HeaderReservedNotZero { offset: 80 }]);
+        assert_eq!(
+            DatabaseHeader::parse(&b).findings(),
+            vec![Finding::HeaderReservedNotZero { offset: 80 }]
+        );
     }
 
     #[test]
@@ -375,12 +410,22 @@ mod tests {
 
     #[test]
     fn utf16_text_decodes_both_ways() {
-        assert_eq!(TextEncoding::Utf16le.decode(&[b'h', 0, b'i', 0]).as_deref(), Some("hi"));
-        assert_eq!(TextEncoding::Utf16be.decode(&[0, b'h', 0, b'i']).as_deref(), Some("hi"));
+        assert_eq!(
+            TextEncoding::Utf16le.decode(&[b'h', 0, b'i', 0]).as_deref(),
+            Some("hi")
+        );
+        assert_eq!(
+            TextEncoding::Utf16be.decode(&[0, b'h', 0, b'i']).as_deref(),
+            Some("hi")
+        );
         assert_eq!(TextEncoding::Utf16le.decode(&[b'h']), None);
         assert_eq!(TextEncoding::Utf8.decode(&[0xff]), None);
         let s = "日本 🎉";
-        for e in [TextEncoding::Utf8, TextEncoding::Utf16le, TextEncoding::Utf16be] {
+        for e in [
+            TextEncoding::Utf8,
+            TextEncoding::Utf16le,
+            TextEncoding::Utf16be,
+        ] {
             assert_eq!(e.decode(&e.encode(s)).as_deref(), Some(s));
         }
     }

@@ -22,9 +22,23 @@
 //! }
 //! # Ok(()) }
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![warn(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 pub mod btree;
 pub mod classify;
@@ -41,13 +55,13 @@ pub mod varint;
 pub mod walk;
 
 pub use btree::{
-    BtreePageHeader, Cell, CellRef, Freeblock, IndexInteriorCell, IndexLeafCell, Page, PageType, Payload,
-    TableInteriorCell, TableLeafCell,
+    BtreePageHeader, Cell, CellRef, Freeblock, IndexInteriorCell, IndexLeafCell, Page, PageType,
+    Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{survey, PageClass, PageMap, Survey, TreeSurvey};
 pub use database::{
-    AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence, PageSizeSource,
-    LOCK_BYTE_OFFSET,
+    AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence,
+    PageSizeSource, LOCK_BYTE_OFFSET,
 };
 pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};

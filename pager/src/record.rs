@@ -92,19 +92,29 @@ pub struct RecordHeader {
 impl RecordHeader {
     /// Header size plus the bodies it describes: what the payload size must be.
     pub fn record_len(&self) -> u64 {
-        self.serial_types.iter().fold(self.header_size, |acc, t| acc.saturating_add(t.body_len()))
+        self.serial_types
+            .iter()
+            .fold(self.header_size, |acc, t| acc.saturating_add(t.body_len()))
     }
 }
 
 /// Decodes the record header at the start of `payload`. `payload_len` is the full payload
 /// size from the cell (the slice may be only its local part); `at` locates the cell for findings.
-pub fn parse_record_header(payload: &[u8], payload_len: u64, at: Location) -> Result<RecordHeader, Finding> {
+pub fn parse_record_header(
+    payload: &[u8],
+    payload_len: u64,
+    at: Location,
+) -> Result<RecordHeader, Finding> {
     let Ok((_, header_size)) = varint(payload) else {
         return Err(Finding::TruncatedVarint { at });
     };
     let size_len = crate::varint::read_varint(payload).map_or(1, |(_, n)| n) as u64;
     if header_size < size_len || header_size > payload_len {
-        return Err(Finding::RecordHeaderSizeInvalid { at, header_size, payload_len });
+        return Err(Finding::RecordHeaderSizeInvalid {
+            at,
+            header_size,
+            payload_len,
+        });
     }
     let Some(mut rest) = payload.get(size_len as usize..header_size as usize) else {
         // The header runs past the local bytes we were given.
@@ -116,7 +126,10 @@ pub fn parse_record_header(payload: &[u8], payload_len: u64, at: Location) -> Re
             Ok((tail, code)) => {
                 let t = SerialType::from_code(code);
                 if let SerialType::Reserved(_) = t {
-                    return Err(Finding::InvalidSerialType { at, serial_type: code });
+                    return Err(Finding::InvalidSerialType {
+                        at,
+                        serial_type: code,
+                    });
                 }
                 serial_types.push(t);
                 rest = tail;
@@ -124,7 +137,10 @@ pub fn parse_record_header(payload: &[u8], payload_len: u64, at: Location) -> Re
             Err(_) => return Err(Finding::TruncatedVarint { at }),
         }
     }
-    Ok(RecordHeader { header_size, serial_types })
+    Ok(RecordHeader {
+        header_size,
+        serial_types,
+    })
 }
 
 /// A record over payload bytes with its decoded header.
@@ -139,7 +155,10 @@ impl<'a> Record<'a> {
     /// Decodes the header of a record whose complete payload is `payload`. A size mismatch
     /// between header and payload is returned as a finding beside the record, whose values
     /// are still read as far as the bytes go.
-    pub fn parse(payload: &'a [u8], at: Location) -> Result<(Record<'a>, Option<Finding>), Finding> {
+    pub fn parse(
+        payload: &'a [u8],
+        at: Location,
+    ) -> Result<(Record<'a>, Option<Finding>), Finding> {
         let payload_len = payload.len() as u64;
         let header = parse_record_header(payload, payload_len, at)?;
         let described = header.record_len();
@@ -148,7 +167,14 @@ impl<'a> Record<'a> {
             header_says: described,
             payload_len,
         });
-        Ok((Record { header, payload, at }, mismatch))
+        Ok((
+            Record {
+                header,
+                payload,
+                at,
+            },
+            mismatch,
+        ))
     }
 
     /// The decoded header.
@@ -170,14 +196,18 @@ impl<'a> Record<'a> {
     /// values after it are still attempted (their offsets are known from the header).
     pub fn values(&self) -> impl Iterator<Item = Result<ValueRef<'a>, Finding>> + '_ {
         let mut offset = self.header.header_size;
-        self.header.serial_types.iter().enumerate().map(move |(i, t)| {
-            let start = offset;
-            offset = offset.saturating_add(t.body_len());
-            decode_value(*t, self.payload, start).ok_or(Finding::ValueTruncated {
-                at: self.at,
-                column: i as u32,
+        self.header
+            .serial_types
+            .iter()
+            .enumerate()
+            .map(move |(i, t)| {
+                let start = offset;
+                offset = offset.saturating_add(t.body_len());
+                decode_value(*t, self.payload, start).ok_or(Finding::ValueTruncated {
+                    at: self.at,
+                    column: i as u32,
+                })
             })
-        })
     }
 }
 
@@ -199,7 +229,11 @@ pub fn decode_value(t: SerialType, payload: &[u8], start: u64) -> Option<ValueRe
 
 /// A big-endian twos-complement integer of 1 to 8 bytes.
 fn be_signed(body: &[u8]) -> i64 {
-    let mut v: i64 = if body.first().is_some_and(|b| b & 0x80 != 0) { -1 } else { 0 };
+    let mut v: i64 = if body.first().is_some_and(|b| b & 0x80 != 0) {
+        -1
+    } else {
+        0
+    };
     for b in body {
         v = (v << 8) | i64::from(*b);
     }
@@ -261,7 +295,10 @@ mod tests {
         let payload = [0x03, 0x10, 0x0d, 0xde, 0xad];
         let (r, _) = Record::parse(&payload, at()).unwrap();
         let values: Vec<_> = r.values().map(Result::unwrap).collect();
-        assert_eq!(values, vec![ValueRef::Blob(&[0xde, 0xad]), ValueRef::Text(b"")]);
+        assert_eq!(
+            values,
+            vec![ValueRef::Blob(&[0xde, 0xad]), ValueRef::Text(b"")]
+        );
     }
 
     #[test]
@@ -269,7 +306,10 @@ mod tests {
         let payload = [0x02, 0x0a];
         assert_eq!(
             Record::parse(&payload, at()).unwrap_err(),
-            Finding::InvalidSerialType { at: at(), serial_type: 10 }
+            Finding::InvalidSerialType {
+                at: at(),
+                serial_type: 10
+            }
         );
     }
 
@@ -278,14 +318,21 @@ mod tests {
         let payload = [0x09, 0x01, 0x01];
         assert_eq!(
             Record::parse(&payload, at()).unwrap_err(),
-            Finding::RecordHeaderSizeInvalid { at: at(), header_size: 9, payload_len: 3 }
+            Finding::RecordHeaderSizeInvalid {
+                at: at(),
+                header_size: 9,
+                payload_len: 3
+            }
         );
     }
 
     #[test]
     fn truncated_varint_in_header() {
         let payload = [0x03, 0x81, 0x81];
-        assert_eq!(Record::parse(&payload, at()).unwrap_err(), Finding::TruncatedVarint { at: at() });
+        assert_eq!(
+            Record::parse(&payload, at()).unwrap_err(),
+            Finding::TruncatedVarint { at: at() }
+        );
     }
 
     #[test]
@@ -293,9 +340,22 @@ mod tests {
         // Header says two 32-bit ints; only one is present.
         let payload = [0x03, 0x04, 0x04, 0, 0, 0, 1];
         let (r, mismatch) = Record::parse(&payload, at()).unwrap();
-        assert_eq!(mismatch, Some(Finding::RecordSizeMismatch { at: at(), header_says: 11, payload_len: 7 }));
+        assert_eq!(
+            mismatch,
+            Some(Finding::RecordSizeMismatch {
+                at: at(),
+                header_says: 11,
+                payload_len: 7
+            })
+        );
         let values: Vec<_> = r.values().collect();
         assert_eq!(values[0], Ok(ValueRef::Integer(1)));
-        assert_eq!(values[1], Err(Finding::ValueTruncated { at: at(), column: 1 }));
+        assert_eq!(
+            values[1],
+            Err(Finding::ValueTruncated {
+                at: at(),
+                column: 1
+            })
+        );
     }
 }

@@ -105,7 +105,10 @@ pub fn read_schema(db: &Database<'_>) -> Schema {
     let enc = db.encoding();
     let text = |v: Option<&Value>| -> Option<String> {
         match v {
-            Some(Value::Text(b)) => Some(enc.decode(b).unwrap_or_else(|| String::from_utf8_lossy(b).into_owned())),
+            Some(Value::Text(b)) => Some(
+                enc.decode(b)
+                    .unwrap_or_else(|| String::from_utf8_lossy(b).into_owned()),
+            ),
             _ => None,
         }
     };
@@ -113,11 +116,17 @@ pub fn read_schema(db: &Database<'_>) -> Schema {
     for row in rows {
         findings.extend(row.findings.iter().cloned());
         if row.values.len() != 5 {
-            findings.push(Finding::SchemaRecordMalformed { at: row.location, columns: row.values.len() as u32 });
+            findings.push(Finding::SchemaRecordMalformed {
+                at: row.location,
+                columns: row.values.len() as u32,
+            });
             continue;
         }
         let (Some(kind), Some(name)) = (text(row.values.first()), text(row.values.get(1))) else {
-            findings.push(Finding::SchemaRecordMalformed { at: row.location, columns: 5 });
+            findings.push(Finding::SchemaRecordMalformed {
+                at: row.location,
+                columns: 5,
+            });
             continue;
         };
         let kind = SchemaKind::from_text(&kind);
@@ -128,10 +137,23 @@ pub fn read_schema(db: &Database<'_>) -> Schema {
         };
         let rootpage = u32::try_from(raw_root).ok().and_then(|n| db.page_no(n));
         if rootpage.is_none() && raw_root != 0 {
-            findings.push(Finding::SchemaRootPageInvalid { at: row.location, rootpage: raw_root });
+            findings.push(Finding::SchemaRootPageInvalid {
+                at: row.location,
+                rootpage: raw_root,
+            });
         }
         let sql = text(row.values.get(4));
-        out.push(SchemaRow { kind, name, tbl_name, rootpage, sql, location: row.location });
+        out.push(SchemaRow {
+            kind,
+            name,
+            tbl_name,
+            rootpage,
+            sql,
+            location: row.location,
+        });
     }
-    Schema { rows: out, findings }
+    Schema {
+        rows: out,
+        findings,
+    }
 }

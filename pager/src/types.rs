@@ -120,7 +120,10 @@ pub struct Location {
 impl Location {
     /// Offset `offset` of page `page`.
     pub fn new(page: PageNo, offset: usize) -> Location {
-        Location { page, offset: u32::try_from(offset).unwrap_or(u32::MAX) }
+        Location {
+            page,
+            offset: u32::try_from(offset).unwrap_or(u32::MAX),
+        }
     }
 }
 
@@ -140,7 +143,9 @@ pub struct PageSet {
 impl PageSet {
     /// An empty set able to hold pages 1..=`page_count`; larger pages are never members.
     pub fn with_page_count(page_count: u32) -> PageSet {
-        PageSet { bits: vec![0; (page_count as usize).div_ceil(64)] }
+        PageSet {
+            bits: vec![0; (page_count as usize).div_ceil(64)],
+        }
     }
 
     /// Inserts `page`; returns `false` if it was already present or cannot be held.
@@ -160,7 +165,9 @@ impl PageSet {
     /// Whether `page` is in the set.
     pub fn contains(&self, page: PageNo) -> bool {
         let i = page.index();
-        self.bits.get(i / 64).is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
     }
 
     /// The number of pages in the set.
@@ -181,7 +188,10 @@ mod tests {
     #[test]
     fn page_size_field_one_means_65536() {
         assert_eq!(PageSize::from_header_field(1), Some(PageSize::MAX));
-        assert_eq!(PageSize::from_header_field(4096).map(PageSize::get), Some(4096));
+        assert_eq!(
+            PageSize::from_header_field(4096).map(PageSize::get),
+            Some(4096)
+        );
         assert_eq!(PageSize::from_header_field(0), None);
         assert_eq!(PageSize::from_header_field(1000), None);
         assert_eq!(PageSize::from_header_field(256), None);

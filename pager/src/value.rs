@@ -83,7 +83,13 @@ pub fn decode_cell(db: &Database<'_>, cell: &CellRef<'_>) -> Result<DecodedRow, 
         Cell::TableLeaf(c) => Some(c.rowid),
         _ => None,
     };
-    Ok(DecodedRow { rowid, location: cell.location, values, complete, findings })
+    Ok(DecodedRow {
+        rowid,
+        location: cell.location,
+        values,
+        complete,
+        findings,
+    })
 }
 
 /// Every entry of the b-tree rooted at `root`, decoded, with every finding of the walk.

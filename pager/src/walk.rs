@@ -108,32 +108,53 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         &self.visited
     }
 
-    fn enter(&mut self, parent: Option<(PageNo, Option<CellIndex>)>, raw: u32, depth: u32, bounds: KeyBounds) {
-        let lost = |parent: PageNo| TreeItem::Lost(LostChild { parent, child: raw, bounds });
+    fn enter(
+        &mut self,
+        parent: Option<(PageNo, Option<CellIndex>)>,
+        raw: u32,
+        depth: u32,
+        bounds: KeyBounds,
+    ) {
+        let lost = |parent: PageNo| {
+            TreeItem::Lost(LostChild {
+                parent,
+                child: raw,
+                bounds,
+            })
+        };
         let Some(no) = PageNo::new(raw) else {
             if let Some((p, index)) = parent {
-                self.queue.push_back(Err(Finding::ChildPointerNull { page: p, index }));
+                self.queue
+                    .push_back(Err(Finding::ChildPointerNull { page: p, index }));
                 self.queue.push_back(Ok(lost(p)));
             }
             return;
         };
         let Some(page) = self.db.page(no) else {
             if let Some((p, index)) = parent {
-                self.queue.push_back(Err(Finding::ChildPointerPastEnd { page: p, index, child: raw }));
+                self.queue.push_back(Err(Finding::ChildPointerPastEnd {
+                    page: p,
+                    index,
+                    child: raw,
+                }));
                 self.queue.push_back(Ok(lost(p)));
             }
             return;
         };
         let parent_page = parent.map(|(p, _)| p);
         if !self.visited.insert(no) {
-            self.queue.push_back(Err(Finding::BtreeCycle { page: parent_page.unwrap_or(no), child: no }));
+            self.queue.push_back(Err(Finding::BtreeCycle {
+                page: parent_page.unwrap_or(no),
+                child: no,
+            }));
             if let Some(p) = parent_page {
                 self.queue.push_back(Ok(lost(p)));
             }
             return;
         }
         if depth > MAX_DEPTH {
-            self.queue.push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
+            self.queue
+                .push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
             if let Some(p) = parent_page {
                 self.queue.push_back(Ok(lost(p)));
             }
@@ -142,10 +163,18 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         let header = match page.btree_header() {
             Ok(h) => h,
             Err(f) => {
-                let raw_type = page.bytes().get(crate::btree::btree_header_offset(no)).copied().unwrap_or(0);
+                let raw_type = page
+                    .bytes()
+                    .get(crate::btree::btree_header_offset(no))
+                    .copied()
+                    .unwrap_or(0);
                 match (parent_page, &f) {
                     (Some(p), Finding::InvalidPageType { .. }) => {
-                        self.queue.push_back(Err(Finding::ChildNotBtreePage { parent: p, child: no, raw_type }))
+                        self.queue.push_back(Err(Finding::ChildNotBtreePage {
+                            parent: p,
+                            child: no,
+                            raw_type,
+                        }))
                     }
                     _ => self.queue.push_back(Err(f)),
                 }
@@ -182,12 +211,21 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             bounds,
             cell_count: header.cell_count(),
         })));
-        self.stack.push(Frame { page, header, depth, bounds, next: 0, prev_key: bounds.lower });
+        self.stack.push(Frame {
+            page,
+            header,
+            depth,
+            bounds,
+            next: 0,
+            prev_key: bounds.lower,
+        });
     }
 
     /// Advances the top frame by one step, queueing what it produced.
     fn step(&mut self) {
-        let Some(frame) = self.stack.last_mut() else { return };
+        let Some(frame) = self.stack.last_mut() else {
+            return;
+        };
         let page_type = frame.header.page_type();
         let count = u32::from(frame.header.cell_count());
         if frame.next > count || (!page_type.is_interior() && frame.next == count) {
@@ -201,7 +239,10 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         let depth = frame.depth;
         if i == count {
             // The right-most pointer: keys above the last divider, up to the page's own bound.
-            let bounds = KeyBounds { lower: frame.prev_key, upper: frame.bounds.upper };
+            let bounds = KeyBounds {
+                lower: frame.prev_key,
+                upper: frame.bounds.upper,
+            };
             let raw = frame.header.right_most_pointer().unwrap_or(0);
             self.enter(Some((page_no, None)), raw, depth + 1, bounds);
             return;
@@ -209,15 +250,29 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         let index = CellIndex(i as u16);
         let header = frame.header;
         let Some(offset) = page.cell_pointers(&header).nth(i as usize) else {
-            self.queue.push_back(Err(Finding::PageTruncated { page: page_no, available: page.bytes().len() as u32 }));
+            self.queue.push_back(Err(Finding::PageTruncated {
+                page: page_no,
+                available: page.bytes().len() as u32,
+            }));
             return;
         };
         let first = header.cell_pointers_end();
         let last = page.usable_size().saturating_sub(4);
         if usize::from(offset) < first || usize::from(offset) > last {
-            self.queue.push_back(Err(Finding::CellPointerOutOfRange { page: page_no, index, offset }));
+            self.queue.push_back(Err(Finding::CellPointerOutOfRange {
+                page: page_no,
+                index,
+                offset,
+            }));
             if page_type.is_interior() {
-                let lost = LostChild { parent: page_no, child: 0, bounds: KeyBounds { lower: frame.prev_key, upper: None } };
+                let lost = LostChild {
+                    parent: page_no,
+                    child: 0,
+                    bounds: KeyBounds {
+                        lower: frame.prev_key,
+                        upper: None,
+                    },
+                };
                 self.queue.push_back(Ok(TreeItem::Lost(lost)));
             }
             return;
@@ -244,12 +299,25 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             }
             Cell::IndexLeaf(_) => self.queue.push_back(Ok(TreeItem::Cell(cell))),
             Cell::TableInterior(c) => {
-                let bounds = KeyBounds { lower: frame.prev_key, upper: Some(c.rowid) };
+                let bounds = KeyBounds {
+                    lower: frame.prev_key,
+                    upper: Some(c.rowid),
+                };
                 frame.prev_key = Some(c.rowid);
-                self.enter(Some((page_no, Some(index))), c.left_child, depth + 1, bounds);
+                self.enter(
+                    Some((page_no, Some(index))),
+                    c.left_child,
+                    depth + 1,
+                    bounds,
+                );
             }
             Cell::IndexInterior(c) => {
-                self.enter(Some((page_no, Some(index))), c.left_child, depth + 1, KeyBounds::default());
+                self.enter(
+                    Some((page_no, Some(index))),
+                    c.left_child,
+                    depth + 1,
+                    KeyBounds::default(),
+                );
                 // The interior cell is an index entry in its own right, after its left subtree.
                 self.queue.push_back(Ok(TreeItem::Cell(cell)));
             }

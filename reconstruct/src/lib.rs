@@ -7,7 +7,13 @@
 //!
 //! The crate is empty until the salvage run (`salvage recover`) lands; the page reader it
 //! builds on is complete.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![warn(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 pub use pager;

@@ -1,0 +1,236 @@
+//! `salvage inspect`: read-only forensic inspection.
+
+use std::fmt::Write as _;
+
+use pager::{Database, PageClass};
+
+use crate::cli::InspectArgs;
+use crate::report::{self, InspectReport, RunInfo, SourceInfo};
+use crate::run::{print_stdout, Error, Outcome};
+use crate::source::{sha256_hex, Source};
+
+/// Runs `salvage inspect`.
+pub fn run(args: &InspectArgs) -> Result<Outcome, Error> {
+    let source = Source::open(&args.src)?;
+    let report = inspect(&source, args.sha256)?;
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&report).map_err(|e| Error::Output(e.into()))?;
+        s.push('\n');
+        s
+    } else {
+        render(&report)
+    };
+    print_stdout(&text)?;
+    Ok(if report.verdict.healthy {
+        Outcome::Clean
+    } else {
+        Outcome::Damaged
+    })
+}
+
+/// Inspects a mapped source.
+pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
+    let bytes = source.bytes();
+    let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
+        path: source.path.clone(),
+        why,
+    })?;
+    let survey = pager::survey(&db);
+    let info = SourceInfo {
+        size: bytes.len() as u64,
+        sha256: sha256.then(|| sha256_hex(bytes)),
+    };
+    let run = RunInfo {
+        source_path: source.path.display().to_string(),
+    };
+    Ok(report::build(&db, &survey, info, run))
+}
+
+/// The human report: the same facts as the JSON, for reading.
+pub fn render(r: &InspectReport) -> String {
+    let mut s = String::new();
+    let u = &r.header.in_use;
+    let d = &r.header.declared;
+    let _ = writeln!(s, "salvage inspect: {}", r.run.source_path);
+    let _ = writeln!(s, "verdict: {}", r.verdict.summary);
+    let _ = writeln!(s);
+    let _ = writeln!(s, "header                 declared      in use");
+    let _ = writeln!(
+        s,
+        "  page size            {:<13} {} ({})",
+        d.page_size, u.page_size, u.page_size_source
+    );
+    let _ = writeln!(
+        s,
+        "  reserved space       {:<13} {}",
+        d.reserved_space, u.reserved_space
+    );
+    let _ = writeln!(s, "  usable size                        {}", u.usable_size);
+    let _ = writeln!(
+        s,
+        "  text encoding        {:<13} {} ({})",
+        d.text_encoding, u.text_encoding, u.text_encoding_source
+    );
+    let _ = writeln!(
+        s,
+        "  database size        {:<13} {} pages in the file{}",
+        d.database_size,
+        u.page_count,
+        if d.database_size_valid {
+            ""
+        } else {
+            " (header value stale)"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  freelist             trunk {} count {}",
+        d.first_freelist_trunk, d.freelist_count
+    );
+    let _ = writeln!(
+        s,
+        "  auto-vacuum          {}{}",
+        if u.auto_vacuum { "yes" } else { "no" },
+        if u.incremental_vacuum {
+            " (incremental)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  header string        {}",
+        if d.header_string_valid {
+            "valid"
+        } else {
+            "DAMAGED"
+        }
+    );
+    if !u.page_size_evidence.is_empty() {
+        let _ = writeln!(
+            s,
+            "  page size evidence   size: pages checked / b-tree headers / exact fits"
+        );
+        for e in &u.page_size_evidence {
+            let _ = writeln!(
+                s,
+                "    {:>6}: {} / {} / {}",
+                e.page_size, e.pages_checked, e.btree_headers, e.exact_fits
+            );
+        }
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "pages: {} in the file", r.pages.total);
+    for c in PageClass::ALL {
+        let n = r.pages.by_class.get(c.name()).copied().unwrap_or(0);
+        if n > 0 {
+            let _ = writeln!(s, "  {:<16} {n}", c.name());
+        }
+    }
+    if r.pages.orphan_btree_pages > 0 {
+        let _ = writeln!(
+            s,
+            "  orphan b-tree pages (no tree reaches them): {}",
+            r.pages.orphan_btree_pages
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "b-trees ({}):", r.trees.len());
+    let _ = writeln!(
+        s,
+        "  {:<28} {:>6} {:>6} {:>8} {:>6} {:>10} {:>8}",
+        "name", "type", "root", "pages", "depth", "cells", "findings"
+    );
+    for t in &r.trees {
+        let _ = writeln!(
+            s,
+            "  {:<28} {:>6} {:>6} {:>8} {:>6} {:>10} {:>8}",
+            ellipsize(&t.name, 28),
+            t.kind,
+            t.root,
+            t.pages + t.overflow_pages,
+            t.depth,
+            t.cells,
+            t.findings.count
+        );
+        for l in t.lost_children.iter().take(5) {
+            let _ = writeln!(
+                s,
+                "      lost child {} of page {}: rowids ({}, {}]",
+                l.child,
+                l.parent,
+                l.rowid_above.map_or("-inf".into(), |v| v.to_string()),
+                l.rowid_up_to.map_or("+inf".into(), |v| v.to_string())
+            );
+        }
+        if t.lost_children.len() > 5 {
+            let _ = writeln!(
+                s,
+                "      … {} more lost children",
+                t.lost_children.len() - 5
+            );
+        }
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "freelist: {} trunk pages, {} leaf pages (header says {}){}",
+        r.freelist.trunk_pages,
+        r.freelist.leaf_pages,
+        r.freelist.declared_count,
+        if r.freelist.findings.count > 0 {
+            format!(", {} findings", r.freelist.findings.count)
+        } else {
+            String::new()
+        }
+    );
+    if !r.damaged_pages.is_empty() {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "damaged pages ({}):", r.damaged_pages.len());
+        for p in r.damaged_pages.iter().take(40) {
+            let _ = writeln!(s, "  page {} ({}): {}", p.page, p.class, p.why.join("; "));
+        }
+        if r.damaged_pages.len() > 40 {
+            let _ = writeln!(
+                s,
+                "  … {} more in the JSON report (--json)",
+                r.damaged_pages.len() - 40
+            );
+        }
+    }
+    let findings: Vec<_> = r
+        .findings
+        .listed
+        .iter()
+        .chain(r.trees.iter().flat_map(|t| &t.findings.listed))
+        .collect();
+    if !findings.is_empty() {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "findings ({}):", r.verdict.finding_count);
+        for f in findings.iter().take(40) {
+            let _ = writeln!(s, "  {}: {}", f.kind, f.message);
+        }
+        if findings.len() > 40 || r.verdict.finding_count > findings.len() {
+            let _ = writeln!(
+                s,
+                "  … {} more in the JSON report (--json)",
+                r.verdict.finding_count - findings.len().min(40)
+            );
+        }
+    }
+    s
+}
+
+fn ellipsize(s: &str, width: usize) -> String {
+    let printable: String = s
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if printable.chars().count() <= width {
+        printable
+    } else {
+        let mut t: String = printable.chars().take(width - 1).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,27 @@
+//! `salvage`: forensic SQLite salvage. See `docs/cli.md` for the command reference.
+#![deny(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod demo;
+mod inspect;
+mod report;
+mod run;
+mod source;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match run::run(&args) {
+        Ok(outcome) => ExitCode::from(outcome.code()),
+        Err(err) => {
+            eprintln!("error: {err}");
+            if let Some(hint) = err.hint() {
+                eprintln!("\nhint: {hint}");
+            }
+            ExitCode::from(err.code())
+        }
+    }
+}

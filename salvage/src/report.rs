@@ -1,0 +1,435 @@
+//! The `inspect` JSON document. Schema: `docs/inspect.md`. Field order is the document's
+//! order; every list is in a stable order (page order, schema order).
+//!
+//! `format_version` changes whenever a field changes meaning or is removed. Absolute
+//! paths and anything that differs between two runs over the same bytes live only in `run`.
+
+use std::collections::BTreeMap;
+
+use pager::{Database, EncodingSource, Finding, PageClass, PageNo, PageSizeSource, Survey};
+use serde::Serialize;
+
+/// Version of the inspect document's schema.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Findings listed per list at most; the counts beside each list are always complete.
+pub const FINDINGS_LISTED: usize = 1000;
+
+/// The whole `salvage inspect --json` document.
+#[derive(Debug, Serialize)]
+pub struct InspectReport {
+    pub format_version: u32,
+    pub tool: Tool,
+    pub source: SourceInfo,
+    pub header: HeaderReport,
+    pub pages: PagesReport,
+    pub schema: Vec<SchemaEntry>,
+    pub trees: Vec<TreeReport>,
+    pub freelist: FreelistReport,
+    pub damaged_pages: Vec<DamagedPage>,
+    pub findings: FindingList,
+    pub verdict: Verdict,
+    pub run: RunInfo,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SourceInfo {
+    pub size: u64,
+    /// Present with `--sha256`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunInfo {
+    /// The source path as given on the command line.
+    pub source_path: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HeaderReport {
+    pub declared: DeclaredHeader,
+    pub in_use: InUse,
+}
+
+/// Raw header fields as stored.
+#[derive(Debug, Serialize)]
+pub struct DeclaredHeader {
+    pub header_string_valid: bool,
+    pub page_size: u16,
+    pub write_version: u8,
+    pub read_version: u8,
+    pub reserved_space: u8,
+    pub payload_fractions: [u8; 3],
+    pub file_change_counter: u32,
+    pub database_size: u32,
+    pub database_size_valid: bool,
+    pub first_freelist_trunk: u32,
+    pub freelist_count: u32,
+    pub schema_cookie: u32,
+    pub schema_format: u32,
+    pub default_cache_size: u32,
+    pub largest_root_page: u32,
+    pub text_encoding: u32,
+    pub user_version: u32,
+    pub incremental_vacuum: u32,
+    pub application_id: u32,
+    pub version_valid_for: u32,
+    pub sqlite_version: u32,
+}
+
+/// The geometry the reader used, and where each value came from.
+#[derive(Debug, Serialize)]
+pub struct InUse {
+    pub page_size: u32,
+    /// "header" or "inferred".
+    pub page_size_source: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub page_size_evidence: Vec<PageSizeEvidenceReport>,
+    pub reserved_space: u8,
+    pub usable_size: usize,
+    pub text_encoding: String,
+    /// "header" or "inferred".
+    pub text_encoding_source: &'static str,
+    /// Occurrences of "CREATE " in UTF-8, UTF-16le, UTF-16be, when inferred.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_encoding_evidence: Option<[u64; 3]>,
+    pub page_count: u32,
+    pub auto_vacuum: bool,
+    pub incremental_vacuum: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PageSizeEvidenceReport {
+    pub page_size: u32,
+    pub pages_checked: u64,
+    pub btree_headers: u64,
+    pub exact_fits: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PagesReport {
+    pub total: u32,
+    /// Pages per class, every class listed.
+    pub by_class: BTreeMap<&'static str, u32>,
+    /// B-tree pages that no b-tree of the schema reaches.
+    pub orphan_btree_pages: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SchemaEntry {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub tbl_name: String,
+    pub rootpage: Option<u32>,
+    pub sql: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TreeReport {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub root: u32,
+    pub pages: u32,
+    pub overflow_pages: u32,
+    pub depth: u32,
+    /// Rows of a table, entries of an index.
+    pub cells: u64,
+    /// Child pointers that could not be followed.
+    pub lost_children: Vec<LostChildReport>,
+    pub findings: FindingList,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LostChildReport {
+    pub parent: u32,
+    pub child: u32,
+    /// Exclusive lower rowid bound of the lost subtree, if known.
+    pub rowid_above: Option<i64>,
+    /// Inclusive upper rowid bound, if known.
+    pub rowid_up_to: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FreelistReport {
+    pub first_trunk: u32,
+    pub declared_count: u32,
+    pub trunk_pages: usize,
+    pub leaf_pages: usize,
+    pub findings: FindingList,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DamagedPage {
+    pub page: u32,
+    pub class: &'static str,
+    /// Reasons, one sentence each.
+    pub why: Vec<String>,
+}
+
+/// A list of findings with its complete count; at most [`FINDINGS_LISTED`] are listed.
+#[derive(Debug, Serialize)]
+pub struct FindingList {
+    pub count: usize,
+    pub listed: Vec<FindingReport>,
+}
+
+impl FindingList {
+    pub fn new<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> FindingList {
+        let mut count = 0;
+        let mut listed = Vec::new();
+        for f in findings {
+            count += 1;
+            if listed.len() < FINDINGS_LISTED {
+                listed.push(FindingReport::from(f));
+            }
+        }
+        FindingList { count, listed }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct FindingReport {
+    /// The `Finding` variant, snake_case.
+    pub kind: &'static str,
+    pub page: Option<u32>,
+    pub message: String,
+}
+
+impl From<&Finding> for FindingReport {
+    fn from(f: &Finding) -> FindingReport {
+        FindingReport {
+            kind: f.kind(),
+            page: f.page().map(PageNo::get),
+            message: f.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Verdict {
+    /// No finding anywhere and no damaged page.
+    pub healthy: bool,
+    pub finding_count: usize,
+    pub damaged_page_count: usize,
+    pub summary: String,
+}
+
+/// Builds the report from the reader's results.
+pub fn build(
+    db: &Database<'_>,
+    survey: &Survey,
+    source: SourceInfo,
+    run: RunInfo,
+) -> InspectReport {
+    let h = db.header();
+    let declared = DeclaredHeader {
+        header_string_valid: h.has_header_string(),
+        page_size: h.page_size_raw,
+        write_version: h.write_version,
+        read_version: h.read_version,
+        reserved_space: h.reserved_space,
+        payload_fractions: [
+            h.max_payload_fraction,
+            h.min_payload_fraction,
+            h.leaf_payload_fraction,
+        ],
+        file_change_counter: h.file_change_counter,
+        database_size: h.database_size,
+        database_size_valid: h.database_size_valid(),
+        first_freelist_trunk: h.first_freelist_trunk,
+        freelist_count: h.freelist_count,
+        schema_cookie: h.schema_cookie,
+        schema_format: h.schema_format,
+        default_cache_size: h.default_cache_size,
+        largest_root_page: h.largest_root_page,
+        text_encoding: h.text_encoding_raw,
+        user_version: h.user_version,
+        incremental_vacuum: h.incremental_vacuum,
+        application_id: h.application_id,
+        version_valid_for: h.version_valid_for,
+        sqlite_version: h.sqlite_version,
+    };
+    let (page_size_source, page_size_evidence) = match db.page_size_source() {
+        PageSizeSource::Header => ("header", Vec::new()),
+        PageSizeSource::Inferred { evidence } => (
+            "inferred",
+            evidence
+                .iter()
+                .map(|e| PageSizeEvidenceReport {
+                    page_size: e.page_size.get(),
+                    pages_checked: e.pages_checked,
+                    btree_headers: e.btree_headers,
+                    exact_fits: e.exact_fits,
+                })
+                .collect(),
+        ),
+    };
+    let (text_encoding_source, text_encoding_evidence) = match db.encoding_source() {
+        EncodingSource::Header => ("header", None),
+        EncodingSource::Inferred { counts } => ("inferred", Some(*counts)),
+    };
+    let in_use = InUse {
+        page_size: db.page_size().get(),
+        page_size_source,
+        page_size_evidence,
+        reserved_space: db.reserved_space(),
+        usable_size: db.usable_size(),
+        text_encoding: db.encoding().to_string(),
+        text_encoding_source,
+        text_encoding_evidence,
+        page_count: db.page_count(),
+        auto_vacuum: h.auto_vacuum(),
+        incremental_vacuum: h.incremental_vacuum != 0,
+    };
+
+    let map = &survey.page_map;
+    let by_class = map
+        .counts()
+        .into_iter()
+        .map(|(c, n)| (c.name(), n))
+        .collect();
+    let orphans: Vec<(PageNo, PageClass)> = map.orphans().collect();
+
+    let trees = survey
+        .trees
+        .iter()
+        .map(|t| TreeReport {
+            name: t.name.clone(),
+            kind: t.kind.as_str().to_string(),
+            root: t.root.get(),
+            pages: t.pages,
+            overflow_pages: t.overflow_pages,
+            depth: t.depth,
+            cells: t.cells,
+            lost_children: t
+                .lost
+                .iter()
+                .map(|l| LostChildReport {
+                    parent: l.parent.get(),
+                    child: l.child,
+                    rowid_above: l.bounds.lower,
+                    rowid_up_to: l.bounds.upper,
+                })
+                .collect(),
+            findings: FindingList::new(&t.findings),
+        })
+        .collect();
+
+    // Damaged pages: every page a finding names, every orphan b-tree page, and every
+    // zeroed or unrecognised page that no structure claims.
+    let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let all_findings = db
+        .findings()
+        .iter()
+        .chain(&survey.findings)
+        .chain(&survey.freelist.findings)
+        .chain(survey.trees.iter().flat_map(|t| &t.findings));
+    for f in all_findings.clone() {
+        if let Some(p) = f.page() {
+            let reasons = why.entry(p.get()).or_default();
+            if reasons.len() < 8 {
+                reasons.push(f.to_string());
+            }
+        }
+    }
+    for (p, c) in &orphans {
+        why.entry(p.get())
+            .or_default()
+            .push(format!("orphan {c}: no b-tree of the schema reaches it"));
+    }
+    for n in 1..=db.page_count() {
+        let Some(p) = PageNo::new(n) else { continue };
+        match map.class(p) {
+            Some(PageClass::Zeroed) => why
+                .entry(n)
+                .or_default()
+                .push("zeroed page that no structure claims".into()),
+            Some(PageClass::Unrecognised) if map.owner(p).is_none() => why
+                .entry(n)
+                .or_default()
+                .push("unrecognised page that no structure claims".into()),
+            _ => {}
+        }
+    }
+    let damaged_pages: Vec<DamagedPage> = why
+        .into_iter()
+        .map(|(page, why)| DamagedPage {
+            page,
+            class: PageNo::new(page)
+                .and_then(|p| map.class(p))
+                .map_or("past_end", PageClass::name),
+            why,
+        })
+        .collect();
+
+    let damaged_page_count = damaged_pages.len();
+    let file_findings: Vec<&Finding> = db.findings().iter().chain(&survey.findings).collect();
+    let finding_count = all_findings.count();
+    let healthy = finding_count == 0 && damaged_pages.is_empty();
+    let summary = if healthy {
+        format!(
+            "healthy: {} pages, {} tables and indexes read without a finding",
+            db.page_count(),
+            survey.trees.len().saturating_sub(1)
+        )
+    } else {
+        format!(
+            "damaged: {finding_count} findings, {} damaged pages, {} orphan b-tree pages",
+            damaged_page_count,
+            orphans.len()
+        )
+    };
+
+    InspectReport {
+        format_version: FORMAT_VERSION,
+        tool: Tool {
+            name: "salvage",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        source,
+        header: HeaderReport { declared, in_use },
+        pages: PagesReport {
+            total: db.page_count(),
+            by_class,
+            orphan_btree_pages: orphans.len() as u32,
+        },
+        schema: survey
+            .schema
+            .rows
+            .iter()
+            .map(|r| SchemaEntry {
+                kind: r.kind.as_str().to_string(),
+                name: r.name.clone(),
+                tbl_name: r.tbl_name.clone(),
+                rootpage: r.rootpage.map(PageNo::get),
+                sql: r.sql.clone(),
+            })
+            .collect(),
+        trees,
+        freelist: FreelistReport {
+            first_trunk: h.first_freelist_trunk,
+            declared_count: h.freelist_count,
+            trunk_pages: survey.freelist.trunks.len(),
+            leaf_pages: survey.freelist.leaves.len(),
+            findings: FindingList::new(&survey.freelist.findings),
+        },
+        damaged_pages,
+        findings: FindingList::new(file_findings),
+        verdict: Verdict {
+            healthy,
+            finding_count,
+            damaged_page_count,
+            summary,
+        },
+        run,
+    }
+}

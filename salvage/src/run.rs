@@ -1,0 +1,116 @@
+//! Orchestration: runs a subcommand and maps failures to errors with exit codes.
+
+use std::fmt;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::cli::{Cli, Command};
+
+/// How a command ended when it ran to completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing wrong found.
+    Clean,
+    /// The report records damage.
+    Damaged,
+}
+
+impl Outcome {
+    /// The exit code: 0 clean, 3 damage recorded.
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Clean => 0,
+            Outcome::Damaged => 3,
+        }
+    }
+}
+
+/// Why a command could not run or finish.
+#[derive(Debug)]
+pub enum Error {
+    /// The source could not be read.
+    Source {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The source is not a regular file.
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        what: &'static str,
+    },
+    /// The source is not a SQLite database at all.
+    NotADatabase {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        why: pager::OpenError,
+    },
+    /// Writing output failed.
+    Output(std::io::Error),
+    /// Building the demo database failed.
+    Demo(String),
+}
+
+impl Error {
+    /// The exit code: 2 refused input, 1 failure.
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Source { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
+            Error::NotAFile { .. } | Error::NotADatabase { .. } => 2,
+            Error::Source { .. } | Error::Output(_) | Error::Demo(_) => 1,
+        }
+    }
+
+    /// A next step for the person, where there is one.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Source { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Some("check the path; `salvage inspect` takes the database file itself".into())
+            }
+            Error::Source { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some("the file must be readable by this user; inspect a copy of the evidence if needed".into())
+            }
+            Error::NotAFile { .. } => Some("pass the database file, not the folder holding it".into()),
+            Error::NotADatabase { .. } => Some(
+                "if this is a carved or encrypted file, it needs another tool first; nothing in it parses as SQLite pages"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Source { path, source } => {
+                write!(f, "cannot read `{}`: {source}", path.display())
+            }
+            Error::NotAFile { path, what } => write!(f, "`{}` is {what}", path.display()),
+            Error::NotADatabase { path, why } => write!(f, "`{}`: {why}", path.display()),
+            Error::Output(e) => write!(f, "cannot write output: {e}"),
+            Error::Demo(e) => write!(f, "cannot build the demo database: {e}"),
+        }
+    }
+}
+
+/// Writes `text` to stdout; a closed pipe is not an error.
+pub fn print_stdout(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(Error::Output),
+    }
+}
+
+/// Runs the command line.
+pub fn run(cli: &Cli) -> Result<Outcome, Error> {
+    match &cli.command {
+        Command::Inspect(args) => crate::inspect::run(args),
+        Command::Demo(args) => crate::demo::run(args),
+    }
+}

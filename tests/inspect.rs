@@ -1,0 +1,131 @@
+//! `salvage inspect` end to end: the real binary on real files.
+
+use std::ffi::OsStr;
+
+use crate::{run_salvage, Scratch, TestResult};
+
+fn json_of(out: &std::process::Output) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+#[test]
+fn healthy_corpus_file_exits_zero_with_a_healthy_verdict() -> TestResult {
+    let case = crate::nemetz::load("01-01");
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        case.db_path.as_os_str(),
+        OsStr::new("--json"),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json_of(&out)?;
+    assert_eq!(j["format_version"], 1);
+    assert_eq!(j["verdict"]["healthy"], true);
+    assert_eq!(j["header"]["in_use"]["page_size"], 4096);
+    assert_eq!(j["header"]["in_use"]["page_size_source"], "header");
+    Ok(())
+}
+
+#[test]
+fn every_corpus_file_is_inspected_by_the_binary() -> TestResult {
+    for case in crate::nemetz::all() {
+        let out = run_salvage(&[
+            OsStr::new("inspect"),
+            case.db_path.as_os_str(),
+            OsStr::new("--json"),
+        ])?;
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0) | Some(3)),
+            "{}: exit {code:?}: {}",
+            case.id,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j = json_of(&out)?;
+        assert!(j["pages"]["total"].as_u64().unwrap_or(0) > 0, "{}", case.id);
+        let human = run_salvage(&[OsStr::new("inspect"), case.db_path.as_os_str()])?;
+        assert_eq!(human.status.code(), code, "{}", case.id);
+        assert!(
+            String::from_utf8_lossy(&human.stdout).contains("verdict:"),
+            "{}",
+            case.id
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn inspect_never_writes_beside_the_source() -> TestResult {
+    let dir = Scratch::new("inspect-no-sidecars");
+    let src = dir.path("evidence.db");
+    std::fs::copy(crate::nemetz::load("09-01").db_path, &src)?;
+    let before = std::fs::read(&src)?;
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        src.as_os_str(),
+        OsStr::new("--json"),
+        OsStr::new("--sha256"),
+    ])?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(dir.listing(), vec!["evidence.db".to_string()]);
+    assert_eq!(std::fs::read(&src)?, before);
+    let j = json_of(&out)?;
+    assert_eq!(j["source"]["sha256"].as_str().map(str::len), Some(64));
+    Ok(())
+}
+
+#[test]
+fn input_that_is_not_a_database_is_refused_with_a_message() -> TestResult {
+    let dir = Scratch::new("inspect-not-a-db");
+    let cases: [(&str, Vec<u8>); 3] = [
+        ("empty.db", Vec::new()),
+        (
+            "notes.txt",
+            b"meeting notes\nnothing to see here\n".repeat(300),
+        ),
+        (
+            "random.bin",
+            (0..200_000u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+                .collect(),
+        ),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.path(name);
+        std::fs::write(&path, bytes)?;
+        let out = run_salvage(&[OsStr::new("inspect"), path.as_os_str()])?;
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("error: "), "{name}: {err}");
+        assert!(err.contains(name), "{name}: message names the path: {err}");
+        assert!(out.stdout.is_empty(), "{name}");
+    }
+    Ok(())
+}
+
+#[test]
+fn missing_path_and_directory_are_refused_naming_the_path() -> TestResult {
+    let dir = Scratch::new("inspect-bad-paths");
+    let missing = dir.path("no-such.db");
+    let out = run_salvage(&[OsStr::new("inspect"), missing.as_os_str()])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such.db"));
+    let folder = dir.path("folder.db");
+    std::fs::create_dir(&folder)?;
+    let out = run_salvage(&[OsStr::new("inspect"), folder.as_os_str()])?;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("folder.db") && err.contains("directory"),
+        "{err}"
+    );
+    Ok(())
+}
