@@ -12,6 +12,7 @@ use crate::classify::PageClass;
 use crate::cursor::{u16_at, u32_at};
 use crate::finding::Finding;
 use crate::header::{DatabaseHeader, TextEncoding};
+use crate::record::{Record, ValueRef};
 use crate::types::{PageNo, PageSize};
 
 /// The byte offset that SQLite's lock-byte page covers ("The Lock-Byte Page"): 2^30.
@@ -76,9 +77,10 @@ pub enum PageSizeSource {
 pub enum EncodingSource {
     /// The header's value.
     Header,
-    /// Inferred from how often "CREATE " appears in each encoding in the file's first pages.
+    /// Inferred: from the `type` column of the schema records on page 1 when any decode,
+    /// else from how often "CREATE " appears in each encoding.
     Inferred {
-        /// Occurrences found for UTF-8, UTF-16le, UTF-16be.
+        /// Votes for UTF-8, UTF-16le, UTF-16be.
         counts: [u64; 3],
     },
 }
@@ -165,7 +167,7 @@ impl<'a> Database<'a> {
                     findings.push(Finding::InvalidTextEncoding {
                         raw: header.text_encoding_raw,
                     });
-                    let counts = encoding_evidence(bytes, page_size);
+                    let counts = encoding_evidence(bytes, page_size, usize::from(reserved_space));
                     let best = [
                         TextEncoding::Utf8,
                         TextEncoding::Utf16le,
@@ -374,8 +376,19 @@ impl<'a> Database<'a> {
             chain.pages.push(page_no);
             let take = need.min(per_page);
             need -= take;
-            if need > 0 {
-                next = u32_at(page.bytes(), 0).unwrap_or(0);
+            next = u32_at(page.bytes(), 0).unwrap_or(0);
+            if need == 0 && next != 0 {
+                // The last page must end the chain (SQLite's integrity check follows it).
+                chain.finding = Some(match PageNo::new(next) {
+                    Some(p) if seen.contains(&next) => {
+                        Finding::OverflowCycle { start, repeated: p }
+                    }
+                    _ => Finding::OverflowChainTooLong {
+                        start,
+                        last: page_no,
+                        next,
+                    },
+                });
             }
         }
         chain.missing = need;
@@ -517,8 +530,8 @@ enum Fit {
     Exact,
 }
 
-/// Whether page 1 parses as a b-tree page at `size` and the file is a whole number of
-/// such pages (or cut short, which a later finding reports).
+/// Whether page 1 parses as a b-tree page at `size` whose cells end exactly at the usable
+/// end of the page.
 fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
     let reserved = if size.get() - u32::from(reserved) < 480 {
         0
@@ -529,7 +542,8 @@ fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
         // A file shorter than one page: the header's size is all the evidence there is.
         return bytes.len() >= btree_header_offset(PageNo::FIRST) + 8;
     }
-    fit(bytes, PageNo::FIRST, size, reserved) != Fit::None
+    // An exact fit: at a wrong, larger size page 1's cells would end short of the page end.
+    fit(bytes, PageNo::FIRST, size, reserved) == Fit::Exact
 }
 
 /// Examines up to [`PAGE_SIZE_SAMPLE`] pages spread over the whole file at `size`.
@@ -576,14 +590,21 @@ fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
     plausible.then_some(best.page_size)
 }
 
-/// Counts "CREATE " in each encoding over the first pages of the file (where
-/// `sqlite_schema` lives), then over the whole file if nothing was found there.
-fn encoding_evidence(bytes: &[u8], page_size: PageSize) -> [u64; 3] {
+/// Evidence for each text encoding (UTF-8, UTF-16le, UTF-16be). First, the `type` column
+/// of the records on page 1 (`sqlite_schema`): a whole value that must read "table",
+/// "index", "view" or "trigger", which only the right encoding gives. When page 1 has no
+/// such record, occurrences of "CREATE " over the first pages, then the whole file (a
+/// weaker count: UTF-16le and UTF-16be text can each contain the other's pattern).
+fn encoding_evidence(bytes: &[u8], page_size: PageSize, reserved: usize) -> [u64; 3] {
     let encodings = [
         TextEncoding::Utf8,
         TextEncoding::Utf16le,
         TextEncoding::Utf16be,
     ];
+    let by_schema = schema_type_votes(bytes, page_size, reserved, &encodings);
+    if by_schema.iter().any(|n| *n > 0) {
+        return by_schema;
+    }
     let needles: Vec<Vec<u8>> = encodings.iter().map(|e| e.encode("CREATE ")).collect();
     let count = |hay: &[u8]| -> [u64; 3] {
         let mut c = [0u64; 3];
@@ -601,6 +622,59 @@ fn encoding_evidence(bytes: &[u8], page_size: PageSize) -> [u64; 3] {
     } else {
         count(bytes)
     }
+}
+
+/// Counts, per encoding, the records on page 1 whose first column is a schema type word
+/// in that encoding.
+fn schema_type_votes(
+    bytes: &[u8],
+    page_size: PageSize,
+    reserved: usize,
+    encodings: &[TextEncoding; 3],
+) -> [u64; 3] {
+    let mut votes = [0u64; 3];
+    let Some(page_bytes) = bytes.get(..page_size.bytes().min(bytes.len())) else {
+        return votes;
+    };
+    let page = Page::new(
+        PageNo::FIRST,
+        page_bytes,
+        page_bytes.len().saturating_sub(reserved),
+    );
+    let Ok(h) = page.btree_header() else {
+        return votes;
+    };
+    if h.page_type() != PageType::TableLeaf {
+        return votes;
+    }
+    let words: Vec<[Vec<u8>; 4]> = encodings
+        .iter()
+        .map(|e| {
+            [
+                e.encode("table"),
+                e.encode("index"),
+                e.encode("view"),
+                e.encode("trigger"),
+            ]
+        })
+        .collect();
+    for cell in page.cells(&h).flatten() {
+        let Some(payload) = cell.cell.payload() else {
+            continue;
+        };
+        let Ok((record, _)) = Record::parse(payload.local, cell.location) else {
+            continue;
+        };
+        let Some(Ok(ValueRef::Text(t))) = record.values().next() else {
+            continue;
+        };
+        for (vote, w) in votes.iter_mut().zip(&words) {
+            if w.iter().any(|word| word.as_slice() == t) {
+                *vote += 1;
+            }
+        }
+    }
+    votes
 }
 
 #[cfg(test)]

@@ -322,6 +322,16 @@ pub enum Finding {
         missing: u64,
     },
 
+    /// The last overflow page the payload needs points on to another page instead of 0.
+    OverflowChainTooLong {
+        /// First overflow page of the chain.
+        start: PageNo,
+        /// The last page the payload needs.
+        last: PageNo,
+        /// Its next-page pointer.
+        next: u32,
+    },
+
     // ---- Freelist ("The Freelist") ----
     /// A freelist trunk pointer points past the end of the file.
     FreelistTrunkPastEnd {
@@ -412,6 +422,7 @@ impl Finding {
             OverflowPastEnd { .. } => "overflow_past_end",
             OverflowIntoNonOverflowPage { .. } => "overflow_into_non_overflow_page",
             OverflowChainShort { .. } => "overflow_chain_short",
+            OverflowChainTooLong { .. } => "overflow_chain_too_long",
             FreelistTrunkPastEnd { .. } => "freelist_trunk_past_end",
             FreelistCycle { .. } => "freelist_cycle",
             FreelistLeafCountTooLarge { .. } => "freelist_leaf_count_too_large",
@@ -452,6 +463,7 @@ impl Finding {
             | SchemaRootPageInvalid { at, .. } => Some(at.page),
             OverflowCycle { repeated, .. } => Some(*repeated),
             OverflowPastEnd { start, .. } | OverflowChainShort { start, .. } => Some(*start),
+            OverflowChainTooLong { last, .. } => Some(*last),
             FreelistCycle { trunk }
             | FreelistLeafCountTooLarge { trunk, .. }
             | FreelistLeafInvalid { trunk, .. } => Some(*trunk),
@@ -609,6 +621,11 @@ impl fmt::Display for Finding {
             OverflowChainShort { start, missing } => {
                 write!(f, "overflow chain from {start} ends early: {missing} bytes missing")
             }
+            OverflowChainTooLong { start, last, next } => write!(
+                f,
+                "overflow chain from {start} goes on past its last page {}: {next}",
+                last.get()
+            ),
             FreelistTrunkPastEnd { from, next } => match from {
                 Some(p) => write!(f, "freelist trunk pointer on {p} past the end of the file: {next}"),
                 None => write!(f, "first freelist trunk past the end of the file: {next}"),

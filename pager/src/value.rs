@@ -44,7 +44,8 @@ pub struct DecodedRow {
     pub location: Location,
     /// The column values; a damaged field is `Null` and listed in `findings`.
     pub values: Vec<Value>,
-    /// Whether every value was read from intact bytes.
+    /// Whether every value was read from intact bytes (the findings may still name damage
+    /// around them, such as an overflow chain that runs on past its last page).
     pub complete: bool,
     /// Damage met while decoding this entry.
     pub findings: Vec<Finding>,
@@ -63,11 +64,12 @@ pub fn decode_cell(db: &Database<'_>, cell: &CellRef<'_>) -> Result<DecodedRow, 
     let mut findings: Vec<Finding> = assembled.finding.into_iter().collect();
     let (record, mismatch) = Record::parse(&assembled.bytes, cell.location)?;
     // A short payload from a broken overflow chain is reported by the chain finding; the
-    // record-size mismatch would only repeat it.
+    // record-size mismatch would only repeat it. A chain that runs on past its last page
+    // is reported but leaves the values intact.
+    let mut complete = assembled.complete && mismatch.is_none();
     if assembled.complete {
         findings.extend(mismatch);
     }
-    let mut complete = assembled.complete && findings.is_empty();
     let values = record
         .values()
         .map(|v| match v {

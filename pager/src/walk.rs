@@ -77,6 +77,9 @@ struct Frame<'a> {
     next: u32,
     /// The divider key of the previous child (table interior pages).
     prev_key: Option<i64>,
+    /// An index interior cell whose left subtree is being walked: it is yielded after that
+    /// subtree, so index entries come out in key order.
+    pending: Option<CellRef<'a>>,
 }
 
 /// A depth-first walk of the b-tree rooted at a page; see the module docs.
@@ -218,6 +221,7 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             bounds,
             next: 0,
             prev_key: bounds.lower,
+            pending: None,
         });
     }
 
@@ -226,6 +230,10 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         let Some(frame) = self.stack.last_mut() else {
             return;
         };
+        if let Some(cell) = frame.pending.take() {
+            self.queue.push_back(Ok(TreeItem::Cell(cell)));
+            return;
+        }
         let page_type = frame.header.page_type();
         let count = u32::from(frame.header.cell_count());
         if frame.next > count || (!page_type.is_interior() && frame.next == count) {
@@ -312,14 +320,13 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
                 );
             }
             Cell::IndexInterior(c) => {
+                frame.pending = Some(cell);
                 self.enter(
                     Some((page_no, Some(index))),
                     c.left_child,
                     depth + 1,
                     KeyBounds::default(),
                 );
-                // The interior cell is an index entry in its own right, after its left subtree.
-                self.queue.push_back(Ok(TreeItem::Cell(cell)));
             }
         }
     }
