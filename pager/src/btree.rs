@@ -730,6 +730,19 @@ mod tests {
     }
 
     #[test]
+    fn page_cut_short_by_the_end_of_the_file() {
+        let bytes = one_cell_leaf();
+        let p = Page::new(PageNo::new(2).unwrap(), &bytes[..5], 512);
+        assert_eq!(
+            p.btree_header(),
+            Err(Finding::PageTruncated {
+                page: p.no(),
+                available: 5
+            })
+        );
+    }
+
+    #[test]
     fn invalid_page_type() {
         let mut bytes = one_cell_leaf();
         bytes[0] = 0x07;

@@ -160,33 +160,6 @@ impl<'a> Database<'a> {
             reserved_space = 0;
         }
 
-        let (encoding, encoding_source) =
-            match TextEncoding::from_header_field(header.text_encoding_raw) {
-                Some(e) => (e, EncodingSource::Header),
-                None => {
-                    findings.push(Finding::InvalidTextEncoding {
-                        raw: header.text_encoding_raw,
-                    });
-                    let counts = encoding_evidence(bytes, page_size, usize::from(reserved_space));
-                    let best = [
-                        TextEncoding::Utf8,
-                        TextEncoding::Utf16le,
-                        TextEncoding::Utf16be,
-                    ]
-                    .into_iter()
-                    .zip(counts)
-                    .fold((TextEncoding::Utf8, 0), |best, (e, n)| {
-                        if n > best.1 {
-                            (e, n)
-                        } else {
-                            best
-                        }
-                    })
-                    .0;
-                    (best, EncodingSource::Inferred { counts })
-                }
-            };
-
         let page_count =
             u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
         if !len.is_multiple_of(u64::from(page_size.get())) {
@@ -202,17 +175,32 @@ impl<'a> Database<'a> {
             });
         }
 
-        Ok(Database {
+        let raw_encoding = header.text_encoding_raw;
+        let mut db = Database {
             bytes,
             header,
             page_size,
             page_size_source,
             reserved_space,
-            encoding,
-            encoding_source,
+            encoding: TextEncoding::from_header_field(raw_encoding).unwrap_or(TextEncoding::Utf8),
+            encoding_source: EncodingSource::Header,
             page_count,
             findings,
-        })
+        };
+        if TextEncoding::from_header_field(raw_encoding).is_none() {
+            db.findings
+                .push(Finding::InvalidTextEncoding { raw: raw_encoding });
+            let counts = db.encoding_evidence();
+            let mut best = (TextEncoding::Utf8, 0);
+            for (e, n) in ENCODINGS.into_iter().zip(counts) {
+                if n > best.1 {
+                    best = (e, n);
+                }
+            }
+            db.encoding = best.0;
+            db.encoding_source = EncodingSource::Inferred { counts };
+        }
+        Ok(db)
     }
 
     /// The whole input.
@@ -590,91 +578,86 @@ fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
     plausible.then_some(best.page_size)
 }
 
-/// Evidence for each text encoding (UTF-8, UTF-16le, UTF-16be). First, the `type` column
-/// of the records on page 1 (`sqlite_schema`): a whole value that must read "table",
-/// "index", "view" or "trigger", which only the right encoding gives. When page 1 has no
-/// such record, occurrences of "CREATE " over the first pages, then the whole file (a
-/// weaker count: UTF-16le and UTF-16be text can each contain the other's pattern).
-fn encoding_evidence(bytes: &[u8], page_size: PageSize, reserved: usize) -> [u64; 3] {
-    let encodings = [
-        TextEncoding::Utf8,
-        TextEncoding::Utf16le,
-        TextEncoding::Utf16be,
-    ];
-    let by_schema = schema_type_votes(bytes, page_size, reserved, &encodings);
-    if by_schema.iter().any(|n| *n > 0) {
-        return by_schema;
-    }
-    let needles: Vec<Vec<u8>> = encodings.iter().map(|e| e.encode("CREATE ")).collect();
-    let count = |hay: &[u8]| -> [u64; 3] {
-        let mut c = [0u64; 3];
-        for (slot, needle) in c.iter_mut().zip(&needles) {
-            *slot = hay.windows(needle.len()).filter(|w| w == needle).count() as u64;
-        }
-        c
-    };
-    let head = bytes
-        .get(..bytes.len().min(page_size.bytes() * 16))
-        .unwrap_or(bytes);
-    let c = count(head);
-    if c.iter().any(|n| *n > 0) {
-        c
-    } else {
-        count(bytes)
-    }
-}
+/// The three text encodings, in header-value order.
+const ENCODINGS: [TextEncoding; 3] = [
+    TextEncoding::Utf8,
+    TextEncoding::Utf16le,
+    TextEncoding::Utf16be,
+];
 
-/// Counts, per encoding, the records on page 1 whose first column is a schema type word
-/// in that encoding.
-fn schema_type_votes(
-    bytes: &[u8],
-    page_size: PageSize,
-    reserved: usize,
-    encodings: &[TextEncoding; 3],
-) -> [u64; 3] {
-    let mut votes = [0u64; 3];
-    let Some(page_bytes) = bytes.get(..page_size.bytes().min(bytes.len())) else {
-        return votes;
-    };
-    let page = Page::new(
-        PageNo::FIRST,
-        page_bytes,
-        page_bytes.len().saturating_sub(reserved),
-    );
-    let Ok(h) = page.btree_header() else {
-        return votes;
-    };
-    if h.page_type() != PageType::TableLeaf {
-        return votes;
+/// Schema records examined at most when inferring the text encoding.
+const ENCODING_SAMPLE: usize = 1000;
+
+impl Database<'_> {
+    /// Evidence for each text encoding (UTF-8, UTF-16le, UTF-16be). First, the `type`
+    /// column of the `sqlite_schema` records: a whole value that must read "table",
+    /// "index", "view" or "trigger", which only the right encoding gives. When no schema
+    /// record is readable, occurrences of "CREATE " over the first pages, then the whole
+    /// file (a weaker count: UTF-16le and UTF-16be text each contain the other's pattern
+    /// shifted by a byte, so a tie is possible and goes to the earlier encoding).
+    fn encoding_evidence(&self) -> [u64; 3] {
+        let votes = self.schema_type_votes();
+        if votes.iter().any(|n| *n > 0) {
+            return votes;
+        }
+        let needles: Vec<Vec<u8>> = ENCODINGS.iter().map(|e| e.encode("CREATE ")).collect();
+        let count = |hay: &[u8]| -> [u64; 3] {
+            let mut c = [0u64; 3];
+            for (slot, needle) in c.iter_mut().zip(&needles) {
+                *slot = hay.windows(needle.len()).filter(|w| w == needle).count() as u64;
+            }
+            c
+        };
+        let head = self
+            .bytes
+            .get(..self.bytes.len().min(self.page_size.bytes() * 16))
+            .unwrap_or(self.bytes);
+        let c = count(head);
+        if c.iter().any(|n| *n > 0) {
+            c
+        } else {
+            count(self.bytes)
+        }
     }
-    let words: Vec<[Vec<u8>; 4]> = encodings
-        .iter()
-        .map(|e| {
-            [
-                e.encode("table"),
-                e.encode("index"),
-                e.encode("view"),
-                e.encode("trigger"),
-            ]
-        })
-        .collect();
-    for cell in page.cells(&h).flatten() {
-        let Some(payload) = cell.cell.payload() else {
-            continue;
-        };
-        let Ok((record, _)) = Record::parse(payload.local, cell.location) else {
-            continue;
-        };
-        let Some(Ok(ValueRef::Text(t))) = record.values().next() else {
-            continue;
-        };
-        for (vote, w) in votes.iter_mut().zip(&words) {
-            if w.iter().any(|word| word.as_slice() == t) {
-                *vote += 1;
+
+    /// Counts, per encoding, the schema records whose first column is a schema type word
+    /// in that encoding.
+    fn schema_type_votes(&self) -> [u64; 3] {
+        let words: Vec<[Vec<u8>; 4]> = ENCODINGS
+            .iter()
+            .map(|e| {
+                [
+                    e.encode("table"),
+                    e.encode("index"),
+                    e.encode("view"),
+                    e.encode("trigger"),
+                ]
+            })
+            .collect();
+        let mut votes = [0u64; 3];
+        let cells =
+            crate::walk::BtreeWalk::new(self, PageNo::FIRST).filter_map(|item| match item {
+                Ok(crate::walk::TreeItem::Cell(c)) => Some(c),
+                _ => None,
+            });
+        for cell in cells.take(ENCODING_SAMPLE) {
+            let Some(payload) = cell.cell.payload() else {
+                continue;
+            };
+            let Ok((record, _)) = Record::parse(payload.local, cell.location) else {
+                continue;
+            };
+            let Some(Ok(ValueRef::Text(t))) = record.values().next() else {
+                continue;
+            };
+            for (vote, w) in votes.iter_mut().zip(&words) {
+                if w.iter().any(|word| word.as_slice() == t) {
+                    *vote += 1;
+                }
             }
         }
+        votes
     }
-    votes
 }
 
 #[cfg(test)]
@@ -710,5 +693,151 @@ mod tests {
             Database::open(&bytes),
             Err(OpenError::NotADatabase { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod damage_tests {
+    use super::*;
+    use crate::testing::Db;
+
+    #[test]
+    fn file_shorter_than_the_header() {
+        let db = Db::named("agent-4096-utf8");
+        let short = &db.bytes[..60];
+        let opened = Database::open(short).unwrap();
+        assert!(opened
+            .findings()
+            .contains(&Finding::FileTooSmall { len: 60 }));
+    }
+
+    #[test]
+    fn page_size_field_garbage() {
+        let mut db = Db::named("agent-512-utf8");
+        db.bytes[16..18].copy_from_slice(&1000u16.to_be_bytes());
+        let opened = Database::open(&db.bytes).unwrap();
+        assert_eq!(opened.page_size().get(), 512);
+        assert!(opened
+            .findings()
+            .contains(&Finding::InvalidPageSize { raw: 1000 }));
+        let PageSizeSource::Inferred { evidence } = opened.page_size_source() else {
+            panic!("not inferred")
+        };
+        let best = evidence.iter().max_by_key(|e| e.exact_fits).unwrap();
+        assert_eq!(best.page_size.get(), 512);
+    }
+
+    #[test]
+    fn page_size_field_valid_but_wrong() {
+        let mut db = Db::named("agent-4096-utf8");
+        db.bytes[16..18].copy_from_slice(&1024u16.to_be_bytes());
+        let opened = Database::open(&db.bytes).unwrap();
+        assert_eq!(opened.page_size().get(), 4096);
+        assert!(opened.findings().contains(&Finding::PageSizeDisagrees {
+            declared: 1024,
+            inferred: 4096
+        }));
+    }
+
+    #[test]
+    fn page_size_inferred_when_page_one_is_zeroed() {
+        // Page 1 (header and schema root) gone: the size comes from the other pages alone.
+        let mut db = Db::named("agent-65536-utf8");
+        let ps = db.page_size();
+        db.bytes[..ps].fill(0);
+        let opened = Database::open(&db.bytes).unwrap();
+        assert_eq!(opened.page_size().get(), 65536);
+    }
+
+    #[test]
+    fn file_cut_mid_page() {
+        let db = Db::named("agent-4096-utf8");
+        let cut = &db.bytes[..db.bytes.len() - 100];
+        let opened = Database::open(cut).unwrap();
+        let len = cut.len() as u64;
+        assert!(opened.findings().contains(&Finding::FileNotPageMultiple {
+            len,
+            page_size: 4096
+        }));
+    }
+
+    #[test]
+    fn reserved_space_leaves_too_little() {
+        let mut db = Db::named("agent-512-utf8");
+        db.bytes[20] = 200;
+        let opened = Database::open(&db.bytes).unwrap();
+        assert!(opened.findings().contains(&Finding::ReservedSpaceTooLarge {
+            reserved: 200,
+            page_size: 512
+        }));
+        assert_eq!(opened.usable_size(), 512);
+    }
+
+    #[test]
+    fn text_encoding_field_garbage() {
+        let mut db = Db::named("generic-512-utf16be");
+        db.bytes[56..60].copy_from_slice(&9u32.to_be_bytes());
+        let opened = Database::open(&db.bytes).unwrap();
+        assert!(opened
+            .findings()
+            .contains(&Finding::InvalidTextEncoding { raw: 9 }));
+        assert_eq!(opened.encoding(), TextEncoding::Utf16be);
+    }
+
+    #[test]
+    fn in_header_database_size_differs_from_the_file() {
+        let mut db = Db::named("agent-4096-utf8");
+        let pages = db.fixture.page_count();
+        db.bytes[28..32].copy_from_slice(&(pages + 5).to_be_bytes());
+        let opened = Database::open(&db.bytes).unwrap();
+        assert!(opened.findings().contains(&Finding::DatabaseSizeMismatch {
+            declared: pages + 5,
+            actual: pages
+        }));
+    }
+
+    /// The first overflow chain of `messages` with at least two pages.
+    fn long_chain(db: &Db) -> Vec<u32> {
+        db.walk("messages")
+            .chains
+            .into_iter()
+            .map(|c| c.pages)
+            .find(|p| p.len() >= 2)
+            .expect("a chain of 2+ pages")
+    }
+
+    #[test]
+    fn overflow_pointer_past_the_end() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chain = long_chain(&db);
+        db.set_u32(chain[0], 0, 99_999);
+        assert!(db.reports("overflow_past_end"));
+    }
+
+    #[test]
+    fn overflow_pointer_into_page_one() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chain = long_chain(&db);
+        db.set_u32(chain[0], 0, 1);
+        assert!(db.reports("overflow_into_non_overflow_page"));
+    }
+
+    #[test]
+    fn overflow_chain_ends_early() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chain = long_chain(&db);
+        db.set_u32(chain[0], 0, 0);
+        assert!(db.reports("overflow_chain_short"));
+    }
+
+    #[test]
+    fn overflow_chain_runs_on_past_its_last_page() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chain = long_chain(&db);
+        let last = *chain.last().unwrap();
+        db.set_u32(last, 0, 3);
+        assert!(db.reports("overflow_chain_too_long"));
+        db.set_u32(last, 0, chain[0]);
+        assert!(db.reports("overflow_cycle"));
     }
 }

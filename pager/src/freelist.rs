@@ -108,3 +108,52 @@ pub fn read_freelist(db: &Database<'_>) -> Freelist {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::Db;
+
+    /// agent-4096-utf8 has one trunk listing 20 leaves.
+    fn with_freelist() -> (Db, u32) {
+        let db = Db::named("agent-4096-utf8");
+        let trunk = u32::from_be_bytes(db.bytes[32..36].try_into().unwrap());
+        assert_ne!(trunk, 0);
+        (db, trunk)
+    }
+
+    #[test]
+    fn freelist_count_in_header_wrong() {
+        let (mut db, _) = with_freelist();
+        let n = u32::from_be_bytes(db.bytes[36..40].try_into().unwrap());
+        db.bytes[36..40].copy_from_slice(&(n + 1).to_be_bytes());
+        assert!(db.reports("freelist_count_mismatch"));
+    }
+
+    #[test]
+    fn first_trunk_past_the_end() {
+        let (mut db, _) = with_freelist();
+        db.bytes[32..36].copy_from_slice(&99_999u32.to_be_bytes());
+        assert!(db.reports("freelist_trunk_past_end"));
+    }
+
+    #[test]
+    fn trunk_points_to_itself() {
+        let (mut db, trunk) = with_freelist();
+        db.set_u32(trunk, 0, trunk);
+        assert!(db.reports("freelist_cycle"));
+    }
+
+    #[test]
+    fn trunk_claims_more_leaves_than_fit() {
+        let (mut db, trunk) = with_freelist();
+        db.set_u32(trunk, 4, 5000);
+        assert!(db.reports("freelist_leaf_count_too_large"));
+    }
+
+    #[test]
+    fn leaf_pointer_past_the_end() {
+        let (mut db, trunk) = with_freelist();
+        db.set_u32(trunk, 8, 99_999);
+        assert!(db.reports("freelist_leaf_invalid"));
+    }
+}

@@ -418,7 +418,7 @@ mod tests {
             TextEncoding::Utf16be.decode(&[0, b'h', 0, b'i']).as_deref(),
             Some("hi")
         );
-        assert_eq!(TextEncoding::Utf16le.decode(&[b'h']), None);
+        assert_eq!(TextEncoding::Utf16le.decode(b"h"), None);
         assert_eq!(TextEncoding::Utf8.decode(&[0xff]), None);
         let s = "日本 🎉";
         for e in [

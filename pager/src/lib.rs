@@ -54,6 +54,9 @@ pub mod value;
 pub mod varint;
 pub mod walk;
 
+#[cfg(test)]
+mod testing;
+
 pub use btree::{
     BtreePageHeader, Cell, CellRef, Freeblock, IndexInteriorCell, IndexLeafCell, Page, PageType,
     Payload, TableInteriorCell, TableLeafCell,

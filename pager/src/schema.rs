@@ -157,3 +157,68 @@ pub fn read_schema(db: &Database<'_>) -> Schema {
         findings,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Db;
+    use crate::varint::read_varint;
+
+    /// File offset of the first schema record's payload on page 1.
+    fn first_schema_payload(db: &Db) -> usize {
+        let opened = Database::open(&db.bytes).unwrap();
+        let page = opened.page(PageNo::FIRST).unwrap();
+        let h = page.btree_header().unwrap();
+        let cell = usize::from(page.cell_pointers(&h).next().unwrap());
+        let (_, n1) = read_varint(&db.bytes[cell..]).unwrap();
+        let (_, n2) = read_varint(&db.bytes[cell + n1..]).unwrap();
+        cell + n1 + n2
+    }
+
+    #[test]
+    fn reads_every_schema_row() {
+        let db = Db::named("generic-4096-utf8");
+        let opened = Database::open(&db.bytes).unwrap();
+        let schema = read_schema(&opened);
+        assert!(schema.findings.is_empty());
+        assert_eq!(schema.rows.len(), db.fixture.schema.len());
+        for (row, expected) in schema.rows.iter().zip(&db.fixture.schema) {
+            assert_eq!(row.name, expected.name);
+            assert_eq!(row.rootpage.map_or(0, PageNo::get), expected.rootpage);
+            assert_eq!(row.sql, expected.sql);
+        }
+        assert!(schema.get("kv").unwrap().is_without_rowid());
+    }
+
+    #[test]
+    fn schema_root_page_past_the_end() {
+        let mut db = Db::named("generic-4096-utf8");
+        let p = first_schema_payload(&db);
+        // Header: size, then serial types of type, name, tbl_name, rootpage (1 byte each here).
+        let types: Vec<u8> = db.bytes[p + 1..p + 5].to_vec();
+        assert_eq!(types[3], 1, "rootpage stored as an 8-bit integer");
+        let body = |t: u8| {
+            if t >= 13 {
+                (usize::from(t) - 13) / 2
+            } else {
+                usize::from(t)
+            }
+        };
+        let root_at =
+            p + usize::from(db.bytes[p]) + body(types[0]) + body(types[1]) + body(types[2]);
+        db.bytes[root_at] = 0x7f;
+        assert!(db
+            .findings()
+            .iter()
+            .any(|f| matches!(f, Finding::SchemaRootPageInvalid { rootpage: 127, .. })));
+    }
+
+    #[test]
+    fn schema_type_column_not_text() {
+        let mut db = Db::named("generic-4096-utf8");
+        let p = first_schema_payload(&db);
+        assert_eq!(db.bytes[p + 1] % 2, 1, "type is text");
+        db.bytes[p + 1] -= 1; // text of n bytes -> blob of n bytes
+        assert!(db.reports("schema_record_malformed"));
+    }
+}

@@ -351,3 +351,104 @@ impl<'a> Iterator for BtreeWalk<'a, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::Db;
+
+    /// agent-4096-utf8's `messages` b-tree: an interior root over leaves.
+    fn messages() -> (Db, u32) {
+        let db = Db::named("agent-4096-utf8");
+        let root = db.root("messages");
+        assert_eq!(
+            db.bytes[db.at(root, 0)],
+            0x05,
+            "root is a table interior page"
+        );
+        (db, root)
+    }
+
+    #[test]
+    fn right_most_pointer_zero() {
+        let (mut db, root) = messages();
+        db.set_u32(root, 8, 0);
+        assert!(db.reports("child_pointer_null"));
+    }
+
+    #[test]
+    fn right_most_pointer_past_the_end() {
+        let (mut db, root) = messages();
+        db.set_u32(root, 8, 99_999);
+        assert!(db.reports("child_pointer_past_end"));
+    }
+
+    #[test]
+    fn child_pointer_back_to_the_root() {
+        let (mut db, root) = messages();
+        db.set_u32(root, 8, root);
+        assert!(db.reports("btree_cycle"));
+    }
+
+    #[test]
+    fn zeroed_child_page() {
+        let (mut db, _) = messages();
+        let leaf = db.walk("messages").pages.leaves[4];
+        let (at, ps) = (db.at(leaf, 0), db.page_size());
+        db.bytes[at..at + ps].fill(0);
+        assert!(db.reports("child_not_btree_page"));
+    }
+
+    #[test]
+    fn index_leaf_inside_a_table_btree() {
+        let (mut db, _) = messages();
+        let leaf = db.walk("messages").pages.leaves[2];
+        db.set_u8(leaf, 0, 0x0a);
+        assert!(db.reports("child_page_kind_mismatch"));
+    }
+
+    #[test]
+    fn rowid_below_the_range_its_parent_allows() {
+        let (mut db, _) = messages();
+        let leaf = *db.walk("messages").pages.leaves.last().unwrap();
+        let cell = u16::from_be_bytes(
+            db.bytes[db.at(leaf, 8)..db.at(leaf, 10)]
+                .try_into()
+                .unwrap(),
+        ) as usize;
+        let size_len = if db.bytes[db.at(leaf, cell)] < 0x80 {
+            1
+        } else {
+            2
+        };
+        let rowid_at = db.at(leaf, cell + size_len);
+        assert!(db.bytes[rowid_at] >= 0x80, "a 2-byte rowid varint");
+        db.bytes[rowid_at..rowid_at + 2].copy_from_slice(&[0x80, 0x01]); // rowid 1
+        assert!(db.reports("key_out_of_range"));
+    }
+
+    #[test]
+    fn chain_of_interior_pages_deeper_than_sqlite_builds() {
+        let mut db = Db::named("agent-512-utf8");
+        let root = db.root("messages");
+        let leaves = db.walk("messages").pages.leaves;
+        // Rewrite 22 leaves as empty interior pages, each pointing to the next.
+        for w in leaves[..22].windows(2) {
+            let (page, next) = (w[0], w[1]);
+            let at = db.at(page, 0);
+            db.bytes[at..at + 512].fill(0);
+            db.bytes[at] = 0x05;
+            db.set_u16(page, 5, 512);
+            db.set_u32(page, 8, next);
+        }
+        db.set_u32(root, 8, leaves[0]);
+        assert!(db.reports("btree_too_deep"));
+    }
+
+    #[test]
+    fn page_reached_from_two_btrees() {
+        let (mut db, root) = messages();
+        let sessions = db.root("sessions");
+        db.set_u32(root, 8, sessions);
+        assert!(db.reports("page_in_two_trees"));
+    }
+}

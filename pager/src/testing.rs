@@ -1,0 +1,72 @@
+//! Test helpers: real databases from `fixtures`, and byte edits at offsets that the
+//! fixtures' own reader computed (a second reading of the format, not this crate's).
+
+use crate::classify::{survey, Survey};
+use crate::database::Database;
+use crate::finding::Finding;
+
+/// A healthy catalog fixture's bytes and its table roots.
+pub struct Db {
+    pub bytes: Vec<u8>,
+    pub fixture: fixtures::Fixture,
+}
+
+impl Db {
+    pub fn named(name: &str) -> Db {
+        let fixture = fixtures::build_named(name).unwrap_or_else(|| panic!("no fixture {name}"));
+        Db {
+            bytes: fixture.bytes.clone(),
+            fixture,
+        }
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.fixture.options.page_size as usize
+    }
+
+    pub fn root(&self, table: &str) -> u32 {
+        self.fixture.roots[table]
+    }
+
+    /// File offset of `offset` within page `page`.
+    pub fn at(&self, page: u32, offset: usize) -> usize {
+        (page as usize - 1) * self.page_size() + offset
+    }
+
+    pub fn set_u8(&mut self, page: u32, offset: usize, v: u8) {
+        let at = self.at(page, offset);
+        self.bytes[at] = v;
+    }
+
+    pub fn set_u16(&mut self, page: u32, offset: usize, v: u16) {
+        let at = self.at(page, offset);
+        self.bytes[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    }
+
+    pub fn set_u32(&mut self, page: u32, offset: usize, v: u32) {
+        let at = self.at(page, offset);
+        self.bytes[at..at + 4].copy_from_slice(&v.to_be_bytes());
+    }
+
+    pub fn walk(&self, table: &str) -> fixtures::format::BtreeWalk {
+        fixtures::format::walk_btree(&self.bytes, self.root(table)).0
+    }
+
+    /// Every finding of a full survey, header findings included.
+    pub fn findings(&self) -> Vec<Finding> {
+        let db = Database::open(&self.bytes).expect("opens");
+        let s: Survey = survey(&db);
+        db.findings()
+            .iter()
+            .chain(&s.findings)
+            .chain(&s.freelist.findings)
+            .chain(s.trees.iter().flat_map(|t| &t.findings))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether a full survey reports a finding of `kind`.
+    pub fn reports(&self, kind: &str) -> bool {
+        self.findings().iter().any(|f| f.kind() == kind)
+    }
+}
