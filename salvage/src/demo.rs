@@ -59,9 +59,22 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
     std::fs::write(&path, &bytes).map_err(Error::Output)?;
     eprintln!("  wrote `{}` ({} bytes)\n", path.display(), bytes.len());
 
-    crate::inspect::run(&InspectArgs {
+    let outcome = crate::inspect::run(&InspectArgs {
         src: PathBuf::from(&path),
         json: args.json,
         sha256: true,
-    })
+    })?;
+    // The demo succeeds when the inspection finds the damage it was shown.
+    match outcome {
+        Outcome::Damaged => {
+            eprintln!(
+                "\nsalvage demo: the inspection found the damage; `{}` is left for you to explore",
+                path.display()
+            );
+            Ok(Outcome::Clean)
+        }
+        Outcome::Clean => Err(Error::Demo(
+            "the inspection found no damage in the damaged sample".into(),
+        )),
+    }
 }
