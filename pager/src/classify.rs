@@ -180,6 +180,44 @@ impl PageMap {
             })
     }
 
+    /// The class of `page` when some structure already holds it: a b-tree, a chain, or
+    /// the freelist.
+    fn held(&self, page: PageNo) -> Option<PageClass> {
+        let class = self.classes.get(page.index()).copied()?;
+        let owned = self.owners.get(page.index()).is_some_and(|o| *o != 0);
+        let free = matches!(class, PageClass::FreelistTrunk | PageClass::FreelistLeaf);
+        (owned || free).then_some(class)
+    }
+
+    /// Records that the b-tree rooted at `root` holds `page` as `class`. A page another
+    /// tree already holds stays with it: the finding is recorded and `false` returned.
+    fn claim(
+        &mut self,
+        page: PageNo,
+        class: PageClass,
+        root: PageNo,
+        findings: &mut Vec<Finding>,
+    ) -> bool {
+        let Some(owner) = self.owners.get_mut(page.index()) else {
+            return false;
+        };
+        if *owner != 0 && *owner != root.get() {
+            if let Some(first_root) = PageNo::new(*owner) {
+                findings.push(Finding::PageInTwoTrees {
+                    page,
+                    first_root,
+                    second_root: root,
+                });
+            }
+            return false;
+        }
+        *owner = root.get();
+        if let Some(c) = self.classes.get_mut(page.index()) {
+            *c = class;
+        }
+        true
+    }
+
     /// Number of pages mapped.
     pub fn len(&self) -> usize {
         self.classes.len()
@@ -235,7 +273,7 @@ pub fn survey(db: &Database<'_>) -> Survey {
     let mut classes: Vec<PageClass> = (1..=n)
         .map(|i| PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p)))
         .collect();
-    let mut owners = vec![0u32; n as usize];
+    let owners = vec![0u32; n as usize];
     let mut findings = Vec::new();
 
     let freelist = read_freelist(db);
@@ -250,6 +288,7 @@ pub fn survey(db: &Database<'_>) -> Survey {
         }
     }
 
+    let mut map = PageMap { classes, owners };
     let schema = read_schema(db);
     let mut roots: Vec<(String, SchemaKind, PageNo)> =
         vec![("sqlite_schema".into(), SchemaKind::Table, PageNo::FIRST)];
@@ -274,32 +313,17 @@ pub fn survey(db: &Database<'_>) -> Survey {
             lost: Vec::new(),
             findings: Vec::new(),
         };
-        let mut claim = |page: PageNo, class: PageClass, findings: &mut Vec<Finding>| -> bool {
-            let Some(owner) = owners.get_mut(page.index()) else {
-                return false;
-            };
-            if *owner != 0 && *owner != root.get() {
-                if let Some(first_root) = PageNo::new(*owner) {
-                    findings.push(Finding::PageInTwoTrees {
-                        page,
-                        first_root,
-                        second_root: root,
-                    });
-                }
-                return false;
-            }
-            *owner = root.get();
-            if let Some(c) = classes.get_mut(page.index()) {
-                *c = class;
-            }
-            true
-        };
         for item in BtreeWalk::new(db, root) {
             match item {
                 Ok(TreeItem::Page(p)) => {
                     t.pages += 1;
                     t.depth = t.depth.max(p.depth);
-                    claim(p.page, PageClass::of_btree(p.page_type), &mut findings);
+                    map.claim(
+                        p.page,
+                        PageClass::of_btree(p.page_type),
+                        root,
+                        &mut findings,
+                    );
                     if let Some(page) = db.page(p.page) {
                         if let Ok(h) = page.btree_header() {
                             t.findings.extend(page.overlap_findings(&h));
@@ -325,22 +349,16 @@ pub fn survey(db: &Database<'_>) -> Survey {
                         Err(f) => t.findings.push(f),
                     }
                     if payload.spills() {
-                        let chain = db.overflow_chain(payload);
+                        // A page already held by any structure ends the chain, so every
+                        // page is walked at most once however the chains are damaged.
+                        let chain =
+                            db.overflow_chain_until(payload, cell.location, |p| map.held(p));
                         for p in &chain.pages {
-                            if claim(*p, PageClass::Overflow, &mut findings) {
+                            if map.claim(*p, PageClass::Overflow, root, &mut findings) {
                                 t.overflow_pages += 1;
                             }
                         }
-                        match chain.finding {
-                            Some(f) => t.findings.push(f),
-                            None if chain.missing > 0 => {
-                                t.findings.push(Finding::OverflowChainShort {
-                                    start: payload.first_overflow.unwrap_or(cell.location.page),
-                                    missing: chain.missing,
-                                })
-                            }
-                            None => {}
-                        }
+                        t.findings.extend(chain.finding);
                     }
                 }
                 Ok(TreeItem::Lost(l)) => t.lost.push(l),
@@ -360,10 +378,50 @@ pub fn survey(db: &Database<'_>) -> Survey {
     }
 
     Survey {
-        page_map: PageMap { classes, owners },
+        page_map: map,
         schema,
         trees,
         freelist,
         findings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Db;
+
+    #[test]
+    fn healthy_fixture_pages_are_all_accounted_for() {
+        let db = Db::named("agent-4096-autovacuum");
+        let opened = Database::open(&db.bytes).unwrap();
+        let s = survey(&opened);
+        let counts: std::collections::BTreeMap<_, _> = s.page_map.counts().into_iter().collect();
+        assert!(counts[&PageClass::Ptrmap] > 0);
+        assert_eq!(
+            counts[&PageClass::Zeroed] + counts[&PageClass::Unrecognised],
+            0
+        );
+        assert_eq!(s.page_map.orphans().count(), 0);
+    }
+
+    #[test]
+    fn overflow_chain_runs_into_another_cells_chain() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chains: Vec<Vec<u32>> = db
+            .walk("messages")
+            .chains
+            .into_iter()
+            .map(|c| c.pages)
+            .filter(|p| p.len() >= 2)
+            .collect();
+        let (a, b) = (&chains[0], &chains[1]);
+        // The second chain's first page now leads into the middle of the first chain.
+        db.set_u32(b[0], 0, a[1]);
+        let findings = db.findings();
+        assert!(findings.iter().any(|f| matches!(
+            f,
+            Finding::OverflowIntoNonOverflowPage { page, class: PageClass::Overflow, .. } if page.get() == a[1]
+        )));
     }
 }

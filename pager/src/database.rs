@@ -13,7 +13,7 @@ use crate::cursor::{u16_at, u32_at};
 use crate::finding::Finding;
 use crate::header::{DatabaseHeader, TextEncoding};
 use crate::record::{Record, ValueRef};
-use crate::types::{PageNo, PageSize};
+use crate::types::{Location, PageNo, PageSize};
 
 /// The byte offset that SQLite's lock-byte page covers ("The Lock-Byte Page"): 2^30.
 pub const LOCK_BYTE_OFFSET: u64 = 1 << 30;
@@ -309,50 +309,59 @@ impl<'a> Database<'a> {
         }
     }
 
-    /// Walks the overflow chain of `payload` and returns its pages and, when the chain is
-    /// damaged, the finding that ended it. Never reads past the pages the payload needs.
-    pub fn overflow_chain(&self, payload: &Payload<'a>) -> OverflowChain {
+    /// Walks the overflow chain of `payload`, the payload of the cell at `cell`, and
+    /// returns its pages and, when the chain is damaged, the finding that says how. Never
+    /// reads past the pages the payload needs, but checks that the last one ends the chain.
+    pub fn overflow_chain(&self, payload: &Payload<'a>, cell: Location) -> OverflowChain {
+        self.overflow_chain_until(payload, cell, |_| None)
+    }
+
+    /// [`Database::overflow_chain`], stopping before any page for which `taken` names
+    /// another role (a page another chain or tree already holds): the chain ends there with
+    /// [`Finding::OverflowIntoNonOverflowPage`]. A caller that walks every chain of a file
+    /// passes the pages it has seen, so that the total work stays linear in the file size
+    /// whatever the chains claim.
+    pub fn overflow_chain_until(
+        &self,
+        payload: &Payload<'a>,
+        cell: Location,
+        mut taken: impl FnMut(PageNo) -> Option<PageClass>,
+    ) -> OverflowChain {
         let mut chain = OverflowChain {
             pages: Vec::new(),
             finding: None,
             missing: 0,
         };
         let mut need = payload.total_len.saturating_sub(payload.local.len() as u64);
-        if need == 0 {
-            return chain;
-        }
         let per_page = (self.usable_size() as u64).saturating_sub(4).max(1);
-        let Some(start) = payload.first_overflow else {
-            chain.missing = need;
-            return chain;
-        };
         let mut seen: HashSet<u32> = HashSet::new();
-        let mut next = start.get();
+        let mut next = payload.first_overflow.map_or(0, PageNo::get);
         while need > 0 {
             let Some(page_no) = self.page_no(next) else {
                 chain.finding = Some(if next == 0 {
                     Finding::OverflowChainShort {
-                        start,
+                        cell,
                         missing: need,
                     }
                 } else {
-                    Finding::OverflowPastEnd { start, next }
+                    Finding::OverflowPastEnd { cell, next }
                 });
                 break;
             };
             if !seen.insert(next) {
                 chain.finding = Some(Finding::OverflowCycle {
-                    start,
+                    cell,
                     repeated: page_no,
                 });
                 break;
             }
-            if let Some(class) = self
+            let other_role = self
                 .positional_class(page_no)
                 .or((page_no == PageNo::FIRST).then_some(PageClass::TableLeaf))
-            {
+                .or_else(|| taken(page_no));
+            if let Some(class) = other_role {
                 chain.finding = Some(Finding::OverflowIntoNonOverflowPage {
-                    start,
+                    cell,
                     page: page_no,
                     class,
                 });
@@ -362,17 +371,14 @@ impl<'a> Database<'a> {
                 break;
             };
             chain.pages.push(page_no);
-            let take = need.min(per_page);
-            need -= take;
+            need -= need.min(per_page);
             next = u32_at(page.bytes(), 0).unwrap_or(0);
             if need == 0 && next != 0 {
                 // The last page must end the chain (SQLite's integrity check follows it).
                 chain.finding = Some(match PageNo::new(next) {
-                    Some(p) if seen.contains(&next) => {
-                        Finding::OverflowCycle { start, repeated: p }
-                    }
+                    Some(p) if seen.contains(&next) => Finding::OverflowCycle { cell, repeated: p },
                     _ => Finding::OverflowChainTooLong {
-                        start,
+                        cell,
                         last: page_no,
                         next,
                     },
@@ -380,13 +386,20 @@ impl<'a> Database<'a> {
             }
         }
         chain.missing = need;
+        if need > 0 && chain.finding.is_none() {
+            chain.finding = Some(Finding::OverflowChainShort {
+                cell,
+                missing: need,
+            });
+        }
         chain
     }
 
-    /// The complete payload of a cell: the local bytes borrowed when nothing spills, or
-    /// the local bytes and the overflow pages' content copied together. A damaged chain
-    /// gives the bytes that could be read and `complete == false`, never a silently short payload.
-    pub fn assemble(&self, payload: &Payload<'a>) -> AssembledPayload<'a> {
+    /// The complete payload of the cell at `cell`: the local bytes borrowed when nothing
+    /// spills, or the local bytes and the overflow pages' content copied together. A
+    /// damaged chain gives the bytes that could be read and `complete == false`, never a
+    /// silently short payload.
+    pub fn assemble(&self, payload: &Payload<'a>, cell: Location) -> AssembledPayload<'a> {
         if !payload.spills() {
             return AssembledPayload {
                 bytes: Cow::Borrowed(payload.local),
@@ -394,32 +407,27 @@ impl<'a> Database<'a> {
                 finding: None,
             };
         }
-        let chain = self.overflow_chain(payload);
+        let chain = self.overflow_chain(payload, cell);
         let per_page = self.usable_size().saturating_sub(4);
         let total = usize::try_from(payload.total_len).unwrap_or(usize::MAX);
-        let mut out = Vec::with_capacity(total.min(self.bytes.len()));
+        // Capacity from the pages actually found, never from the claimed length.
+        let mut out = Vec::with_capacity(payload.local.len() + chain.pages.len() * per_page);
         out.extend_from_slice(payload.local);
         for page_no in &chain.pages {
             let remaining = total.saturating_sub(out.len());
             if let Some(page) = self.page(*page_no) {
-                let body = page
-                    .bytes()
-                    .get(4..4 + per_page.min(remaining))
-                    .unwrap_or_default();
-                out.extend_from_slice(body);
+                out.extend_from_slice(
+                    page.bytes()
+                        .get(4..4 + per_page.min(remaining))
+                        .unwrap_or_default(),
+                );
             }
         }
         let complete = out.len() == total;
-        let finding = chain.finding.or_else(|| {
-            (!complete).then(|| Finding::OverflowChainShort {
-                start: payload.first_overflow.unwrap_or(PageNo::FIRST),
-                missing: (total - out.len().min(total)) as u64,
-            })
-        });
         AssembledPayload {
             bytes: Cow::Owned(out),
             complete,
-            finding,
+            finding: chain.finding,
         }
     }
 

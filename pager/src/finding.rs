@@ -293,22 +293,22 @@ pub enum Finding {
     // ---- Overflow pages ("Cell Payload Overflow Pages") ----
     /// An overflow chain reaches a page it has already visited.
     OverflowCycle {
-        /// First overflow page of the chain.
-        start: PageNo,
+        /// The cell whose payload the chain holds.
+        cell: Location,
         /// The page reached twice.
         repeated: PageNo,
     },
     /// An overflow chain points past the end of the file.
     OverflowPastEnd {
-        /// First overflow page of the chain.
-        start: PageNo,
+        /// The cell whose payload the chain holds.
+        cell: Location,
         /// The pointer value.
         next: u32,
     },
     /// An overflow chain leads into a page that has another role.
     OverflowIntoNonOverflowPage {
-        /// First overflow page of the chain.
-        start: PageNo,
+        /// The cell whose payload the chain holds.
+        cell: Location,
         /// The page.
         page: PageNo,
         /// What that page is.
@@ -316,16 +316,16 @@ pub enum Finding {
     },
     /// An overflow chain ends (next pointer 0) before the payload is complete.
     OverflowChainShort {
-        /// First overflow page of the chain.
-        start: PageNo,
+        /// The cell whose payload the chain holds.
+        cell: Location,
         /// Payload bytes that could not be read.
         missing: u64,
     },
 
     /// The last overflow page the payload needs points on to another page instead of 0.
     OverflowChainTooLong {
-        /// First overflow page of the chain.
-        start: PageNo,
+        /// The cell whose payload the chain holds.
+        cell: Location,
         /// The last page the payload needs.
         last: PageNo,
         /// Its next-page pointer.
@@ -462,7 +462,7 @@ impl Finding {
             | SchemaRecordMalformed { at, .. }
             | SchemaRootPageInvalid { at, .. } => Some(at.page),
             OverflowCycle { repeated, .. } => Some(*repeated),
-            OverflowPastEnd { start, .. } | OverflowChainShort { start, .. } => Some(*start),
+            OverflowPastEnd { cell, .. } | OverflowChainShort { cell, .. } => Some(cell.page),
             OverflowChainTooLong { last, .. } => Some(*last),
             FreelistCycle { trunk }
             | FreelistLeafCountTooLarge { trunk, .. }
@@ -609,21 +609,23 @@ impl fmt::Display for Finding {
             ValueTruncated { at, column } => {
                 write!(f, "value bytes missing from record at {at}: column {column}")
             }
-            OverflowCycle { start, repeated } => {
-                write!(f, "overflow chain from {start} reaches a page twice: {repeated}")
+            OverflowCycle { cell, repeated } => {
+                write!(f, "overflow chain of the cell at {cell} reaches a page twice: {repeated}")
             }
-            OverflowPastEnd { start, next } => {
-                write!(f, "overflow chain from {start} points past the end of the file: {next}")
-            }
-            OverflowIntoNonOverflowPage { start, page, class } => {
-                write!(f, "overflow chain from {start} runs into a {class}: {page}")
-            }
-            OverflowChainShort { start, missing } => {
-                write!(f, "overflow chain from {start} ends early: {missing} bytes missing")
-            }
-            OverflowChainTooLong { start, last, next } => write!(
+            OverflowPastEnd { cell, next } => write!(
                 f,
-                "overflow chain from {start} goes on past its last page {}: {next}",
+                "overflow chain of the cell at {cell} points past the end of the file: {next}"
+            ),
+            OverflowIntoNonOverflowPage { cell, page, class } => {
+                write!(f, "overflow chain of the cell at {cell} runs into a {class}: {page}")
+            }
+            OverflowChainShort { cell, missing } => write!(
+                f,
+                "overflow chain of the cell at {cell} ends early: {missing} bytes missing"
+            ),
+            OverflowChainTooLong { cell, last, next } => write!(
+                f,
+                "overflow chain of the cell at {cell} goes on past its last page {}: {next}",
                 last.get()
             ),
             FreelistTrunkPastEnd { from, next } => match from {

@@ -60,7 +60,7 @@ pub fn decode_cell(db: &Database<'_>, cell: &CellRef<'_>) -> Result<DecodedRow, 
         index: cell.index,
         offset: cell.offset,
     })?;
-    let assembled = db.assemble(payload);
+    let assembled = db.assemble(payload, cell.location);
     let mut findings: Vec<Finding> = assembled.finding.into_iter().collect();
     let (record, mismatch) = Record::parse(&assembled.bytes, cell.location)?;
     // A short payload from a broken overflow chain is reported by the chain finding; the
