@@ -4,6 +4,7 @@
 
 mod corpus;
 mod damage;
+mod golden;
 mod hostile;
 mod inspect;
 mod nemetz;
