@@ -13,7 +13,11 @@ fn golden_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/golden"))
 }
 
-fn check(case: &str, fixture: &str, damage: impl Fn(&fixtures::Fixture) -> Vec<Damage>) -> TestResult {
+fn check(
+    case: &str,
+    fixture: &str,
+    damage: impl Fn(&fixtures::Fixture) -> Vec<Damage>,
+) -> TestResult {
     let f = fixtures::build_named(fixture).ok_or(fixture.to_string())?;
     let mut bytes = f.bytes.clone();
     for d in damage(&f) {
@@ -22,35 +26,68 @@ fn check(case: &str, fixture: &str, damage: impl Fn(&fixtures::Fixture) -> Vec<D
     let dir = Scratch::new(&format!("golden-{case}"));
     let path = dir.path("evidence.db");
     std::fs::write(&path, &bytes)?;
-    let out = run_salvage(&[OsStr::new("inspect"), path.as_os_str(), OsStr::new("--json")])?;
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        path.as_os_str(),
+        OsStr::new("--json"),
+    ])?;
     let mut json: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     json.as_object_mut().ok_or("object")?.remove("run");
     let mut findings = String::new();
     let lists = std::iter::once(&json["findings"])
-        .chain(json["trees"].as_array().into_iter().flatten().map(|t| &t["findings"]))
+        .chain(
+            json["trees"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| &t["findings"]),
+        )
         .chain(std::iter::once(&json["freelist"]["findings"]));
     for list in lists {
         for f in list["listed"].as_array().into_iter().flatten() {
-            findings.push_str(&format!("{}: {}\n", f["kind"].as_str().unwrap_or(""), f["message"].as_str().unwrap_or("")));
+            findings.push_str(&format!(
+                "{}: {}\n",
+                f["kind"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or("")
+            ));
         }
     }
     let actual_json = serde_json::to_string_pretty(&json)? + "\n";
-    let (json_path, txt_path) = (golden_dir().join(format!("{case}.json")), golden_dir().join(format!("{case}.findings.txt")));
+    let (json_path, txt_path) = (
+        golden_dir().join(format!("{case}.json")),
+        golden_dir().join(format!("{case}.findings.txt")),
+    );
     if std::env::var_os("SALVAGE_UPDATE_GOLDEN").is_some() {
         std::fs::write(&json_path, &actual_json)?;
         std::fs::write(&txt_path, &findings)?;
         return Ok(());
     }
-    let expected_json = std::fs::read_to_string(&json_path).map_err(|e| format!("{}: {e} (run with SALVAGE_UPDATE_GOLDEN=1)", json_path.display()))?;
+    let expected_json = std::fs::read_to_string(&json_path).map_err(|e| {
+        format!(
+            "{}: {e} (run with SALVAGE_UPDATE_GOLDEN=1)",
+            json_path.display()
+        )
+    })?;
     let expected_txt = std::fs::read_to_string(&txt_path)?;
-    assert_eq!(findings, expected_txt, "{case}: findings differ from {}", txt_path.display());
-    assert!(actual_json == expected_json, "{case}: report differs from {}", json_path.display());
+    assert_eq!(
+        findings,
+        expected_txt,
+        "{case}: findings differ from {}",
+        txt_path.display()
+    );
+    assert!(
+        actual_json == expected_json,
+        "{case}: report differs from {}",
+        json_path.display()
+    );
     Ok(())
 }
 
 #[test]
 fn golden_sessions_root_zeroed() -> TestResult {
-    check("agent-sessions-root-zeroed", "agent-4096-utf8", |f| vec![Damage::ZeroPage(f.roots["sessions"])])
+    check("agent-sessions-root-zeroed", "agent-4096-utf8", |f| {
+        vec![Damage::ZeroPage(f.roots["sessions"])]
+    })
 }
 
 #[test]
@@ -64,14 +101,22 @@ fn golden_header_page_size_and_encoding_zeroed() -> TestResult {
 fn golden_messages_interior_overwritten() -> TestResult {
     check("agent-deep-interior-random", "agent-512-deep", |f| {
         let walk = fixtures::format::walk_btree(&f.bytes, f.roots["messages"]).0;
-        vec![Damage::RandomPage { page: walk.pages.interior[1], seed: 3 }]
+        vec![Damage::RandomPage {
+            page: walk.pages.interior[1],
+            seed: 3,
+        }]
     })
 }
 
 #[test]
 fn golden_freelist_and_overflow_damage() -> TestResult {
     check("agent-freelist-overflow", "agent-4096-utf8", |_| {
-        vec![Damage::FreelistCycle, Damage::OverflowBreak { table: "messages".into() }]
+        vec![
+            Damage::FreelistCycle,
+            Damage::OverflowBreak {
+                table: "messages".into(),
+            },
+        ]
     })
 }
 

@@ -133,15 +133,25 @@ fn missing_path_and_directory_are_refused_naming_the_path() -> TestResult {
 #[test]
 fn docs_list_every_finding_kind() -> TestResult {
     // Every `kind` the reader can report is named in the pager model's findings table.
-    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pager/src/finding.rs"))?;
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../pager/src/finding.rs"
+    ))?;
     let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/pager.md"))?;
     let kinds: Vec<&str> = source
         .lines()
-        .filter_map(|l| l.trim().split_once("{ .. } => \"").map(|(_, k)| k.trim_end_matches("\",")))
+        .filter_map(|l| {
+            l.trim()
+                .split_once("{ .. } => \"")
+                .map(|(_, k)| k.trim_end_matches("\","))
+        })
         .collect();
     assert!(kinds.len() > 40, "{}", kinds.len());
     for k in kinds {
-        assert!(docs.contains(&format!("| `{k}` |")), "docs/pager.md does not list `{k}`");
+        assert!(
+            docs.contains(&format!("| `{k}` |")),
+            "docs/pager.md does not list `{k}`"
+        );
     }
     Ok(())
 }

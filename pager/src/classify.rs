@@ -218,6 +218,46 @@ impl PageMap {
         true
     }
 
+    /// Follows the overflow chains of the cells on orphan b-tree pages, so that the pages
+    /// of an orphaned subtree's payloads are known as overflow pages (owned by no tree)
+    /// rather than left unrecognised. Chains stop at any page already held.
+    fn classify_orphan_overflow(&mut self, db: &Database<'_>) {
+        let orphans: Vec<PageNo> = self.orphans().map(|(p, _)| p).collect();
+        for no in orphans {
+            let Some(page) = db.page(no) else { continue };
+            let Ok(h) = page.btree_header() else { continue };
+            for cell in page.cells(&h).flatten() {
+                let Some(payload) = cell.cell.payload().filter(|p| p.spills()) else {
+                    continue;
+                };
+                let chain = db.overflow_chain_until(payload, cell.location, |p| {
+                    self.held(p).or(self.orphan_overflow(p))
+                });
+                for p in chain.pages {
+                    if let Some(c) = self.classes.get_mut(p.index()) {
+                        *c = PageClass::Overflow;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `Some(Overflow)` for a page already marked as an orphan's overflow page.
+    fn orphan_overflow(&self, page: PageNo) -> Option<PageClass> {
+        let owned = self.owners.get(page.index()).is_some_and(|o| *o != 0);
+        let class = self.classes.get(page.index()).copied();
+        (!owned && class == Some(PageClass::Overflow)).then_some(PageClass::Overflow)
+    }
+
+    /// Overflow pages that no tree of the schema reaches (they hang off orphan b-tree pages).
+    pub fn orphan_overflow_pages(&self) -> usize {
+        self.classes
+            .iter()
+            .zip(&self.owners)
+            .filter(|(c, o)| **c == PageClass::Overflow && **o == 0)
+            .count()
+    }
+
     /// Number of pages mapped.
     pub fn len(&self) -> usize {
         self.classes.len()
@@ -367,6 +407,7 @@ pub fn survey(db: &Database<'_>) -> Survey {
         }
         trees.push(t);
     }
+    map.classify_orphan_overflow(db);
     // Record-level schema damage (malformed rows, invalid root pages) belongs to the
     // sqlite_schema tree; its walk findings are already there.
     if let Some(schema_tree) = trees.first_mut() {

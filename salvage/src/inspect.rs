@@ -133,6 +133,13 @@ pub fn render(r: &InspectReport) -> String {
             "  orphan b-tree pages (no tree reaches them): {}",
             r.pages.orphan_btree_pages
         );
+        if r.pages.orphan_overflow_pages > 0 {
+            let _ = writeln!(
+                s,
+                "  their overflow pages: {}",
+                r.pages.orphan_overflow_pages
+            );
+        }
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "b-trees ({}):", r.trees.len());

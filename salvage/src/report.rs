@@ -120,6 +120,8 @@ pub struct PagesReport {
     pub by_class: BTreeMap<&'static str, u32>,
     /// B-tree pages that no b-tree of the schema reaches.
     pub orphan_btree_pages: u32,
+    /// Overflow pages hanging off those orphan pages.
+    pub orphan_overflow_pages: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -401,6 +403,7 @@ pub fn build(
             total: db.page_count(),
             by_class,
             orphan_btree_pages: orphans.len() as u32,
+            orphan_overflow_pages: map.orphan_overflow_pages(),
         },
         schema: survey
             .schema
