@@ -1,12 +1,31 @@
 //! Recovery planning over [`pager`] views.
 //!
-//! `reconstruct` turns what the page reader found into a recovery plan: rows assigned to
-//! tables, placeholder parents synthesized for orphaned children, and the loss accounting
-//! that says exactly what could not be recovered. It is pure logic: no filesystem, no output
-//! database, no clock, no randomness. Same input, same plan.
+//! `reconstruct` turns what the page reader found into a recovery plan and accounts for
+//! what could not be recovered. It is pure logic: no filesystem, no output database, no
+//! clock, no randomness. Same input, same plan.
 //!
-//! The crate is empty until the salvage run (`salvage recover`) lands; the page reader it
-//! builds on is complete.
+//! Principal types:
+//! - [`TableShape`]: a table's declared columns (as SQLite parsed its CREATE statement)
+//!   and how a stored record maps onto them (rowid alias, WITHOUT ROWID key order).
+//! - [`plan()`] and [`Plan`]: orphan pages grouped and attributed to tables by evidence
+//!   (child pointers, rowid ranges, record shape), with a confidence, or left to
+//!   `lost_and_found`.
+//! - [`TableRows`]: a table's rows streamed one at a time, each with its [`Provenance`].
+//! - [`TableLoss`], [`assess`]: per-table counts and the never-optimistic verdict flags.
+//!
+//! ```
+//! use reconstruct::{Affinity, Column, ColumnKind, TableShape};
+//! let shape = TableShape {
+//!     name: "messages".into(),
+//!     columns: vec![
+//!         Column { name: "id".into(), decl_type: "INTEGER".into(), not_null: false, pk: 1, kind: ColumnKind::Ordinary },
+//!         Column { name: "content".into(), decl_type: "TEXT".into(), not_null: false, pk: 0, kind: ColumnKind::Ordinary },
+//!     ],
+//!     without_rowid: false,
+//! };
+//! assert_eq!(shape.rowid_alias(), Some(0));
+//! assert_eq!(shape.columns[1].affinity(), Affinity::Text);
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(
@@ -15,5 +34,25 @@
     clippy::indexing_slicing,
     clippy::panic
 )]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
+pub mod loss;
+pub mod plan;
+pub mod rows;
+pub mod shape;
+
+pub use loss::{assess, Assessment, TableLoss};
 pub use pager;
+pub use plan::{
+    orphan_groups, plan, Attribution, Confidence, Evidence, OrphanGroup, Plan, TableTarget,
+};
+pub use rows::{insert_values, Provenance, RecoveredRow, RowEvent, TableRows};
+pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};

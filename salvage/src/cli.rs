@@ -20,8 +20,35 @@ pub enum Command {
     /// Read-only forensic inspection of a database file: header, page classes, b-trees,
     /// freelist, damaged pages. Never writes beside the source and never opens it with SQLite.
     Inspect(InspectArgs),
-    /// Build a damaged sample database, inspect it and print the result.
+    /// Recover every row still physically present into a new database, with a loss report.
+    /// Exit 0: complete; 3: loss recorded, partial output committed (--allow-partial);
+    /// 4: loss detected, output withheld; 2: refused; 1: failed.
+    Recover(RecoverArgs),
+    /// Build a damaged sample database, salvage it and print the result.
     Demo(DemoArgs),
+}
+
+/// Arguments of `salvage recover`.
+#[derive(Debug, clap::Args)]
+pub struct RecoverArgs {
+    /// The damaged database (opened read-only; nothing is written beside it).
+    pub src: PathBuf,
+    /// The new database to write. Must not exist; it is written as DEST.incomplete and
+    /// renamed into place only after it is verified.
+    #[arg(short = 'o', long = "output", value_name = "DEST")]
+    pub dest: PathBuf,
+    /// Where to write the JSON loss report (default: DEST.report.json). Must not exist.
+    #[arg(long, value_name = "REPORT.json")]
+    pub report: Option<PathBuf>,
+    /// Commit the output even when loss is detected (exit 3 instead of 4).
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Read the main database file alone, ignoring SRC-wal.
+    #[arg(long, conflicts_with = "wal")]
+    pub no_wal: bool,
+    /// Read this write-ahead log instead of SRC-wal.
+    #[arg(long, value_name = "PATH")]
+    pub wal: Option<PathBuf>,
 }
 
 /// Arguments of `salvage inspect`.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use fixtures::{Damage, Kind, Options};
 
-use crate::cli::{DemoArgs, InspectArgs};
+use crate::cli::{DemoArgs, InspectArgs, RecoverArgs};
 use crate::run::{Error, Outcome};
 
 /// Runs `salvage demo`.
@@ -59,22 +59,28 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
     std::fs::write(&path, &bytes).map_err(Error::Output)?;
     eprintln!("  wrote `{}` ({} bytes)\n", path.display(), bytes.len());
 
-    let outcome = crate::inspect::run(&InspectArgs {
-        src: PathBuf::from(&path),
-        json: args.json,
-        sha256: true,
+    crate::inspect::run(&InspectArgs { src: PathBuf::from(&path), json: args.json, sha256: true })?;
+    let dest = dir.join("recovered.db");
+    eprintln!();
+    let outcome = crate::recover::run(&RecoverArgs {
+        src: path.clone(),
+        dest: dest.clone(),
+        report: None,
+        allow_partial: true,
+        no_wal: false,
+        wal: None,
     })?;
-    // The demo succeeds when the inspection finds the damage it was shown.
+    // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.
     match outcome {
         Outcome::Damaged => {
             eprintln!(
-                "\nsalvage demo: the inspection found the damage; `{}` is left for you to explore",
-                path.display()
+                "\nsalvage demo: the damaged sample, the recovered database and its loss report are in `{}`",
+                dir.display()
             );
             Ok(Outcome::Clean)
         }
-        Outcome::Clean => Err(Error::Demo(
-            "the inspection found no damage in the damaged sample".into(),
+        Outcome::Clean | Outcome::Withheld => Err(Error::Demo(
+            "the salvage did not report the damage it was shown".into(),
         )),
     }
 }

@@ -228,7 +228,7 @@ pub fn render(r: &InspectReport) -> String {
     s
 }
 
-fn ellipsize(s: &str, width: usize) -> String {
+pub fn ellipsize(s: &str, width: usize) -> String {
     let printable: String = s
         .chars()
         .map(|c| if c.is_control() { '?' } else { c })

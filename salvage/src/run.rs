@@ -9,18 +9,22 @@ use crate::cli::{Cli, Command};
 /// How a command ended when it ran to completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Nothing wrong found.
+    /// Nothing wrong found; for `recover`, a complete recovery committed.
     Clean,
-    /// The report records damage.
+    /// `inspect`: the report records damage. `recover`: loss recorded and the partial
+    /// output committed (`--allow-partial`).
     Damaged,
+    /// `recover`: loss detected and the output withheld (the report is still written).
+    Withheld,
 }
 
 impl Outcome {
-    /// The exit code: 0 clean, 3 damage recorded.
+    /// The exit code: 0 clean, 3 damage or loss recorded, 4 output withheld.
     pub fn code(self) -> u8 {
         match self {
             Outcome::Clean => 0,
             Outcome::Damaged => 3,
+            Outcome::Withheld => 4,
         }
     }
 }
@@ -51,6 +55,15 @@ pub enum Error {
     },
     /// Writing output failed.
     Output(std::io::Error),
+    /// The arguments were refused before anything was created.
+    Refused {
+        /// What is wrong.
+        what: String,
+        /// What to do about it.
+        hint: String,
+    },
+    /// The output database could not be written.
+    Database(String),
     /// Building the demo database failed.
     Demo(String),
 }
@@ -60,8 +73,8 @@ impl Error {
     pub fn code(&self) -> u8 {
         match self {
             Error::Source { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
-            Error::NotAFile { .. } | Error::NotADatabase { .. } => 2,
-            Error::Source { .. } | Error::Output(_) | Error::Demo(_) => 1,
+            Error::NotAFile { .. } | Error::NotADatabase { .. } | Error::Refused { .. } => 2,
+            Error::Source { .. } | Error::Output(_) | Error::Demo(_) | Error::Database(_) => 1,
         }
     }
 
@@ -75,6 +88,7 @@ impl Error {
                 Some("the file must be readable by this user; inspect a copy of the evidence if needed".into())
             }
             Error::NotAFile { .. } => Some("pass the database file, not the folder holding it".into()),
+            Error::Refused { hint, .. } => Some(hint.clone()),
             Error::NotADatabase { .. } => Some(
                 "if this is a carved or encrypted file, it needs another tool first; nothing in it parses as SQLite pages"
                     .into(),
@@ -94,6 +108,8 @@ impl fmt::Display for Error {
             Error::NotADatabase { path, why } => write!(f, "`{}`: {why}", path.display()),
             Error::Output(e) => write!(f, "cannot write output: {e}"),
             Error::Demo(e) => write!(f, "cannot build the demo database: {e}"),
+            Error::Refused { what, .. } => f.write_str(what),
+            Error::Database(e) => write!(f, "cannot write the output database: {e}"),
         }
     }
 }
@@ -111,6 +127,7 @@ pub fn print_stdout(text: &str) -> Result<(), Error> {
 pub fn run(cli: &Cli) -> Result<Outcome, Error> {
     match &cli.command {
         Command::Inspect(args) => crate::inspect::run(args),
+        Command::Recover(args) => crate::recover::run(args),
         Command::Demo(args) => crate::demo::run(args),
     }
 }

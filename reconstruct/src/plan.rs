@@ -1,0 +1,333 @@
+//! Assigning orphan pages to tables.
+//!
+//! An orphan is a b-tree page that no tree of the schema reaches: its parent interior page
+//! is zeroed or overwritten, or a pointer to it is damaged. Orphans are grouped into
+//! subtrees (an orphan interior page and the orphans below it), and each group is
+//! attributed to the table it belongs to from the evidence the file still holds:
+//!
+//! - ancestry: a surviving interior page of a table points to the group's top page;
+//! - key range: the rowids of the group lie inside the range that a surviving interior
+//!   page assigned to a child it can no longer reach;
+//! - shape: the records' column count and storage classes against each table's declared
+//!   columns and affinities.
+//!
+//! A group no evidence settles goes to `lost_and_found`. Every attribution keeps its
+//! evidence and a confidence for the report.
+
+use std::collections::BTreeSet;
+
+use pager::{
+    decode_cell, BtreeWalk, Database, PageClass, PageNo, PageSet, Survey, TreeItem, Value,
+};
+
+use crate::shape::TableShape;
+
+/// Records decoded per group to judge its shape.
+const SHAPE_SAMPLE: usize = 64;
+
+/// A table the salvage will fill: its shape and, when it has one, its root page.
+#[derive(Clone, Debug)]
+pub struct TableTarget {
+    /// The shape from the CREATE statement.
+    pub shape: TableShape,
+    /// Root page from `sqlite_schema`.
+    pub root: Option<PageNo>,
+}
+
+/// A group of orphan pages: an orphan page no other orphan reaches, and every orphan
+/// b-tree page below it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrphanGroup {
+    /// The top page; a walk from it yields the group's cells.
+    pub top: PageNo,
+    /// Every page of the group, top first, then in walk order.
+    pub pages: Vec<PageNo>,
+    /// Whether the pages are table b-tree pages (index b-tree pages otherwise).
+    pub table_pages: bool,
+    /// Cells carrying a payload: rows of a table, entries of an index.
+    pub cells: u64,
+    /// Smallest and largest rowid of its cells (table pages).
+    pub rowids: Option<(i64, i64)>,
+}
+
+/// Why a group was given to a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// A surviving interior page of the table points to the group's top page.
+    ChildPointer {
+        /// The interior page.
+        parent: PageNo,
+    },
+    /// The group's rowids lie in the range a surviving interior page assigned to a child
+    /// it can no longer reach.
+    RowidRange {
+        /// The interior page.
+        parent: PageNo,
+        /// Exclusive lower bound.
+        lower: Option<i64>,
+        /// Inclusive upper bound.
+        upper: Option<i64>,
+    },
+    /// The sampled records fit the table's declared columns and no other table's as well.
+    Shape {
+        /// Records sampled.
+        sampled: u32,
+        /// Of those, records that fit this table.
+        fitting: u32,
+        /// The next best table and how many sampled records fit it.
+        runner_up: Option<(String, u32)>,
+    },
+}
+
+/// How sure an attribution is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Confidence {
+    /// Only the shape decided, against close alternatives.
+    Low,
+    /// One kind of evidence, unopposed.
+    Medium,
+    /// Structure (a pointer or a key range) and shape agree.
+    High,
+}
+
+impl Confidence {
+    /// Lower-case name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// An orphan group given to a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attribution {
+    /// The group.
+    pub group: OrphanGroup,
+    /// What decided it.
+    pub evidence: Vec<Evidence>,
+    /// How sure.
+    pub confidence: Confidence,
+}
+
+/// Where every orphan group goes.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// For each target table (same order as given), the orphan groups attributed to it.
+    pub attributed: Vec<Vec<Attribution>>,
+    /// Table-page groups no evidence settles: their rows go to `lost_and_found`.
+    pub lost_and_found: Vec<OrphanGroup>,
+    /// Index-page groups of ordinary indexes: index data, rebuilt from the tables.
+    pub index_groups: Vec<OrphanGroup>,
+}
+
+/// Groups the orphan pages of `survey` and attributes each group.
+pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan {
+    let groups = orphan_groups(db, survey);
+    let mut out = Plan {
+        attributed: vec![Vec::new(); targets.len()],
+        ..Plan::default()
+    };
+    for group in groups {
+        let candidates: Vec<usize> = (0..targets.len())
+            .filter(|&i| {
+                targets
+                    .get(i)
+                    .is_some_and(|t| t.shape.without_rowid != group.table_pages)
+            })
+            .collect();
+        match attribute(db, survey, targets, &candidates, &group) {
+            Some((i, evidence, confidence)) => {
+                if let Some(slot) = out.attributed.get_mut(i) {
+                    slot.push(Attribution {
+                        group,
+                        evidence,
+                        confidence,
+                    });
+                }
+            }
+            None if group.table_pages => out.lost_and_found.push(group),
+            None => out.index_groups.push(group),
+        }
+    }
+    out
+}
+
+/// Finds the orphan groups: every orphan b-tree page, grouped under the orphan interior
+/// pages that reach it.
+pub fn orphan_groups(db: &Database<'_>, survey: &Survey) -> Vec<OrphanGroup> {
+    let orphans: Vec<(PageNo, PageClass)> = survey.page_map.orphans().collect();
+    let is_orphan: BTreeSet<PageNo> = orphans.iter().map(|(p, _)| *p).collect();
+    // Pages reached from an orphan interior page are not tops.
+    let mut below = PageSet::with_page_count(db.page_count());
+    for (p, c) in &orphans {
+        if matches!(c, PageClass::TableInterior | PageClass::IndexInterior) {
+            for item in BtreeWalk::new(db, *p).flatten() {
+                if let TreeItem::Page(tp) = item {
+                    if tp.page != *p && is_orphan.contains(&tp.page) {
+                        below.insert(tp.page);
+                    }
+                }
+            }
+        }
+    }
+    let mut groups = Vec::new();
+    for (top, class) in orphans {
+        if below.contains(top) {
+            continue;
+        }
+        let mut g = OrphanGroup {
+            top,
+            pages: Vec::new(),
+            table_pages: matches!(class, PageClass::TableInterior | PageClass::TableLeaf),
+            cells: 0,
+            rowids: None,
+        };
+        for item in BtreeWalk::new(db, top).flatten() {
+            match item {
+                // Only orphans belong to the group; a pointer into a live tree is damage.
+                TreeItem::Page(tp) if is_orphan.contains(&tp.page) => g.pages.push(tp.page),
+                TreeItem::Cell(c) if is_orphan.contains(&c.location.page) => {
+                    g.cells += 1;
+                    if let Some(r) = c.cell.rowid() {
+                        g.rowids = Some(g.rowids.map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))));
+                    }
+                }
+                _ => {}
+            }
+        }
+        groups.push(g);
+    }
+    groups
+}
+
+/// Decodes up to [`SHAPE_SAMPLE`] records of a group, spread over it.
+fn sample_records(db: &Database<'_>, group: &OrphanGroup) -> Vec<Vec<Value>> {
+    let stride = (group.cells as usize / SHAPE_SAMPLE).max(1);
+    BtreeWalk::new(db, group.top)
+        .flatten()
+        .filter_map(|item| match item {
+            TreeItem::Cell(c) => Some(c),
+            _ => None,
+        })
+        .step_by(stride)
+        .filter_map(|c| decode_cell(db, &c).ok())
+        .filter(|r| r.complete)
+        .take(SHAPE_SAMPLE)
+        .map(|r| r.values)
+        .collect()
+}
+
+type Decision = (usize, Vec<Evidence>, Confidence);
+
+fn attribute(
+    db: &Database<'_>,
+    survey: &Survey,
+    targets: &[TableTarget],
+    candidates: &[usize],
+    group: &OrphanGroup,
+) -> Option<Decision> {
+    let tree_of = |i: usize| {
+        let root = targets.get(i).and_then(|t| t.root)?;
+        survey.trees.iter().find(|t| t.root == root)
+    };
+    // Shape: how many sampled records fit each candidate.
+    let sample = sample_records(db, group);
+    let mut fits: Vec<(usize, u32, u64)> = candidates
+        .iter()
+        .filter_map(|&i| {
+            let shape = &targets.get(i)?.shape;
+            let mut n = 0u32;
+            let mut score = 0u64;
+            for r in &sample {
+                if let Some(s) = shape.fit(r) {
+                    n += 1;
+                    score += u64::from(s);
+                }
+            }
+            Some((i, n, score))
+        })
+        .collect();
+    fits.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+    let sampled = sample.len() as u32;
+    // A table the sample fits: all records, allowing one damaged record in twenty.
+    let fitting = |n: u32| sampled > 0 && n * 20 >= sampled * 19;
+    let shape_ok = |i: usize| sampled == 0 || fits.iter().any(|(j, n, _)| *j == i && fitting(*n));
+    let shape_evidence = |i: usize| -> Evidence {
+        let fitting_n = fits.iter().find(|(j, _, _)| *j == i).map_or(0, |f| f.1);
+        let runner_up = fits
+            .iter()
+            .find(|(j, _, _)| *j != i)
+            .and_then(|(j, n, _)| targets.get(*j).map(|t| (t.shape.name.clone(), *n)));
+        Evidence::Shape {
+            sampled,
+            fitting: fitting_n,
+            runner_up,
+        }
+    };
+
+    // Ancestry: a surviving interior page of a table points straight at the group.
+    for &i in candidates {
+        if let Some(tree) = tree_of(i) {
+            if let Some(l) = tree.lost.iter().find(|l| l.child == group.top.get()) {
+                if shape_ok(i) {
+                    return Some((
+                        i,
+                        vec![
+                            Evidence::ChildPointer { parent: l.parent },
+                            shape_evidence(i),
+                        ],
+                        Confidence::High,
+                    ));
+                }
+            }
+        }
+    }
+    // Key range: the group's rowids sit inside a range a table can no longer reach.
+    if let Some((lo, hi)) = group.rowids {
+        let in_range: Vec<(usize, Evidence)> = candidates
+            .iter()
+            .filter(|&&i| shape_ok(i))
+            .filter_map(|&i| {
+                let tree = tree_of(i)?;
+                let l = tree.lost.iter().find(|l| {
+                    (l.bounds.lower.is_some() || l.bounds.upper.is_some())
+                        && l.bounds.contains(lo)
+                        && l.bounds.contains(hi)
+                })?;
+                Some((
+                    i,
+                    Evidence::RowidRange {
+                        parent: l.parent,
+                        lower: l.bounds.lower,
+                        upper: l.bounds.upper,
+                    },
+                ))
+            })
+            .collect();
+        if let [(i, ev)] = in_range.as_slice() {
+            let shape_unique = fits.iter().filter(|(_, n, _)| fitting(*n)).count() == 1;
+            let confidence = if sampled > 0 && shape_unique {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            return Some((*i, vec![ev.clone(), shape_evidence(*i)], confidence));
+        }
+    }
+    // Shape alone.
+    let fitting_tables: Vec<&(usize, u32, u64)> =
+        fits.iter().filter(|(_, n, _)| fitting(*n)).collect();
+    match fitting_tables.as_slice() {
+        [] => None,
+        [(i, _, _)] => Some((*i, vec![shape_evidence(*i)], Confidence::Medium)),
+        [(i, n1, s1), (_, n2, s2), ..] => {
+            // Two tables fit: only a clearly better fit per record decides.
+            let per = |s: u64, n: u32| s as f64 / f64::from(n.max(1));
+            (per(*s1, *n1) >= per(*s2, *n2) + 1.0)
+                .then(|| (*i, vec![shape_evidence(*i)], Confidence::Low))
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Streaming the rows of a table: its own b-tree first, then the orphan groups attributed
+//! to it, one decoded row at a time, so memory stays flat however large the table.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use pager::{
+    decode_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, TreeItem, Value,
+};
+
+use crate::plan::OrphanGroup;
+use crate::shape::TableShape;
+
+/// Where a recovered row came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// A cell reached from the table's own root.
+    Cell {
+        /// The cell's page.
+        page: PageNo,
+        /// Its index on the page.
+        index: CellIndex,
+    },
+    /// A cell on an orphan page attributed to the table (or left to `lost_and_found`).
+    Orphan {
+        /// The cell's page.
+        page: PageNo,
+        /// Its index on the page.
+        index: CellIndex,
+        /// The top page of its orphan group.
+        group: PageNo,
+    },
+}
+
+impl Provenance {
+    /// The cell's page.
+    pub fn page(&self) -> PageNo {
+        match self {
+            Provenance::Cell { page, .. } | Provenance::Orphan { page, .. } => *page,
+        }
+    }
+}
+
+/// A row decoded from a cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecoveredRow {
+    /// The rowid (rowid tables).
+    pub rowid: Option<i64>,
+    /// The stored values in record order, damaged ones as `Null`.
+    pub record: Vec<Value>,
+    /// Where it came from.
+    pub provenance: Provenance,
+    /// Whether every value was read from intact bytes.
+    pub complete: bool,
+    /// Damage met decoding it.
+    pub findings: Vec<Finding>,
+}
+
+/// One step of a table's row stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowEvent {
+    /// A row.
+    Row(RecoveredRow),
+    /// A cell whose record could not be decoded at all.
+    Unreadable {
+        /// The cell.
+        at: Location,
+        /// Why.
+        finding: Finding,
+    },
+}
+
+struct Source {
+    top: PageNo,
+    /// The orphan group's pages; `None` for the table's own tree.
+    group: Option<BTreeSet<PageNo>>,
+}
+
+/// The rows of one table; see the module docs.
+pub struct TableRows<'a, 'd> {
+    db: &'d Database<'a>,
+    sources: VecDeque<Source>,
+    current: Option<(Source, BtreeWalk<'a, 'd>)>,
+}
+
+impl<'a, 'd> TableRows<'a, 'd> {
+    /// The rows of the tree rooted at `root` (if any) followed by those of `groups`.
+    pub fn new<'g>(
+        db: &'d Database<'a>,
+        root: Option<PageNo>,
+        groups: impl IntoIterator<Item = &'g OrphanGroup>,
+    ) -> TableRows<'a, 'd> {
+        let mut sources: VecDeque<Source> = root
+            .map(|top| Source { top, group: None })
+            .into_iter()
+            .collect();
+        sources.extend(groups.into_iter().map(|g| Source {
+            top: g.top,
+            group: Some(g.pages.iter().copied().collect()),
+        }));
+        TableRows {
+            db,
+            sources,
+            current: None,
+        }
+    }
+}
+
+impl Iterator for TableRows<'_, '_> {
+    type Item = RowEvent;
+
+    fn next(&mut self) -> Option<RowEvent> {
+        loop {
+            if self.current.is_none() {
+                let source = self.sources.pop_front()?;
+                let walk = BtreeWalk::new(self.db, source.top);
+                self.current = Some((source, walk));
+            }
+            let (source, walk) = self.current.as_mut()?;
+            let Some(item) = walk.next() else {
+                self.current = None;
+                continue;
+            };
+            let Ok(TreeItem::Cell(cell)) = item else {
+                continue;
+            };
+            let page = cell.location.page;
+            let provenance = match &source.group {
+                None => Provenance::Cell {
+                    page,
+                    index: cell.index,
+                },
+                // A damaged pointer inside an orphan group may lead into a live tree:
+                // those rows are that tree's.
+                Some(pages) if !pages.contains(&page) => continue,
+                Some(_) => Provenance::Orphan {
+                    page,
+                    index: cell.index,
+                    group: source.top,
+                },
+            };
+            return Some(match decode_cell(self.db, &cell) {
+                Ok(row) => RowEvent::Row(RecoveredRow {
+                    rowid: row.rowid,
+                    record: row.values,
+                    provenance,
+                    complete: row.complete,
+                    findings: row.findings,
+                }),
+                Err(finding) => RowEvent::Unreadable {
+                    at: cell.location,
+                    finding,
+                },
+            });
+        }
+    }
+}
+
+/// Maps a recovered row onto a table's insert columns (see [`TableShape::map_record`]).
+pub fn insert_values(shape: &TableShape, row: &RecoveredRow) -> crate::shape::MappedRow {
+    shape.map_record(row.rowid, row.record.clone())
+}

@@ -1,0 +1,361 @@
+//! Table shapes: the declared columns of a table, and how a stored record maps onto them.
+//!
+//! The shape comes from the CREATE statement as SQLite itself parses it (the salvage run
+//! creates each table in the output database and reads `PRAGMA table_xinfo` back), so
+//! no SQL parser lives here. What this module knows is the file format's side: which
+//! columns a record stores, in which order, and where the rowid goes.
+
+use pager::Value;
+
+/// Column affinity ("Determination Of Column Affinity", datatype3.html).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Affinity {
+    /// Declared type contains "INT".
+    Integer,
+    /// Contains "CHAR", "CLOB" or "TEXT".
+    Text,
+    /// Contains "BLOB", or no declared type.
+    Blob,
+    /// Contains "REAL", "FLOA" or "DOUB".
+    Real,
+    /// Anything else.
+    Numeric,
+}
+
+impl Affinity {
+    /// The affinity of a declared type, by SQLite's rules in their order.
+    pub fn of_declared_type(decl: &str) -> Affinity {
+        let t = decl.to_ascii_uppercase();
+        if t.contains("INT") {
+            Affinity::Integer
+        } else if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") {
+            Affinity::Text
+        } else if t.contains("BLOB") || t.trim().is_empty() {
+            Affinity::Blob
+        } else if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") {
+            Affinity::Real
+        } else {
+            Affinity::Numeric
+        }
+    }
+
+    /// Whether a value of this storage class can sit in a column of this affinity as
+    /// SQLite would have stored it: an INTEGER-affinity column never stores text that
+    /// looks like a number, but may store other text; the check is for plausibility.
+    pub fn admits(self, v: &Value) -> bool {
+        match (self, v) {
+            (_, Value::Null) => true,
+            (
+                Affinity::Integer | Affinity::Real | Affinity::Numeric,
+                Value::Integer(_) | Value::Real(_),
+            ) => true,
+            (
+                Affinity::Integer | Affinity::Real | Affinity::Numeric,
+                Value::Text(_) | Value::Blob(_),
+            ) => true,
+            (Affinity::Text, Value::Text(_) | Value::Blob(_)) => true,
+            // TEXT affinity converts numbers to text on the way in.
+            (Affinity::Text, Value::Integer(_) | Value::Real(_)) => false,
+            (Affinity::Blob, _) => true,
+        }
+    }
+}
+
+/// How a column is stored (`hidden` in `PRAGMA table_xinfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnKind {
+    /// An ordinary column, stored in the record.
+    Ordinary,
+    /// A hidden column of a virtual table.
+    Hidden,
+    /// A VIRTUAL generated column: not stored, computed on read.
+    VirtualGenerated,
+    /// A STORED generated column: in the record, but never inserted.
+    StoredGenerated,
+}
+
+impl ColumnKind {
+    /// Decodes `table_xinfo.hidden`.
+    pub fn from_hidden(hidden: i64) -> ColumnKind {
+        match hidden {
+            1 => ColumnKind::Hidden,
+            2 => ColumnKind::VirtualGenerated,
+            3 => ColumnKind::StoredGenerated,
+            _ => ColumnKind::Ordinary,
+        }
+    }
+}
+
+/// One declared column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Column name.
+    pub name: String,
+    /// Declared type, as written.
+    pub decl_type: String,
+    /// Declared NOT NULL.
+    pub not_null: bool,
+    /// 1-based position in the PRIMARY KEY, 0 when not part of it.
+    pub pk: u32,
+    /// Ordinary, hidden or generated.
+    pub kind: ColumnKind,
+}
+
+impl Column {
+    /// The column's affinity.
+    pub fn affinity(&self) -> Affinity {
+        Affinity::of_declared_type(&self.decl_type)
+    }
+}
+
+/// A table's declared columns and storage layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableShape {
+    /// Table name.
+    pub name: String,
+    /// Columns in declared order.
+    pub columns: Vec<Column>,
+    /// Declared WITHOUT ROWID: the table is an index-shaped b-tree keyed by its primary key.
+    pub without_rowid: bool,
+}
+
+impl TableShape {
+    /// The column that aliases the rowid (INTEGER PRIMARY KEY on a rowid table), if any.
+    /// Its value is stored as NULL in the record and is the cell's rowid.
+    pub fn rowid_alias(&self) -> Option<usize> {
+        if self.without_rowid {
+            return None;
+        }
+        let pk: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| self.columns.get(i).is_some_and(|c| c.pk > 0))
+            .collect();
+        match pk.as_slice() {
+            [i] if self
+                .columns
+                .get(*i)
+                .is_some_and(|c| c.decl_type.eq_ignore_ascii_case("INTEGER")) =>
+            {
+                Some(*i)
+            }
+            _ => None,
+        }
+    }
+
+    /// Indexes of the columns a record stores, in record order: declared order for rowid
+    /// tables; for WITHOUT ROWID tables the primary key columns in key order, then the
+    /// others in declared order. Virtual generated columns are never stored.
+    pub fn record_order(&self) -> Vec<usize> {
+        let stored =
+            |c: &Column| c.kind != ColumnKind::VirtualGenerated && c.kind != ColumnKind::Hidden;
+        if !self.without_rowid {
+            return (0..self.columns.len())
+                .filter(|&i| self.columns.get(i).is_some_and(stored))
+                .collect();
+        }
+        let mut pk: Vec<(u32, usize)> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.pk > 0)
+            .map(|(i, c)| (c.pk, i))
+            .collect();
+        pk.sort_unstable();
+        let mut order: Vec<usize> = pk.into_iter().map(|(_, i)| i).collect();
+        order.extend(
+            (0..self.columns.len())
+                .filter(|i| self.columns.get(*i).is_some_and(|c| c.pk == 0 && stored(c))),
+        );
+        order
+    }
+
+    /// Indexes of the columns an INSERT names, in declared order (generated columns cannot
+    /// be inserted).
+    pub fn insert_columns(&self) -> Vec<usize> {
+        (0..self.columns.len())
+            .filter(|&i| {
+                self.columns
+                    .get(i)
+                    .is_some_and(|c| c.kind == ColumnKind::Ordinary)
+            })
+            .collect()
+    }
+
+    /// Maps a stored record's values onto the insert columns. The rowid alias takes the
+    /// cell's rowid. A record with fewer values than stored columns (a table altered by
+    /// ADD COLUMN after the row was written) gives `None` for the missing ones, so that
+    /// their declared default applies; extra values are returned as surplus.
+    pub fn map_record(&self, rowid: Option<i64>, record: Vec<Value>) -> MappedRow {
+        let order = self.record_order();
+        let mut by_column: Vec<Option<Value>> = vec![None; self.columns.len()];
+        let surplus = record.len().saturating_sub(order.len());
+        for (value, col) in record.into_iter().zip(&order) {
+            if let Some(slot) = by_column.get_mut(*col) {
+                *slot = Some(value);
+            }
+        }
+        if let (Some(alias), Some(rowid)) = (self.rowid_alias(), rowid) {
+            if let Some(slot) = by_column.get_mut(alias) {
+                if matches!(slot, None | Some(Value::Null)) {
+                    *slot = Some(Value::Integer(rowid));
+                }
+            }
+        }
+        let values = self
+            .insert_columns()
+            .into_iter()
+            .map(|i| by_column.get(i).cloned().flatten())
+            .collect();
+        MappedRow { values, surplus }
+    }
+
+    /// How well a record fits this table: `None` when it cannot be one of its rows,
+    /// else a score (higher is better) from how many values sit plausibly in their columns.
+    pub fn fit(&self, record: &[Value]) -> Option<u32> {
+        let order = self.record_order();
+        if record.is_empty() || record.len() > order.len() {
+            return None;
+        }
+        let alias = self.rowid_alias();
+        let mut score = 0;
+        for (value, col) in record.iter().zip(&order) {
+            let c = self.columns.get(*col)?;
+            if Some(*col) == alias {
+                // The rowid alias is always stored as NULL.
+                if *value != Value::Null {
+                    return None;
+                }
+                score += 2;
+                continue;
+            }
+            if c.not_null && *value == Value::Null {
+                return None;
+            }
+            if !c.affinity().admits(value) {
+                return None;
+            }
+            score += match (c.affinity(), value) {
+                (Affinity::Integer, Value::Integer(_))
+                | (Affinity::Real, Value::Real(_) | Value::Integer(_)) => 2,
+                (Affinity::Text, Value::Text(_)) => 2,
+                (_, Value::Null) => 0,
+                _ => 1,
+            };
+        }
+        // A full-width record is better evidence than a short one.
+        Some(score + if record.len() == order.len() { 3 } else { 0 })
+    }
+}
+
+/// A record mapped onto a table's insert columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MappedRow {
+    /// One entry per insert column; `None` where the record holds no value (use the default).
+    pub values: Vec<Option<Value>>,
+    /// Values the record holds beyond the table's stored columns.
+    pub surplus: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(name: &str, t: &str, pk: u32) -> Column {
+        Column {
+            name: name.into(),
+            decl_type: t.into(),
+            not_null: false,
+            pk,
+            kind: ColumnKind::Ordinary,
+        }
+    }
+
+    #[test]
+    fn affinity_rules_in_order() {
+        assert_eq!(
+            Affinity::of_declared_type("INT UNSIGNED"),
+            Affinity::Integer
+        );
+        assert_eq!(Affinity::of_declared_type("VARCHAR(10)"), Affinity::Text);
+        assert_eq!(Affinity::of_declared_type(""), Affinity::Blob);
+        assert_eq!(
+            Affinity::of_declared_type("DOUBLE PRECISION"),
+            Affinity::Real
+        );
+        assert_eq!(Affinity::of_declared_type("DECIMAL"), Affinity::Numeric);
+        // "POINT" contains "INT".
+        assert_eq!(
+            Affinity::of_declared_type("FLOATING POINT"),
+            Affinity::Integer
+        );
+    }
+
+    #[test]
+    fn integer_primary_key_takes_the_rowid() {
+        let t = TableShape {
+            name: "m".into(),
+            columns: vec![col("id", "INTEGER", 1), col("body", "TEXT", 0)],
+            without_rowid: false,
+        };
+        assert_eq!(t.rowid_alias(), Some(0));
+        let row = t.map_record(Some(42), vec![Value::Null, Value::Text(b"hi".to_vec())]);
+        assert_eq!(
+            row.values,
+            vec![Some(Value::Integer(42)), Some(Value::Text(b"hi".to_vec()))]
+        );
+    }
+
+    #[test]
+    fn without_rowid_records_lead_with_the_key() {
+        let t = TableShape {
+            name: "kv".into(),
+            columns: vec![
+                col("v", "", 0),
+                col("ns", "TEXT", 1),
+                col("k", "INTEGER", 2),
+            ],
+            without_rowid: true,
+        };
+        assert_eq!(t.record_order(), vec![1, 2, 0]);
+        assert_eq!(t.rowid_alias(), None);
+        let row = t.map_record(
+            None,
+            vec![
+                Value::Text(b"a".to_vec()),
+                Value::Integer(1),
+                Value::Real(0.5),
+            ],
+        );
+        assert_eq!(row.values[0], Some(Value::Real(0.5)));
+        assert_eq!(row.values[1], Some(Value::Text(b"a".to_vec())));
+    }
+
+    #[test]
+    fn short_records_leave_added_columns_to_their_default() {
+        let t = TableShape {
+            name: "t".into(),
+            columns: vec![col("a", "INT", 0), col("b", "INT", 0)],
+            without_rowid: false,
+        };
+        let row = t.map_record(Some(1), vec![Value::Integer(5)]);
+        assert_eq!(row.values, vec![Some(Value::Integer(5)), None]);
+    }
+
+    #[test]
+    fn fit_rejects_wrong_shapes() {
+        let t = TableShape {
+            name: "m".into(),
+            columns: vec![col("id", "INTEGER", 1), col("n", "INTEGER", 0)],
+            without_rowid: false,
+        };
+        assert!(t.fit(&[Value::Null, Value::Integer(3)]).is_some());
+        assert!(
+            t.fit(&[Value::Integer(9), Value::Integer(3)]).is_none(),
+            "alias must be NULL"
+        );
+        assert!(
+            t.fit(&[Value::Null, Value::Integer(3), Value::Integer(4)])
+                .is_none(),
+            "too wide"
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! The output database: created with rusqlite (bundled SQLite), schema first, then rows
+//! bound as parameters; identifiers quoted, never SQL assembled from recovered values.
+
+use std::path::Path;
+
+use pager::{TextEncoding, Value};
+use reconstruct::{Column, ColumnKind, TableShape};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params_from_iter, Connection};
+
+/// Quotes an identifier for SQL: `"name"` with inner quotes doubled.
+pub fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The output database being written.
+pub struct Output {
+    pub conn: Connection,
+}
+
+/// Outcome of inserting one row.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Inserted {
+    /// Written.
+    Ok,
+    /// A row with the same key (rowid, primary key or UNIQUE columns) is already there.
+    Conflict(String),
+    /// A constraint other than a key refused it (NOT NULL on a damaged field).
+    Rejected(String),
+}
+
+impl Output {
+    /// Creates the database at `path` (which must not exist) with the source's page size
+    /// and text encoding, the journal off while loading (the file is not the destination
+    /// until it is verified and renamed).
+    pub fn create(
+        path: &Path,
+        page_size: u32,
+        encoding: TextEncoding,
+        user_version: u32,
+        application_id: u32,
+    ) -> rusqlite::Result<Output> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "page_size", i64::from(page_size))?;
+        let enc = match encoding {
+            TextEncoding::Utf8 => "UTF-8",
+            TextEncoding::Utf16le => "UTF-16le",
+            TextEncoding::Utf16be => "UTF-16be",
+        };
+        conn.pragma_update(None, "encoding", enc)?;
+        conn.pragma_update_and_check(None, "journal_mode", "OFF", |r| r.get::<_, String>(0))?;
+        conn.pragma_update(None, "synchronous", "OFF")?;
+        // Recovered rows are kept even where a CHECK constraint would refuse them.
+        conn.pragma_update(None, "ignore_check_constraints", 1)?;
+        conn.pragma_update(None, "foreign_keys", 0)?;
+        conn.pragma_update(None, "user_version", i64::from(user_version))?;
+        conn.pragma_update(None, "application_id", i64::from(application_id as i32))?;
+        conn.pragma_update(None, "cache_size", -32_768)?; // KiB: 32 MiB
+        Ok(Output { conn })
+    }
+
+    /// Runs one CREATE statement taken from the source schema.
+    pub fn create_object(&self, sql: &str) -> Result<(), String> {
+        self.conn.execute_batch(sql).map_err(|e| e.to_string())
+    }
+
+    /// The shape of a table as SQLite parsed its CREATE statement.
+    pub fn shape(&self, name: &str, without_rowid: bool) -> rusqlite::Result<TableShape> {
+        let mut stmt = self.conn.prepare(&format!("PRAGMA table_xinfo({})", quote(name)))?;
+        let columns = stmt
+            .query_map([], |r| {
+                Ok(Column {
+                    name: r.get(1)?,
+                    decl_type: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    not_null: r.get::<_, i64>(3)? != 0,
+                    pk: u32::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+                    kind: ColumnKind::from_hidden(r.get(6)?),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(TableShape { name: name.to_string(), columns, without_rowid })
+    }
+
+    /// Inserts one row into `table`: `rowid` (when the table keeps one outside its
+    /// columns, under `rowid_name`) and the values of `columns` (names, in order).
+    pub fn insert(
+        &self,
+        table: &str,
+        rowid_name: Option<&str>,
+        rowid: Option<i64>,
+        columns: &[&str],
+        values: &[SqlValue<'_>],
+    ) -> rusqlite::Result<Inserted> {
+        let mut names: Vec<String> = Vec::with_capacity(columns.len() + 1);
+        let mut params: Vec<SqlValue<'_>> = Vec::with_capacity(columns.len() + 1);
+        if let (Some(name), Some(rowid)) = (rowid_name, rowid) {
+            names.push(quote(name));
+            params.push(SqlValue::Integer(rowid));
+        }
+        names.extend(columns.iter().map(|c| quote(c)));
+        params.extend(values.iter().cloned());
+        let placeholders: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
+        let sql = if names.is_empty() {
+            format!("INSERT INTO {} DEFAULT VALUES", quote(table))
+        } else {
+            format!("INSERT INTO {} ({}) VALUES ({})", quote(table), names.join(", "), placeholders.join(", "))
+        };
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        match stmt.execute(params_from_iter(params.iter())) {
+            Ok(_) => Ok(Inserted::Ok),
+            Err(rusqlite::Error::SqliteFailure(e, msg)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+                let text = msg.unwrap_or_else(|| e.to_string());
+                let key = matches!(
+                    e.extended_code,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                        | rusqlite::ffi::SQLITE_CONSTRAINT_ROWID
+                        | rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                );
+                Ok(if key { Inserted::Conflict(text) } else { Inserted::Rejected(text) })
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A value ready to bind: text re-encoded from the source encoding where it is valid
+/// text, raw bytes otherwise (never lossily transcoded).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SqlValue<'v> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(std::borrow::Cow<'v, str>),
+    /// Text bytes that are not valid in the source encoding, bound as-is.
+    RawText(&'v [u8]),
+    Blob(&'v [u8]),
+}
+
+impl<'v> SqlValue<'v> {
+    /// Prepares `v`, decoded from the source encoding `enc`.
+    pub fn from_value(v: &'v Value, enc: TextEncoding) -> SqlValue<'v> {
+        match v {
+            Value::Null => SqlValue::Null,
+            Value::Integer(i) => SqlValue::Integer(*i),
+            Value::Real(r) => SqlValue::Real(*r),
+            Value::Blob(b) => SqlValue::Blob(b),
+            Value::Text(t) => match enc {
+                TextEncoding::Utf8 => match std::str::from_utf8(t) {
+                    Ok(s) => SqlValue::Text(std::borrow::Cow::Borrowed(s)),
+                    Err(_) => SqlValue::RawText(t),
+                },
+                _ => match enc.decode(t) {
+                    Some(s) => SqlValue::Text(std::borrow::Cow::Owned(s)),
+                    None => SqlValue::RawText(t),
+                },
+            },
+        }
+    }
+}
+
+impl rusqlite::ToSql for SqlValue<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            SqlValue::Null => ValueRef::Null,
+            SqlValue::Integer(i) => ValueRef::Integer(*i),
+            SqlValue::Real(r) => ValueRef::Real(*r),
+            SqlValue::Text(s) => ValueRef::Text(s.as_bytes()),
+            SqlValue::RawText(b) => ValueRef::Text(b),
+            SqlValue::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}

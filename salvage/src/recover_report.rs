@@ -1,0 +1,201 @@
+//! The loss report of `salvage recover`. Schema: `docs/report.md`. Field order is the
+//! document's; lists are in a stable order (schema order, page order). Absolute paths live
+//! only in `run`.
+
+use serde::Serialize;
+
+use crate::report::{FindingList, PageSizeEvidenceReport};
+
+/// Version of the loss report's schema.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Entries listed per list at most; the counts beside each list are always complete.
+pub const LISTED: usize = 1000;
+
+#[derive(Debug, Serialize)]
+pub struct LossReport {
+    pub format_version: u32,
+    pub tool: crate::report::Tool,
+    pub source: SourceProof,
+    pub wal: WalReport,
+    pub geometry: Geometry,
+    pub pages: PageSummary,
+    pub tables: Vec<TableReport>,
+    pub lost_and_found: LostAndFound,
+    pub schema_objects: Vec<SchemaObject>,
+    pub conflicts: Listed<ConflictReport>,
+    pub flags: Flags,
+    pub evidence: FlagEvidence,
+    pub warnings: Vec<String>,
+    pub output: OutputState,
+    pub run: RunPaths,
+}
+
+/// Proof that the source was not changed: size and SHA-256 before and after the run.
+#[derive(Debug, Serialize)]
+pub struct SourceProof {
+    pub size: u64,
+    pub sha256_before: String,
+    pub sha256_after: String,
+    pub unchanged: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WalReport {
+    /// Whether a write-ahead log was read.
+    pub used: bool,
+    /// Why or why not, as a sentence.
+    pub note: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Geometry {
+    pub page_size: u32,
+    /// "header" or "inferred".
+    pub page_size_source: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub page_size_evidence: Vec<PageSizeEvidenceReport>,
+    pub reserved_space: u8,
+    pub text_encoding: String,
+    pub text_encoding_source: &'static str,
+    pub page_count: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PageSummary {
+    pub by_class: std::collections::BTreeMap<&'static str, u32>,
+    pub orphan_btree_pages: u32,
+    pub damaged: Listed<DamagedPage>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DamagedPage {
+    pub page: u32,
+    pub class: &'static str,
+    pub why: Vec<String>,
+}
+
+/// A list with its complete count; at most [`LISTED`] entries are listed.
+#[derive(Debug, Serialize)]
+pub struct Listed<T> {
+    pub count: u64,
+    pub listed: Vec<T>,
+}
+
+impl<T> Default for Listed<T> {
+    fn default() -> Self {
+        Listed { count: 0, listed: Vec::new() }
+    }
+}
+
+impl<T> Listed<T> {
+    pub fn push(&mut self, item: T) {
+        self.count += 1;
+        if self.listed.len() < LISTED {
+            self.listed.push(item);
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct TableReport {
+    pub name: String,
+    /// "recovered": created and filled; "failed": present in the schema but its CREATE
+    /// statement failed on the output; "skipped": not copied as data (internal or derived);
+    /// "missing" is reserved for tables known only from other evidence.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub root: Option<u32>,
+    pub rows_written: u64,
+    pub rows_from_tree: u64,
+    pub rows_from_orphans: u64,
+    pub rows_damaged: u64,
+    pub cells_unreadable: u64,
+    pub conflicts: u64,
+    pub rejected_to_lost_and_found: u64,
+    pub lost_subtrees: Vec<LostSubtree>,
+    pub orphan_groups: Vec<OrphanGroupReport>,
+    pub findings: FindingList,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LostSubtree {
+    pub parent: u32,
+    pub child: u32,
+    pub rowid_above: Option<i64>,
+    pub rowid_up_to: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OrphanGroupReport {
+    pub top: u32,
+    pub pages: usize,
+    pub cells: u64,
+    pub rowids: Option<[i64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<&'static str>,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LostAndFound {
+    /// Name of the table in the output, when it has rows.
+    pub table: Option<String>,
+    pub rows: u64,
+    /// Orphan groups no evidence could give a table.
+    pub groups: Vec<OrphanGroupReport>,
+    /// Orphan index-page groups: index data, rebuilt from the tables instead.
+    pub index_groups: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SchemaObject {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    /// "created", "failed" or "skipped".
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConflictReport {
+    pub table: String,
+    pub rowid: Option<i64>,
+    /// The cell that was not written.
+    pub dropped: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Flags {
+    pub complete: bool,
+    pub partial: bool,
+    pub loss_detected: bool,
+    pub verified: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FlagEvidence {
+    /// Every sign of loss, with real counts; empty when none.
+    pub loss: Vec<String>,
+    /// What the output was checked against.
+    pub verified: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OutputState {
+    /// Whether DEST now exists, holding this run's output.
+    pub committed: bool,
+    /// "dest": committed; "incomplete": kept as DEST.incomplete, not committed; "none".
+    pub location: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunPaths {
+    pub source_path: String,
+    pub dest_path: String,
+    pub report_path: String,
+}
