@@ -9,6 +9,7 @@ mod hostile;
 mod inspect;
 mod nemetz;
 mod readback;
+mod recover;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

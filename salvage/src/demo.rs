@@ -59,7 +59,11 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
     std::fs::write(&path, &bytes).map_err(Error::Output)?;
     eprintln!("  wrote `{}` ({} bytes)\n", path.display(), bytes.len());
 
-    crate::inspect::run(&InspectArgs { src: PathBuf::from(&path), json: args.json, sha256: true })?;
+    crate::inspect::run(&InspectArgs {
+        src: PathBuf::from(&path),
+        json: args.json,
+        sha256: true,
+    })?;
     let dest = dir.join("recovered.db");
     eprintln!();
     let outcome = crate::recover::run(&RecoverArgs {

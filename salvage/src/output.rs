@@ -66,7 +66,9 @@ impl Output {
 
     /// The shape of a table as SQLite parsed its CREATE statement.
     pub fn shape(&self, name: &str, without_rowid: bool) -> rusqlite::Result<TableShape> {
-        let mut stmt = self.conn.prepare(&format!("PRAGMA table_xinfo({})", quote(name)))?;
+        let mut stmt = self
+            .conn
+            .prepare(&format!("PRAGMA table_xinfo({})", quote(name)))?;
         let columns = stmt
             .query_map([], |r| {
                 Ok(Column {
@@ -78,7 +80,11 @@ impl Output {
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(TableShape { name: name.to_string(), columns, without_rowid })
+        Ok(TableShape {
+            name: name.to_string(),
+            columns,
+            without_rowid,
+        })
     }
 
     /// Inserts one row into `table`: `rowid` (when the table keeps one outside its
@@ -103,12 +109,19 @@ impl Output {
         let sql = if names.is_empty() {
             format!("INSERT INTO {} DEFAULT VALUES", quote(table))
         } else {
-            format!("INSERT INTO {} ({}) VALUES ({})", quote(table), names.join(", "), placeholders.join(", "))
+            format!(
+                "INSERT INTO {} ({}) VALUES ({})",
+                quote(table),
+                names.join(", "),
+                placeholders.join(", ")
+            )
         };
         let mut stmt = self.conn.prepare_cached(&sql)?;
         match stmt.execute(params_from_iter(params.iter())) {
             Ok(_) => Ok(Inserted::Ok),
-            Err(rusqlite::Error::SqliteFailure(e, msg)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+            Err(rusqlite::Error::SqliteFailure(e, msg))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
                 let text = msg.unwrap_or_else(|| e.to_string());
                 let key = matches!(
                     e.extended_code,
@@ -116,7 +129,11 @@ impl Output {
                         | rusqlite::ffi::SQLITE_CONSTRAINT_ROWID
                         | rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
                 );
-                Ok(if key { Inserted::Conflict(text) } else { Inserted::Rejected(text) })
+                Ok(if key {
+                    Inserted::Conflict(text)
+                } else {
+                    Inserted::Rejected(text)
+                })
             }
             Err(e) => Err(e),
         }

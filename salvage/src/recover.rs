@@ -7,7 +7,10 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use pager::{Database, PageNo, Survey, TextEncoding, Value};
-use reconstruct::{Attribution, OrphanGroup, Plan, Provenance, RowEvent, TableLoss, TableRows, TableShape, TableTarget};
+use reconstruct::{
+    Attribution, OrphanGroup, Plan, Provenance, RowEvent, TableLoss, TableRows, TableShape,
+    TableTarget,
+};
 
 use crate::cli::RecoverArgs;
 use crate::output::{quote, Inserted, Output, SqlValue};
@@ -31,27 +34,54 @@ fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
 }
 
 fn refused(what: String, hint: &str) -> Error {
-    Error::Refused { what, hint: hint.to_string() }
+    Error::Refused {
+        what,
+        hint: hint.to_string(),
+    }
 }
 
 /// The canonical form of a path that may not exist yet: its folder canonicalized.
 fn canonical_target(p: &Path) -> Option<PathBuf> {
-    let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     Some(parent.canonicalize().ok()?.join(p.file_name()?))
 }
 
 /// Checks every argument before anything is created.
 fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
-    let meta = std::fs::metadata(&args.src).map_err(|e| Error::Source { path: args.src.clone(), source: e })?;
+    let meta = std::fs::metadata(&args.src).map_err(|e| Error::Source {
+        path: args.src.clone(),
+        source: e,
+    })?;
     if meta.is_dir() {
-        return Err(Error::NotAFile { path: args.src.clone(), what: "a directory" });
+        return Err(Error::NotAFile {
+            path: args.src.clone(),
+            what: "a directory",
+        });
     }
     if !meta.is_file() {
-        return Err(Error::NotAFile { path: args.src.clone(), what: "not a regular file" });
+        return Err(Error::NotAFile {
+            path: args.src.clone(),
+            what: "not a regular file",
+        });
     }
     let dest = args.dest.clone();
     let incomplete = with_suffix(&dest, ".incomplete");
-    let report = args.report.clone().unwrap_or_else(|| with_suffix(&dest, ".report.json"));
+    let report = args
+        .report
+        .clone()
+        .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
+    if incomplete.symlink_metadata().is_ok() {
+        return Err(refused(
+            format!(
+                "`{}` is left from an earlier run that did not finish or was withheld",
+                incomplete.display()
+            ),
+            "inspect it, or remove it yourself; salvage never reuses or deletes it",
+        ));
+    }
     for (p, what) in [(&dest, "destination"), (&report, "report")] {
         if p.symlink_metadata().is_ok() {
             return Err(refused(
@@ -60,25 +90,35 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
             ));
         }
     }
-    if incomplete.symlink_metadata().is_ok() {
-        return Err(refused(
-            format!("`{}` is left from an earlier run that did not finish or was withheld", incomplete.display()),
-            "inspect it, or remove it yourself; salvage never reuses or deletes it",
-        ));
-    }
-    let folder = dest.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let folder = dest
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !folder.is_dir() {
         return Err(refused(
-            format!("the destination folder `{}` does not exist", folder.display()),
+            format!(
+                "the destination folder `{}` does not exist",
+                folder.display()
+            ),
             "create the folder first",
         ));
     }
-    let src_canon = args.src.canonicalize().map_err(|e| Error::Source { path: args.src.clone(), source: e })?;
+    let src_canon = args.src.canonicalize().map_err(|e| Error::Source {
+        path: args.src.clone(),
+        source: e,
+    })?;
     let dest_canon = canonical_target(&dest).ok_or_else(|| {
-        refused(format!("cannot resolve the destination `{}`", dest.display()), "give a file path in an existing folder")
+        refused(
+            format!("cannot resolve the destination `{}`", dest.display()),
+            "give a file path in an existing folder",
+        )
     })?;
     let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| with_suffix(&src_canon, s));
-    for target in [&dest_canon, &canonical_target(&report).unwrap_or_default(), &canonical_target(&incomplete).unwrap_or_default()] {
+    for target in [
+        &dest_canon,
+        &canonical_target(&report).unwrap_or_default(),
+        &canonical_target(&incomplete).unwrap_or_default(),
+    ] {
         if sidecars.contains(target) {
             return Err(refused(
                 format!("`{}` is the source or one of its sidecar files", target.display()),
@@ -86,18 +126,29 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
             ));
         }
     }
-    Ok(Paths { src: args.src.clone(), dest, incomplete, report })
+    Ok(Paths {
+        src: args.src.clone(),
+        dest,
+        incomplete,
+        report,
+    })
 }
 
 /// Hashes a file by reading it from disk.
 fn hash_file(path: &Path) -> Result<String, Error> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| Error::Source { path: path.to_owned(), source: e })?;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::Source {
+        path: path.to_owned(),
+        source: e,
+    })?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f.read(&mut buf).map_err(|e| Error::Source { path: path.to_owned(), source: e })?;
+        let n = f.read(&mut buf).map_err(|e| Error::Source {
+            path: path.to_owned(),
+            source: e,
+        })?;
         if n == 0 {
             break;
         }
@@ -112,7 +163,10 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let source = Source::open(&paths.src)?;
     let bytes = source.bytes();
     let sha256_before = sha256_hex(bytes);
-    let db = Database::open(bytes).map_err(|why| Error::NotADatabase { path: paths.src.clone(), why })?;
+    let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
+        path: paths.src.clone(),
+        why,
+    })?;
     let progress = Progress::new();
     progress.say("surveying pages");
     let survey = pager::survey(&db);
@@ -124,12 +178,17 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let sha256_after = hash_file(&paths.src)?;
     let unchanged = sha256_after == sha256_before;
 
-    let mut report = run.report(args, &wal, verified, SourceProof {
-        size: bytes.len() as u64,
-        sha256_before,
-        sha256_after,
-        unchanged,
-    });
+    let mut report = run.report(
+        args,
+        &wal,
+        verified,
+        SourceProof {
+            size: bytes.len() as u64,
+            sha256_before,
+            sha256_after,
+            unchanged,
+        },
+    );
     report.run = RunPaths {
         source_path: paths.src.display().to_string(),
         dest_path: paths.dest.display().to_string(),
@@ -150,16 +209,26 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         // A hard link fails if DEST appeared meanwhile: never overwrite.
         std::fs::hard_link(&paths.incomplete, &paths.dest).map_err(Error::Output)?;
         std::fs::remove_file(&paths.incomplete).map_err(Error::Output)?;
-        report.output = OutputState { committed: true, location: "dest" };
+        report.output = OutputState {
+            committed: true,
+            location: "dest",
+        };
     } else {
-        report.output = OutputState { committed: false, location: "incomplete" };
+        report.output = OutputState {
+            committed: false,
+            location: "incomplete",
+        };
     }
     write_report(&paths.report, &report)?;
     summary(&report, &paths);
     if !report.flags.verified || !unchanged {
         return Err(Error::Database(format!(
             "the output failed verification{}; it is kept at `{}`, not committed",
-            if unchanged { "" } else { " and the source changed during the run" },
+            if unchanged {
+                ""
+            } else {
+                " and the source changed during the run"
+            },
             paths.incomplete.display()
         )));
     }
@@ -174,7 +243,9 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
 /// and whether it means loss (committed transactions may live only in the log).
 fn wal_note(args: &RecoverArgs, src: &Path) -> (WalReport, bool) {
     let wal = args.wal.clone().unwrap_or_else(|| with_suffix(src, "-wal"));
-    let present = std::fs::metadata(&wal).map(|m| m.len() > 32).unwrap_or(false);
+    let present = std::fs::metadata(&wal)
+        .map(|m| m.len() > 32)
+        .unwrap_or(false);
     match (args.no_wal, present) {
         (true, _) => (WalReport { used: false, note: "the write-ahead log was not read (--no-wal)".into() }, false),
         (false, false) => (WalReport { used: false, note: "no write-ahead log beside the source".into() }, false),
@@ -196,7 +267,11 @@ fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
     text.push('\n');
     // create_new: the report never overwrites a file either.
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(Error::Output)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(Error::Output)?;
     f.write_all(text.as_bytes()).map_err(Error::Output)
 }
 
@@ -207,7 +282,9 @@ struct Progress {
 
 impl Progress {
     fn new() -> Progress {
-        Progress { on: std::io::stderr().is_terminal() }
+        Progress {
+            on: std::io::stderr().is_terminal(),
+        }
     }
     fn say(&self, what: &str) {
         if self.on {
@@ -244,7 +321,10 @@ struct Run<'a, 'd> {
     objects: Vec<SchemaObject>,
     conflicts: Listed<ConflictReport>,
     lost_and_found: Option<String>,
+    /// Rows written to `lost_and_found`: from unattributed orphan groups and refused rows.
     lost_rows: u64,
+    /// Of those, rows from unattributed orphan groups.
+    orphan_lost_rows: u64,
     warnings: Vec<String>,
     verified_evidence: Vec<String>,
     progress: &'d Progress,
@@ -252,10 +332,21 @@ struct Run<'a, 'd> {
 
 impl<'a, 'd> Run<'a, 'd> {
     /// Creates DEST.incomplete and the schema's tables, and plans the orphan pages.
-    fn new(db: &'d Database<'a>, survey: &'d Survey, paths: &Paths, progress: &'d Progress) -> Result<Self, Error> {
+    fn new(
+        db: &'d Database<'a>,
+        survey: &'d Survey,
+        paths: &Paths,
+        progress: &'d Progress,
+    ) -> Result<Self, Error> {
         let h = db.header();
-        let out = Output::create(&paths.incomplete, db.page_size().get(), db.encoding(), h.user_version, h.application_id)
-            .map_err(|e| Error::Database(e.to_string()))?;
+        let out = Output::create(
+            &paths.incomplete,
+            db.page_size().get(),
+            db.encoding(),
+            h.user_version,
+            h.application_id,
+        )
+        .map_err(|e| Error::Database(e.to_string()))?;
         let mut run = Run {
             db,
             survey,
@@ -268,6 +359,7 @@ impl<'a, 'd> Run<'a, 'd> {
             conflicts: Listed::default(),
             lost_and_found: None,
             lost_rows: 0,
+            orphan_lost_rows: 0,
             warnings: Vec::new(),
             verified_evidence: Vec::new(),
             progress,
@@ -281,43 +373,80 @@ impl<'a, 'd> Run<'a, 'd> {
     fn create_tables(&mut self) {
         let rows = &self.survey.schema.rows;
         let is_virtual = |sql: &Option<String>| {
-            sql.as_deref().is_some_and(|s| s.trim_start().get(..20).is_some_and(|h| h.eq_ignore_ascii_case("CREATE VIRTUAL TABLE")))
+            sql.as_deref().is_some_and(|s| {
+                s.trim_start()
+                    .get(..20)
+                    .is_some_and(|h| h.eq_ignore_ascii_case("CREATE VIRTUAL TABLE"))
+            })
         };
-        let vtabs: Vec<String> =
-            rows.iter().filter(|r| r.kind == pager::SchemaKind::Table && is_virtual(&r.sql)).map(|r| r.name.clone()).collect();
+        let vtabs: Vec<String> = rows
+            .iter()
+            .filter(|r| r.kind == pager::SchemaKind::Table && is_virtual(&r.sql))
+            .map(|r| r.name.clone())
+            .collect();
         for r in rows.iter().filter(|r| r.kind == pager::SchemaKind::Table) {
-            let mut t = TableRun { name: r.name.clone(), root: r.rootpage, status: "recovered", reason: None, target: None, loss: TableLoss::default() };
+            let mut t = TableRun {
+                name: r.name.clone(),
+                root: r.rootpage,
+                status: "recovered",
+                reason: None,
+                target: None,
+                loss: TableLoss::default(),
+            };
             let lower = r.name.to_ascii_lowercase();
             if lower == "sqlite_sequence" {
                 // Created by SQLite with the first AUTOINCREMENT table; filled at the end.
                 t.status = "skipped";
-                t.reason = Some("internal table: its counters are carried over after the rows are in".into());
+                t.reason = Some(
+                    "internal table: its counters are carried over after the rows are in".into(),
+                );
             } else if lower.starts_with("sqlite_") {
                 t.status = "skipped";
-                t.reason = Some("internal table (statistics are derived data; run ANALYZE on the output)".into());
+                t.reason = Some(
+                    "internal table (statistics are derived data; run ANALYZE on the output)"
+                        .into(),
+                );
             } else if is_virtual(&r.sql) {
                 let sql = r.sql.clone().unwrap_or_default();
                 match self.out.create_object(&sql) {
                     Ok(()) => {
                         t.status = "skipped";
                         t.reason = Some("virtual table: re-created from its CREATE statement; its contents live in shadow tables, not copied".into());
-                        self.objects.push(SchemaObject { kind: "virtual table".into(), name: r.name.clone(), status: "created", reason: None });
+                        self.objects.push(SchemaObject {
+                            kind: "virtual table".into(),
+                            name: r.name.clone(),
+                            status: "created",
+                            reason: None,
+                        });
                     }
                     Err(e) => {
                         t.status = "failed";
                         t.reason = Some(format!("its CREATE statement failed on the output: {e}"));
-                        self.objects.push(SchemaObject { kind: "virtual table".into(), name: r.name.clone(), status: "failed", reason: Some(e) });
+                        self.objects.push(SchemaObject {
+                            kind: "virtual table".into(),
+                            name: r.name.clone(),
+                            status: "failed",
+                            reason: Some(e),
+                        });
                     }
                 }
-            } else if let Some(v) = vtabs.iter().find(|v| lower.starts_with(&format!("{}_", v.to_ascii_lowercase()))) {
+            } else if let Some(v) = vtabs
+                .iter()
+                .find(|v| lower.starts_with(&format!("{}_", v.to_ascii_lowercase())))
+            {
                 t.status = "skipped";
-                t.reason = Some(format!("shadow table of virtual table `{v}`: derived, not copied as data"));
+                t.reason = Some(format!(
+                    "shadow table of virtual table `{v}`: derived, not copied as data"
+                ));
             } else {
                 match r.sql.as_deref().map(|sql| self.out.create_object(sql)) {
                     Some(Ok(())) => match self.out.shape(&r.name, r.is_without_rowid()) {
                         Ok(shape) => {
                             t.target = Some(self.targets.len());
-                            self.targets.push(TableTarget { shape, root: r.rootpage });
+                            self.targets.push(TableTarget {
+                                shape,
+                                root: r.rootpage,
+                            });
                         }
                         Err(e) => {
                             t.status = "failed";
@@ -334,7 +463,10 @@ impl<'a, 'd> Run<'a, 'd> {
                     }
                 }
             }
-            if let Some(tree) = r.rootpage.and_then(|root| self.survey.trees.iter().find(|tr| tr.root == root)) {
+            if let Some(tree) = r
+                .rootpage
+                .and_then(|root| self.survey.trees.iter().find(|tr| tr.root == root))
+            {
                 t.loss.lost_subtrees = tree.lost.len() as u64;
                 t.loss.tree_findings = tree.findings.len() as u64;
                 t.loss.root_lost = tree.pages == 0;
@@ -350,20 +482,40 @@ impl<'a, 'd> Run<'a, 'd> {
     fn load(&mut self) -> Result<(), Error> {
         let dberr = |e: rusqlite::Error| Error::Database(e.to_string());
         for ti in 0..self.tables.len() {
-            let Some(target) = self.tables.get(ti).and_then(|t| t.target) else { continue };
-            let Some(tt) = self.targets.get(target).cloned() else { continue };
-            self.progress.say(&format!("recovering `{}`", tt.shape.name));
-            let groups: Vec<Attribution> = self.plan.attributed.get(target).cloned().unwrap_or_default();
+            let Some(target) = self.tables.get(ti).and_then(|t| t.target) else {
+                continue;
+            };
+            let Some(tt) = self.targets.get(target).cloned() else {
+                continue;
+            };
+            self.progress
+                .say(&format!("recovering `{}`", tt.shape.name));
+            let groups: Vec<Attribution> = self
+                .plan
+                .attributed
+                .get(target)
+                .cloned()
+                .unwrap_or_default();
             self.out.conn.execute_batch("BEGIN").map_err(dberr)?;
-            let mut loss = self.tables.get(ti).map(|t| t.loss.clone()).unwrap_or_default();
-            let rows = TableRows::new(self.db, tt.root.filter(|_| !loss.root_lost), groups.iter().map(|a| &a.group));
+            let mut loss = self
+                .tables
+                .get(ti)
+                .map(|t| t.loss.clone())
+                .unwrap_or_default();
+            let rows = TableRows::new(
+                self.db,
+                tt.root.filter(|_| !loss.root_lost),
+                groups.iter().map(|a| &a.group),
+            );
             let writer = TableWriter::new(&tt.shape);
             for event in rows {
                 match event {
                     RowEvent::Unreadable { .. } => loss.unreadable_cells += 1,
                     RowEvent::Row(row) => {
                         let mapped = tt.shape.map_record(row.rowid, row.record.clone());
-                        let result = writer.insert(&self.out, self.enc, row.rowid, &mapped.values).map_err(dberr)?;
+                        let result = writer
+                            .insert(&self.out, self.enc, row.rowid, &mapped.values)
+                            .map_err(dberr)?;
                         match result {
                             Inserted::Ok => {
                                 match row.provenance {
@@ -405,8 +557,16 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 
     /// Keeps a row the output's constraints refused, in `lost_and_found`, so it is not lost.
-    fn reject(&mut self, root: Option<PageNo>, row: &reconstruct::RecoveredRow, reason: &str) -> rusqlite::Result<()> {
-        self.warnings.push(format!("a row of page {} was refused by a constraint and kept in lost_and_found: {reason}", row.provenance.page().get()));
+    fn reject(
+        &mut self,
+        root: Option<PageNo>,
+        row: &reconstruct::RecoveredRow,
+        reason: &str,
+    ) -> rusqlite::Result<()> {
+        self.warnings.push(format!(
+            "a row of page {} was refused by a constraint and kept in lost_and_found: {reason}",
+            row.provenance.page().get()
+        ));
         let name = self.ensure_lost_and_found(row.record.len())?;
         self.insert_lost(&name, root, row)
     }
@@ -414,13 +574,28 @@ impl<'a, 'd> Run<'a, 'd> {
     fn ensure_lost_and_found(&mut self, width: usize) -> rusqlite::Result<String> {
         if let Some(name) = &self.lost_and_found {
             // Widen if needed.
-            let have: usize = self.out.conn.prepare(&format!("PRAGMA table_info({})", quote(name)))?.query_map([], |_| Ok(()))?.count();
+            let have: usize = self
+                .out
+                .conn
+                .prepare(&format!("PRAGMA table_info({})", quote(name)))?
+                .query_map([], |_| Ok(()))?
+                .count();
             for i in have.saturating_sub(4)..width {
-                self.out.conn.execute_batch(&format!("ALTER TABLE {} ADD COLUMN {}", quote(name), quote(&format!("c{i}"))))?;
+                self.out.conn.execute_batch(&format!(
+                    "ALTER TABLE {} ADD COLUMN {}",
+                    quote(name),
+                    quote(&format!("c{i}"))
+                ))?;
             }
             return Ok(name.clone());
         }
-        let taken: BTreeSet<String> = self.survey.schema.rows.iter().map(|r| r.name.to_ascii_lowercase()).collect();
+        let taken: BTreeSet<String> = self
+            .survey
+            .schema
+            .rows
+            .iter()
+            .map(|r| r.name.to_ascii_lowercase())
+            .collect();
         let name = std::iter::once("lost_and_found".to_string())
             .chain((0..).map(|i| format!("lost_and_found_{i}")))
             .find(|n| !taken.contains(n))
@@ -436,8 +611,18 @@ impl<'a, 'd> Run<'a, 'd> {
         Ok(name)
     }
 
-    fn insert_lost(&mut self, name: &str, root: Option<PageNo>, row: &reconstruct::RecoveredRow) -> rusqlite::Result<()> {
-        let mut names = vec!["rootpgno".to_string(), "pgno".into(), "nfield".into(), "id".into()];
+    fn insert_lost(
+        &mut self,
+        name: &str,
+        root: Option<PageNo>,
+        row: &reconstruct::RecoveredRow,
+    ) -> rusqlite::Result<()> {
+        let mut names = vec![
+            "rootpgno".to_string(),
+            "pgno".into(),
+            "nfield".into(),
+            "id".into(),
+        ];
         names.extend((0..row.record.len()).map(|i| format!("c{i}")));
         let mut values: Vec<SqlValue<'_>> = vec![
             root.map_or(SqlValue::Null, |r| SqlValue::Integer(i64::from(r.get()))),
@@ -448,8 +633,16 @@ impl<'a, 'd> Run<'a, 'd> {
         values.extend(row.record.iter().map(|v| SqlValue::from_value(v, self.enc)));
         let quoted: Vec<String> = names.iter().map(|n| quote(n)).collect();
         let ph: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
-        let sql = format!("INSERT INTO {} ({}) VALUES ({})", quote(name), quoted.join(", "), ph.join(", "));
-        self.out.conn.prepare_cached(&sql)?.execute(rusqlite::params_from_iter(values.iter()))?;
+        let sql = format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            quote(name),
+            quoted.join(", "),
+            ph.join(", ")
+        );
+        self.out
+            .conn
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params_from_iter(values.iter()))?;
         self.lost_rows += 1;
         Ok(())
     }
@@ -472,6 +665,7 @@ impl<'a, 'd> Run<'a, 'd> {
         for event in TableRows::new(self.db, None, groups.iter()) {
             if let RowEvent::Row(row) = event {
                 self.insert_lost(&name, None, &row)?;
+                self.orphan_lost_rows += 1;
             }
         }
         self.out.conn.execute_batch("COMMIT")
@@ -489,22 +683,32 @@ impl<'a, 'd> Run<'a, 'd> {
         else {
             return Ok(());
         };
-        let exists: bool = self
-            .out
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'", [], |r| r.get::<_, i64>(0))?
-            > 0;
+        let exists: bool = self.out.conn.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )? > 0;
         if !exists {
             return Ok(());
         }
         for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
             let RowEvent::Row(row) = event else { continue };
-            let (Some(Value::Text(name)), Some(Value::Integer(seq))) = (row.record.first(), row.record.get(1)) else { continue };
+            let (Some(Value::Text(name)), Some(Value::Integer(seq))) =
+                (row.record.first(), row.record.get(1))
+            else {
+                continue;
+            };
             let name_value = Value::Text(name.clone());
             let name = SqlValue::from_value(&name_value, self.enc);
-            let changed = self.out.conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1", rusqlite::params![name, seq])?;
+            let changed = self.out.conn.execute(
+                "UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1",
+                rusqlite::params![name, seq],
+            )?;
             if changed == 0 {
-                self.out.conn.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?1, ?2)", rusqlite::params![name, seq])?;
+                self.out.conn.execute(
+                    "INSERT INTO sqlite_sequence(name, seq) VALUES (?1, ?2)",
+                    rusqlite::params![name, seq],
+                )?;
             }
         }
         Ok(())
@@ -518,15 +722,23 @@ impl<'a, 'd> Run<'a, 'd> {
             .filter(|t| t.target.is_some() || t.status == "skipped")
             .map(|t| t.name.to_ascii_lowercase())
             .collect();
-        for kind in [pager::SchemaKind::Index, pager::SchemaKind::View, pager::SchemaKind::Trigger] {
+        for kind in [
+            pager::SchemaKind::Index,
+            pager::SchemaKind::View,
+            pager::SchemaKind::Trigger,
+        ] {
             for r in self.survey.schema.rows.iter().filter(|r| r.kind == kind) {
                 let Some(sql) = &r.sql else {
                     // Automatic indexes come with their table's constraints.
                     continue;
                 };
-                let table_known = kind == pager::SchemaKind::View || created.contains(&r.tbl_name.to_ascii_lowercase());
+                let table_known = kind == pager::SchemaKind::View
+                    || created.contains(&r.tbl_name.to_ascii_lowercase());
                 let (status, reason) = if !table_known {
-                    ("skipped", Some(format!("its table `{}` was not created", r.tbl_name)))
+                    (
+                        "skipped",
+                        Some(format!("its table `{}` was not created", r.tbl_name)),
+                    )
                 } else {
                     match self.out.create_object(sql) {
                         Ok(()) => ("created", None),
@@ -534,9 +746,19 @@ impl<'a, 'd> Run<'a, 'd> {
                     }
                 };
                 if status == "failed" {
-                    self.warnings.push(format!("the {} `{}` could not be re-created: {}", kind.as_str(), r.name, reason.clone().unwrap_or_default()));
+                    self.warnings.push(format!(
+                        "the {} `{}` could not be re-created: {}",
+                        kind.as_str(),
+                        r.name,
+                        reason.clone().unwrap_or_default()
+                    ));
                 }
-                self.objects.push(SchemaObject { kind: kind.as_str().to_string(), name: r.name.clone(), status, reason });
+                self.objects.push(SchemaObject {
+                    kind: kind.as_str().to_string(),
+                    name: r.name.clone(),
+                    status,
+                    reason,
+                });
             }
         }
     }
@@ -552,42 +774,79 @@ impl<'a, 'd> Run<'a, 'd> {
             .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect());
         let ok = match check {
             Ok(lines) if lines == ["ok"] => {
-                self.verified_evidence.push("PRAGMA integrity_check on the output: ok".into());
+                self.verified_evidence
+                    .push("PRAGMA integrity_check on the output: ok".into());
                 true
             }
             Ok(lines) => {
-                self.verified_evidence.push(format!("PRAGMA integrity_check on the output: {}", lines.join("; ")));
+                self.verified_evidence.push(format!(
+                    "PRAGMA integrity_check on the output: {}",
+                    lines.join("; ")
+                ));
                 false
             }
             Err(e) => {
-                self.verified_evidence.push(format!("PRAGMA integrity_check could not run: {e}"));
+                self.verified_evidence
+                    .push(format!("PRAGMA integrity_check could not run: {e}"));
                 false
             }
         };
         let mut counts_ok = true;
         for t in self.tables.iter().filter(|t| t.target.is_some()) {
-            let n: Result<i64, _> = self.out.conn.query_row(&format!("SELECT count(*) FROM {}", quote(&t.name)), [], |r| r.get(0));
+            let n: Result<i64, _> = self.out.conn.query_row(
+                &format!("SELECT count(*) FROM {}", quote(&t.name)),
+                [],
+                |r| r.get(0),
+            );
             let written = t.loss.written();
             let n = n.ok();
             if n != i64::try_from(written).ok() {
                 counts_ok = false;
                 let held = n.map_or("an unknown number of".to_string(), |n| n.to_string());
-                self.verified_evidence.push(format!("table `{}` holds {held} rows; {written} were written", t.name));
+                self.verified_evidence.push(format!(
+                    "table `{}` holds {held} rows; {written} were written",
+                    t.name
+                ));
             }
         }
         if counts_ok {
-            self.verified_evidence.push(format!("every table holds exactly the rows written ({} tables)", self.tables.iter().filter(|t| t.target.is_some()).count()));
+            self.verified_evidence.push(format!(
+                "every table holds exactly the rows written ({} tables)",
+                self.tables.iter().filter(|t| t.target.is_some()).count()
+            ));
         }
         ok && counts_ok
     }
 
-    fn report(&self, _args: &RecoverArgs, wal: &(WalReport, bool), verified: bool, source: SourceProof) -> LossReport {
+    fn report(
+        &self,
+        _args: &RecoverArgs,
+        wal: &(WalReport, bool),
+        verified: bool,
+        source: SourceProof,
+    ) -> LossReport {
         let db = self.db;
         let survey = self.survey;
-        let losses: Vec<(String, TableLoss)> = self.tables.iter().filter(|t| t.target.is_some()).map(|t| (t.name.clone(), t.loss.clone())).collect();
-        let mut assessment = reconstruct::assess(survey, &self.plan, &losses, self.lost_rows, db.findings(), verified);
+        let losses: Vec<(String, TableLoss)> = self
+            .tables
+            .iter()
+            .filter(|t| t.target.is_some())
+            .map(|t| (t.name.clone(), t.loss.clone()))
+            .collect();
+        let mut assessment = reconstruct::assess(
+            survey,
+            &self.plan,
+            &losses,
+            self.orphan_lost_rows,
+            db.findings(),
+            verified,
+        );
         for t in self.tables.iter().filter(|t| t.status == "failed") {
-            assessment.evidence.push(format!("table `{}` could not be recovered: {}", t.name, t.reason.clone().unwrap_or_default()));
+            assessment.evidence.push(format!(
+                "table `{}` could not be recovered: {}",
+                t.name,
+                t.reason.clone().unwrap_or_default()
+            ));
         }
         let loss_detected = !assessment.evidence.is_empty();
         let (page_size_source, page_size_evidence) = match db.page_size_source() {
@@ -596,20 +855,35 @@ impl<'a, 'd> Run<'a, 'd> {
                 "inferred",
                 evidence
                     .iter()
-                    .map(|e| PageSizeEvidenceReport { page_size: e.page_size.get(), pages_checked: e.pages_checked, btree_headers: e.btree_headers, exact_fits: e.exact_fits })
+                    .map(|e| PageSizeEvidenceReport {
+                        page_size: e.page_size.get(),
+                        pages_checked: e.pages_checked,
+                        btree_headers: e.btree_headers,
+                        exact_fits: e.exact_fits,
+                    })
                     .collect(),
             ),
         };
         let mut damaged = Listed::default();
         for (page, why) in damaged_pages(db, survey) {
-            damaged.push(DamagedPage { page: page.get(), class: survey.page_map.class(page).map_or("past_end", |c| c.name()), why });
+            damaged.push(DamagedPage {
+                page: page.get(),
+                class: survey.page_map.class(page).map_or("past_end", |c| c.name()),
+                why,
+            });
         }
         let tables = self
             .tables
             .iter()
             .map(|t| {
-                let tree = t.root.and_then(|root| survey.trees.iter().find(|tr| tr.root == root));
-                let groups = t.target.and_then(|i| self.plan.attributed.get(i)).map(|a| a.iter().map(group_report).collect()).unwrap_or_default();
+                let tree = t
+                    .root
+                    .and_then(|root| survey.trees.iter().find(|tr| tr.root == root));
+                let groups = t
+                    .target
+                    .and_then(|i| self.plan.attributed.get(i))
+                    .map(|a| a.iter().map(group_report).collect())
+                    .unwrap_or_default();
                 TableReport {
                     name: t.name.clone(),
                     status: t.status,
@@ -623,10 +897,22 @@ impl<'a, 'd> Run<'a, 'd> {
                     conflicts: t.loss.conflicts,
                     rejected_to_lost_and_found: t.loss.rejected,
                     lost_subtrees: tree
-                        .map(|tr| tr.lost.iter().map(|l| LostSubtree { parent: l.parent.get(), child: l.child, rowid_above: l.bounds.lower, rowid_up_to: l.bounds.upper }).collect())
+                        .map(|tr| {
+                            tr.lost
+                                .iter()
+                                .map(|l| LostSubtree {
+                                    parent: l.parent.get(),
+                                    child: l.child,
+                                    rowid_above: l.bounds.lower,
+                                    rowid_up_to: l.bounds.upper,
+                                })
+                                .collect()
+                        })
                         .unwrap_or_default(),
                     orphan_groups: groups,
-                    findings: FindingList::new(tree.map(|tr| tr.findings.as_slice()).unwrap_or_default()),
+                    findings: FindingList::new(
+                        tree.map(|tr| tr.findings.as_slice()).unwrap_or_default(),
+                    ),
                 }
             })
             .collect();
@@ -634,9 +920,15 @@ impl<'a, 'd> Run<'a, 'd> {
         warnings.extend(assessment.evidence.iter().cloned());
         LossReport {
             format_version: FORMAT_VERSION,
-            tool: crate::report::Tool { name: "salvage", version: env!("CARGO_PKG_VERSION") },
+            tool: crate::report::Tool {
+                name: "salvage",
+                version: env!("CARGO_PKG_VERSION"),
+            },
             source,
-            wal: WalReport { used: wal.0.used, note: wal.0.note.clone() },
+            wal: WalReport {
+                used: wal.0.used,
+                note: wal.0.note.clone(),
+            },
             geometry: Geometry {
                 page_size: db.page_size().get(),
                 page_size_source,
@@ -650,7 +942,12 @@ impl<'a, 'd> Run<'a, 'd> {
                 page_count: db.page_count(),
             },
             pages: PageSummary {
-                by_class: survey.page_map.counts().into_iter().map(|(c, n)| (c.name(), n)).collect(),
+                by_class: survey
+                    .page_map
+                    .counts()
+                    .into_iter()
+                    .map(|(c, n)| (c.name(), n))
+                    .collect(),
                 orphan_btree_pages: survey.page_map.orphans().count() as u32,
                 damaged,
             },
@@ -658,16 +955,68 @@ impl<'a, 'd> Run<'a, 'd> {
             lost_and_found: LostAndFound {
                 table: self.lost_and_found.clone().filter(|_| self.lost_rows > 0),
                 rows: self.lost_rows,
-                groups: self.plan.lost_and_found.iter().map(|g| group_report(&Attribution { group: g.clone(), evidence: Vec::new(), confidence: reconstruct::Confidence::Low })).map(|mut g| { g.confidence = None; g }).collect(),
+                groups: self
+                    .plan
+                    .lost_and_found
+                    .iter()
+                    .map(|g| {
+                        group_report(&Attribution {
+                            group: g.clone(),
+                            evidence: Vec::new(),
+                            confidence: reconstruct::Confidence::Low,
+                        })
+                    })
+                    .map(|mut g| {
+                        g.confidence = None;
+                        g
+                    })
+                    .collect(),
                 index_groups: self.plan.index_groups.len() as u64,
             },
-            schema_objects: self.objects.iter().map(|o| SchemaObject { kind: o.kind.clone(), name: o.name.clone(), status: o.status, reason: o.reason.clone() }).collect(),
-            conflicts: Listed { count: self.conflicts.count, listed: self.conflicts.listed.iter().map(|c| ConflictReport { table: c.table.clone(), rowid: c.rowid, dropped: c.dropped.clone(), reason: c.reason.clone() }).collect() },
-            flags: Flags { complete: !loss_detected && verified, partial: loss_detected, loss_detected, verified },
-            evidence: FlagEvidence { loss: assessment.evidence, verified: self.verified_evidence.clone() },
+            schema_objects: self
+                .objects
+                .iter()
+                .map(|o| SchemaObject {
+                    kind: o.kind.clone(),
+                    name: o.name.clone(),
+                    status: o.status,
+                    reason: o.reason.clone(),
+                })
+                .collect(),
+            conflicts: Listed {
+                count: self.conflicts.count,
+                listed: self
+                    .conflicts
+                    .listed
+                    .iter()
+                    .map(|c| ConflictReport {
+                        table: c.table.clone(),
+                        rowid: c.rowid,
+                        dropped: c.dropped.clone(),
+                        reason: c.reason.clone(),
+                    })
+                    .collect(),
+            },
+            flags: Flags {
+                complete: !loss_detected && verified,
+                partial: loss_detected,
+                loss_detected,
+                verified,
+            },
+            evidence: FlagEvidence {
+                loss: assessment.evidence,
+                verified: self.verified_evidence.clone(),
+            },
             warnings,
-            output: OutputState { committed: false, location: "none" },
-            run: RunPaths { source_path: String::new(), dest_path: String::new(), report_path: String::new() },
+            output: OutputState {
+                committed: false,
+                location: "none",
+            },
+            run: RunPaths {
+                source_path: String::new(),
+                dest_path: String::new(),
+                report_path: String::new(),
+            },
         }
     }
 }
@@ -675,7 +1024,9 @@ impl<'a, 'd> Run<'a, 'd> {
 fn describe(p: &Provenance) -> String {
     match p {
         Provenance::Cell { page, index } => format!("{index} of {page}"),
-        Provenance::Orphan { page, index, group } => format!("{index} of orphan {page} (group at page {})", group.get()),
+        Provenance::Orphan { page, index, group } => {
+            format!("{index} of orphan {page} (group at page {})", group.get())
+        }
     }
 }
 
@@ -708,7 +1059,11 @@ fn evidence_sentence(e: &reconstruct::Evidence) -> String {
 /// Every page a finding names, every orphan page, every zeroed or unrecognised page.
 fn damaged_pages(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<String>> {
     let mut why: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
-    let findings = db.findings().iter().chain(&survey.findings).chain(survey.trees.iter().flat_map(|t| &t.findings));
+    let findings = db
+        .findings()
+        .iter()
+        .chain(&survey.findings)
+        .chain(survey.trees.iter().flat_map(|t| &t.findings));
     for f in findings {
         if let Some(p) = f.page() {
             let v = why.entry(p).or_default();
@@ -718,13 +1073,19 @@ fn damaged_pages(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<Str
         }
     }
     for (p, c) in survey.page_map.orphans() {
-        why.entry(p).or_default().push(format!("orphan {c}: no b-tree of the schema reaches it"));
+        why.entry(p)
+            .or_default()
+            .push(format!("orphan {c}: no b-tree of the schema reaches it"));
     }
     for n in 1..=db.page_count() {
         let Some(p) = PageNo::new(n) else { continue };
-        if let Some(c @ (pager::PageClass::Zeroed | pager::PageClass::Unrecognised)) = survey.page_map.class(p) {
+        if let Some(c @ (pager::PageClass::Zeroed | pager::PageClass::Unrecognised)) =
+            survey.page_map.class(p)
+        {
             if survey.page_map.owner(p).is_none() {
-                why.entry(p).or_default().push(format!("{c} that no structure claims"));
+                why.entry(p)
+                    .or_default()
+                    .push(format!("{c} that no structure claims"));
             }
         }
     }
@@ -741,28 +1102,63 @@ struct TableWriter<'s> {
 
 impl<'s> TableWriter<'s> {
     fn new(shape: &'s TableShape) -> TableWriter<'s> {
-        let columns: Vec<&str> = shape.insert_columns().into_iter().filter_map(|i| shape.columns.get(i).map(|c| c.name.as_str())).collect();
+        let columns: Vec<&str> = shape
+            .insert_columns()
+            .into_iter()
+            .filter_map(|i| shape.columns.get(i).map(|c| c.name.as_str()))
+            .collect();
         let rowid_name = if shape.without_rowid || shape.rowid_alias().is_some() {
             None
         } else {
-            ["rowid", "_rowid_", "oid"].into_iter().find(|n| !shape.columns.iter().any(|c| c.name.eq_ignore_ascii_case(n)))
+            ["rowid", "_rowid_", "oid"]
+                .into_iter()
+                .find(|n| !shape.columns.iter().any(|c| c.name.eq_ignore_ascii_case(n)))
         };
-        TableWriter { name: &shape.name, columns, rowid_name }
+        TableWriter {
+            name: &shape.name,
+            columns,
+            rowid_name,
+        }
     }
 
-    fn insert(&self, out: &Output, enc: TextEncoding, rowid: Option<i64>, values: &[Option<Value>]) -> rusqlite::Result<Inserted> {
+    fn insert(
+        &self,
+        out: &Output,
+        enc: TextEncoding,
+        rowid: Option<i64>,
+        values: &[Option<Value>],
+    ) -> rusqlite::Result<Inserted> {
         // Values a short record lacks are left to the column's default: the columns
         // present are always a prefix of the insert columns.
-        let present = values.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-        let bound: Vec<SqlValue<'_>> = values.iter().take(present).map(|v| v.as_ref().map_or(SqlValue::Null, |v| SqlValue::from_value(v, enc))).collect();
-        out.insert(self.name, self.rowid_name, rowid, self.columns.get(..present).unwrap_or_default(), &bound)
+        let present = values
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |i| i + 1);
+        let bound: Vec<SqlValue<'_>> = values
+            .iter()
+            .take(present)
+            .map(|v| {
+                v.as_ref()
+                    .map_or(SqlValue::Null, |v| SqlValue::from_value(v, enc))
+            })
+            .collect();
+        out.insert(
+            self.name,
+            self.rowid_name,
+            rowid,
+            self.columns.get(..present).unwrap_or_default(),
+            &bound,
+        )
     }
 }
 
 /// The one-screen summary on stderr.
 fn summary(r: &LossReport, paths: &Paths) {
     eprintln!("salvage recover: `{}`", paths.src.display());
-    eprintln!("  {:<28} {:>10} {:>10} {:>9} {:>9}", "table", "rows", "orphans", "damaged", "status");
+    eprintln!(
+        "  {:<28} {:>10} {:>10} {:>9} {:>9}",
+        "table", "rows", "orphans", "damaged", "status"
+    );
     for t in &r.tables {
         eprintln!(
             "  {:<28} {:>10} {:>10} {:>9} {:>9}",
@@ -774,7 +1170,14 @@ fn summary(r: &LossReport, paths: &Paths) {
         );
     }
     if r.lost_and_found.rows > 0 {
-        eprintln!("  {:<28} {:>10}", r.lost_and_found.table.as_deref().unwrap_or("lost_and_found"), r.lost_and_found.rows);
+        eprintln!(
+            "  {:<28} {:>10}",
+            r.lost_and_found
+                .table
+                .as_deref()
+                .unwrap_or("lost_and_found"),
+            r.lost_and_found.rows
+        );
     }
     let verdict = if r.flags.complete {
         "complete: no loss detected, output verified"
@@ -793,7 +1196,10 @@ fn summary(r: &LossReport, paths: &Paths) {
     if r.output.committed {
         eprintln!("\n  output: `{}`", paths.dest.display());
     } else {
-        eprintln!("\n  output NOT committed: kept as `{}`", paths.incomplete.display());
+        eprintln!(
+            "\n  output NOT committed: kept as `{}`",
+            paths.incomplete.display()
+        );
         if r.flags.loss_detected {
             eprintln!("  hint: rerun with --allow-partial to accept a partial recovery (remove the .incomplete file first)");
         }

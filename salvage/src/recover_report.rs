@@ -84,7 +84,10 @@ pub struct Listed<T> {
 
 impl<T> Default for Listed<T> {
     fn default() -> Self {
-        Listed { count: 0, listed: Vec::new() }
+        Listed {
+            count: 0,
+            listed: Vec::new(),
+        }
     }
 }
 

@@ -1,0 +1,374 @@
+//! `salvage recover` end to end: the real binary on fixtures, the output compared row by
+//! row with what SQLite read from the healthy database, and the flags, exit codes and
+//! commit protocol checked exactly.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use fixtures::{Damage, Fixture, Value};
+use rusqlite::Connection;
+
+use crate::{run_salvage, Scratch, TestResult};
+
+/// A damaged copy of a fixture in a scratch folder.
+pub struct Case {
+    pub dir: Scratch,
+    pub src: PathBuf,
+    pub dest: PathBuf,
+    pub fixture: Fixture,
+}
+
+pub fn case(name: &str, fixture: &str, damage: impl Fn(&Fixture) -> Vec<Damage>) -> Case {
+    let f = fixtures::build_named(fixture).unwrap_or_else(|| panic!("no fixture {fixture}"));
+    let mut bytes = f.bytes.clone();
+    for d in damage(&f) {
+        fixtures::apply(&mut bytes, &d).unwrap_or_else(|e| panic!("{name}: {d:?}: {e}"));
+    }
+    let dir = Scratch::new(&format!("recover-{name}"));
+    let src = dir.path("evidence.db");
+    std::fs::write(&src, &bytes).unwrap();
+    let dest = dir.path("out.db");
+    Case {
+        dir,
+        src,
+        dest,
+        fixture: f,
+    }
+}
+
+impl Case {
+    pub fn recover(&self, extra: &[&str]) -> std::io::Result<Output> {
+        let mut args: Vec<&OsStr> = vec![
+            OsStr::new("recover"),
+            self.src.as_os_str(),
+            OsStr::new("-o"),
+            self.dest.as_os_str(),
+        ];
+        args.extend(extra.iter().map(OsStr::new));
+        run_salvage(&args)
+    }
+
+    pub fn report(&self) -> serde_json::Value {
+        let path = self.dir.path("out.db.report.json");
+        serde_json::from_slice(
+            &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        )
+        .unwrap()
+    }
+
+    pub fn incomplete(&self) -> PathBuf {
+        self.dir.path("out.db.incomplete")
+    }
+}
+
+/// Rows of `table` in `db`, keyed by rowid (or by position for WITHOUT ROWID tables,
+/// after sorting), values as SELECT returns them.
+pub fn rows_of(db: &Path, table: &str, without_rowid: bool) -> BTreeMap<i64, Vec<Value>> {
+    let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let q = format!("\"{}\"", table.replace('"', "\"\""));
+    let sql = if without_rowid {
+        format!("SELECT 0, * FROM {q}")
+    } else {
+        format!("SELECT rowid, * FROM {q}")
+    };
+    let mut stmt = conn.prepare(&sql).unwrap();
+    let n = stmt.column_count();
+    let mut rows: Vec<(i64, Vec<Value>)> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                (1..n)
+                    .map(|i| r.get::<_, Value>(i))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    if without_rowid {
+        rows.sort_by(|a, b| format!("{:?}", a.1).cmp(&format!("{:?}", b.1)));
+        rows.iter_mut()
+            .enumerate()
+            .for_each(|(i, r)| r.0 = i as i64);
+    }
+    rows.into_iter().collect()
+}
+
+/// The fixture's rows of `table` in the same form.
+pub fn expected_rows(f: &Fixture, table: &str) -> BTreeMap<i64, Vec<Value>> {
+    let t = f.table(table).unwrap();
+    let mut rows: Vec<(i64, Vec<Value>)> = t
+        .rows
+        .iter()
+        .map(|r| (r.rowid.unwrap_or(0), r.values.clone()))
+        .collect();
+    if t.without_rowid {
+        rows.sort_by(|a, b| format!("{:?}", a.1).cmp(&format!("{:?}", b.1)));
+        rows.iter_mut()
+            .enumerate()
+            .for_each(|(i, r)| r.0 = i as i64);
+    }
+    rows.into_iter().collect()
+}
+
+/// The rowids of the cells on a table leaf page, by the fixtures' own reader.
+pub fn rowids_on(bytes: &[u8], page: u32) -> Vec<i64> {
+    let h = fixtures::format::DatabaseHeader::read(bytes).unwrap();
+    let p = fixtures::format::BtreePage::read(bytes, &h, page).unwrap();
+    (0..p.cell_count)
+        .filter_map(|i| p.cell(i).ok().and_then(|c| c.rowid))
+        .collect()
+}
+
+fn code(out: &Output) -> Option<i32> {
+    out.status.code()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn every_healthy_fixture_is_recovered_completely_row_for_row() -> TestResult {
+    for entry in fixtures::catalog_entries() {
+        let c = case(entry.name, entry.name, |_| vec![]);
+        let out = c.recover(&[])?;
+        assert_eq!(code(&out), Some(0), "{}: {}", entry.name, stderr(&out));
+        let r = c.report();
+        assert_eq!(r["flags"]["complete"], true, "{}", entry.name);
+        assert_eq!(
+            r["flags"]["loss_detected"], false,
+            "{}: {}",
+            entry.name, r["evidence"]
+        );
+        assert_eq!(r["flags"]["verified"], true);
+        assert_eq!(r["source"]["unchanged"], true);
+        assert!(!c.incomplete().exists());
+        for t in c
+            .fixture
+            .tables
+            .iter()
+            .filter(|t| t.name != "sqlite_sequence")
+        {
+            assert_eq!(
+                rows_of(&c.dest, &t.name, t.without_rowid),
+                expected_rows(&c.fixture, &t.name),
+                "{} {}",
+                entry.name,
+                t.name
+            );
+        }
+        // sqlite_sequence counters survive.
+        if let Some(seq) = c.fixture.table("sqlite_sequence") {
+            let got = rows_of(&c.dest, "sqlite_sequence", false);
+            let mut got: Vec<_> = got.into_values().collect();
+            let mut want: Vec<_> = seq.rows.iter().map(|r| r.values.clone()).collect();
+            got.sort_by_key(|v| format!("{v:?}"));
+            want.sort_by_key(|v| format!("{v:?}"));
+            assert_eq!(got, want, "{}", entry.name);
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn zeroed_leaf_with_allow_partial_commits_everything_else_and_exits_3() -> TestResult {
+    let c = case("zeroed-leaf-partial", "agent-4096-utf8", |f| {
+        let leaves = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+        vec![Damage::ZeroPage(leaves[3])]
+    });
+    let leaf = fixtures::table_pages(&c.fixture.bytes, c.fixture.roots["messages"]).leaves[3];
+    let lost = rowids_on(&c.fixture.bytes, leaf);
+    assert!(!lost.is_empty());
+    let out = c.recover(&["--allow-partial"])?;
+    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    let r = c.report();
+    assert_eq!(r["flags"]["loss_detected"], true);
+    assert_eq!(r["flags"]["partial"], true);
+    assert_eq!(r["flags"]["complete"], false);
+    assert_eq!(r["flags"]["verified"], true);
+    assert_eq!(r["output"]["committed"], true);
+    let got = rows_of(&c.dest, "messages", false);
+    let mut want = expected_rows(&c.fixture, "messages");
+    want.retain(|rowid, _| !lost.contains(rowid));
+    assert_eq!(got, want, "every intact row, and nothing else");
+    // The lost subtree's rowid range is reported.
+    let messages = r["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "messages")
+        .unwrap();
+    assert_eq!(messages["lost_subtrees"].as_array().map(Vec::len), Some(1));
+    Ok(())
+}
+
+#[test]
+fn loss_without_allow_partial_withholds_the_output_and_exits_4() -> TestResult {
+    let c = case("zeroed-leaf-withheld", "agent-4096-utf8", |f| {
+        let leaves = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+        vec![Damage::ZeroPage(leaves[3])]
+    });
+    let out = c.recover(&[])?;
+    assert_eq!(code(&out), Some(4), "{}", stderr(&out));
+    assert!(!c.dest.exists(), "nothing committed");
+    assert!(
+        c.incomplete().exists(),
+        "the result is kept, not thrown away"
+    );
+    let r = c.report();
+    assert_eq!(r["output"]["committed"], false);
+    assert_eq!(r["flags"]["loss_detected"], true);
+    // A second run refuses to reuse the .incomplete file.
+    let again = c.recover(&["--allow-partial"])?;
+    assert_eq!(code(&again), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains(".incomplete"));
+    Ok(())
+}
+
+#[test]
+fn orphan_leaves_under_a_zeroed_interior_page_go_back_to_their_table() -> TestResult {
+    let c = case("zeroed-interior", "agent-512-deep", |f| {
+        let walk = fixtures::format::walk_btree(&f.bytes, f.roots["messages"]).0;
+        vec![Damage::ZeroPage(walk.pages.interior[1])]
+    });
+    let out = c.recover(&["--allow-partial"])?;
+    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    let r = c.report();
+    let messages = r["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "messages")
+        .unwrap();
+    assert!(
+        messages["rows_from_orphans"].as_u64().unwrap() > 0,
+        "{messages}"
+    );
+    assert_eq!(r["lost_and_found"]["rows"], 0, "{}", r["lost_and_found"]);
+    // Only the interior page was lost: every row is still on a leaf, and all come back.
+    assert_eq!(
+        rows_of(&c.dest, "messages", false),
+        expected_rows(&c.fixture, "messages")
+    );
+    assert_eq!(
+        r["flags"]["loss_detected"], true,
+        "rows outside the b-tree are not a clean recovery"
+    );
+    Ok(())
+}
+
+#[test]
+fn broken_overflow_chain_gives_null_not_garbage() -> TestResult {
+    let c = case("overflow-break", "agent-4096-utf8", |_| {
+        vec![Damage::OverflowBreak {
+            table: "messages".into(),
+        }]
+    });
+    let out = c.recover(&["--allow-partial"])?;
+    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    let r = c.report();
+    let messages = r["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "messages")
+        .unwrap();
+    // The cut content leaves `timestamp` (NOT NULL, stored after it) without its bytes too:
+    // NULL is never allowed there, and nothing is invented, so the row is kept in
+    // lost_and_found under the table's root page, with its intact fields.
+    assert_eq!(messages["rejected_to_lost_and_found"], 1);
+    let got = rows_of(&c.dest, "messages", false);
+    let want = expected_rows(&c.fixture, "messages");
+    assert_eq!(got.len(), want.len() - 1);
+    assert!(
+        got.iter().all(|(k, v)| want.get(k) == Some(v)),
+        "no row differs from the original"
+    );
+    let (rowid, lost) = want.iter().find(|(k, _)| !got.contains_key(k)).unwrap();
+    let conn = Connection::open_with_flags(&c.dest, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let (root, id, c1, c2): (i64, i64, Value, Value) =
+        conn.query_row("SELECT rootpgno, id, c1, c2 FROM lost_and_found", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+    assert_eq!(root, i64::from(c.fixture.roots["messages"]));
+    assert_eq!(id, *rowid);
+    assert_eq!(
+        (&c1, &c2),
+        (&lost[1], &lost[2]),
+        "session_id and role intact"
+    );
+    let content: Value = conn.query_row("SELECT c3 FROM lost_and_found", [], |r| r.get(0))?;
+    assert_eq!(
+        content,
+        Value::Null,
+        "the cut content is NULL, not a fragment"
+    );
+    Ok(())
+}
+
+#[test]
+fn source_is_never_touched_and_nothing_is_written_beside_it() -> TestResult {
+    let c = case("source-untouched", "agent-4096-utf8", |_| vec![]);
+    let before = std::fs::read(&c.src)?;
+    let out = c.recover(&[])?;
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&c.src)?, before);
+    assert_eq!(
+        c.dir.listing(),
+        vec!["evidence.db", "out.db", "out.db.report.json"]
+    );
+    let r = c.report();
+    assert_eq!(r["source"]["sha256_before"], r["source"]["sha256_after"]);
+    Ok(())
+}
+
+#[test]
+fn refusals_create_nothing() -> TestResult {
+    let c = case("refusals", "agent-512-utf8", |_| vec![]);
+    // DEST exists.
+    std::fs::write(&c.dest, b"precious")?;
+    let out = c.recover(&[])?;
+    assert_eq!(code(&out), Some(2));
+    assert_eq!(std::fs::read(&c.dest)?, b"precious");
+    assert_eq!(c.dir.listing(), vec!["evidence.db", "out.db"]);
+    std::fs::remove_file(&c.dest)?;
+    // DEST is the source's WAL sidecar.
+    let wal = c.dir.path("evidence.db-wal");
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        c.src.as_os_str(),
+        OsStr::new("-o"),
+        wal.as_os_str(),
+    ])?;
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    // DEST is the source itself.
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        c.src.as_os_str(),
+        OsStr::new("-o"),
+        c.src.as_os_str(),
+    ])?;
+    assert_eq!(code(&out), Some(2));
+    // SRC missing; DEST folder missing.
+    let missing = c.dir.path("nope.db");
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        missing.as_os_str(),
+        OsStr::new("-o"),
+        c.dest.as_os_str(),
+    ])?;
+    assert_eq!(code(&out), Some(2));
+    let nested = c.dir.path("no/such/dir/out.db");
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        c.src.as_os_str(),
+        OsStr::new("-o"),
+        nested.as_os_str(),
+    ])?;
+    assert_eq!(code(&out), Some(2));
+    assert_eq!(c.dir.listing(), vec!["evidence.db"]);
+    Ok(())
+}
