@@ -370,6 +370,17 @@ impl<'a> Database<'a> {
             let Some(page) = self.page(page_no) else {
                 break;
             };
+            // A page of nothing but zeros has lost its content (an overflow page always
+            // holds its next pointer or payload bytes there): reading it would invent
+            // zeros as values, so the chain is taken to end before it.
+            if page.is_zeroed() {
+                chain.finding = Some(Finding::OverflowIntoNonOverflowPage {
+                    cell,
+                    page: page_no,
+                    class: PageClass::Zeroed,
+                });
+                break;
+            }
             chain.pages.push(page_no);
             need -= need.min(per_page);
             next = u32_at(page.bytes(), 0).unwrap_or(0);
@@ -847,5 +858,44 @@ mod damage_tests {
         assert!(db.reports("overflow_chain_too_long"));
         db.set_u32(last, 0, chain[0]);
         assert!(db.reports("overflow_cycle"));
+    }
+}
+
+#[cfg(test)]
+mod zeroed_overflow_tests {
+    use super::*;
+    use crate::testing::Db;
+
+    #[test]
+    fn zeroed_last_overflow_page_is_missing_not_zeros() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chain = db
+            .walk("messages")
+            .chains
+            .into_iter()
+            .find(|c| c.pages.len() >= 2)
+            .unwrap();
+        let last = *chain.pages.last().unwrap();
+        let (at, ps) = (db.at(last, 0), db.page_size());
+        db.bytes[at..at + ps].fill(0);
+        let opened = Database::open(&db.bytes).unwrap();
+        let page = opened.page(PageNo::new(chain.page).unwrap()).unwrap();
+        let h = page.btree_header().unwrap();
+        let cell = page
+            .cells(&h)
+            .nth(usize::from(chain.cell))
+            .unwrap()
+            .unwrap();
+        let row = crate::value::decode_cell(&opened, &cell).unwrap();
+        assert!(!row.complete);
+        // The timestamp after the content lived on the zeroed page: NULL, never 0.
+        assert_eq!(row.values.last(), Some(&crate::Value::Null));
+        assert!(row.findings.iter().any(|f| matches!(
+            f,
+            Finding::OverflowIntoNonOverflowPage {
+                class: PageClass::Zeroed,
+                ..
+            }
+        )));
     }
 }
