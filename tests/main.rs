@@ -10,6 +10,7 @@ mod inspect;
 mod nemetz;
 mod readback;
 mod recover;
+mod wal;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

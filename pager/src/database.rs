@@ -64,6 +64,8 @@ pub struct PageSizeEvidence {
 pub enum PageSizeSource {
     /// The header's value, confirmed by page 1.
     Header,
+    /// From the write-ahead log's header, which SQLite writes with the page size in use.
+    Wal,
     /// Inferred by scanning the file at every candidate size; the header's value was
     /// invalid, or did not fit the file's pages.
     Inferred {
@@ -96,6 +98,9 @@ pub struct Database<'a> {
     encoding: TextEncoding,
     encoding_source: EncodingSource,
     page_count: u32,
+    /// Page images from a write-ahead log's committed frames, by page index; empty
+    /// when no log is read.
+    overlay: Vec<Option<&'a [u8]>>,
     findings: Vec<Finding>,
 }
 
@@ -104,11 +109,22 @@ impl<'a> Database<'a> {
     /// nothing in the input looks like a SQLite database; every defect short of that is a
     /// finding in [`Database::findings`].
     pub fn open(bytes: &'a [u8]) -> Result<Database<'a>, OpenError> {
-        if bytes.is_empty() {
+        Database::open_with_wal(bytes, None)
+    }
+
+    /// [`Database::open`], reading each page from the newest committed frame of `wal`
+    /// where the log has one ("The WAL File Format"). The log's page size and committed
+    /// database size decide the geometry; page 1's image, when logged, gives the header.
+    pub fn open_with_wal(
+        bytes: &'a [u8],
+        wal: Option<&crate::wal::Wal<'a>>,
+    ) -> Result<Database<'a>, OpenError> {
+        let logged = |no: PageNo| wal.and_then(|w| w.pages.get(&no)).map(|(_, image)| *image);
+        if bytes.is_empty() && logged(PageNo::FIRST).is_none() {
             return Err(OpenError::Empty);
         }
         let len = bytes.len() as u64;
-        let header = DatabaseHeader::parse(bytes);
+        let header = DatabaseHeader::parse(logged(PageNo::FIRST).unwrap_or(bytes));
         let mut findings = Vec::new();
         if len < 100 {
             findings.push(Finding::FileTooSmall { len });
@@ -122,11 +138,21 @@ impl<'a> Database<'a> {
             });
         }
         let reserved_hint = header.reserved_space;
-        let (page_size, page_size_source) = match declared {
-            Some(size) if page_one_fits(bytes, size, reserved_hint) => {
+        let from_wal = wal.and_then(|w| PageSize::new(w.header.page_size));
+        let (page_size, page_size_source) = match (declared, from_wal) {
+            (_, Some(size)) => {
+                if let Some(d) = declared.filter(|d| *d != size) {
+                    findings.push(Finding::PageSizeDisagrees {
+                        declared: d.get(),
+                        inferred: size.get(),
+                    });
+                }
+                (size, PageSizeSource::Wal)
+            }
+            (Some(size), None) if page_one_fits(bytes, size, reserved_hint) => {
                 (size, PageSizeSource::Header)
             }
-            _ => {
+            (_, None) => {
                 let evidence: Vec<PageSizeEvidence> = PageSize::all()
                     .map(|s| page_size_evidence(bytes, s, reserved_hint))
                     .collect();
@@ -160,8 +186,9 @@ impl<'a> Database<'a> {
             reserved_space = 0;
         }
 
-        let page_count =
+        let file_pages =
             u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
+        let page_count = wal.and_then(|w| w.db_size).unwrap_or(file_pages);
         if !len.is_multiple_of(u64::from(page_size.get())) {
             findings.push(Finding::FileNotPageMultiple {
                 len,
@@ -185,8 +212,18 @@ impl<'a> Database<'a> {
             encoding: TextEncoding::from_header_field(raw_encoding).unwrap_or(TextEncoding::Utf8),
             encoding_source: EncodingSource::Header,
             page_count,
+            overlay: Vec::new(),
             findings,
         };
+        if let Some(w) = wal {
+            let mut overlay = vec![None; page_count as usize];
+            for (no, (_, image)) in &w.pages {
+                if let Some(slot) = overlay.get_mut(no.index()) {
+                    *slot = Some(*image);
+                }
+            }
+            db.overlay = overlay;
+        }
         if TextEncoding::from_header_field(raw_encoding).is_none() {
             db.findings
                 .push(Finding::InvalidTextEncoding { raw: raw_encoding });
@@ -263,6 +300,9 @@ impl<'a> Database<'a> {
         if no.get() > self.page_count {
             return None;
         }
+        if let Some(Some(image)) = self.overlay.get(no.index()) {
+            return Some(Page::new(no, image, self.usable_size().min(image.len())));
+        }
         let start = usize::try_from(no.file_offset(self.page_size)).ok()?;
         let end = start
             .saturating_add(self.page_size.bytes())
@@ -280,6 +320,11 @@ impl<'a> Database<'a> {
     pub fn lock_byte_page(&self) -> Option<PageNo> {
         let n = LOCK_BYTE_OFFSET / u64::from(self.page_size.get()) + 1;
         u32::try_from(n).ok().and_then(|n| self.page_no(n))
+    }
+
+    /// Pages whose image comes from the write-ahead log.
+    pub fn pages_from_wal(&self) -> usize {
+        self.overlay.iter().filter(|p| p.is_some()).count()
     }
 
     /// Whether `page` is a pointer-map page ("Pointer Map or Ptrmap Pages"); only

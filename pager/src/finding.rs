@@ -360,6 +360,30 @@ pub enum Finding {
         leaf: u32,
     },
 
+    // ---- Write-ahead log ("The WAL File Format") ----
+    /// The WAL header is unusable: no frame of the log can be trusted.
+    WalHeaderInvalid {
+        /// What is wrong with it.
+        reason: crate::wal::WalHeaderDefect,
+    },
+    /// A frame's cumulative checksum does not match: it and every later frame are ignored.
+    WalFrameChecksumMismatch {
+        /// The frame (1-based).
+        frame: u32,
+    },
+    /// A frame's salts differ from the header's: a frame of an earlier generation of the log.
+    WalFrameSaltMismatch {
+        /// The frame (1-based).
+        frame: u32,
+    },
+    /// Valid frames after the last commit frame: an unfinished transaction, ignored.
+    WalFramesIgnored {
+        /// The first ignored frame.
+        first: u32,
+        /// How many.
+        count: u32,
+    },
+
     // ---- Schema ("Storage Of The SQL Database Schema") ----
     /// A `sqlite_schema` record does not have the five expected columns of the right types.
     SchemaRecordMalformed {
@@ -427,6 +451,10 @@ impl Finding {
             FreelistCycle { .. } => "freelist_cycle",
             FreelistLeafCountTooLarge { .. } => "freelist_leaf_count_too_large",
             FreelistLeafInvalid { .. } => "freelist_leaf_invalid",
+            WalHeaderInvalid { .. } => "wal_header_invalid",
+            WalFrameChecksumMismatch { .. } => "wal_frame_checksum_mismatch",
+            WalFrameSaltMismatch { .. } => "wal_frame_salt_mismatch",
+            WalFramesIgnored { .. } => "wal_frames_ignored",
             SchemaRecordMalformed { .. } => "schema_record_malformed",
             SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
         }
@@ -480,7 +508,11 @@ impl Finding {
             | InvalidSchemaFormat { .. }
             | DatabaseSizeMismatch { .. }
             | HeaderReservedNotZero { .. }
-            | FreelistCountMismatch { .. } => None,
+            | FreelistCountMismatch { .. }
+            | WalHeaderInvalid { .. }
+            | WalFrameChecksumMismatch { .. }
+            | WalFrameSaltMismatch { .. }
+            | WalFramesIgnored { .. } => None,
         }
     }
 }
@@ -639,6 +671,17 @@ impl fmt::Display for Finding {
             FreelistLeafInvalid { trunk, leaf } => {
                 write!(f, "invalid freelist leaf pointer on trunk {trunk}: {leaf}")
             }
+            WalHeaderInvalid { reason } => write!(f, "write-ahead log header unusable: {reason}"),
+            WalFrameChecksumMismatch { frame } => {
+                write!(f, "write-ahead log frame checksum mismatch, it and later frames ignored: frame {frame}")
+            }
+            WalFrameSaltMismatch { frame } => {
+                write!(f, "write-ahead log frame from an earlier generation, it and later frames ignored: frame {frame}")
+            }
+            WalFramesIgnored { first, count } => write!(
+                f,
+                "write-ahead log frames after the last commit ignored: {count} from frame {first}"
+            ),
             SchemaRecordMalformed { at, columns } => {
                 write!(f, "malformed sqlite_schema record at {at}: {columns} columns")
             }

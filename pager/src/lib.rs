@@ -52,6 +52,7 @@ pub mod schema;
 pub mod types;
 pub mod value;
 pub mod varint;
+pub mod wal;
 pub mod walk;
 
 #[cfg(test)]
@@ -73,4 +74,5 @@ pub use record::{Record, RecordHeader, SerialType, ValueRef};
 pub use schema::{read_schema, Schema, SchemaKind, SchemaRow};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
 pub use value::{decode_cell, read_tree, DecodedRow, Value};
+pub use wal::{read_wal, FrameNo, Wal, WalFrameHeader, WalHeader, WalHeaderDefect};
 pub use walk::{BtreeWalk, KeyBounds, LostChild, TreeItem, TreePage};

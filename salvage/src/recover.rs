@@ -22,6 +22,8 @@ use crate::source::{sha256_hex, Source};
 /// The paths of one run, validated.
 struct Paths {
     src: PathBuf,
+    /// The write-ahead log to read, if any.
+    wal: Option<PathBuf>,
     dest: PathBuf,
     incomplete: PathBuf,
     report: PathBuf,
@@ -126,8 +128,45 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
             ));
         }
     }
+    let wal = if args.no_wal {
+        None
+    } else if let Some(w) = &args.wal {
+        match std::fs::metadata(w) {
+            Ok(m) if m.is_file() => Some(w.clone()),
+            _ => {
+                return Err(refused(
+                    format!(
+                        "the write-ahead log `{}` is not a readable file",
+                        w.display()
+                    ),
+                    "give the path of the -wal file, or leave --wal out",
+                ))
+            }
+        }
+    } else {
+        let beside = with_suffix(&args.src, "-wal");
+        std::fs::metadata(&beside)
+            .ok()
+            .filter(|m| m.is_file() && m.len() > 0)
+            .map(|_| beside)
+    };
+    if let Some(w) = &wal {
+        let w_canon = w.canonicalize().ok();
+        let outputs = [
+            Some(dest_canon.clone()),
+            canonical_target(&report),
+            canonical_target(&incomplete),
+        ];
+        if w_canon.is_some() && outputs.contains(&w_canon) {
+            return Err(refused(
+                format!("`{}` is the write-ahead log being read", w.display()),
+                "write the output somewhere else",
+            ));
+        }
+    }
     Ok(Paths {
         src: args.src.clone(),
+        wal,
         dest,
         incomplete,
         report,
@@ -161,48 +200,70 @@ fn hash_file(path: &Path) -> Result<String, Error> {
 pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let paths = validate(args)?;
     let source = Source::open(&paths.src)?;
+    let wal_source = paths.wal.as_deref().map(Source::open).transpose()?;
     let bytes = source.bytes();
-    let sha256_before = sha256_hex(bytes);
-    let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
-        path: paths.src.clone(),
-        why,
-    })?;
-    let progress = Progress::new();
-    progress.say("surveying pages");
-    let survey = pager::survey(&db);
+    let wal_bytes = wal_source.as_ref().map(Source::bytes);
+    std::thread::scope(|scope| {
+        // The evidence is hashed on the second core while the first one works.
+        let before = scope.spawn(|| (sha256_hex(bytes), wal_bytes.map(sha256_hex)));
+        let progress = Progress::new();
+        let wal = wal_bytes.map(pager::read_wal);
+        let db = match &wal {
+            Some(Ok(w)) => Database::open_with_wal(bytes, Some(w)),
+            _ => Database::open(bytes),
+        }
+        .map_err(|why| Error::NotADatabase {
+            path: paths.src.clone(),
+            why,
+        })?;
+        progress.say("surveying pages");
+        let survey = pager::survey(&db);
+        let mut run = Run::new(&db, &survey, &paths, &progress)?;
+        run.load()?;
+        let after = scope.spawn(|| {
+            let main = hash_file(&paths.src);
+            let wal = paths.wal.as_deref().map(hash_file).transpose();
+            (main, wal)
+        });
+        let verified = run.verify();
+        let (sha_before, wal_sha_before) = before
+            .join()
+            .map_err(|_| Error::Database("hashing failed".into()))?;
+        let (sha_after, wal_sha_after) = after
+            .join()
+            .map_err(|_| Error::Database("hashing failed".into()))?;
+        let (sha_after, wal_sha_after) = (sha_after?, wal_sha_after?);
+        let unchanged = sha_after == sha_before && wal_sha_after == wal_sha_before;
+        let wal_report = wal_report(args, &paths, &wal, &db, wal_sha_before, wal_sha_after);
+        let mut report = run.report(
+            &wal_report,
+            verified,
+            SourceProof {
+                size: bytes.len() as u64,
+                sha256_before: sha_before,
+                sha256_after: sha_after,
+                unchanged,
+            },
+        );
+        drop(run);
+        progress.done();
+        finish(args, &paths, &mut report, unchanged)
+    })
+}
 
-    let wal = wal_note(args, &paths.src);
-    let mut run = Run::new(&db, &survey, &paths, &progress)?;
-    run.load()?;
-    let verified = run.verify();
-    let sha256_after = hash_file(&paths.src)?;
-    let unchanged = sha256_after == sha256_before;
-
-    let mut report = run.report(
-        args,
-        &wal,
-        verified,
-        SourceProof {
-            size: bytes.len() as u64,
-            sha256_before,
-            sha256_after,
-            unchanged,
-        },
-    );
+/// Commits or withholds the output, writes the report and the summary.
+fn finish(
+    args: &RecoverArgs,
+    paths: &Paths,
+    report: &mut LossReport,
+    unchanged: bool,
+) -> Result<Outcome, Error> {
     report.run = RunPaths {
         source_path: paths.src.display().to_string(),
         dest_path: paths.dest.display().to_string(),
         report_path: paths.report.display().to_string(),
+        wal_path: paths.wal.as_ref().map(|p| p.display().to_string()),
     };
-    if wal.1 {
-        report.flags.loss_detected = true;
-        report.flags.partial = true;
-        report.flags.complete = false;
-        report.evidence.loss.push(wal.0.note.clone());
-    }
-    drop(run);
-    progress.done();
-
     let loss = report.flags.loss_detected;
     let commit = report.flags.verified && unchanged && (!loss || args.allow_partial);
     if commit {
@@ -219,8 +280,8 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             location: "incomplete",
         };
     }
-    write_report(&paths.report, &report)?;
-    summary(&report, &paths);
+    write_report(&paths.report, report)?;
+    summary(report, paths);
     if !report.flags.verified || !unchanged {
         return Err(Error::Database(format!(
             "the output failed verification{}; it is kept at `{}`, not committed",
@@ -239,27 +300,62 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     })
 }
 
-/// Notes whether a write-ahead log exists that this run does not read. Returns the note
-/// and whether it means loss (committed transactions may live only in the log).
-fn wal_note(args: &RecoverArgs, src: &Path) -> (WalReport, bool) {
-    let wal = args.wal.clone().unwrap_or_else(|| with_suffix(src, "-wal"));
-    let present = std::fs::metadata(&wal)
-        .map(|m| m.len() > 32)
-        .unwrap_or(false);
-    match (args.no_wal, present) {
-        (true, _) => (WalReport { used: false, note: "the write-ahead log was not read (--no-wal)".into() }, false),
-        (false, false) => (WalReport { used: false, note: "no write-ahead log beside the source".into() }, false),
-        (false, true) => (
-            WalReport {
-                used: false,
-                note: format!(
-                    "a write-ahead log `{}` exists and this version does not read it: transactions committed only to it are not recovered",
-                    wal.display()
-                ),
-            },
-            true,
-        ),
+/// What the run did with the write-ahead log, and whether that is a sign of loss.
+fn wal_report(
+    args: &RecoverArgs,
+    paths: &Paths,
+    wal: &Option<Result<pager::Wal<'_>, pager::Finding>>,
+    db: &Database<'_>,
+    sha256_before: Option<String>,
+    sha256_after: Option<String>,
+) -> WalReport {
+    let mut r = WalReport {
+        used: false,
+        note: String::new(),
+        loss: None,
+        frames_present: 0,
+        frames_committed: 0,
+        pages_from_wal: 0,
+        sha256_before,
+        sha256_after,
+        findings: FindingList::new(&[]),
+    };
+    match wal {
+        None if args.no_wal => r.note = "the write-ahead log was not read (--no-wal)".into(),
+        None => r.note = "no write-ahead log beside the source".into(),
+        Some(Err(f)) => {
+            r.note = format!("the write-ahead log is unusable: {f}");
+            r.loss = Some(format!(
+                "the write-ahead log `{}` is unusable ({f}): transactions committed only to it are not recovered",
+                paths.wal.as_ref().map_or(String::new(), |p| p.display().to_string())
+            ));
+            r.findings = FindingList::new(std::slice::from_ref(f));
+        }
+        Some(Ok(w)) => {
+            r.used = true;
+            r.frames_present = w.frames_present;
+            r.frames_committed = w.frames_committed;
+            r.pages_from_wal = db.pages_from_wal() as u64;
+            r.note = format!(
+                "{} of {} frames are committed; {} pages read from the log",
+                w.frames_committed, w.frames_present, r.pages_from_wal
+            );
+            if let Some(pager::Finding::WalFrameChecksumMismatch { frame }) = w
+                .findings
+                .iter()
+                .find(|f| matches!(f, pager::Finding::WalFrameChecksumMismatch { .. }))
+            {
+                let after = w.frames_present.saturating_sub(*frame);
+                if after > 0 {
+                    r.loss = Some(format!(
+                        "write-ahead log frame {frame} is damaged: {after} frames after it are ignored, and transactions among them are not recovered"
+                    ));
+                }
+            }
+            r.findings = FindingList::new(&w.findings);
+        }
     }
+    r
 }
 
 fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
@@ -818,13 +914,7 @@ impl<'a, 'd> Run<'a, 'd> {
         ok && counts_ok
     }
 
-    fn report(
-        &self,
-        _args: &RecoverArgs,
-        wal: &(WalReport, bool),
-        verified: bool,
-        source: SourceProof,
-    ) -> LossReport {
+    fn report(&self, wal: &WalReport, verified: bool, source: SourceProof) -> LossReport {
         let db = self.db;
         let survey = self.survey;
         let losses: Vec<(String, TableLoss)> = self
@@ -841,6 +931,9 @@ impl<'a, 'd> Run<'a, 'd> {
             db.findings(),
             verified,
         );
+        if let Some(l) = &wal.loss {
+            assessment.evidence.push(l.clone());
+        }
         for t in self.tables.iter().filter(|t| t.status == "failed") {
             assessment.evidence.push(format!(
                 "table `{}` could not be recovered: {}",
@@ -851,6 +944,7 @@ impl<'a, 'd> Run<'a, 'd> {
         let loss_detected = !assessment.evidence.is_empty();
         let (page_size_source, page_size_evidence) = match db.page_size_source() {
             pager::PageSizeSource::Header => ("header", Vec::new()),
+            pager::PageSizeSource::Wal => ("wal", Vec::new()),
             pager::PageSizeSource::Inferred { evidence } => (
                 "inferred",
                 evidence
@@ -925,10 +1019,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 version: env!("CARGO_PKG_VERSION"),
             },
             source,
-            wal: WalReport {
-                used: wal.0.used,
-                note: wal.0.note.clone(),
-            },
+            wal: wal.clone(),
             geometry: Geometry {
                 page_size: db.page_size().get(),
                 page_size_source,
@@ -1016,6 +1107,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 source_path: String::new(),
                 dest_path: String::new(),
                 report_path: String::new(),
+                wal_path: None,
             },
         }
     }

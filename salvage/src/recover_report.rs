@@ -40,12 +40,24 @@ pub struct SourceProof {
     pub unchanged: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct WalReport {
     /// Whether a write-ahead log was read.
     pub used: bool,
-    /// Why or why not, as a sentence.
+    /// What was done with it, as a sentence.
     pub note: String,
+    /// A sign of loss in the log, as a sentence (also in `evidence.loss`).
+    #[serde(skip)]
+    pub loss: Option<String>,
+    pub frames_present: u32,
+    pub frames_committed: u32,
+    pub pages_from_wal: u64,
+    /// The log is evidence too: hashed before and after the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256_before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256_after: Option<String>,
+    pub findings: FindingList,
 }
 
 #[derive(Debug, Serialize)]
@@ -201,4 +213,6 @@ pub struct RunPaths {
     pub source_path: String,
     pub dest_path: String,
     pub report_path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_path: Option<String>,
 }

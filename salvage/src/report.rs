@@ -178,7 +178,7 @@ pub struct DamagedPage {
 }
 
 /// A list of findings with its complete count; at most [`FINDINGS_LISTED`] are listed.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct FindingList {
     pub count: usize,
     pub listed: Vec<FindingReport>,
@@ -198,7 +198,7 @@ impl FindingList {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct FindingReport {
     /// The `Finding` variant, snake_case.
     pub kind: &'static str,
@@ -262,6 +262,7 @@ pub fn build(
     };
     let (page_size_source, page_size_evidence) = match db.page_size_source() {
         PageSizeSource::Header => ("header", Vec::new()),
+        PageSizeSource::Wal => ("wal", Vec::new()),
         PageSizeSource::Inferred { evidence } => (
             "inferred",
             evidence

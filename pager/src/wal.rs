@@ -1,0 +1,348 @@
+//! The write-ahead log ("The WAL File Format"): a header, then frames, each a frame
+//! header and one page image. A frame is valid when its salts match the header's and its
+//! cumulative checksum is right; the log's content is every valid frame up to the last
+//! valid commit frame. Frames after it, or after the first broken one, are ignored and
+//! counted.
+//!
+//! ```text
+//! WAL header (32 bytes)                        frame header (24 bytes)
+//! 0  magic 0x377f0682 / 0x377f0683             0  page number
+//! 4  format version 3007000                    4  database size after commit, else 0
+//! 8  page size                                 8  salt-1     12 salt-2
+//! 12 checkpoint sequence                       16 checksum-1 20 checksum-2
+//! 16 salt-1   20 salt-2
+//! 24 checksum-1   28 checksum-2
+//! ```
+
+use std::collections::BTreeMap;
+
+use crate::cursor::u32_at;
+use crate::finding::Finding;
+use crate::types::{PageNo, PageSize};
+
+/// WAL header length.
+pub const WAL_HEADER_LEN: usize = 32;
+/// Frame header length.
+pub const WAL_FRAME_HEADER_LEN: usize = 24;
+
+/// The WAL header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalHeader {
+    /// Magic number: 0x377f0682 (checksums over little-endian words) or 0x377f0683 (big-endian).
+    pub magic: u32,
+    /// File format version (3007000).
+    pub format_version: u32,
+    /// Database page size.
+    pub page_size: u32,
+    /// Checkpoint sequence number.
+    pub checkpoint_seq: u32,
+    /// Salt-1: random, incremented with each checkpoint.
+    pub salt1: u32,
+    /// Salt-2: a different random number for each checkpoint.
+    pub salt2: u32,
+    /// Checksum-1 of the first 24 bytes.
+    pub checksum1: u32,
+    /// Checksum-2 of the first 24 bytes.
+    pub checksum2: u32,
+}
+
+/// A frame header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalFrameHeader {
+    /// The page this frame holds an image of.
+    pub page_no: u32,
+    /// For commit frames, the database size in pages after the commit; 0 otherwise.
+    pub db_size_after_commit: u32,
+    /// Salt-1 copied from the header.
+    pub salt1: u32,
+    /// Salt-2 copied from the header.
+    pub salt2: u32,
+    /// Cumulative checksum-1.
+    pub checksum1: u32,
+    /// Cumulative checksum-2.
+    pub checksum2: u32,
+}
+
+impl WalFrameHeader {
+    /// Whether this frame ends a transaction.
+    pub fn is_commit(&self) -> bool {
+        self.db_size_after_commit != 0
+    }
+}
+
+/// A 1-based frame number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FrameNo(pub u32);
+
+/// The committed content of a write-ahead log.
+#[derive(Clone, Debug)]
+pub struct Wal<'a> {
+    /// The header.
+    pub header: WalHeader,
+    /// Frames present in the file (whole frames only).
+    pub frames_present: u32,
+    /// Valid frames up to and including the last valid commit frame.
+    pub frames_committed: u32,
+    /// For each page, the image from its newest committed frame, with that frame's number.
+    pub pages: BTreeMap<PageNo, (FrameNo, &'a [u8])>,
+    /// Database size in pages after the last valid commit, if any commit is valid.
+    pub db_size: Option<u32>,
+    /// Why frames were ignored, and other damage.
+    pub findings: Vec<Finding>,
+}
+
+// SQLite: walChecksumBytes (wal.c). `big_endian` is true for magic 0x377f0683.
+fn checksum(big_endian: bool, data: &[u8], seed: (u32, u32)) -> (u32, u32) {
+    let (mut s1, mut s2) = seed;
+    for pair in data.chunks_exact(8) {
+        let word = |i: usize| -> u32 {
+            let b: [u8; 4] = pair
+                .get(i..i + 4)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or([0; 4]);
+            if big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        s1 = s1.wrapping_add(word(0)).wrapping_add(s2);
+        s2 = s2.wrapping_add(word(4)).wrapping_add(s1);
+    }
+    (s1, s2)
+}
+
+/// Reads a write-ahead log. `Err` when the header itself is unusable (no frame can then
+/// be trusted); frame damage is a finding and ends the committed content there.
+pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
+    let w = |o: usize| u32_at(bytes, o).unwrap_or(0);
+    if bytes.len() < WAL_HEADER_LEN {
+        return Err(Finding::WalHeaderInvalid {
+            reason: WalHeaderDefect::TooShort,
+        });
+    }
+    let header = WalHeader {
+        magic: w(0),
+        format_version: w(4),
+        page_size: w(8),
+        checkpoint_seq: w(12),
+        salt1: w(16),
+        salt2: w(20),
+        checksum1: w(24),
+        checksum2: w(28),
+    };
+    let big_endian = match header.magic {
+        0x377f_0682 => false,
+        0x377f_0683 => true,
+        _ => {
+            return Err(Finding::WalHeaderInvalid {
+                reason: WalHeaderDefect::Magic(header.magic),
+            })
+        }
+    };
+    let Some(page_size) = PageSize::new(header.page_size) else {
+        return Err(Finding::WalHeaderInvalid {
+            reason: WalHeaderDefect::PageSize(header.page_size),
+        });
+    };
+    let head = bytes.get(..24).unwrap_or_default();
+    let seed = checksum(big_endian, head, (0, 0));
+    if seed != (header.checksum1, header.checksum2) {
+        return Err(Finding::WalHeaderInvalid {
+            reason: WalHeaderDefect::Checksum,
+        });
+    }
+    let frame_len = WAL_FRAME_HEADER_LEN + page_size.bytes();
+    let body = bytes.get(WAL_HEADER_LEN..).unwrap_or_default();
+    let frames_present = (body.len() / frame_len) as u32;
+    let mut wal = Wal {
+        header,
+        frames_present,
+        frames_committed: 0,
+        pages: BTreeMap::new(),
+        db_size: None,
+        findings: Vec::new(),
+    };
+    let mut pending: Vec<(PageNo, FrameNo, &[u8])> = Vec::new();
+    let mut sum = seed;
+    for (i, frame) in body.chunks_exact(frame_len).enumerate() {
+        let no = FrameNo(i as u32 + 1);
+        let f = |o: usize| u32_at(frame, o).unwrap_or(0);
+        let fh = WalFrameHeader {
+            page_no: f(0),
+            db_size_after_commit: f(4),
+            salt1: f(8),
+            salt2: f(12),
+            checksum1: f(16),
+            checksum2: f(20),
+        };
+        if (fh.salt1, fh.salt2) != (header.salt1, header.salt2) {
+            // Frames of an earlier generation of the log: normal after a checkpoint reset.
+            wal.findings
+                .push(Finding::WalFrameSaltMismatch { frame: no.0 });
+            break;
+        }
+        let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
+        sum = checksum(big_endian, frame.get(..8).unwrap_or_default(), sum);
+        sum = checksum(big_endian, image, sum);
+        if sum != (fh.checksum1, fh.checksum2) {
+            wal.findings
+                .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
+            break;
+        }
+        let Some(page) = PageNo::new(fh.page_no) else {
+            wal.findings
+                .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
+            break;
+        };
+        pending.push((page, no, image));
+        if fh.is_commit() {
+            for (p, n, img) in pending.drain(..) {
+                wal.pages.insert(p, (n, img));
+            }
+            wal.frames_committed = no.0;
+            wal.db_size = Some(fh.db_size_after_commit);
+        }
+    }
+    let uncommitted = frames_present - wal.frames_committed;
+    if uncommitted > 0 {
+        wal.findings.push(Finding::WalFramesIgnored {
+            first: wal.frames_committed + 1,
+            count: uncommitted,
+        });
+    }
+    // Pages beyond the committed database size are not part of the database.
+    if let Some(size) = wal.db_size {
+        wal.pages.retain(|p, _| p.get() <= size);
+    }
+    Ok(wal)
+}
+
+/// Why a WAL header is unusable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalHeaderDefect {
+    /// Shorter than 32 bytes.
+    TooShort,
+    /// Not one of the two magic numbers.
+    Magic(u32),
+    /// Not a valid page size.
+    PageSize(u32),
+    /// The header checksum does not match.
+    Checksum,
+}
+
+impl std::fmt::Display for WalHeaderDefect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WalHeaderDefect::TooShort => f.write_str("shorter than 32 bytes"),
+            WalHeaderDefect::Magic(m) => write!(f, "magic number {m:#010x}"),
+            WalHeaderDefect::PageSize(p) => write!(f, "page size {p}"),
+            WalHeaderDefect::Checksum => f.write_str("header checksum mismatch"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log of `frames` (page number, commit size) over 512-byte pages, checksums right.
+    fn log(frames: &[(u32, u32)]) -> Vec<u8> {
+        let mut b = vec![0u8; 32];
+        b[0..4].copy_from_slice(&0x377f_0682u32.to_be_bytes());
+        b[4..8].copy_from_slice(&3_007_000u32.to_be_bytes());
+        b[8..12].copy_from_slice(&512u32.to_be_bytes());
+        b[16..20].copy_from_slice(&11u32.to_be_bytes());
+        b[20..24].copy_from_slice(&22u32.to_be_bytes());
+        let (c1, c2) = checksum(false, &b[..24], (0, 0));
+        b[24..28].copy_from_slice(&c1.to_be_bytes());
+        b[28..32].copy_from_slice(&c2.to_be_bytes());
+        let mut sum = (c1, c2);
+        for (i, (page, commit)) in frames.iter().enumerate() {
+            let mut fh = vec![0u8; 24];
+            fh[0..4].copy_from_slice(&page.to_be_bytes());
+            fh[4..8].copy_from_slice(&commit.to_be_bytes());
+            fh[8..12].copy_from_slice(&11u32.to_be_bytes());
+            fh[12..16].copy_from_slice(&22u32.to_be_bytes());
+            let image = vec![i as u8 + 1; 512];
+            sum = checksum(false, &fh[..8], sum);
+            sum = checksum(false, &image, sum);
+            fh[16..20].copy_from_slice(&sum.0.to_be_bytes());
+            fh[20..24].copy_from_slice(&sum.1.to_be_bytes());
+            b.extend_from_slice(&fh);
+            b.extend_from_slice(&image);
+        }
+        b
+    }
+
+    #[test]
+    fn newest_committed_frame_wins() {
+        let bytes = log(&[(2, 0), (3, 3), (2, 3)]);
+        let wal = read_wal(&bytes).unwrap();
+        assert_eq!(wal.frames_committed, 3);
+        assert_eq!(wal.db_size, Some(3));
+        let (frame, image) = wal.pages[&PageNo::new(2).unwrap()];
+        assert_eq!((frame, image[0]), (FrameNo(3), 3));
+        assert!(wal.findings.is_empty());
+    }
+
+    #[test]
+    fn frames_after_the_last_commit_are_ignored() {
+        let bytes = log(&[(2, 2), (3, 0)]);
+        let wal = read_wal(&bytes).unwrap();
+        assert_eq!(wal.frames_committed, 1);
+        assert!(!wal.pages.contains_key(&PageNo::new(3).unwrap()));
+        assert_eq!(
+            wal.findings,
+            vec![Finding::WalFramesIgnored { first: 2, count: 1 }]
+        );
+    }
+
+    #[test]
+    fn torn_frame_ends_the_log() {
+        let mut bytes = log(&[(2, 2), (3, 3)]);
+        let second_image = 32 + 536 + 24;
+        bytes[second_image + 100] ^= 0xff;
+        let wal = read_wal(&bytes).unwrap();
+        assert_eq!(wal.frames_committed, 1);
+        assert!(wal
+            .findings
+            .contains(&Finding::WalFrameChecksumMismatch { frame: 2 }));
+    }
+
+    #[test]
+    fn frame_of_an_older_generation() {
+        let mut bytes = log(&[(2, 2), (3, 3)]);
+        bytes[32 + 536 + 8] ^= 1; // salt-1 of frame 2
+        let wal = read_wal(&bytes).unwrap();
+        assert!(wal
+            .findings
+            .contains(&Finding::WalFrameSaltMismatch { frame: 2 }));
+    }
+
+    #[test]
+    fn wal_header_damaged() {
+        let mut bytes = log(&[(2, 2)]);
+        bytes[0] = 0;
+        assert!(matches!(
+            read_wal(&bytes),
+            Err(Finding::WalHeaderInvalid {
+                reason: WalHeaderDefect::Magic(_)
+            })
+        ));
+        let mut bytes = log(&[(2, 2)]);
+        bytes[13] ^= 1;
+        assert_eq!(
+            read_wal(&bytes).unwrap_err(),
+            Finding::WalHeaderInvalid {
+                reason: WalHeaderDefect::Checksum
+            }
+        );
+        assert!(matches!(
+            read_wal(&bytes[..10]),
+            Err(Finding::WalHeaderInvalid {
+                reason: WalHeaderDefect::TooShort
+            })
+        ));
+    }
+}

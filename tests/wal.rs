@@ -1,0 +1,154 @@
+//! Write-ahead logs: committed frames are read instead of the main file's pages,
+//! uncommitted and broken frames are ignored and counted, and the log is evidence too.
+
+use std::ffi::OsStr;
+
+use fixtures::WalFixture;
+
+use crate::recover::rows_of;
+use crate::{run_salvage, Scratch, TestResult};
+
+fn setup(name: &str, wal: impl Fn(&mut Vec<u8>)) -> (Scratch, WalFixture) {
+    let f = fixtures::build_agent_with_wal();
+    let dir = Scratch::new(&format!("wal-{name}"));
+    std::fs::write(dir.path("state.db"), &f.main).unwrap();
+    let mut log = f.wal.clone();
+    wal(&mut log);
+    std::fs::write(dir.path("state.db-wal"), &log).unwrap();
+    (dir, f)
+}
+
+fn expected(
+    tables: &[fixtures::Table],
+    name: &str,
+) -> std::collections::BTreeMap<i64, Vec<fixtures::Value>> {
+    let t = tables.iter().find(|t| t.name == name).unwrap();
+    t.rows
+        .iter()
+        .map(|r| (r.rowid.unwrap_or(0), r.values.clone()))
+        .collect()
+}
+
+fn recover(dir: &Scratch, extra: &[&str]) -> std::io::Result<std::process::Output> {
+    let (src, dest) = (dir.path("state.db"), dir.path("out.db"));
+    let mut args = vec![
+        OsStr::new("recover"),
+        src.as_os_str(),
+        OsStr::new("-o"),
+        dest.as_os_str(),
+    ];
+    args.extend(extra.iter().map(OsStr::new));
+    run_salvage(&args)
+}
+
+fn report(dir: &Scratch) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn committed_frames_are_recovered_and_the_unfinished_one_ignored() -> TestResult {
+    let (dir, f) = setup("committed", |_| {});
+    let before = std::fs::read(dir.path("state.db-wal"))?;
+    let out = recover(&dir, &[])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in ["sessions", "messages", "state_meta"] {
+        assert_eq!(
+            rows_of(&dir.path("out.db"), t, false),
+            expected(&f.tables, t),
+            "{t}"
+        );
+    }
+    let r = report(&dir);
+    assert_eq!(r["wal"]["used"], true);
+    assert!(r["wal"]["pages_from_wal"].as_u64().unwrap() > 0);
+    assert_eq!(
+        r["wal"]["frames_present"].as_u64(),
+        r["wal"]["frames_committed"].as_u64().map(|n| n + 1)
+    );
+    assert_eq!(
+        r["wal"]["findings"]["listed"][0]["kind"],
+        "wal_frames_ignored"
+    );
+    assert_eq!(r["wal"]["sha256_before"], r["wal"]["sha256_after"]);
+    // The log is evidence: unchanged, and no -shm appeared beside it.
+    assert_eq!(std::fs::read(dir.path("state.db-wal"))?, before);
+    assert_eq!(
+        dir.listing(),
+        vec!["out.db", "out.db.report.json", "state.db", "state.db-wal"]
+    );
+    Ok(())
+}
+
+#[test]
+fn no_wal_reads_the_main_file_alone() -> TestResult {
+    let (dir, f) = setup("no-wal", |_| {});
+    let out = recover(&dir, &["--no-wal"])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        rows_of(&dir.path("out.db"), "messages", false),
+        expected(&f.tables_without_wal, "messages")
+    );
+    assert_eq!(report(&dir)["wal"]["used"], false);
+    Ok(())
+}
+
+#[test]
+fn torn_frame_ends_the_log_and_is_reported_as_loss() -> TestResult {
+    let (dir, f) = setup("torn", |wal| fixtures::wal::tear_frame(wal, 2));
+    let out = recover(&dir, &[])?;
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&dir);
+    assert_eq!(r["flags"]["loss_detected"], true);
+    assert!(r["evidence"]["loss"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e.as_str().unwrap_or("").contains("frame 2")));
+    // Only what was committed before the torn frame is read; the output is withheld.
+    assert!(r["wal"]["frames_committed"].as_u64().unwrap() < 2);
+    assert!(!dir.path("out.db").exists());
+    assert_ne!(
+        expected(&f.tables, "messages"),
+        expected(&f.tables_without_wal, "messages")
+    );
+    Ok(())
+}
+
+#[test]
+fn unusable_log_header_is_loss_not_silence() -> TestResult {
+    let (dir, f) = setup("bad-header", |wal| wal[0] ^= 0xff);
+    let out = recover(&dir, &["--allow-partial"])?;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&dir);
+    assert_eq!(r["wal"]["used"], false);
+    assert_eq!(
+        r["wal"]["findings"]["listed"][0]["kind"],
+        "wal_header_invalid"
+    );
+    // The main file's state is still recovered in full.
+    assert_eq!(
+        rows_of(&dir.path("out.db"), "messages", false),
+        expected(&f.tables_without_wal, "messages")
+    );
+    Ok(())
+}
