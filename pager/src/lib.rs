@@ -73,6 +73,6 @@ pub use header::{DatabaseHeader, TextEncoding};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};
 pub use schema::{read_schema, Schema, SchemaKind, SchemaRow};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
-pub use value::{decode_cell, read_tree, DecodedRow, Value};
+pub use value::{decode_cell, raw_cell, read_tree, DecodedRow, RawRow, Value};
 pub use wal::{read_wal, FrameNo, Wal, WalFrameHeader, WalHeader, WalHeaderDefect};
 pub use walk::{BtreeWalk, KeyBounds, LostChild, TreeItem, TreePage};

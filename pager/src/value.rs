@@ -1,6 +1,8 @@
 //! Owned values and decoded rows, for data that must outlive the input map (overflow
 //! reassembly, output) and for tests that compare whole rows.
 
+use std::borrow::Cow;
+
 use crate::btree::{Cell, CellRef};
 use crate::database::Database;
 use crate::finding::Finding;
@@ -51,10 +53,26 @@ pub struct DecodedRow {
     pub findings: Vec<Finding>,
 }
 
-/// Decodes one payload-carrying cell into a row: overflow joined, record decoded, damaged
-/// fields set to NULL and reported. `None` when the record header itself is unreadable
-/// (the finding says why).
-pub fn decode_cell(db: &Database<'_>, cell: &CellRef<'_>) -> Result<DecodedRow, Finding> {
+/// A payload-carrying cell with its payload joined from its overflow pages, not yet
+/// decoded into values: what a writer that copies records verbatim needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawRow<'a> {
+    /// The rowid, for table b-tree leaf cells.
+    pub rowid: Option<i64>,
+    /// Where the cell is.
+    pub location: Location,
+    /// The payload bytes that could be read.
+    pub payload: Cow<'a, [u8]>,
+    /// Whether the payload is whole and its record header describes exactly its length:
+    /// then the record can be copied as it is.
+    pub intact: bool,
+    /// Damage met reading it.
+    pub findings: Vec<Finding>,
+}
+
+/// Joins a cell's payload and checks its record header. `Err` when the record header
+/// itself is unreadable (the finding says why).
+pub fn raw_cell<'a>(db: &Database<'a>, cell: &CellRef<'a>) -> Result<RawRow<'a>, Finding> {
     let payload = cell.cell.payload().ok_or(Finding::CellPastPageEnd {
         page: cell.location.page,
         index: cell.index,
@@ -62,36 +80,75 @@ pub fn decode_cell(db: &Database<'_>, cell: &CellRef<'_>) -> Result<DecodedRow, 
     })?;
     let assembled = db.assemble(payload, cell.location);
     let mut findings: Vec<Finding> = assembled.finding.into_iter().collect();
-    let (record, mismatch) = Record::parse(&assembled.bytes, cell.location)?;
+    let header = crate::record::parse_record_header(
+        &assembled.bytes,
+        assembled.bytes.len() as u64,
+        cell.location,
+    )?;
+    let described = header.record_len();
+    let len = assembled.bytes.len() as u64;
     // A short payload from a broken overflow chain is reported by the chain finding; the
     // record-size mismatch would only repeat it. A chain that runs on past its last page
     // is reported but leaves the values intact.
-    let mut complete = assembled.complete && mismatch.is_none();
-    if assembled.complete {
-        findings.extend(mismatch);
+    if assembled.complete && described != len {
+        findings.push(Finding::RecordSizeMismatch {
+            at: cell.location,
+            header_says: described,
+            payload_len: len,
+        });
     }
-    let values = record
-        .values()
-        .map(|v| match v {
-            Ok(v) => Value::from(v),
-            Err(f) => {
-                complete = false;
-                findings.push(f);
-                Value::Null
-            }
-        })
-        .collect();
     let rowid = match cell.cell {
         Cell::TableLeaf(c) => Some(c.rowid),
         _ => None,
     };
-    Ok(DecodedRow {
+    Ok(RawRow {
         rowid,
         location: cell.location,
-        values,
-        complete,
+        intact: assembled.complete && described == len,
+        payload: assembled.bytes,
         findings,
     })
+}
+
+impl RawRow<'_> {
+    /// Decodes the record into owned values: fields whose bytes are missing are NULL and
+    /// reported.
+    pub fn decode(&self) -> DecodedRow {
+        let mut findings = self.findings.clone();
+        let mut complete = self.intact;
+        let values = match Record::parse(&self.payload, self.location) {
+            Ok((record, _)) => record
+                .values()
+                .map(|v| match v {
+                    Ok(v) => Value::from(v),
+                    Err(f) => {
+                        complete = false;
+                        findings.push(f);
+                        Value::Null
+                    }
+                })
+                .collect(),
+            Err(f) => {
+                complete = false;
+                findings.push(f);
+                Vec::new()
+            }
+        };
+        DecodedRow {
+            rowid: self.rowid,
+            location: self.location,
+            values,
+            complete,
+            findings,
+        }
+    }
+}
+
+/// Decodes one payload-carrying cell into a row: overflow joined, record decoded, damaged
+/// fields set to NULL and reported. `Err` when the record header itself is unreadable
+/// (the finding says why).
+pub fn decode_cell(db: &Database<'_>, cell: &CellRef<'_>) -> Result<DecodedRow, Finding> {
+    Ok(raw_cell(db, cell)?.decode())
 }
 
 /// Every entry of the b-tree rooted at `root`, decoded, with every finding of the walk.

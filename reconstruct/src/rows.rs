@@ -1,10 +1,11 @@
 //! Streaming the rows of a table: its own b-tree first, then the orphan groups attributed
-//! to it, one decoded row at a time, so memory stays flat however large the table.
+//! to it, one row at a time (its record as stored, decoded on demand), so memory stays
+//! flat however large the table.
 
 use std::collections::{BTreeSet, VecDeque};
 
 use pager::{
-    decode_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, TreeItem, Value,
+    raw_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, RawRow, TreeItem, Value,
 };
 
 use crate::plan::OrphanGroup;
@@ -40,26 +41,34 @@ impl Provenance {
     }
 }
 
-/// A row decoded from a cell.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RecoveredRow {
-    /// The rowid (rowid tables).
-    pub rowid: Option<i64>,
-    /// The stored values in record order, damaged ones as `Null`.
-    pub record: Vec<Value>,
+/// A row read from a cell: its record as stored, decoded on demand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveredRow<'a> {
+    /// The cell's rowid and payload.
+    pub raw: RawRow<'a>,
     /// Where it came from.
     pub provenance: Provenance,
-    /// Whether every value was read from intact bytes.
-    pub complete: bool,
-    /// Damage met decoding it.
-    pub findings: Vec<Finding>,
+}
+
+impl RecoveredRow<'_> {
+    /// The rowid (rowid tables).
+    pub fn rowid(&self) -> Option<i64> {
+        self.raw.rowid
+    }
+
+    /// The stored values in record order, damaged ones as `Null`, and whether all were
+    /// read from intact bytes.
+    pub fn record(&self) -> (Vec<Value>, bool) {
+        let d = self.raw.decode();
+        (d.values, d.complete)
+    }
 }
 
 /// One step of a table's row stream.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RowEvent {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowEvent<'a> {
     /// A row.
-    Row(RecoveredRow),
+    Row(RecoveredRow<'a>),
     /// A cell whose record could not be decoded at all.
     Unreadable {
         /// The cell.
@@ -105,10 +114,10 @@ impl<'a, 'd> TableRows<'a, 'd> {
     }
 }
 
-impl Iterator for TableRows<'_, '_> {
-    type Item = RowEvent;
+impl<'a> Iterator for TableRows<'a, '_> {
+    type Item = RowEvent<'a>;
 
-    fn next(&mut self) -> Option<RowEvent> {
+    fn next(&mut self) -> Option<RowEvent<'a>> {
         loop {
             if self.current.is_none() {
                 let source = self.sources.pop_front()?;
@@ -138,14 +147,8 @@ impl Iterator for TableRows<'_, '_> {
                     group: source.top,
                 },
             };
-            return Some(match decode_cell(self.db, &cell) {
-                Ok(row) => RowEvent::Row(RecoveredRow {
-                    rowid: row.rowid,
-                    record: row.values,
-                    provenance,
-                    complete: row.complete,
-                    findings: row.findings,
-                }),
+            return Some(match raw_cell(self.db, &cell) {
+                Ok(raw) => RowEvent::Row(RecoveredRow { raw, provenance }),
                 Err(finding) => RowEvent::Unreadable {
                     at: cell.location,
                     finding,
@@ -155,7 +158,12 @@ impl Iterator for TableRows<'_, '_> {
     }
 }
 
-/// Maps a recovered row onto a table's insert columns (see [`TableShape::map_record`]).
-pub fn insert_values(shape: &TableShape, row: &RecoveredRow) -> crate::shape::MappedRow {
-    shape.map_record(row.rowid, row.record.clone())
+/// Maps a recovered row onto a table's insert columns (see [`TableShape::map_record`]),
+/// with whether every value was read from intact bytes.
+pub fn insert_values(
+    shape: &TableShape,
+    row: &RecoveredRow<'_>,
+) -> (crate::shape::MappedRow, bool) {
+    let (record, complete) = row.record();
+    (shape.map_record(row.rowid(), record), complete)
 }

@@ -8,6 +8,18 @@ use reconstruct::{Column, ColumnKind, TableShape};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection};
 
+/// Settings of every connection to the output: the journal off while loading (the file
+/// is not the destination until it is verified and renamed), CHECK constraints and foreign
+/// keys not enforced (recovered rows are kept as they were).
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update_and_check(None, "journal_mode", "OFF", |r| r.get::<_, String>(0))?;
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    conn.pragma_update(None, "ignore_check_constraints", 1)?;
+    conn.pragma_update(None, "foreign_keys", 0)?;
+    conn.pragma_update(None, "cache_size", -65_536)?; // KiB: 64 MiB
+    Ok(())
+}
+
 /// Quotes an identifier for SQL: `"name"` with inner quotes doubled.
 pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -16,6 +28,7 @@ pub fn quote(name: &str) -> String {
 /// The output database being written.
 pub struct Output {
     pub conn: Connection,
+    path: std::path::PathBuf,
 }
 
 /// Outcome of inserting one row.
@@ -48,15 +61,28 @@ impl Output {
             TextEncoding::Utf16be => "UTF-16be",
         };
         conn.pragma_update(None, "encoding", enc)?;
-        conn.pragma_update_and_check(None, "journal_mode", "OFF", |r| r.get::<_, String>(0))?;
-        conn.pragma_update(None, "synchronous", "OFF")?;
-        // Recovered rows are kept even where a CHECK constraint would refuse them.
-        conn.pragma_update(None, "ignore_check_constraints", 1)?;
-        conn.pragma_update(None, "foreign_keys", 0)?;
         conn.pragma_update(None, "user_version", i64::from(user_version))?;
         conn.pragma_update(None, "application_id", i64::from(application_id as i32))?;
-        conn.pragma_update(None, "cache_size", -32_768)?; // KiB: 32 MiB
-        Ok(Output { conn })
+        configure(&conn)?;
+        Ok(Output {
+            conn,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Closes the database so that pages can be written into the file directly, runs
+    /// `write`, and opens it again.
+    pub fn with_file_closed<T>(
+        &mut self,
+        write: impl FnOnce(&Path) -> std::io::Result<T>,
+    ) -> Result<T, String> {
+        let placeholder = Connection::open_in_memory().map_err(|e| e.to_string())?;
+        let conn = std::mem::replace(&mut self.conn, placeholder);
+        conn.close().map_err(|(_, e)| e.to_string())?;
+        let out = write(&self.path).map_err(|e| e.to_string())?;
+        self.conn = Connection::open(&self.path).map_err(|e| e.to_string())?;
+        configure(&self.conn).map_err(|e| e.to_string())?;
+        Ok(out)
     }
 
     /// Runs one CREATE statement taken from the source schema.

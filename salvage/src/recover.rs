@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use pager::{Database, PageNo, Survey, TextEncoding, Value};
 use reconstruct::{
-    Attribution, OrphanGroup, Plan, Provenance, RowEvent, TableLoss, TableRows, TableShape,
-    TableTarget,
+    Attribution, OrphanGroup, Plan, Provenance, RecoveredRow, RowEvent, TableLoss, TableRows,
+    TableShape, TableTarget,
 };
 
 use crate::cli::RecoverArgs;
@@ -577,6 +577,7 @@ impl<'a, 'd> Run<'a, 'd> {
     /// counters, indexes, views and triggers.
     fn load(&mut self) -> Result<(), Error> {
         let dberr = |e: rusqlite::Error| Error::Database(e.to_string());
+        let mut deferred = self.bulk_load()?;
         for ti in 0..self.tables.len() {
             let Some(target) = self.tables.get(ti).and_then(|t| t.target) else {
                 continue;
@@ -592,51 +593,30 @@ impl<'a, 'd> Run<'a, 'd> {
                 .get(target)
                 .cloned()
                 .unwrap_or_default();
-            self.out.conn.execute_batch("BEGIN").map_err(dberr)?;
             let mut loss = self
                 .tables
                 .get(ti)
                 .map(|t| t.loss.clone())
                 .unwrap_or_default();
-            let rows = TableRows::new(
+            // A bulk-loaded table has its tree rows in already; the rows it could not
+            // append in order follow here, then its orphan rows.
+            let (tree, early): (Option<PageNo>, Vec<RowEvent<'a>>) = match deferred.remove(&ti) {
+                Some(rows) => (None, rows.into_iter().map(RowEvent::Row).collect()),
+                None => (tt.root.filter(|_| !loss.root_lost), Vec::new()),
+            };
+            let rows = early.into_iter().chain(TableRows::new(
                 self.db,
-                tt.root.filter(|_| !loss.root_lost),
+                tree,
                 groups.iter().map(|a| &a.group),
-            );
+            ));
+            self.out.conn.execute_batch("BEGIN").map_err(dberr)?;
             let writer = TableWriter::new(&tt.shape);
             for event in rows {
                 match event {
                     RowEvent::Unreadable { .. } => loss.unreadable_cells += 1,
-                    RowEvent::Row(row) => {
-                        let mapped = tt.shape.map_record(row.rowid, row.record.clone());
-                        let result = writer
-                            .insert(&self.out, self.enc, row.rowid, &mapped.values)
-                            .map_err(dberr)?;
-                        match result {
-                            Inserted::Ok => {
-                                match row.provenance {
-                                    Provenance::Cell { .. } => loss.from_tree += 1,
-                                    Provenance::Orphan { .. } => loss.from_orphans += 1,
-                                }
-                                if !row.complete || mapped.surplus > 0 {
-                                    loss.damaged_rows += 1;
-                                }
-                            }
-                            Inserted::Conflict(reason) => {
-                                loss.conflicts += 1;
-                                self.conflicts.push(ConflictReport {
-                                    table: tt.shape.name.clone(),
-                                    rowid: row.rowid,
-                                    dropped: describe(&row.provenance),
-                                    reason,
-                                });
-                            }
-                            Inserted::Rejected(reason) => {
-                                loss.rejected += 1;
-                                self.reject(tt.root, &row, &reason).map_err(dberr)?;
-                            }
-                        }
-                    }
+                    RowEvent::Row(row) => self
+                        .insert_row(&tt, &writer, &row, &mut loss)
+                        .map_err(dberr)?,
                 }
             }
             self.out.conn.execute_batch("COMMIT").map_err(dberr)?;
@@ -652,18 +632,142 @@ impl<'a, 'd> Run<'a, 'd> {
         Ok(())
     }
 
+    /// Inserts one row through SQL, counting what happened to it.
+    fn insert_row(
+        &mut self,
+        tt: &TableTarget,
+        writer: &TableWriter<'_>,
+        row: &RecoveredRow<'a>,
+        loss: &mut TableLoss,
+    ) -> rusqlite::Result<()> {
+        let (record, complete) = row.record();
+        let mapped = tt.shape.map_record(row.rowid(), record);
+        match writer.insert(&self.out, self.enc, row.rowid(), &mapped.values)? {
+            Inserted::Ok => {
+                match row.provenance {
+                    Provenance::Cell { .. } => loss.from_tree += 1,
+                    Provenance::Orphan { .. } => loss.from_orphans += 1,
+                }
+                if !complete || mapped.surplus > 0 {
+                    loss.damaged_rows += 1;
+                }
+            }
+            Inserted::Conflict(reason) => {
+                loss.conflicts += 1;
+                self.conflicts.push(ConflictReport {
+                    table: tt.shape.name.clone(),
+                    rowid: row.rowid(),
+                    dropped: describe(&row.provenance),
+                    reason,
+                });
+            }
+            Inserted::Rejected(reason) => {
+                loss.rejected += 1;
+                self.reject(tt.root, row, &reason)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tables whose rows can be written straight into the file: rowid tables with no
+    /// index that SQLite keeps for a constraint (UNIQUE, or a PRIMARY KEY that is not the
+    /// rowid), so that nothing but the table's own b-tree must change. Returns, per table
+    /// index, the output root page.
+    fn bulk_candidates(&self) -> rusqlite::Result<Vec<(usize, u32)>> {
+        let mut out = Vec::new();
+        for (ti, t) in self.tables.iter().enumerate() {
+            let Some(tt) = t.target.and_then(|i| self.targets.get(i)) else {
+                continue;
+            };
+            if tt.shape.without_rowid || t.loss.root_lost || tt.root.is_none() {
+                continue;
+            }
+            let (indexes, root): (i64, Option<i64>) = self.out.conn.query_row(
+                "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 COLLATE NOCASE),
+                        (SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE)",
+                [&t.name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if let (0, Some(root)) = (indexes, root.and_then(|r| u32::try_from(r).ok())) {
+                out.push((ti, root));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes the tree rows of every bulk candidate straight into the output file. Rows
+    /// that cannot be appended as they are (out of rowid order, damaged, or refused by a
+    /// NOT NULL column) are returned to go through SQL.
+    fn bulk_load(&mut self) -> Result<BTreeMap<usize, Vec<RecoveredRow<'a>>>, Error> {
+        let dberr = |e: rusqlite::Error| Error::Database(e.to_string());
+        let candidates = self.bulk_candidates().map_err(dberr)?;
+        let mut deferred: BTreeMap<usize, Vec<RecoveredRow<'a>>> = BTreeMap::new();
+        if candidates.is_empty() {
+            return Ok(deferred);
+        }
+        let db = self.db;
+        let page_size = db.page_size().get();
+        let jobs: Vec<(usize, u32, TableTarget)> = candidates
+            .into_iter()
+            .filter_map(|(ti, root)| {
+                let target = self.tables.get(ti)?.target?;
+                Some((ti, root, self.targets.get(target)?.clone()))
+            })
+            .collect();
+        let progress = self.progress;
+        let mut written: Vec<(usize, u64, u64)> = Vec::new();
+        self.out
+            .with_file_closed(|path| {
+                let mut writer = crate::bulk::BulkWriter::open(path, page_size)?;
+                for (ti, root, tt) in &jobs {
+                    progress.say(&format!("recovering `{}`", tt.shape.name));
+                    let mut table = writer.table(*root);
+                    let mut unreadable = 0u64;
+                    let mut later = Vec::new();
+                    for event in TableRows::new(db, tt.root, std::iter::empty()) {
+                        let row = match event {
+                            RowEvent::Row(row) => row,
+                            RowEvent::Unreadable { .. } => {
+                                unreadable += 1;
+                                continue;
+                            }
+                        };
+                        match row.rowid() {
+                            Some(rowid) if table.accepts(rowid) && appendable(&tt.shape, &row) => {
+                                table.push(rowid, &row.raw.payload)?
+                            }
+                            _ => later.push(row),
+                        }
+                    }
+                    let rows = table.finish()?;
+                    written.push((*ti, rows, unreadable));
+                    deferred.insert(*ti, later);
+                }
+                writer.finish()
+            })
+            .map_err(Error::Database)?;
+        for (ti, rows, unreadable) in written {
+            if let Some(t) = self.tables.get_mut(ti) {
+                t.loss.from_tree += rows;
+                t.loss.unreadable_cells += unreadable;
+            }
+        }
+        Ok(deferred)
+    }
+
     /// Keeps a row the output's constraints refused, in `lost_and_found`, so it is not lost.
     fn reject(
         &mut self,
         root: Option<PageNo>,
-        row: &reconstruct::RecoveredRow,
+        row: &RecoveredRow<'_>,
         reason: &str,
     ) -> rusqlite::Result<()> {
         self.warnings.push(format!(
             "a row of page {} was refused by a constraint and kept in lost_and_found: {reason}",
             row.provenance.page().get()
         ));
-        let name = self.ensure_lost_and_found(row.record.len())?;
+        let (record, _) = row.record();
+        let name = self.ensure_lost_and_found(record.len())?;
         self.insert_lost(&name, root, row)
     }
 
@@ -711,22 +815,23 @@ impl<'a, 'd> Run<'a, 'd> {
         &mut self,
         name: &str,
         root: Option<PageNo>,
-        row: &reconstruct::RecoveredRow,
+        row: &RecoveredRow<'_>,
     ) -> rusqlite::Result<()> {
+        let (record, _) = row.record();
         let mut names = vec![
             "rootpgno".to_string(),
             "pgno".into(),
             "nfield".into(),
             "id".into(),
         ];
-        names.extend((0..row.record.len()).map(|i| format!("c{i}")));
+        names.extend((0..record.len()).map(|i| format!("c{i}")));
         let mut values: Vec<SqlValue<'_>> = vec![
             root.map_or(SqlValue::Null, |r| SqlValue::Integer(i64::from(r.get()))),
             SqlValue::Integer(i64::from(row.provenance.page().get())),
-            SqlValue::Integer(row.record.len() as i64),
-            row.rowid.map_or(SqlValue::Null, SqlValue::Integer),
+            SqlValue::Integer(record.len() as i64),
+            row.rowid().map_or(SqlValue::Null, SqlValue::Integer),
         ];
-        values.extend(row.record.iter().map(|v| SqlValue::from_value(v, self.enc)));
+        values.extend(record.iter().map(|v| SqlValue::from_value(v, self.enc)));
         let quoted: Vec<String> = names.iter().map(|n| quote(n)).collect();
         let ph: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
         let sql = format!(
@@ -751,7 +856,7 @@ impl<'a, 'd> Run<'a, 'd> {
         // First pass: the widest record decides the table's width.
         let width = TableRows::new(self.db, None, groups.iter())
             .filter_map(|e| match e {
-                RowEvent::Row(r) => Some(r.record.len()),
+                RowEvent::Row(r) => Some(r.record().0.len()),
                 RowEvent::Unreadable { .. } => None,
             })
             .max()
@@ -789,8 +894,9 @@ impl<'a, 'd> Run<'a, 'd> {
         }
         for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
             let RowEvent::Row(row) = event else { continue };
+            let (record, _) = row.record();
             let (Some(Value::Text(name)), Some(Value::Integer(seq))) =
-                (row.record.first(), row.record.get(1))
+                (record.first(), record.get(1))
             else {
                 continue;
             };
@@ -1111,6 +1217,30 @@ impl<'a, 'd> Run<'a, 'd> {
             },
         }
     }
+}
+
+/// Whether a row's record can be stored exactly as it is: whole, no wider than the table,
+/// and no NULL in a NOT NULL column (those go through SQL, which refuses them).
+fn appendable(shape: &TableShape, row: &RecoveredRow<'_>) -> bool {
+    if !row.raw.intact {
+        return false;
+    }
+    let payload = &row.raw.payload;
+    let Ok(header) =
+        pager::record::parse_record_header(payload, payload.len() as u64, row.raw.location)
+    else {
+        return false;
+    };
+    let order = shape.record_order();
+    if header.serial_types.len() > order.len() {
+        return false;
+    }
+    let alias = shape.rowid_alias();
+    header.serial_types.iter().zip(&order).all(|(t, col)| {
+        *t != pager::SerialType::Null
+            || Some(*col) == alias
+            || !shape.columns.get(*col).is_some_and(|c| c.not_null)
+    })
 }
 
 fn describe(p: &Provenance) -> String {
