@@ -307,12 +307,32 @@ pub struct Survey {
     pub findings: Vec<Finding>,
 }
 
+/// Pages between two calls of a survey's observer.
+pub const OBSERVE_EVERY: u64 = 1024;
+
 /// Classifies every page and walks every structure that claims pages.
 pub fn survey(db: &Database<'_>) -> Survey {
+    survey_observed(db, &mut |_| {})
+}
+
+/// [`survey`], calling `observe` with the number of pages read so far every
+/// [`OBSERVE_EVERY`] pages (the classification pass, then the tree walks), so that a
+/// caller can show progress or let go of memory-mapped pages it no longer needs.
+pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(u64)) -> Survey {
     let n = db.page_count();
-    let mut classes: Vec<PageClass> = (1..=n)
-        .map(|i| PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p)))
-        .collect();
+    let mut read = 0u64;
+    let mut tick = |read: &mut u64| {
+        *read += 1;
+        if *read % OBSERVE_EVERY == 0 {
+            observe(*read);
+        }
+    };
+    let mut classes: Vec<PageClass> = Vec::with_capacity(n as usize);
+    for i in 1..=n {
+        classes
+            .push(PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p)));
+        tick(&mut read);
+    }
     let owners = vec![0u32; n as usize];
     let mut findings = Vec::new();
 
@@ -356,6 +376,7 @@ pub fn survey(db: &Database<'_>) -> Survey {
         for item in BtreeWalk::new(db, root) {
             match item {
                 Ok(TreeItem::Page(p)) => {
+                    tick(&mut read);
                     t.pages += 1;
                     t.depth = t.depth.max(p.depth);
                     map.claim(

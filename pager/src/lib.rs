@@ -62,7 +62,9 @@ pub use btree::{
     BtreePageHeader, Cell, CellRef, Freeblock, IndexInteriorCell, IndexLeafCell, Page, PageType,
     Payload, TableInteriorCell, TableLeafCell,
 };
-pub use classify::{survey, PageClass, PageMap, Survey, TreeSurvey};
+pub use classify::{
+    survey, survey_observed, PageClass, PageMap, Survey, TreeSurvey, OBSERVE_EVERY,
+};
 pub use database::{
     AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence,
     PageSizeSource, LOCK_BYTE_OFFSET,

@@ -7,7 +7,7 @@ use pager::{Database, PageClass};
 use crate::cli::InspectArgs;
 use crate::report::{self, InspectReport, RunInfo, SourceInfo};
 use crate::run::{print_stdout, Error, Outcome};
-use crate::source::{sha256_hex, Source};
+use crate::source::{sha256_file, Residency, Source, RESIDENT_LIMIT};
 
 /// Runs `salvage inspect`.
 pub fn run(args: &InspectArgs) -> Result<Outcome, Error> {
@@ -35,10 +35,20 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
         path: source.path.clone(),
         why,
     })?;
-    let survey = pager::survey(&db);
+    // The map's pages are let go of as the survey moves on: resident memory stays flat.
+    let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
+    let page_size = u64::from(db.page_size().get());
+    let survey = pager::survey_observed(&db, &mut |_| {
+        residency.read(pager::OBSERVE_EVERY * page_size)
+    });
+    let sha256 = if sha256 {
+        Some(sha256_file(&source.path)?)
+    } else {
+        None
+    };
     let info = SourceInfo {
         size: bytes.len() as u64,
-        sha256: sha256.then(|| sha256_hex(bytes)),
+        sha256,
     };
     let run = RunInfo {
         source_path: source.path.display().to_string(),

@@ -17,7 +17,7 @@ use crate::output::{quote, Inserted, Output, SqlValue};
 use crate::recover_report::*;
 use crate::report::{FindingList, PageSizeEvidenceReport};
 use crate::run::{Error, Outcome};
-use crate::source::{sha256_hex, Source};
+use crate::source::{sha256_file, Residency, Source, RESIDENT_LIMIT};
 
 /// The paths of one run, validated.
 struct Paths {
@@ -173,29 +173,6 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
     })
 }
 
-/// Hashes a file by reading it from disk.
-fn hash_file(path: &Path) -> Result<String, Error> {
-    use sha2::{Digest, Sha256};
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| Error::Source {
-        path: path.to_owned(),
-        source: e,
-    })?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| Error::Source {
-            path: path.to_owned(),
-            source: e,
-        })?;
-        if n == 0 {
-            break;
-        }
-        h.update(buf.get(..n).unwrap_or_default());
-    }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
 /// Runs `salvage recover`.
 pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let paths = validate(args)?;
@@ -203,9 +180,18 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let wal_source = paths.wal.as_deref().map(Source::open).transpose()?;
     let bytes = source.bytes();
     let wal_bytes = wal_source.as_ref().map(Source::bytes);
+    let mut sources = vec![&source];
+    sources.extend(wal_source.as_ref());
+    let residency = std::cell::RefCell::new(Residency::new(sources, RESIDENT_LIMIT));
+    let read = |bytes: u64| residency.borrow_mut().read(bytes);
     std::thread::scope(|scope| {
-        // The evidence is hashed on the second core while the first one works.
-        let before = scope.spawn(|| (sha256_hex(bytes), wal_bytes.map(sha256_hex)));
+        // The evidence is hashed on the second core while the first one works, read from
+        // the file (not through the map, which would keep every page resident).
+        let before = scope.spawn(|| {
+            let main = sha256_file(&paths.src);
+            let wal = paths.wal.as_deref().map(sha256_file).transpose();
+            (main, wal)
+        });
         let progress = Progress::new();
         let wal = wal_bytes.map(pager::read_wal);
         let db = match &wal {
@@ -217,18 +203,20 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             why,
         })?;
         progress.say("surveying pages");
-        let survey = pager::survey(&db);
-        let mut run = Run::new(&db, &survey, &paths, &progress)?;
+        let page_size = u64::from(db.page_size().get());
+        let survey = pager::survey_observed(&db, &mut |_| read(pager::OBSERVE_EVERY * page_size));
+        let mut run = Run::new(&db, &survey, &paths, &progress, &read)?;
         run.load()?;
         let after = scope.spawn(|| {
-            let main = hash_file(&paths.src);
-            let wal = paths.wal.as_deref().map(hash_file).transpose();
+            let main = sha256_file(&paths.src);
+            let wal = paths.wal.as_deref().map(sha256_file).transpose();
             (main, wal)
         });
         let verified = run.verify();
         let (sha_before, wal_sha_before) = before
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
+        let (sha_before, wal_sha_before) = (sha_before?, wal_sha_before?);
         let (sha_after, wal_sha_after) = after
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
@@ -424,6 +412,8 @@ struct Run<'a, 'd> {
     warnings: Vec<String>,
     verified_evidence: Vec<String>,
     progress: &'d Progress,
+    /// Told how many bytes of the source each step read, to keep resident memory flat.
+    read: &'d dyn Fn(u64),
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -433,6 +423,7 @@ impl<'a, 'd> Run<'a, 'd> {
         survey: &'d Survey,
         paths: &Paths,
         progress: &'d Progress,
+        read: &'d dyn Fn(u64),
     ) -> Result<Self, Error> {
         let h = db.header();
         let out = Output::create(
@@ -459,6 +450,7 @@ impl<'a, 'd> Run<'a, 'd> {
             warnings: Vec::new(),
             verified_evidence: Vec::new(),
             progress,
+            read,
         };
         run.create_tables();
         progress.say("planning orphan pages");
@@ -715,6 +707,7 @@ impl<'a, 'd> Run<'a, 'd> {
             })
             .collect();
         let progress = self.progress;
+        let read = self.read;
         let mut written: Vec<(usize, u64, u64)> = Vec::new();
         self.out
             .with_file_closed(|path| {
@@ -726,7 +719,10 @@ impl<'a, 'd> Run<'a, 'd> {
                     let mut later = Vec::new();
                     for event in TableRows::new(db, tt.root, std::iter::empty()) {
                         let row = match event {
-                            RowEvent::Row(row) => row,
+                            RowEvent::Row(row) => {
+                                read(row.raw.payload.len() as u64 + 64);
+                                row
+                            }
                             RowEvent::Unreadable { .. } => {
                                 unreadable += 1;
                                 continue;

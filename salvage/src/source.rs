@@ -65,11 +65,95 @@ impl Source {
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or_default()
     }
+
+    /// Lets go of the mapped pages this process holds (they stay in the page cache and are
+    /// read back on the next access), so that reading a large file does not grow the
+    /// process's resident memory with it.
+    pub fn release_resident(&self) {
+        if let Some(map) = &self.map {
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only drops this
+            // process's page-table entries; the next access faults the same file bytes in
+            // again from the page cache. Nothing writes through the mapping, so no data can
+            // be lost, and every slice borrowed from it keeps seeing the file's contents.
+            #[allow(unsafe_code)]
+            // reason: the advice is "unchecked" only because it is destructive for private or written mappings, which this is not
+            let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
 }
 
-/// The SHA-256 of `bytes`, in lower-case hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+/// Resident bytes of mapped evidence a run may hold before letting go of them.
+pub const RESIDENT_LIMIT: u64 = 128 << 20;
+
+/// Keeps the mapped pages a process holds under a limit. Reading through a map makes
+/// every touched page resident, and the kernel maps neighbouring pages on each fault
+/// ("fault-around"), so what is resident cannot be counted from what was read: every few
+/// megabytes read, the process's resident file pages are measured (`/proc/self/statm`),
+/// and all are let go of when they pass the limit.
+pub struct Residency<'s> {
+    sources: Vec<&'s Source>,
+    since: u64,
+    limit: u64,
+}
+
+/// Bytes read between two measurements.
+const CHECK_EVERY: u64 = 4 << 20;
+
+impl<'s> Residency<'s> {
+    /// Keeps the resident pages of `sources` under about `limit` bytes.
+    pub fn new(sources: Vec<&'s Source>, limit: u64) -> Residency<'s> {
+        Residency {
+            sources,
+            since: 0,
+            limit,
+        }
+    }
+
+    /// Records that `bytes` more of the sources were read.
+    pub fn read(&mut self, bytes: u64) {
+        self.since += bytes;
+        if self.since >= CHECK_EVERY {
+            self.since = 0;
+            if resident_file_bytes().is_none_or(|r| r > self.limit) {
+                self.release();
+            }
+        }
+    }
+
+    /// Lets go of every resident page now.
+    pub fn release(&mut self) {
+        for s in &self.sources {
+            s.release_resident();
+        }
+    }
+}
+
+/// Bytes of file-backed (and shared) memory resident in this process, from
+/// `/proc/self/statm`; `None` where that is not available.
+fn resident_file_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let shared: u64 = statm.split_whitespace().nth(2)?.parse().ok()?;
+    Some(shared * 4096)
+}
+
+/// The SHA-256 of the file at `path`, read from disk in chunks (not through a map, which
+/// would keep every page resident), in lower-case hex.
+pub fn sha256_file(path: &Path) -> Result<String, Error> {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    use std::io::Read;
+    let err = |e| Error::Source {
+        path: path.to_owned(),
+        source: e,
+    };
+    let mut f = File::open(path).map_err(err)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(err)?;
+        if n == 0 {
+            break;
+        }
+        h.update(buf.get(..n).unwrap_or_default());
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Speed and peak memory of `salvage recover` against SQLite's own `.recover`, in one run,
+# on a ~2 GB agent session store with 1 % of its pages zeroed (page 1 kept).
+#
+#   bench/recover.sh                      # 2 GB store under bench/out (built once)
+#   BENCH_BYTES=200000000 bench/recover.sh
+#
+# Prints wall time, max RSS and the rows each tool put back in `messages` (and in
+# lost_and_found), then the ratios. Goal: salvage at most 1/5 of the reference's wall
+# time, with max RSS at most 512 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bytes=${BENCH_BYTES:-2000000000}
+ref=../shared/tools/sqlite-ref
+mkdir -p bench/out
+healthy=bench/out/agent-$bytes.db
+damaged=bench/out/agent-$bytes-1pct.db
+cargo build --release --quiet -p salvage -p fixtures --bins
+"$ref" -version > /dev/null
+[ -f "$healthy" ] || ./target/release/make-fixture --big "$healthy" "$bytes"
+if [ ! -f "$damaged" ]; then
+  cp "$healthy" "$damaged.tmp"
+  python3 - "$damaged.tmp" <<'PY'
+import os, random, sys
+path = sys.argv[1]
+size = os.path.getsize(path)
+with open(path, "r+b") as f:
+    f.seek(16); ps = int.from_bytes(f.read(2), "big"); ps = 65536 if ps == 1 else ps
+    pages = size // ps
+    rng = random.Random(20261129)
+    chosen = rng.sample(range(2, pages + 1), pages // 100)
+    for p in chosen:
+        f.seek((p - 1) * ps); f.write(bytes(ps))
+print(f"zeroed {len(chosen)} of {pages} pages", file=sys.stderr)
+PY
+  mv "$damaged.tmp" "$damaged"
+fi
+rm -f bench/out/salvage.db bench/out/salvage.db.report.json bench/out/salvage.db.incomplete bench/out/reference.db
+cat "$damaged" > /dev/null
+echo "source: $damaged ($(stat -c %s "$damaged") bytes)"
+
+/usr/bin/time -f "%e %M" -o bench/out/time-salvage.txt \
+  ./target/release/salvage recover "$damaged" -o bench/out/salvage.db --allow-partial 2> bench/out/salvage.log || true
+read -r s_secs s_rss < <(tail -n 1 bench/out/time-salvage.txt)
+
+/usr/bin/time -f "%e %M" -o bench/out/time-ref.txt \
+  bash -c "'$ref' '$damaged' .recover | '$ref' bench/out/reference.db" > /dev/null 2> bench/out/reference.log || true
+read -r r_secs r_rss < <(tail -n 1 bench/out/time-ref.txt)
+
+count() { python3 -c "
+import sqlite3, sys
+con = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)
+n = con.execute('SELECT count(*) FROM messages').fetchone()[0]
+lf = sum(con.execute(f'SELECT count(*) FROM \"{t}\"').fetchone()[0] for (t,) in con.execute(\"SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'lost_and_found%'\"))
+print(n, lf)" "$1"; }
+read -r s_rows s_lf < <(count bench/out/salvage.db)
+read -r r_rows r_lf < <(count bench/out/reference.db)
+total=$(python3 -c "import sqlite3; print(sqlite3.connect('file:$healthy?mode=ro', uri=True).execute('SELECT count(*) FROM messages').fetchone()[0])")
+
+printf '%-22s %10s %12s %14s %16s\n' tool "wall (s)" "max RSS MiB" "messages rows" "lost_and_found"
+printf '%-22s %10s %12d %14s %16s\n' "salvage recover" "$s_secs" $((s_rss / 1024)) "$s_rows" "$s_lf"
+printf '%-22s %10s %12d %14s %16s\n' "sqlite-ref .recover" "$r_secs" $((r_rss / 1024)) "$r_rows" "$r_lf"
+echo "messages in the healthy store: $total"
+python3 -c "print(f'wall time ratio (reference / salvage): {float($r_secs) / max(float($s_secs), 1e-9):.1f}x (goal: at least 5x)')"
+echo "peak memory of salvage: $((s_rss / 1024)) MiB (goal: at most 512 MiB)"
