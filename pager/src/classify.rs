@@ -323,7 +323,7 @@ pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(u64)) -> Surve
     let mut read = 0u64;
     let mut tick = |read: &mut u64| {
         *read += 1;
-        if *read % OBSERVE_EVERY == 0 {
+        if (*read).is_multiple_of(OBSERVE_EVERY) {
             observe(*read);
         }
     };
