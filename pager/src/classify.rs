@@ -319,6 +319,27 @@ pub fn survey(db: &Database<'_>) -> Survey {
 /// [`OBSERVE_EVERY`] pages (the classification pass, then the tree walks), so that a
 /// caller can show progress or let go of memory-mapped pages it no longer needs.
 pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(u64)) -> Survey {
+    survey_with(db, SurveyChecks::All, observe)
+}
+
+/// How much a survey checks beyond classifying pages and walking structures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurveyChecks {
+    /// Every check: overlapping cells on each b-tree page and each cell's record header
+    /// against its payload size. For inspection.
+    All,
+    /// Structure only: a caller that decodes every cell afterwards (the salvage run) meets
+    /// record damage there, on each row.
+    Structure,
+}
+
+/// [`survey_observed`] with the checks chosen.
+pub fn survey_with(
+    db: &Database<'_>,
+    checks: SurveyChecks,
+    observe: &mut dyn FnMut(u64),
+) -> Survey {
+    let all = checks == SurveyChecks::All;
     let n = db.page_count();
     let mut read = 0u64;
     let mut tick = |read: &mut u64| {
@@ -385,7 +406,7 @@ pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(u64)) -> Surve
                         root,
                         &mut findings,
                     );
-                    if let Some(page) = db.page(p.page) {
+                    if let Some(page) = db.page(p.page).filter(|_| all) {
                         if let Ok(h) = page.btree_header() {
                             t.findings.extend(page.overlap_findings(&h));
                         }
@@ -396,18 +417,20 @@ pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(u64)) -> Surve
                     let Some(payload) = cell.cell.payload() else {
                         continue;
                     };
-                    match parse_record_header(payload.local, payload.total_len, cell.location) {
-                        Ok(h) if h.record_len() != payload.total_len => {
-                            t.findings.push(Finding::RecordSizeMismatch {
-                                at: cell.location,
-                                header_says: h.record_len(),
-                                payload_len: payload.total_len,
-                            })
+                    if all {
+                        match parse_record_header(payload.local, payload.total_len, cell.location) {
+                            Ok(h) if h.record_len() != payload.total_len => {
+                                t.findings.push(Finding::RecordSizeMismatch {
+                                    at: cell.location,
+                                    header_says: h.record_len(),
+                                    payload_len: payload.total_len,
+                                })
+                            }
+                            Ok(_) => {}
+                            // A header that runs onto an overflow page cannot be checked locally.
+                            Err(Finding::TruncatedVarint { .. }) if payload.spills() => {}
+                            Err(f) => t.findings.push(f),
                         }
-                        Ok(_) => {}
-                        // A header that runs onto an overflow page cannot be checked locally.
-                        Err(Finding::TruncatedVarint { .. }) if payload.spills() => {}
-                        Err(f) => t.findings.push(f),
                     }
                     if payload.spills() {
                         // A page already held by any structure ends the chain, so every

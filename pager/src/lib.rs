@@ -63,7 +63,8 @@ pub use btree::{
     Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{
-    survey, survey_observed, PageClass, PageMap, Survey, TreeSurvey, OBSERVE_EVERY,
+    survey, survey_observed, survey_with, PageClass, PageMap, Survey, SurveyChecks, TreeSurvey,
+    OBSERVE_EVERY,
 };
 pub use database::{
     AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence,

@@ -204,14 +204,19 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         })?;
         progress.say("surveying pages");
         let page_size = u64::from(db.page_size().get());
-        let survey = pager::survey_observed(&db, &mut |_| read(pager::OBSERVE_EVERY * page_size));
+        let survey = pager::survey_with(&db, pager::SurveyChecks::Structure, &mut |_| {
+            read(pager::OBSERVE_EVERY * page_size)
+        });
         let mut run = Run::new(&db, &survey, &paths, &progress, &read)?;
         run.load()?;
+        // The source is not read again: its second hash runs beside the index builds and
+        // the verification.
         let after = scope.spawn(|| {
             let main = sha256_file(&paths.src);
             let wal = paths.wal.as_deref().map(sha256_file).transpose();
             (main, wal)
         });
+        run.finish_schema();
         let verified = run.verify();
         let (sha_before, wal_sha_before) = before
             .join()
@@ -618,10 +623,13 @@ impl<'a, 'd> Run<'a, 'd> {
         }
         self.progress.say("writing lost_and_found");
         self.load_lost_and_found().map_err(dberr)?;
-        self.carry_sequence().map_err(dberr)?;
+        self.carry_sequence().map_err(dberr)
+    }
+
+    /// After the rows: indexes, views and triggers. Reads nothing from the source.
+    fn finish_schema(&mut self) {
         self.progress.say("re-creating indexes, views and triggers");
         self.create_rest();
-        Ok(())
     }
 
     /// Inserts one row through SQL, counting what happened to it.
