@@ -339,6 +339,17 @@ pub fn survey_with(
     checks: SurveyChecks,
     observe: &mut dyn FnMut(u64),
 ) -> Survey {
+    survey_with_schema(db, read_schema(db), checks, observe)
+}
+
+/// [`survey_with`] over a schema the caller read (and perhaps completed, see
+/// [`crate::schema::scan_for_schema_rows`]) instead of reading page 1 itself.
+pub fn survey_with_schema(
+    db: &Database<'_>,
+    schema: Schema,
+    checks: SurveyChecks,
+    observe: &mut dyn FnMut(u64),
+) -> Survey {
     let all = checks == SurveyChecks::All;
     let n = db.page_count();
     let mut read = 0u64;
@@ -370,7 +381,6 @@ pub fn survey_with(
     }
 
     let mut map = PageMap { classes, owners };
-    let schema = read_schema(db);
     let mut roots: Vec<(String, SchemaKind, PageNo)> =
         vec![("sqlite_schema".into(), SchemaKind::Table, PageNo::FIRST)];
     roots.extend(

@@ -63,8 +63,8 @@ pub use btree::{
     Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{
-    survey, survey_observed, survey_with, PageClass, PageMap, Survey, SurveyChecks, TreeSurvey,
-    OBSERVE_EVERY,
+    survey, survey_observed, survey_with, survey_with_schema, PageClass, PageMap, Survey,
+    SurveyChecks, TreeSurvey, OBSERVE_EVERY,
 };
 pub use database::{
     AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence,
@@ -74,7 +74,7 @@ pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};
 pub use header::{DatabaseHeader, TextEncoding};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};
-pub use schema::{read_schema, Schema, SchemaKind, SchemaRow};
+pub use schema::{read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRow};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
 pub use value::{decode_cell, raw_cell, read_tree, DecodedRow, RawRow, Value};
 pub use wal::{read_wal, FrameNo, Wal, WalFrameHeader, WalHeader, WalHeaderDefect};

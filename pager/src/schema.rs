@@ -8,7 +8,7 @@
 use crate::database::Database;
 use crate::finding::Finding;
 use crate::types::{Location, PageNo};
-use crate::value::{read_tree, Value};
+use crate::value::{read_tree, DecodedRow, Value};
 
 /// The `type` column of a schema row.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -102,60 +102,146 @@ impl Schema {
 /// Reads `sqlite_schema` from page 1.
 pub fn read_schema(db: &Database<'_>) -> Schema {
     let (rows, mut findings) = read_tree(db, PageNo::FIRST);
-    let enc = db.encoding();
-    let text = |v: Option<&Value>| -> Option<String> {
-        match v {
-            Some(Value::Text(b)) => Some(
-                enc.decode(b)
-                    .unwrap_or_else(|| String::from_utf8_lossy(b).into_owned()),
-            ),
-            _ => None,
-        }
-    };
     let mut out = Vec::new();
     for row in rows {
         findings.extend(row.findings.iter().cloned());
-        if row.values.len() != 5 {
-            findings.push(Finding::SchemaRecordMalformed {
-                at: row.location,
-                columns: row.values.len() as u32,
-            });
-            continue;
+        match schema_row(db, &row) {
+            Ok((r, f)) => {
+                findings.extend(f);
+                out.push(r);
+            }
+            Err(f) => findings.push(f),
         }
-        let (Some(kind), Some(name)) = (text(row.values.first()), text(row.values.get(1))) else {
-            findings.push(Finding::SchemaRecordMalformed {
-                at: row.location,
-                columns: 5,
-            });
-            continue;
-        };
-        let kind = SchemaKind::from_text(&kind);
-        let tbl_name = text(row.values.get(2)).unwrap_or_default();
-        let raw_root = match row.values.get(3) {
-            Some(Value::Integer(i)) => *i,
-            _ => 0,
-        };
-        let rootpage = u32::try_from(raw_root).ok().and_then(|n| db.page_no(n));
-        if rootpage.is_none() && raw_root != 0 {
-            findings.push(Finding::SchemaRootPageInvalid {
-                at: row.location,
-                rootpage: raw_root,
-            });
-        }
-        let sql = text(row.values.get(4));
-        out.push(SchemaRow {
-            kind,
-            name,
-            tbl_name,
-            rootpage,
-            sql,
-            location: row.location,
-        });
     }
     Schema {
         rows: out,
         findings,
     }
+}
+
+/// The text of a schema column, decoded from the database encoding.
+fn text(db: &Database<'_>, v: Option<&Value>) -> Option<String> {
+    match v {
+        Some(Value::Text(b)) => Some(
+            db.encoding()
+                .decode(b)
+                .unwrap_or_else(|| String::from_utf8_lossy(b).into_owned()),
+        ),
+        _ => None,
+    }
+}
+
+/// Reads a decoded `sqlite_schema` record as a schema row, with the finding of an invalid
+/// root page beside it; `Err` when it is not a schema record.
+fn schema_row(
+    db: &Database<'_>,
+    row: &DecodedRow,
+) -> Result<(SchemaRow, Option<Finding>), Finding> {
+    if row.values.len() != 5 {
+        return Err(Finding::SchemaRecordMalformed {
+            at: row.location,
+            columns: row.values.len() as u32,
+        });
+    }
+    let (Some(kind), Some(name)) = (text(db, row.values.first()), text(db, row.values.get(1)))
+    else {
+        return Err(Finding::SchemaRecordMalformed {
+            at: row.location,
+            columns: 5,
+        });
+    };
+    let raw_root = match row.values.get(3) {
+        Some(Value::Integer(i)) => *i,
+        _ => 0,
+    };
+    let rootpage = u32::try_from(raw_root).ok().and_then(|n| db.page_no(n));
+    let finding = (rootpage.is_none() && raw_root != 0).then_some(Finding::SchemaRootPageInvalid {
+        at: row.location,
+        rootpage: raw_root,
+    });
+    Ok((
+        SchemaRow {
+            kind: SchemaKind::from_text(&kind),
+            name,
+            tbl_name: text(db, row.values.get(2)).unwrap_or_default(),
+            rootpage,
+            sql: text(db, row.values.get(4)),
+            location: row.location,
+        },
+        finding,
+    ))
+}
+
+/// Searches every table leaf page outside `skip` (pass the freelist: dropped objects are
+/// not live) for records shaped like `sqlite_schema` rows: five columns, a type of table,
+/// index, view or trigger, names as text, an integer root page, and a CREATE statement or
+/// NULL. When page 1 is damaged, the schema's other leaf pages still hold their rows.
+pub fn scan_for_schema_rows(db: &Database<'_>, skip: &crate::types::PageSet) -> Vec<SchemaRow> {
+    let enc = db.encoding();
+    let kinds: Vec<Vec<u8>> = ["table", "index", "view", "trigger"]
+        .iter()
+        .map(|k| enc.encode(k))
+        .collect();
+    let create = enc.encode("CREATE");
+    let mut out: Vec<SchemaRow> = Vec::new();
+    for page in db.pages() {
+        if skip.contains(page.no()) {
+            continue;
+        }
+        let Ok(h) = page.btree_header() else { continue };
+        if h.page_type() != crate::btree::PageType::TableLeaf {
+            continue;
+        }
+        for cell in page.cells(&h).flatten() {
+            // A cheap look at the record header before decoding: five columns, the first
+            // a short text.
+            let Some(payload) = cell.cell.payload() else {
+                continue;
+            };
+            let Ok(header) =
+                crate::record::parse_record_header(payload.local, payload.total_len, cell.location)
+            else {
+                continue;
+            };
+            if header.serial_types.len() != 5
+                || !matches!(header.serial_types.first(), Some(crate::record::SerialType::Text(n)) if (4..=14).contains(n))
+            {
+                continue;
+            }
+            let Ok(row) = crate::value::decode_cell(db, &cell) else {
+                continue;
+            };
+            let first_is_kind =
+                matches!(row.values.first(), Some(Value::Text(t)) if kinds.iter().any(|k| k == t));
+            let sql_ok = match row.values.get(4) {
+                Some(Value::Null) => true,
+                Some(Value::Text(t)) => {
+                    let trimmed: &[u8] = t
+                        .get(
+                            t.iter()
+                                .position(|b| !b.is_ascii_whitespace() && *b != 0)
+                                .unwrap_or(0)..,
+                        )
+                        .unwrap_or_default();
+                    trimmed.len() >= create.len()
+                        && trimmed
+                            .iter()
+                            .zip(&create)
+                            .all(|(a, b)| a.eq_ignore_ascii_case(b))
+                }
+                _ => false,
+            };
+            if !(first_is_kind && sql_ok) {
+                continue;
+            }
+            if let Ok((r, _)) = schema_row(db, &row) {
+                if !out.iter().any(|o| o.name.eq_ignore_ascii_case(&r.name)) {
+                    out.push(r);
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -52,7 +52,8 @@ pub mod shape;
 pub use loss::{assess, Assessment, TableLoss};
 pub use pager;
 pub use plan::{
-    orphan_groups, plan, Attribution, Confidence, Evidence, OrphanGroup, Plan, TableTarget,
+    orphan_groups, plan, Attribution, Confidence, Evidence, InferredTable, OrphanGroup, Plan,
+    TableTarget,
 };
 pub use rows::{insert_values, Provenance, RecoveredRow, RowEvent, TableRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};

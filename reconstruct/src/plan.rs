@@ -68,6 +68,12 @@ pub enum Evidence {
         /// Inclusive upper bound.
         upper: Option<i64>,
     },
+    /// No table of the schema fits the group's records: its own table, whose CREATE
+    /// statement is lost, is inferred from them.
+    LostSchema {
+        /// Records sampled.
+        sampled: u32,
+    },
     /// The sampled records fit the table's declared columns and no other table's as well.
     Shape {
         /// Records sampled.
@@ -121,11 +127,61 @@ pub struct Plan {
     pub lost_and_found: Vec<OrphanGroup>,
     /// Index-page groups of ordinary indexes: index data, rebuilt from the tables.
     pub index_groups: Vec<OrphanGroup>,
+    /// Tables whose CREATE statement is lost, inferred from orphan groups whose records no
+    /// known table's columns fit: one per distinct record shape.
+    pub inferred: Vec<InferredTable>,
+}
+
+/// A table known only from its records: its schema row is lost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InferredTable {
+    /// Storage class seen most in each column, in record order: "integer", "real",
+    /// "text", "blob", or "null" when only NULL was seen.
+    pub columns: Vec<&'static str>,
+    /// The orphan groups holding its rows.
+    pub groups: Vec<OrphanGroup>,
+    /// Records sampled to infer it.
+    pub sampled: u32,
+}
+
+/// The storage class a record shape is keyed by.
+fn class_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Integer(_) => "integer",
+        Value::Real(_) => "real",
+        Value::Text(_) => "text",
+        Value::Blob(_) => "blob",
+    }
+}
+
+/// The shape of a sample: per column, the storage class seen most (NULL only when
+/// nothing else was seen).
+fn sample_shape(sample: &[Vec<Value>]) -> Vec<&'static str> {
+    let width = sample.iter().map(Vec::len).max().unwrap_or(0);
+    (0..width)
+        .map(|i| {
+            let mut counts: std::collections::BTreeMap<&'static str, u32> =
+                std::collections::BTreeMap::new();
+            for r in sample {
+                if let Some(v) = r.get(i).filter(|v| **v != Value::Null) {
+                    *counts.entry(class_of(v)).or_default() += 1;
+                }
+            }
+            counts
+                .into_iter()
+                .max_by_key(|(_, n)| *n)
+                .map_or("null", |(c, _)| c)
+        })
+        .collect()
 }
 
 /// Groups the orphan pages of `survey` and attributes each group.
 pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan {
     let groups = orphan_groups(db, survey);
+    // A table can lose its CREATE statement only when the schema itself is damaged; with
+    // an intact schema, records no table fits belong to a dropped table.
+    let schema_damaged = !survey.schema.findings.is_empty();
     let mut out = Plan {
         attributed: vec![Vec::new(); targets.len()],
         ..Plan::default()
@@ -139,7 +195,23 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
             })
             .collect();
         match attribute(db, survey, targets, &candidates, &group) {
-            Some((i, evidence, confidence)) => {
+            Outcome::NoTableFits(sample)
+                if group.table_pages && !sample.is_empty() && schema_damaged =>
+            {
+                let columns = sample_shape(&sample);
+                match out.inferred.iter_mut().find(|t| t.columns == columns) {
+                    Some(t) => {
+                        t.sampled += sample.len() as u32;
+                        t.groups.push(group);
+                    }
+                    None => out.inferred.push(InferredTable {
+                        columns,
+                        groups: vec![group],
+                        sampled: sample.len() as u32,
+                    }),
+                }
+            }
+            Outcome::Decided(i, evidence, confidence) => {
                 if let Some(slot) = out.attributed.get_mut(i) {
                     slot.push(Attribution {
                         group,
@@ -148,8 +220,8 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
                     });
                 }
             }
-            None if group.table_pages => out.lost_and_found.push(group),
-            None => out.index_groups.push(group),
+            _ if group.table_pages => out.lost_and_found.push(group),
+            _ => out.index_groups.push(group),
         }
     }
     out
@@ -220,7 +292,17 @@ fn sample_records(db: &Database<'_>, group: &OrphanGroup) -> Vec<Vec<Value>> {
         .collect()
 }
 
-type Decision = (usize, Vec<Evidence>, Confidence);
+/// What the evidence says about a group.
+enum Outcome {
+    /// Given to the table at this index.
+    Decided(usize, Vec<Evidence>, Confidence),
+    /// More than one table fits and nothing tells them apart.
+    Ambiguous,
+    /// No known table's columns fit the sampled records (which are returned).
+    NoTableFits(Vec<Vec<Value>>),
+    /// Only tables whose b-trees lost nothing fit: stale or deleted content.
+    Stale,
+}
 
 fn attribute(
     db: &Database<'_>,
@@ -228,7 +310,7 @@ fn attribute(
     targets: &[TableTarget],
     candidates: &[usize],
     group: &OrphanGroup,
-) -> Option<Decision> {
+) -> Outcome {
     let tree_of = |i: usize| {
         let root = targets.get(i).and_then(|t| t.root)?;
         survey.trees.iter().find(|t| t.root == root)
@@ -273,14 +355,14 @@ fn attribute(
         if let Some(tree) = tree_of(i) {
             if let Some(l) = tree.lost.iter().find(|l| l.child == group.top.get()) {
                 if shape_ok(i) {
-                    return Some((
+                    return Outcome::Decided(
                         i,
                         vec![
                             Evidence::ChildPointer { parent: l.parent },
                             shape_evidence(i),
                         ],
                         Confidence::High,
-                    ));
+                    );
                 }
             }
         }
@@ -314,20 +396,40 @@ fn attribute(
             } else {
                 Confidence::Medium
             };
-            return Some((*i, vec![ev.clone(), shape_evidence(*i)], confidence));
+            return Outcome::Decided(*i, vec![ev.clone(), shape_evidence(*i)], confidence);
         }
     }
-    // Shape alone.
-    let fitting_tables: Vec<&(usize, u32, u64)> =
-        fits.iter().filter(|(_, n, _)| fitting(*n)).collect();
+    // Shape alone. A b-tree that lost nothing has no orphans: records that fit only
+    // intact tables are stale copies (freed pages whose freelist is lost) or rows of a
+    // dropped table, not rows to put back.
+    let damaged = |i: usize| {
+        let root = targets.get(i).and_then(|t| t.root);
+        match root.and_then(|r| survey.trees.iter().find(|t| t.root == r)) {
+            Some(tree) => tree.pages == 0 || !tree.lost.is_empty(),
+            None => true,
+        }
+    };
+    let any_fit = fits.iter().any(|(_, n, _)| fitting(*n));
+    let fitting_tables: Vec<&(usize, u32, u64)> = fits
+        .iter()
+        .filter(|(i, n, _)| fitting(*n) && damaged(*i))
+        .collect();
+    if any_fit && fitting_tables.is_empty() {
+        return Outcome::Stale;
+    }
     match fitting_tables.as_slice() {
-        [] => None,
-        [(i, _, _)] => Some((*i, vec![shape_evidence(*i)], Confidence::Medium)),
+        // Not one sampled record fits any table: a table whose schema row is lost.
+        [] if !any_fit && fits.iter().all(|(_, n, _)| *n == 0) => Outcome::NoTableFits(sample),
+        [] => Outcome::Ambiguous,
+        [(i, _, _)] => Outcome::Decided(*i, vec![shape_evidence(*i)], Confidence::Medium),
         [(i, n1, s1), (_, n2, s2), ..] => {
             // Two tables fit: only a clearly better fit per record decides.
             let per = |s: u64, n: u32| s as f64 / f64::from(n.max(1));
-            (per(*s1, *n1) >= per(*s2, *n2) + 1.0)
-                .then(|| (*i, vec![shape_evidence(*i)], Confidence::Low))
+            if per(*s1, *n1) >= per(*s2, *n2) + 1.0 {
+                Outcome::Decided(*i, vec![shape_evidence(*i)], Confidence::Low)
+            } else {
+                Outcome::Ambiguous
+            }
         }
     }
 }

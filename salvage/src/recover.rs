@@ -204,10 +204,13 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         })?;
         progress.say("surveying pages");
         let page_size = u64::from(db.page_size().get());
-        let survey = pager::survey_with(&db, pager::SurveyChecks::Structure, &mut |_| {
-            read(pager::OBSERVE_EVERY * page_size)
-        });
+        let (schema, scanned) = schema_with_scan(&db);
+        let survey =
+            pager::survey_with_schema(&db, schema, pager::SurveyChecks::Structure, &mut |_| {
+                read(pager::OBSERVE_EVERY * page_size)
+            });
         let mut run = Run::new(&db, &survey, &paths, &progress, &read)?;
+        run.schema_rows_scanned = scanned;
         run.load()?;
         // The source is not read again: its second hash runs beside the index builds and
         // the verification.
@@ -242,6 +245,32 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         progress.done();
         finish(args, &paths, &mut report, unchanged)
     })
+}
+
+/// The schema from page 1, completed when it is damaged by the schema rows found on any
+/// other table leaf page (not on the freelist). Returns how many rows the scan added.
+fn schema_with_scan(db: &Database<'_>) -> (pager::Schema, usize) {
+    let mut schema = pager::read_schema(db);
+    if schema.findings.is_empty() {
+        return (schema, 0);
+    }
+    let freelist = pager::read_freelist(db);
+    let mut skip = pager::PageSet::with_page_count(db.page_count());
+    for p in freelist.trunks.iter().chain(&freelist.leaves) {
+        skip.insert(*p);
+    }
+    let found: Vec<pager::SchemaRow> = pager::scan_for_schema_rows(db, &skip)
+        .into_iter()
+        .filter(|r| {
+            !schema
+                .rows
+                .iter()
+                .any(|o| o.name.eq_ignore_ascii_case(&r.name))
+        })
+        .collect();
+    let n = found.len();
+    schema.rows.extend(found);
+    (schema, n)
 }
 
 /// Commits or withholds the output, writes the report and the summary.
@@ -419,6 +448,8 @@ struct Run<'a, 'd> {
     progress: &'d Progress,
     /// Told how many bytes of the source each step read, to keep resident memory flat.
     read: &'d dyn Fn(u64),
+    /// Schema rows found by scanning the file because page 1's schema was damaged.
+    schema_rows_scanned: usize,
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -456,10 +487,12 @@ impl<'a, 'd> Run<'a, 'd> {
             verified_evidence: Vec::new(),
             progress,
             read,
+            schema_rows_scanned: 0,
         };
         run.create_tables();
         progress.say("planning orphan pages");
         run.plan = reconstruct::plan(db, survey, &run.targets);
+        run.create_inferred_tables();
         Ok(run)
     }
 
@@ -567,6 +600,72 @@ impl<'a, 'd> Run<'a, 'd> {
                 t.loss.root_lost = true;
             }
             self.tables.push(t);
+        }
+    }
+
+    /// Creates a table for each shape of orphan records that no table of the schema fits:
+    /// tables whose CREATE statement is lost. Columns are named c0, c1, … and declared
+    /// without a type, so that every value keeps its storage class.
+    fn create_inferred_tables(&mut self) {
+        let taken: BTreeSet<String> = self
+            .survey
+            .schema
+            .rows
+            .iter()
+            .map(|r| r.name.to_ascii_lowercase())
+            .collect();
+        let inferred = std::mem::take(&mut self.plan.inferred);
+        let mut n = 0;
+        for table in inferred {
+            let name = loop {
+                n += 1;
+                let candidate = format!("salvage_inferred_{n}");
+                if !taken.contains(&candidate) {
+                    break candidate;
+                }
+            };
+            let cols: Vec<String> = (0..table.columns.len())
+                .map(|i| quote(&format!("c{i}")))
+                .collect();
+            let sql = format!("CREATE TABLE {}({})", quote(&name), cols.join(", "));
+            let shape = self
+                .out
+                .create_object(&sql)
+                .ok()
+                .and_then(|()| self.out.shape(&name, false).ok());
+            let Some(shape) = shape else { continue };
+            let rows: u64 = table.groups.iter().map(|g| g.cells).sum();
+            let reason = format!(
+                "its CREATE statement is lost: {} columns ({}) inferred from {} sampled records of {} orphan page groups ({rows} cells)",
+                table.columns.len(),
+                table.columns.join(", "),
+                table.sampled,
+                table.groups.len()
+            );
+            let target = self.targets.len();
+            self.targets.push(TableTarget { shape, root: None });
+            let evidence = vec![reconstruct::Evidence::LostSchema {
+                sampled: table.sampled,
+            }];
+            self.plan.attributed.push(
+                table
+                    .groups
+                    .into_iter()
+                    .map(|group| Attribution {
+                        group,
+                        evidence: evidence.clone(),
+                        confidence: reconstruct::Confidence::Low,
+                    })
+                    .collect(),
+            );
+            self.tables.push(TableRun {
+                name,
+                root: None,
+                status: "inferred",
+                reason: Some(reason),
+                target: Some(target),
+                loss: TableLoss::default(),
+            });
         }
     }
 
@@ -1044,6 +1143,13 @@ impl<'a, 'd> Run<'a, 'd> {
         if let Some(l) = &wal.loss {
             assessment.evidence.push(l.clone());
         }
+        for t in self.tables.iter().filter(|t| t.status == "inferred") {
+            assessment.evidence.push(format!(
+                "table `{}` holds {} rows of a table whose schema row is lost; its name and columns are inferred",
+                t.name,
+                t.loss.written()
+            ));
+        }
         for t in self.tables.iter().filter(|t| t.status == "failed") {
             assessment.evidence.push(format!(
                 "table `{}` could not be recovered: {}",
@@ -1151,6 +1257,11 @@ impl<'a, 'd> Run<'a, 'd> {
                     .collect(),
                 orphan_btree_pages: survey.page_map.orphans().count() as u32,
                 damaged,
+            },
+            schema: SchemaSource {
+                rows: survey.schema.rows.len(),
+                rows_found_by_scan: self.schema_rows_scanned,
+                findings: FindingList::new(&survey.schema.findings),
             },
             tables,
             lost_and_found: LostAndFound {
@@ -1274,6 +1385,9 @@ fn evidence_sentence(e: &reconstruct::Evidence) -> String {
             "its rowids lie in ({}, {}], the range surviving interior {parent} assigns to a child it can no longer reach",
             lower.map_or("-inf".into(), |v| v.to_string()),
             upper.map_or("+inf".into(), |v| v.to_string())
+        ),
+        reconstruct::Evidence::LostSchema { sampled } => format!(
+            "no table of the schema fits its records: a table of its own is inferred from {sampled} sampled records"
         ),
         reconstruct::Evidence::Shape { sampled, fitting, runner_up } => format!(
             "{fitting} of {sampled} sampled records fit the table's columns{}",

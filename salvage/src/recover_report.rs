@@ -20,6 +20,7 @@ pub struct LossReport {
     pub wal: WalReport,
     pub geometry: Geometry,
     pub pages: PageSummary,
+    pub schema: SchemaSource,
     pub tables: Vec<TableReport>,
     pub lost_and_found: LostAndFound,
     pub schema_objects: Vec<SchemaObject>,
@@ -112,12 +113,24 @@ impl<T> Listed<T> {
     }
 }
 
+/// Where the schema came from.
+#[derive(Debug, Serialize)]
+pub struct SchemaSource {
+    /// Schema rows used.
+    pub rows: usize,
+    /// Of those, rows found by scanning the file's table leaf pages, because the schema
+    /// b-tree on page 1 is damaged.
+    pub rows_found_by_scan: usize,
+    /// Damage in the schema b-tree.
+    pub findings: FindingList,
+}
+
 #[derive(Debug, Serialize)]
 pub struct TableReport {
     pub name: String,
-    /// "recovered": created and filled; "failed": present in the schema but its CREATE
-    /// statement failed on the output; "skipped": not copied as data (internal or derived);
-    /// "missing" is reserved for tables known only from other evidence.
+    /// "recovered": created and filled; "inferred": a table whose schema row is lost,
+    /// created from its records' shape; "failed": present in the schema but its CREATE
+    /// statement failed on the output; "skipped": not copied as data (internal or derived).
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
