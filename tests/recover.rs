@@ -113,6 +113,34 @@ pub fn expected_rows(f: &Fixture, table: &str) -> BTreeMap<i64, Vec<Value>> {
     rows.into_iter().collect()
 }
 
+/// Asserts two row maps are equal, naming only the first difference (a failure must stay
+/// readable however large the tables).
+#[track_caller]
+pub fn assert_same_rows(
+    got: &BTreeMap<i64, Vec<Value>>,
+    want: &BTreeMap<i64, Vec<Value>>,
+    what: &str,
+) {
+    if got == want {
+        return;
+    }
+    let short = |v: Option<&Vec<Value>>| format!("{v:?}").chars().take(200).collect::<String>();
+    let first = got
+        .keys()
+        .chain(want.keys())
+        .find(|k| got.get(k) != want.get(k));
+    match first {
+        Some(k) => panic!(
+            "{what}: {} rows vs {} expected; first difference at rowid {k}: got {} want {}",
+            got.len(),
+            want.len(),
+            short(got.get(k)),
+            short(want.get(k))
+        ),
+        None => panic!("{what}: differ"),
+    }
+}
+
 /// The rowids of the cells on a table leaf page, by the fixtures' own reader.
 pub fn rowids_on(bytes: &[u8], page: u32) -> Vec<i64> {
     let h = fixtures::format::DatabaseHeader::read(bytes).unwrap();
@@ -152,12 +180,10 @@ fn every_healthy_fixture_is_recovered_completely_row_for_row() -> TestResult {
             .iter()
             .filter(|t| t.name != "sqlite_sequence")
         {
-            assert_eq!(
-                rows_of(&c.dest, &t.name, t.without_rowid),
-                expected_rows(&c.fixture, &t.name),
-                "{} {}",
-                entry.name,
-                t.name
+            assert_same_rows(
+                &rows_of(&c.dest, &t.name, t.without_rowid),
+                &expected_rows(&c.fixture, &t.name),
+                &format!("{} {}", entry.name, t.name),
             );
         }
         // sqlite_sequence counters survive.
@@ -193,7 +219,7 @@ fn zeroed_leaf_with_allow_partial_commits_everything_else_and_exits_3() -> TestR
     let got = rows_of(&c.dest, "messages", false);
     let mut want = expected_rows(&c.fixture, "messages");
     want.retain(|rowid, _| !lost.contains(rowid));
-    assert_eq!(got, want, "every intact row, and nothing else");
+    assert_same_rows(&got, &want, "every intact row, and nothing else");
     // The lost subtree's rowid range is reported.
     let messages = r["tables"]
         .as_array()
@@ -519,10 +545,10 @@ fn page_one_zeroed_schema_rows_found_elsewhere_put_every_row_back() -> TestResul
     let r = c.report();
     assert!(r["schema"]["rows_found_by_scan"].as_u64().unwrap() >= 3);
     for t in ["sessions", "messages", "state_meta"] {
-        assert_eq!(
-            rows_of(&c.dest, t, false),
-            expected_rows(&c.fixture, t),
-            "{t}"
+        assert_same_rows(
+            &rows_of(&c.dest, t, false),
+            &expected_rows(&c.fixture, t),
+            &format!("{t}"),
         );
     }
     // The freelist is lost with the header: its stale pages do not leak into live tables.

@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 
 use fixtures::WalFixture;
 
-use crate::recover::rows_of;
+use crate::recover::{assert_same_rows, rows_of};
 use crate::{run_salvage, Scratch, TestResult};
 
 fn setup(name: &str, wal: impl Fn(&mut Vec<u8>)) -> (Scratch, WalFixture) {
