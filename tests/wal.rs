@@ -57,10 +57,10 @@ fn committed_frames_are_recovered_and_the_unfinished_one_ignored() -> TestResult
         String::from_utf8_lossy(&out.stderr)
     );
     for t in ["sessions", "messages", "state_meta"] {
-        assert_eq!(
-            rows_of(&dir.path("out.db"), t, false),
-            expected(&f.tables, t),
-            "{t}"
+        assert_same_rows(
+            &rows_of(&dir.path("out.db"), t, false),
+            &expected(&f.tables, t),
+            &format!("{t}"),
         );
     }
     let r = report(&dir);
@@ -94,9 +94,10 @@ fn no_wal_reads_the_main_file_alone() -> TestResult {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        rows_of(&dir.path("out.db"), "messages", false),
-        expected(&f.tables_without_wal, "messages")
+    assert_same_rows(
+        &rows_of(&dir.path("out.db"), "messages", false),
+        &expected(&f.tables_without_wal, "messages"),
+        "rows",
     );
     assert_eq!(report(&dir)["wal"]["used"], false);
     Ok(())
@@ -146,9 +147,10 @@ fn unusable_log_header_is_loss_not_silence() -> TestResult {
         "wal_header_invalid"
     );
     // The main file's state is still recovered in full.
-    assert_eq!(
-        rows_of(&dir.path("out.db"), "messages", false),
-        expected(&f.tables_without_wal, "messages")
+    assert_same_rows(
+        &rows_of(&dir.path("out.db"), "messages", false),
+        &expected(&f.tables_without_wal, "messages"),
+        "rows",
     );
     Ok(())
 }
