@@ -55,6 +55,8 @@ def cases(bin_dir, work):
     yield "zeroed-sessions", "agent-4096-utf8", [f"zero-page:{sess['leaf'][0]}"]
     yield "overflow-break", "agent-4096-utf8", ["overflow-break:messages"]
     yield "page-size-zeroed", "agent-4096-utf8", ["header-page-size:0"]
+    healthy("agent-512-utf8")
+    yield "page-one-zeroed", "agent-512-utf8", ["zero-page:1"]
     d = healthy("agent-512-deep")
     deep = btree_pages(d, "messages")
     yield "zeroed-interior", "agent-512-deep", [f"zero-page:{deep['internal'][1]}"]
