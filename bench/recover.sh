@@ -39,10 +39,14 @@ rm -f bench/out/salvage.db bench/out/salvage.db.report.json bench/out/salvage.db
 cat "$damaged" > /dev/null
 echo "source: $damaged ($(stat -c %s "$damaged") bytes)"
 
+# Each tool starts with no dirty pages pending (sync), so neither pays for the other's writes.
+sync
 /usr/bin/time -f "%e %M" -o bench/out/time-salvage.txt \
   ./target/release/salvage recover "$damaged" -o bench/out/salvage.db --allow-partial 2> bench/out/salvage.log || true
 read -r s_secs s_rss < <(tail -n 1 bench/out/time-salvage.txt)
 
+rm -f bench/out/reference.db
+sync
 /usr/bin/time -f "%e %M" -o bench/out/time-ref.txt \
   bash -c "'$ref' '$damaged' .recover | '$ref' bench/out/reference.db" > /dev/null 2> bench/out/reference.log || true
 read -r r_secs r_rss < <(tail -n 1 bench/out/time-ref.txt)

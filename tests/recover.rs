@@ -549,7 +549,7 @@ fn page_one_zeroed_schema_rows_found_elsewhere_put_every_row_back() -> TestResul
         assert_same_rows(
             &rows_of(&c.dest, t, false),
             &expected_rows(&c.fixture, t),
-            &format!("{t}"),
+            t,
         );
     }
     // The freelist is lost with the header: its stale pages do not leak into live tables.

@@ -60,7 +60,7 @@ fn committed_frames_are_recovered_and_the_unfinished_one_ignored() -> TestResult
         assert_same_rows(
             &rows_of(&dir.path("out.db"), t, false),
             &expected(&f.tables, t),
-            &format!("{t}"),
+            t,
         );
     }
     let r = report(&dir);

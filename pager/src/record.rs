@@ -105,6 +105,23 @@ pub fn parse_record_header(
     payload_len: u64,
     at: Location,
 ) -> Result<RecordHeader, Finding> {
+    let mut serial_types = Vec::with_capacity(8);
+    let header_size = visit_record_header(payload, payload_len, at, |t| serial_types.push(t))?;
+    Ok(RecordHeader {
+        header_size,
+        serial_types,
+    })
+}
+
+/// Walks the record header at the start of `payload` without allocating, calling `each`
+/// with every serial type in order; returns the header size. The checks and findings
+/// are those of [`parse_record_header`].
+pub fn visit_record_header(
+    payload: &[u8],
+    payload_len: u64,
+    at: Location,
+    mut each: impl FnMut(SerialType),
+) -> Result<u64, Finding> {
     let Ok((_, header_size)) = varint(payload) else {
         return Err(Finding::TruncatedVarint { at });
     };
@@ -120,7 +137,6 @@ pub fn parse_record_header(
         // The header runs past the local bytes we were given.
         return Err(Finding::TruncatedVarint { at });
     };
-    let mut serial_types = Vec::with_capacity(8);
     while !rest.is_empty() {
         match varint.parse(rest) {
             Ok((tail, code)) => {
@@ -131,16 +147,26 @@ pub fn parse_record_header(
                         serial_type: code,
                     });
                 }
-                serial_types.push(t);
+                each(t);
                 rest = tail;
             }
             Err(_) => return Err(Finding::TruncatedVarint { at }),
         }
     }
-    Ok(RecordHeader {
-        header_size,
-        serial_types,
-    })
+    Ok(header_size)
+}
+
+/// The length the record header at the start of `payload` describes: header plus bodies.
+pub fn described_record_len(
+    payload: &[u8],
+    payload_len: u64,
+    at: Location,
+) -> Result<u64, Finding> {
+    let mut bodies = 0u64;
+    let header = visit_record_header(payload, payload_len, at, |t| {
+        bodies = bodies.saturating_add(t.body_len())
+    })?;
+    Ok(header.saturating_add(bodies))
 }
 
 /// A record over payload bytes with its decoded header.

@@ -80,12 +80,11 @@ pub fn raw_cell<'a>(db: &Database<'a>, cell: &CellRef<'a>) -> Result<RawRow<'a>,
     })?;
     let assembled = db.assemble(payload, cell.location);
     let mut findings: Vec<Finding> = assembled.finding.into_iter().collect();
-    let header = crate::record::parse_record_header(
+    let described = crate::record::described_record_len(
         &assembled.bytes,
         assembled.bytes.len() as u64,
         cell.location,
     )?;
-    let described = header.record_len();
     let len = assembled.bytes.len() as u64;
     // A short payload from a broken overflow chain is reported by the chain finding; the
     // record-size mismatch would only repeat it. A chain that runs on past its last page

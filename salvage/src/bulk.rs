@@ -37,24 +37,30 @@ pub struct BulkWriter {
     pending_first: u32,
 }
 
-/// Writes a big-endian varint ("Varint"); returns its length.
-pub fn put_varint(out: &mut Vec<u8>, v: u64) {
+/// Writes a varint ("Varint") into `buf`; returns its length.
+pub fn encode_varint(buf: &mut [u8; 9], v: u64) -> usize {
     let n = varint_len(v);
     if n == 9 {
-        let mut b = [0u8; 9];
-        b[8] = v as u8;
+        buf[8] = v as u8;
         let mut rest = v >> 8;
         for i in (0..8).rev() {
-            b[i] = (rest as u8 & 0x7f) | 0x80;
+            buf[i] = (rest as u8 & 0x7f) | 0x80;
             rest >>= 7;
         }
-        out.extend_from_slice(&b);
-        return;
+        return 9;
     }
-    for i in (0..n).rev() {
-        let seven = ((v >> (7 * i)) & 0x7f) as u8;
-        out.push(if i == 0 { seven } else { seven | 0x80 });
+    for i in 0..n {
+        let seven = ((v >> (7 * (n - 1 - i))) & 0x7f) as u8;
+        buf[i] = if i == n - 1 { seven } else { seven | 0x80 };
     }
+    n
+}
+
+/// Appends a varint to `out`.
+pub fn put_varint(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 9];
+    let n = encode_varint(&mut buf, v);
+    out.extend_from_slice(&buf[..n]);
 }
 
 impl BulkWriter {
@@ -169,6 +175,25 @@ struct Leaf {
     content: usize,
 }
 
+/// Fills the bytes reserved for one cell, front to back.
+struct CellWriter<'p> {
+    out: &'p mut [u8],
+}
+
+impl CellWriter<'_> {
+    fn bytes(&mut self, b: &[u8]) {
+        let (head, tail) = std::mem::take(&mut self.out).split_at_mut(b.len());
+        head.copy_from_slice(b);
+        self.out = tail;
+    }
+
+    fn varint(&mut self, v: u64) {
+        let mut buf = [0u8; 9];
+        let n = encode_varint(&mut buf, v);
+        self.bytes(&buf[..n]);
+    }
+}
+
 /// Header length of a leaf, and of an interior page.
 const LEAF_HEADER: usize = 8;
 const INTERIOR_HEADER: usize = 12;
@@ -187,11 +212,19 @@ impl Leaf {
     }
 
     fn add(&mut self, header: usize, cell: &[u8]) {
-        self.content -= cell.len();
-        self.image[self.content..self.content + cell.len()].copy_from_slice(cell);
+        self.reserve(header, cell.len()).bytes(cell);
+    }
+
+    /// Takes `len` bytes for a new cell at the end of the free space, with its cell
+    /// pointer; the caller fills them.
+    fn reserve(&mut self, header: usize, len: usize) -> CellWriter<'_> {
+        self.content -= len;
         let ptr = header + 2 * usize::from(self.cells);
         self.image[ptr..ptr + 2].copy_from_slice(&(self.content as u16).to_be_bytes());
         self.cells += 1;
+        CellWriter {
+            out: &mut self.image[self.content..self.content + len],
+        }
     }
 
     /// Finishes the page header: type, cell count, content area (65536 stored as 0).
@@ -230,18 +263,25 @@ impl TableBuilder<'_> {
         let usable = self.writer.page_size;
         let total = record.len() as u64;
         let local = pager::btree::local_payload_len(true, total, usable);
-        let mut cell = Vec::with_capacity(local + 22);
-        put_varint(&mut cell, total);
-        put_varint(&mut cell, rowid as u64);
-        cell.extend_from_slice(record.get(..local).unwrap_or(record));
-        if local < record.len() {
-            let first = self.write_overflow(record.get(local..).unwrap_or_default())?;
-            cell.extend_from_slice(&first.to_be_bytes());
-        }
-        if self.leaf.cells > 0 && self.leaf.free(LEAF_HEADER) < cell.len() + 2 {
+        let spills = local < record.len();
+        let cell_len =
+            varint_len(total) + varint_len(rowid as u64) + local + if spills { 4 } else { 0 };
+        let first_overflow = if spills {
+            Some(self.write_overflow(record.get(local..).unwrap_or_default())?)
+        } else {
+            None
+        };
+        if self.leaf.cells > 0 && self.leaf.free(LEAF_HEADER) < cell_len + 2 {
             self.flush_leaf()?;
         }
-        self.leaf.add(LEAF_HEADER, &cell);
+        // The cell goes straight into the page, from the end of the free space.
+        let mut cell = self.leaf.reserve(LEAF_HEADER, cell_len);
+        cell.varint(total);
+        cell.varint(rowid as u64);
+        cell.bytes(record.get(..local).unwrap_or(record));
+        if let Some(first) = first_overflow {
+            cell.bytes(&first.to_be_bytes());
+        }
         self.last = Some(rowid);
         self.rows += 1;
         Ok(())

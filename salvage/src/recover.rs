@@ -182,8 +182,18 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let wal_bytes = wal_source.as_ref().map(Source::bytes);
     let mut sources = vec![&source];
     sources.extend(wal_source.as_ref());
+    let sources_for_survey = sources.clone();
     let residency = std::cell::RefCell::new(Residency::new(sources, RESIDENT_LIMIT));
     let read = |bytes: u64| residency.borrow_mut().read(bytes);
+    let wal = wal_bytes.map(pager::read_wal);
+    let db = match &wal {
+        Some(Ok(w)) => Database::open_with_wal(bytes, Some(w)),
+        _ => Database::open(bytes),
+    }
+    .map_err(|why| Error::NotADatabase {
+        path: paths.src.clone(),
+        why,
+    })?;
     std::thread::scope(|scope| {
         // The evidence is hashed on the second core while the first one works, read from
         // the file (not through the map, which would keep every page resident).
@@ -193,25 +203,31 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             (main, wal)
         });
         let progress = Progress::new();
-        let wal = wal_bytes.map(pager::read_wal);
-        let db = match &wal {
-            Some(Ok(w)) => Database::open_with_wal(bytes, Some(w)),
-            _ => Database::open(bytes),
-        }
-        .map_err(|why| Error::NotADatabase {
-            path: paths.src.clone(),
-            why,
-        })?;
-        progress.say("surveying pages");
         let page_size = u64::from(db.page_size().get());
         let (schema, scanned) = schema_with_scan(&db);
-        let survey =
-            pager::survey_with_schema(&db, schema, pager::SurveyChecks::Structure, &mut |_| {
-                read(pager::OBSERVE_EVERY * page_size)
-            });
-        let mut run = Run::new(&db, &survey, &paths, &progress, &read)?;
+        // The survey runs on the second core while the first loads the tables' own rows,
+        // which need only the schema; the orphan pages it finds are planned after.
+        let survey_schema = schema.clone();
+        let db_ref = &db;
+        let survey_sources = sources_for_survey.clone();
+        let surveyed = scope.spawn(move || {
+            let mut residency = Residency::new(survey_sources, RESIDENT_LIMIT);
+            pager::survey_with_schema(
+                db_ref,
+                survey_schema,
+                pager::SurveyChecks::Structure,
+                &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
+            )
+        });
+        let mut run = Run::new(&db, schema, &paths, &progress, &read)?;
         run.schema_rows_scanned = scanned;
-        run.load()?;
+        let deferred = run.bulk_load()?;
+        progress.say("surveying pages");
+        let survey = surveyed
+            .join()
+            .map_err(|_| Error::Database("the survey failed".into()))?;
+        run.attach_survey(survey);
+        run.load(deferred)?;
         // The source is not read again: its second hash runs beside the index builds and
         // the verification.
         let after = scope.spawn(|| {
@@ -430,7 +446,10 @@ struct TableRun {
 /// One salvage run in progress.
 struct Run<'a, 'd> {
     db: &'d Database<'a>,
-    survey: &'d Survey,
+    /// The schema: page 1's, completed by a scan when page 1 is damaged.
+    schema: pager::Schema,
+    /// The survey, once it is in (see [`Run::attach_survey`]).
+    survey: Option<Survey>,
     out: Output,
     enc: TextEncoding,
     tables: Vec<TableRun>,
@@ -453,10 +472,10 @@ struct Run<'a, 'd> {
 }
 
 impl<'a, 'd> Run<'a, 'd> {
-    /// Creates DEST.incomplete and the schema's tables, and plans the orphan pages.
+    /// Creates DEST.incomplete and the schema's tables.
     fn new(
         db: &'d Database<'a>,
-        survey: &'d Survey,
+        schema: pager::Schema,
         paths: &Paths,
         progress: &'d Progress,
         read: &'d dyn Fn(u64),
@@ -472,7 +491,8 @@ impl<'a, 'd> Run<'a, 'd> {
         .map_err(|e| Error::Database(e.to_string()))?;
         let mut run = Run {
             db,
-            survey,
+            schema,
+            survey: None,
             out,
             enc: db.encoding(),
             tables: Vec::new(),
@@ -490,14 +510,33 @@ impl<'a, 'd> Run<'a, 'd> {
             schema_rows_scanned: 0,
         };
         run.create_tables();
-        progress.say("planning orphan pages");
-        run.plan = reconstruct::plan(db, survey, &run.targets);
-        run.create_inferred_tables();
         Ok(run)
     }
 
+    /// Takes the survey in: each table's b-tree damage, then the plan for the orphan pages
+    /// and the tables inferred from them.
+    fn attach_survey(&mut self, survey: Survey) {
+        for t in &mut self.tables {
+            match t
+                .root
+                .and_then(|root| survey.trees.iter().find(|tr| tr.root == root))
+            {
+                Some(tree) => {
+                    t.loss.lost_subtrees = tree.lost.len() as u64;
+                    t.loss.tree_findings = tree.findings.len() as u64;
+                    t.loss.root_lost = tree.pages == 0;
+                }
+                None => t.loss.root_lost = t.status == "recovered",
+            }
+        }
+        self.progress.say("planning orphan pages");
+        self.plan = reconstruct::plan(self.db, &survey, &self.targets);
+        self.survey = Some(survey);
+        self.create_inferred_tables();
+    }
+
     fn create_tables(&mut self) {
-        let rows = &self.survey.schema.rows;
+        let rows = &self.schema.rows;
         let is_virtual = |sql: &Option<String>| {
             sql.as_deref().is_some_and(|s| {
                 s.trim_start()
@@ -589,16 +628,6 @@ impl<'a, 'd> Run<'a, 'd> {
                     }
                 }
             }
-            if let Some(tree) = r
-                .rootpage
-                .and_then(|root| self.survey.trees.iter().find(|tr| tr.root == root))
-            {
-                t.loss.lost_subtrees = tree.lost.len() as u64;
-                t.loss.tree_findings = tree.findings.len() as u64;
-                t.loss.root_lost = tree.pages == 0;
-            } else if t.status == "recovered" {
-                t.loss.root_lost = true;
-            }
             self.tables.push(t);
         }
     }
@@ -608,7 +637,6 @@ impl<'a, 'd> Run<'a, 'd> {
     /// without a type, so that every value keeps its storage class.
     fn create_inferred_tables(&mut self) {
         let taken: BTreeSet<String> = self
-            .survey
             .schema
             .rows
             .iter()
@@ -671,9 +699,8 @@ impl<'a, 'd> Run<'a, 'd> {
 
     /// Streams every table's rows into the output, then `lost_and_found`, then the
     /// counters, indexes, views and triggers.
-    fn load(&mut self) -> Result<(), Error> {
+    fn load(&mut self, mut deferred: BTreeMap<usize, Vec<RecoveredRow<'a>>>) -> Result<(), Error> {
         let dberr = |e: rusqlite::Error| Error::Database(e.to_string());
-        let mut deferred = self.bulk_load()?;
         for ti in 0..self.tables.len() {
             let Some(target) = self.tables.get(ti).and_then(|t| t.target) else {
                 continue;
@@ -822,6 +849,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 for (ti, root, tt) in &jobs {
                     progress.say(&format!("recovering `{}`", tt.shape.name));
                     let mut table = writer.table(*root);
+                    let appendable = Appendable::new(&tt.shape);
                     let mut unreadable = 0u64;
                     let mut later = Vec::new();
                     for event in TableRows::new(db, tt.root, std::iter::empty()) {
@@ -836,7 +864,7 @@ impl<'a, 'd> Run<'a, 'd> {
                             }
                         };
                         match row.rowid() {
-                            Some(rowid) if table.accepts(rowid) && appendable(&tt.shape, &row) => {
+                            Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                                 table.push(rowid, &row.raw.payload)?
                             }
                             _ => later.push(row),
@@ -893,7 +921,6 @@ impl<'a, 'd> Run<'a, 'd> {
             return Ok(name.clone());
         }
         let taken: BTreeSet<String> = self
-            .survey
             .schema
             .rows
             .iter()
@@ -978,7 +1005,6 @@ impl<'a, 'd> Run<'a, 'd> {
     /// Carries `sqlite_sequence` counters over: never below what the rows now need.
     fn carry_sequence(&mut self) -> rusqlite::Result<()> {
         let Some(root) = self
-            .survey
             .schema
             .rows
             .iter()
@@ -1032,7 +1058,7 @@ impl<'a, 'd> Run<'a, 'd> {
             pager::SchemaKind::View,
             pager::SchemaKind::Trigger,
         ] {
-            for r in self.survey.schema.rows.iter().filter(|r| r.kind == kind) {
+            for r in self.schema.rows.iter().filter(|r| r.kind == kind) {
                 let Some(sql) = &r.sql else {
                     // Automatic indexes come with their table's constraints.
                     continue;
@@ -1125,7 +1151,14 @@ impl<'a, 'd> Run<'a, 'd> {
 
     fn report(&self, wal: &WalReport, verified: bool, source: SourceProof) -> LossReport {
         let db = self.db;
-        let survey = self.survey;
+        let fallback;
+        let survey = match &self.survey {
+            Some(s) => s,
+            None => {
+                fallback = pager::survey(db);
+                &fallback
+            }
+        };
         let losses: Vec<(String, TableLoss)> = self
             .tables
             .iter()
@@ -1334,28 +1367,48 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 }
 
-/// Whether a row's record can be stored exactly as it is: whole, no wider than the table,
-/// and no NULL in a NOT NULL column (those go through SQL, which refuses them).
-fn appendable(shape: &TableShape, row: &RecoveredRow<'_>) -> bool {
-    if !row.raw.intact {
-        return false;
+/// What decides whether a table's records can be copied as they are, worked out once per
+/// table: for each record position, whether NULL is refused there.
+struct Appendable {
+    /// Per record position: a NOT NULL column that is not the rowid alias.
+    refuses_null: Vec<bool>,
+}
+
+impl Appendable {
+    fn new(shape: &TableShape) -> Appendable {
+        let alias = shape.rowid_alias();
+        let refuses_null = shape
+            .record_order()
+            .into_iter()
+            .map(|col| Some(col) != alias && shape.columns.get(col).is_some_and(|c| c.not_null))
+            .collect();
+        Appendable { refuses_null }
     }
-    let payload = &row.raw.payload;
-    let Ok(header) =
-        pager::record::parse_record_header(payload, payload.len() as u64, row.raw.location)
-    else {
-        return false;
-    };
-    let order = shape.record_order();
-    if header.serial_types.len() > order.len() {
-        return false;
+
+    /// Whether a row's record can be stored exactly as it is: whole, no wider than the
+    /// table, and no NULL in a NOT NULL column (those go through SQL, which refuses them).
+    fn accepts(&self, row: &RecoveredRow<'_>) -> bool {
+        if !row.raw.intact {
+            return false;
+        }
+        let payload = &row.raw.payload;
+        let mut position = 0usize;
+        let mut ok = true;
+        let header = pager::record::visit_record_header(
+            payload,
+            payload.len() as u64,
+            row.raw.location,
+            |t| {
+                let refuses = self.refuses_null.get(position).copied();
+                ok &= match refuses {
+                    None => false, // wider than the table
+                    Some(refuses) => !(refuses && t == pager::SerialType::Null),
+                };
+                position += 1;
+            },
+        );
+        header.is_ok() && ok
     }
-    let alias = shape.rowid_alias();
-    header.serial_types.iter().zip(&order).all(|(t, col)| {
-        *t != pager::SerialType::Null
-            || Some(*col) == alias
-            || !shape.columns.get(*col).is_some_and(|c| c.not_null)
-    })
 }
 
 fn describe(p: &Provenance) -> String {
