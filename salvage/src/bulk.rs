@@ -49,9 +49,9 @@ pub fn encode_varint(buf: &mut [u8; 9], v: u64) -> usize {
         }
         return 9;
     }
-    for i in 0..n {
+    for (i, b) in buf.iter_mut().take(n).enumerate() {
         let seven = ((v >> (7 * (n - 1 - i))) & 0x7f) as u8;
-        buf[i] = if i == n - 1 { seven } else { seven | 0x80 };
+        *b = if i == n - 1 { seven } else { seven | 0x80 };
     }
     n
 }
