@@ -55,5 +55,5 @@ pub use plan::{
     orphan_groups, plan, Attribution, Confidence, Evidence, InferredTable, OrphanGroup, Plan,
     TableTarget,
 };
-pub use rows::{insert_values, Provenance, RecoveredRow, RowEvent, TableRows};
+pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};

@@ -157,13 +157,3 @@ impl<'a> Iterator for TableRows<'a, '_> {
         }
     }
 }
-
-/// Maps a recovered row onto a table's insert columns (see [`TableShape::map_record`]),
-/// with whether every value was read from intact bytes.
-pub fn insert_values(
-    shape: &TableShape,
-    row: &RecoveredRow<'_>,
-) -> (crate::shape::MappedRow, bool) {
-    let (record, complete) = row.record();
-    (shape.map_record(row.rowid(), record), complete)
-}

@@ -15,7 +15,7 @@ use reconstruct::{
 use crate::cli::RecoverArgs;
 use crate::output::{quote, Inserted, Output, SqlValue};
 use crate::recover_report::*;
-use crate::report::{FindingList, PageSizeEvidenceReport};
+use crate::report::FindingList;
 use crate::run::{Error, Outcome};
 use crate::source::{sha256_file, Residency, Source, RESIDENT_LIMIT};
 
@@ -632,16 +632,20 @@ impl<'a, 'd> Run<'a, 'd> {
         }
     }
 
+    /// Names the schema already uses, lower-cased (SQLite compares names without case).
+    fn taken_names(&self) -> BTreeSet<String> {
+        self.schema
+            .rows
+            .iter()
+            .map(|r| r.name.to_ascii_lowercase())
+            .collect()
+    }
+
     /// Creates a table for each shape of orphan records that no table of the schema fits:
     /// tables whose CREATE statement is lost. Columns are named c0, c1, … and declared
     /// without a type, so that every value keeps its storage class.
     fn create_inferred_tables(&mut self) {
-        let taken: BTreeSet<String> = self
-            .schema
-            .rows
-            .iter()
-            .map(|r| r.name.to_ascii_lowercase())
-            .collect();
+        let taken = self.taken_names();
         let inferred = std::mem::take(&mut self.plan.inferred);
         let mut n = 0;
         for table in inferred {
@@ -920,12 +924,7 @@ impl<'a, 'd> Run<'a, 'd> {
             }
             return Ok(name.clone());
         }
-        let taken: BTreeSet<String> = self
-            .schema
-            .rows
-            .iter()
-            .map(|r| r.name.to_ascii_lowercase())
-            .collect();
+        let taken = self.taken_names();
         let name = std::iter::once("lost_and_found".to_string())
             .chain((0..).map(|i| format!("lost_and_found_{i}")))
             .find(|n| !taken.contains(n))
@@ -1191,24 +1190,9 @@ impl<'a, 'd> Run<'a, 'd> {
             ));
         }
         let loss_detected = !assessment.evidence.is_empty();
-        let (page_size_source, page_size_evidence) = match db.page_size_source() {
-            pager::PageSizeSource::Header => ("header", Vec::new()),
-            pager::PageSizeSource::Wal => ("wal", Vec::new()),
-            pager::PageSizeSource::Inferred { evidence } => (
-                "inferred",
-                evidence
-                    .iter()
-                    .map(|e| PageSizeEvidenceReport {
-                        page_size: e.page_size.get(),
-                        pages_checked: e.pages_checked,
-                        btree_headers: e.btree_headers,
-                        exact_fits: e.exact_fits,
-                    })
-                    .collect(),
-            ),
-        };
+        let (page_size_source, page_size_evidence) = crate::report::page_size_decision(db);
         let mut damaged = Listed::default();
-        for (page, why) in damaged_pages(db, survey) {
+        for (page, why) in crate::report::damaged_page_reasons(db, survey) {
             damaged.push(DamagedPage {
                 page: page.get(),
                 class: survey.page_map.class(page).map_or("past_end", |c| c.name()),
@@ -1447,42 +1431,6 @@ fn evidence_sentence(e: &reconstruct::Evidence) -> String {
             runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}"))
         ),
     }
-}
-
-/// Every page a finding names, every orphan page, every zeroed or unrecognised page.
-fn damaged_pages(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<String>> {
-    let mut why: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
-    let findings = db
-        .findings()
-        .iter()
-        .chain(&survey.findings)
-        .chain(survey.trees.iter().flat_map(|t| &t.findings));
-    for f in findings {
-        if let Some(p) = f.page() {
-            let v = why.entry(p).or_default();
-            if v.len() < 8 {
-                v.push(f.to_string());
-            }
-        }
-    }
-    for (p, c) in survey.page_map.orphans() {
-        why.entry(p)
-            .or_default()
-            .push(format!("orphan {c}: no b-tree of the schema reaches it"));
-    }
-    for n in 1..=db.page_count() {
-        let Some(p) = PageNo::new(n) else { continue };
-        if let Some(c @ (pager::PageClass::Zeroed | pager::PageClass::Unrecognised)) =
-            survey.page_map.class(p)
-        {
-            if survey.page_map.owner(p).is_none() {
-                why.entry(p)
-                    .or_default()
-                    .push(format!("{c} that no structure claims"));
-            }
-        }
-    }
-    why
 }
 
 /// Inserts rows into one table, with the column list fixed once.

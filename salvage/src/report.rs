@@ -260,22 +260,7 @@ pub fn build(
         version_valid_for: h.version_valid_for,
         sqlite_version: h.sqlite_version,
     };
-    let (page_size_source, page_size_evidence) = match db.page_size_source() {
-        PageSizeSource::Header => ("header", Vec::new()),
-        PageSizeSource::Wal => ("wal", Vec::new()),
-        PageSizeSource::Inferred { evidence } => (
-            "inferred",
-            evidence
-                .iter()
-                .map(|e| PageSizeEvidenceReport {
-                    page_size: e.page_size.get(),
-                    pages_checked: e.pages_checked,
-                    btree_headers: e.btree_headers,
-                    exact_fits: e.exact_fits,
-                })
-                .collect(),
-        ),
-    };
+    let (page_size_source, page_size_evidence) = page_size_decision(db);
     let (text_encoding_source, text_encoding_evidence) = match db.encoding_source() {
         EncodingSource::Header => ("header", None),
         EncodingSource::Inferred { counts } => ("inferred", Some(*counts)),
@@ -327,47 +312,18 @@ pub fn build(
         })
         .collect();
 
-    // Damaged pages: every page a finding names, every orphan b-tree page, and every
-    // zeroed or unrecognised page that no structure claims.
-    let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let why = damaged_page_reasons(db, survey);
     let all_findings = db
         .findings()
         .iter()
         .chain(&survey.findings)
         .chain(&survey.freelist.findings)
         .chain(survey.trees.iter().flat_map(|t| &t.findings));
-    for f in all_findings.clone() {
-        if let Some(p) = f.page() {
-            let reasons = why.entry(p.get()).or_default();
-            if reasons.len() < 8 {
-                reasons.push(f.to_string());
-            }
-        }
-    }
-    for (p, c) in &orphans {
-        why.entry(p.get())
-            .or_default()
-            .push(format!("orphan {c}: no b-tree of the schema reaches it"));
-    }
-    for n in 1..=db.page_count() {
-        let Some(p) = PageNo::new(n) else { continue };
-        match map.class(p) {
-            Some(PageClass::Zeroed) => why
-                .entry(n)
-                .or_default()
-                .push("zeroed page that no structure claims".into()),
-            Some(PageClass::Unrecognised) if map.owner(p).is_none() => why
-                .entry(n)
-                .or_default()
-                .push("unrecognised page that no structure claims".into()),
-            _ => {}
-        }
-    }
     let damaged_pages: Vec<DamagedPage> = why
         .into_iter()
         .map(|(page, why)| DamagedPage {
-            page,
-            class: PageNo::new(page)
+            page: page.get(),
+            class: Some(page)
                 .and_then(|p| map.class(p))
                 .map_or("past_end", PageClass::name),
             why,
@@ -436,4 +392,63 @@ pub fn build(
         },
         run,
     }
+}
+
+/// How the page size in use was decided ("header", "wal" or "inferred"), with the
+/// evidence for every candidate size when it was inferred.
+pub fn page_size_decision(db: &Database<'_>) -> (&'static str, Vec<PageSizeEvidenceReport>) {
+    match db.page_size_source() {
+        PageSizeSource::Header => ("header", Vec::new()),
+        PageSizeSource::Wal => ("wal", Vec::new()),
+        PageSizeSource::Inferred { evidence } => (
+            "inferred",
+            evidence
+                .iter()
+                .map(|e| PageSizeEvidenceReport {
+                    page_size: e.page_size.get(),
+                    pages_checked: e.pages_checked,
+                    btree_headers: e.btree_headers,
+                    exact_fits: e.exact_fits,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The damaged pages, each with why (at most eight reasons a page): every page a finding
+/// names, every orphan b-tree page, and every zeroed or unrecognised page that no
+/// structure claims.
+pub fn damaged_page_reasons(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<String>> {
+    let mut why: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
+    let findings = db
+        .findings()
+        .iter()
+        .chain(&survey.findings)
+        .chain(&survey.freelist.findings)
+        .chain(survey.trees.iter().flat_map(|t| &t.findings));
+    for f in findings {
+        if let Some(p) = f.page() {
+            let reasons = why.entry(p).or_default();
+            if reasons.len() < 8 {
+                reasons.push(f.to_string());
+            }
+        }
+    }
+    let map = &survey.page_map;
+    for (p, c) in map.orphans() {
+        why.entry(p)
+            .or_default()
+            .push(format!("orphan {c}: no b-tree of the schema reaches it"));
+    }
+    for n in 1..=db.page_count() {
+        let Some(p) = PageNo::new(n) else { continue };
+        if let Some(c @ (PageClass::Zeroed | PageClass::Unrecognised)) = map.class(p) {
+            if map.owner(p).is_none() {
+                why.entry(p)
+                    .or_default()
+                    .push(format!("{} that no structure claims", c));
+            }
+        }
+    }
+    why
 }
