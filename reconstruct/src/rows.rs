@@ -9,7 +9,6 @@ use pager::{
 };
 
 use crate::plan::OrphanGroup;
-use crate::shape::TableShape;
 
 /// Where a recovered row came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
