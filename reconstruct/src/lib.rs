@@ -18,8 +18,8 @@
 //! let shape = TableShape {
 //!     name: "messages".into(),
 //!     columns: vec![
-//!         Column { name: "id".into(), decl_type: "INTEGER".into(), not_null: false, pk: 1, kind: ColumnKind::Ordinary },
-//!         Column { name: "content".into(), decl_type: "TEXT".into(), not_null: false, pk: 0, kind: ColumnKind::Ordinary },
+//!         Column { name: "id".into(), decl_type: "INTEGER".into(), not_null: false, pk: 1, kind: ColumnKind::Ordinary, has_default: false },
+//!         Column { name: "content".into(), decl_type: "TEXT".into(), not_null: false, pk: 0, kind: ColumnKind::Ordinary, has_default: false },
 //!     ],
 //!     without_rowid: false,
 //! };
@@ -45,12 +45,16 @@
 )]
 
 pub mod loss;
+pub mod placeholders;
 pub mod plan;
 pub mod rows;
 pub mod shape;
 
 pub use loss::{assess, Assessment, TableLoss};
 pub use pager;
+pub use placeholders::{
+    key_text, plan_placeholder, ChildEvidence, Fill, Placeholder, PlaceholderPlan, Relationship,
+};
 pub use plan::{
     orphan_groups, plan, Attribution, Confidence, Evidence, InferredTable, OrphanGroup, Plan,
     TableTarget,

@@ -29,6 +29,8 @@ pub struct TableLoss {
     pub tree_findings: u64,
     /// Whether the table's root page was unreadable.
     pub root_lost: bool,
+    /// Placeholder rows synthesized in this table for children whose parent row is lost.
+    pub placeholders: u64,
 }
 
 impl TableLoss {

@@ -99,6 +99,8 @@ pub struct Column {
     pub pk: u32,
     /// Ordinary, hidden or generated.
     pub kind: ColumnKind,
+    /// Whether the column declares a DEFAULT.
+    pub has_default: bool,
 }
 
 impl Column {
@@ -266,6 +268,7 @@ mod tests {
             not_null: false,
             pk,
             kind: ColumnKind::Ordinary,
+            has_default: false,
         }
     }
 

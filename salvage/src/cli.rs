@@ -49,6 +49,11 @@ pub struct RecoverArgs {
     /// Read this write-ahead log instead of SRC-wal.
     #[arg(long, value_name = "PATH")]
     pub wal: Option<PathBuf>,
+    /// Application profile for placeholder parents: `auto` (every shipped profile whose
+    /// tables exist), `none` (declared foreign keys only), `agent`, `chroma`, or a profile
+    /// file (docs/profiles.md).
+    #[arg(long, value_name = "PROFILE", default_value = "auto")]
+    pub profile: String,
 }
 
 /// Arguments of `salvage inspect`.

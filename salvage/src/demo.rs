@@ -73,6 +73,7 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
         allow_partial: true,
         no_wal: false,
         wal: None,
+        profile: "auto".into(),
     })?;
     // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.
     match outcome {

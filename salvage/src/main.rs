@@ -10,6 +10,8 @@ mod cli;
 mod demo;
 mod inspect;
 mod output;
+mod placeholders;
+mod profiles;
 mod recover;
 mod recover_report;
 mod report;

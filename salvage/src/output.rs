@@ -103,6 +103,7 @@ impl Output {
                     not_null: r.get::<_, i64>(3)? != 0,
                     pk: u32::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
                     kind: ColumnKind::from_hidden(r.get(6)?),
+                    has_default: r.get::<_, Option<String>>(4)?.is_some(),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -128,6 +128,12 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
             ));
         }
     }
+    if let Err(e) = crate::profiles::choose(&args.profile, &[]) {
+        return Err(refused(
+            e,
+            "--profile takes auto, none, agent, chroma or the path of a profile file",
+        ));
+    }
     let wal = if args.no_wal {
         None
     } else if let Some(w) = &args.wal {
@@ -219,7 +225,7 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
                 &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
             )
         });
-        let mut run = Run::new(&db, schema, &paths, &progress, &read)?;
+        let mut run = Run::new(&db, schema, &paths, &progress, &read, &args.profile)?;
         run.schema_rows_scanned = scanned;
         let deferred = run.bulk_load()?;
         progress.say("surveying pages");
@@ -235,7 +241,7 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             let wal = paths.wal.as_deref().map(sha256_file).transpose();
             (main, wal)
         });
-        run.finish_schema();
+        run.finish_schema()?;
         let verified = run.verify();
         let (sha_before, wal_sha_before) = before
             .join()
@@ -469,6 +475,12 @@ struct Run<'a, 'd> {
     read: &'d dyn Fn(u64),
     /// Schema rows found by scanning the file because page 1's schema was damaged.
     schema_rows_scanned: usize,
+    /// The `--profile` choice.
+    profile: String,
+    /// The profiles that applied.
+    profiles_used: Vec<String>,
+    /// Placeholder parents made and refused.
+    placeholders: crate::placeholders::Outcome,
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -479,6 +491,7 @@ impl<'a, 'd> Run<'a, 'd> {
         paths: &Paths,
         progress: &'d Progress,
         read: &'d dyn Fn(u64),
+        profile: &str,
     ) -> Result<Self, Error> {
         let h = db.header();
         let out = Output::create(
@@ -508,6 +521,9 @@ impl<'a, 'd> Run<'a, 'd> {
             progress,
             read,
             schema_rows_scanned: 0,
+            profile: profile.to_string(),
+            profiles_used: Vec::new(),
+            placeholders: crate::placeholders::Outcome::default(),
         };
         run.create_tables();
         Ok(run)
@@ -629,6 +645,78 @@ impl<'a, 'd> Run<'a, 'd> {
                 }
             }
             self.tables.push(t);
+        }
+    }
+
+    /// One sentence per parent/child pair: children kept under placeholders (loss: the
+    /// parents' own data is gone), and children whose parent could not be rebuilt.
+    fn placeholder_evidence(&self) -> Vec<String> {
+        let mut made: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+        for m in &self.placeholders.made {
+            let e = made
+                .entry((m.table.clone(), m.child_table.clone()))
+                .or_default();
+            e.0 += 1;
+            e.1 += m.children;
+        }
+        let mut blocked: BTreeMap<(String, String), (u64, u64, String)> = BTreeMap::new();
+        for b in &self.placeholders.blocked {
+            let e = blocked
+                .entry((b.table.clone(), b.child_table.clone()))
+                .or_default();
+            e.0 += 1;
+            e.1 += b.children;
+            e.2 = b.reason.clone();
+        }
+        let mut out: Vec<String> = made
+            .into_iter()
+            .map(|((parent, child), (n, children))| {
+                format!(
+                    "{children} `{child}` rows kept under {n} reconstructed `{parent}` rows; the `{parent}` rows themselves are lost (their metadata is gone) and the placeholders are registered as fabricated"
+                )
+            })
+            .collect();
+        out.extend(blocked.into_iter().map(|((parent, child), (n, children, reason))| {
+            format!(
+                "{children} `{child}` rows reference {n} lost `{parent}` rows that could not be rebuilt ({reason}); they are kept with dangling references"
+            )
+        }));
+        out
+    }
+
+    fn placeholder_report(&self) -> PlaceholderReport {
+        let names: Vec<String> = self.targets.iter().map(|t| t.shape.name.clone()).collect();
+        let profiles = crate::profiles::choose(&self.profile, &names).unwrap_or_default();
+        let mut made = Listed::default();
+        for m in &self.placeholders.made {
+            made.push(PlaceholderEntry {
+                table: m.table.clone(),
+                rowid: m.rowid,
+                key: m.key.clone(),
+                child_table: m.child_table.clone(),
+                children: m.children,
+                filled_columns: m.filled.clone(),
+                relationship: m.origin.clone(),
+            });
+        }
+        let mut blocked = Listed::default();
+        for b in &self.placeholders.blocked {
+            blocked.push(BlockedEntry {
+                table: b.table.clone(),
+                key: b.key.clone(),
+                child_table: b.child_table.clone(),
+                children: b.children,
+                reason: b.reason.clone(),
+            });
+        }
+        PlaceholderReport {
+            profiles: profiles
+                .into_iter()
+                .map(|p| [p.name, p.description])
+                .collect(),
+            registry: self.placeholders.registry.clone(),
+            made,
+            blocked,
         }
     }
 
@@ -757,9 +845,42 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 
     /// After the rows: indexes, views and triggers. Reads nothing from the source.
-    fn finish_schema(&mut self) {
-        self.progress.say("re-creating indexes, views and triggers");
-        self.create_rest();
+    fn finish_schema(&mut self) -> Result<(), Error> {
+        self.progress.say("re-creating indexes");
+        self.create_objects(&[pager::SchemaKind::Index]);
+        self.progress.say("rebuilding lost parent rows");
+        self.synthesize_placeholders()
+            .map_err(|e| Error::Database(e.to_string()))?;
+        // Views and triggers last: no trigger fires on a recovered or synthesized row.
+        self.progress.say("re-creating views and triggers");
+        self.create_objects(&[pager::SchemaKind::View, pager::SchemaKind::Trigger]);
+        Ok(())
+    }
+
+    /// Placeholder parents for children whose parent row is lost (declared foreign keys
+    /// and the chosen profiles), registered in `salvage_placeholders`.
+    fn synthesize_placeholders(&mut self) -> rusqlite::Result<()> {
+        let names: Vec<String> = self.targets.iter().map(|t| t.shape.name.clone()).collect();
+        let profiles = crate::profiles::choose(&self.profile, &names).unwrap_or_default();
+        self.profiles_used = profiles.iter().map(|p| p.name.clone()).collect();
+        let shapes: Vec<TableShape> = self.targets.iter().map(|t| t.shape.clone()).collect();
+        let rels = crate::placeholders::relationships(&self.out, &shapes, &profiles)?;
+        let mut taken = self.taken_names();
+        taken.extend(self.lost_and_found.iter().map(|n| n.to_ascii_lowercase()));
+        self.out.conn.execute_batch("BEGIN")?;
+        let outcome = crate::placeholders::synthesize(&self.out, &rels, &shapes, &taken)?;
+        self.out.conn.execute_batch("COMMIT")?;
+        for m in &outcome.made {
+            if let Some(t) = self
+                .tables
+                .iter_mut()
+                .find(|t| t.name.eq_ignore_ascii_case(&m.table))
+            {
+                t.loss.placeholders += 1;
+            }
+        }
+        self.placeholders = outcome;
+        Ok(())
     }
 
     /// Inserts one row through SQL, counting what happened to it.
@@ -1045,18 +1166,14 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 
     /// Indexes, then views, then triggers (which therefore never fire during the load).
-    fn create_rest(&mut self) {
+    fn create_objects(&mut self, kinds: &[pager::SchemaKind]) {
         let created: BTreeSet<String> = self
             .tables
             .iter()
             .filter(|t| t.target.is_some() || t.status == "skipped")
             .map(|t| t.name.to_ascii_lowercase())
             .collect();
-        for kind in [
-            pager::SchemaKind::Index,
-            pager::SchemaKind::View,
-            pager::SchemaKind::Trigger,
-        ] {
+        for kind in kinds.iter().cloned() {
             for r in self.schema.rows.iter().filter(|r| r.kind == kind) {
                 let Some(sql) = &r.sql else {
                     // Automatic indexes come with their table's constraints.
@@ -1128,7 +1245,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 [],
                 |r| r.get(0),
             );
-            let written = t.loss.written();
+            let written = t.loss.written() + t.loss.placeholders;
             let n = n.ok();
             if n != i64::try_from(written).ok() {
                 counts_ok = false;
@@ -1175,6 +1292,7 @@ impl<'a, 'd> Run<'a, 'd> {
         if let Some(l) = &wal.loss {
             assessment.evidence.push(l.clone());
         }
+        assessment.evidence.extend(self.placeholder_evidence());
         for t in self.tables.iter().filter(|t| t.status == "inferred") {
             assessment.evidence.push(format!(
                 "table `{}` holds {} rows of a table whose schema row is lost; its name and columns are inferred",
@@ -1223,6 +1341,7 @@ impl<'a, 'd> Run<'a, 'd> {
                     cells_unreadable: t.loss.unreadable_cells,
                     conflicts: t.loss.conflicts,
                     rejected_to_lost_and_found: t.loss.rejected,
+                    placeholders: t.loss.placeholders,
                     lost_subtrees: tree
                         .map(|tr| {
                             tr.lost
@@ -1302,6 +1421,7 @@ impl<'a, 'd> Run<'a, 'd> {
                     .collect(),
                 index_groups: self.plan.index_groups.len() as u64,
             },
+            placeholders: self.placeholder_report(),
             schema_objects: self
                 .objects
                 .iter()
@@ -1497,16 +1617,17 @@ impl<'s> TableWriter<'s> {
 fn summary(r: &LossReport, paths: &Paths) {
     eprintln!("salvage recover: `{}`", paths.src.display());
     eprintln!(
-        "  {:<28} {:>10} {:>10} {:>9} {:>9}",
-        "table", "rows", "orphans", "damaged", "status"
+        "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>9}",
+        "table", "rows", "orphans", "damaged", "placeholders", "status"
     );
     for t in &r.tables {
         eprintln!(
-            "  {:<28} {:>10} {:>10} {:>9} {:>9}",
+            "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>9}",
             crate::inspect::ellipsize(&t.name, 28),
             t.rows_written,
             t.rows_from_orphans,
             t.rows_damaged,
+            t.placeholders,
             t.status
         );
     }

@@ -23,6 +23,7 @@ pub struct LossReport {
     pub schema: SchemaSource,
     pub tables: Vec<TableReport>,
     pub lost_and_found: LostAndFound,
+    pub placeholders: PlaceholderReport,
     pub schema_objects: Vec<SchemaObject>,
     pub conflicts: Listed<ConflictReport>,
     pub flags: Flags,
@@ -142,6 +143,8 @@ pub struct TableReport {
     pub cells_unreadable: u64,
     pub conflicts: u64,
     pub rejected_to_lost_and_found: u64,
+    /// Placeholder rows synthesized in this table (listed under `placeholders`).
+    pub placeholders: u64,
     pub lost_subtrees: Vec<LostSubtree>,
     pub orphan_groups: Vec<OrphanGroupReport>,
     pub findings: FindingList,
@@ -175,6 +178,40 @@ pub struct LostAndFound {
     pub groups: Vec<OrphanGroupReport>,
     /// Orphan index-page groups: index data, rebuilt from the tables instead.
     pub index_groups: u64,
+}
+
+/// Parent rows synthesized for children whose parent row is lost. Every one is fabricated:
+/// it is also listed in the output's registry table.
+#[derive(Debug, Serialize)]
+pub struct PlaceholderReport {
+    /// Profiles that applied: name and description.
+    pub profiles: Vec<[String; 2]>,
+    /// The registry table in the output (`salvage_placeholders`), when any row was made.
+    pub registry: Option<String>,
+    pub made: Listed<PlaceholderEntry>,
+    /// Missing parents no placeholder could be made for.
+    pub blocked: Listed<BlockedEntry>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlaceholderEntry {
+    pub table: String,
+    pub rowid: i64,
+    pub key: String,
+    pub child_table: String,
+    pub children: u64,
+    pub filled_columns: Vec<String>,
+    /// "foreign key", "profile NAME", or a declared key filled by a profile.
+    pub relationship: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BlockedEntry {
+    pub table: String,
+    pub key: String,
+    pub child_table: String,
+    pub children: u64,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize)]

@@ -1,0 +1,219 @@
+//! Application profiles: relationships a schema implies without declaring them, and how
+//! to fill a placeholder parent's columns. Profiles are data (JSON, `docs/profiles.md`);
+//! the shipped ones are embedded in the binary, and `--profile FILE` loads a user's.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pager::Value;
+use reconstruct::{Fill, Relationship};
+use serde::Deserialize;
+
+/// The profiles shipped with the binary.
+const SHIPPED: [(&str, &str); 2] = [
+    ("agent", include_str!("../profiles/agent.json")),
+    ("chroma", include_str!("../profiles/chroma.json")),
+];
+
+/// A profile as written in its file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub detect: Detect,
+    #[serde(default)]
+    pub relationships: Vec<ProfileRelationship>,
+}
+
+/// When a profile applies: every table it names exists.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Detect {
+    pub tables: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRelationship {
+    pub child: String,
+    pub child_columns: Vec<String>,
+    pub parent: String,
+    pub parent_columns: Vec<String>,
+    /// Parent column name to fill rule, in file order.
+    #[serde(default)]
+    pub fill: BTreeMap<String, FillRule>,
+}
+
+/// One fill rule: exactly one of the fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FillRule {
+    pub value: Option<serde_json::Value>,
+    pub label: Option<String>,
+    pub min: Option<String>,
+    pub max: Option<String>,
+    #[serde(default)]
+    pub count: bool,
+    #[serde(default)]
+    pub neighbour: bool,
+    /// A rule to use when this one gives no value.
+    #[serde(rename = "else")]
+    pub otherwise: Option<Box<FillRule>>,
+}
+
+impl FillRule {
+    fn to_fill(&self, column: &str) -> Result<Fill, String> {
+        let set = [
+            self.value.is_some(),
+            self.label.is_some(),
+            self.min.is_some(),
+            self.max.is_some(),
+            self.count,
+            self.neighbour,
+        ];
+        if set.iter().filter(|b| **b).count() != 1 {
+            return Err(format!(
+                "fill of `{column}`: give exactly one of value, label, min, max, count, neighbour"
+            ));
+        }
+        let first = if let Some(v) = &self.value {
+            Fill::Value(
+                json_value(v)
+                    .ok_or_else(|| format!("fill of `{column}`: unsupported value {v}"))?,
+            )
+        } else if let Some(l) = &self.label {
+            Fill::Label(l.clone())
+        } else if let Some(c) = &self.min {
+            Fill::Min(c.clone())
+        } else if let Some(c) = &self.max {
+            Fill::Max(c.clone())
+        } else if self.count {
+            Fill::Count
+        } else {
+            Fill::Neighbour
+        };
+        Ok(match &self.otherwise {
+            Some(other) => Fill::FirstOf(vec![first, other.to_fill(column)?]),
+            None => first,
+        })
+    }
+}
+
+/// A JSON literal as a column value: null, integers, reals, strings, `{"blob": "hex"}`.
+fn json_value(v: &serde_json::Value) -> Option<Value> {
+    Some(match v {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Integer(i64::from(*b)),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Integer(i),
+            None => Value::Real(n.as_f64()?),
+        },
+        serde_json::Value::String(s) => Value::Text(s.clone().into_bytes()),
+        serde_json::Value::Object(o) => {
+            let hex = o.get("blob")?.as_str()?;
+            let bytes: Option<Vec<u8>> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect();
+            Value::Blob(bytes?)
+        }
+        serde_json::Value::Array(_) => return None,
+    })
+}
+
+impl Profile {
+    /// Parses a profile file's text.
+    pub fn parse(text: &str) -> Result<Profile, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Whether every table the profile names exists (names compared without case).
+    pub fn applies(&self, tables: &[String]) -> bool {
+        self.detect
+            .tables
+            .iter()
+            .all(|t| tables.iter().any(|x| x.eq_ignore_ascii_case(t)))
+    }
+
+    /// The profile's relationships with their fill rules.
+    pub fn relationships(&self) -> Result<Vec<Relationship>, String> {
+        self.relationships
+            .iter()
+            .map(|r| {
+                let fills = r
+                    .fill
+                    .iter()
+                    .map(|(c, rule)| Ok((c.clone(), rule.to_fill(c)?)))
+                    .collect::<Result<_, String>>()?;
+                Ok(Relationship {
+                    child: r.child.clone(),
+                    child_columns: r.child_columns.clone(),
+                    parent: r.parent.clone(),
+                    parent_columns: r.parent_columns.clone(),
+                    fills,
+                    origin: format!("profile {}", self.name),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The shipped profiles, parsed. A shipped profile that does not parse is a bug caught by
+/// the tests.
+pub fn shipped() -> Vec<Profile> {
+    SHIPPED
+        .iter()
+        .filter_map(|(_, text)| Profile::parse(text).ok())
+        .collect()
+}
+
+/// Which profiles a run uses: `auto` (every shipped profile whose tables exist), `none`,
+/// a shipped profile's name, or the path of a profile file.
+pub fn choose(choice: &str, tables: &[String]) -> Result<Vec<Profile>, String> {
+    match choice {
+        "none" => Ok(Vec::new()),
+        "auto" => Ok(shipped()
+            .into_iter()
+            .filter(|p| p.applies(tables))
+            .collect()),
+        name => {
+            if let Some(p) = shipped().into_iter().find(|p| p.name == name) {
+                return Ok(vec![p]);
+            }
+            let text = std::fs::read_to_string(Path::new(name))
+                .map_err(|e| format!("`{name}` is neither a shipped profile (agent, chroma) nor a readable file: {e}"))?;
+            let p = Profile::parse(&text).map_err(|e| format!("profile `{name}`: {e}"))?;
+            p.relationships()
+                .map_err(|e| format!("profile `{name}`: {e}"))?;
+            Ok(vec![p])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_profiles_parse_and_their_rules_are_valid() {
+        assert_eq!(shipped().len(), SHIPPED.len());
+        for p in shipped() {
+            assert!(!p.relationships().unwrap().is_empty(), "{}", p.name);
+        }
+    }
+
+    #[test]
+    fn detection_needs_every_table() {
+        let agent = shipped().into_iter().find(|p| p.name == "agent").unwrap();
+        assert!(agent.applies(&["Sessions".into(), "messages".into(), "x".into()]));
+        assert!(!agent.applies(&["messages".into()]));
+    }
+
+    #[test]
+    fn a_rule_must_say_one_thing() {
+        let text = r#"{"name":"x","detect":{"tables":[]},"relationships":[{"child":"c","child_columns":["k"],"parent":"p","parent_columns":["id"],"fill":{"t":{"label":"a","count":true}}}]}"#;
+        assert!(Profile::parse(text).unwrap().relationships().is_err());
+    }
+}
