@@ -10,16 +10,17 @@ use rusqlite::Connection;
 use crate::recover::{assert_same_rows, case, expected_rows};
 use crate::TestResult;
 
-fn sessions_lost() -> crate::recover::Case {
-    // agent-4096-utf8's `sessions` table is a single leaf: its root.
-    case("sessions-lost", "agent-4096-utf8", |f| {
+/// agent-4096-utf8 with its `sessions` table lost: the table is a single leaf, its root.
+/// `name` keeps each test's scratch folder its own.
+fn sessions_lost(name: &str) -> crate::recover::Case {
+    case(name, "agent-4096-utf8", |f| {
         vec![Damage::ZeroPage(f.roots["sessions"])]
     })
 }
 
 #[test]
 fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() -> TestResult {
-    let c = sessions_lost();
+    let c = sessions_lost("sessions-lost-partial");
     let out = c.recover(&["--allow-partial"])?;
     assert_eq!(
         out.status.code(),
@@ -114,7 +115,7 @@ fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() ->
 
 #[test]
 fn lost_sessions_without_allow_partial_commit_nothing_and_exit_4() -> TestResult {
-    let c = sessions_lost();
+    let c = sessions_lost("sessions-lost-withheld");
     let out = c.recover(&[])?;
     assert_eq!(
         out.status.code(),
@@ -132,7 +133,7 @@ fn lost_sessions_without_allow_partial_commit_nothing_and_exit_4() -> TestResult
 
 #[test]
 fn without_a_profile_a_placeholder_that_needs_invented_values_is_reported_not_made() -> TestResult {
-    let c = sessions_lost();
+    let c = sessions_lost("sessions-lost-no-profile");
     let out = c.recover(&["--allow-partial", "--profile", "none"])?;
     assert_eq!(out.status.code(), Some(3));
     let r = c.report();
