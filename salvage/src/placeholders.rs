@@ -191,19 +191,38 @@ pub fn synthesize(
             ));
             params.push(rel.child.clone());
         }
-        let join: Vec<String> = rel
+
+        // The missing keys first, from the distinct child keys (an index on the child key,
+        // when there is one, answers that without reading the child rows), then the
+        // children of those keys only.
+        let bare: Vec<String> = rel.child_columns.iter().map(|c| quote(c)).collect();
+        let d_keys: Vec<String> = rel
+            .child_columns
+            .iter()
+            .map(|c| format!("d.{}", quote(c)))
+            .collect();
+        let d_join: Vec<String> = rel
             .parent_columns
             .iter()
-            .zip(&keys)
+            .zip(&d_keys)
             .map(|(p, k)| format!("p.{} = {k}", quote(p)))
             .collect();
+        let missing = format!(
+            "SELECT {} FROM (SELECT DISTINCT {} FROM {} WHERE {}) AS d WHERE NOT EXISTS (SELECT 1 FROM {} AS p WHERE {})",
+            d_keys.join(", "),
+            bare.join(", "),
+            quote(&rel.child),
+            bare.iter().map(|k| format!("{k} IS NOT NULL")).collect::<Vec<_>>().join(" AND "),
+            quote(&rel.parent),
+            d_join.join(" AND ")
+        );
         let sql = format!(
-            "SELECT {} FROM {} AS c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} AS p WHERE {}) GROUP BY {} ORDER BY {}",
+            "SELECT {} FROM {} AS c WHERE ({}) IN ({}) AND {} GROUP BY {} ORDER BY {}",
             select.join(", "),
             quote(&rel.child),
+            keys.join(", "),
+            missing,
             not_null.join(" AND "),
-            quote(&rel.parent),
-            join.join(" AND "),
             keys.join(", "),
             keys.join(", ")
         );
