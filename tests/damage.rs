@@ -24,12 +24,7 @@ fn damaged(f: &Fixture, damage: &[Damage]) -> Vec<u8> {
 }
 
 fn all_findings<'s>(db: &'s Database<'_>, s: &'s Survey) -> Vec<&'s Finding> {
-    db.findings()
-        .iter()
-        .chain(&s.findings)
-        .chain(&s.freelist.findings)
-        .chain(s.trees.iter().flat_map(|t| &t.findings))
-        .collect()
+    db.findings().iter().chain(s.all_findings()).collect()
 }
 
 /// Surveys `bytes` and returns the kinds of finding seen.

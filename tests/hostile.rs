@@ -14,12 +14,7 @@ fn read_everything(bytes: &[u8]) {
     };
     let survey = pager::survey(&db);
     let pages = db.page_count();
-    let findings = db
-        .findings()
-        .iter()
-        .chain(&survey.findings)
-        .chain(&survey.freelist.findings)
-        .chain(survey.trees.iter().flat_map(|t| &t.findings));
+    let findings = db.findings().iter().chain(survey.all_findings());
     for f in findings {
         if let Some(p) = f.page() {
             assert!(

@@ -310,6 +310,17 @@ pub struct Survey {
 /// Pages between two calls of a survey's observer.
 pub const OBSERVE_EVERY: u64 = 1024;
 
+impl Survey {
+    /// Every finding of the survey: pages claimed twice, the freelist's, and every b-tree's
+    /// (the schema's included). Chain [`Database::findings`] before them for the header's.
+    pub fn all_findings(&self) -> impl Iterator<Item = &Finding> + '_ {
+        self.findings
+            .iter()
+            .chain(&self.freelist.findings)
+            .chain(self.trees.iter().flat_map(|t| &t.findings))
+    }
+}
+
 /// Classifies every page and walks every structure that claims pages.
 pub fn survey(db: &Database<'_>) -> Survey {
     survey_observed(db, &mut |_| {})

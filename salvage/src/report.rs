@@ -313,12 +313,7 @@ pub fn build(
         .collect();
 
     let why = damaged_page_reasons(db, survey);
-    let all_findings = db
-        .findings()
-        .iter()
-        .chain(&survey.findings)
-        .chain(&survey.freelist.findings)
-        .chain(survey.trees.iter().flat_map(|t| &t.findings));
+    let all_findings = db.findings().iter().chain(survey.all_findings());
     let damaged_pages: Vec<DamagedPage> = why
         .into_iter()
         .map(|(page, why)| DamagedPage {
@@ -420,12 +415,7 @@ pub fn page_size_decision(db: &Database<'_>) -> (&'static str, Vec<PageSizeEvide
 /// structure claims.
 pub fn damaged_page_reasons(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<String>> {
     let mut why: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
-    let findings = db
-        .findings()
-        .iter()
-        .chain(&survey.findings)
-        .chain(&survey.freelist.findings)
-        .chain(survey.trees.iter().flat_map(|t| &t.findings));
+    let findings = db.findings().iter().chain(survey.all_findings());
     for f in findings {
         if let Some(p) = f.page() {
             let reasons = why.entry(p).or_default();
