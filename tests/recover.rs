@@ -600,3 +600,73 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
         .any(|e| e.as_str().unwrap_or("").contains("inferred")));
     Ok(())
 }
+
+#[test]
+fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
+    type Make = fn(&Fixture) -> Vec<Damage>;
+    let cases: Vec<(&str, &str, Make)> = vec![
+        ("bounds-leaf", "agent-4096-utf8", |f| {
+            vec![Damage::ZeroPage(
+                fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves[6],
+            )]
+        }),
+        ("bounds-leaves", "agent-512-deep", |f| {
+            let l = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+            vec![
+                Damage::ZeroPage(l[3]),
+                Damage::ZeroPage(l[50]),
+                Damage::RandomPage {
+                    page: l[400],
+                    seed: 2,
+                },
+            ]
+        }),
+        ("bounds-interior", "agent-512-deep", |f| {
+            vec![Damage::ZeroPage(
+                fixtures::format::walk_btree(&f.bytes, f.roots["messages"])
+                    .0
+                    .pages
+                    .interior[2],
+            )]
+        }),
+    ];
+    for (name, fixture, damage) in cases {
+        let c = case(name, fixture, damage);
+        let out = c.recover(&["--allow-partial"])?;
+        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        let truth = (expected_rows(&c.fixture, "messages").len()
+            - rows_of(&c.dest, "messages", false).len()) as u64;
+        let r = c.report();
+        let m = r["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "messages")
+            .unwrap();
+        let lost = &m["lost_rows"];
+        let lower = lost["lower_bound"].as_u64().unwrap();
+        assert!(
+            lower <= truth,
+            "{name}: lower bound {lower} above the {truth} rows lost"
+        );
+        if let Some(upper) = lost["upper_bound"].as_u64() {
+            assert!(
+                truth <= upper,
+                "{name}: {truth} rows lost, above the upper bound {upper}"
+            );
+        }
+        // Every lost row here had an index entry: the proof is exact.
+        assert_eq!(lost["proven_by_index"].as_u64(), Some(truth), "{name}");
+    }
+    // A healthy database: nothing lost, nothing bounded, complete.
+    let c = case("bounds-healthy", "agent-512-deep", |_| vec![]);
+    assert_eq!(code(&c.recover(&[])?), Some(0));
+    let r = c.report();
+    assert!(r["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t.get("lost_rows").is_none()));
+    assert_eq!(r["flags"]["complete"], true);
+    Ok(())
+}

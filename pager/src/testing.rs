@@ -56,7 +56,11 @@ impl Db {
     pub fn findings(&self) -> Vec<Finding> {
         let db = Database::open(&self.bytes).expect("opens");
         let s: Survey = survey(&db);
-        db.findings().iter().chain(s.all_findings()).cloned().collect()
+        db.findings()
+            .iter()
+            .chain(s.all_findings())
+            .cloned()
+            .collect()
     }
 
     /// Whether a full survey reports a finding of `kind`.

@@ -44,12 +44,14 @@
     )
 )]
 
+pub mod bounds;
 pub mod loss;
 pub mod placeholders;
 pub mod plan;
 pub mod rows;
 pub mod shape;
 
+pub use bounds::{bound_loss, KnownMissing, LossBounds, LostRange};
 pub use loss::{assess, Assessment, TableLoss};
 pub use pager;
 pub use placeholders::{

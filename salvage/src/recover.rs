@@ -447,6 +447,10 @@ struct TableRun {
     /// Index into the plan's targets, when the table is filled.
     target: Option<usize>,
     loss: TableLoss,
+    /// How many rows it lost, when anything says it lost some.
+    bounds: Option<reconstruct::LossBounds>,
+    /// Rowids of the rows its constraints refused.
+    rejected_rowids: BTreeSet<i64>,
 }
 
 /// One salvage run in progress.
@@ -573,6 +577,8 @@ impl<'a, 'd> Run<'a, 'd> {
                 reason: None,
                 target: None,
                 loss: TableLoss::default(),
+                bounds: None,
+                rejected_rowids: BTreeSet::new(),
             };
             let lower = r.name.to_ascii_lowercase();
             if lower == "sqlite_sequence" {
@@ -785,6 +791,8 @@ impl<'a, 'd> Run<'a, 'd> {
                 reason: Some(reason),
                 target: Some(target),
                 loss: TableLoss::default(),
+                bounds: None,
+                rejected_rowids: BTreeSet::new(),
             });
         }
     }
@@ -845,7 +853,119 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 
     /// After the rows: indexes, views and triggers. Reads nothing from the source.
+    /// Bounds the rows each damaged table lost: its lost rowid ranges against the rows
+    /// recovered in them, and its indexes' entries whose rows are missing.
+    fn bound_losses(&mut self) -> rusqlite::Result<()> {
+        let Some(survey) = self.survey.as_ref() else {
+            return Ok(());
+        };
+        let mut results = Vec::new();
+        for (ti, t) in self.tables.iter().enumerate() {
+            let Some(tt) = t.target.and_then(|i| self.targets.get(i)) else {
+                continue;
+            };
+            if tt.shape.without_rowid || t.status != "recovered" {
+                continue;
+            }
+            let tree = t
+                .root
+                .and_then(|r| survey.trees.iter().find(|tr| tr.root == r));
+            let lost: Vec<pager::LostChild> = tree.map(|tr| tr.lost.clone()).unwrap_or_default();
+            if lost.is_empty()
+                && !t.loss.root_lost
+                && t.loss.rejected == 0
+                && t.loss.unreadable_cells == 0
+            {
+                continue;
+            }
+            let table = quote(&t.name);
+            let mut ranges = Vec::with_capacity(lost.len());
+            for l in &lost {
+                let recovered: i64 = self.out.conn.query_row(
+                    &format!("SELECT count(*) FROM {table} WHERE rowid > ?1 AND rowid <= ?2"),
+                    rusqlite::params![
+                        l.bounds.lower.unwrap_or(i64::MIN),
+                        l.bounds.upper.unwrap_or(i64::MAX)
+                    ],
+                    |r| r.get(0),
+                )?;
+                ranges.push(reconstruct::LostRange {
+                    lost: *l,
+                    recovered: recovered.max(0) as u64,
+                });
+            }
+            // Lost ranges sorted by their lower bound, to place an index entry's rowid.
+            let mut spans: Vec<(i64, i64)> = lost
+                .iter()
+                .map(|l| {
+                    (
+                        l.bounds.lower.unwrap_or(i64::MIN),
+                        l.bounds.upper.unwrap_or(i64::MAX),
+                    )
+                })
+                .collect();
+            spans.sort_unstable();
+            let in_lost_range = |rowid: i64| {
+                t.loss.root_lost || {
+                    let i = spans.partition_point(|(lo, _)| *lo < rowid);
+                    i > 0 && spans.get(i - 1).is_some_and(|(_, hi)| rowid <= *hi)
+                }
+            };
+            let mut missing: BTreeSet<i64> = BTreeSet::new();
+            let indexes = self.schema.rows.iter().filter(|r| {
+                r.kind == pager::SchemaKind::Index
+                    && r.tbl_name.eq_ignore_ascii_case(&t.name)
+                    && r.rootpage.is_some()
+            });
+            let mut lookup = self
+                .out
+                .conn
+                .prepare(&format!("SELECT 1 FROM {table} WHERE rowid = ?1"))?;
+            for index in indexes {
+                let Some(root) = index.rootpage else { continue };
+                for item in pager::BtreeWalk::new(self.db, root).flatten() {
+                    let pager::TreeItem::Cell(cell) = item else {
+                        continue;
+                    };
+                    let Ok(raw) = pager::raw_cell(self.db, &cell) else {
+                        continue;
+                    };
+                    (self.read)(raw.payload.len() as u64 + 32);
+                    let Some(Value::Integer(rowid)) = raw.decode().values.last().cloned() else {
+                        continue;
+                    };
+                    // A refused row is counted as such, not again as proven by an index.
+                    let refused = t.rejected_rowids.contains(&rowid);
+                    if in_lost_range(rowid)
+                        && !refused
+                        && !missing.contains(&rowid)
+                        && !lookup.exists([rowid])?
+                    {
+                        missing.insert(rowid);
+                    }
+                }
+            }
+            let known = reconstruct::KnownMissing {
+                rejected: t.loss.rejected,
+                unreadable: t.loss.unreadable_cells,
+            };
+            results.push((
+                ti,
+                reconstruct::bound_loss(&ranges, missing.len() as u64, known, t.loss.root_lost),
+            ));
+        }
+        for (ti, b) in results {
+            if let Some(t) = self.tables.get_mut(ti) {
+                t.bounds = Some(b);
+            }
+        }
+        Ok(())
+    }
+
     fn finish_schema(&mut self) -> Result<(), Error> {
+        self.progress.say("bounding what was lost");
+        self.bound_losses()
+            .map_err(|e| Error::Database(e.to_string()))?;
         self.progress.say("re-creating indexes");
         self.create_objects(&[pager::SchemaKind::Index]);
         self.progress.say("rebuilding lost parent rows");
@@ -914,6 +1034,14 @@ impl<'a, 'd> Run<'a, 'd> {
             }
             Inserted::Rejected(reason) => {
                 loss.rejected += 1;
+                if let (Some(rowid), Some(t)) = (
+                    row.rowid(),
+                    self.tables
+                        .iter_mut()
+                        .find(|t| t.name.eq_ignore_ascii_case(&tt.shape.name)),
+                ) {
+                    t.rejected_rowids.insert(rowid);
+                }
                 self.reject(tt.root, row, &reason)?;
             }
         }
@@ -1293,6 +1421,28 @@ impl<'a, 'd> Run<'a, 'd> {
             assessment.evidence.push(l.clone());
         }
         assessment.evidence.extend(self.placeholder_evidence());
+        for t in &self.tables {
+            if let Some(b) = t
+                .bounds
+                .as_ref()
+                .filter(|b| b.lower > 0 || b.upper != Some(0))
+            {
+                assessment.evidence.push(format!(
+                    "table `{}`: at least {} rows lost{}{}",
+                    t.name,
+                    b.lower,
+                    b.upper
+                        .map_or(", how many more is unknown".to_string(), |u| format!(
+                            ", at most {u}"
+                        )),
+                    if b.proven_by_index > 0 {
+                        format!(" ({} proven by index entries)", b.proven_by_index)
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
         for t in self.tables.iter().filter(|t| t.status == "inferred") {
             assessment.evidence.push(format!(
                 "table `{}` holds {} rows of a table whose schema row is lost; its name and columns are inferred",
@@ -1342,6 +1492,12 @@ impl<'a, 'd> Run<'a, 'd> {
                     conflicts: t.loss.conflicts,
                     rejected_to_lost_and_found: t.loss.rejected,
                     placeholders: t.loss.placeholders,
+                    lost_rows: t.bounds.as_ref().map(|b| LostRows {
+                        lower_bound: b.lower,
+                        upper_bound: b.upper,
+                        proven_by_index: b.proven_by_index,
+                        evidence: b.evidence.clone(),
+                    }),
                     lost_subtrees: tree
                         .map(|tr| {
                             tr.lost

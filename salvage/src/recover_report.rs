@@ -145,9 +145,24 @@ pub struct TableReport {
     pub rejected_to_lost_and_found: u64,
     /// Placeholder rows synthesized in this table (listed under `placeholders`).
     pub placeholders: u64,
+    /// How many rows the table lost, when anything says it lost some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_rows: Option<LostRows>,
     pub lost_subtrees: Vec<LostSubtree>,
     pub orphan_groups: Vec<OrphanGroupReport>,
     pub findings: FindingList,
+}
+
+/// Rows a table lost, as bounds with the evidence behind each number.
+#[derive(Debug, Serialize)]
+pub struct LostRows {
+    /// At least this many rows are lost.
+    pub lower_bound: u64,
+    /// At most this many; `null` when nothing bounds it (an open rowid range, a lost root).
+    pub upper_bound: Option<u64>,
+    /// Rows whose rowid an index entry names but the output lacks: proven lost.
+    pub proven_by_index: u64,
+    pub evidence: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]

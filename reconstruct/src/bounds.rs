@@ -1,0 +1,167 @@
+//! How many rows a table lost: bounds from what survives in the file.
+//!
+//! - A child pointer that could not be followed covered a rowid range `(lower, upper]`.
+//!   SQLite never keeps an empty non-root page, so a lost subtree none of whose rows came
+//!   back proves at least one lost row; and no more rows than its range holds, less those
+//!   recovered in it, can be lost there.
+//! - An index entry carries its row's rowid: an entry whose row is not in the output proves
+//!   that row existed. Those rowids are exact.
+//! - Rows whose cells were found but which are not in the table (refused by its
+//!   constraints, or undecodable) are counted exactly.
+//!
+//! The lower bound is the largest of the proofs that cannot overlap; the upper bound is
+//! known only when every lost range is bounded on both sides and the root survived.
+
+use pager::LostChild;
+
+/// One lost rowid range and the rows recovered in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostRange {
+    /// The lost subtree.
+    pub lost: LostChild,
+    /// Rows in the output whose rowid lies in its range.
+    pub recovered: u64,
+}
+
+/// Rows known not to be in the table although their cells were found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KnownMissing {
+    /// Rows the output's constraints refused (kept in `lost_and_found`).
+    pub rejected: u64,
+    /// Cells whose record could not be decoded at all.
+    pub unreadable: u64,
+}
+
+/// Rows a table lost, as bounds with their evidence.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LossBounds {
+    /// Rows proven lost: at least this many.
+    pub lower: u64,
+    /// At most this many, when every source of evidence bounds it.
+    pub upper: Option<u64>,
+    /// Rowids proven lost by index entries (exact; refused rows not counted).
+    pub proven_by_index: u64,
+    /// One sentence per source of evidence, with its numbers.
+    pub evidence: Vec<String>,
+}
+
+/// Bounds the rows a table lost from its lost ranges, the index entries whose rows are
+/// missing (not counting refused rows), and the rows known missing. `root_lost`: the
+/// table's root page is unreadable (nothing bounds the loss).
+pub fn bound_loss(
+    ranges: &[LostRange],
+    index_missing: u64,
+    known: KnownMissing,
+    root_lost: bool,
+) -> LossBounds {
+    let mut out = LossBounds {
+        proven_by_index: index_missing,
+        ..LossBounds::default()
+    };
+    let empty = ranges.iter().filter(|r| r.recovered == 0).count() as u64;
+    let mut upper: Option<u64> = (!root_lost).then_some(0);
+    for r in ranges {
+        let width = match (r.lost.bounds.lower, r.lost.bounds.upper) {
+            (Some(lo), Some(hi)) if hi > lo => Some(hi.abs_diff(lo)),
+            _ => None,
+        };
+        upper = match (upper, width) {
+            (Some(u), Some(w)) => Some(u.saturating_add(w.saturating_sub(r.recovered))),
+            _ => None,
+        };
+    }
+    if !ranges.is_empty() {
+        out.evidence.push(format!(
+            "{} child pointers of the table's b-tree could not be followed; {empty} of their rowid ranges came back empty (each held at least one row)",
+            ranges.len()
+        ));
+    }
+    if index_missing > 0 {
+        out.evidence.push(format!("{index_missing} index entries name rowids that are not in the output: those rows existed"));
+    }
+    if known.rejected > 0 {
+        out.evidence.push(format!(
+            "{} rows were refused by the table's constraints (kept in lost_and_found)",
+            known.rejected
+        ));
+    }
+    if known.unreadable > 0 {
+        out.evidence
+            .push(format!("{} cells could not be decoded", known.unreadable));
+    }
+    if root_lost {
+        out.evidence.push(
+            "the table's root page is unreadable: nothing bounds how many rows it held".into(),
+        );
+    }
+    // Each term is a lower bound on its own; index entries never count a refused row.
+    out.lower = empty
+        .max(index_missing + known.rejected)
+        .max(known.unreadable);
+    out.upper = upper.map(|u| (u + known.rejected + known.unreadable).max(out.lower));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pager::{KeyBounds, PageNo};
+
+    fn range(lower: Option<i64>, upper: Option<i64>, recovered: u64) -> LostRange {
+        LostRange {
+            lost: LostChild {
+                parent: PageNo::new(4).unwrap(),
+                child: 9,
+                bounds: KeyBounds { lower, upper },
+            },
+            recovered,
+        }
+    }
+
+    #[test]
+    fn bounded_ranges_bound_the_loss_on_both_sides() {
+        let none = KnownMissing::default();
+        let b = bound_loss(
+            &[
+                range(Some(100), Some(110), 0),
+                range(Some(200), Some(220), 5),
+            ],
+            3,
+            none,
+            false,
+        );
+        assert_eq!(b.lower, 3); // three index entries beat one empty range
+        assert_eq!(b.upper, Some(10 + 15));
+    }
+
+    #[test]
+    fn refused_rows_count_on_both_sides() {
+        let refused = KnownMissing {
+            rejected: 2,
+            unreadable: 0,
+        };
+        let b = bound_loss(&[range(Some(100), Some(110), 0)], 3, refused, false);
+        assert_eq!((b.lower, b.upper), (5, Some(12)));
+    }
+
+    #[test]
+    fn an_open_range_or_a_lost_root_leaves_the_upper_bound_unknown() {
+        let none = KnownMissing::default();
+        assert_eq!(
+            bound_loss(&[range(None, Some(110), 0)], 0, none, false).upper,
+            None
+        );
+        assert_eq!(bound_loss(&[], 0, none, true).upper, None);
+        assert_eq!(
+            bound_loss(&[range(None, Some(110), 0)], 0, none, false).lower,
+            1
+        );
+    }
+
+    #[test]
+    fn nothing_lost_is_zero_on_both_sides() {
+        let b = bound_loss(&[], 0, KnownMissing::default(), false);
+        assert_eq!((b.lower, b.upper), (0, Some(0)));
+        assert!(b.evidence.is_empty());
+    }
+}
