@@ -156,6 +156,20 @@ pub fn visit_record_header(
     Ok(header_size)
 }
 
+/// The last value of the record in `payload`, decoded without allocating (an index
+/// entry's rowid, say); `None` when the header or the value's bytes are damaged.
+pub fn last_value(payload: &[u8], at: Location) -> Option<ValueRef<'_>> {
+    let mut last = None;
+    let mut offset = 0u64;
+    let header = visit_record_header(payload, payload.len() as u64, at, |t| {
+        if let Some(prev) = last.replace(t) {
+            offset = offset.saturating_add(SerialType::body_len(prev));
+        }
+    })
+    .ok()?;
+    decode_value(last?, payload, header.saturating_add(offset))
+}
+
 /// The length the record header at the start of `payload` describes: header plus bodies.
 pub fn described_record_len(
     payload: &[u8],
@@ -325,6 +339,13 @@ mod tests {
             values,
             vec![ValueRef::Blob(&[0xde, 0xad]), ValueRef::Text(b"")]
         );
+    }
+
+    #[test]
+    fn last_value_without_decoding_the_rest() {
+        let payload = [0x04, 0x13, 0x01, 0x02, b'a', b'b', b'c', 0x07, 0x01, 0x00];
+        assert_eq!(last_value(&payload, at()), Some(ValueRef::Integer(256)));
+        assert_eq!(last_value(&payload[..9], at()), None);
     }
 
     #[test]

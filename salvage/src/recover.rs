@@ -927,12 +927,21 @@ impl<'a, 'd> Run<'a, 'd> {
                     let pager::TreeItem::Cell(cell) = item else {
                         continue;
                     };
-                    let Ok(raw) = pager::raw_cell(self.db, &cell) else {
+                    // Only the rowid, the record's last value, is needed; it lives in
+                    // the local part of the payload unless the entry is huge.
+                    let Some(payload) = cell.cell.payload() else {
                         continue;
                     };
-                    (self.read)(raw.payload.len() as u64 + 32);
-                    let Some(Value::Integer(rowid)) = raw.decode().values.last().cloned() else {
-                        continue;
+                    (self.read)(payload.local.len() as u64 + 16);
+                    let rowid = match pager::record::last_value(payload.local, cell.location) {
+                        Some(pager::ValueRef::Integer(r)) => r,
+                        _ => match pager::raw_cell(self.db, &cell)
+                            .ok()
+                            .and_then(|raw| raw.decode().values.last().cloned())
+                        {
+                            Some(Value::Integer(r)) => r,
+                            _ => continue,
+                        },
                     };
                     // A refused row is counted as such, not again as proven by an index.
                     let refused = t.rejected_rowids.contains(&rowid);
