@@ -35,21 +35,29 @@ print(f"zeroed {len(chosen)} of {pages} pages", file=sys.stderr)
 PY
   mv "$damaged.tmp" "$damaged"
 fi
-rm -f bench/out/salvage.db bench/out/salvage.db.report.json bench/out/salvage.db.incomplete bench/out/reference.db
 cat "$damaged" > /dev/null
 echo "source: $damaged ($(stat -c %s "$damaged") bytes)"
 
-# Each tool starts with no dirty pages pending (sync), so neither pays for the other's writes.
-sync
-/usr/bin/time -f "%e %M" -o bench/out/time-salvage.txt \
-  ./target/release/salvage recover "$damaged" -o bench/out/salvage.db --allow-partial 2> bench/out/salvage.log || true
-read -r s_secs s_rss < <(tail -n 1 bench/out/time-salvage.txt)
-
-rm -f bench/out/reference.db
-sync
-/usr/bin/time -f "%e %M" -o bench/out/time-ref.txt \
-  bash -c "'$ref' '$damaged' .recover | '$ref' bench/out/reference.db" > /dev/null 2> bench/out/reference.log || true
-read -r r_secs r_rss < <(tail -n 1 bench/out/time-ref.txt)
+# Each tool runs BENCH_RUNS times (default 2), alternating, each run starting with no dirty
+# pages pending (sync) and no output from an earlier run; the best wall time of each counts,
+# so that a hiccup of this machine's disk does not decide the ratio.
+runs=${BENCH_RUNS:-2}
+s_secs=""; r_secs=""
+for i in $(seq "$runs"); do
+  rm -f bench/out/salvage.db bench/out/salvage.db.report.json bench/out/salvage.db.incomplete bench/out/reference.db
+  sync
+  /usr/bin/time -f "%e %M" -o bench/out/time-salvage.txt \
+    ./target/release/salvage recover "$damaged" -o bench/out/salvage.db --allow-partial 2> bench/out/salvage.log || true
+  read -r secs rss < <(tail -n 1 bench/out/time-salvage.txt)
+  echo "  salvage run $i: ${secs}s, max RSS $((rss / 1024)) MiB"
+  if [ -z "$s_secs" ] || awk -v a="$secs" -v b="$s_secs" 'BEGIN { exit !(a < b) }'; then s_secs=$secs; s_rss=$rss; fi
+  sync
+  /usr/bin/time -f "%e %M" -o bench/out/time-ref.txt \
+    bash -c "'$ref' '$damaged' .recover | '$ref' bench/out/reference.db" > /dev/null 2> bench/out/reference.log || true
+  read -r secs rss < <(tail -n 1 bench/out/time-ref.txt)
+  echo "  sqlite-ref run $i: ${secs}s, max RSS $((rss / 1024)) MiB"
+  if [ -z "$r_secs" ] || awk -v a="$secs" -v b="$r_secs" 'BEGIN { exit !(a < b) }'; then r_secs=$secs; r_rss=$rss; fi
+done
 
 count() { python3 -c "
 import sqlite3, sys
@@ -61,7 +69,7 @@ read -r s_rows s_lf < <(count bench/out/salvage.db)
 read -r r_rows r_lf < <(count bench/out/reference.db)
 total=$(python3 -c "import sqlite3; print(sqlite3.connect('file:$healthy?mode=ro', uri=True).execute('SELECT count(*) FROM messages').fetchone()[0])")
 
-printf '%-22s %10s %12s %14s %16s\n' tool "wall (s)" "max RSS MiB" "messages rows" "lost_and_found"
+printf '%-22s %10s %12s %14s %16s\n' "tool (best of $runs)" "wall (s)" "max RSS MiB" "messages rows" "lost_and_found"
 printf '%-22s %10s %12d %14s %16s\n' "salvage recover" "$s_secs" $((s_rss / 1024)) "$s_rows" "$s_lf"
 printf '%-22s %10s %12d %14s %16s\n' "sqlite-ref .recover" "$r_secs" $((r_rss / 1024)) "$r_rows" "$r_lf"
 echo "messages in the healthy store: $total"

@@ -234,6 +234,13 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             .map_err(|_| Error::Database("the survey failed".into()))?;
         run.attach_survey(survey);
         run.load(deferred)?;
+        // Loss bounds read only the source and the load's record: on the second core.
+        let bounds_input = run.bounds_inputs();
+        let bounds_sources = sources_for_survey.clone();
+        let bounded = scope.spawn(move || {
+            let mut residency = Residency::new(bounds_sources, RESIDENT_LIMIT);
+            compute_bounds(db_ref, bounds_input, &mut residency)
+        });
         // The source is not read again: its second hash runs beside the index builds and
         // the verification.
         let after = scope.spawn(|| {
@@ -243,6 +250,14 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         });
         run.finish_schema()?;
         let verified = run.verify();
+        let bounds = bounded
+            .join()
+            .map_err(|_| Error::Database("bounding the loss failed".into()))?;
+        for (ti, b) in bounds {
+            if let Some(t) = run.tables.get_mut(ti) {
+                t.bounds = Some(b);
+            }
+        }
         let (sha_before, wal_sha_before) = before
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
@@ -451,6 +466,8 @@ struct TableRun {
     bounds: Option<reconstruct::LossBounds>,
     /// Rowids of the rows its constraints refused.
     rejected_rowids: BTreeSet<i64>,
+    /// Rowids of the rows written into it (the load's own record, for loss bounds).
+    written_rowids: Vec<i64>,
 }
 
 /// One salvage run in progress.
@@ -579,6 +596,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 loss: TableLoss::default(),
                 bounds: None,
                 rejected_rowids: BTreeSet::new(),
+                written_rowids: Vec::new(),
             };
             let lower = r.name.to_ascii_lowercase();
             if lower == "sqlite_sequence" {
@@ -793,6 +811,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 loss: TableLoss::default(),
                 bounds: None,
                 rejected_rowids: BTreeSet::new(),
+                written_rowids: Vec::new(),
             });
         }
     }
@@ -853,24 +872,26 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 
     /// After the rows: indexes, views and triggers. Reads nothing from the source.
-    /// Bounds the rows each damaged table lost: its lost rowid ranges against the rows
-    /// recovered in them, and its indexes' entries whose rows are missing.
-    fn bound_losses(&mut self) -> rusqlite::Result<()> {
+    /// What bounding each damaged table's loss needs, taken out of the run so that it can
+    /// be worked out on the second core while the output is finished and verified.
+    fn bounds_inputs(&mut self) -> Vec<BoundsInput> {
         let Some(survey) = self.survey.as_ref() else {
-            return Ok(());
+            return Vec::new();
         };
-        let mut results = Vec::new();
-        for (ti, t) in self.tables.iter().enumerate() {
+        let mut out = Vec::new();
+        for (ti, t) in self.tables.iter_mut().enumerate() {
             let Some(tt) = t.target.and_then(|i| self.targets.get(i)) else {
                 continue;
             };
+            let rowids = std::mem::take(&mut t.written_rowids);
             if tt.shape.without_rowid || t.status != "recovered" {
                 continue;
             }
-            let tree = t
+            let lost: Vec<pager::LostChild> = t
                 .root
-                .and_then(|r| survey.trees.iter().find(|tr| tr.root == r));
-            let lost: Vec<pager::LostChild> = tree.map(|tr| tr.lost.clone()).unwrap_or_default();
+                .and_then(|r| survey.trees.iter().find(|tr| tr.root == r))
+                .map(|tr| tr.lost.clone())
+                .unwrap_or_default();
             if lost.is_empty()
                 && !t.loss.root_lost
                 && t.loss.rejected == 0
@@ -878,103 +899,35 @@ impl<'a, 'd> Run<'a, 'd> {
             {
                 continue;
             }
-            let table = quote(&t.name);
-            let mut ranges = Vec::with_capacity(lost.len());
-            for l in &lost {
-                let recovered: i64 = self.out.conn.query_row(
-                    &format!("SELECT count(*) FROM {table} WHERE rowid > ?1 AND rowid <= ?2"),
-                    rusqlite::params![
-                        l.bounds.lower.unwrap_or(i64::MIN),
-                        l.bounds.upper.unwrap_or(i64::MAX)
-                    ],
-                    |r| r.get(0),
-                )?;
-                ranges.push(reconstruct::LostRange {
-                    lost: *l,
-                    recovered: recovered.max(0) as u64,
-                });
-            }
-            // Lost ranges sorted by their lower bound, to place an index entry's rowid.
-            let mut spans: Vec<(i64, i64)> = lost
+            let mut rowids = rowids;
+            rowids.sort_unstable();
+            rowids.dedup();
+            let indexes = self
+                .schema
+                .rows
                 .iter()
-                .map(|l| {
-                    (
-                        l.bounds.lower.unwrap_or(i64::MIN),
-                        l.bounds.upper.unwrap_or(i64::MAX),
-                    )
+                .filter(|r| {
+                    r.kind == pager::SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&t.name)
                 })
+                .filter_map(|r| r.rootpage)
                 .collect();
-            spans.sort_unstable();
-            let in_lost_range = |rowid: i64| {
-                t.loss.root_lost || {
-                    let i = spans.partition_point(|(lo, _)| *lo < rowid);
-                    i > 0 && spans.get(i - 1).is_some_and(|(_, hi)| rowid <= *hi)
-                }
-            };
-            let mut missing: BTreeSet<i64> = BTreeSet::new();
-            let indexes = self.schema.rows.iter().filter(|r| {
-                r.kind == pager::SchemaKind::Index
-                    && r.tbl_name.eq_ignore_ascii_case(&t.name)
-                    && r.rootpage.is_some()
+            out.push(BoundsInput {
+                table: ti,
+                lost,
+                root_lost: t.loss.root_lost,
+                known: reconstruct::KnownMissing {
+                    rejected: t.loss.rejected,
+                    unreadable: t.loss.unreadable_cells,
+                },
+                rejected_rowids: std::mem::take(&mut t.rejected_rowids),
+                rowids,
+                indexes,
             });
-            let mut lookup = self
-                .out
-                .conn
-                .prepare(&format!("SELECT 1 FROM {table} WHERE rowid = ?1"))?;
-            for index in indexes {
-                let Some(root) = index.rootpage else { continue };
-                for item in pager::BtreeWalk::new(self.db, root).flatten() {
-                    let pager::TreeItem::Cell(cell) = item else {
-                        continue;
-                    };
-                    // Only the rowid, the record's last value, is needed; it lives in
-                    // the local part of the payload unless the entry is huge.
-                    let Some(payload) = cell.cell.payload() else {
-                        continue;
-                    };
-                    (self.read)(payload.local.len() as u64 + 16);
-                    let rowid = match pager::record::last_value(payload.local, cell.location) {
-                        Some(pager::ValueRef::Integer(r)) => r,
-                        _ => match pager::raw_cell(self.db, &cell)
-                            .ok()
-                            .and_then(|raw| raw.decode().values.last().cloned())
-                        {
-                            Some(Value::Integer(r)) => r,
-                            _ => continue,
-                        },
-                    };
-                    // A refused row is counted as such, not again as proven by an index.
-                    let refused = t.rejected_rowids.contains(&rowid);
-                    if in_lost_range(rowid)
-                        && !refused
-                        && !missing.contains(&rowid)
-                        && !lookup.exists([rowid])?
-                    {
-                        missing.insert(rowid);
-                    }
-                }
-            }
-            let known = reconstruct::KnownMissing {
-                rejected: t.loss.rejected,
-                unreadable: t.loss.unreadable_cells,
-            };
-            results.push((
-                ti,
-                reconstruct::bound_loss(&ranges, missing.len() as u64, known, t.loss.root_lost),
-            ));
         }
-        for (ti, b) in results {
-            if let Some(t) = self.tables.get_mut(ti) {
-                t.bounds = Some(b);
-            }
-        }
-        Ok(())
+        out
     }
 
     fn finish_schema(&mut self) -> Result<(), Error> {
-        self.progress.say("bounding what was lost");
-        self.bound_losses()
-            .map_err(|e| Error::Database(e.to_string()))?;
         self.progress.say("re-creating indexes");
         self.create_objects(&[pager::SchemaKind::Index]);
         self.progress.say("rebuilding lost parent rows");
@@ -1027,6 +980,14 @@ impl<'a, 'd> Run<'a, 'd> {
                 match row.provenance {
                     Provenance::Cell { .. } => loss.from_tree += 1,
                     Provenance::Orphan { .. } => loss.from_orphans += 1,
+                }
+                if let (Some(rowid), Some(t)) = (
+                    row.rowid(),
+                    self.tables
+                        .iter_mut()
+                        .find(|t| t.name.eq_ignore_ascii_case(&tt.shape.name)),
+                ) {
+                    t.written_rowids.push(rowid);
                 }
                 if !complete || mapped.surplus > 0 {
                     loss.damaged_rows += 1;
@@ -1104,7 +1065,7 @@ impl<'a, 'd> Run<'a, 'd> {
             .collect();
         let progress = self.progress;
         let read = self.read;
-        let mut written: Vec<(usize, u64, u64)> = Vec::new();
+        let mut written: Vec<(usize, u64, u64, Vec<i64>)> = Vec::new();
         self.out
             .with_file_closed(|path| {
                 let mut writer = crate::bulk::BulkWriter::open(path, page_size)?;
@@ -1114,6 +1075,7 @@ impl<'a, 'd> Run<'a, 'd> {
                     let appendable = Appendable::new(&tt.shape);
                     let mut unreadable = 0u64;
                     let mut later = Vec::new();
+                    let mut rowids = Vec::new();
                     for event in TableRows::new(db, tt.root, std::iter::empty()) {
                         let row = match event {
                             RowEvent::Row(row) => {
@@ -1127,22 +1089,24 @@ impl<'a, 'd> Run<'a, 'd> {
                         };
                         match row.rowid() {
                             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
-                                table.push(rowid, &row.raw.payload)?
+                                table.push(rowid, &row.raw.payload)?;
+                                rowids.push(rowid);
                             }
                             _ => later.push(row),
                         }
                     }
                     let rows = table.finish()?;
-                    written.push((*ti, rows, unreadable));
+                    written.push((*ti, rows, unreadable, rowids));
                     deferred.insert(*ti, later);
                 }
                 writer.finish()
             })
             .map_err(Error::Database)?;
-        for (ti, rows, unreadable) in written {
+        for (ti, rows, unreadable, rowids) in written {
             if let Some(t) = self.tables.get_mut(ti) {
                 t.loss.from_tree += rows;
                 t.loss.unreadable_cells += unreadable;
+                t.written_rowids = rowids;
             }
         }
         Ok(deferred)
@@ -1634,6 +1598,101 @@ impl<'a, 'd> Run<'a, 'd> {
             },
         }
     }
+}
+
+/// What bounding one table's loss needs (see [`compute_bounds`]).
+struct BoundsInput {
+    table: usize,
+    lost: Vec<pager::LostChild>,
+    root_lost: bool,
+    known: reconstruct::KnownMissing,
+    rejected_rowids: BTreeSet<i64>,
+    /// Rowids of the rows written into the table (not placeholders), sorted.
+    rowids: Vec<i64>,
+    /// Root pages of the table's indexes in the source.
+    indexes: Vec<PageNo>,
+}
+
+/// Bounds the rows each damaged table lost: its lost rowid ranges against the rows
+/// recovered in them, and its indexes' entries (in the source) whose rows the output lacks.
+/// Reads only the source and what the load recorded, so it runs beside the output's work.
+fn compute_bounds(
+    db: &Database<'_>,
+    inputs: Vec<BoundsInput>,
+    residency: &mut Residency<'_>,
+) -> Vec<(usize, reconstruct::LossBounds)> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let rows = &input.rowids;
+        // Rows written with lower < rowid <= upper.
+        let in_range = |lo: Option<i64>, hi: Option<i64>| {
+            let from = lo.map_or(0, |lo| rows.partition_point(|r| *r <= lo));
+            let to = hi.map_or(rows.len(), |hi| rows.partition_point(|r| *r <= hi));
+            to.saturating_sub(from) as u64
+        };
+        let ranges: Vec<reconstruct::LostRange> = input
+            .lost
+            .iter()
+            .map(|l| reconstruct::LostRange {
+                lost: *l,
+                recovered: in_range(l.bounds.lower, l.bounds.upper),
+            })
+            .collect();
+        // Lost ranges sorted by their lower bound, to place an index entry's rowid.
+        let mut spans: Vec<(i64, i64)> = input
+            .lost
+            .iter()
+            .map(|l| {
+                (
+                    l.bounds.lower.unwrap_or(i64::MIN),
+                    l.bounds.upper.unwrap_or(i64::MAX),
+                )
+            })
+            .collect();
+        spans.sort_unstable();
+        let in_lost_range = |rowid: i64| {
+            input.root_lost || {
+                let i = spans.partition_point(|(lo, _)| *lo < rowid);
+                i > 0 && spans.get(i - 1).is_some_and(|(_, hi)| rowid <= *hi)
+            }
+        };
+        let mut missing: BTreeSet<i64> = BTreeSet::new();
+        for root in &input.indexes {
+            for item in pager::BtreeWalk::new(db, *root).flatten() {
+                let pager::TreeItem::Cell(cell) = item else {
+                    continue;
+                };
+                // Only the rowid, the record's last value, is needed; it lives in the local
+                // part of the payload unless the entry is huge.
+                let Some(payload) = cell.cell.payload() else {
+                    continue;
+                };
+                residency.read(payload.local.len() as u64 + 16);
+                let rowid = match pager::record::last_value(payload.local, cell.location) {
+                    Some(pager::ValueRef::Integer(r)) => r,
+                    _ => match pager::raw_cell(db, &cell)
+                        .ok()
+                        .and_then(|raw| raw.decode().values.last().cloned())
+                    {
+                        Some(Value::Integer(r)) => r,
+                        _ => continue,
+                    },
+                };
+                // A refused row is counted as such, not again as proven by an index.
+                if in_lost_range(rowid)
+                    && !input.rejected_rowids.contains(&rowid)
+                    && rows.binary_search(&rowid).is_err()
+                {
+                    missing.insert(rowid);
+                }
+            }
+        }
+        out.push((
+            input.table,
+            reconstruct::bound_loss(&ranges, missing.len() as u64, input.known, input.root_lost),
+        ));
+    }
+    out
 }
 
 /// What decides whether a table's records can be copied as they are, worked out once per
