@@ -54,6 +54,22 @@ impl SerialType {
         }
     }
 
+    /// The serial type code as stored in a record header.
+    pub fn code(self) -> u64 {
+        match self {
+            SerialType::Null => 0,
+            SerialType::Integer(6) => 5,
+            SerialType::Integer(8) => 6,
+            SerialType::Integer(n) => u64::from(n),
+            SerialType::Float => 7,
+            SerialType::Zero => 8,
+            SerialType::One => 9,
+            SerialType::Reserved(c) => u64::from(c),
+            SerialType::Blob(n) => 12 + 2 * n,
+            SerialType::Text(n) => 13 + 2 * n,
+        }
+    }
+
     /// The size of the value's body in bytes.
     pub fn body_len(self) -> u64 {
         match self {
@@ -168,6 +184,27 @@ pub fn last_value(payload: &[u8], at: Location) -> Option<ValueRef<'_>> {
     })
     .ok()?;
     decode_value(last?, payload, header.saturating_add(offset))
+}
+
+/// Column `index` of the record in `payload`, raw: its serial type and its body bytes,
+/// without decoding anything else; `None` when the record has fewer columns or is damaged.
+pub fn column_raw(payload: &[u8], at: Location, index: usize) -> Option<(SerialType, &[u8])> {
+    let mut found = None;
+    let mut offset = 0u64;
+    let mut i = 0usize;
+    let header = visit_record_header(payload, payload.len() as u64, at, |t| {
+        if i < index {
+            offset = offset.saturating_add(t.body_len());
+        } else if i == index {
+            found = Some(t);
+        }
+        i += 1;
+    })
+    .ok()?;
+    let t = found?;
+    let start = usize::try_from(header.checked_add(offset)?).ok()?;
+    let body = payload.get(start..start.checked_add(usize::try_from(t.body_len()).ok()?)?)?;
+    Some((t, body))
 }
 
 /// The length the record header at the start of `payload` describes: header plus bodies.
@@ -339,6 +376,23 @@ mod tests {
             values,
             vec![ValueRef::Blob(&[0xde, 0xad]), ValueRef::Text(b"")]
         );
+    }
+
+    #[test]
+    fn serial_type_codes_round_trip() {
+        for code in (0..=9).chain([12, 13, 14, 15, 100, 101]) {
+            assert_eq!(SerialType::from_code(code).code(), code);
+        }
+        let payload = [0x04, 0x13, 0x01, 0x02, b'a', b'b', b'c', 0x07, 0x01, 0x00];
+        assert_eq!(
+            column_raw(&payload, at(), 0),
+            Some((SerialType::Text(3), &b"abc"[..]))
+        );
+        assert_eq!(
+            column_raw(&payload, at(), 2),
+            Some((SerialType::Integer(2), &[0x01, 0x00][..]))
+        );
+        assert_eq!(column_raw(&payload, at(), 3), None);
     }
 
     #[test]

@@ -129,6 +129,110 @@ impl BulkWriter {
         Ok(())
     }
 
+    /// Writes an overflow chain ("Cell Payload Overflow Pages"); returns its first page.
+    fn write_overflow(&mut self, rest: &[u8]) -> io::Result<u32> {
+        let per_page = self.page_size - 4;
+        let chunks: Vec<&[u8]> = rest.chunks(per_page).collect();
+        let pages: Vec<u32> = chunks.iter().map(|_| self.allocate()).collect();
+        let mut image = vec![0u8; self.page_size];
+        for (i, chunk) in chunks.iter().enumerate() {
+            image.fill(0);
+            let next = pages.get(i + 1).copied().unwrap_or(0);
+            image[..4].copy_from_slice(&next.to_be_bytes());
+            image[4..4 + chunk.len()].copy_from_slice(chunk);
+            self.write_page(pages[i], &image)?;
+        }
+        Ok(pages[0])
+    }
+
+    /// The payload part of an index cell for `record`: payload size, local part, first
+    /// overflow page when it spills (writing the chain). Leaf cells are this; interior
+    /// cells put the left child pointer before it.
+    fn index_payload(&mut self, record: &[u8]) -> io::Result<Vec<u8>> {
+        let local = pager::btree::local_payload_len(false, record.len() as u64, self.page_size);
+        let mut part = Vec::with_capacity(local + 13);
+        put_varint(&mut part, record.len() as u64);
+        part.extend_from_slice(record.get(..local).unwrap_or(record));
+        if local < record.len() {
+            let first = self.write_overflow(record.get(local..).unwrap_or_default())?;
+            part.extend_from_slice(&first.to_be_bytes());
+        }
+        Ok(part)
+    }
+
+    /// Writes the index b-tree rooted at `root` (an empty index leaf SQLite created) from
+    /// its entries, sorted here. In an index b-tree the entry between two children lives
+    /// in their parent ("B-tree Pages"), so leaves are filled in order and the entry after
+    /// each full leaf goes up as the divider to the next one.
+    pub fn index(&mut self, root: u32, mut entries: IndexEntries) -> io::Result<()> {
+        entries.sort();
+        let usable = self.page_size;
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut children: Vec<u32> = Vec::new();
+        let mut dividers: Vec<Vec<u8>> = Vec::new();
+        let mut leaf = Leaf::new(usable);
+        for i in 0..entries.len() {
+            let part = self.index_payload(entries.record(i))?;
+            if leaf.cells > 0 && leaf.free(LEAF_HEADER) < part.len() + 2 {
+                let page = self.allocate();
+                let mut full = std::mem::replace(&mut leaf, Leaf::new(usable));
+                self.write_page(page, full.seal(0x0a, None))?;
+                children.push(page);
+                dividers.push(part);
+                continue;
+            }
+            leaf.add(LEAF_HEADER, &part);
+        }
+        if children.is_empty() {
+            return self.write_page(root, leaf.seal(0x0a, None));
+        }
+        if leaf.cells == 0 {
+            // The last entry went up as a divider with nothing after it: it comes back down.
+            if let Some(part) = dividers.pop() {
+                leaf.add(LEAF_HEADER, &part);
+            }
+        }
+        let page = self.allocate();
+        self.write_page(page, leaf.seal(0x0a, None))?;
+        children.push(page);
+        // Interior levels, children spread evenly so that every page has at least two.
+        // Invariant: dividers[j] separates children[j] and children[j + 1].
+        loop {
+            let widest = dividers.iter().map(Vec::len).max().unwrap_or(0) + 4;
+            let per_page = ((usable - INTERIOR_HEADER) / (widest + 2)).max(1) + 1;
+            let pages = children.len().div_ceil(per_page);
+            let (base, extra) = (children.len() / pages, children.len() % pages);
+            let mut next_children = Vec::with_capacity(pages);
+            let mut next_dividers = Vec::with_capacity(pages.saturating_sub(1));
+            let mut at = 0;
+            for p in 0..pages {
+                let n = base + usize::from(p < extra);
+                let mut page = Leaf::new(usable);
+                for j in at..at + n - 1 {
+                    let mut cell = Vec::with_capacity(4 + dividers[j].len());
+                    cell.extend_from_slice(&children[j].to_be_bytes());
+                    cell.extend_from_slice(&dividers[j]);
+                    page.add(INTERIOR_HEADER, &cell);
+                }
+                let right_most = children[at + n - 1];
+                let number = if pages == 1 { root } else { self.allocate() };
+                self.write_page(number, page.seal(0x02, Some(right_most)))?;
+                next_children.push(number);
+                if p + 1 < pages {
+                    next_dividers.push(std::mem::take(&mut dividers[at + n - 1]));
+                }
+                at += n;
+            }
+            if pages == 1 {
+                return Ok(());
+            }
+            children = next_children;
+            dividers = next_dividers;
+        }
+    }
+
     /// Starts the table whose (empty) root page is `root`.
     pub fn table(&mut self, root: u32) -> TableBuilder<'_> {
         let usable = self.page_size;
@@ -166,6 +270,119 @@ impl BulkWriter {
         // the untouched source.
         Ok(())
     }
+}
+
+/// The entries of one single-column index ("Index B-Tree"): records of (column value,
+/// rowid), kept in one buffer, sorted as SQLite orders them with the BINARY collation:
+/// NULL, then integers, then text (byte order), then blobs (byte order), ties by rowid.
+#[derive(Default)]
+pub struct IndexEntries {
+    records: Vec<u8>,
+    /// (class, key offset, key length, rowid, record offset, record length)
+    entries: Vec<(u8, u32, u32, i64, u32, u32)>,
+}
+
+impl IndexEntries {
+    /// Adds the entry for a row whose indexed column is stored with serial type `code`
+    /// and body `body`. Returns `false` (and adds nothing) for a value this builder does
+    /// not order (a float), so that the caller lets SQLite build the index instead.
+    pub fn push(&mut self, code: u64, body: &[u8], rowid: i64) -> bool {
+        let class = match code {
+            0 => 0,
+            1..=6 | 8 | 9 => 1,
+            n if n >= 13 && n % 2 == 1 => 2,
+            n if n >= 12 && n % 2 == 0 => 3,
+            _ => return false,
+        };
+        // The record: header (size, value type, rowid type), value body, rowid body.
+        let mut rowid_buf = [0u8; 9];
+        let (rowid_code, rowid_len) = int_serial(rowid, &mut rowid_buf);
+        let mut header = Vec::with_capacity(12);
+        put_varint(&mut header, code);
+        put_varint(&mut header, rowid_code);
+        let header_len = header.len() + 1;
+        let Ok(offset) = u32::try_from(self.records.len()) else {
+            return false;
+        };
+        self.records.push(header_len as u8);
+        self.records.extend_from_slice(&header);
+        let key_offset = self.records.len() as u32;
+        self.records.extend_from_slice(body);
+        self.records.extend_from_slice(&rowid_buf[..rowid_len]);
+        let len = self.records.len() as u32 - offset;
+        self.entries
+            .push((class, key_offset, body.len() as u32, rowid, offset, len));
+        true
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn key(&self, e: &(u8, u32, u32, i64, u32, u32)) -> &[u8] {
+        self.records
+            .get(e.1 as usize..(e.1 + e.2) as usize)
+            .unwrap_or_default()
+    }
+
+    fn sort(&mut self) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| match a.0 {
+                    // Integers compare by value, whatever their stored width.
+                    1 => int_value(self.key(a)).cmp(&int_value(self.key(b))),
+                    0 => std::cmp::Ordering::Equal,
+                    _ => self.key(a).cmp(self.key(b)),
+                })
+                .then(a.3.cmp(&b.3))
+        });
+        self.entries = entries;
+    }
+
+    fn record(&self, i: usize) -> &[u8] {
+        self.entries
+            .get(i)
+            .and_then(|e| self.records.get(e.4 as usize..(e.4 + e.5) as usize))
+            .unwrap_or_default()
+    }
+}
+
+/// The value of a big-endian two's-complement integer body (0 and 1 have no body).
+fn int_value(body: &[u8]) -> i64 {
+    if body.is_empty() {
+        return 0;
+    }
+    let mut v: i64 = if body.first().is_some_and(|b| b & 0x80 != 0) {
+        -1
+    } else {
+        0
+    };
+    for b in body {
+        v = (v << 8) | i64::from(*b);
+    }
+    v
+}
+
+/// The smallest integer serial type for `v` ("Serial Type Codes"), and its body in `buf`.
+fn int_serial(v: i64, buf: &mut [u8; 9]) -> (u64, usize) {
+    let (code, len) = match v {
+        -128..=127 => (1, 1),
+        -32768..=32767 => (2, 2),
+        -8_388_608..=8_388_607 => (3, 3),
+        -2_147_483_648..=2_147_483_647 => (4, 4),
+        -140_737_488_355_328..=140_737_488_355_327 => (5, 6),
+        _ => (6, 8),
+    };
+    let bytes = v.to_be_bytes();
+    buf[..len].copy_from_slice(&bytes[8 - len..]);
+    (code, len)
 }
 
 /// A b-tree page being filled: cell pointers from the front, cells from the back.
@@ -289,18 +506,7 @@ impl TableBuilder<'_> {
 
     /// Writes a payload's overflow chain; returns its first page.
     fn write_overflow(&mut self, rest: &[u8]) -> io::Result<u32> {
-        let per_page = self.writer.page_size - 4;
-        let chunks: Vec<&[u8]> = rest.chunks(per_page).collect();
-        let pages: Vec<u32> = chunks.iter().map(|_| self.writer.allocate()).collect();
-        let mut image = vec![0u8; self.writer.page_size];
-        for (i, chunk) in chunks.iter().enumerate() {
-            image.fill(0);
-            let next = pages.get(i + 1).copied().unwrap_or(0);
-            image[..4].copy_from_slice(&next.to_be_bytes());
-            image[4..4 + chunk.len()].copy_from_slice(chunk);
-            self.writer.write_page(pages[i], &image)?;
-        }
-        Ok(pages[0])
+        self.writer.write_overflow(rest)
     }
 
     fn flush_leaf(&mut self) -> io::Result<()> {
@@ -374,6 +580,28 @@ impl TableBuilder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_entries_sort_as_sqlite_orders_them() {
+        let mut e = IndexEntries::default();
+        assert!(e.push(15, b"b", 1)); // text "b"
+        assert!(e.push(1, &[0x05], 2)); // integer 5
+        assert!(e.push(0, &[], 9)); // NULL
+        assert!(e.push(2, &[0x01, 0x00], 3)); // integer 256, wider body
+        assert!(e.push(13 + 2, b"a", 7)); // text "a"
+        assert!(e.push(15, b"b", 0)); // text "b", smaller rowid
+        assert!(e.push(12 + 2, &[0x00], 4)); // blob
+        assert!(!e.push(7, &[0; 8], 5), "floats are left to SQLite");
+        e.sort();
+        let rowids: Vec<i64> = e.entries.iter().map(|x| x.3).collect();
+        assert_eq!(rowids, vec![9, 2, 3, 7, 0, 1, 4]);
+        // Each record reads back as (value, rowid).
+        let at = pager::Location::new(pager::PageNo::FIRST, 0);
+        assert_eq!(
+            pager::record::last_value(e.record(1), at),
+            Some(pager::ValueRef::Integer(2))
+        );
+    }
 
     #[test]
     fn varints_round_trip_through_the_reader() {

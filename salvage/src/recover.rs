@@ -502,6 +502,8 @@ struct Run<'a, 'd> {
     profiles_used: Vec<String>,
     /// Placeholder parents made and refused.
     placeholders: crate::placeholders::Outcome,
+    /// Indexes the bulk writer built (lower-cased names): not created again.
+    prebuilt_indexes: BTreeSet<String>,
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -545,6 +547,7 @@ impl<'a, 'd> Run<'a, 'd> {
             profile: profile.to_string(),
             profiles_used: Vec::new(),
             placeholders: crate::placeholders::Outcome::default(),
+            prebuilt_indexes: BTreeSet::new(),
         };
         run.create_tables();
         Ok(run)
@@ -1044,6 +1047,76 @@ impl<'a, 'd> Run<'a, 'd> {
         Ok(out)
     }
 
+    /// The indexes of a bulk-loaded table that the bulk writer builds itself: created now
+    /// on the still empty table (so that SQLite owns their root pages and maintains them for
+    /// rows inserted later), kept when they are plain (one column of the table, BINARY
+    /// collation, ascending, not UNIQUE, not partial, not the rowid), dropped otherwise
+    /// (SQLite builds those after the load).
+    fn prebuild_indexes(&mut self, shape: &TableShape) -> rusqlite::Result<Vec<Prebuilt>> {
+        let mut out = Vec::new();
+        let order = shape.record_order();
+        let alias = shape.rowid_alias();
+        let rows: Vec<(String, String)> = self
+            .schema
+            .rows
+            .iter()
+            .filter(|r| {
+                r.kind == pager::SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&shape.name)
+            })
+            .filter_map(|r| Some((r.name.clone(), r.sql.clone()?)))
+            .collect();
+        for (name, sql) in rows {
+            if self.out.create_object(&sql).is_err() {
+                continue;
+            }
+            let plain: Option<(i64, u32)> = (|| {
+                let (unique, partial): (i64, i64) = self.out.conn.query_row(
+                    "SELECT \"unique\", partial FROM pragma_index_list(?2) WHERE name = ?1",
+                    [&name, &shape.name],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let mut stmt = self.out.conn.prepare(
+                    "SELECT cid, \"desc\", coll FROM pragma_index_xinfo(?1) WHERE key = 1",
+                )?;
+                let keys: Vec<(i64, i64, Option<String>)> = stmt
+                    .query_map([&name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<Result<_, _>>()?;
+                let root: i64 = self.out.conn.query_row(
+                    "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+                    [&name],
+                    |r| r.get(0),
+                )?;
+                Ok::<_, rusqlite::Error>(match keys.as_slice() {
+                    [(cid, 0, Some(coll))]
+                        if unique == 0 && partial == 0 && coll.eq_ignore_ascii_case("BINARY") =>
+                    {
+                        Some((*cid, u32::try_from(root).unwrap_or(0)))
+                    }
+                    _ => None,
+                })
+            })()?;
+            let position = plain.and_then(|(cid, root)| {
+                let cid = usize::try_from(cid).ok()?;
+                if Some(cid) == alias || root == 0 {
+                    return None;
+                }
+                order.iter().position(|c| *c == cid).map(|p| (p, root))
+            });
+            match position {
+                Some((position, root)) => out.push(Prebuilt {
+                    name,
+                    root,
+                    position,
+                }),
+                None => self
+                    .out
+                    .conn
+                    .execute_batch(&format!("DROP INDEX {}", quote(&name)))?,
+            }
+        }
+        Ok(out)
+    }
+
     /// Writes the tree rows of every bulk candidate straight into the output file. Rows
     /// that cannot be appended as they are (out of rowid order, damaged, or refused by a
     /// NOT NULL column) are returned to go through SQL.
@@ -1063,14 +1136,25 @@ impl<'a, 'd> Run<'a, 'd> {
                 Some((ti, root, self.targets.get(target)?.clone()))
             })
             .collect();
+        // Plain single-column indexes of these tables are built here too (see
+        // `prebuild_indexes`); the rest are created by SQLite after the load.
+        let mut prebuilt: Vec<Vec<Prebuilt>> = Vec::with_capacity(jobs.len());
+        for (_, _, tt) in &jobs {
+            prebuilt.push(self.prebuild_indexes(&tt.shape).map_err(dberr)?);
+        }
         let progress = self.progress;
         let read = self.read;
         let mut written: Vec<(usize, u64, u64, Vec<i64>)> = Vec::new();
+        let mut reindex: Vec<String> = Vec::new();
         self.out
             .with_file_closed(|path| {
                 let mut writer = crate::bulk::BulkWriter::open(path, page_size)?;
-                for (ti, root, tt) in &jobs {
+                for ((ti, root, tt), indexes) in jobs.iter().zip(prebuilt.iter_mut()) {
                     progress.say(&format!("recovering `{}`", tt.shape.name));
+                    let mut entries: Vec<Option<crate::bulk::IndexEntries>> = indexes
+                        .iter()
+                        .map(|_| Some(crate::bulk::IndexEntries::default()))
+                        .collect();
                     let mut table = writer.table(*root);
                     let appendable = Appendable::new(&tt.shape);
                     let mut unreadable = 0u64;
@@ -1091,17 +1175,54 @@ impl<'a, 'd> Run<'a, 'd> {
                             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                                 table.push(rowid, &row.raw.payload)?;
                                 rowids.push(rowid);
+                                for (index, slot) in indexes.iter().zip(entries.iter_mut()) {
+                                    let Some(e) = slot else { continue };
+                                    let value = pager::record::column_raw(
+                                        &row.raw.payload,
+                                        row.raw.location,
+                                        index.position,
+                                    );
+                                    // A value this builder does not order, or a column the record
+                                    // lacks (its default applies): SQLite rebuilds that index.
+                                    let pushed = value
+                                        .is_some_and(|(t, body)| e.push(t.code(), body, rowid));
+                                    if !pushed {
+                                        *slot = None;
+                                    }
+                                }
                             }
                             _ => later.push(row),
                         }
                     }
                     let rows = table.finish()?;
+                    for (index, slot) in indexes.iter().zip(entries) {
+                        match slot {
+                            Some(e) => writer.index(index.root, e)?,
+                            None => reindex.push(index.name.clone()),
+                        }
+                    }
                     written.push((*ti, rows, unreadable, rowids));
                     deferred.insert(*ti, later);
                 }
                 writer.finish()
             })
             .map_err(Error::Database)?;
+        for name in reindex {
+            self.out
+                .conn
+                .execute_batch(&format!("REINDEX {}", quote(&name)))
+                .map_err(dberr)?;
+        }
+        for built in prebuilt.iter().flatten() {
+            self.objects.push(SchemaObject {
+                kind: "index".into(),
+                name: built.name.clone(),
+                status: "created",
+                reason: None,
+            });
+            self.prebuilt_indexes
+                .insert(built.name.to_ascii_lowercase());
+        }
         for (ti, rows, unreadable, rowids) in written {
             if let Some(t) = self.tables.get_mut(ti) {
                 t.loss.from_tree += rows;
@@ -1276,6 +1397,9 @@ impl<'a, 'd> Run<'a, 'd> {
             .collect();
         for kind in kinds.iter().cloned() {
             for r in self.schema.rows.iter().filter(|r| r.kind == kind) {
+                if self.prebuilt_indexes.contains(&r.name.to_ascii_lowercase()) {
+                    continue;
+                }
                 let Some(sql) = &r.sql else {
                     // Automatic indexes come with their table's constraints.
                     continue;
@@ -1598,6 +1722,15 @@ impl<'a, 'd> Run<'a, 'd> {
             },
         }
     }
+}
+
+/// An index the bulk writer builds (see `Run::prebuild_indexes`).
+struct Prebuilt {
+    name: String,
+    /// Its root page in the output.
+    root: u32,
+    /// Position of its column in the table's records.
+    position: usize,
 }
 
 /// What bounding one table's loss needs (see [`compute_bounds`]).
