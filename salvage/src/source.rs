@@ -136,24 +136,20 @@ fn resident_file_bytes() -> Option<u64> {
     Some(shared * 4096)
 }
 
-/// The SHA-256 of the file at `path`, read from disk in chunks (not through a map, which
-/// would keep every page resident), in lower-case hex.
+/// The SHA-256 of the file at `path`, in lower-case hex: the file is opened and mapped
+/// afresh (so a file replaced at that path is noticed), hashed through the map without
+/// copying it, and the map's pages are let go of as the hash moves on, so that resident
+/// memory stays flat.
 pub fn sha256_file(path: &Path) -> Result<String, Error> {
     use sha2::{Digest, Sha256};
-    use std::io::Read;
-    let err = |e| Error::Source {
-        path: path.to_owned(),
-        source: e,
-    };
-    let mut f = File::open(path).map_err(err)?;
+    let source = Source::open(path)?;
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(err)?;
-        if n == 0 {
-            break;
+    for (i, chunk) in source.bytes().chunks(8 << 20).enumerate() {
+        h.update(chunk);
+        if i % 8 == 7 {
+            source.release_resident();
         }
-        h.update(buf.get(..n).unwrap_or_default());
     }
+    source.release_resident();
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
