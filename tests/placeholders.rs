@@ -131,6 +131,51 @@ fn lost_sessions_without_allow_partial_commit_nothing_and_exit_4() -> TestResult
     Ok(())
 }
 
+/// `salvage report` renders the run for a person: the verdict is LOSS, never clean; each
+/// table's line carries its placeholders and loss bounds; the exit code restates the loss.
+#[test]
+fn the_rendered_report_says_loss_and_names_the_placeholders() -> TestResult {
+    let c = sessions_lost("sessions-lost-rendered");
+    let out = c.recover(&["--allow-partial"])?;
+    assert_eq!(out.status.code(), Some(3));
+    let report = c.dir.path("out.db.report.json");
+    let text = crate::salvage().arg("report").arg(&report).output()?;
+    assert_eq!(
+        text.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    let text = String::from_utf8(text.stdout)?;
+    assert!(text.contains("verdict: LOSS"), "{text}");
+    assert!(!text.contains("COMPLETE"), "{text}");
+    let sessions = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("sessions "))
+        .expect(&text);
+    let cells: Vec<&str> = sessions.split_whitespace().collect();
+    // table, status, rows, from orphans, damaged, placeholders, lost bounds.
+    assert_eq!(cells[5], "12", "{sessions}");
+    assert!(sessions.contains(" .. "), "{sessions}");
+    assert!(text.contains("salvage_placeholders"), "{text}");
+
+    let md = crate::salvage()
+        .args(["report", "--format", "markdown"])
+        .arg(&report)
+        .output()?;
+    let md = String::from_utf8(md.stdout)?;
+    assert!(md.starts_with("# Salvage of"), "{md}");
+    assert!(md.contains("| `sessions` | "), "{md}");
+
+    // A file that is not a loss report is refused, not rendered as an empty success.
+    let not_a_report = c.dir.path("other.json");
+    std::fs::write(&not_a_report, "{}")?;
+    let refused = crate::salvage().arg("report").arg(&not_a_report).output()?;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(refused.stdout.is_empty());
+    Ok(())
+}
+
 #[test]
 fn without_a_profile_a_placeholder_that_needs_invented_values_is_reported_not_made() -> TestResult {
     let c = sessions_lost("sessions-lost-no-profile");

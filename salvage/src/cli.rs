@@ -24,8 +24,21 @@ pub enum Command {
     /// Exit 0: complete; 3: loss recorded, partial output committed (--allow-partial);
     /// 4: loss detected, output withheld; 2: refused; 1: failed.
     Recover(RecoverArgs),
+    /// Render a loss report (REPORT.json from `recover`) for a person: the verdict, a line
+    /// per table, the warnings and the next step.
+    Report(ReportArgs),
     /// Build a damaged sample database, salvage it and print the result.
     Demo(DemoArgs),
+}
+
+/// Arguments of `salvage report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The loss report written by `salvage recover`.
+    pub report: PathBuf,
+    /// `text` for a terminal, `markdown` for pasting into a ticket.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "markdown"])]
+    pub format: String,
 }
 
 /// Arguments of `salvage recover`.

@@ -14,6 +14,7 @@ mod placeholders;
 mod profiles;
 mod recover;
 mod recover_report;
+mod render;
 mod report;
 mod run;
 mod source;

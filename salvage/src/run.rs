@@ -128,6 +128,7 @@ pub fn run(cli: &Cli) -> Result<Outcome, Error> {
     match &cli.command {
         Command::Inspect(args) => crate::inspect::run(args),
         Command::Recover(args) => crate::recover::run(args),
+        Command::Report(args) => crate::render::run(args),
         Command::Demo(args) => crate::demo::run(args),
     }
 }

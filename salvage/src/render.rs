@@ -1,0 +1,189 @@
+//! `salvage report`: the loss report rendered for a person, as text or markdown.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::cli::ReportArgs;
+use crate::run::{print_stdout, Error, Outcome};
+
+/// Runs `salvage report`.
+pub fn run(args: &ReportArgs) -> Result<Outcome, Error> {
+    let text = std::fs::read_to_string(&args.report).map_err(|e| Error::Source {
+        path: args.report.clone(),
+        source: e,
+    })?;
+    let report: Value = serde_json::from_str(&text).map_err(|e| Error::Refused {
+        what: format!("`{}` is not a loss report: {e}", args.report.display()),
+        hint: "pass the REPORT.json that `salvage recover` wrote".into(),
+    })?;
+    if report.get("format_version").and_then(Value::as_u64)
+        != Some(crate::recover_report::FORMAT_VERSION.into())
+    {
+        return Err(Error::Refused {
+            what: format!(
+                "`{}` is not a loss report of format version {}",
+                args.report.display(),
+                crate::recover_report::FORMAT_VERSION
+            ),
+            hint: "render it with the salvage version that wrote it".into(),
+        });
+    }
+    print_stdout(&render(&report, args.format == "markdown"))?;
+    let loss = report["flags"]["loss_detected"].as_bool().unwrap_or(true);
+    Ok(if loss {
+        Outcome::Damaged
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn num(v: &Value) -> String {
+    v.as_u64().map_or_else(|| "?".into(), |n| n.to_string())
+}
+
+/// The report for a person. Markdown uses headings and a table; text aligns columns.
+pub fn render(r: &Value, markdown: bool) -> String {
+    let mut s = String::new();
+    let flags = &r["flags"];
+    let verdict = if flags["complete"] == true {
+        "COMPLETE: every source of evidence agrees nothing is missing; the output is verified"
+    } else if flags["loss_detected"] == true {
+        "LOSS: rows were recovered, but not provably all (partial recovery)"
+    } else {
+        "NOT VERIFIED: the output failed its checks"
+    };
+    let committed = r["output"]["committed"] == true;
+    let (h1, h2) = if markdown { ("# ", "## ") } else { ("", "") };
+    let _ = writeln!(
+        s,
+        "{h1}Salvage of `{}`",
+        r["run"]["source_path"].as_str().unwrap_or("?")
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{}{verdict}",
+        if markdown {
+            "**Verdict:** "
+        } else {
+            "verdict: "
+        }
+    );
+    let _ = writeln!(
+        s,
+        "{}{}",
+        if markdown { "**Output:** " } else { "output: " },
+        if committed {
+            format!("`{}`", r["run"]["dest_path"].as_str().unwrap_or("?"))
+        } else {
+            "not committed (kept as DEST.incomplete)".into()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "{}{}",
+        if markdown {
+            "**Source unchanged:** "
+        } else {
+            "source unchanged: "
+        },
+        if r["source"]["unchanged"] == true {
+            "yes (SHA-256 before and after match)"
+        } else {
+            "NO"
+        }
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{h2}Tables");
+    let _ = writeln!(s);
+    let header = [
+        "table",
+        "status",
+        "rows",
+        "from orphans",
+        "damaged",
+        "placeholders",
+        "lost (at least .. at most)",
+    ];
+    if markdown {
+        let _ = writeln!(s, "| {} |", header.join(" | "));
+        let _ = writeln!(s, "|{}", "---|".repeat(header.len()));
+    } else {
+        let _ = writeln!(
+            s,
+            "  {:<26} {:>9} {:>10} {:>12} {:>8} {:>12}  {}",
+            header[0], header[1], header[2], header[3], header[4], header[5], header[6]
+        );
+    }
+    for t in r["tables"].as_array().into_iter().flatten() {
+        let lost = match t.get("lost_rows") {
+            Some(l) => format!(
+                "{} .. {}",
+                num(&l["lower_bound"]),
+                l["upper_bound"]
+                    .as_u64()
+                    .map_or_else(|| "unknown".into(), |u| u.to_string())
+            ),
+            None => "-".into(),
+        };
+        let name = t["name"].as_str().unwrap_or("?");
+        let row = [
+            name.to_string(),
+            t["status"].as_str().unwrap_or("?").to_string(),
+            num(&t["rows_written"]),
+            num(&t["rows_from_orphans"]),
+            num(&t["rows_damaged"]),
+            num(&t["placeholders"]),
+            lost,
+        ];
+        if markdown {
+            let _ = writeln!(s, "| `{}` | {} |", row[0], row[1..].join(" | "));
+        } else {
+            let _ = writeln!(
+                s,
+                "  {:<26} {:>9} {:>10} {:>12} {:>8} {:>12}  {}",
+                crate::inspect::ellipsize(&row[0], 26),
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                row[5],
+                row[6]
+            );
+        }
+    }
+    let lf = &r["lost_and_found"];
+    if lf["rows"].as_u64().unwrap_or(0) > 0 {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", num(&lf["rows"]), lf["table"].as_str().unwrap_or("lost_and_found"));
+    }
+    let warnings: Vec<&str> = r["evidence"]["loss"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !warnings.is_empty() {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{h2}What was lost");
+        let _ = writeln!(s);
+        for w in &warnings {
+            let _ = writeln!(s, "- {w}");
+        }
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{h2}Next step");
+    let _ = writeln!(s);
+    let next = if flags["complete"] == true {
+        "Use the output as the database; keep the source as evidence."
+    } else if committed {
+        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
+    } else if flags["verified"] == true {
+        "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
+    } else {
+        "The output failed verification; keep DEST.incomplete for inspection and report the run with this report attached."
+    };
+    let _ = writeln!(s, "{next}");
+    s
+}
