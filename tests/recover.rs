@@ -670,3 +670,45 @@ fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     assert_eq!(r["flags"]["complete"], true);
     Ok(())
 }
+
+/// The last leaf of an AUTOINCREMENT table is its hot end: the lost range above the last
+/// surviving divider is open at its top, and only `sqlite_sequence` closes it. One store is
+/// UTF-16BE, so the counter's table name is decoded, not compared as bytes.
+#[test]
+fn sqlite_sequence_bounds_the_loss_at_the_hot_end_of_a_table() -> TestResult {
+    let table = "items";
+    for fixture in ["generic-512-utf16be", "generic-1024-autovacuum"] {
+        let name = format!("bounds-sequence-{fixture}");
+        let c = case(&name, fixture, |f| {
+            let leaves = fixtures::table_pages(&f.bytes, f.roots[table]).leaves;
+            assert!(leaves.len() > 2, "{table} fits one page");
+            vec![Damage::ZeroPage(*leaves.last().unwrap())]
+        });
+        let out = c.recover(&["--allow-partial"])?;
+        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        let truth =
+            (expected_rows(&c.fixture, table).len() - rows_of(&c.dest, table, false).len()) as u64;
+        assert!(truth > 0, "{name}");
+        let r = c.report();
+        let t = r["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == table)
+            .unwrap();
+        let lost = &t["lost_rows"];
+        let upper = lost["upper_bound"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: {lost}"));
+        assert!(
+            lost["lower_bound"].as_u64().unwrap() <= truth,
+            "{name}: {lost}"
+        );
+        assert!(truth <= upper, "{name}: {truth} lost, above {lost}");
+        assert!(
+            lost["evidence"].to_string().contains("sqlite_sequence"),
+            "{name}: {lost}"
+        );
+    }
+    Ok(())
+}

@@ -9,6 +9,10 @@
 //! - Rows whose cells were found but which are not in the table (refused by its
 //!   constraints, or undecodable) are counted exactly.
 //!
+//! - An AUTOINCREMENT table's `sqlite_sequence` counter is the largest rowid the table
+//!   ever held (SQLite raises it when a larger rowid is inserted), so it closes a lost
+//!   range that is open at its top: the hot end of the table, where damage is likeliest.
+//!
 //! The lower bound is the largest of the proofs that cannot overlap; the upper bound is
 //! known only when every lost range is bounded on both sides and the root survived.
 
@@ -47,12 +51,14 @@ pub struct LossBounds {
 
 /// Bounds the rows a table lost from its lost ranges, the index entries whose rows are
 /// missing (not counting refused rows), and the rows known missing. `root_lost`: the
-/// table's root page is unreadable (nothing bounds the loss).
+/// table's root page is unreadable (nothing bounds the loss). `sequence`: the table's
+/// `sqlite_sequence` counter, when it has one that no recovered rowid exceeds.
 pub fn bound_loss(
     ranges: &[LostRange],
     index_missing: u64,
     known: KnownMissing,
     root_lost: bool,
+    sequence: Option<i64>,
 ) -> LossBounds {
     let mut out = LossBounds {
         proven_by_index: index_missing,
@@ -60,8 +66,16 @@ pub fn bound_loss(
     };
     let empty = ranges.iter().filter(|r| r.recovered == 0).count() as u64;
     let mut upper: Option<u64> = (!root_lost).then_some(0);
+    let mut closed_by_sequence = 0;
     for r in ranges {
-        let width = match (r.lost.bounds.lower, r.lost.bounds.upper) {
+        let top = match (r.lost.bounds.lower, r.lost.bounds.upper) {
+            (Some(_), None) if sequence.is_some() => {
+                closed_by_sequence += 1;
+                sequence
+            }
+            (_, upper) => upper,
+        };
+        let width = match (r.lost.bounds.lower, top) {
             (Some(lo), Some(hi)) if hi > lo => Some(hi.abs_diff(lo)),
             _ => None,
         };
@@ -74,6 +88,11 @@ pub fn bound_loss(
         out.evidence.push(format!(
             "{} child pointers of the table's b-tree could not be followed; {empty} of their rowid ranges came back empty (each held at least one row)",
             ranges.len()
+        ));
+    }
+    if let (Some(seq), true) = (sequence, closed_by_sequence > 0) {
+        out.evidence.push(format!(
+            "sqlite_sequence records {seq} as the largest rowid the table ever held: it closes the lost range above the last surviving row"
         ));
     }
     if index_missing > 0 {
@@ -129,6 +148,7 @@ mod tests {
             3,
             none,
             false,
+            None,
         );
         assert_eq!(b.lower, 3); // three index entries beat one empty range
         assert_eq!(b.upper, Some(10 + 15));
@@ -140,7 +160,7 @@ mod tests {
             rejected: 2,
             unreadable: 0,
         };
-        let b = bound_loss(&[range(Some(100), Some(110), 0)], 3, refused, false);
+        let b = bound_loss(&[range(Some(100), Some(110), 0)], 3, refused, false, None);
         assert_eq!((b.lower, b.upper), (5, Some(12)));
     }
 
@@ -148,19 +168,34 @@ mod tests {
     fn an_open_range_or_a_lost_root_leaves_the_upper_bound_unknown() {
         let none = KnownMissing::default();
         assert_eq!(
-            bound_loss(&[range(None, Some(110), 0)], 0, none, false).upper,
+            bound_loss(&[range(None, Some(110), 0)], 0, none, false, None).upper,
             None
         );
-        assert_eq!(bound_loss(&[], 0, none, true).upper, None);
+        assert_eq!(bound_loss(&[], 0, none, true, None).upper, None);
         assert_eq!(
-            bound_loss(&[range(None, Some(110), 0)], 0, none, false).lower,
+            bound_loss(&[range(None, Some(110), 0)], 0, none, false, None).lower,
             1
         );
     }
 
     #[test]
+    fn the_sequence_counter_closes_a_range_open_at_its_top() {
+        let none = KnownMissing::default();
+        let open = [range(Some(100), None, 3)];
+        assert_eq!(bound_loss(&open, 0, none, false, None).upper, None);
+        let b = bound_loss(&open, 0, none, false, Some(120));
+        assert_eq!((b.lower, b.upper), (0, Some(17)));
+        assert!(b.evidence.iter().any(|e| e.contains("sqlite_sequence")));
+        // It says nothing about rowids below the lowest surviving one.
+        assert_eq!(
+            bound_loss(&[range(None, Some(50), 0)], 0, none, false, Some(120)).upper,
+            None
+        );
+    }
+
+    #[test]
     fn nothing_lost_is_zero_on_both_sides() {
-        let b = bound_loss(&[], 0, KnownMissing::default(), false);
+        let b = bound_loss(&[], 0, KnownMissing::default(), false, None);
         assert_eq!((b.lower, b.upper), (0, Some(0)));
         assert!(b.evidence.is_empty());
     }

@@ -881,6 +881,7 @@ impl<'a, 'd> Run<'a, 'd> {
         let Some(survey) = self.survey.as_ref() else {
             return Vec::new();
         };
+        let sequences = self.source_sequences();
         let mut out = Vec::new();
         for (ti, t) in self.tables.iter_mut().enumerate() {
             let Some(tt) = t.target.and_then(|i| self.targets.get(i)) else {
@@ -914,8 +915,14 @@ impl<'a, 'd> Run<'a, 'd> {
                 })
                 .filter_map(|r| r.rootpage)
                 .collect();
+            // A counter below a recovered rowid contradicts the rows: it proves nothing.
+            let sequence = sequences
+                .get(&t.name.to_lowercase())
+                .copied()
+                .filter(|seq| rowids.last().is_none_or(|last| last <= seq));
             out.push(BoundsInput {
                 table: ti,
+                sequence,
                 lost,
                 root_lost: t.loss.root_lost,
                 known: reconstruct::KnownMissing {
@@ -1344,15 +1351,38 @@ impl<'a, 'd> Run<'a, 'd> {
         self.out.conn.execute_batch("COMMIT")
     }
 
-    /// Carries `sqlite_sequence` counters over: never below what the rows now need.
-    fn carry_sequence(&mut self) -> rusqlite::Result<()> {
-        let Some(root) = self
-            .schema
+    /// Root page of the source's `sqlite_sequence`.
+    fn sequence_root(&self) -> Option<PageNo> {
+        self.schema
             .rows
             .iter()
             .find(|r| r.name.eq_ignore_ascii_case("sqlite_sequence"))
             .and_then(|r| r.rootpage)
-        else {
+    }
+
+    /// The source's `sqlite_sequence` counters, by lower-cased table name.
+    fn source_sequences(&self) -> BTreeMap<String, i64> {
+        let Some(root) = self.sequence_root() else {
+            return BTreeMap::new();
+        };
+        let mut out = BTreeMap::new();
+        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
+            let RowEvent::Row(row) = event else { continue };
+            let (record, _) = row.record();
+            if let (Some(Value::Text(name)), Some(Value::Integer(seq))) =
+                (record.first(), record.get(1))
+            {
+                if let Some(name) = self.enc.decode(name) {
+                    out.insert(name.to_lowercase(), *seq);
+                }
+            }
+        }
+        out
+    }
+
+    /// Carries `sqlite_sequence` counters over: never below what the rows now need.
+    fn carry_sequence(&mut self) -> rusqlite::Result<()> {
+        let Some(root) = self.sequence_root() else {
             return Ok(());
         };
         let exists: bool = self.out.conn.query_row(
@@ -1736,6 +1766,9 @@ struct Prebuilt {
 /// What bounding one table's loss needs (see [`compute_bounds`]).
 struct BoundsInput {
     table: usize,
+    /// The table's `sqlite_sequence` counter in the source, unless a recovered rowid
+    /// exceeds it.
+    sequence: Option<i64>,
     lost: Vec<pager::LostChild>,
     root_lost: bool,
     known: reconstruct::KnownMissing,
@@ -1822,7 +1855,13 @@ fn compute_bounds(
         }
         out.push((
             input.table,
-            reconstruct::bound_loss(&ranges, missing.len() as u64, input.known, input.root_lost),
+            reconstruct::bound_loss(
+                &ranges,
+                missing.len() as u64,
+                input.known,
+                input.root_lost,
+                input.sequence,
+            ),
         ));
     }
     out
