@@ -8,6 +8,7 @@ mod golden;
 mod hostile;
 mod inspect;
 mod nemetz;
+mod partial;
 mod placeholders;
 mod readback;
 mod recover;

@@ -31,6 +31,8 @@ pub struct TableLoss {
     pub root_lost: bool,
     /// Placeholder rows synthesized in this table for children whose parent row is lost.
     pub placeholders: u64,
+    /// Lost rows rebuilt from their index entries alone (other columns NULL); still lost.
+    pub partial_rows: u64,
 }
 
 impl TableLoss {

@@ -56,6 +56,9 @@ pub struct RecoverArgs {
     /// Commit the output even when loss is detected (exit 3 instead of 4).
     #[arg(long)]
     pub allow_partial: bool,
+    /// Do not rebuild lost rows from their surviving index entries (see `salvage_partial_rows`).
+    #[arg(long)]
+    pub no_partial_rows: bool,
     /// Read the main database file alone, ignoring SRC-wal.
     #[arg(long, conflicts_with = "wal")]
     pub no_wal: bool,

@@ -72,6 +72,7 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
         report: None,
         allow_partial: true,
         no_wal: false,
+        no_partial_rows: false,
         wal: None,
         profile: "auto".into(),
     })?;

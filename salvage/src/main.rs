@@ -10,6 +10,7 @@ mod cli;
 mod demo;
 mod inspect;
 mod output;
+mod partial;
 mod placeholders;
 mod profiles;
 mod recover;

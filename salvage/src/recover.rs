@@ -248,16 +248,16 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             let wal = paths.wal.as_deref().map(sha256_file).transpose();
             (main, wal)
         });
-        run.finish_schema()?;
-        let verified = run.verify();
+        run.create_indexes();
         let bounds = bounded
             .join()
             .map_err(|_| Error::Database("bounding the loss failed".into()))?;
-        for (ti, b) in bounds {
-            if let Some(t) = run.tables.get_mut(ti) {
-                t.bounds = Some(b);
-            }
-        }
+        // Partial rows go in before the placeholders (they may reference a lost parent)
+        // and before any trigger exists.
+        run.take_bounds(bounds, !args.no_partial_rows)
+            .map_err(|e| Error::Database(e.to_string()))?;
+        run.finish_schema()?;
+        let verified = run.verify();
         let (sha_before, wal_sha_before) = before
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
@@ -468,6 +468,8 @@ struct TableRun {
     rejected_rowids: BTreeSet<i64>,
     /// Rowids of the rows written into it (the load's own record, for loss bounds).
     written_rowids: Vec<i64>,
+    /// Partial rows its constraints refused.
+    partial_refused: u64,
 }
 
 /// One salvage run in progress.
@@ -504,6 +506,8 @@ struct Run<'a, 'd> {
     placeholders: crate::placeholders::Outcome,
     /// Indexes the bulk writer built (lower-cased names): not created again.
     prebuilt_indexes: BTreeSet<String>,
+    /// The registry of partial rows in the output, once one is written.
+    partial_registry: Option<String>,
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -548,6 +552,7 @@ impl<'a, 'd> Run<'a, 'd> {
             profiles_used: Vec::new(),
             placeholders: crate::placeholders::Outcome::default(),
             prebuilt_indexes: BTreeSet::new(),
+            partial_registry: None,
         };
         run.create_tables();
         Ok(run)
@@ -600,6 +605,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 bounds: None,
                 rejected_rowids: BTreeSet::new(),
                 written_rowids: Vec::new(),
+                partial_refused: 0,
             };
             let lower = r.name.to_ascii_lowercase();
             if lower == "sqlite_sequence" {
@@ -815,6 +821,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 bounds: None,
                 rejected_rowids: BTreeSet::new(),
                 written_rowids: Vec::new(),
+                partial_refused: 0,
             });
         }
     }
@@ -906,15 +913,24 @@ impl<'a, 'd> Run<'a, 'd> {
             let mut rowids = rowids;
             rowids.sort_unstable();
             rowids.dedup();
-            let indexes = self
+            let indexes: Vec<(String, PageNo, Option<String>)> = self
                 .schema
                 .rows
                 .iter()
                 .filter(|r| {
                     r.kind == pager::SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&t.name)
                 })
-                .filter_map(|r| r.rootpage)
+                .filter_map(|r| Some((r.name.clone(), r.rootpage?, r.sql.clone())))
                 .collect();
+            let table_sql = self
+                .schema
+                .rows
+                .iter()
+                .find(|r| {
+                    r.kind == pager::SchemaKind::Table && r.name.eq_ignore_ascii_case(&t.name)
+                })
+                .and_then(|r| r.sql.as_deref());
+            let indexes = crate::partial::index_keys(table_sql, &indexes);
             // A counter below a recovered rowid contradicts the rows: it proves nothing.
             let sequence = sequences
                 .get(&t.name.to_lowercase())
@@ -937,9 +953,45 @@ impl<'a, 'd> Run<'a, 'd> {
         out
     }
 
-    fn finish_schema(&mut self) -> Result<(), Error> {
+    fn create_indexes(&mut self) {
         self.progress.say("re-creating indexes");
         self.create_objects(&[pager::SchemaKind::Index]);
+    }
+
+    /// Takes each table's loss bounds in, and writes the partial rows its index entries
+    /// prove (unless `partial_rows` is off), registered in `salvage_partial_rows`.
+    fn take_bounds(&mut self, bounded: Vec<Bounded>, partial_rows: bool) -> rusqlite::Result<()> {
+        if partial_rows && bounded.iter().any(|b| !b.partial.is_empty()) {
+            self.progress
+                .say("rebuilding partial rows from index entries");
+        }
+        let taken = self.taken_names();
+        for b in bounded {
+            let Some(t) = self.tables.get_mut(b.table) else {
+                continue;
+            };
+            t.bounds = Some(b.bounds);
+            if !partial_rows || b.partial.is_empty() {
+                continue;
+            }
+            self.out.conn.execute_batch("BEGIN")?;
+            let done = crate::partial::insert(
+                &self.out,
+                self.enc,
+                &t.name,
+                &b.partial,
+                &mut self.partial_registry,
+                &taken,
+            );
+            self.out.conn.execute_batch("COMMIT")?;
+            let done = done?;
+            t.loss.partial_rows = done.written;
+            t.partial_refused = done.refused;
+        }
+        Ok(())
+    }
+
+    fn finish_schema(&mut self) -> Result<(), Error> {
         self.progress.say("rebuilding lost parent rows");
         self.synthesize_placeholders()
             .map_err(|e| Error::Database(e.to_string()))?;
@@ -1500,7 +1552,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 [],
                 |r| r.get(0),
             );
-            let written = t.loss.written() + t.loss.placeholders;
+            let written = t.loss.written() + t.loss.placeholders + t.loss.partial_rows;
             let n = n.ok();
             if n != i64::try_from(written).ok() {
                 counts_ok = false;
@@ -1548,6 +1600,24 @@ impl<'a, 'd> Run<'a, 'd> {
             assessment.evidence.push(l.clone());
         }
         assessment.evidence.extend(self.placeholder_evidence());
+        for t in &self.tables {
+            if t.loss.partial_rows > 0 {
+                assessment.evidence.push(format!(
+                    "{} lost `{}` rows rebuilt from their index entries alone (columns no index holds are NULL); registered in `{}`",
+                    t.loss.partial_rows,
+                    t.name,
+                    self.partial_registry.as_deref().unwrap_or("salvage_partial_rows")
+                ));
+            }
+            if t.partial_refused > 0 {
+                assessment.evidence.push(format!(
+                    "{} lost `{}` rows proven by index entries could not be rebuilt: the table's constraints refused what the entries hold; their known values are kept in `{}`",
+                    t.partial_refused,
+                    t.name,
+                    self.partial_registry.as_deref().unwrap_or("salvage_partial_rows")
+                ));
+            }
+        }
         for t in &self.tables {
             if let Some(b) = t
                 .bounds
@@ -1619,6 +1689,8 @@ impl<'a, 'd> Run<'a, 'd> {
                     conflicts: t.loss.conflicts,
                     rejected_to_lost_and_found: t.loss.rejected,
                     placeholders: t.loss.placeholders,
+                    rows_partial: t.loss.partial_rows,
+                    partial_refused: t.partial_refused,
                     lost_rows: t.bounds.as_ref().map(|b| LostRows {
                         lower_bound: b.lower,
                         upper_bound: b.upper,
@@ -1705,6 +1777,11 @@ impl<'a, 'd> Run<'a, 'd> {
                 index_groups: self.plan.index_groups.len() as u64,
             },
             placeholders: self.placeholder_report(),
+            partial_rows: PartialRowsReport {
+                registry: self.partial_registry.clone(),
+                rows: self.tables.iter().map(|t| t.loss.partial_rows).sum(),
+                refused: self.tables.iter().map(|t| t.partial_refused).sum(),
+            },
             schema_objects: self
                 .objects
                 .iter()
@@ -1763,6 +1840,13 @@ struct Prebuilt {
     position: usize,
 }
 
+/// One table's loss bounds, and the lost rows its index entries prove, by rowid.
+struct Bounded {
+    table: usize,
+    bounds: reconstruct::LossBounds,
+    partial: BTreeMap<i64, crate::partial::PartialRow>,
+}
+
 /// What bounding one table's loss needs (see [`compute_bounds`]).
 struct BoundsInput {
     table: usize,
@@ -1775,8 +1859,8 @@ struct BoundsInput {
     rejected_rowids: BTreeSet<i64>,
     /// Rowids of the rows written into the table (not placeholders), sorted.
     rowids: Vec<i64>,
-    /// Root pages of the table's indexes in the source.
-    indexes: Vec<PageNo>,
+    /// The table's indexes in the source, with the column behind each key.
+    indexes: Vec<crate::partial::IndexKeys>,
 }
 
 /// Bounds the rows each damaged table lost: its lost rowid ranges against the rows
@@ -1786,7 +1870,7 @@ fn compute_bounds(
     db: &Database<'_>,
     inputs: Vec<BoundsInput>,
     residency: &mut Residency<'_>,
-) -> Vec<(usize, reconstruct::LossBounds)> {
+) -> Vec<Bounded> {
     let mut out = Vec::new();
     for input in inputs {
         let rows = &input.rowids;
@@ -1822,9 +1906,9 @@ fn compute_bounds(
                 i > 0 && spans.get(i - 1).is_some_and(|(_, hi)| rowid <= *hi)
             }
         };
-        let mut missing: BTreeSet<i64> = BTreeSet::new();
-        for root in &input.indexes {
-            for item in pager::BtreeWalk::new(db, *root).flatten() {
+        let mut missing: BTreeMap<i64, crate::partial::PartialRow> = BTreeMap::new();
+        for index in &input.indexes {
+            for item in pager::BtreeWalk::new(db, index.root).flatten() {
                 let pager::TreeItem::Cell(cell) = item else {
                     continue;
                 };
@@ -1849,20 +1933,26 @@ fn compute_bounds(
                     && !input.rejected_rowids.contains(&rowid)
                     && rows.binary_search(&rowid).is_err()
                 {
-                    missing.insert(rowid);
+                    // The whole entry is decoded only for a row that is gone.
+                    let keys = pager::raw_cell(db, &cell)
+                        .map(|raw| raw.decode().values)
+                        .unwrap_or_default();
+                    let keys = keys.split_last().map_or(&[][..], |(_, k)| k);
+                    missing.entry(rowid).or_default().add(index, keys);
                 }
             }
         }
-        out.push((
-            input.table,
-            reconstruct::bound_loss(
+        out.push(Bounded {
+            table: input.table,
+            bounds: reconstruct::bound_loss(
                 &ranges,
                 missing.len() as u64,
                 input.known,
                 input.root_lost,
                 input.sequence,
             ),
-        ));
+            partial: missing,
+        });
     }
     out
 }

@@ -24,6 +24,7 @@ pub struct LossReport {
     pub tables: Vec<TableReport>,
     pub lost_and_found: LostAndFound,
     pub placeholders: PlaceholderReport,
+    pub partial_rows: PartialRowsReport,
     pub schema_objects: Vec<SchemaObject>,
     pub conflicts: Listed<ConflictReport>,
     pub flags: Flags,
@@ -145,6 +146,10 @@ pub struct TableReport {
     pub rejected_to_lost_and_found: u64,
     /// Placeholder rows synthesized in this table (listed under `placeholders`).
     pub placeholders: u64,
+    /// Lost rows rebuilt from index entries alone (listed in `partial_rows.registry`).
+    pub rows_partial: u64,
+    /// Lost rows proven by index entries that the table's constraints refused.
+    pub partial_refused: u64,
     /// How many rows the table lost, when anything says it lost some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_rows: Option<LostRows>,
@@ -193,6 +198,16 @@ pub struct LostAndFound {
     pub groups: Vec<OrphanGroupReport>,
     /// Orphan index-page groups: index data, rebuilt from the tables instead.
     pub index_groups: u64,
+}
+
+/// Lost rows rebuilt from their surviving index entries: the indexed columns are known,
+/// every other column is NULL. They are still counted in `lost_rows`.
+#[derive(Debug, Serialize)]
+pub struct PartialRowsReport {
+    /// The registry table in the output (`salvage_partial_rows`), when any row was made.
+    pub registry: Option<String>,
+    pub rows: u64,
+    pub refused: u64,
 }
 
 /// Parent rows synthesized for children whose parent row is lost. Every one is fabricated:

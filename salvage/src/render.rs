@@ -104,17 +104,30 @@ pub fn render(r: &Value, markdown: bool) -> String {
         "from orphans",
         "damaged",
         "placeholders",
+        "partial",
         "lost (at least .. at most)",
-    ];
+    ]
+    .map(String::from);
+    // One aligned line of the text table.
+    let line = |s: &mut String, c: &[String; 8]| {
+        let _ = writeln!(
+            s,
+            "  {:<26} {:>9} {:>10} {:>12} {:>8} {:>12} {:>8}  {}",
+            crate::inspect::ellipsize(&c[0], 26),
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7]
+        );
+    };
     if markdown {
         let _ = writeln!(s, "| {} |", header.join(" | "));
         let _ = writeln!(s, "|{}", "---|".repeat(header.len()));
     } else {
-        let _ = writeln!(
-            s,
-            "  {:<26} {:>9} {:>10} {:>12} {:>8} {:>12}  {}",
-            header[0], header[1], header[2], header[3], header[4], header[5], header[6]
-        );
+        line(&mut s, &header);
     }
     for t in r["tables"].as_array().into_iter().flatten() {
         let lost = match t.get("lost_rows") {
@@ -135,22 +148,13 @@ pub fn render(r: &Value, markdown: bool) -> String {
             num(&t["rows_from_orphans"]),
             num(&t["rows_damaged"]),
             num(&t["placeholders"]),
+            num(&t["rows_partial"]),
             lost,
         ];
         if markdown {
             let _ = writeln!(s, "| `{}` | {} |", row[0], row[1..].join(" | "));
         } else {
-            let _ = writeln!(
-                s,
-                "  {:<26} {:>9} {:>10} {:>12} {:>8} {:>12}  {}",
-                crate::inspect::ellipsize(&row[0], 26),
-                row[1],
-                row[2],
-                row[3],
-                row[4],
-                row[5],
-                row[6]
-            );
+            line(&mut s, &row);
         }
     }
     let lf = &r["lost_and_found"];
@@ -178,7 +182,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
     let next = if flags["complete"] == true {
         "Use the output as the database; keep the source as evidence."
     } else if committed {
-        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
+        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries alone in `salvage_partial_rows`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
     } else if flags["verified"] == true {
         "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
     } else {

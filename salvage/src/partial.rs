@@ -1,0 +1,189 @@
+//! Partial rows from indexes: a table row is lost, but index entries naming its rowid
+//! survive. Each entry carries the indexed columns' values, so the row is rebuilt from them
+//! (every other column NULL) into its table and registered in `salvage_partial_rows`.
+//! The rows stay counted as lost: their other columns are gone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pager::{PageNo, TextEncoding, Value};
+use rusqlite::Connection;
+
+use crate::output::{quote, Output, SqlValue};
+
+/// An index of a table: its root in the source and the table column behind each key
+/// position (`None` for an expression, which proves no column's value).
+#[derive(Clone, Debug)]
+pub struct IndexKeys {
+    pub name: String,
+    pub root: PageNo,
+    pub columns: Vec<Option<String>>,
+}
+
+/// The columns each index keys on, worked out by SQLite itself on a scratch in-memory
+/// database holding only the table and its indexes (automatic ones included). An index SQLite cannot parse there
+/// keeps its root (its entries still prove rows) and names no column.
+pub fn index_keys(
+    table_sql: Option<&str>,
+    indexes: &[(String, PageNo, Option<String>)],
+) -> Vec<IndexKeys> {
+    let scratch = Connection::open_in_memory()
+        .ok()
+        .filter(|c| table_sql.is_some_and(|sql| c.execute_batch(sql).is_ok()));
+    indexes
+        .iter()
+        .map(|(name, root, sql)| {
+            let columns = scratch
+                .as_ref()
+                // An automatic index (UNIQUE, PRIMARY KEY) has no SQL: the table's own
+                // CREATE statement made it, under the same name, on the scratch database.
+                .filter(|c| {
+                    sql.as_deref()
+                        .is_none_or(|sql| c.execute_batch(sql).is_ok())
+                })
+                .and_then(|c| {
+                    let mut stmt = c
+                        .prepare(
+                            "SELECT name FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno",
+                        )
+                        .ok()?;
+                    let names = stmt
+                        .query_map([name], |r| r.get::<_, Option<String>>(0))
+                        .ok()?;
+                    names.collect::<Result<Vec<_>, _>>().ok()
+                })
+                .unwrap_or_default();
+            IndexKeys {
+                name: name.clone(),
+                root: *root,
+                columns,
+            }
+        })
+        .collect()
+}
+
+/// What the index entries of one lost row prove: column values, and the indexes that
+/// proved them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PartialRow {
+    pub values: BTreeMap<String, Value>,
+    pub sources: BTreeSet<String>,
+}
+
+impl PartialRow {
+    /// Takes in one index entry's key values (the record less its trailing rowid).
+    pub fn add(&mut self, index: &IndexKeys, keys: &[Value]) {
+        self.sources.insert(index.name.clone());
+        for (column, value) in index.columns.iter().zip(keys) {
+            if let Some(column) = column {
+                self.values
+                    .entry(column.clone())
+                    .or_insert_with(|| value.clone());
+            }
+        }
+    }
+}
+
+/// What inserting one table's partial rows did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inserted {
+    pub written: u64,
+    /// Rows the table's constraints refused (a NOT NULL column no index covers).
+    pub refused: u64,
+}
+
+/// Inserts `rows` into `table` and registers every one in `registry` (created on first
+/// use), also those the table refuses: their known values stay on record there.
+pub fn insert(
+    out: &Output,
+    enc: TextEncoding,
+    table: &str,
+    rows: &BTreeMap<i64, PartialRow>,
+    registry: &mut Option<String>,
+    taken: &BTreeSet<String>,
+) -> rusqlite::Result<Inserted> {
+    let mut done = Inserted::default();
+    for (rowid, row) in rows {
+        if row.values.is_empty() {
+            continue;
+        }
+        let columns: Vec<&String> = row.values.keys().collect();
+        let sql = format!(
+            "INSERT INTO {}(rowid, {}) VALUES (?1, {})",
+            quote(table),
+            columns
+                .iter()
+                .map(|c| quote(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            (2..columns.len() + 2)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let values: Vec<SqlValue<'_>> = row
+            .values
+            .values()
+            .map(|v| SqlValue::from_value(v, enc))
+            .collect();
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![rowid];
+        params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
+        // A refused row leaves nothing behind: the statement is its own savepoint.
+        let in_table = out.conn.execute(&sql, params.as_slice()).is_ok();
+        if in_table {
+            done.written += 1;
+        } else {
+            done.refused += 1;
+        }
+        let name = match registry {
+            Some(name) => name.clone(),
+            None => {
+                let name = std::iter::once("salvage_partial_rows".to_string())
+                    .chain((1..).map(|i| format!("salvage_partial_rows_{i}")))
+                    .find(|n| !taken.contains(n))
+                    .unwrap_or_default();
+                out.conn.execute_batch(&format!(
+                    "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER NOT NULL, columns_known TEXT NOT NULL, source_index TEXT NOT NULL, in_table INTEGER NOT NULL, known_values TEXT NOT NULL)",
+                    quote(&name)
+                ))?;
+                registry.insert(name).clone()
+            }
+        };
+        let known: serde_json::Map<String, serde_json::Value> = row
+            .values
+            .iter()
+            .map(|(c, v)| (c.clone(), json_value(v, enc)))
+            .collect();
+        out.conn.execute(
+            &format!(
+                "INSERT INTO {}(tbl, rowid, columns_known, source_index, in_table, known_values) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                quote(&name)
+            ),
+            rusqlite::params![
+                table,
+                rowid,
+                columns.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+                row.sources.iter().map(String::as_str).collect::<Vec<_>>().join(","),
+                in_table,
+                serde_json::Value::Object(known).to_string()
+            ],
+        )?;
+    }
+    Ok(done)
+}
+
+/// A value as JSON: text decoded from the database encoding (its bytes in hex when they
+/// are not valid text), a BLOB as `{"blob_hex": …}`.
+fn json_value(v: &Value, enc: TextEncoding) -> serde_json::Value {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    match v {
+        Value::Null => serde_json::Value::Null,
+        Value::Integer(i) => (*i).into(),
+        Value::Real(r) => {
+            serde_json::Number::from_f64(*r).map_or(serde_json::Value::Null, Into::into)
+        }
+        Value::Text(t) => enc
+            .decode(t)
+            .map_or_else(|| serde_json::json!({ "text_hex": hex(t) }), Into::into),
+        Value::Blob(b) => serde_json::json!({ "blob_hex": hex(b) }),
+    }
+}
