@@ -4,6 +4,7 @@
 
 mod corpus;
 mod damage;
+mod export;
 mod golden;
 mod hostile;
 mod inspect;

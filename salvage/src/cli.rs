@@ -27,8 +27,25 @@ pub enum Command {
     /// Render a loss report (REPORT.json from `recover`) for a person: the verdict, a line
     /// per table, the warnings and the next step.
     Report(ReportArgs),
+    /// Export a salvaged Chroma store as JSON lines on stdout, one embedding per line:
+    /// id, collection, document, typed metadata, and whether it was reconstructed.
+    /// Exit 0: every line original; 3: some reconstructed (or left out); 2: refused.
+    Export(ExportArgs),
     /// Build a damaged sample database, salvage it and print the result.
     Demo(DemoArgs),
+}
+
+/// Arguments of `salvage export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The salvaged database (DEST of `salvage recover`), opened read-only.
+    pub db: PathBuf,
+    /// Output format; JSON lines is the one a vector store re-upserts from.
+    #[arg(long, value_name = "FORMAT", default_value = "jsonl", value_parser = ["jsonl"])]
+    pub format: String,
+    /// Export this collection only (by name); default: every collection.
+    #[arg(long, value_name = "NAME")]
+    pub collection: Option<String>,
 }
 
 /// Arguments of `salvage report`.

@@ -8,6 +8,7 @@ use clap::Parser;
 mod bulk;
 mod cli;
 mod demo;
+mod export;
 mod inspect;
 mod output;
 mod partial;

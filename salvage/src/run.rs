@@ -129,6 +129,7 @@ pub fn run(cli: &Cli) -> Result<Outcome, Error> {
         Command::Inspect(args) => crate::inspect::run(args),
         Command::Recover(args) => crate::recover::run(args),
         Command::Report(args) => crate::render::run(args),
+        Command::Export(args) => crate::export::run(args),
         Command::Demo(args) => crate::demo::run(args),
     }
 }

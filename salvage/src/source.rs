@@ -14,25 +14,31 @@ pub struct Source {
     map: Option<Mmap>,
 }
 
+/// Checks that `path` exists and is a regular file, not a directory or a device.
+pub fn check_regular_file(path: &Path) -> Result<std::fs::Metadata, Error> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::Source {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    if meta.is_dir() {
+        return Err(Error::NotAFile {
+            path: path.to_owned(),
+            what: "a directory",
+        });
+    }
+    if !meta.is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_owned(),
+            what: "not a regular file",
+        });
+    }
+    Ok(meta)
+}
+
 impl Source {
     /// Validates `path` (exists, regular file, readable) and maps it read-only.
     pub fn open(path: &Path) -> Result<Source, Error> {
-        let meta = std::fs::metadata(path).map_err(|e| Error::Source {
-            path: path.to_owned(),
-            source: e,
-        })?;
-        if meta.is_dir() {
-            return Err(Error::NotAFile {
-                path: path.to_owned(),
-                what: "a directory",
-            });
-        }
-        if !meta.is_file() {
-            return Err(Error::NotAFile {
-                path: path.to_owned(),
-                what: "not a regular file",
-            });
-        }
+        let meta = check_regular_file(path)?;
         let file = File::open(path).map_err(|e| Error::Source {
             path: path.to_owned(),
             source: e,

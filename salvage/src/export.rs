@@ -1,0 +1,184 @@
+//! `salvage export`: a salvaged Chroma store as JSON lines, one object per embedding, ready
+//! to re-upsert into a vector store. Reads the database with SQLite, read-only.
+//!
+//! Each line: `id` (the user-facing embedding id; `null` when its `embeddings` row was
+//! lost), `internal_id`, `collection` (`null` when unknown; `collection_inferred` when it
+//! comes from a reconstructed row's neighbours), `document`, `metadata` with its types
+//! kept, and `reconstructed`. An embedding whose `embeddings` row is a registered
+//! placeholder, or whose metadata survives with no `embeddings` row at all, is exported
+//! under its internal id and marked reconstructed. Rows with no metadata are exported too.
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use serde_json::{json, Map, Value};
+
+use crate::cli::ExportArgs;
+use crate::run::{Error, Outcome};
+
+/// The metadata key Chroma stores an embedding's document under.
+const DOCUMENT_KEY: &str = "chroma:document";
+
+/// Runs `salvage export`.
+pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
+    crate::source::check_regular_file(&args.db)?;
+    let refused = |what: String, hint: &str| Error::Refused {
+        what,
+        hint: hint.into(),
+    };
+    let conn =
+        Connection::open_with_flags(&args.db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
+            refused(
+                format!("`{}`: {e}", args.db.display()),
+                "pass a database written by `salvage recover`",
+            )
+        })?;
+    let tables: BTreeSet<String> = conn
+        .prepare("SELECT lower(name) FROM sqlite_schema WHERE type = 'table'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| {
+            refused(
+                format!("`{}` is not a readable database: {e}", args.db.display()),
+                "pass a database written by `salvage recover`",
+            )
+        })?;
+    let needed = [
+        "collections",
+        "segments",
+        "embeddings",
+        "embedding_metadata",
+    ];
+    if let Some(missing) = needed.iter().find(|t| !tables.contains(**t)) {
+        return Err(refused(
+            format!(
+                "`{}` is not a Chroma store: it has no `{missing}` table",
+                args.db.display()
+            ),
+            "export reads a salvaged chroma.sqlite3",
+        ));
+    }
+    let db = |e: rusqlite::Error| Error::Database(e.to_string());
+    if let Some(name) = &args.collection {
+        let known: Option<i64> = conn
+            .query_row("SELECT 1 FROM collections WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db)?;
+        if known.is_none() {
+            return Err(refused(
+                format!("no collection named `{name}` in `{}`", args.db.display()),
+                "leave out --collection to export every collection",
+            ));
+        }
+    }
+    // Placeholder `embeddings` rows, registered by the salvage that made them.
+    let placeholders: BTreeSet<i64> = if tables.contains("salvage_placeholders") {
+        conn.prepare("SELECT rowid FROM salvage_placeholders WHERE lower(tbl) = 'embeddings' AND rowid IS NOT NULL")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(db)?
+    } else {
+        BTreeSet::new()
+    };
+    // Every internal id with an `embeddings` row or a metadata row, in id order: metadata
+    // whose embedding row is gone is not dropped.
+    let mut stmt = conn
+        .prepare(
+            "SELECT ids.id, e.embedding_id, c.name
+             FROM (SELECT id FROM embeddings UNION SELECT id FROM embedding_metadata WHERE id IS NOT NULL) AS ids
+             LEFT JOIN embeddings e ON e.id = ids.id
+             LEFT JOIN segments s ON s.id = e.segment_id
+             LEFT JOIN collections c ON c.id = s.collection
+             ORDER BY ids.id",
+        )
+        .map_err(db)?;
+    let mut meta = conn
+        .prepare(
+            "SELECT key, string_value, int_value, float_value, bool_value
+             FROM embedding_metadata WHERE id = ?1 ORDER BY key",
+        )
+        .map_err(db)?;
+    let mut rows = stmt.query([]).map_err(db)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let (mut written, mut reconstructed, mut unknown_skipped) = (0u64, 0u64, 0u64);
+    while let Some(row) = rows.next().map_err(db)? {
+        let internal: i64 = row.get(0).map_err(db)?;
+        let id: Option<String> = row.get(1).map_err(db)?;
+        let collection: Option<String> = row.get(2).map_err(db)?;
+        let rebuilt = id.is_none() || placeholders.contains(&internal);
+        if let Some(wanted) = &args.collection {
+            if collection.as_deref() != Some(wanted.as_str()) {
+                unknown_skipped += u64::from(rebuilt && collection.is_none());
+                continue;
+            }
+        }
+        let mut document = Value::Null;
+        let mut metadata = Map::new();
+        let mut values = meta.query([internal]).map_err(db)?;
+        while let Some(m) = values.next().map_err(db)? {
+            let key: String = m.get(0).map_err(db)?;
+            let value = typed(m).map_err(db)?;
+            if key == DOCUMENT_KEY {
+                document = value;
+            } else {
+                metadata.insert(key, value);
+            }
+        }
+        let line = json!({
+            "id": if rebuilt { None } else { id },
+            "internal_id": internal,
+            // A reconstructed row's segment, hence its collection, was inferred from its
+            // neighbouring ids, not read.
+            "collection_inferred": rebuilt && collection.is_some(),
+            "collection": collection,
+            "document": document,
+            "metadata": metadata,
+            "reconstructed": rebuilt,
+        });
+        let written_ok = serde_json::to_writer(&mut out, &line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"));
+        match written_ok {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Clean),
+            other => other.map_err(Error::Output)?,
+        }
+        written += 1;
+        reconstructed += u64::from(rebuilt);
+    }
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Clean),
+        other => other.map_err(Error::Output)?,
+    }
+    eprintln!("salvage export: {written} embeddings written, {reconstructed} of them reconstructed (their user-facing id is lost)");
+    if unknown_skipped > 0 {
+        eprintln!("  {unknown_skipped} reconstructed embeddings of unknown collection left out by --collection");
+    }
+    // An export carrying reconstructed rows, or leaving some out, is not a clean one.
+    Ok(if reconstructed + unknown_skipped > 0 {
+        Outcome::Damaged
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// The value of a metadata row, from whichever typed column holds it, by its storage
+/// class: text, integer, float; `bool_value` as a boolean (Chroma keeps 0/1 there). A BLOB,
+/// which Chroma never writes, is kept as `{"blob_hex": …}` rather than dropped.
+fn typed(m: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
+    use rusqlite::types::ValueRef;
+    for column in 1..=4 {
+        let v = match m.get_ref(column)? {
+            ValueRef::Null => continue,
+            ValueRef::Integer(i) if column == 4 => Value::Bool(i != 0),
+            ValueRef::Integer(i) => i.into(),
+            ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+            ValueRef::Blob(b) => {
+                json!({ "blob_hex": b.iter().map(|x| format!("{x:02x}")).collect::<String>() })
+            }
+        };
+        return Ok(v);
+    }
+    Ok(Value::Null)
+}

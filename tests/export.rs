@@ -1,0 +1,148 @@
+//! `salvage export`: a salvaged Chroma store as JSON lines, one embedding per line, with
+//! its metadata's types kept; embeddings whose `embeddings` row was lost are exported
+//! under their internal id, marked reconstructed, never dropped.
+
+use std::collections::BTreeMap;
+
+use fixtures::{Damage, Fixture, Value};
+use serde_json::json;
+
+use crate::recover::case;
+use crate::TestResult;
+
+/// The fixture's metadata, as the export should give it: internal id -> (document,
+/// metadata object).
+fn expected_metadata(f: &Fixture) -> BTreeMap<i64, (serde_json::Value, serde_json::Value)> {
+    let mut out: BTreeMap<i64, (serde_json::Value, serde_json::Value)> = BTreeMap::new();
+    for row in &f.table("embedding_metadata").unwrap().rows {
+        let v = &row.values;
+        let Value::Integer(id) = v[0] else {
+            panic!("{v:?}")
+        };
+        let Value::Text(key) = &v[1] else {
+            panic!("{v:?}")
+        };
+        let value = match (&v[2], &v[3], &v[4], &v[5]) {
+            (Value::Text(s), ..) => json!(s),
+            (_, Value::Integer(i), ..) => json!(i),
+            (_, _, Value::Real(r), _) => json!(r),
+            (_, _, _, Value::Integer(b)) => json!(*b != 0),
+            other => panic!("{other:?}"),
+        };
+        let e = out
+            .entry(id)
+            .or_insert((serde_json::Value::Null, json!({})));
+        if key == "chroma:document" {
+            e.0 = value;
+        } else {
+            e.1[key] = value;
+        }
+    }
+    out
+}
+
+fn export(
+    db: &std::path::Path,
+    extra: &[&str],
+) -> std::io::Result<(Option<i32>, Vec<serde_json::Value>)> {
+    let out = crate::salvage()
+        .arg("export")
+        .arg(db)
+        .args(extra)
+        .output()?;
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Ok((out.status.code(), lines))
+}
+
+#[test]
+fn every_embedding_is_exported_with_its_document_and_typed_metadata() -> TestResult {
+    let c = case("export-healthy", "vector-4096-utf8", |_| vec![]);
+    assert_eq!(c.recover(&[])?.status.code(), Some(0));
+    let (code, lines) = export(&c.dest, &[])?;
+    assert_eq!(code, Some(0));
+    let embeddings = &c.fixture.table("embeddings").unwrap().rows;
+    assert_eq!(lines.len(), embeddings.len());
+    let meta = expected_metadata(&c.fixture);
+    for line in &lines {
+        let id = line["internal_id"].as_i64().unwrap();
+        let row = embeddings
+            .iter()
+            .find(|r| r.values[0] == Value::Integer(id))
+            .unwrap();
+        let Value::Text(embedding_id) = &row.values[2] else {
+            panic!()
+        };
+        assert_eq!(line["id"], json!(embedding_id));
+        assert_eq!(line["reconstructed"], false);
+        assert!(line["collection"].is_string(), "{line}");
+        let (document, metadata) = meta
+            .get(&id)
+            .cloned()
+            .unwrap_or((serde_json::Value::Null, json!({})));
+        assert_eq!(line["document"], document, "{id}");
+        assert_eq!(line["metadata"], metadata, "{id}");
+    }
+    // Types survive: integers stay integers, booleans booleans.
+    assert!(lines.iter().any(|l| l["metadata"]["chunk_index"].is_i64()));
+    assert!(lines
+        .iter()
+        .any(|l| l["metadata"]["is_public"].is_boolean()));
+    assert!(lines.iter().any(|l| l["metadata"]["score"].is_f64()));
+    // One collection: only its lines.
+    let (code, some) = export(&c.dest, &["--collection", "code_snippets"])?;
+    assert_eq!(code, Some(0));
+    assert!(!some.is_empty() && some.len() < lines.len());
+    assert!(some.iter().all(|l| l["collection"] == "code_snippets"));
+    assert_eq!(
+        some.len(),
+        lines
+            .iter()
+            .filter(|l| l["collection"] == "code_snippets")
+            .count()
+    );
+    // Not a Chroma store, and an unknown collection: refused.
+    let agent = case("export-agent", "agent-4096-utf8", |_| vec![]);
+    assert_eq!(agent.recover(&[])?.status.code(), Some(0));
+    assert_eq!(export(&agent.dest, &[])?.0, Some(2));
+    assert_eq!(export(&c.dest, &["--collection", "no-such"])?.0, Some(2));
+    Ok(())
+}
+
+#[test]
+fn embeddings_whose_row_is_lost_are_exported_as_reconstructed() -> TestResult {
+    let c = case("export-lost", "vector-4096-utf8", |f| {
+        let leaves = fixtures::table_pages(&f.bytes, f.roots["embeddings"]).leaves;
+        vec![Damage::ZeroPage(leaves[0])]
+    });
+    assert_eq!(c.recover(&["--allow-partial"])?.status.code(), Some(3));
+    let (code, lines) = export(&c.dest, &[])?;
+    assert_eq!(
+        code,
+        Some(3),
+        "an export with reconstructed rows is not clean"
+    );
+    let meta = expected_metadata(&c.fixture);
+    // Every embedding that has metadata is there, the lost ones included.
+    for id in meta.keys() {
+        assert!(
+            lines.iter().any(|l| l["internal_id"] == *id),
+            "{id} dropped"
+        );
+    }
+    let rebuilt: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["reconstructed"] == true)
+        .collect();
+    assert!(!rebuilt.is_empty());
+    for line in rebuilt {
+        assert!(line["id"].is_null(), "{line}");
+        assert_eq!(line["collection_inferred"], !line["collection"].is_null(), "{line}");
+        let id = line["internal_id"].as_i64().unwrap();
+        assert_eq!(line["document"], meta[&id].0, "{id}");
+        assert_eq!(line["metadata"], meta[&id].1, "{id}");
+    }
+    Ok(())
+}
