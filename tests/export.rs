@@ -139,7 +139,11 @@ fn embeddings_whose_row_is_lost_are_exported_as_reconstructed() -> TestResult {
     assert!(!rebuilt.is_empty());
     for line in rebuilt {
         assert!(line["id"].is_null(), "{line}");
-        assert_eq!(line["collection_inferred"], !line["collection"].is_null(), "{line}");
+        assert_eq!(
+            line["collection_inferred"],
+            !line["collection"].is_null(),
+            "{line}"
+        );
         let id = line["internal_id"].as_i64().unwrap();
         assert_eq!(line["document"], meta[&id].0, "{id}");
         assert_eq!(line["metadata"], meta[&id].1, "{id}");

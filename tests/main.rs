@@ -5,6 +5,7 @@
 mod corpus;
 mod damage;
 mod export;
+mod fts;
 mod golden;
 mod hostile;
 mod inspect;

@@ -9,6 +9,7 @@ mod bulk;
 mod cli;
 mod demo;
 mod export;
+mod fts;
 mod inspect;
 mod output;
 mod partial;

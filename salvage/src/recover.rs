@@ -508,6 +508,8 @@ struct Run<'a, 'd> {
     prebuilt_indexes: BTreeSet<String>,
     /// The registry of partial rows in the output, once one is written.
     partial_registry: Option<String>,
+    /// Full-text tables that could not be rebuilt whole: one sentence each.
+    fts_loss: Vec<String>,
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -553,6 +555,7 @@ impl<'a, 'd> Run<'a, 'd> {
             placeholders: crate::placeholders::Outcome::default(),
             prebuilt_indexes: BTreeSet::new(),
             partial_registry: None,
+            fts_loss: Vec::new(),
         };
         run.create_tables();
         Ok(run)
@@ -625,7 +628,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 match self.out.create_object(&sql) {
                     Ok(()) => {
                         t.status = "skipped";
-                        t.reason = Some("virtual table: re-created from its CREATE statement; its contents live in shadow tables, not copied".into());
+                        t.reason = Some("virtual table: re-created from its CREATE statement; its shadow tables are not copied (a full-text table is rebuilt from canonical rows, see schema_objects)".into());
                         self.objects.push(SchemaObject {
                             kind: "virtual table".into(),
                             name: r.name.clone(),
@@ -995,10 +998,137 @@ impl<'a, 'd> Run<'a, 'd> {
         self.progress.say("rebuilding lost parent rows");
         self.synthesize_placeholders()
             .map_err(|e| Error::Database(e.to_string()))?;
+        self.progress.say("rebuilding full-text indexes");
+        self.rebuild_fts()
+            .map_err(|e| Error::Database(e.to_string()))?;
         // Views and triggers last: no trigger fires on a recovered or synthesized row.
         self.progress.say("re-creating views and triggers");
         self.create_objects(&[pager::SchemaKind::View, pager::SchemaKind::Trigger]);
         Ok(())
+    }
+
+    /// Rebuilds each FTS table created on the output from canonical rows (see
+    /// [`crate::fts`]): its own stored text, or its external content table. What cannot be
+    /// rebuilt, or came back incomplete, is loss.
+    fn rebuild_fts(&mut self) -> rusqlite::Result<()> {
+        let vtabs: Vec<(String, crate::fts::Content)> = self
+            .objects
+            .iter()
+            .filter(|o| o.kind == "virtual table" && o.status == "created")
+            .filter_map(|o| {
+                let sql = self
+                    .schema
+                    .rows
+                    .iter()
+                    .find(|r| r.name.eq_ignore_ascii_case(&o.name))?
+                    .sql
+                    .as_deref()?;
+                Some((o.name.clone(), crate::fts::classify(sql)?))
+            })
+            .collect();
+        for (name, content) in vtabs {
+            let (status, reason) = match &content {
+                crate::fts::Content::Own => self.refill_fts(&name)?,
+                crate::fts::Content::External(table) => {
+                    match self.out.conn.execute(
+                        &format!("INSERT INTO {0}({0}) VALUES ('rebuild')", quote(&name)),
+                        [],
+                    ) {
+                        Ok(_) => ("rebuilt", format!("index rebuilt from the recovered rows of its content table `{table}`")),
+                        Err(e) => {
+                            self.fts_loss.push(format!("full-text table `{name}`: rebuilding its index from `{table}` failed: {e}"));
+                            ("failed", format!("rebuilding from `{table}` failed: {e}"))
+                        }
+                    }
+                }
+                crate::fts::Content::Contentless => {
+                    self.fts_loss.push(format!("full-text table `{name}` is contentless: no stored text to rebuild its index from, so the index is lost"));
+                    ("created", "contentless: created empty; nothing stores the text its index was built from".into())
+                }
+            };
+            if let Some(o) = self
+                .objects
+                .iter_mut()
+                .find(|o| o.kind == "virtual table" && o.name == name)
+            {
+                o.status = status;
+                o.reason = Some(reason);
+            }
+        }
+        Ok(())
+    }
+
+    /// Refills an FTS table from the rows of its own `NAME_content` shadow table in the
+    /// source: rowid, then the columns in order. The new table indexes them afresh.
+    fn refill_fts(&mut self, name: &str) -> rusqlite::Result<(&'static str, String)> {
+        let shadow = format!("{name}_content");
+        let Some(root) = self
+            .schema
+            .rows
+            .iter()
+            .find(|r| r.name.eq_ignore_ascii_case(&shadow))
+            .and_then(|r| r.rootpage)
+        else {
+            self.fts_loss.push(format!("full-text table `{name}`: its stored text (`{shadow}`) is not in the schema; the table is left empty"));
+            return Ok(("created", format!("`{shadow}` is missing: left empty")));
+        };
+        let columns: Vec<String> = self
+            .out
+            .conn
+            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
+            .query_map([name], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let sql = format!(
+            "INSERT INTO {}(rowid{}) VALUES (?1{})",
+            quote(name),
+            columns
+                .iter()
+                .map(|c| format!(", {}", quote(c)))
+                .collect::<String>(),
+            (2..columns.len() + 2)
+                .map(|i| format!(", ?{i}"))
+                .collect::<String>()
+        );
+        let (mut rows, mut refused, mut unreadable) = (0u64, 0u64, 0u64);
+        self.out.conn.execute_batch("BEGIN")?;
+        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
+            let RowEvent::Row(row) = event else {
+                unreadable += 1;
+                continue;
+            };
+            let (record, _) = row.record();
+            // The shadow table's first column is its INTEGER PRIMARY KEY (stored as NULL).
+            let values: Vec<SqlValue<'_>> = record
+                .iter()
+                .skip(1)
+                .chain(std::iter::repeat(&Value::Null))
+                .take(columns.len())
+                .map(|v| SqlValue::from_value(v, self.enc))
+                .collect();
+            let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(values.len() + 1);
+            let rowid = row.rowid();
+            params.push(&rowid);
+            params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
+            match self.out.conn.execute(&sql, params.as_slice()) {
+                Ok(_) => rows += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        self.out.conn.execute_batch("COMMIT")?;
+        let lost_subtrees = self
+            .survey
+            .as_ref()
+            .and_then(|s| s.trees.iter().find(|t| t.root == root))
+            .map_or(0, |t| t.lost.len());
+        if refused + unreadable + lost_subtrees as u64 > 0 {
+            self.fts_loss.push(format!(
+                "full-text table `{name}`: {rows} rows of its stored text rebuilt; {unreadable} cells unreadable, {refused} rows refused, {lost_subtrees} subtrees of `{shadow}` lost"
+            ));
+        }
+        Ok((
+            "rebuilt",
+            format!("refilled from its own stored text (`{shadow}` in the source): {rows} rows, indexed afresh"),
+        ))
     }
 
     /// Placeholder parents for children whose parent row is lost (declared foreign keys
@@ -1600,6 +1730,7 @@ impl<'a, 'd> Run<'a, 'd> {
             assessment.evidence.push(l.clone());
         }
         assessment.evidence.extend(self.placeholder_evidence());
+        assessment.evidence.extend(self.fts_loss.iter().cloned());
         for t in &self.tables {
             if t.loss.partial_rows > 0 {
                 assessment.evidence.push(format!(

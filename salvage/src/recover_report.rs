@@ -249,7 +249,8 @@ pub struct SchemaObject {
     #[serde(rename = "type")]
     pub kind: String,
     pub name: String,
-    /// "created", "failed" or "skipped".
+    /// "created", "rebuilt" (a full-text table refilled from canonical rows), "failed" or
+    /// "skipped".
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -1,0 +1,113 @@
+//! Full-text tables (FTS3/4/5) are derived data: their shadow tables are never copied.
+//! Each is rebuilt on the output from canonical rows instead:
+//!
+//! - its own stored text (the default: the source's `NAME_content` shadow table holds every
+//!   row's columns), inserted into the new table, which indexes it afresh;
+//! - an external content table (`content=TABLE`): the recovered rows of that table, by
+//!   the module's `'rebuild'` command;
+//! - contentless (`content=''`): nothing stores the text, so the index cannot be rebuilt.
+
+/// Where an FTS table's text lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// In its own `NAME_content` shadow table.
+    Own,
+    /// In another table of the schema.
+    External(String),
+    /// Nowhere: only the index had it.
+    Contentless,
+}
+
+/// The FTS flavour of a `CREATE VIRTUAL TABLE` statement, or `None` for another module.
+pub fn classify(sql: &str) -> Option<Content> {
+    let lower = sql.to_ascii_lowercase();
+    let using = find_word(&lower, "using")?;
+    let module: String = lower[using + 5..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    if !matches!(module.as_str(), "fts3" | "fts4" | "fts5") {
+        return None;
+    }
+    let mut from = using;
+    while let Some(at) = find_word(&lower[from..], "content").map(|i| i + from) {
+        from = at + 7;
+        let rest = sql[from..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let value = option_value(rest.trim_start());
+        return Some(if value.is_empty() {
+            Content::Contentless
+        } else {
+            Content::External(value)
+        });
+    }
+    Some(Content::Own)
+}
+
+/// Index of `word` in `s` as a whole word (not part of an identifier such as
+/// `content_rowid`).
+fn find_word(s: &str, word: &str) -> Option<usize> {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    let mut from = 0;
+    while let Some(i) = s[from..].find(word).map(|i| i + from) {
+        let before = s[..i].chars().next_back();
+        let after = s[i + word.len()..].chars().next();
+        if !ident(before) && !ident(after) {
+            return Some(i);
+        }
+        from = i + word.len();
+    }
+    None
+}
+
+/// An option's value: quoted ('…', "…", […], `…`) or bare up to `,` or `)`.
+fn option_value(s: &str) -> String {
+    let close = match s.chars().next() {
+        Some('\'') => Some('\''),
+        Some('"') => Some('"'),
+        Some('`') => Some('`'),
+        Some('[') => Some(']'),
+        _ => None,
+    };
+    match close {
+        Some(close) => s[1..].split(close).next().unwrap_or("").to_string(),
+        None => s.split([',', ')']).next().unwrap_or("").trim().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_kinds_of_content_are_told_apart() {
+        assert_eq!(
+            classify("CREATE VIRTUAL TABLE t USING fts5(a, b)"),
+            Some(Content::Own)
+        );
+        assert_eq!(
+            classify("create virtual table t using FTS5(a, content='docs', content_rowid='id')"),
+            Some(Content::External("docs".into()))
+        );
+        assert_eq!(
+            classify("CREATE VIRTUAL TABLE t USING fts4(a, content=\"\")"),
+            Some(Content::Contentless)
+        );
+        assert_eq!(
+            classify("CREATE VIRTUAL TABLE t USING fts4(content=notes, body)"),
+            Some(Content::External("notes".into()))
+        );
+        // A column named like the option is not the option.
+        assert_eq!(
+            classify("CREATE VIRTUAL TABLE t USING fts5(content_text, content)"),
+            Some(Content::Own)
+        );
+        assert_eq!(
+            classify("CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)"),
+            None
+        );
+    }
+}
