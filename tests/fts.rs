@@ -148,3 +148,40 @@ fn a_contentless_full_text_table_is_reported_as_lost() -> TestResult {
     );
     Ok(())
 }
+
+/// An R-tree keeps its data only in its shadow tables, which are not carried over: the
+/// run says so, and does not call the recovery complete.
+#[test]
+fn a_virtual_table_left_empty_is_reported_as_lost() -> TestResult {
+    let dir = Scratch::new("vtab-rtree");
+    let src = dir.path("boxes.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE boxes USING rtree(id, x0, x1, y0, y1);
+         INSERT INTO boxes VALUES (1, 0, 1, 0, 1), (2, 2, 5, 3, 4);",
+    )?;
+    drop(conn);
+    let dest = dir.path("out.db");
+    let out = run_salvage(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    assert!(
+        report["evidence"]["loss"]
+            .to_string()
+            .contains("virtual table `boxes` is created empty"),
+        "{}",
+        report["evidence"]
+    );
+    Ok(())
+}

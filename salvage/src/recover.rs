@@ -508,7 +508,7 @@ struct Run<'a, 'd> {
     prebuilt_indexes: BTreeSet<String>,
     /// The registry of partial rows in the output, once one is written.
     partial_registry: Option<String>,
-    /// Full-text tables that could not be rebuilt whole: one sentence each.
+    /// Virtual tables not rebuilt whole (full-text and others): one sentence each.
     fts_loss: Vec<String>,
 }
 
@@ -1011,7 +1011,7 @@ impl<'a, 'd> Run<'a, 'd> {
     /// [`crate::fts`]): its own stored text, or its external content table. What cannot be
     /// rebuilt, or came back incomplete, is loss.
     fn rebuild_fts(&mut self) -> rusqlite::Result<()> {
-        let vtabs: Vec<(String, crate::fts::Content)> = self
+        let vtabs: Vec<(String, Option<crate::fts::Content>)> = self
             .objects
             .iter()
             .filter(|o| o.kind == "virtual table" && o.status == "created")
@@ -1023,10 +1023,29 @@ impl<'a, 'd> Run<'a, 'd> {
                     .find(|r| r.name.eq_ignore_ascii_case(&o.name))?
                     .sql
                     .as_deref()?;
-                Some((o.name.clone(), crate::fts::classify(sql)?))
+                Some((o.name.clone(), crate::fts::classify(sql)))
             })
             .collect();
         for (name, content) in vtabs {
+            let Some(content) = content else {
+                // Another module (R-tree, …): its data lives in its shadow tables, which
+                // are not carried over. Loss, when the source has any.
+                let prefix = format!("{}_", name.to_ascii_lowercase());
+                let shadows: Vec<&str> = self
+                    .schema
+                    .rows
+                    .iter()
+                    .filter(|r| r.name.to_ascii_lowercase().starts_with(&prefix))
+                    .map(|r| r.name.as_str())
+                    .collect();
+                if !shadows.is_empty() {
+                    self.fts_loss.push(format!(
+                        "virtual table `{name}` is created empty: its data in {} is not carried over",
+                        shadows.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                continue;
+            };
             let (status, reason) = match &content {
                 crate::fts::Content::Own => self.refill_fts(&name)?,
                 crate::fts::Content::External(table) => {
