@@ -49,6 +49,7 @@ pub mod loss;
 pub mod placeholders;
 pub mod plan;
 pub mod rows;
+pub mod rtree;
 pub mod shape;
 
 pub use bounds::{bound_loss, KnownMissing, LossBounds, LostRange};
@@ -62,4 +63,5 @@ pub use plan::{
     TableTarget,
 };
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
+pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};

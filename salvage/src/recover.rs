@@ -1028,8 +1028,19 @@ impl<'a, 'd> Run<'a, 'd> {
             .collect();
         for (name, content) in vtabs {
             let Some(content) = content else {
-                // Another module (R-tree, …): its data lives in its shadow tables, which
-                // are not carried over. Loss, when the source has any.
+                if let Some((status, reason)) = self.refill_rtree(&name)? {
+                    if let Some(o) = self
+                        .objects
+                        .iter_mut()
+                        .find(|o| o.kind == "virtual table" && o.name == name)
+                    {
+                        o.status = status;
+                        o.reason = Some(reason);
+                    }
+                    continue;
+                }
+                // Another module: its data lives in its shadow tables, which are not
+                // carried over. Loss, when the source has any.
                 let prefix = format!("{}_", name.to_ascii_lowercase());
                 let shadows: Vec<&str> = self
                     .schema
@@ -1075,6 +1086,107 @@ impl<'a, 'd> Run<'a, 'd> {
             }
         }
         Ok(())
+    }
+
+    /// Refills an R-tree (`rtree`, `rtree_i32`, no auxiliary columns) from the node blobs
+    /// of its `NAME_node` shadow table in the source. `None`: not such a table.
+    fn refill_rtree(&mut self, name: &str) -> rusqlite::Result<Option<(&'static str, String)>> {
+        let Some(sql) = self
+            .schema
+            .rows
+            .iter()
+            .find(|r| r.name.eq_ignore_ascii_case(name))
+            .and_then(|r| r.sql.clone())
+        else {
+            return Ok(None);
+        };
+        let lower = sql.to_ascii_lowercase();
+        let module = lower.split_once(" using ").map(|(_, m)| {
+            m.trim_start()
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")
+        });
+        let int32 = match module {
+            Some("rtree") => false,
+            Some("rtree_i32") => true,
+            _ => return Ok(None),
+        };
+        if sql.contains('+') {
+            return Ok(None); // auxiliary columns live in `NAME_rowid`: not refilled here
+        }
+        let node_table = format!("{name}_node");
+        let Some(root) = self
+            .schema
+            .rows
+            .iter()
+            .find(|r| r.name.eq_ignore_ascii_case(&node_table))
+            .and_then(|r| r.rootpage)
+        else {
+            return Ok(None);
+        };
+        let mut nodes = BTreeMap::new();
+        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
+            let RowEvent::Row(row) = event else { continue };
+            let (record, _) = row.record();
+            if let (Some(n), Some(Value::Blob(b))) = (row.rowid(), record.get(1)) {
+                nodes.insert(n, b.clone());
+            }
+        }
+        let columns: Vec<String> = self
+            .out
+            .conn
+            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
+            .query_map([name], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let dims = columns.len().saturating_sub(1) / 2;
+        let found = reconstruct::rtree_rows(&nodes, dims, int32);
+        let sql = format!(
+            "INSERT INTO {}({}) VALUES ({})",
+            quote(name),
+            columns
+                .iter()
+                .map(|c| quote(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            (1..=columns.len())
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let (mut rows, mut refused) = (0u64, 0u64);
+        self.out.conn.execute_batch("BEGIN")?;
+        for r in &found.rows {
+            let mut params: Vec<rusqlite::types::Value> = vec![r.id.into()];
+            params.extend(r.coords.iter().map(|c| match c {
+                reconstruct::Coord::Real(f) => rusqlite::types::Value::Real(f64::from(*f)),
+                reconstruct::Coord::Int(i) => rusqlite::types::Value::Integer(i64::from(*i)),
+            }));
+            match self
+                .out
+                .conn
+                .execute(&sql, rusqlite::params_from_iter(params))
+            {
+                Ok(_) => rows += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        self.out.conn.execute_batch("COMMIT")?;
+        let lost_subtrees = self
+            .survey
+            .as_ref()
+            .and_then(|s| s.trees.iter().find(|t| t.root == root))
+            .map_or(0, |t| t.lost.len());
+        if !found.defects.is_empty() || refused > 0 || lost_subtrees > 0 {
+            self.fts_loss.push(format!(
+                "R-tree `{name}`: {rows} rows rebuilt from `{node_table}`; {refused} refused, {lost_subtrees} subtrees of `{node_table}` lost, node defects: {}",
+                if found.defects.is_empty() { "none".to_string() } else { found.defects.join("; ") }
+            ));
+        }
+        Ok(Some((
+            "rebuilt",
+            format!("refilled from the node blobs of `{node_table}` in the source: {rows} rows"),
+        )))
     }
 
     /// Refills an FTS table from the rows of its own `NAME_content` shadow table in the
