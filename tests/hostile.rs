@@ -102,3 +102,64 @@ fn tiny_and_degenerate_inputs_never_panic() -> TestResult {
     }
     Ok(())
 }
+
+/// A schema row is untrusted text: one that smuggles a second statement after its CREATE
+/// (here an ATTACH, which would create a file) is refused, never run, and the run still
+/// ends in a report.
+#[test]
+fn a_schema_row_with_a_second_statement_is_never_run() -> TestResult {
+    let dir = crate::Scratch::new("hostile-schema-sql");
+    let src = dir.path("evidence.db");
+    let evil = dir.path("attached.db");
+    let conn = rusqlite::Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+         INSERT INTO notes(body) VALUES ('kept'), ('also kept');
+         CREATE TABLE other(x);",
+    )?;
+    let smuggled = format!(
+        "CREATE TABLE other(x); ATTACH '{}' AS e; CREATE TABLE e.t(y)",
+        evil.display()
+    );
+    conn.execute_batch("PRAGMA writable_schema = ON")?;
+    conn.execute(
+        "UPDATE sqlite_schema SET sql = ?1 WHERE name = 'other'",
+        [&smuggled],
+    )?;
+    drop(conn);
+    let dest = dir.path("out.db");
+    let out = crate::run_salvage(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+        "--allow-partial".as_ref(),
+    ])?;
+    assert!(!evil.exists(), "the smuggled ATTACH ran");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let other = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "other")
+        .unwrap();
+    assert_eq!(other["status"], "failed", "{other}");
+    assert!(
+        other["reason"]
+            .to_string()
+            .contains("more than one statement"),
+        "{other}"
+    );
+    let n: i64 =
+        rusqlite::Connection::open(&dest)?
+            .query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+    assert_eq!(n, 2);
+    Ok(())
+}

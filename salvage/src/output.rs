@@ -20,6 +20,27 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Runs `sql`, text from the (untrusted) source schema, on `conn` only if it is exactly one
+/// CREATE statement: a schema row carrying a further statement (an `ATTACH` that would
+/// write a file, say) is refused, never run.
+pub fn create_statement(conn: &Connection, sql: &str) -> Result<(), String> {
+    let head = sql.trim_start().get(..6).unwrap_or("");
+    if !head.eq_ignore_ascii_case("CREATE") {
+        return Err("not a CREATE statement".into());
+    }
+    use rusqlite::fallible_iterator::FallibleIterator as _;
+    // Statements are prepared one at a time and nothing runs until all are counted: a
+    // second one (even one that fails to prepare) refuses the row.
+    let mut batch = rusqlite::Batch::new(conn, sql);
+    let Some(mut stmt) = batch.next().map_err(|e| e.to_string())? else {
+        return Err("an empty statement".into());
+    };
+    if !matches!(batch.next(), Ok(None)) {
+        return Err("the schema row holds more than one statement; refused, not run".into());
+    }
+    stmt.raw_execute().map(|_| ()).map_err(|e| e.to_string())
+}
+
 /// Quotes an identifier for SQL: `"name"` with inner quotes doubled.
 pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -85,9 +106,9 @@ impl Output {
         Ok(out)
     }
 
-    /// Runs one CREATE statement taken from the source schema.
+    /// Runs one CREATE statement taken from the source schema (see [`create_statement`]).
     pub fn create_object(&self, sql: &str) -> Result<(), String> {
-        self.conn.execute_batch(sql).map_err(|e| e.to_string())
+        create_statement(&self.conn, sql)
     }
 
     /// The shape of a table as SQLite parsed its CREATE statement.

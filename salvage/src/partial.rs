@@ -28,7 +28,7 @@ pub fn index_keys(
 ) -> Vec<IndexKeys> {
     let scratch = Connection::open_in_memory()
         .ok()
-        .filter(|c| table_sql.is_some_and(|sql| c.execute_batch(sql).is_ok()));
+        .filter(|c| table_sql.is_some_and(|sql| crate::output::create_statement(c, sql).is_ok()));
     indexes
         .iter()
         .map(|(name, root, sql)| {
@@ -38,7 +38,7 @@ pub fn index_keys(
                 // CREATE statement made it, under the same name, on the scratch database.
                 .filter(|c| {
                     sql.as_deref()
-                        .is_none_or(|sql| c.execute_batch(sql).is_ok())
+                        .is_none_or(|sql| crate::output::create_statement(c, sql).is_ok())
                 })
                 .and_then(|c| {
                     let mut stmt = c
