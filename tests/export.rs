@@ -132,6 +132,28 @@ fn embeddings_whose_row_is_lost_are_exported_as_reconstructed() -> TestResult {
             "{id} dropped"
         );
     }
+    // Every surviving embedding round-trips: its id, document and typed metadata.
+    let embeddings = &c.fixture.table("embeddings").unwrap().rows;
+    for line in lines.iter().filter(|l| l["reconstructed"] == false) {
+        let id = line["internal_id"].as_i64().unwrap();
+        let row = embeddings
+            .iter()
+            .find(|r| r.values[0] == Value::Integer(id))
+            .unwrap();
+        let Value::Text(embedding_id) = &row.values[2] else {
+            panic!()
+        };
+        assert_eq!(line["id"], json!(embedding_id));
+        let (document, metadata) = meta
+            .get(&id)
+            .cloned()
+            .unwrap_or((serde_json::Value::Null, json!({})));
+        assert_eq!(
+            (&line["document"], &line["metadata"]),
+            (&document, &metadata),
+            "{id}"
+        );
+    }
     let rebuilt: Vec<&serde_json::Value> = lines
         .iter()
         .filter(|l| l["reconstructed"] == true)

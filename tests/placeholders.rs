@@ -246,3 +246,88 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
     assert_eq!(marked, placeholders);
     Ok(())
 }
+
+/// A table the detected profile expects is never left out of the report: absent from an
+/// intact schema it is `missing` with a warning; absent because the schema is damaged it
+/// is `missing` and the run reports loss.
+#[test]
+fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResult {
+    let status = |r: &serde_json::Value, name: &str| {
+        r["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["status"].clone())
+    };
+    // Intact schema: the store was made without `state_meta`.
+    let dir = crate::Scratch::new("missing-intact");
+    let src = dir.path("state.db");
+    Connection::open(&src)?.execute_batch(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, title TEXT,
+             started_at INTEGER NOT NULL, model TEXT, message_count INTEGER);
+         CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id),
+             role TEXT NOT NULL, content TEXT, timestamp INTEGER NOT NULL);
+         INSERT INTO sessions VALUES ('s1', 'cli', 't', 1, NULL, 1);
+         INSERT INTO messages VALUES (1, 's1', 'user', 'hi', 1);",
+    )?;
+    let dest = dir.path("out.db");
+    let out = crate::run_salvage(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    assert_eq!(status(&r, "state_meta"), Some("missing".into()));
+    assert!(
+        r["warnings"].to_string().contains("`state_meta`"),
+        "{}",
+        r["warnings"]
+    );
+
+    // Damaged schema: the cell holding `state_meta`'s schema row points past its page.
+    let c = case("missing-damaged", "agent-4096-utf8", |_| vec![]);
+    let mut bytes = std::fs::read(&c.src)?;
+    let cells = usize::from(u16::from_be_bytes([bytes[103], bytes[104]]));
+    let at = (0..cells)
+        .map(|i| 108 + 2 * i)
+        .find(|&p| {
+            let cell = usize::from(u16::from_be_bytes([bytes[p], bytes[p + 1]]));
+            bytes[cell..(cell + 64).min(4096)]
+                .windows(10)
+                .any(|w| w == b"state_meta")
+        })
+        .expect("state_meta's schema cell");
+    bytes[at..at + 2].copy_from_slice(&0xfff0u16.to_be_bytes());
+    std::fs::write(&c.src, &bytes)?;
+    let out = c.recover(&["--allow-partial"])?;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = c.report();
+    assert_eq!(
+        status(&r, "state_meta"),
+        Some("missing".into()),
+        "{}",
+        r["tables"]
+    );
+    assert!(
+        r["evidence"]["loss"]
+            .to_string()
+            .contains("table `state_meta` (expected by profile `agent`) is missing"),
+        "{}",
+        r["evidence"]
+    );
+    Ok(())
+}

@@ -23,6 +23,10 @@ pub struct Profile {
     #[serde(default)]
     pub description: String,
     pub detect: Detect,
+    /// Other tables the application creates: each one absent from the schema is reported
+    /// with status `missing`, never left out of the report.
+    #[serde(default)]
+    pub expect: Vec<String>,
     #[serde(default)]
     pub relationships: Vec<ProfileRelationship>,
 }

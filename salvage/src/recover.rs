@@ -508,6 +508,8 @@ struct Run<'a, 'd> {
     prebuilt_indexes: BTreeSet<String>,
     /// The registry of partial rows in the output, once one is written.
     partial_registry: Option<String>,
+    /// Tables a profile expects that a damaged schema lacks: one sentence each.
+    missing_loss: Vec<String>,
     /// Virtual tables not rebuilt whole (full-text and others): one sentence each.
     fts_loss: Vec<String>,
 }
@@ -556,6 +558,7 @@ impl<'a, 'd> Run<'a, 'd> {
             prebuilt_indexes: BTreeSet::new(),
             partial_registry: None,
             fts_loss: Vec::new(),
+            missing_loss: Vec::new(),
         };
         run.create_tables();
         Ok(run)
@@ -1262,12 +1265,55 @@ impl<'a, 'd> Run<'a, 'd> {
         ))
     }
 
+    /// Lists each table a chosen profile expects but the schema lacks, as `missing`. With
+    /// a damaged schema that is loss (its row may be what was lost); with an intact one, a
+    /// warning (the application may never have created it).
+    fn note_missing_tables(&mut self, profiles: &[crate::profiles::Profile]) {
+        let schema_damaged = !self.schema.findings.is_empty() || self.schema_rows_scanned > 0;
+        for p in profiles {
+            for name in p.detect.tables.iter().chain(&p.expect) {
+                if self
+                    .tables
+                    .iter()
+                    .any(|t| t.name.eq_ignore_ascii_case(name))
+                {
+                    continue;
+                }
+                let reason = format!("expected by profile `{}`; not in the schema", p.name);
+                if schema_damaged {
+                    self.missing_loss.push(format!(
+                        "table `{name}` (expected by profile `{}`) is missing: the schema is damaged and may have lost it",
+                        p.name
+                    ));
+                } else {
+                    self.warnings.push(format!(
+                        "table `{name}` (expected by profile `{}`) is not in the schema; the schema is intact, so the application may never have created it",
+                        p.name
+                    ));
+                }
+                self.tables.push(TableRun {
+                    name: name.clone(),
+                    root: None,
+                    status: "missing",
+                    reason: Some(reason),
+                    target: None,
+                    loss: TableLoss::default(),
+                    bounds: None,
+                    rejected_rowids: BTreeSet::new(),
+                    written_rowids: Vec::new(),
+                    partial_refused: 0,
+                });
+            }
+        }
+    }
+
     /// Placeholder parents for children whose parent row is lost (declared foreign keys
     /// and the chosen profiles), registered in `salvage_placeholders`.
     fn synthesize_placeholders(&mut self) -> rusqlite::Result<()> {
         let names: Vec<String> = self.targets.iter().map(|t| t.shape.name.clone()).collect();
         let profiles = crate::profiles::choose(&self.profile, &names).unwrap_or_default();
         self.profiles_used = profiles.iter().map(|p| p.name.clone()).collect();
+        self.note_missing_tables(&profiles);
         let shapes: Vec<TableShape> = self.targets.iter().map(|t| t.shape.clone()).collect();
         let rels = crate::placeholders::relationships(&self.out, &shapes, &profiles)?;
         let mut taken = self.taken_names();
@@ -1862,6 +1908,9 @@ impl<'a, 'd> Run<'a, 'd> {
         }
         assessment.evidence.extend(self.placeholder_evidence());
         assessment.evidence.extend(self.fts_loss.iter().cloned());
+        assessment
+            .evidence
+            .extend(self.missing_loss.iter().cloned());
         for t in &self.tables {
             if t.loss.partial_rows > 0 {
                 assessment.evidence.push(format!(

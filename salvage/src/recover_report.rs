@@ -132,7 +132,8 @@ pub struct TableReport {
     pub name: String,
     /// "recovered": created and filled; "inferred": a table whose schema row is lost,
     /// created from its records' shape; "failed": present in the schema but its CREATE
-    /// statement failed on the output; "skipped": not copied as data (internal or derived).
+    /// statement failed on the output; "skipped": not copied as data (internal or derived);
+    /// "missing": a table the detected profile expects, absent from the schema.
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
