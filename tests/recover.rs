@@ -713,3 +713,48 @@ fn sqlite_sequence_bounds_the_loss_at_the_hot_end_of_a_table() -> TestResult {
     }
     Ok(())
 }
+
+/// `sqlite_stat1`'s count from the last ANALYZE is shown beside the bounds as a hint: how
+/// many rows the table held then, against how many came back.
+#[test]
+fn the_last_analyze_count_is_reported_as_a_hint() -> TestResult {
+    let f = fixtures::build_named("agent-4096-utf8").unwrap();
+    let dir = Scratch::new("recover-stat1");
+    let src = dir.path("evidence.db");
+    std::fs::write(&src, &f.bytes)?;
+    Connection::open(&src)?.execute_batch("ANALYZE")?;
+    let mut bytes = std::fs::read(&src)?;
+    let leaf = fixtures::table_pages(&bytes, f.roots["messages"]).leaves[6];
+    fixtures::apply(&mut bytes, &Damage::ZeroPage(leaf))?;
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        src.as_os_str(),
+        OsStr::new("-o"),
+        dest.as_os_str(),
+        OsStr::new("--allow-partial"),
+        OsStr::new("--no-partial-rows"),
+    ])?;
+    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    let total = expected_rows(&f, "messages").len();
+    let got = rows_of(&dest, "messages", false).len();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let m = r["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "messages")
+        .unwrap();
+    let hint = format!(
+        "sqlite_stat1 counted {total} rows at the last ANALYZE; {got} are recovered, {} fewer",
+        total - got
+    );
+    assert!(
+        m["lost_rows"]["evidence"].to_string().contains(&hint),
+        "{hint}\n{}",
+        m["lost_rows"]
+    );
+    Ok(())
+}

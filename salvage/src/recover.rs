@@ -895,6 +895,7 @@ impl<'a, 'd> Run<'a, 'd> {
             return Vec::new();
         };
         let sequences = self.source_sequences();
+        let analyzed = self.source_stat1_rows();
         let mut out = Vec::new();
         for (ti, t) in self.tables.iter_mut().enumerate() {
             let Some(tt) = t.target.and_then(|i| self.targets.get(i)) else {
@@ -942,9 +943,11 @@ impl<'a, 'd> Run<'a, 'd> {
                 .get(&t.name.to_lowercase())
                 .copied()
                 .filter(|seq| rowids.last().is_none_or(|last| last <= seq));
+            let analyzed_rows = analyzed.get(&t.name.to_lowercase()).copied();
             out.push(BoundsInput {
                 table: ti,
                 sequence,
+                analyzed_rows,
                 lost,
                 root_lost: t.loss.root_lost,
                 known: reconstruct::KnownMissing {
@@ -1119,13 +1122,7 @@ impl<'a, 'd> Run<'a, 'd> {
             return Ok(None); // auxiliary columns live in `NAME_rowid`: not refilled here
         }
         let node_table = format!("{name}_node");
-        let Some(root) = self
-            .schema
-            .rows
-            .iter()
-            .find(|r| r.name.eq_ignore_ascii_case(&node_table))
-            .and_then(|r| r.rootpage)
-        else {
+        let Some(root) = self.schema_root(&node_table) else {
             return Ok(None);
         };
         let mut nodes = BTreeMap::new();
@@ -1196,13 +1193,7 @@ impl<'a, 'd> Run<'a, 'd> {
     /// source: rowid, then the columns in order. The new table indexes them afresh.
     fn refill_fts(&mut self, name: &str) -> rusqlite::Result<(&'static str, String)> {
         let shadow = format!("{name}_content");
-        let Some(root) = self
-            .schema
-            .rows
-            .iter()
-            .find(|r| r.name.eq_ignore_ascii_case(&shadow))
-            .and_then(|r| r.rootpage)
-        else {
+        let Some(root) = self.schema_root(&shadow) else {
             self.fts_loss.push(format!("full-text table `{name}`: its stored text (`{shadow}`) is not in the schema; the table is left empty"));
             return Ok(("created", format!("`{shadow}` is missing: left empty")));
         };
@@ -1710,18 +1701,47 @@ impl<'a, 'd> Run<'a, 'd> {
         self.out.conn.execute_batch("COMMIT")
     }
 
-    /// Root page of the source's `sqlite_sequence`.
-    fn sequence_root(&self) -> Option<PageNo> {
+    /// Root page in the source of the schema object named `name`.
+    fn schema_root(&self, name: &str) -> Option<PageNo> {
         self.schema
             .rows
             .iter()
-            .find(|r| r.name.eq_ignore_ascii_case("sqlite_sequence"))
+            .find(|r| r.name.eq_ignore_ascii_case(name))
             .and_then(|r| r.rootpage)
+    }
+
+    /// Row counts `sqlite_stat1` recorded at the source's last ANALYZE (the first number of
+    /// each index's `stat`), by lower-cased table name.
+    fn source_stat1_rows(&self) -> BTreeMap<String, u64> {
+        let Some(root) = self.schema_root("sqlite_stat1") else {
+            return BTreeMap::new();
+        };
+        let mut out = BTreeMap::new();
+        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
+            let RowEvent::Row(row) = event else { continue };
+            let (record, _) = row.record();
+            let (Some(Value::Text(tbl)), Some(Value::Text(stat))) = (record.first(), record.get(2))
+            else {
+                continue;
+            };
+            let (Some(tbl), Some(stat)) = (self.enc.decode(tbl), self.enc.decode(stat)) else {
+                continue;
+            };
+            if let Some(n) = stat
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                let e = out.entry(tbl.to_lowercase()).or_insert(0);
+                *e = (*e).max(n);
+            }
+        }
+        out
     }
 
     /// The source's `sqlite_sequence` counters, by lower-cased table name.
     fn source_sequences(&self) -> BTreeMap<String, i64> {
-        let Some(root) = self.sequence_root() else {
+        let Some(root) = self.schema_root("sqlite_sequence") else {
             return BTreeMap::new();
         };
         let mut out = BTreeMap::new();
@@ -1741,7 +1761,7 @@ impl<'a, 'd> Run<'a, 'd> {
 
     /// Carries `sqlite_sequence` counters over: never below what the rows now need.
     fn carry_sequence(&mut self) -> rusqlite::Result<()> {
-        let Some(root) = self.sequence_root() else {
+        let Some(root) = self.schema_root("sqlite_sequence") else {
             return Ok(());
         };
         let exists: bool = self.out.conn.query_row(
@@ -2164,6 +2184,8 @@ struct BoundsInput {
     /// The table's `sqlite_sequence` counter in the source, unless a recovered rowid
     /// exceeds it.
     sequence: Option<i64>,
+    /// Rows `sqlite_stat1` counted at the source's last ANALYZE.
+    analyzed_rows: Option<u64>,
     lost: Vec<pager::LostChild>,
     root_lost: bool,
     known: reconstruct::KnownMissing,
@@ -2253,15 +2275,25 @@ fn compute_bounds(
                 }
             }
         }
+        let mut bounds = reconstruct::bound_loss(
+            &ranges,
+            missing.len() as u64,
+            input.known,
+            input.root_lost,
+            input.sequence,
+        );
+        // A count from the last ANALYZE is a hint, not a bound: rows may have come and gone
+        // since.
+        if let Some(n) = input.analyzed_rows.filter(|n| *n > rows.len() as u64) {
+            bounds.evidence.push(format!(
+                "sqlite_stat1 counted {n} rows at the last ANALYZE; {} are recovered, {} fewer (a hint, not a bound: rows may have changed since)",
+                rows.len(),
+                n - rows.len() as u64
+            ));
+        }
         out.push(Bounded {
             table: input.table,
-            bounds: reconstruct::bound_loss(
-                &ranges,
-                missing.len() as u64,
-                input.known,
-                input.root_lost,
-                input.sequence,
-            ),
+            bounds,
             partial: missing,
         });
     }
