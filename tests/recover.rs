@@ -758,3 +758,32 @@ fn the_last_analyze_count_is_reported_as_a_hint() -> TestResult {
     );
     Ok(())
 }
+
+/// A parent row's count of its children (the agent profile's `message_count`) shows how
+/// many children of surviving parents did not come back: a hint beside the bounds.
+#[test]
+fn counts_kept_in_parent_rows_are_reported_as_a_hint() -> TestResult {
+    let c = case("parent-count", "agent-4096-utf8", |f| {
+        vec![Damage::ZeroPage(
+            fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves[6],
+        )]
+    });
+    let out = c.recover(&["--allow-partial", "--no-partial-rows"])?;
+    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    let truth =
+        expected_rows(&c.fixture, "messages").len() - rows_of(&c.dest, "messages", false).len();
+    let r = c.report();
+    let m = r["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "messages")
+        .unwrap();
+    let hint = format!("count {truth} more `messages` rows in `message_count`");
+    assert!(
+        m["lost_rows"]["evidence"].to_string().contains(&hint),
+        "{hint}\n{}",
+        m["lost_rows"]
+    );
+    Ok(())
+}

@@ -1322,7 +1322,60 @@ impl<'a, 'd> Run<'a, 'd> {
             }
         }
         self.placeholders = outcome;
+        self.parent_count_hints(&rels);
         Ok(())
+    }
+
+    /// Where a relationship says a parent column counts its children (a profile's `count`
+    /// rule, e.g. a session's `message_count`) and the child table lost rows: how many
+    /// children the surviving parents count beyond those recovered. A hint, not a bound
+    /// (the application may not keep the count exact).
+    fn parent_count_hints(&mut self, rels: &[reconstruct::Relationship]) {
+        for rel in rels {
+            let (Some(column), [child_key], [parent_key]) = (
+                rel.fills
+                    .iter()
+                    .find(|(_, f)| *f == reconstruct::Fill::Count)
+                    .map(|(c, _)| c),
+                rel.child_columns.as_slice(),
+                rel.parent_columns.as_slice(),
+            ) else {
+                continue;
+            };
+            let Some(child) = self
+                .tables
+                .iter()
+                .position(|t| t.name.eq_ignore_ascii_case(&rel.child) && t.bounds.is_some())
+            else {
+                continue;
+            };
+            let sql = format!(
+                "WITH c AS (SELECT {ck} AS k, count(*) AS n FROM {child} GROUP BY {ck})
+                 SELECT count(*), coalesce(sum(max(0, p.{col} - coalesce(c.n, 0))), 0)
+                 FROM {parent} AS p LEFT JOIN c ON c.k = p.{pk}
+                 WHERE typeof(p.{col}) = 'integer' AND p.{col} > coalesce(c.n, 0)",
+                ck = quote(child_key),
+                child = quote(&rel.child),
+                col = quote(column),
+                parent = quote(&rel.parent),
+                pk = quote(parent_key),
+            );
+            let Ok((parents, missing)) = self
+                .out
+                .conn
+                .query_row(&sql, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+            else {
+                continue;
+            };
+            if missing > 0 {
+                if let Some(b) = self.tables.get_mut(child).and_then(|t| t.bounds.as_mut()) {
+                    b.evidence.push(format!(
+                        "{parents} surviving `{}` rows count {missing} more `{}` rows in `{column}` than were recovered for them (a hint, not a bound: the count may not be exact)",
+                        rel.parent, rel.child
+                    ));
+                }
+            }
+        }
     }
 
     /// Inserts one row through SQL, counting what happened to it.
