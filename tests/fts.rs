@@ -242,3 +242,45 @@ fn a_virtual_table_left_empty_is_reported_as_lost() -> TestResult {
     );
     Ok(())
 }
+
+/// Damaged stored text is loss: a full-text table refilled from a `NAME_content` whose
+/// root page is gone is never reported as cleanly rebuilt.
+#[test]
+fn a_full_text_table_whose_stored_text_lost_a_page_reports_loss() -> TestResult {
+    let dir = Scratch::new("fts-damaged");
+    let src = dir.path("notes.db");
+    build(&src, false)?;
+    let root: u32 = Connection::open(&src)?.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'notes_own_content'",
+        [],
+        |r| r.get(0),
+    )?;
+    let mut bytes = std::fs::read(&src)?;
+    // Its root: nothing below it is reached, so no lost child pointer is recorded either.
+    assert!(fixtures::table_pages(&bytes, root).leaves.len() > 1);
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(root))?;
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let out = run_salvage(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    assert!(
+        report["evidence"]["loss"]
+            .to_string()
+            .contains("full-text table `notes_own`"),
+        "{}",
+        report["evidence"]
+    );
+    Ok(())
+}

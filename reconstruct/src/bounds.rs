@@ -117,7 +117,11 @@ pub fn bound_loss(
     out.lower = empty
         .max(index_missing + known.rejected)
         .max(known.unreadable);
-    out.upper = upper.map(|u| (u + known.rejected + known.unreadable).max(out.lower));
+    out.upper = upper.map(|u| {
+        u.saturating_add(known.rejected)
+            .saturating_add(known.unreadable)
+            .max(out.lower)
+    });
     out
 }
 

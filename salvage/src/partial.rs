@@ -108,7 +108,9 @@ pub fn insert(
         }
         let columns: Vec<&String> = row.values.keys().collect();
         let sql = format!(
-            "INSERT INTO {}(rowid, {}) VALUES (?1, {})",
+            // OR ABORT overrides any ON CONFLICT clause of the (untrusted) schema: a
+            // conflict refuses this row only, never replaces a recovered one or rolls back.
+            "INSERT OR ABORT INTO {}(rowid, {}) VALUES (?1, {})",
             quote(table),
             columns
                 .iter()
@@ -128,7 +130,7 @@ pub fn insert(
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![rowid];
         params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
         // A refused row leaves nothing behind: the statement is its own savepoint.
-        let in_table = out.conn.execute(&sql, params.as_slice()).is_ok();
+        let in_table = matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
         if in_table {
             done.written += 1;
         } else {

@@ -984,16 +984,21 @@ impl<'a, 'd> Run<'a, 'd> {
                 continue;
             }
             self.out.conn.execute_batch("BEGIN")?;
-            let done = crate::partial::insert(
+            let done = match crate::partial::insert(
                 &self.out,
                 self.enc,
                 &t.name,
                 &b.partial,
                 &mut self.partial_registry,
                 &taken,
-            );
+            ) {
+                Ok(done) => done,
+                Err(e) => {
+                    let _ = self.out.conn.execute_batch("ROLLBACK");
+                    return Err(e);
+                }
+            };
             self.out.conn.execute_batch("COMMIT")?;
-            let done = done?;
             t.loss.partial_rows = done.written;
             t.partial_refused = done.refused;
         }
@@ -1094,6 +1099,26 @@ impl<'a, 'd> Run<'a, 'd> {
         Ok(())
     }
 
+    /// What the survey says is wrong with a shadow table's b-tree (root `root`), if
+    /// anything: its root unreadable, subtrees lost, other findings.
+    fn shadow_damage(&self, root: PageNo, table: &str) -> Option<String> {
+        let Some(tree) = self
+            .survey
+            .as_ref()
+            .and_then(|s| s.trees.iter().find(|t| t.root == root))
+        else {
+            return Some(format!("`{table}` was not surveyed"));
+        };
+        (tree.pages == 0 || !tree.lost.is_empty() || !tree.findings.is_empty()).then(|| {
+            format!(
+                "the b-tree of `{table}`: {} pages reached, {} subtrees lost, {} findings",
+                tree.pages,
+                tree.lost.len(),
+                tree.findings.len()
+            )
+        })
+    }
+
     /// Refills an R-tree (`rtree`, `rtree_i32`, no auxiliary columns) from the node blobs
     /// of its `NAME_node` shadow table in the source. `None`: not such a table.
     fn refill_rtree(&mut self, name: &str) -> rusqlite::Result<Option<(&'static str, String)>> {
@@ -1126,9 +1151,14 @@ impl<'a, 'd> Run<'a, 'd> {
             return Ok(None);
         };
         let mut nodes = BTreeMap::new();
+        let mut damaged = 0u64;
         for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
-            let RowEvent::Row(row) = event else { continue };
-            let (record, _) = row.record();
+            let RowEvent::Row(row) = event else {
+                damaged += 1;
+                continue;
+            };
+            let (record, complete) = row.record();
+            damaged += u64::from(!complete);
             if let (Some(n), Some(Value::Blob(b))) = (row.rowid(), record.get(1)) {
                 nodes.insert(n, b.clone());
             }
@@ -1172,14 +1202,11 @@ impl<'a, 'd> Run<'a, 'd> {
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
-        let lost_subtrees = self
-            .survey
-            .as_ref()
-            .and_then(|s| s.trees.iter().find(|t| t.root == root))
-            .map_or(0, |t| t.lost.len());
-        if !found.defects.is_empty() || refused > 0 || lost_subtrees > 0 {
+        let tree = self.shadow_damage(root, &node_table);
+        if !found.defects.is_empty() || refused + damaged > 0 || tree.is_some() {
             self.fts_loss.push(format!(
-                "R-tree `{name}`: {rows} rows rebuilt from `{node_table}`; {refused} refused, {lost_subtrees} subtrees of `{node_table}` lost, node defects: {}",
+                "R-tree `{name}`: {rows} rows rebuilt from `{node_table}`; {refused} refused, {damaged} node blobs damaged{}; node defects: {}",
+                tree.map_or(String::new(), |t| format!("; {t}")),
                 if found.defects.is_empty() { "none".to_string() } else { found.defects.join("; ") }
             ));
         }
@@ -1214,14 +1241,15 @@ impl<'a, 'd> Run<'a, 'd> {
                 .map(|i| format!(", ?{i}"))
                 .collect::<String>()
         );
-        let (mut rows, mut refused, mut unreadable) = (0u64, 0u64, 0u64);
+        let (mut rows, mut refused, mut unreadable, mut damaged) = (0u64, 0u64, 0u64, 0u64);
         self.out.conn.execute_batch("BEGIN")?;
         for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
             let RowEvent::Row(row) = event else {
                 unreadable += 1;
                 continue;
             };
-            let (record, _) = row.record();
+            let (record, complete) = row.record();
+            damaged += u64::from(!complete);
             // The shadow table's first column is its INTEGER PRIMARY KEY (stored as NULL).
             let values: Vec<SqlValue<'_>> = record
                 .iter()
@@ -1240,14 +1268,11 @@ impl<'a, 'd> Run<'a, 'd> {
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
-        let lost_subtrees = self
-            .survey
-            .as_ref()
-            .and_then(|s| s.trees.iter().find(|t| t.root == root))
-            .map_or(0, |t| t.lost.len());
-        if refused + unreadable + lost_subtrees as u64 > 0 {
+        let tree = self.shadow_damage(root, &shadow);
+        if refused + unreadable + damaged > 0 || tree.is_some() {
             self.fts_loss.push(format!(
-                "full-text table `{name}`: {rows} rows of its stored text rebuilt; {unreadable} cells unreadable, {refused} rows refused, {lost_subtrees} subtrees of `{shadow}` lost"
+                "full-text table `{name}`: {rows} rows of its stored text rebuilt ({damaged} with damaged text); {unreadable} cells unreadable, {refused} rows refused{}",
+                tree.map_or(String::new(), |t| format!("; {t}"))
             ));
         }
         Ok((
@@ -2328,12 +2353,18 @@ fn compute_bounds(
                 }
             }
         }
+        // A counter below any rowid known to have existed (recovered, proven by an index
+        // entry, or refused) is contradicted by the file: it bounds nothing.
+        let sequence = input.sequence.filter(|seq| {
+            missing.keys().next_back().is_none_or(|m| m <= seq)
+                && input.rejected_rowids.last().is_none_or(|r| r <= seq)
+        });
         let mut bounds = reconstruct::bound_loss(
             &ranges,
             missing.len() as u64,
             input.known,
             input.root_lost,
-            input.sequence,
+            sequence,
         );
         // A count from the last ANALYZE is a hint, not a bound: rows may have come and gone
         // since.
