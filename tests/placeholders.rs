@@ -167,6 +167,24 @@ fn the_rendered_report_says_loss_and_names_the_placeholders() -> TestResult {
     assert!(md.starts_with("# Salvage of"), "{md}");
     assert!(md.contains("| `sessions` | "), "{md}");
 
+    // Flags alone never make a clean verdict: a complete run whose source changed is not
+    // clean, and a name from the file cannot forge a line of the verdict.
+    let mut forged = c.report();
+    forged["flags"]["complete"] = true.into();
+    forged["flags"]["loss_detected"] = false.into();
+    forged["source"]["unchanged"] = false.into();
+    forged["tables"][0]["name"] = "x\nverdict: COMPLETE".into();
+    let forged_path = c.dir.path("forged.json");
+    std::fs::write(&forged_path, forged.to_string())?;
+    let out = crate::salvage().arg("report").arg(&forged_path).output()?;
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8(out.stdout)?;
+    assert!(text.contains("verdict: SOURCE CHANGED"), "{text}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("verdict: COMPLETE")),
+        "{text}"
+    );
+
     // A file that is not a loss report is refused, not rendered as an empty success.
     let not_a_report = c.dir.path("other.json");
     std::fs::write(&not_a_report, "{}")?;

@@ -30,12 +30,33 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Error> {
         });
     }
     print_stdout(&render(&report, args.format == "markdown"))?;
-    let loss = report["flags"]["loss_detected"].as_bool().unwrap_or(true);
-    Ok(if loss {
-        Outcome::Damaged
-    } else {
+    Ok(if clean(&report) {
         Outcome::Clean
+    } else {
+        Outcome::Damaged
     })
+}
+
+/// A clean salvage: complete (no loss, verified), committed, and the source proven
+/// unchanged. Anything less is not.
+fn clean(r: &Value) -> bool {
+    r["flags"]["complete"] == true
+        && r["output"]["committed"] == true
+        && r["source"]["unchanged"] == true
+}
+
+/// Text from the report (names and sentences come from the damaged file): control
+/// characters cannot start a line of their own, and `|` cannot break a markdown table.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect::<String>()
+        .replace('|', "\\|")
+}
+
+/// A string field of the report, printable.
+fn field(v: &Value) -> String {
+    printable(v.as_str().unwrap_or("?"))
 }
 
 fn num(v: &Value) -> String {
@@ -46,20 +67,25 @@ fn num(v: &Value) -> String {
 pub fn render(r: &Value, markdown: bool) -> String {
     let mut s = String::new();
     let flags = &r["flags"];
-    let verdict = if flags["complete"] == true {
+    let committed = r["output"]["committed"] == true;
+    let loss = flags["loss_detected"] != false;
+    let verdict = if flags["verified"] != true {
+        if loss {
+            "NOT VERIFIED: the output failed its checks, and rows were lost"
+        } else {
+            "NOT VERIFIED: the output failed its checks"
+        }
+    } else if r["source"]["unchanged"] != true {
+        "SOURCE CHANGED: the source was not the same after the run; nothing is trusted"
+    } else if clean(r) {
         "COMPLETE: every source of evidence agrees nothing is missing; the output is verified"
-    } else if flags["loss_detected"] == true {
+    } else if loss {
         "LOSS: rows were recovered, but not provably all (partial recovery)"
     } else {
-        "NOT VERIFIED: the output failed its checks"
+        "NOT COMMITTED: the output was not put in place"
     };
-    let committed = r["output"]["committed"] == true;
     let (h1, h2) = if markdown { ("# ", "## ") } else { ("", "") };
-    let _ = writeln!(
-        s,
-        "{h1}Salvage of `{}`",
-        r["run"]["source_path"].as_str().unwrap_or("?")
-    );
+    let _ = writeln!(s, "{h1}Salvage of `{}`", field(&r["run"]["source_path"]));
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -75,7 +101,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
         "{}{}",
         if markdown { "**Output:** " } else { "output: " },
         if committed {
-            format!("`{}`", r["run"]["dest_path"].as_str().unwrap_or("?"))
+            format!("`{}`", field(&r["run"]["dest_path"]))
         } else {
             "not committed (kept as DEST.incomplete)".into()
         }
@@ -140,10 +166,9 @@ pub fn render(r: &Value, markdown: bool) -> String {
             ),
             None => "-".into(),
         };
-        let name = t["name"].as_str().unwrap_or("?");
         let row = [
-            name.to_string(),
-            t["status"].as_str().unwrap_or("?").to_string(),
+            field(&t["name"]),
+            field(&t["status"]),
             num(&t["rows_written"]),
             num(&t["rows_from_orphans"]),
             num(&t["rows_damaged"]),
@@ -160,7 +185,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
     let lf = &r["lost_and_found"];
     if lf["rows"].as_u64().unwrap_or(0) > 0 {
         let _ = writeln!(s);
-        let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", num(&lf["rows"]), lf["table"].as_str().unwrap_or("lost_and_found"));
+        let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", num(&lf["rows"]), lf["table"].as_str().map_or_else(|| "lost_and_found".into(), printable));
     }
     let warnings: Vec<&str> = r["evidence"]["loss"]
         .as_array()
@@ -173,20 +198,20 @@ pub fn render(r: &Value, markdown: bool) -> String {
         let _ = writeln!(s, "{h2}What was lost");
         let _ = writeln!(s);
         for w in &warnings {
-            let _ = writeln!(s, "- {w}");
+            let _ = writeln!(s, "- {}", printable(w));
         }
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Next step");
     let _ = writeln!(s);
-    let next = if flags["complete"] == true {
+    let next = if clean(r) {
         "Use the output as the database; keep the source as evidence."
+    } else if flags["verified"] != true || r["source"]["unchanged"] != true {
+        "Do not use the output. Keep DEST.incomplete and the source for inspection, and report the run with this report attached."
     } else if committed {
         "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries alone in `salvage_partial_rows`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
-    } else if flags["verified"] == true {
-        "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
     } else {
-        "The output failed verification; keep DEST.incomplete for inspection and report the run with this report attached."
+        "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
     };
     let _ = writeln!(s, "{next}");
     s
