@@ -172,3 +172,27 @@ fn embeddings_whose_row_is_lost_are_exported_as_reconstructed() -> TestResult {
     }
     Ok(())
 }
+
+/// Embeddings whose segment row was lost keep their ids, but their collection is unknown:
+/// exported with `collection: null`, counted, and never a clean (exit 0) export; under
+/// `--collection` they are left out and the exit says so.
+#[test]
+fn embeddings_of_a_lost_segment_have_an_unknown_collection() -> TestResult {
+    let c = case("export-segment-lost", "vector-4096-utf8", |f| {
+        vec![Damage::ZeroPage(f.roots["segments"])]
+    });
+    assert_eq!(c.recover(&["--allow-partial"])?.status.code(), Some(3));
+    let (code, lines) = export(&c.dest, &[])?;
+    assert_eq!(code, Some(3));
+    assert_eq!(
+        lines.len(),
+        c.fixture.table("embeddings").unwrap().rows.len()
+    );
+    assert!(lines
+        .iter()
+        .all(|l| l["collection"].is_null() && l["id"].is_string()));
+    let (code, some) = export(&c.dest, &["--collection", "project_docs"])?;
+    assert_eq!(code, Some(3));
+    assert!(some.is_empty());
+    Ok(())
+}

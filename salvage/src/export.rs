@@ -73,19 +73,23 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
             ));
         }
     }
-    // Placeholder `embeddings` rows, registered by the salvage that made them.
-    let placeholders: BTreeSet<i64> = if tables.contains("salvage_placeholders") {
-        conn.prepare("SELECT rowid FROM salvage_placeholders WHERE lower(tbl) = 'embeddings' AND rowid IS NOT NULL")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+    // Placeholder rows (embeddings, segments, collections), registered by the salvage
+    // that made them.
+    let placeholders: BTreeSet<(String, i64)> = if tables.contains("salvage_placeholders") {
+        conn.prepare("SELECT lower(tbl), rowid FROM salvage_placeholders WHERE rowid IS NOT NULL")
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
             .map_err(db)?
     } else {
         BTreeSet::new()
+    };
+    let made = |table: &str, rowid: Option<i64>| {
+        rowid.is_some_and(|r| placeholders.contains(&(table.to_string(), r)))
     };
     // Every internal id with an `embeddings` row or a metadata row, in id order: metadata
     // whose embedding row is gone is not dropped.
     let mut stmt = conn
         .prepare(
-            "SELECT ids.id, e.embedding_id, c.name
+            "SELECT ids.id, e.embedding_id, c.name, s.rowid, c.rowid
              FROM (SELECT id FROM embeddings UNION SELECT id FROM embedding_metadata WHERE id IS NOT NULL) AS ids
              LEFT JOIN embeddings e ON e.id = ids.id
              LEFT JOIN segments s ON s.id = e.segment_id
@@ -101,15 +105,23 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
         .map_err(db)?;
     let mut rows = stmt.query([]).map_err(db)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let (mut written, mut reconstructed, mut unknown_skipped) = (0u64, 0u64, 0u64);
+    let (mut written, mut reconstructed, mut unknown) = (0u64, 0u64, 0u64);
+    let mut unknown_skipped = 0u64;
     while let Some(row) = rows.next().map_err(db)? {
         let internal: i64 = row.get(0).map_err(db)?;
         let id: Option<String> = row.get(1).map_err(db)?;
-        let collection: Option<String> = row.get(2).map_err(db)?;
-        let rebuilt = id.is_none() || placeholders.contains(&internal);
+        let segment_made = made("segments", row.get(3).map_err(db)?);
+        // A placeholder collection's name is a label salvage made up: the real one is
+        // unknown.
+        let collection: Option<String> = if made("collections", row.get(4).map_err(db)?) {
+            None
+        } else {
+            row.get(2).map_err(db)?
+        };
+        let rebuilt = id.is_none() || made("embeddings", Some(internal));
         if let Some(wanted) = &args.collection {
             if collection.as_deref() != Some(wanted.as_str()) {
-                unknown_skipped += u64::from(rebuilt && collection.is_none());
+                unknown_skipped += u64::from(collection.is_none());
                 continue;
             }
         }
@@ -130,7 +142,7 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
             "internal_id": internal,
             // A reconstructed row's segment, hence its collection, was inferred from its
             // neighbouring ids, not read.
-            "collection_inferred": rebuilt && collection.is_some(),
+            "collection_inferred": (rebuilt || segment_made) && collection.is_some(),
             "collection": collection,
             "document": document,
             "metadata": metadata,
@@ -145,17 +157,19 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
         }
         written += 1;
         reconstructed += u64::from(rebuilt);
+        unknown += u64::from(collection.is_none());
     }
     match out.flush() {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Clean),
         other => other.map_err(Error::Output)?,
     }
-    eprintln!("salvage export: {written} embeddings written, {reconstructed} of them reconstructed (their user-facing id is lost)");
+    eprintln!("salvage export: {written} embeddings written, {reconstructed} of them reconstructed (their user-facing id is lost), {unknown} of unknown collection");
     if unknown_skipped > 0 {
-        eprintln!("  {unknown_skipped} reconstructed embeddings of unknown collection left out by --collection");
+        eprintln!("  {unknown_skipped} embeddings of unknown collection left out by --collection");
     }
-    // An export carrying reconstructed rows, or leaving some out, is not a clean one.
-    Ok(if reconstructed + unknown_skipped > 0 {
+    // An export carrying reconstructed rows or unknown collections, or leaving some out,
+    // is not a clean one.
+    Ok(if reconstructed + unknown + unknown_skipped > 0 {
         Outcome::Damaged
     } else {
         Outcome::Clean
