@@ -163,3 +163,47 @@ fn a_schema_row_with_a_second_statement_is_never_run() -> TestResult {
     assert_eq!(n, 2);
     Ok(())
 }
+
+/// A schema row holding `CREATE TABLE … AS SELECT` would run its query on the output (a
+/// recursive one never ends); SQLite never stores one, so it is refused, not run.
+#[test]
+fn a_schema_row_creating_a_table_from_a_query_is_never_run() -> TestResult {
+    let dir = crate::Scratch::new("hostile-schema-as-select");
+    let src = dir.path("evidence.db");
+    let conn = rusqlite::Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+         INSERT INTO notes(body) VALUES ('kept');
+         CREATE TABLE other(x);
+         PRAGMA writable_schema = ON;
+         UPDATE sqlite_schema SET sql = 'CREATE TABLE other AS WITH RECURSIVE c(x) AS
+             (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c LIMIT 1000'
+             WHERE name = 'other';",
+    )?;
+    drop(conn);
+    let dest = dir.path("out.db");
+    let out = crate::run_salvage(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+        "--allow-partial".as_ref(),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let other = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "other")
+        .unwrap();
+    assert_eq!(other["status"], "failed", "{other}");
+    assert!(other["reason"].to_string().contains("AS SELECT"), "{other}");
+    Ok(())
+}

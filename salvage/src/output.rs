@@ -20,6 +20,79 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Whether `sql` is a `CREATE TABLE` whose name is followed by anything but its column
+/// list: `AS SELECT …`, which would run a query (unbounded, on a hostile schema). SQLite
+/// itself stores such a table as a plain column list, so a real schema never has one.
+fn table_as_select(sql: &str) -> bool {
+    let mut words = sql.trim_start();
+    let word = |w: &mut &str| -> String {
+        let t = w.trim_start();
+        let end = t
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(t.len());
+        let (head, rest) = t.split_at(end);
+        *w = rest;
+        head.to_ascii_uppercase()
+    };
+    if word(&mut words) != "CREATE" {
+        return false;
+    }
+    let mut next = word(&mut words);
+    if next == "TEMP" || next == "TEMPORARY" {
+        next = word(&mut words);
+    }
+    if next != "TABLE" {
+        return false;
+    }
+    let save = words;
+    if word(&mut words) == "IF" {
+        let _ = (word(&mut words), word(&mut words)); // NOT EXISTS
+    } else {
+        words = save;
+    }
+    // The name: quoted or bare, optionally `schema.name`.
+    for _ in 0..2 {
+        let t = words.trim_start();
+        let close = match t.chars().next() {
+            Some('"') => Some('"'),
+            Some('`') => Some('`'),
+            Some('[') => Some(']'),
+            Some('\'') => Some('\''),
+            _ => None,
+        };
+        words = match close {
+            Some(c) => {
+                // A doubled quote is part of the name.
+                let mut rest = t.get(1..).unwrap_or("");
+                loop {
+                    match rest.find(c) {
+                        None => break "",
+                        Some(i) => {
+                            let after = rest.get(i + 1..).unwrap_or("");
+                            if c != ']' && after.starts_with(c) {
+                                rest = after.get(1..).unwrap_or("");
+                            } else {
+                                break after;
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                let end = t
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    .unwrap_or(t.len());
+                &t[end..]
+            }
+        };
+        match words.trim_start().strip_prefix('.') {
+            Some(rest) => words = rest,
+            None => break,
+        }
+    }
+    !words.trim_start().starts_with('(')
+}
+
 /// Runs `sql`, text from the (untrusted) source schema, on `conn` only if it is exactly one
 /// CREATE statement: a schema row carrying a further statement (an `ATTACH` that would
 /// write a file, say) is refused, never run.
@@ -27,6 +100,9 @@ pub fn create_statement(conn: &Connection, sql: &str) -> Result<(), String> {
     let head = sql.trim_start().get(..6).unwrap_or("");
     if !head.eq_ignore_ascii_case("CREATE") {
         return Err("not a CREATE statement".into());
+    }
+    if table_as_select(sql) {
+        return Err("CREATE TABLE … AS SELECT runs a query; SQLite never stores one in its schema; refused, not run".into());
     }
     use rusqlite::fallible_iterator::FallibleIterator as _;
     // Statements are prepared one at a time and nothing runs until all are counted: a
@@ -233,5 +309,25 @@ impl rusqlite::ToSql for SqlValue<'_> {
             SqlValue::RawText(b) => ValueRef::Text(b),
             SqlValue::Blob(b) => ValueRef::Blob(b),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_table_created_from_a_query_is_told_from_a_column_list() {
+        use super::table_as_select as q;
+        assert!(!q("CREATE TABLE t(a, b)"));
+        assert!(!q("create temp table if not exists \"my t\" (a)"));
+        assert!(!q("CREATE TABLE main.[x y](a)"));
+        assert!(!q("CREATE INDEX i ON t(a)"));
+        assert!(!q("CREATE VIEW v AS SELECT 1"));
+        assert!(q("CREATE TABLE t AS SELECT 1"));
+        assert!(q(
+            "CREATE TABLE \"t\" AS WITH c(x) AS (SELECT 1) SELECT x FROM c"
+        ));
+        assert!(q("CREATE TABLE main.t AS SELECT 1"));
+        assert!(!q("CREATE TABLE \"a\"\"b\"(x)"));
+        assert!(q("CREATE TABLE \"a\"\"b\" AS SELECT 1"));
     }
 }
