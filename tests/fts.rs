@@ -21,7 +21,9 @@ fn build(path: &Path, contentless: bool) -> rusqlite::Result<()> {
         "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT);
          CREATE VIRTUAL TABLE notes_own USING fts5(title, body);
          CREATE VIRTUAL TABLE notes_ext USING fts5(title, body, content='notes', content_rowid='id');
-         CREATE VIRTUAL TABLE notes_v4 USING fts4(title, body);",
+         CREATE VIRTUAL TABLE notes_v4 USING fts4(title, body);
+         CREATE TABLE notes_own_archive(note TEXT);
+         INSERT INTO notes_own_archive VALUES ('a user table named like a shadow table'), ('b');",
     )?;
     if contentless {
         conn.execute_batch("CREATE VIRTUAL TABLE notes_cl USING fts5(body, content='');")?;
@@ -110,6 +112,11 @@ fn full_text_tables_are_rebuilt_from_their_stored_text_and_content_tables() -> T
             .unwrap();
         assert_eq!(o["status"], "rebuilt", "{o}");
     }
+    // A user table that only shares a full-text table's prefix is data, not a shadow.
+    let archived: i64 =
+        Connection::open(&dest)?
+            .query_row("SELECT count(*) FROM notes_own_archive", [], |r| r.get(0))?;
+    assert_eq!(archived, 2);
     // FTS5's own check of its index against its stored text.
     Connection::open(&dest)?.execute(
         "INSERT INTO notes_own(notes_own) VALUES ('integrity-check')",

@@ -182,6 +182,17 @@ impl Output {
         Ok(out)
     }
 
+    /// Whether the output has a table named `name` (any case).
+    pub fn has_table(&self, name: &str) -> bool {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND lower(name) = lower(?1)",
+                [name],
+                |r| r.get::<_, i64>(0),
+            )
+            .is_ok_and(|n| n > 0)
+    }
+
     /// Runs one CREATE statement taken from the source schema (see [`create_statement`]).
     pub fn create_object(&self, sql: &str) -> Result<(), String> {
         create_statement(&self.conn, sql)

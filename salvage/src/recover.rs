@@ -650,10 +650,12 @@ impl<'a, 'd> Run<'a, 'd> {
                         });
                     }
                 }
-            } else if let Some(v) = vtabs
-                .iter()
-                .find(|v| lower.starts_with(&format!("{}_", v.to_ascii_lowercase())))
-            {
+            } else if let Some(v) = vtabs.iter().find(|v| {
+                // A shadow table is one its virtual table made on the output already: a
+                // user table that merely shares the prefix is data.
+                lower.starts_with(&format!("{}_", v.to_ascii_lowercase()))
+                    && self.out.has_table(&r.name)
+            }) {
                 t.status = "skipped";
                 t.reason = Some(format!(
                     "shadow table of virtual table `{v}`: derived, not copied as data"
@@ -1009,12 +1011,14 @@ impl<'a, 'd> Run<'a, 'd> {
         self.progress.say("rebuilding lost parent rows");
         self.synthesize_placeholders()
             .map_err(|e| Error::Database(e.to_string()))?;
+        self.progress.say("re-creating views");
+        self.create_objects(&[pager::SchemaKind::View]);
         self.progress.say("rebuilding full-text indexes");
         self.rebuild_fts()
             .map_err(|e| Error::Database(e.to_string()))?;
         // Views and triggers last: no trigger fires on a recovered or synthesized row.
-        self.progress.say("re-creating views and triggers");
-        self.create_objects(&[pager::SchemaKind::View, pager::SchemaKind::Trigger]);
+        self.progress.say("re-creating triggers");
+        self.create_objects(&[pager::SchemaKind::Trigger]);
         Ok(())
     }
 
@@ -2344,9 +2348,13 @@ fn compute_bounds(
                     && !input.rejected_rowids.contains(&rowid)
                     && rows.binary_search(&rowid).is_err()
                 {
-                    // The whole entry is decoded only for a row that is gone.
+                    // The whole entry is decoded only for a row that is gone. A damaged
+                    // entry still proves the row; its values (NULL where damaged) do not.
                     let keys = pager::raw_cell(db, &cell)
-                        .map(|raw| raw.decode().values)
+                        .map(|raw| raw.decode())
+                        .ok()
+                        .filter(|d| d.complete)
+                        .map(|d| d.values)
                         .unwrap_or_default();
                     let keys = keys.split_last().map_or(&[][..], |(_, k)| k);
                     missing.entry(rowid).or_default().add(index, keys);
