@@ -18,15 +18,26 @@ pub enum Content {
     Contentless,
 }
 
+/// The module a `CREATE VIRTUAL TABLE` statement names (lower case), whatever white space
+/// surrounds `USING`.
+pub fn module(sql: &str) -> Option<String> {
+    let lower = sql.to_ascii_lowercase();
+    let using = find_word(&lower, "using")?;
+    Some(
+        lower
+            .get(using + 5..)?
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect(),
+    )
+}
+
 /// The FTS flavour of a `CREATE VIRTUAL TABLE` statement, or `None` for another module.
 pub fn classify(sql: &str) -> Option<Content> {
     let lower = sql.to_ascii_lowercase();
     let using = find_word(&lower, "using")?;
-    let module: String = lower[using + 5..]
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric())
-        .collect();
+    let module = module(sql)?;
     if !matches!(module.as_str(), "fts3" | "fts4" | "fts5") {
         return None;
     }

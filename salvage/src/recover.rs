@@ -1135,14 +1135,8 @@ impl<'a, 'd> Run<'a, 'd> {
         else {
             return Ok(None);
         };
-        let lower = sql.to_ascii_lowercase();
-        let module = lower.split_once(" using ").map(|(_, m)| {
-            m.trim_start()
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .next()
-                .unwrap_or("")
-        });
-        let int32 = match module {
+        let module = crate::fts::module(&sql);
+        let int32 = match module.as_deref() {
             Some("rtree") => false,
             Some("rtree_i32") => true,
             _ => return Ok(None),
