@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::{run_salvage, Scratch, TestResult};
+use crate::{Scratch, TestResult};
 
 const WORDS: [&str; 12] = [
     "salvage", "page", "btree", "journal", "freelist", "overflow", "cell", "varint", "header",
@@ -88,12 +88,7 @@ fn full_text_tables_are_rebuilt_from_their_stored_text_and_content_tables() -> T
     let want = matches(&src)?;
     assert!(want.iter().all(|m| !m.is_empty()));
     let dest = dir.path("out.db");
-    let out = run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -101,8 +96,7 @@ fn full_text_tables_are_rebuilt_from_their_stored_text_and_content_tables() -> T
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(matches(&dest)?, want);
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let report: serde_json::Value = crate::report_beside(&dest);
     for name in ["notes_own", "notes_ext", "notes_v4"] {
         let o = report["schema_objects"]
             .as_array()
@@ -131,20 +125,14 @@ fn a_contentless_full_text_table_is_reported_as_lost() -> TestResult {
     let src = dir.path("notes.db");
     build(&src, true)?;
     let dest = dir.path("out.db");
-    let out = run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(
         out.status.code(),
         Some(4),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let report: serde_json::Value = crate::report_beside(&dest);
     assert_eq!(report["flags"]["loss_detected"], true);
     assert!(
         report["evidence"]["loss"]
@@ -189,12 +177,7 @@ fn r_trees_are_refilled_from_their_node_blobs() -> TestResult {
         v
     };
     let dest = dir.path("out.db");
-    let out = run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -226,20 +209,14 @@ fn a_virtual_table_left_empty_is_reported_as_lost() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let out = run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(
         out.status.code(),
         Some(4),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let report: serde_json::Value = crate::report_beside(&dest);
     assert!(
         report["evidence"]["loss"]
             .to_string()
@@ -268,20 +245,14 @@ fn a_full_text_table_whose_stored_text_lost_a_page_reports_loss() -> TestResult 
     fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(root))?;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let out = run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(
         out.status.code(),
         Some(4),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let report: serde_json::Value = crate::report_beside(&dest);
     assert!(
         report["evidence"]["loss"]
             .to_string()

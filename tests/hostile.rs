@@ -128,13 +128,7 @@ fn a_schema_row_with_a_second_statement_is_never_run() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let out = crate::run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-        "--allow-partial".as_ref(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
     assert!(!evil.exists(), "the smuggled ATTACH ran");
     assert_eq!(
         out.status.code(),
@@ -142,14 +136,8 @@ fn a_schema_row_with_a_second_statement_is_never_run() -> TestResult {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
-    let other = report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "other")
-        .unwrap();
+    let report: serde_json::Value = crate::report_beside(&dest);
+    let other = crate::table_entry(&report, "other");
     assert_eq!(other["status"], "failed", "{other}");
     assert!(
         other["reason"]
@@ -182,27 +170,15 @@ fn a_schema_row_creating_a_table_from_a_query_is_never_run() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let out = crate::run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-        "--allow-partial".as_ref(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
     assert_eq!(
         out.status.code(),
         Some(3),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
-    let other = report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "other")
-        .unwrap();
+    let report: serde_json::Value = crate::report_beside(&dest);
+    let other = crate::table_entry(&report, "other");
     assert_eq!(other["status"], "failed", "{other}");
     assert!(other["reason"].to_string().contains("AS SELECT"), "{other}");
     Ok(())

@@ -31,6 +31,34 @@ pub fn run_salvage(args: &[&std::ffi::OsStr]) -> std::io::Result<Output> {
     salvage().args(args).output()
 }
 
+/// Runs `salvage recover SRC -o DEST` with `extra` arguments.
+pub fn recover_file(src: &Path, dest: &Path, extra: &[&str]) -> std::io::Result<Output> {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    run_salvage(&args)
+}
+
+/// The loss report `recover` wrote beside `dest` (`DEST.report.json`).
+pub fn report_beside(dest: &Path) -> serde_json::Value {
+    let mut path = dest.as_os_str().to_owned();
+    path.push(".report.json");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The `tables` entry of a loss report for the table `name`.
+pub fn table_entry<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    report["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == name))
+        .unwrap_or_else(|| panic!("no table `{name}` in the report"))
+}
+
 /// A fresh scratch folder under the target dir, removed when dropped.
 pub struct Scratch(PathBuf);
 

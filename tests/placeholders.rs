@@ -290,20 +290,14 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
          INSERT INTO messages VALUES (1, 's1', 'user', 'hi', 1);",
     )?;
     let dest = dir.path("out.db");
-    let out = crate::run_salvage(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let r: serde_json::Value = crate::report_beside(&dest);
     assert_eq!(status(&r, "state_meta"), Some("missing".into()));
     assert!(
         r["warnings"].to_string().contains("`state_meta`"),

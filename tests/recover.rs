@@ -221,12 +221,7 @@ fn zeroed_leaf_with_allow_partial_commits_everything_else_and_exits_3() -> TestR
     want.retain(|rowid, _| !lost.contains(rowid));
     assert_same_rows(&got, &want, "every intact row, and nothing else");
     // The lost subtree's rowid range is reported.
-    let messages = r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "messages")
-        .unwrap();
+    let messages = crate::table_entry(&r, "messages");
     assert_eq!(messages["lost_subtrees"].as_array().map(Vec::len), Some(1));
     Ok(())
 }
@@ -263,12 +258,7 @@ fn orphan_leaves_under_a_zeroed_interior_page_go_back_to_their_table() -> TestRe
     let out = c.recover(&["--allow-partial"])?;
     assert_eq!(code(&out), Some(3), "{}", stderr(&out));
     let r = c.report();
-    let messages = r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "messages")
-        .unwrap();
+    let messages = crate::table_entry(&r, "messages");
     assert!(
         messages["rows_from_orphans"].as_u64().unwrap() > 0,
         "{messages}"
@@ -297,12 +287,7 @@ fn broken_overflow_chain_gives_null_not_garbage() -> TestResult {
     let out = c.recover(&["--allow-partial"])?;
     assert_eq!(code(&out), Some(3), "{}", stderr(&out));
     let r = c.report();
-    let messages = r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "messages")
-        .unwrap();
+    let messages = crate::table_entry(&r, "messages");
     // The cut content leaves `timestamp` (NOT NULL, stored after it) without its bytes too:
     // NULL is never allowed there, and nothing is invented, so the row is kept in
     // lost_and_found under the table's root page, with its intact fields.
@@ -637,12 +622,7 @@ fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
         let truth = (expected_rows(&c.fixture, "messages").len()
             - rows_of(&c.dest, "messages", false).len()) as u64;
         let r = c.report();
-        let m = r["tables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == "messages")
-            .unwrap();
+        let m = crate::table_entry(&r, "messages");
         let lost = &m["lost_rows"];
         let lower = lost["lower_bound"].as_u64().unwrap();
         assert!(
@@ -691,12 +671,7 @@ fn sqlite_sequence_bounds_the_loss_at_the_hot_end_of_a_table() -> TestResult {
             (expected_rows(&c.fixture, table).len() - rows_of(&c.dest, table, false).len()) as u64;
         assert!(truth > 0, "{name}");
         let r = c.report();
-        let t = r["tables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == table)
-            .unwrap();
+        let t = crate::table_entry(&r, table);
         let lost = &t["lost_rows"];
         let upper = lost["upper_bound"]
             .as_u64()
@@ -728,25 +703,12 @@ fn the_last_analyze_count_is_reported_as_a_hint() -> TestResult {
     fixtures::apply(&mut bytes, &Damage::ZeroPage(leaf))?;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let out = run_salvage(&[
-        OsStr::new("recover"),
-        src.as_os_str(),
-        OsStr::new("-o"),
-        dest.as_os_str(),
-        OsStr::new("--allow-partial"),
-        OsStr::new("--no-partial-rows"),
-    ])?;
+    let out = crate::recover_file(&src, &dest, &["--allow-partial", "--no-partial-rows"])?;
     assert_eq!(code(&out), Some(3), "{}", stderr(&out));
     let total = expected_rows(&f, "messages").len();
     let got = rows_of(&dest, "messages", false).len();
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
-    let m = r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "messages")
-        .unwrap();
+    let r: serde_json::Value = crate::report_beside(&dest);
+    let m = crate::table_entry(&r, "messages");
     let hint = format!(
         "sqlite_stat1 counted {total} rows at the last ANALYZE; {got} are recovered, {} fewer",
         total - got
@@ -773,12 +735,7 @@ fn counts_kept_in_parent_rows_are_reported_as_a_hint() -> TestResult {
     let truth =
         expected_rows(&c.fixture, "messages").len() - rows_of(&c.dest, "messages", false).len();
     let r = c.report();
-    let m = r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "messages")
-        .unwrap();
+    let m = crate::table_entry(&r, "messages");
     let hint = format!("count {truth} more `messages` rows in `message_count`");
     assert!(
         m["lost_rows"]["evidence"].to_string().contains(&hint),

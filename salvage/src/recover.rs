@@ -1786,16 +1786,25 @@ impl<'a, 'd> Run<'a, 'd> {
             .and_then(|r| r.rootpage)
     }
 
+    /// The records of a small internal table of the source (`sqlite_stat1`,
+    /// `sqlite_sequence`), as stored.
+    fn internal_records(&self, name: &str) -> Vec<Vec<Value>> {
+        let Some(root) = self.schema_root(name) else {
+            return Vec::new();
+        };
+        TableRows::new(self.db, Some(root), std::iter::empty())
+            .filter_map(|e| match e {
+                RowEvent::Row(row) => Some(row.record().0),
+                RowEvent::Unreadable { .. } => None,
+            })
+            .collect()
+    }
+
     /// Row counts `sqlite_stat1` recorded at the source's last ANALYZE (the first number of
     /// each index's `stat`), by lower-cased table name.
     fn source_stat1_rows(&self) -> BTreeMap<String, u64> {
-        let Some(root) = self.schema_root("sqlite_stat1") else {
-            return BTreeMap::new();
-        };
         let mut out = BTreeMap::new();
-        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
-            let RowEvent::Row(row) = event else { continue };
-            let (record, _) = row.record();
+        for record in self.internal_records("sqlite_stat1") {
             let (Some(Value::Text(tbl)), Some(Value::Text(stat))) = (record.first(), record.get(2))
             else {
                 continue;
@@ -1817,13 +1826,8 @@ impl<'a, 'd> Run<'a, 'd> {
 
     /// The source's `sqlite_sequence` counters, by lower-cased table name.
     fn source_sequences(&self) -> BTreeMap<String, i64> {
-        let Some(root) = self.schema_root("sqlite_sequence") else {
-            return BTreeMap::new();
-        };
         let mut out = BTreeMap::new();
-        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
-            let RowEvent::Row(row) = event else { continue };
-            let (record, _) = row.record();
+        for record in self.internal_records("sqlite_sequence") {
             if let (Some(Value::Text(name)), Some(Value::Integer(seq))) =
                 (record.first(), record.get(1))
             {
@@ -1837,20 +1841,10 @@ impl<'a, 'd> Run<'a, 'd> {
 
     /// Carries `sqlite_sequence` counters over: never below what the rows now need.
     fn carry_sequence(&mut self) -> rusqlite::Result<()> {
-        let Some(root) = self.schema_root("sqlite_sequence") else {
-            return Ok(());
-        };
-        let exists: bool = self.out.conn.query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )? > 0;
-        if !exists {
+        if !self.out.has_table("sqlite_sequence") {
             return Ok(());
         }
-        for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
-            let RowEvent::Row(row) = event else { continue };
-            let (record, _) = row.record();
+        for record in self.internal_records("sqlite_sequence") {
             let (Some(Value::Text(name)), Some(Value::Integer(seq))) =
                 (record.first(), record.get(1))
             else {
