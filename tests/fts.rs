@@ -125,22 +125,9 @@ fn a_contentless_full_text_table_is_reported_as_lost() -> TestResult {
     let src = dir.path("notes.db");
     build(&src, true)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = crate::report_beside(&dest);
+    let report = crate::recover_expecting(&src, &dest, &[], 4)?;
     assert_eq!(report["flags"]["loss_detected"], true);
-    assert!(
-        report["evidence"]["loss"]
-            .to_string()
-            .contains("`notes_cl` is contentless"),
-        "{}",
-        report["evidence"]
-    );
+    crate::assert_loss_mentions(&report, "`notes_cl` is contentless");
     Ok(())
 }
 
@@ -209,21 +196,8 @@ fn a_virtual_table_left_empty_is_reported_as_lost() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = crate::report_beside(&dest);
-    assert!(
-        report["evidence"]["loss"]
-            .to_string()
-            .contains("virtual table `boxes` is created empty"),
-        "{}",
-        report["evidence"]
-    );
+    let report = crate::recover_expecting(&src, &dest, &[], 4)?;
+    crate::assert_loss_mentions(&report, "virtual table `boxes` is created empty");
     Ok(())
 }
 
@@ -245,20 +219,7 @@ fn a_full_text_table_whose_stored_text_lost_a_page_reports_loss() -> TestResult 
     fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(root))?;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = crate::report_beside(&dest);
-    assert!(
-        report["evidence"]["loss"]
-            .to_string()
-            .contains("full-text table `notes_own`"),
-        "{}",
-        report["evidence"]
-    );
+    let report = crate::recover_expecting(&src, &dest, &[], 4)?;
+    crate::assert_loss_mentions(&report, "full-text table `notes_own`");
     Ok(())
 }

@@ -43,6 +43,33 @@ pub fn recover_file(src: &Path, dest: &Path, extra: &[&str]) -> std::io::Result<
     run_salvage(&args)
 }
 
+/// Runs `salvage recover SRC -o DEST`, checks its exit code, and returns the loss report
+/// it wrote.
+pub fn recover_expecting(
+    src: &Path,
+    dest: &Path,
+    extra: &[&str],
+    code: i32,
+) -> std::io::Result<serde_json::Value> {
+    let out = recover_file(src, dest, extra)?;
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(report_beside(dest))
+}
+
+/// Asserts that one of a loss report's loss sentences contains `text`.
+pub fn assert_loss_mentions(report: &serde_json::Value, text: &str) {
+    assert!(
+        report["evidence"]["loss"].to_string().contains(text),
+        "no loss sentence mentions {text:?}: {}",
+        report["evidence"]["loss"]
+    );
+}
+
 /// The loss report `recover` wrote beside `dest` (`DEST.report.json`).
 pub fn report_beside(dest: &Path) -> serde_json::Value {
     let mut path = dest.as_os_str().to_owned();

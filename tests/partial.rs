@@ -49,13 +49,7 @@ fn a_lost_row_is_rebuilt_from_its_index_entries_and_registered() -> TestResult {
     assert_eq!(registries, 0, "--no-partial-rows made a registry");
 
     let c = items_leaf_lost("partial-items-on");
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let expected = expected_rows(&c.fixture, "items");
     let lost: BTreeSet<i64> = expected
         .keys()
@@ -120,13 +114,7 @@ fn a_partial_row_the_table_refuses_keeps_its_known_values_in_the_registry() -> T
             fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves[6],
         )]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let expected = expected_rows(&c.fixture, "messages");
     let got = rows_of(&c.dest, "messages", false);
     let r = c.report();
@@ -165,13 +153,7 @@ fn an_automatic_index_proves_the_keys_of_lost_rows() -> TestResult {
     let c = case("partial-autoindex", "agent-4096-utf8", |f| {
         vec![Damage::ZeroPage(f.roots["sessions"])]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let expected: BTreeSet<String> = expected_rows(&c.fixture, "sessions")
         .into_values()
         .map(|row| match &row[0] {

@@ -21,13 +21,7 @@ fn sessions_lost(name: &str) -> crate::recover::Case {
 #[test]
 fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() -> TestResult {
     let c = sessions_lost("sessions-lost-partial");
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&["--allow-partial"], 3)?;
     // Every message survives, untouched.
     let messages = expected_rows(&c.fixture, "messages");
     assert!(messages.len() >= 500);
@@ -116,13 +110,7 @@ fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() ->
 #[test]
 fn lost_sessions_without_allow_partial_commit_nothing_and_exit_4() -> TestResult {
     let c = sessions_lost("sessions-lost-withheld");
-    let out = c.recover(&[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&[], 4)?;
     assert!(!c.dest.exists());
     assert_eq!(
         c.report()["placeholders"]["made"]["count"].as_u64(),
@@ -223,13 +211,7 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
         let leaves = fixtures::table_pages(&f.bytes, f.roots["embeddings"]).leaves;
         vec![Damage::ZeroPage(leaves[2]), Damage::ZeroPage(leaves[3])]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&["--allow-partial"], 3)?;
     assert_same_rows(
         &crate::recover::rows_of(&c.dest, "embedding_metadata", false),
         &expected_rows(&c.fixture, "embedding_metadata"),
@@ -290,14 +272,7 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
          INSERT INTO messages VALUES (1, 's1', 'user', 'hi', 1);",
     )?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = crate::report_beside(&dest);
+    let r = crate::recover_expecting(&src, &dest, &[], 0)?;
     assert_eq!(status(&r, "state_meta"), Some("missing".into()));
     assert!(
         r["warnings"].to_string().contains("`state_meta`"),
@@ -320,13 +295,7 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
         .expect("state_meta's schema cell");
     bytes[at..at + 2].copy_from_slice(&0xfff0u16.to_be_bytes());
     std::fs::write(&c.src, &bytes)?;
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let r = c.report();
     assert_eq!(
         status(&r, "state_meta"),
@@ -334,12 +303,9 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
         "{}",
         r["tables"]
     );
-    assert!(
-        r["evidence"]["loss"]
-            .to_string()
-            .contains("table `state_meta` (expected by profile `agent`) is missing"),
-        "{}",
-        r["evidence"]
+    crate::assert_loss_mentions(
+        &r,
+        "table `state_meta` (expected by profile `agent`) is missing",
     );
     Ok(())
 }

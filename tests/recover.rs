@@ -50,6 +50,15 @@ impl Case {
         run_salvage(&args)
     }
 
+    /// Runs `recover` with `extra` arguments, checks its exit code, and returns the report.
+    pub fn recover_expecting(
+        &self,
+        extra: &[&str],
+        code: i32,
+    ) -> std::io::Result<serde_json::Value> {
+        crate::recover_expecting(&self.src, &self.dest, extra, code)
+    }
+
     pub fn report(&self) -> serde_json::Value {
         let path = self.dir.path("out.db.report.json");
         serde_json::from_slice(
@@ -208,8 +217,7 @@ fn zeroed_leaf_with_allow_partial_commits_everything_else_and_exits_3() -> TestR
     let leaf = fixtures::table_pages(&c.fixture.bytes, c.fixture.roots["messages"]).leaves[3];
     let lost = rowids_on(&c.fixture.bytes, leaf);
     assert!(!lost.is_empty());
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let r = c.report();
     assert_eq!(r["flags"]["loss_detected"], true);
     assert_eq!(r["flags"]["partial"], true);
@@ -232,8 +240,7 @@ fn loss_without_allow_partial_withholds_the_output_and_exits_4() -> TestResult {
         let leaves = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
         vec![Damage::ZeroPage(leaves[3])]
     });
-    let out = c.recover(&[])?;
-    assert_eq!(code(&out), Some(4), "{}", stderr(&out));
+    c.recover_expecting(&[], 4)?;
     assert!(!c.dest.exists(), "nothing committed");
     assert!(
         c.incomplete().exists(),
@@ -255,8 +262,7 @@ fn orphan_leaves_under_a_zeroed_interior_page_go_back_to_their_table() -> TestRe
         let walk = fixtures::format::walk_btree(&f.bytes, f.roots["messages"]).0;
         vec![Damage::ZeroPage(walk.pages.interior[1])]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let r = c.report();
     let messages = crate::table_entry(&r, "messages");
     assert!(
@@ -284,8 +290,7 @@ fn broken_overflow_chain_gives_null_not_garbage() -> TestResult {
             table: "messages".into(),
         }]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let r = c.report();
     let messages = crate::table_entry(&r, "messages");
     // The cut content leaves `timestamp` (NOT NULL, stored after it) without its bytes too:
@@ -325,8 +330,7 @@ fn broken_overflow_chain_gives_null_not_garbage() -> TestResult {
 fn source_is_never_touched_and_nothing_is_written_beside_it() -> TestResult {
     let c = case("source-untouched", "agent-4096-utf8", |_| vec![]);
     let before = std::fs::read(&c.src)?;
-    let out = c.recover(&[])?;
-    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    c.recover_expecting(&[], 0)?;
     assert_eq!(std::fs::read(&c.src)?, before);
     assert_eq!(
         c.dir.listing(),
@@ -526,8 +530,7 @@ fn page_one_zeroed_schema_rows_found_elsewhere_put_every_row_back() -> TestResul
     let c = case("page-one-scan", "agent-512-utf8", |_| {
         vec![Damage::ZeroPage(1)]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let r = c.report();
     assert!(r["schema"]["rows_found_by_scan"].as_u64().unwrap() >= 3);
     for t in ["sessions", "messages", "state_meta"] {
@@ -555,8 +558,7 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
     let c = case("page-one-inferred", "agent-4096-utf8", |_| {
         vec![Damage::ZeroPage(1)]
     });
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    c.recover_expecting(&["--allow-partial"], 3)?;
     let r = c.report();
     let inferred: Vec<&serde_json::Value> = r["tables"]
         .as_array()
@@ -730,8 +732,7 @@ fn counts_kept_in_parent_rows_are_reported_as_a_hint() -> TestResult {
             fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves[6],
         )]
     });
-    let out = c.recover(&["--allow-partial", "--no-partial-rows"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    c.recover_expecting(&["--allow-partial", "--no-partial-rows"], 3)?;
     let truth =
         expected_rows(&c.fixture, "messages").len() - rows_of(&c.dest, "messages", false).len();
     let r = c.report();

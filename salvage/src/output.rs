@@ -182,6 +182,14 @@ impl Output {
         Ok(out)
     }
 
+    /// The column names of the table `name` (virtual tables included), in order.
+    pub fn columns(&self, name: &str) -> rusqlite::Result<Vec<String>> {
+        self.conn
+            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
+            .query_map([name], |r| r.get(0))?
+            .collect()
+    }
+
     /// Whether the output has a table named `name` (any case).
     pub fn has_table(&self, name: &str) -> bool {
         self.conn

@@ -1042,39 +1042,16 @@ impl<'a, 'd> Run<'a, 'd> {
             })
             .collect();
         for (name, content) in vtabs {
-            let Some(content) = content else {
-                if let Some((status, reason)) = self.refill_rtree(&name)? {
-                    if let Some(o) = self
-                        .objects
-                        .iter_mut()
-                        .find(|o| o.kind == "virtual table" && o.name == name)
-                    {
-                        o.status = status;
-                        o.reason = Some(reason);
+            let outcome = match &content {
+                None => {
+                    let refilled = self.refill_rtree(&name)?;
+                    if refilled.is_none() {
+                        self.note_left_empty(&name);
                     }
-                    continue;
+                    refilled
                 }
-                // Another module: its data lives in its shadow tables, which are not
-                // carried over. Loss, when the source has any.
-                let prefix = format!("{}_", name.to_ascii_lowercase());
-                let shadows: Vec<&str> = self
-                    .schema
-                    .rows
-                    .iter()
-                    .filter(|r| r.name.to_ascii_lowercase().starts_with(&prefix))
-                    .map(|r| r.name.as_str())
-                    .collect();
-                if !shadows.is_empty() {
-                    self.fts_loss.push(format!(
-                        "virtual table `{name}` is created empty: its data in {} is not carried over",
-                        shadows.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
-                    ));
-                }
-                continue;
-            };
-            let (status, reason) = match &content {
-                crate::fts::Content::Own => self.refill_fts(&name)?,
-                crate::fts::Content::External(table) => {
+                Some(crate::fts::Content::Own) => Some(self.refill_fts(&name)?),
+                Some(crate::fts::Content::External(table)) => Some(
                     match self.out.conn.execute(
                         &format!("INSERT INTO {0}({0}) VALUES ('rebuild')", quote(&name)),
                         [],
@@ -1084,23 +1061,46 @@ impl<'a, 'd> Run<'a, 'd> {
                             self.fts_loss.push(format!("full-text table `{name}`: rebuilding its index from `{table}` failed: {e}"));
                             ("failed", format!("rebuilding from `{table}` failed: {e}"))
                         }
-                    }
-                }
-                crate::fts::Content::Contentless => {
+                    },
+                ),
+                Some(crate::fts::Content::Contentless) => {
                     self.fts_loss.push(format!("full-text table `{name}` is contentless: no stored text to rebuild its index from, so the index is lost"));
-                    ("created", "contentless: created empty; nothing stores the text its index was built from".into())
+                    Some(("created", "contentless: created empty; nothing stores the text its index was built from".into()))
                 }
             };
-            if let Some(o) = self
-                .objects
-                .iter_mut()
-                .find(|o| o.kind == "virtual table" && o.name == name)
-            {
-                o.status = status;
-                o.reason = Some(reason);
+            if let Some((status, reason)) = outcome {
+                if let Some(o) = self
+                    .objects
+                    .iter_mut()
+                    .find(|o| o.kind == "virtual table" && o.name == name)
+                {
+                    o.status = status;
+                    o.reason = Some(reason);
+                }
             }
         }
         Ok(())
+    }
+
+    /// A virtual table salvage cannot refill: its data lives in its shadow tables (those it
+    /// made on the output), which are not carried over. Loss, when the source has any.
+    fn note_left_empty(&mut self, name: &str) {
+        let prefix = format!("{}_", name.to_ascii_lowercase());
+        let shadows: Vec<String> = self
+            .schema
+            .rows
+            .iter()
+            .filter(|r| {
+                r.name.to_ascii_lowercase().starts_with(&prefix) && self.out.has_table(&r.name)
+            })
+            .map(|r| format!("`{}`", r.name))
+            .collect();
+        if !shadows.is_empty() {
+            self.fts_loss.push(format!(
+                "virtual table `{name}` is created empty: its data in {} is not carried over",
+                shadows.join(", ")
+            ));
+        }
     }
 
     /// What the survey says is wrong with a shadow table's b-tree (root `root`), if
@@ -1161,42 +1161,21 @@ impl<'a, 'd> Run<'a, 'd> {
                 nodes.insert(n, b.clone());
             }
         }
-        let columns: Vec<String> = self
-            .out
-            .conn
-            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
-            .query_map([name], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+        let columns = self.out.columns(name)?;
+        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
         let dims = columns.len().saturating_sub(1) / 2;
         let found = reconstruct::rtree_rows(&nodes, dims, int32);
-        let sql = format!(
-            "INSERT INTO {}({}) VALUES ({})",
-            quote(name),
-            columns
-                .iter()
-                .map(|c| quote(c))
-                .collect::<Vec<_>>()
-                .join(", "),
-            (1..=columns.len())
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
         let (mut rows, mut refused) = (0u64, 0u64);
         self.out.conn.execute_batch("BEGIN")?;
         for r in &found.rows {
-            let mut params: Vec<rusqlite::types::Value> = vec![r.id.into()];
-            params.extend(r.coords.iter().map(|c| match c {
-                reconstruct::Coord::Real(f) => rusqlite::types::Value::Real(f64::from(*f)),
-                reconstruct::Coord::Int(i) => rusqlite::types::Value::Integer(i64::from(*i)),
+            let mut values = vec![SqlValue::Integer(r.id)];
+            values.extend(r.coords.iter().map(|c| match c {
+                reconstruct::Coord::Real(f) => SqlValue::Real(f64::from(*f)),
+                reconstruct::Coord::Int(i) => SqlValue::Integer(i64::from(*i)),
             }));
-            match self
-                .out
-                .conn
-                .execute(&sql, rusqlite::params_from_iter(params))
-            {
-                Ok(_) => rows += 1,
-                Err(_) => refused += 1,
+            match self.out.insert(name, None, None, &columns, &values) {
+                Ok(Inserted::Ok) => rows += 1,
+                _ => refused += 1,
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
@@ -1222,23 +1201,8 @@ impl<'a, 'd> Run<'a, 'd> {
             self.fts_loss.push(format!("full-text table `{name}`: its stored text (`{shadow}`) is not in the schema; the table is left empty"));
             return Ok(("created", format!("`{shadow}` is missing: left empty")));
         };
-        let columns: Vec<String> = self
-            .out
-            .conn
-            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?
-            .query_map([name], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        let sql = format!(
-            "INSERT INTO {}(rowid{}) VALUES (?1{})",
-            quote(name),
-            columns
-                .iter()
-                .map(|c| format!(", {}", quote(c)))
-                .collect::<String>(),
-            (2..columns.len() + 2)
-                .map(|i| format!(", ?{i}"))
-                .collect::<String>()
-        );
+        let columns = self.out.columns(name)?;
+        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
         let (mut rows, mut refused, mut unreadable, mut damaged) = (0u64, 0u64, 0u64, 0u64);
         self.out.conn.execute_batch("BEGIN")?;
         for event in TableRows::new(self.db, Some(root), std::iter::empty()) {
@@ -1256,13 +1220,12 @@ impl<'a, 'd> Run<'a, 'd> {
                 .take(columns.len())
                 .map(|v| SqlValue::from_value(v, self.enc))
                 .collect();
-            let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(values.len() + 1);
-            let rowid = row.rowid();
-            params.push(&rowid);
-            params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
-            match self.out.conn.execute(&sql, params.as_slice()) {
-                Ok(_) => rows += 1,
-                Err(_) => refused += 1,
+            match self
+                .out
+                .insert(name, Some("rowid"), row.rowid(), &columns, &values)
+            {
+                Ok(Inserted::Ok) => rows += 1,
+                _ => refused += 1,
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
