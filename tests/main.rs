@@ -14,6 +14,7 @@ mod partial;
 mod placeholders;
 mod readback;
 mod recover;
+mod textcopy;
 mod wal;
 
 use std::path::{Path, PathBuf};

@@ -6,6 +6,9 @@
 //!   recovered in it, can be lost there.
 //! - An index entry carries its row's rowid: an entry whose row is not in the output proves
 //!   that row existed. Those rowids are exact.
+//! - A full-text table's own copy of a row's text carries that row's rowid (or key): a
+//!   copy whose row is not in the output proves that row existed too (see
+//!   [`crate::textcopy`]).
 //! - Rows whose cells were found but which are not in the table (refused by its
 //!   constraints, or undecodable) are counted exactly.
 //!
@@ -45,23 +48,37 @@ pub struct LossBounds {
     pub upper: Option<u64>,
     /// Rowids proven lost by index entries (exact; refused rows not counted).
     pub proven_by_index: u64,
+    /// Rows proven lost by a full-text copy of their text and by no index entry.
+    pub proven_by_text: u64,
     /// One sentence per source of evidence, with its numbers.
     pub evidence: Vec<String>,
 }
 
-/// Bounds the rows a table lost from its lost ranges, the index entries whose rows are
-/// missing (not counting refused rows), and the rows known missing. `root_lost`: the
+/// Distinct rows proven to have existed that the output lacks (refused rows not
+/// counted), by what proves them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Proven {
+    /// Rows an index entry names.
+    pub by_index: u64,
+    /// Rows only a full-text copy names.
+    pub by_text: u64,
+}
+
+/// Bounds the rows a table lost from its lost ranges, the rows index entries and text
+/// copies prove missing (not counting refused rows), and the rows known missing. `root_lost`: the
 /// table's root page is unreadable (nothing bounds the loss). `sequence`: the table's
 /// `sqlite_sequence` counter, when it has one that no recovered rowid exceeds.
 pub fn bound_loss(
     ranges: &[LostRange],
-    index_missing: u64,
+    proven: Proven,
     known: KnownMissing,
     root_lost: bool,
     sequence: Option<i64>,
 ) -> LossBounds {
+    let index_missing = proven.by_index;
     let mut out = LossBounds {
         proven_by_index: index_missing,
+        proven_by_text: proven.by_text,
         ..LossBounds::default()
     };
     let empty = ranges.iter().filter(|r| r.recovered == 0).count() as u64;
@@ -98,6 +115,9 @@ pub fn bound_loss(
     if index_missing > 0 {
         out.evidence.push(format!("{index_missing} index entries name rowids that are not in the output: those rows existed"));
     }
+    if proven.by_text > 0 {
+        out.evidence.push(text_evidence(proven.by_text));
+    }
     if known.rejected > 0 {
         out.evidence.push(format!(
             "{} rows were refused by the table's constraints (kept in lost_and_found)",
@@ -113,9 +133,13 @@ pub fn bound_loss(
             "the table's root page is unreadable: nothing bounds how many rows it held".into(),
         );
     }
-    // Each term is a lower bound on its own; index entries never count a refused row.
+    // Each term is a lower bound on its own; proofs never count a refused row.
     out.lower = empty
-        .max(index_missing + known.rejected)
+        .max(
+            index_missing
+                .saturating_add(proven.by_text)
+                .saturating_add(known.rejected),
+        )
         .max(known.unreadable);
     out.upper = upper.map(|u| {
         u.saturating_add(known.rejected)
@@ -125,10 +149,42 @@ pub fn bound_loss(
     out
 }
 
+fn text_evidence(n: u64) -> String {
+    format!("{n} rows that no index entry names have their text copied in a full-text table but are not in the output: those rows existed")
+}
+
+impl LossBounds {
+    /// Takes in `n` more rows proven only by a text copy, found after the bounds were
+    /// drawn (their rowids unknown); `rejected`: the table's refused rows, as given to
+    /// [`bound_loss`].
+    pub fn add_text_proof(&mut self, n: u64, rejected: u64) {
+        if n == 0 {
+            return;
+        }
+        let old = text_evidence(self.proven_by_text);
+        self.evidence.retain(|e| *e != old);
+        self.proven_by_text = self.proven_by_text.saturating_add(n);
+        self.evidence.push(text_evidence(self.proven_by_text));
+        self.lower = self.lower.max(
+            self.proven_by_index
+                .saturating_add(self.proven_by_text)
+                .saturating_add(rejected),
+        );
+        self.upper = self.upper.map(|u| u.max(self.lower));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pager::{KeyBounds, PageNo};
+
+    fn idx(n: u64) -> Proven {
+        Proven {
+            by_index: n,
+            by_text: 0,
+        }
+    }
 
     fn range(lower: Option<i64>, upper: Option<i64>, recovered: u64) -> LostRange {
         LostRange {
@@ -149,7 +205,7 @@ mod tests {
                 range(Some(100), Some(110), 0),
                 range(Some(200), Some(220), 5),
             ],
-            3,
+            idx(3),
             none,
             false,
             None,
@@ -159,12 +215,46 @@ mod tests {
     }
 
     #[test]
+    fn text_copies_prove_rows_beside_index_entries() {
+        let none = KnownMissing::default();
+        let proven = Proven {
+            by_index: 3,
+            by_text: 2,
+        };
+        let mut b = bound_loss(&[range(Some(100), Some(104), 0)], proven, none, false, None);
+        assert_eq!((b.lower, b.upper), (5, Some(5)));
+        assert_eq!(
+            b.evidence
+                .iter()
+                .filter(|e| e.contains("full-text"))
+                .count(),
+            1
+        );
+        b.add_text_proof(2, 1);
+        assert_eq!((b.lower, b.upper, b.proven_by_text), (8, Some(8), 4));
+        assert_eq!(
+            b.evidence
+                .iter()
+                .filter(|e| e.contains("full-text"))
+                .count(),
+            1
+        );
+        assert!(b.evidence.iter().any(|e| e.starts_with("4 rows")));
+    }
+
+    #[test]
     fn refused_rows_count_on_both_sides() {
         let refused = KnownMissing {
             rejected: 2,
             unreadable: 0,
         };
-        let b = bound_loss(&[range(Some(100), Some(110), 0)], 3, refused, false, None);
+        let b = bound_loss(
+            &[range(Some(100), Some(110), 0)],
+            idx(3),
+            refused,
+            false,
+            None,
+        );
         assert_eq!((b.lower, b.upper), (5, Some(12)));
     }
 
@@ -172,12 +262,29 @@ mod tests {
     fn an_open_range_or_a_lost_root_leaves_the_upper_bound_unknown() {
         let none = KnownMissing::default();
         assert_eq!(
-            bound_loss(&[range(None, Some(110), 0)], 0, none, false, None).upper,
+            bound_loss(
+                &[range(None, Some(110), 0)],
+                Proven::default(),
+                none,
+                false,
+                None
+            )
+            .upper,
             None
         );
-        assert_eq!(bound_loss(&[], 0, none, true, None).upper, None);
         assert_eq!(
-            bound_loss(&[range(None, Some(110), 0)], 0, none, false, None).lower,
+            bound_loss(&[], Proven::default(), none, true, None).upper,
+            None
+        );
+        assert_eq!(
+            bound_loss(
+                &[range(None, Some(110), 0)],
+                Proven::default(),
+                none,
+                false,
+                None
+            )
+            .lower,
             1
         );
     }
@@ -186,20 +293,30 @@ mod tests {
     fn the_sequence_counter_closes_a_range_open_at_its_top() {
         let none = KnownMissing::default();
         let open = [range(Some(100), None, 3)];
-        assert_eq!(bound_loss(&open, 0, none, false, None).upper, None);
-        let b = bound_loss(&open, 0, none, false, Some(120));
+        assert_eq!(
+            bound_loss(&open, Proven::default(), none, false, None).upper,
+            None
+        );
+        let b = bound_loss(&open, Proven::default(), none, false, Some(120));
         assert_eq!((b.lower, b.upper), (0, Some(17)));
         assert!(b.evidence.iter().any(|e| e.contains("sqlite_sequence")));
         // It says nothing about rowids below the lowest surviving one.
         assert_eq!(
-            bound_loss(&[range(None, Some(50), 0)], 0, none, false, Some(120)).upper,
+            bound_loss(
+                &[range(None, Some(50), 0)],
+                Proven::default(),
+                none,
+                false,
+                Some(120)
+            )
+            .upper,
             None
         );
     }
 
     #[test]
     fn nothing_lost_is_zero_on_both_sides() {
-        let b = bound_loss(&[], 0, KnownMissing::default(), false, None);
+        let b = bound_loss(&[], Proven::default(), KnownMissing::default(), false, None);
         assert_eq!((b.lower, b.upper), (0, Some(0)));
         assert!(b.evidence.is_empty());
     }

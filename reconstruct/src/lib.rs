@@ -51,8 +51,9 @@ pub mod plan;
 pub mod rows;
 pub mod rtree;
 pub mod shape;
+pub mod textcopy;
 
-pub use bounds::{bound_loss, KnownMissing, LossBounds, LostRange};
+pub use bounds::{bound_loss, KnownMissing, LossBounds, LostRange, Proven};
 pub use loss::{assess, Assessment, TableLoss};
 pub use pager;
 pub use placeholders::{
@@ -65,3 +66,4 @@ pub use plan::{
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};
+pub use textcopy::{is_rowid_name, trigger_inserts, TextCopy, TriggerInsert};

@@ -7,6 +7,7 @@ use clap::Parser;
 
 mod bulk;
 mod cli;
+mod copies;
 mod demo;
 mod export;
 mod fts;

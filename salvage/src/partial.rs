@@ -1,7 +1,8 @@
-//! Partial rows from indexes: a table row is lost, but index entries naming its rowid
-//! survive. Each entry carries the indexed columns' values, so the row is rebuilt from them
-//! (every other column NULL) into its table and registered in `salvage_partial_rows`.
-//! The rows stay counted as lost: their other columns are gone.
+//! Partial rows: a table row is lost, but index entries naming its rowid survive, or a
+//! full-text table's own copy of its text does (`reconstruct::textcopy`). Each carries
+//! some of the row's values, so the row is rebuilt from them (every other column NULL)
+//! into its table and registered in `salvage_partial_rows`. The rows stay counted as
+//! lost: their other columns are gone.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -61,17 +62,20 @@ pub fn index_keys(
         .collect()
 }
 
-/// What the index entries of one lost row prove: column values, and the indexes that
-/// proved them.
+/// What the index entries and text copies of one lost row prove: column values, and the
+/// indexes and full-text tables that proved them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PartialRow {
     pub values: BTreeMap<String, Value>,
     pub sources: BTreeSet<String>,
+    /// An index entry names the row (otherwise only a text copy does).
+    pub by_index: bool,
 }
 
 impl PartialRow {
     /// Takes in one index entry's key values (the record less its trailing rowid).
     pub fn add(&mut self, index: &IndexKeys, keys: &[Value]) {
+        self.by_index = true;
         self.sources.insert(index.name.clone());
         for (column, value) in index.columns.iter().zip(keys) {
             if let Some(column) = column {
@@ -79,6 +83,40 @@ impl PartialRow {
                     .entry(column.clone())
                     .or_insert_with(|| value.clone());
             }
+        }
+    }
+}
+
+/// A full-text copy resolved against the source and the output: where its rows are, and
+/// which of its columns holds each copied table column.
+#[derive(Clone, Debug)]
+pub struct ResolvedCopy {
+    pub copy: reconstruct::TextCopy,
+    /// Root of the full-text table's own `NAME_content` shadow table in the source.
+    pub content_root: PageNo,
+    /// (table column, position among the full-text table's columns).
+    pub positions: Vec<(String, usize)>,
+}
+
+impl ResolvedCopy {
+    /// The columns a full-text row (its columns in order, the rowid left out) gives back,
+    /// after the copy's fixed values. A damaged record proves the row but gives no text.
+    pub fn values(&self, fts_values: &[Value], complete: bool) -> Vec<(String, Value)> {
+        let text = self
+            .positions
+            .iter()
+            .filter(|_| complete)
+            .filter_map(|(column, at)| Some((column.clone(), fts_values.get(*at)?.clone())));
+        self.copy.when.iter().cloned().chain(text).collect()
+    }
+}
+
+impl PartialRow {
+    /// Takes in what a full-text copy holds of the row.
+    pub fn add_text(&mut self, copy: &ResolvedCopy, values: Vec<(String, Value)>) {
+        self.sources.insert(copy.copy.fts.clone());
+        for (column, value) in values {
+            self.values.entry(column).or_insert(value);
         }
     }
 }
@@ -92,12 +130,14 @@ pub struct Inserted {
 }
 
 /// Inserts `rows` into `table` and registers every one in `registry` (created on first
-/// use), also those the table refuses: their known values stay on record there.
-pub fn insert(
+/// use), also those the table refuses: their known values stay on record there. A row
+/// without a rowid (only its key is known) gets a new one; refused, it is registered
+/// with a NULL rowid.
+pub fn insert<'r>(
     out: &Output,
     enc: TextEncoding,
     table: &str,
-    rows: &BTreeMap<i64, PartialRow>,
+    rows: impl IntoIterator<Item = (Option<i64>, &'r PartialRow)>,
     registry: &mut Option<String>,
     taken: &BTreeSet<String>,
 ) -> rusqlite::Result<Inserted> {
@@ -110,6 +150,7 @@ pub fn insert(
         let sql = format!(
             // OR ABORT overrides any ON CONFLICT clause of the (untrusted) schema: a
             // conflict refuses this row only, never replaces a recovered one or rolls back.
+            // A NULL rowid lets SQLite choose one.
             "INSERT OR ABORT INTO {}(rowid, {}) VALUES (?1, {})",
             quote(table),
             columns
@@ -127,10 +168,11 @@ pub fn insert(
             .values()
             .map(|v| SqlValue::from_value(v, enc))
             .collect();
-        let mut params: Vec<&dyn rusqlite::ToSql> = vec![rowid];
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&rowid];
         params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
         // A refused row leaves nothing behind: the statement is its own savepoint.
         let in_table = matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
+        let rowid = rowid.or_else(|| in_table.then(|| out.conn.last_insert_rowid()));
         if in_table {
             done.written += 1;
         } else {
@@ -144,7 +186,7 @@ pub fn insert(
                     .find(|n| !taken.contains(n))
                     .unwrap_or_default();
                 out.conn.execute_batch(&format!(
-                    "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER NOT NULL, columns_known TEXT NOT NULL, source_index TEXT NOT NULL, in_table INTEGER NOT NULL, known_values TEXT NOT NULL)",
+                    "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, columns_known TEXT NOT NULL, source_index TEXT NOT NULL, in_table INTEGER NOT NULL, known_values TEXT NOT NULL)",
                     quote(&name)
                 ))?;
                 registry.insert(name).clone()

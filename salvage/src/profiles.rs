@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pager::Value;
-use reconstruct::{Fill, Relationship};
+use pager::{TextEncoding, Value};
+use reconstruct::{Fill, Relationship, TextCopy};
 use serde::Deserialize;
 
 /// The profiles shipped with the binary.
@@ -29,6 +29,25 @@ pub struct Profile {
     pub expect: Vec<String>,
     #[serde(default)]
     pub relationships: Vec<ProfileRelationship>,
+    /// Full-text tables that keep their own copy of another table's text, row by row
+    /// (see `reconstruct::textcopy`).
+    #[serde(default)]
+    pub text_copies: Vec<ProfileTextCopy>,
+}
+
+/// A full-text table's copy of another table's columns.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileTextCopy {
+    pub fts: String,
+    pub table: String,
+    /// The table column the full-text rowid equals; absent: the table's own rowid.
+    pub rowid: Option<String>,
+    /// Columns with a fixed value in every row the copy stands for.
+    #[serde(default, rename = "where")]
+    pub when: BTreeMap<String, serde_json::Value>,
+    /// Table column to the full-text column holding its text.
+    pub columns: BTreeMap<String, String>,
 }
 
 /// When a profile applies: every table it names exists.
@@ -164,6 +183,50 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// The profile's text copies, fixed values in the database's text encoding.
+    pub fn text_copies(&self, enc: TextEncoding) -> Result<Vec<TextCopy>, String> {
+        self.text_copies
+            .iter()
+            .map(|c| {
+                let when = c
+                    .when
+                    .iter()
+                    .map(|(col, v)| {
+                        let value = json_value(v).ok_or_else(|| {
+                            format!("text copy `{}`: unsupported value {v}", c.fts)
+                        })?;
+                        Ok((
+                            col.clone(),
+                            match value {
+                                Value::Text(t) => {
+                                    Value::Text(enc.encode(&String::from_utf8_lossy(&t)))
+                                }
+                                other => other,
+                            },
+                        ))
+                    })
+                    .collect::<Result<_, String>>()?;
+                if c.columns.is_empty() {
+                    return Err(format!("text copy `{}`: no columns", c.fts));
+                }
+                Ok(TextCopy {
+                    fts: c.fts.clone(),
+                    table: c.table.clone(),
+                    key: c.rowid.clone(),
+                    when,
+                    columns: c
+                        .columns
+                        .iter()
+                        .map(|(t, f)| (t.clone(), f.clone()))
+                        .collect(),
+                    origin: format!("profile {}", self.name),
+                })
+            })
+            .collect()
+    }
+}
+
 /// The shipped profiles, parsed. A shipped profile that does not parse is a bug caught by
 /// the tests.
 pub fn shipped() -> Vec<Profile> {
@@ -191,6 +254,8 @@ pub fn choose(choice: &str, tables: &[String]) -> Result<Vec<Profile>, String> {
             let p = Profile::parse(&text).map_err(|e| format!("profile `{name}`: {e}"))?;
             p.relationships()
                 .map_err(|e| format!("profile `{name}`: {e}"))?;
+            p.text_copies(TextEncoding::Utf8)
+                .map_err(|e| format!("profile `{name}`: {e}"))?;
             Ok(vec![p])
         }
     }
@@ -205,6 +270,7 @@ mod tests {
         assert_eq!(shipped().len(), SHIPPED.len());
         for p in shipped() {
             assert!(!p.relationships().unwrap().is_empty(), "{}", p.name);
+            p.text_copies(TextEncoding::Utf16le).unwrap();
         }
     }
 

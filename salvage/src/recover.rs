@@ -512,6 +512,8 @@ struct Run<'a, 'd> {
     missing_loss: Vec<String>,
     /// Virtual tables not rebuilt whole (full-text and others): one sentence each.
     fts_loss: Vec<String>,
+    /// Full-text tables' copies of other tables' text (see [`crate::copies`]).
+    text_copies: Vec<crate::partial::ResolvedCopy>,
 }
 
 impl<'a, 'd> Run<'a, 'd> {
@@ -558,6 +560,7 @@ impl<'a, 'd> Run<'a, 'd> {
             prebuilt_indexes: BTreeSet::new(),
             partial_registry: None,
             fts_loss: Vec::new(),
+            text_copies: Vec::new(),
             missing_loss: Vec::new(),
         };
         run.create_tables();
@@ -893,6 +896,7 @@ impl<'a, 'd> Run<'a, 'd> {
     /// What bounding each damaged table's loss needs, taken out of the run so that it can
     /// be worked out on the second core while the output is finished and verified.
     fn bounds_inputs(&mut self) -> Vec<BoundsInput> {
+        self.resolve_text_copies();
         let Some(survey) = self.survey.as_ref() else {
             return Vec::new();
         };
@@ -959,9 +963,45 @@ impl<'a, 'd> Run<'a, 'd> {
                 rejected_rowids: std::mem::take(&mut t.rejected_rowids),
                 rowids,
                 indexes,
+                copies: self
+                    .text_copies
+                    .iter()
+                    .filter(|c| c.copy.key.is_none() && c.copy.table.eq_ignore_ascii_case(&t.name))
+                    .cloned()
+                    .collect(),
             });
         }
         out
+    }
+
+    /// The text copies the schema's triggers and the profiles state, resolved; those that
+    /// cannot be used are warned about.
+    fn resolve_text_copies(&mut self) {
+        let names: Vec<String> = self.targets.iter().map(|t| t.shape.name.clone()).collect();
+        let profiles = crate::profiles::choose(&self.profile, &names).unwrap_or_default();
+        let stated: Vec<reconstruct::TextCopy> = profiles
+            .iter()
+            .filter_map(|p| p.text_copies(self.enc).ok())
+            .flatten()
+            // A profile's copy applies only where its full-text table exists.
+            .filter(|c| {
+                self.schema
+                    .rows
+                    .iter()
+                    .any(|r| r.name.eq_ignore_ascii_case(&c.fts))
+            })
+            .collect();
+        let alias = |table: &str| {
+            let shape = &self
+                .targets
+                .iter()
+                .find(|t| t.shape.name.eq_ignore_ascii_case(table))?
+                .shape;
+            Some(shape.columns.get(shape.rowid_alias()?)?.name.clone())
+        };
+        let (copies, unusable) = crate::copies::resolve(&self.schema, &self.out, stated, alias);
+        self.text_copies = copies;
+        self.warnings.extend(unusable);
     }
 
     fn create_indexes(&mut self) {
@@ -969,20 +1009,28 @@ impl<'a, 'd> Run<'a, 'd> {
         self.create_objects(&[pager::SchemaKind::Index]);
     }
 
-    /// Takes each table's loss bounds in, and writes the partial rows its index entries
-    /// prove (unless `partial_rows` is off), registered in `salvage_partial_rows`.
+    /// Takes each table's loss bounds in, with what its text copies keyed by a column
+    /// prove (see [`Run::keyed_copies`]), and writes the partial rows its index entries and
+    /// text copies prove (unless `partial_rows` is off), registered in
+    /// `salvage_partial_rows`.
     fn take_bounds(&mut self, bounded: Vec<Bounded>, partial_rows: bool) -> rusqlite::Result<()> {
         if partial_rows && bounded.iter().any(|b| !b.partial.is_empty()) {
             self.progress
                 .say("rebuilding partial rows from index entries");
         }
         let taken = self.taken_names();
-        for b in bounded {
+        for mut b in bounded {
+            let Some(name) = self.tables.get(b.table).map(|t| t.name.clone()) else {
+                continue;
+            };
+            let unkeyed = self.keyed_copies(&name, &mut b.partial)?;
             let Some(t) = self.tables.get_mut(b.table) else {
                 continue;
             };
+            b.bounds
+                .add_text_proof(unkeyed.len() as u64, t.loss.rejected);
             t.bounds = Some(b.bounds);
-            if !partial_rows || b.partial.is_empty() {
+            if !partial_rows || (b.partial.is_empty() && unkeyed.is_empty()) {
                 continue;
             }
             self.out.conn.execute_batch("BEGIN")?;
@@ -990,7 +1038,10 @@ impl<'a, 'd> Run<'a, 'd> {
                 &self.out,
                 self.enc,
                 &t.name,
-                &b.partial,
+                b.partial
+                    .iter()
+                    .map(|(rowid, row)| (Some(*rowid), row))
+                    .chain(unkeyed.iter().map(|row| (None, row))),
                 &mut self.partial_registry,
                 &taken,
             ) {
@@ -1005,6 +1056,82 @@ impl<'a, 'd> Run<'a, 'd> {
             t.partial_refused = done.refused;
         }
         Ok(())
+    }
+
+    /// Text copies of `table` keyed by a column, not the rowid (Chroma's documents, under
+    /// their embedding's id): each copy whose row is not in the output fills the partial
+    /// row an index entry proved with the same key, or else stands for a lost row of its
+    /// own, whose rowid is unknown (returned).
+    fn keyed_copies(
+        &self,
+        table: &str,
+        partial: &mut BTreeMap<i64, crate::partial::PartialRow>,
+    ) -> rusqlite::Result<Vec<crate::partial::PartialRow>> {
+        let mut unkeyed = Vec::new();
+        for copy in self
+            .text_copies
+            .iter()
+            .filter(|c| c.copy.table.eq_ignore_ascii_case(table))
+        {
+            let Some(key) = copy.copy.key.as_deref() else {
+                continue;
+            };
+            let matches = |row: &crate::partial::PartialRow| {
+                copy.copy
+                    .when
+                    .iter()
+                    .all(|(c, v)| row.values.get(c) == Some(v))
+            };
+            // Partial rows by the key the copy's rowid equals.
+            let by_key: BTreeMap<i64, i64> = partial
+                .iter()
+                .filter(|(_, row)| matches(row))
+                .filter_map(|(rowid, row)| match row.values.get(key) {
+                    Some(Value::Integer(k)) => Some((*k, *rowid)),
+                    _ => None,
+                })
+                .collect();
+            let mut sql = format!(
+                "SELECT EXISTS(SELECT 1 FROM {} WHERE {} = ?1",
+                quote(table),
+                quote(key)
+            );
+            for (i, (c, _)) in copy.copy.when.iter().enumerate() {
+                sql.push_str(&format!(" AND {} = ?{}", quote(c), i + 2));
+            }
+            sql.push(')');
+            let mut exists = self.out.conn.prepare(&sql)?;
+            let when: Vec<SqlValue<'_>> = copy
+                .copy
+                .when
+                .iter()
+                .map(|(_, v)| SqlValue::from_value(v, self.enc))
+                .collect();
+            for event in TableRows::new(self.db, Some(copy.content_root), std::iter::empty()) {
+                let RowEvent::Row(row) = event else {
+                    continue;
+                };
+                let Some(k) = row.rowid() else {
+                    continue;
+                };
+                let (record, complete) = row.record();
+                let values = copy.values(record.get(1..).unwrap_or_default(), complete);
+                if let Some(p) = by_key.get(&k).and_then(|rowid| partial.get_mut(rowid)) {
+                    p.add_text(copy, values);
+                    continue;
+                }
+                let mut params: Vec<&dyn rusqlite::ToSql> = vec![&k];
+                params.extend(when.iter().map(|v| v as &dyn rusqlite::ToSql));
+                if exists.query_row(params.as_slice(), |r| r.get::<_, bool>(0))? {
+                    continue;
+                }
+                let mut p = crate::partial::PartialRow::default();
+                p.values.insert(key.to_string(), Value::Integer(k));
+                p.add_text(copy, values);
+                unkeyed.push(p);
+            }
+        }
+        Ok(unkeyed)
     }
 
     fn finish_schema(&mut self) -> Result<(), Error> {
@@ -1996,10 +2123,12 @@ impl<'a, 'd> Run<'a, 'd> {
                         .map_or(", how many more is unknown".to_string(), |u| format!(
                             ", at most {u}"
                         )),
-                    if b.proven_by_index > 0 {
-                        format!(" ({} proven by index entries)", b.proven_by_index)
-                    } else {
-                        String::new()
+                    match (b.proven_by_index, b.proven_by_text) {
+                        (0, 0) => String::new(),
+                        (i, 0) => format!(" ({i} proven by index entries)"),
+                        (0, t) => format!(" ({t} proven by full-text copies)"),
+                        (i, t) =>
+                            format!(" ({i} proven by index entries, {t} more by full-text copies)"),
                     }
                 ));
             }
@@ -2059,6 +2188,7 @@ impl<'a, 'd> Run<'a, 'd> {
                         lower_bound: b.lower,
                         upper_bound: b.upper,
                         proven_by_index: b.proven_by_index,
+                        proven_by_text: b.proven_by_text,
                         evidence: b.evidence.clone(),
                     }),
                     lost_subtrees: tree
@@ -2227,6 +2357,8 @@ struct BoundsInput {
     rowids: Vec<i64>,
     /// The table's indexes in the source, with the column behind each key.
     indexes: Vec<crate::partial::IndexKeys>,
+    /// Full-text copies of the table's text keyed by its rowid.
+    copies: Vec<crate::partial::ResolvedCopy>,
 }
 
 /// Bounds the rows each damaged table lost: its lost rowid ranges against the rows
@@ -2312,15 +2444,42 @@ fn compute_bounds(
                 }
             }
         }
+        // A full-text copy under a rowid the output lacks proves that row too, and gives its
+        // text back.
+        for copy in &input.copies {
+            for event in TableRows::new(db, Some(copy.content_root), std::iter::empty()) {
+                let RowEvent::Row(row) = event else {
+                    continue;
+                };
+                let Some(rowid) = row.rowid() else {
+                    continue;
+                };
+                if !in_lost_range(rowid)
+                    || input.rejected_rowids.contains(&rowid)
+                    || rows.binary_search(&rowid).is_ok()
+                {
+                    continue;
+                }
+                let (record, complete) = row.record();
+                residency.read(record.len() as u64 * 16);
+                // The shadow table's first column is its INTEGER PRIMARY KEY (NULL).
+                let values = copy.values(record.get(1..).unwrap_or_default(), complete);
+                missing.entry(rowid).or_default().add_text(copy, values);
+            }
+        }
         // A counter below any rowid known to have existed (recovered, proven by an index
-        // entry, or refused) is contradicted by the file: it bounds nothing.
+        // entry or a text copy, or refused) is contradicted by the file: it bounds nothing.
         let sequence = input.sequence.filter(|seq| {
             missing.keys().next_back().is_none_or(|m| m <= seq)
                 && input.rejected_rowids.last().is_none_or(|r| r <= seq)
         });
+        let by_index = missing.values().filter(|p| p.by_index).count() as u64;
         let mut bounds = reconstruct::bound_loss(
             &ranges,
-            missing.len() as u64,
+            reconstruct::Proven {
+                by_index,
+                by_text: missing.len() as u64 - by_index,
+            },
             input.known,
             input.root_lost,
             sequence,

@@ -168,6 +168,9 @@ pub struct LostRows {
     pub upper_bound: Option<u64>,
     /// Rows whose rowid an index entry names but the output lacks: proven lost.
     pub proven_by_index: u64,
+    /// Rows that only a full-text table's copy of their text names, missing from the
+    /// output: proven lost.
+    pub proven_by_text: u64,
     pub evidence: Vec<String>,
 }
 
