@@ -66,4 +66,4 @@ pub use plan::{
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};
-pub use textcopy::{is_rowid_name, trigger_inserts, TextCopy, TriggerInsert};
+pub use textcopy::{read_trigger, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};

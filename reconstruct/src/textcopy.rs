@@ -29,63 +29,113 @@ pub struct TextCopy {
     pub origin: String,
 }
 
-/// An `INSERT INTO target(cols) VALUES (new.x, …)` inside an `INSERT` trigger: every
-/// value is a column of the new row.
+/// An `INSERT INTO target(cols) VALUES (new.x, …)` inside an `AFTER INSERT` trigger:
+/// one row of values, every value a column of the new row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TriggerInsert {
-    /// The table the trigger is on.
-    pub table: String,
     /// The table the trigger inserts into.
     pub target: String,
-    /// (target column, column of the new row) pairs, in statement order.
+    /// (target column, column of the new row) pairs, in statement order, as written.
     pub pairs: Vec<(String, String)>,
 }
 
-/// Whether `name` is one of SQLite's names for a rowid (`rowid`, `oid`, `_rowid_`), or
-/// FTS3/4's `docid`.
-pub fn is_rowid_name(name: &str) -> bool {
-    ["rowid", "oid", "_rowid_", "docid"]
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(name))
+/// The event a trigger fires on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriggerEvent {
+    /// `INSERT`.
+    Insert,
+    /// `DELETE`.
+    Delete,
+    /// `UPDATE` (of any columns).
+    Update,
 }
 
-/// The inserts of an `INSERT` trigger that copy columns of the new row as they are. A
-/// trigger on another event, or an insert whose values are anything but `new.column`,
-/// gives nothing: only a plain copy is evidence.
-pub fn trigger_inserts(sql: &str) -> Vec<TriggerInsert> {
+/// What a trigger's SQL says, as far as text copies need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TriggerInfo {
+    /// The table the trigger is on.
+    pub table: String,
+    /// The event it fires on.
+    pub event: TriggerEvent,
+    /// `AFTER` (not `BEFORE` or `INSTEAD OF`): it fires only for a change that happened.
+    pub after: bool,
+    /// Tables its body writes to (`INSERT INTO`, `REPLACE INTO`, `DELETE FROM`, `UPDATE`).
+    pub writes: Vec<String>,
+    /// Its plain copying inserts (only for an `AFTER INSERT` trigger).
+    pub copies: Vec<TriggerInsert>,
+}
+
+/// Reads a `CREATE TRIGGER` statement: its table, event and timing, the tables its body
+/// writes to, and the inserts that copy the new row's columns as they are (an insert whose
+/// values are anything but one row of `new.column` is no copy). `None` when the statement
+/// is not read as a trigger.
+pub fn read_trigger(sql: &str) -> Option<TriggerInfo> {
     let tokens = tokenize(sql);
     let word = |i: usize, w: &str| {
         tokens
             .get(i)
             .is_some_and(|t| matches!(t, Token::Word(x) if x.eq_ignore_ascii_case(w)))
     };
-    // The event: `INSERT ON table`, before BEGIN.
-    let Some(begin) = (0..tokens.len()).find(|i| word(*i, "begin")) else {
-        return Vec::new();
-    };
-    let Some(on) = (0..begin).find(|i| word(*i, "insert") && word(i + 1, "on")) else {
-        return Vec::new();
-    };
-    let Some(table) = tokens.get(on + 2).and_then(Token::name) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
+    let begin = (0..tokens.len()).find(|i| word(*i, "begin"))?;
+    // The event and its table: `INSERT ON t`, `DELETE ON t`, `UPDATE [OF cols] ON t`.
+    let (event, on) = (0..begin).find_map(|i| {
+        let event = if word(i, "insert") {
+            TriggerEvent::Insert
+        } else if word(i, "delete") {
+            TriggerEvent::Delete
+        } else if word(i, "update") {
+            TriggerEvent::Update
+        } else {
+            return None;
+        };
+        Some((event, (i + 1..begin).find(|j| word(*j, "on"))?))
+    })?;
+    let table = tokens.get(on + 1)?.name()?;
+    let after = (0..on).any(|i| word(i, "after"));
+    let mut writes = Vec::new();
+    let mut copies = Vec::new();
     let mut i = begin;
     while i < tokens.len() {
-        if word(i, "insert") && word(i + 1, "into") {
-            if let Some((insert, next)) = copy_insert(&tokens, i + 2, &table) {
-                out.push(insert);
+        // INSERT [OR action] INTO t, REPLACE INTO t, DELETE FROM t, UPDATE [OR action] t.
+        let or = usize::from(word(i + 1, "or")) * 2;
+        let target = if (word(i, "insert") || word(i, "replace")) && word(i + 1 + or, "into") {
+            Some(i + 2 + or)
+        } else if word(i, "delete") && word(i + 1, "from") {
+            Some(i + 2)
+        } else if word(i, "update") {
+            Some(i + 1 + or)
+        } else {
+            None
+        };
+        if let Some(name) = target.and_then(|t| tokens.get(t)).and_then(Token::name) {
+            if !writes
+                .iter()
+                .any(|w: &String| w.eq_ignore_ascii_case(&name))
+            {
+                writes.push(name);
+            }
+        }
+        if event == TriggerEvent::Insert && after && word(i, "insert") && word(i + 1, "into") {
+            if let Some((insert, next)) = copy_insert(&tokens, i + 2) {
+                copies.push(insert);
                 i = next;
                 continue;
             }
         }
         i += 1;
     }
-    out
+    Some(TriggerInfo {
+        table,
+        event,
+        after,
+        writes,
+        copies,
+    })
 }
 
-/// `target ( cols ) VALUES ( new.x , … )` from token `at`; the insert and the token after.
-fn copy_insert(tokens: &[Token], at: usize, table: &str) -> Option<(TriggerInsert, usize)> {
+/// `target ( cols ) VALUES ( new.x , … )` from token `at`, ending the statement; the
+/// insert and the token after.
+fn copy_insert(tokens: &[Token], at: usize) -> Option<(TriggerInsert, usize)> {
     let target = tokens.get(at)?.name()?;
     let (columns, at) = list(tokens, at + 1, |t, i| Some((t.get(i)?.name()?, i + 1)))?;
     if !tokens
@@ -101,10 +151,15 @@ fn copy_insert(tokens: &[Token], at: usize, table: &str) -> Option<(TriggerInser
         }
         Some((t.get(i + 2)?.name()?, i + 3))
     })?;
-    (columns.len() == values.len()).then(|| {
+    // One row of values, then the statement's end: a second row would be another row's.
+    let ends = match tokens.get(next) {
+        None | Some(Token::Punct(';')) => true,
+        Some(Token::Word(w)) => w.eq_ignore_ascii_case("end"),
+        _ => false,
+    };
+    (ends && columns.len() == values.len()).then(|| {
         (
             TriggerInsert {
-                table: table.to_string(),
                 target,
                 pairs: columns.into_iter().zip(values).collect(),
             },
@@ -228,16 +283,25 @@ fn tokenize(sql: &str) -> Vec<Token> {
 mod tests {
     use super::*;
 
+    fn copies(sql: &str) -> Vec<TriggerInsert> {
+        read_trigger(sql).map(|t| t.copies).unwrap_or_default()
+    }
+
     #[test]
     fn a_copying_insert_trigger_is_read() {
         let sql = "CREATE TRIGGER notes_ai AFTER INSERT ON \"notes\" BEGIN
               -- keep the index in step
               INSERT INTO notes_fts(rowid, title, [body]) VALUES (new.id, NEW.title, new.\"body\");
             END";
+        let t = read_trigger(sql).unwrap();
         assert_eq!(
-            trigger_inserts(sql),
+            (t.table.as_str(), t.event, t.after),
+            ("notes", TriggerEvent::Insert, true)
+        );
+        assert_eq!(t.writes, ["notes_fts"]);
+        assert_eq!(
+            t.copies,
             vec![TriggerInsert {
-                table: "notes".into(),
                 target: "notes_fts".into(),
                 pairs: vec![
                     ("rowid".into(), "id".into()),
@@ -250,30 +314,38 @@ mod tests {
 
     #[test]
     fn anything_but_a_plain_copy_is_no_evidence() {
-        // A computed value, another event, a SELECT: nothing.
+        // A computed value, another event, BEFORE, a SELECT, two rows, a short list.
         for sql in [
             "CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO f(rowid, b) VALUES (new.id, upper(new.b)); END",
             "CREATE TRIGGER t AFTER UPDATE ON n BEGIN INSERT INTO f(rowid, b) VALUES (new.id, new.b); END",
+            "CREATE TRIGGER t BEFORE INSERT ON n BEGIN INSERT INTO f(rowid, b) VALUES (new.id, new.b); END",
             "CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO f(rowid, b) SELECT new.id, new.b; END",
+            "CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO f(rowid, b) VALUES (new.id, new.b), (new.p, new.c); END",
             "CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO f(rowid, b) VALUES (new.id); END",
             "CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO f(rowid, b) VALUES (new.id, new.b",
             "",
         ] {
-            assert_eq!(trigger_inserts(sql), Vec::new(), "{sql}");
+            assert_eq!(copies(sql), Vec::new(), "{sql}");
         }
     }
 
     #[test]
-    fn every_copying_insert_of_a_trigger_is_read() {
-        let sql = "CREATE TRIGGER t AFTER INSERT ON n FOR EACH ROW BEGIN
-            UPDATE c SET k = 1;
-            INSERT INTO f1(docid, a) VALUES(new.rowid, new.a);
-            INSERT INTO 'f2'(rowid, b) VALUES(new.k, new.b);
+    fn the_tables_a_trigger_writes_to_are_read() {
+        let sql = "CREATE TRIGGER t AFTER UPDATE OF body ON n FOR EACH ROW BEGIN
+            UPDATE OR IGNORE c SET k = 1;
+            INSERT OR REPLACE INTO f1(docid, a) VALUES(new.rowid, new.a);
+            DELETE FROM 'f2' WHERE rowid = old.k;
+            REPLACE INTO f3 VALUES (1);
             END";
-        let got = trigger_inserts(sql);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[1].target, "f2");
-        assert!(is_rowid_name(&got[0].pairs[0].0));
-        assert!(is_rowid_name(&got[0].pairs[0].1));
+        let t = read_trigger(sql).unwrap();
+        assert_eq!((t.table.as_str(), t.event), ("n", TriggerEvent::Update));
+        assert_eq!(t.writes, ["c", "f1", "f2", "f3"]);
+        assert!(t.copies.is_empty(), "only an INSERT trigger copies");
+        let t = read_trigger("CREATE TRIGGER d AFTER DELETE ON n BEGIN INSERT INTO f(f, rowid, b) VALUES ('delete', old.id, old.b); END").unwrap();
+        assert_eq!(
+            (t.event, t.writes),
+            (TriggerEvent::Delete, vec!["f".to_string()])
+        );
+        assert_eq!(read_trigger("CREATE VIEW v AS SELECT 1"), None);
     }
 }

@@ -73,7 +73,7 @@ pub struct RecoverArgs {
     /// Commit the output even when loss is detected (exit 3 instead of 4).
     #[arg(long)]
     pub allow_partial: bool,
-    /// Do not rebuild lost rows from their surviving index entries (see `salvage_partial_rows`).
+    /// Do not rebuild lost rows from their surviving index entries and full-text copies (see `salvage_partial_rows`); they stay evidence.
     #[arg(long)]
     pub no_partial_rows: bool,
     /// Read the main database file alone, ignoring SRC-wal.

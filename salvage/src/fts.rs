@@ -58,6 +58,23 @@ pub fn classify(sql: &str) -> Option<Content> {
     Some(Content::Own)
 }
 
+/// Whether a `CREATE VIRTUAL TABLE` statement sets the module option `name` (`name=…`),
+/// such as FTS4's `compress`.
+pub fn has_option(sql: &str, name: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    let Some(using) = find_word(&lower, "using") else {
+        return false;
+    };
+    let mut from = using;
+    while let Some(at) = find_word(&lower[from..], name).map(|i| i + from) {
+        from = at + name.len();
+        if lower[from..].trim_start().starts_with('=') {
+            return true;
+        }
+    }
+    false
+}
+
 /// Index of `word` in `s` as a whole word (not part of an identifier such as
 /// `content_rowid`).
 fn find_word(s: &str, word: &str) -> Option<usize> {
@@ -120,5 +137,11 @@ mod tests {
             classify("CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)"),
             None
         );
+        let zipped = "CREATE VIRTUAL TABLE t USING fts4(a, compress=zip, uncompress=unzip)";
+        assert!(has_option(zipped, "compress"));
+        assert!(!has_option(
+            "CREATE VIRTUAL TABLE t USING fts4(compress, b)",
+            "compress"
+        ));
     }
 }

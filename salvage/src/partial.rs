@@ -111,6 +111,17 @@ impl ResolvedCopy {
     }
 }
 
+impl ResolvedCopy {
+    /// Whether a partial row holds the copy's fixed values: it is a row the copy may
+    /// stand for.
+    pub fn stands_for(&self, row: &PartialRow) -> bool {
+        self.copy
+            .when
+            .iter()
+            .all(|(c, v)| row.values.get(c) == Some(v))
+    }
+}
+
 impl PartialRow {
     /// Takes in what a full-text copy holds of the row.
     pub fn add_text(&mut self, copy: &ResolvedCopy, values: Vec<(String, Value)>) {

@@ -241,13 +241,6 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             let mut residency = Residency::new(bounds_sources, RESIDENT_LIMIT);
             compute_bounds(db_ref, bounds_input, &mut residency)
         });
-        // The source is not read again: its second hash runs beside the index builds and
-        // the verification.
-        let after = scope.spawn(|| {
-            let main = sha256_file(&paths.src);
-            let wal = paths.wal.as_deref().map(sha256_file).transpose();
-            (main, wal)
-        });
         run.create_indexes();
         let bounds = bounded
             .join()
@@ -257,6 +250,14 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         run.take_bounds(bounds, !args.no_partial_rows)
             .map_err(|e| Error::Database(e.to_string()))?;
         run.finish_schema()?;
+        // The source is not read again (the last reads were the text copies and the
+        // full-text and R-tree refills): its second hash runs beside the verification, and
+        // proves nothing read from it changed during the run.
+        let after = scope.spawn(|| {
+            let main = sha256_file(&paths.src);
+            let wal = paths.wal.as_deref().map(sha256_file).transpose();
+            (main, wal)
+        });
         let verified = run.verify();
         let (sha_before, wal_sha_before) = before
             .join()
@@ -1016,129 +1017,228 @@ impl<'a, 'd> Run<'a, 'd> {
         self.create_objects(&[pager::SchemaKind::Index]);
     }
 
-    /// Takes each table's loss bounds in, with what its text copies keyed by a column
-    /// prove (see [`Run::keyed_copies`]), and writes the partial rows its index entries and
+    /// Takes each table's loss bounds in, and writes the partial rows its index entries and
     /// text copies prove (unless `partial_rows` is off), registered in
-    /// `salvage_partial_rows`.
+    /// `salvage_partial_rows`. Text copies keyed by a column, not the rowid, are taken in
+    /// here (see [`Run::fill_from_keyed_copies`], [`Run::rows_from_keyed_copies`]).
     fn take_bounds(&mut self, bounded: Vec<Bounded>, partial_rows: bool) -> rusqlite::Result<()> {
         if partial_rows && bounded.iter().any(|b| !b.partial.is_empty()) {
             self.progress
-                .say("rebuilding partial rows from index entries");
+                .say("rebuilding partial rows from index entries and text copies");
         }
         let taken = self.taken_names();
         for mut b in bounded {
-            let Some(name) = self.tables.get(b.table).map(|t| t.name.clone()) else {
+            let Some(t) = self.tables.get(b.table) else {
                 continue;
             };
-            let unkeyed = self.keyed_copies(&name, &mut b.partial)?;
-            let Some(t) = self.tables.get_mut(b.table) else {
-                continue;
-            };
-            b.bounds
-                .add_text_proof(unkeyed.len() as u64, t.loss.rejected);
-            t.bounds = Some(b.bounds);
-            if !partial_rows || (b.partial.is_empty() && unkeyed.is_empty()) {
-                continue;
+            let (name, rejected) = (t.name.clone(), t.loss.rejected);
+            let keyed: Vec<crate::partial::ResolvedCopy> = self
+                .text_copies
+                .iter()
+                .filter(|c| c.copy.key.is_some() && c.copy.table.eq_ignore_ascii_case(&name))
+                .cloned()
+                .collect();
+            for copy in &keyed {
+                self.fill_from_keyed_copies(copy, &mut b.partial);
             }
             self.out.conn.execute_batch("BEGIN")?;
-            let done = match crate::partial::insert(
-                &self.out,
-                self.enc,
-                &t.name,
-                b.partial
-                    .iter()
-                    .map(|(rowid, row)| (Some(*rowid), row))
-                    .chain(unkeyed.iter().map(|row| (None, row))),
-                &mut self.partial_registry,
-                &taken,
-            ) {
-                Ok(done) => done,
+            let done = (|| {
+                let mut done = crate::partial::Inserted::default();
+                if partial_rows {
+                    done = crate::partial::insert(
+                        &self.out,
+                        self.enc,
+                        &name,
+                        b.partial.iter().map(|(rowid, row)| (Some(*rowid), row)),
+                        &mut self.partial_registry,
+                        &taken,
+                    )?;
+                }
+                let mut unkeyed = 0u64;
+                for copy in &keyed {
+                    // A refused row (in lost_and_found) is not in the output either: with
+                    // any, a copy that no index entry places proves nothing.
+                    if rejected > 0 {
+                        self.warnings.push(format!(
+                            "`{name}` refused {rejected} rows (kept in lost_and_found): copies in `{}` that no index entry places are not used, since they may stand for those rows",
+                            copy.copy.fts
+                        ));
+                        continue;
+                    }
+                    let (n, more) =
+                        self.rows_from_keyed_copies(copy, &b.partial, partial_rows, &taken)?;
+                    unkeyed += n;
+                    done.written += more.written;
+                    done.refused += more.refused;
+                }
+                Ok::<_, rusqlite::Error>((done, unkeyed))
+            })();
+            let (done, unkeyed) = match done {
+                Ok(d) => d,
                 Err(e) => {
                     let _ = self.out.conn.execute_batch("ROLLBACK");
                     return Err(e);
                 }
             };
             self.out.conn.execute_batch("COMMIT")?;
-            t.loss.partial_rows = done.written;
-            t.partial_refused = done.refused;
+            b.bounds.add_text_proof(unkeyed, rejected);
+            if let Some(t) = self.tables.get_mut(b.table) {
+                t.bounds = Some(b.bounds);
+                t.loss.partial_rows = done.written;
+                t.partial_refused = done.refused;
+            }
         }
         Ok(())
     }
 
-    /// Text copies of `table` keyed by a column, not the rowid (Chroma's documents, under
-    /// their embedding's id): each copy whose row is not in the output fills the partial
-    /// row an index entry proved with the same key, or else stands for a lost row of its
-    /// own, whose rowid is unknown (returned).
-    fn keyed_copies(
-        &self,
-        table: &str,
-        partial: &mut BTreeMap<i64, crate::partial::PartialRow>,
-    ) -> rusqlite::Result<Vec<crate::partial::PartialRow>> {
-        let mut unkeyed = Vec::new();
-        for copy in self
-            .text_copies
-            .iter()
-            .filter(|c| c.copy.table.eq_ignore_ascii_case(table))
-        {
-            let Some(key) = copy.copy.key.as_deref() else {
-                continue;
-            };
-            let matches = |row: &crate::partial::PartialRow| {
-                copy.copy
-                    .when
-                    .iter()
-                    .all(|(c, v)| row.values.get(c) == Some(v))
-            };
-            // Partial rows by the key the copy's rowid equals.
-            let by_key: BTreeMap<i64, i64> = partial
-                .iter()
-                .filter(|(_, row)| matches(row))
-                .filter_map(|(rowid, row)| match row.values.get(key) {
-                    Some(Value::Integer(k)) => Some((*k, *rowid)),
-                    _ => None,
-                })
-                .collect();
-            let mut sql = format!(
-                "SELECT EXISTS(SELECT 1 FROM {} WHERE {} = ?1",
-                quote(table),
-                quote(key)
-            );
-            for (i, (c, _)) in copy.copy.when.iter().enumerate() {
-                sql.push_str(&format!(" AND {} = ?{}", quote(c), i + 2));
-            }
-            sql.push(')');
-            let mut exists = self.out.conn.prepare(&sql)?;
-            let when: Vec<SqlValue<'_>> = copy
-                .copy
-                .when
-                .iter()
-                .map(|(_, v)| SqlValue::from_value(v, self.enc))
-                .collect();
-            for event in TableRows::new(self.db, Some(copy.content_root), std::iter::empty()) {
+    /// The rows of a full-text copy in the source: its rowid, and what it gives back of
+    /// its row (see [`crate::partial::ResolvedCopy::values`]).
+    fn copy_rows<'c>(
+        &'c self,
+        copy: &'c crate::partial::ResolvedCopy,
+    ) -> impl Iterator<Item = (i64, Vec<(String, Value)>)> + 'c {
+        TableRows::new(self.db, Some(copy.content_root), std::iter::empty()).filter_map(
+            move |event| {
                 let RowEvent::Row(row) = event else {
-                    continue;
+                    return None;
                 };
-                let Some(k) = row.rowid() else {
-                    continue;
-                };
+                (self.read)(row.raw.payload.len() as u64 + 16);
                 let (record, complete) = row.record();
-                let values = copy.values(record.get(1..).unwrap_or_default(), complete);
-                if let Some(p) = by_key.get(&k).and_then(|rowid| partial.get_mut(rowid)) {
-                    p.add_text(copy, values);
-                    continue;
-                }
-                let mut params: Vec<&dyn rusqlite::ToSql> = vec![&k];
-                params.extend(when.iter().map(|v| v as &dyn rusqlite::ToSql));
-                if exists.query_row(params.as_slice(), |r| r.get::<_, bool>(0))? {
-                    continue;
-                }
-                let mut p = crate::partial::PartialRow::default();
-                p.values.insert(key.to_string(), Value::Integer(k));
+                // The shadow table's first column is its INTEGER PRIMARY KEY (NULL).
+                Some((
+                    row.rowid()?,
+                    copy.values(record.get(1..).unwrap_or_default(), complete),
+                ))
+            },
+        )
+    }
+
+    /// A copy keyed by a column (Chroma's documents, under their embedding's id) fills the
+    /// partial rows index entries proved with the same key and fixed values.
+    fn fill_from_keyed_copies(
+        &self,
+        copy: &crate::partial::ResolvedCopy,
+        partial: &mut BTreeMap<i64, crate::partial::PartialRow>,
+    ) {
+        let Some(key) = copy.copy.key.as_deref() else {
+            return;
+        };
+        let by_key: BTreeMap<i64, i64> = partial
+            .iter()
+            .filter(|(_, row)| copy.stands_for(row))
+            .filter_map(|(rowid, row)| match row.values.get(key) {
+                Some(Value::Integer(k)) => Some((*k, *rowid)),
+                _ => None,
+            })
+            .collect();
+        if by_key.is_empty() {
+            return;
+        }
+        for (k, values) in self.copy_rows(copy) {
+            if let Some(p) = by_key.get(&k).and_then(|rowid| partial.get_mut(rowid)) {
                 p.add_text(copy, values);
-                unkeyed.push(p);
             }
         }
-        Ok(unkeyed)
+    }
+
+    /// Copies keyed by a column whose row is neither in the output nor proven by an index
+    /// entry (`partial`): each proves a lost row whose rowid is unknown. Counted, and
+    /// (with `write`) rebuilt under a new rowid as they are read, so memory stays flat.
+    fn rows_from_keyed_copies(
+        &mut self,
+        copy: &crate::partial::ResolvedCopy,
+        partial: &BTreeMap<i64, crate::partial::PartialRow>,
+        write: bool,
+        taken: &BTreeSet<String>,
+    ) -> rusqlite::Result<(u64, crate::partial::Inserted)> {
+        let Some(key) = copy.copy.key.clone() else {
+            return Ok((0, crate::partial::Inserted::default()));
+        };
+        // The keys the table holds, in one pass (no index on the key is needed).
+        let mut sql = format!(
+            "SELECT {} FROM {} WHERE 1",
+            quote(&key),
+            quote(&copy.copy.table)
+        );
+        for (i, (c, _)) in copy.copy.when.iter().enumerate() {
+            sql.push_str(&format!(" AND {} = ?{}", quote(c), i + 1));
+        }
+        let when: Vec<SqlValue<'_>> = copy
+            .copy
+            .when
+            .iter()
+            .map(|(_, v)| SqlValue::from_value(v, self.enc))
+            .collect();
+        let params: Vec<&dyn rusqlite::ToSql> =
+            when.iter().map(|v| v as &dyn rusqlite::ToSql).collect();
+        let mut held: Vec<i64> = {
+            let mut stmt = self.out.conn.prepare(&sql)?;
+            let keys = stmt.query_map(params.as_slice(), |r| {
+                r.get::<_, Option<i64>>(0).or(Ok(None))
+            })?;
+            keys.filter_map(|k| k.ok().flatten()).collect()
+        };
+        held.extend(
+            partial
+                .values()
+                .filter(|row| copy.stands_for(row))
+                .filter_map(|row| match row.values.get(&key) {
+                    Some(Value::Integer(k)) => Some(*k),
+                    _ => None,
+                }),
+        );
+        held.sort_unstable();
+        // The registry is moved out while the copy's rows are read (they borrow the run).
+        let mut registry = self.partial_registry.take();
+        let (mut proven, mut done) = (0u64, crate::partial::Inserted::default());
+        let mut batch: Vec<crate::partial::PartialRow> = Vec::new();
+        let mut result = Ok(());
+        for (k, values) in self.copy_rows(copy) {
+            if held.binary_search(&k).is_ok() {
+                continue;
+            }
+            proven += 1;
+            if !write {
+                continue;
+            }
+            let mut row = crate::partial::PartialRow::default();
+            row.values.insert(key.clone(), Value::Integer(k));
+            row.add_text(copy, values);
+            batch.push(row);
+            if batch.len() >= 1024 {
+                result = self.insert_unkeyed(copy, &mut batch, &mut registry, taken, &mut done);
+                if result.is_err() {
+                    break;
+                }
+            }
+        }
+        if result.is_ok() {
+            result = self.insert_unkeyed(copy, &mut batch, &mut registry, taken, &mut done);
+        }
+        self.partial_registry = registry;
+        result.map(|()| (proven, done))
+    }
+
+    fn insert_unkeyed(
+        &self,
+        copy: &crate::partial::ResolvedCopy,
+        batch: &mut Vec<crate::partial::PartialRow>,
+        registry: &mut Option<String>,
+        taken: &BTreeSet<String>,
+        done: &mut crate::partial::Inserted,
+    ) -> rusqlite::Result<()> {
+        let more = crate::partial::insert(
+            &self.out,
+            self.enc,
+            &copy.copy.table,
+            batch.iter().map(|row| (None, row)),
+            registry,
+            taken,
+        )?;
+        batch.clear();
+        done.written += more.written;
+        done.refused += more.refused;
+        Ok(())
     }
 
     fn finish_schema(&mut self) -> Result<(), Error> {
@@ -2104,7 +2204,7 @@ impl<'a, 'd> Run<'a, 'd> {
         for t in &self.tables {
             if t.loss.partial_rows > 0 {
                 assessment.evidence.push(format!(
-                    "{} lost `{}` rows rebuilt from their index entries alone (columns no index holds are NULL); registered in `{}`",
+                    "{} lost `{}` rows rebuilt from their index entries and full-text copies alone (other columns are NULL); registered in `{}`",
                     t.loss.partial_rows,
                     t.name,
                     self.partial_registry.as_deref().unwrap_or("salvage_partial_rows")
@@ -2112,7 +2212,7 @@ impl<'a, 'd> Run<'a, 'd> {
             }
             if t.partial_refused > 0 {
                 assessment.evidence.push(format!(
-                    "{} lost `{}` rows proven by index entries could not be rebuilt: the table's constraints refused what the entries hold; their known values are kept in `{}`",
+                    "{} lost `{}` rows proven by index entries or full-text copies could not be rebuilt: the table's constraints refused what the evidence holds; their known values are kept in `{}`",
                     t.partial_refused,
                     t.name,
                     self.partial_registry.as_deref().unwrap_or("salvage_partial_rows")
@@ -2344,7 +2444,8 @@ struct Prebuilt {
     position: usize,
 }
 
-/// One table's loss bounds, and the lost rows its index entries prove, by rowid.
+/// One table's loss bounds, and the lost rows its index entries and rowid-keyed text
+/// copies prove, by rowid.
 struct Bounded {
     table: usize,
     bounds: reconstruct::LossBounds,
@@ -2461,6 +2562,7 @@ fn compute_bounds(
                 let RowEvent::Row(row) = event else {
                     continue;
                 };
+                residency.read(row.raw.payload.len() as u64 + 16);
                 let Some(rowid) = row.rowid() else {
                     continue;
                 };
@@ -2471,7 +2573,6 @@ fn compute_bounds(
                     continue;
                 }
                 let (record, complete) = row.record();
-                residency.read(record.len() as u64 * 16);
                 // The shadow table's first column is its INTEGER PRIMARY KEY (NULL).
                 let values = copy.values(record.get(1..).unwrap_or_default(), complete);
                 missing.entry(rowid).or_default().add_text(copy, values);

@@ -147,9 +147,10 @@ pub struct TableReport {
     pub rejected_to_lost_and_found: u64,
     /// Placeholder rows synthesized in this table (listed under `placeholders`).
     pub placeholders: u64,
-    /// Lost rows rebuilt from index entries alone (listed in `partial_rows.registry`).
+    /// Lost rows rebuilt from index entries and full-text copies alone (listed in
+    /// `partial_rows.registry`).
     pub rows_partial: u64,
-    /// Lost rows proven by index entries that the table's constraints refused.
+    /// Lost rows so proven that the table's constraints refused.
     pub partial_refused: u64,
     /// How many rows the table lost, when anything says it lost some.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -204,7 +205,7 @@ pub struct LostAndFound {
     pub index_groups: u64,
 }
 
-/// Lost rows rebuilt from their surviving index entries: the indexed columns are known,
+/// Lost rows rebuilt from their surviving index entries and full-text copies: those columns are known,
 /// every other column is NULL. They are still counted in `lost_rows`.
 #[derive(Debug, Serialize)]
 pub struct PartialRowsReport {

@@ -209,7 +209,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
     } else if flags["verified"] != true || r["source"]["unchanged"] != true {
         "Do not use the output. Keep DEST.incomplete and the source for inspection, and report the run with this report attached."
     } else if committed {
-        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries alone in `salvage_partial_rows`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
+        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
     } else {
         "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
     };
