@@ -200,15 +200,16 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         path: paths.src.clone(),
         why,
     })?;
+    let progress = Progress::new();
     std::thread::scope(|scope| {
         // The evidence is hashed on the second core while the first one works, read from
         // the file (not through the map, which would keep every page resident).
         let before = scope.spawn(|| {
             let main = sha256_file(&paths.src);
             let wal = paths.wal.as_deref().map(sha256_file).transpose();
+            progress.note("first hash of the source done");
             (main, wal)
         });
-        let progress = Progress::new();
         let page_size = u64::from(db.page_size().get());
         let (schema, scanned) = schema_with_scan(&db);
         // The survey runs on the second core while the first loads the tables' own rows,
@@ -216,14 +217,17 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         let survey_schema = schema.clone();
         let db_ref = &db;
         let survey_sources = sources_for_survey.clone();
+        let progress_ref = &progress;
         let surveyed = scope.spawn(move || {
             let mut residency = Residency::new(survey_sources, RESIDENT_LIMIT);
-            pager::survey_with_schema(
+            let survey = pager::survey_with_schema(
                 db_ref,
                 survey_schema,
                 pager::SurveyChecks::Structure,
                 &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
-            )
+            );
+            progress_ref.note("survey done");
+            survey
         });
         let mut run = Run::new(&db, schema, &paths, &progress, &read, &args.profile)?;
         run.schema_rows_scanned = scanned;
@@ -237,35 +241,49 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         // Loss bounds read only the source and the load's record: on the second core.
         let bounds_input = run.bounds_inputs();
         let bounds_sources = sources_for_survey.clone();
-        let bounded = scope.spawn(move || {
+        // The second hash of the source proves that nothing read from it changed during
+        // the run, so it starts after the last read: right after the loss bounds on the
+        // second core, unless the first still has the source to read (text copies keyed
+        // by a column, virtual tables refilled from their shadow tables).
+        let late_reads = run.reads_source_late();
+        let hash_source = || {
+            let main = sha256_file(&paths.src);
+            let wal = paths.wal.as_deref().map(sha256_file).transpose();
+            progress.note("second hash of the source done");
+            (main, wal)
+        };
+        let (bounds_tx, bounds_rx) = std::sync::mpsc::channel();
+        let second_core = scope.spawn(move || {
             let mut residency = Residency::new(bounds_sources, RESIDENT_LIMIT);
-            compute_bounds(db_ref, bounds_input, &mut residency)
+            let bounded = compute_bounds(db_ref, bounds_input, &mut residency);
+            progress_ref.note("loss bounds done");
+            let _ = bounds_tx.send(bounded);
+            (!late_reads).then(hash_source)
         });
         run.create_indexes();
-        let bounds = bounded
-            .join()
+        let bounds = bounds_rx
+            .recv()
             .map_err(|_| Error::Database("bounding the loss failed".into()))?;
         // Partial rows go in before the placeholders (they may reference a lost parent)
         // and before any trigger exists.
         run.take_bounds(bounds, !args.no_partial_rows)
             .map_err(|e| Error::Database(e.to_string()))?;
         run.finish_schema()?;
-        // The source is not read again (the last reads were the text copies and the
-        // full-text and R-tree refills): its second hash runs beside the verification, and
-        // proves nothing read from it changed during the run.
-        let after = scope.spawn(|| {
-            let main = sha256_file(&paths.src);
-            let wal = paths.wal.as_deref().map(sha256_file).transpose();
-            (main, wal)
-        });
+        let late_hash = late_reads.then(|| scope.spawn(hash_source));
         let verified = run.verify();
         let (sha_before, wal_sha_before) = before
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
         let (sha_before, wal_sha_before) = (sha_before?, wal_sha_before?);
-        let (sha_after, wal_sha_after) = after
+        let early_hash = second_core
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
+        let after = match late_hash {
+            Some(h) => h.join().ok(),
+            None => early_hash,
+        };
+        let (sha_after, wal_sha_after) =
+            after.ok_or_else(|| Error::Database("hashing failed".into()))?;
         let (sha_after, wal_sha_after) = (sha_after?, wal_sha_after?);
         let unchanged = sha_after == sha_before && wal_sha_after == wal_sha_before;
         let wal_report = wal_report(args, &paths, &wal, &db, wal_sha_before, wal_sha_after);
@@ -450,6 +468,12 @@ impl Progress {
             eprintln!("salvage: {:7.3}s {what}", start.elapsed().as_secs_f64());
         } else if self.on {
             eprint!("\r\x1b[2Ksalvage: {what}");
+        }
+    }
+    /// A line in the timings only: work on another thread that ended.
+    fn note(&self, what: &str) {
+        if let Some(start) = self.timings {
+            eprintln!("salvage: {:7.3}s ({what})", start.elapsed().as_secs_f64());
         }
     }
     fn done(&self) {
@@ -980,6 +1004,17 @@ impl<'a, 'd> Run<'a, 'd> {
             });
         }
         out
+    }
+
+    /// Whether the steps after the load read the source: text copies keyed by a column
+    /// (read while the partial rows are taken in) and virtual tables (refilled from their
+    /// shadow tables in the source).
+    fn reads_source_late(&self) -> bool {
+        self.text_copies.iter().any(|c| c.copy.key.is_some())
+            || self
+                .objects
+                .iter()
+                .any(|o| o.kind == "virtual table" && o.status == "created")
     }
 
     /// The text copies the schema's triggers and the profiles state, resolved; those that
