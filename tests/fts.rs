@@ -119,6 +119,36 @@ fn full_text_tables_are_rebuilt_from_their_stored_text_and_content_tables() -> T
     Ok(())
 }
 
+/// VACUUM rewrites the schema with each virtual table after its shadow tables: they are
+/// still known as shadows, and the full-text tables are rebuilt as before.
+#[test]
+fn full_text_tables_listed_after_their_shadow_tables_are_rebuilt() -> TestResult {
+    let dir = Scratch::new("fts-vacuumed");
+    let src = dir.path("notes.db");
+    build(&src, false)?;
+    let conn = Connection::open(&src)?;
+    conn.execute_batch("VACUUM")?;
+    let order: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rowid")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    drop(conn);
+    let at = |n: &str| order.iter().position(|x| x == n).unwrap();
+    assert!(at("notes_own_content") < at("notes_own"), "{order:?}");
+    let want = matches(&src)?;
+    let dest = dir.path("out.db");
+    let report = crate::recover_expecting(&src, &dest, &[], 0)?;
+    assert_eq!(matches(&dest)?, want);
+    let names: Vec<&str> = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, order, "the report keeps schema order");
+    Ok(())
+}
+
 #[test]
 fn a_contentless_full_text_table_is_reported_as_lost() -> TestResult {
     let dir = Scratch::new("fts-contentless");

@@ -635,7 +635,17 @@ impl<'a, 'd> Run<'a, 'd> {
             .filter(|r| r.kind == pager::SchemaKind::Table && is_virtual(&r.sql))
             .map(|r| r.name.clone())
             .collect();
-        for r in rows.iter().filter(|r| r.kind == pager::SchemaKind::Table) {
+        // Virtual tables first: each makes its shadow tables on the output, which are then
+        // known as such wherever the schema lists them (VACUUM puts them before their
+        // virtual table). The report keeps schema order.
+        let mut ordered: Vec<(usize, &pager::SchemaRow)> = rows
+            .iter()
+            .filter(|r| r.kind == pager::SchemaKind::Table)
+            .enumerate()
+            .collect();
+        ordered.sort_by_key(|(_, r)| !is_virtual(&r.sql));
+        let mut made: Vec<(usize, TableRun)> = Vec::with_capacity(ordered.len());
+        for (position, r) in ordered {
             let mut t = TableRun {
                 name: r.name.clone(),
                 root: r.rootpage,
@@ -720,8 +730,10 @@ impl<'a, 'd> Run<'a, 'd> {
                     }
                 }
             }
-            self.tables.push(t);
+            made.push((position, t));
         }
+        made.sort_by_key(|(position, _)| *position);
+        self.tables.extend(made.into_iter().map(|(_, t)| t));
     }
 
     /// One sentence per parent/child pair: children kept under placeholders (loss: the
