@@ -166,9 +166,10 @@ fn a_trigger_copy_gives_back_the_text_of_lost_rows() -> TestResult {
     Ok(())
 }
 
-/// A copy nothing keeps in step still holds deleted rows and old text, and a full-text
-/// table two tables feed mixes their rows: neither is evidence. The lost rows stay lost,
-/// and a warning says why.
+/// A copy nothing keeps in step (for every row and copied column) still holds deleted rows
+/// and old text; a full-text table two tables feed mixes their rows; a rowid taken from a
+/// column that may be NULL is sometimes the full-text table's own: none is evidence. The
+/// lost rows stay lost, and a warning says why.
 #[test]
 fn a_copy_not_kept_in_step_or_shared_is_no_evidence() -> TestResult {
     let shared = "
@@ -176,6 +177,20 @@ fn a_copy_not_kept_in_step_or_shared_is_no_evidence() -> TestResult {
         CREATE TRIGGER tasks_ai AFTER INSERT ON tasks BEGIN
             INSERT INTO notes_fts(rowid, title, body) VALUES (new.id + 100000, new.title, new.body);
         END;";
+    let fed_on_update = "
+        CREATE TABLE tasks(id INTEGER PRIMARY KEY, title TEXT);
+        CREATE TRIGGER tasks_au AFTER UPDATE ON tasks BEGIN
+            INSERT INTO notes_fts(rowid, title) VALUES (new.id + 100000, new.title);
+        END;";
+    let some_deletes = IN_STEP.replace(
+        "AFTER DELETE ON notes BEGIN",
+        "AFTER DELETE ON notes WHEN old.id > 100 BEGIN",
+    );
+    let title_only = IN_STEP.replace("AFTER UPDATE ON notes", "AFTER UPDATE OF title ON notes");
+    let by_created = format!("{NOTES}{IN_STEP}").replace(
+        "VALUES (new.id, new.title, new.body)",
+        "VALUES (new.created, new.title, new.body)",
+    );
     for (name, sql, why) in [
         ("insert-only", NOTES.to_string(), "no AFTER DELETE trigger"),
         (
@@ -183,6 +198,22 @@ fn a_copy_not_kept_in_step_or_shared_is_no_evidence() -> TestResult {
             format!("{NOTES}{IN_STEP}{shared}"),
             "fed by 2 tables",
         ),
+        (
+            "fed-on-update",
+            format!("{NOTES}{IN_STEP}{fed_on_update}"),
+            "fed by 2 tables",
+        ),
+        (
+            "some-deletes",
+            format!("{NOTES}{some_deletes}"),
+            "no AFTER DELETE trigger",
+        ),
+        (
+            "title-only",
+            format!("{NOTES}{title_only}"),
+            "no AFTER UPDATE trigger",
+        ),
+        ("by-created", by_created, "not a NOT NULL integer column"),
     ] {
         let dir = Scratch::new(&format!("textcopy-{name}"));
         let (bytes, healthy) = notes(&dir, &sql);

@@ -59,6 +59,10 @@ pub struct TriggerInfo {
     pub event: TriggerEvent,
     /// `AFTER` (not `BEFORE` or `INSTEAD OF`): it fires only for a change that happened.
     pub after: bool,
+    /// For `UPDATE OF col, …`: the columns whose update fires it (empty: any update).
+    pub update_of: Vec<String>,
+    /// It has a `WHEN` clause: it fires only for some rows.
+    pub when: bool,
     /// Tables its body writes to (`INSERT INTO`, `REPLACE INTO`, `DELETE FROM`, `UPDATE`).
     pub writes: Vec<String>,
     /// Its plain copying inserts (only for an `AFTER INSERT` trigger).
@@ -76,22 +80,54 @@ pub fn read_trigger(sql: &str) -> Option<TriggerInfo> {
             .get(i)
             .is_some_and(|t| matches!(t, Token::Word(x) if x.eq_ignore_ascii_case(w)))
     };
-    let begin = (0..tokens.len()).find(|i| word(*i, "begin"))?;
-    // The event and its table: `INSERT ON t`, `DELETE ON t`, `UPDATE [OF cols] ON t`.
-    let (event, on) = (0..begin).find_map(|i| {
-        let event = if word(i, "insert") {
-            TriggerEvent::Insert
-        } else if word(i, "delete") {
-            TriggerEvent::Delete
-        } else if word(i, "update") {
-            TriggerEvent::Update
-        } else {
-            return None;
-        };
-        Some((event, (i + 1..begin).find(|j| word(*j, "on"))?))
-    })?;
-    let table = tokens.get(on + 1)?.name()?;
-    let after = (0..on).any(|i| word(i, "after"));
+    // CREATE [TEMP] TRIGGER [IF NOT EXISTS] [schema.]name [BEFORE|AFTER|INSTEAD OF]
+    //     DELETE|INSERT|UPDATE [OF col, …] ON table [FOR EACH ROW] [WHEN expr] BEGIN …
+    let mut i = (0..tokens.len().min(4)).find(|i| word(*i, "trigger"))? + 1;
+    if word(i, "if") && word(i + 1, "not") && word(i + 2, "exists") {
+        i += 3;
+    }
+    i += 1; // the name
+    if tokens.get(i) == Some(&Token::Punct('.')) {
+        i += 2;
+    }
+    let after = word(i, "after");
+    if after || word(i, "before") {
+        i += 1;
+    } else if word(i, "instead") && word(i + 1, "of") {
+        i += 2;
+    }
+    let event = if word(i, "insert") {
+        TriggerEvent::Insert
+    } else if word(i, "delete") {
+        TriggerEvent::Delete
+    } else if word(i, "update") {
+        TriggerEvent::Update
+    } else {
+        return None;
+    };
+    i += 1;
+    let mut update_of = Vec::new();
+    if event == TriggerEvent::Update && word(i, "of") {
+        i += 1;
+        loop {
+            update_of.push(tokens.get(i)?.name()?);
+            i += 1;
+            if tokens.get(i) != Some(&Token::Punct(',')) {
+                break;
+            }
+            i += 1;
+        }
+    }
+    if !word(i, "on") {
+        return None;
+    }
+    let table = tokens.get(i + 1)?.name()?;
+    i += 2;
+    if word(i, "for") && word(i + 1, "each") && word(i + 2, "row") {
+        i += 3;
+    }
+    let when = word(i, "when");
+    let begin = (i..tokens.len()).find(|i| word(*i, "begin"))?;
     let mut writes = Vec::new();
     let mut copies = Vec::new();
     let mut i = begin;
@@ -128,6 +164,8 @@ pub fn read_trigger(sql: &str) -> Option<TriggerInfo> {
         table,
         event,
         after,
+        update_of,
+        when,
         writes,
         copies,
     })
@@ -347,5 +385,31 @@ mod tests {
             (TriggerEvent::Delete, vec!["f".to_string()])
         );
         assert_eq!(read_trigger("CREATE VIEW v AS SELECT 1"), None);
+        let t = read_trigger("CREATE TRIGGER IF NOT EXISTS main.\"after\" UPDATE OF a, \"b\" ON n WHEN new.a > 0 BEGIN DELETE FROM f; END").unwrap();
+        assert_eq!(
+            (t.after, t.when, t.update_of),
+            (false, true, vec!["a".to_string(), "b".to_string()])
+        );
+    }
+
+    #[test]
+    fn a_trigger_named_like_a_keyword_is_read_by_position() {
+        let t = read_trigger(
+            "CREATE TRIGGER after BEFORE INSERT ON notes BEGIN INSERT INTO f(rowid, a) VALUES (new.id, new.a); END",
+        )
+        .unwrap();
+        assert!(!t.after);
+        assert!(t.copies.is_empty(), "a BEFORE trigger copies nothing");
+    }
+
+    #[test]
+    fn a_long_hostile_header_is_read_in_linear_time() {
+        let sql = format!(
+            "CREATE TRIGGER t AFTER {} BEGIN END",
+            "insert ".repeat(200_000)
+        );
+        let started = std::time::Instant::now();
+        assert_eq!(read_trigger(&sql), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 }

@@ -4,14 +4,16 @@
 //! columns exist, spelt as the tables spell them).
 //!
 //! A trigger is evidence only when it makes a faithful copy: an `AFTER INSERT` trigger
-//! copies the new row's columns under a rowid taken from the row, `AFTER DELETE` and
-//! `AFTER UPDATE` triggers on the same table keep the copy in step (otherwise deleted rows
-//! and old text would come back), and no other table feeds the same full-text table.
+//! copies the new row's columns under a rowid taken from the row (a stable one: the
+//! INTEGER PRIMARY KEY, which VACUUM never renumbers, or a NOT NULL integer column);
+//! `AFTER DELETE` and `AFTER UPDATE` triggers on the same table, without `WHEN` and for
+//! every copied column, keep the copy in step (otherwise deleted rows and old text would
+//! come back); and no trigger on another table writes to the same full-text table.
 
 use std::collections::BTreeMap;
 
 use pager::{PageNo, SchemaKind};
-use reconstruct::{read_trigger, TextCopy, TriggerEvent, TriggerInfo};
+use reconstruct::{read_trigger, Affinity, TableShape, TextCopy, TriggerEvent, TriggerInfo};
 
 use crate::fts::Content;
 use crate::output::Output;
@@ -23,8 +25,13 @@ pub fn resolve(
     schema: &pager::Schema,
     out: &Output,
     profile_copies: Vec<TextCopy>,
-    rowid_alias: impl Fn(&str) -> Option<String>,
+    shapes: &[TableShape],
 ) -> (Vec<ResolvedCopy>, Vec<String>) {
+    let shape = |table: &str| shapes.iter().find(|s| s.name.eq_ignore_ascii_case(table));
+    let rowid_alias = |table: &str| {
+        let shape = shape(table)?;
+        Some(shape.columns.get(shape.rowid_alias()?)?.name.clone())
+    };
     let find = |name: &str| {
         schema
             .rows
@@ -50,7 +57,7 @@ pub fn resolve(
             let Some(sql) = fts_sql(&insert.target) else {
                 continue; // not a table that keeps text: an index of another kind
             };
-            let copy = trigger_copy(&t.table, insert, sql, out, &rowid_alias, &triggers, name);
+            let copy = trigger_copy(&t.table, insert, sql, out, shape(&t.table), &triggers, name);
             match copy {
                 Ok(c) => copies.push(c),
                 Err(why) => unusable.push(format!(
@@ -60,12 +67,11 @@ pub fn resolve(
             }
         }
     }
-    // A full-text table fed by two tables mixes their rows: it is evidence for neither.
+    // A full-text table that triggers on two tables write to mixes their rows: it is
+    // evidence for neither.
     let mut feeders: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let insert_triggers = triggers
+    for (fts, table) in triggers
         .iter()
-        .filter(|(_, t)| t.event == TriggerEvent::Insert);
-    for (fts, table) in insert_triggers
         .flat_map(|(_, t)| t.writes.iter().map(move |w| (w, &t.table)))
         .chain(copies.iter().map(|c| (&c.fts, &c.table)))
     {
@@ -74,8 +80,13 @@ pub fn resolve(
             tables.push(table.clone());
         }
     }
-    let mut resolved = Vec::new();
+    let mut resolved: Vec<ResolvedCopy> = Vec::new();
     for copy in copies {
+        // Rows rebuilt from two copies keyed by a column could not be merged: one is used.
+        let keyed_twice = copy.key.is_some()
+            && resolved
+                .iter()
+                .any(|r| r.copy.key.is_some() && r.copy.table.eq_ignore_ascii_case(&copy.table));
         let shared = feeders
             .get(&copy.fts.to_ascii_lowercase())
             .filter(|tables| tables.len() > 1);
@@ -85,6 +96,9 @@ pub fn resolve(
                 tables.len(),
                 tables.join(", ")
             )),
+            None if keyed_twice => {
+                Err("another copy keyed by a column of the same table is used".into())
+            }
             None => resolve_one(&copy, out, &fts_sql, &rowid_alias, |n| {
                 find(n).and_then(|r| r.rootpage)
             }),
@@ -101,36 +115,19 @@ pub fn resolve(
 }
 
 /// The copy an `AFTER INSERT` trigger's plain insert makes, if the other triggers keep it
-/// in step and its rowid comes from the row.
+/// in step and its rowid comes stably from the row.
 fn trigger_copy(
     table: &str,
     insert: &reconstruct::TriggerInsert,
     fts_sql: &str,
     out: &Output,
-    rowid_alias: &impl Fn(&str) -> Option<String>,
+    shape: Option<&TableShape>,
     triggers: &[(String, TriggerInfo)],
     name: &str,
 ) -> Result<TextCopy, String> {
-    for (event, what) in [
-        (TriggerEvent::Delete, "DELETE"),
-        (TriggerEvent::Update, "UPDATE"),
-    ] {
-        let kept = triggers.iter().any(|(_, t)| {
-            t.event == event
-                && t.after
-                && t.table.eq_ignore_ascii_case(table)
-                && t.writes
-                    .iter()
-                    .any(|w| w.eq_ignore_ascii_case(&insert.target))
-        });
-        if !kept {
-            return Err(format!(
-                "no AFTER {what} trigger on `{table}` keeps it in step"
-            ));
-        }
-    }
+    let shape = shape.ok_or_else(|| format!("`{table}` is not recovered"))?;
     let fts_columns = out.columns(&insert.target).map_err(|e| e.to_string())?;
-    let table_columns = out.columns(table).map_err(|e| e.to_string())?;
+    let table_columns: Vec<String> = shape.columns.iter().map(|c| c.name.clone()).collect();
     // FTS3/4 also call the rowid `docid`; a real column of that name is a column.
     let docid = matches!(
         crate::fts::module(fts_sql).as_deref(),
@@ -146,19 +143,63 @@ fn trigger_copy(
     let Some((_, key)) = insert.pairs.iter().find(|(to, _)| fts_rowid(to)) else {
         return Err("the full-text table chooses its own rowids, which name no row".into());
     };
-    let key = row_key(key, &table_columns, rowid_alias(table).as_deref())
+    let alias = shape
+        .rowid_alias()
+        .and_then(|i| shape.columns.get(i))
+        .map(|c| c.name.as_str());
+    let key = row_key(key, &table_columns, alias)
         .ok_or_else(|| format!("`{table}` has no column `{key}`"))?;
+    match &key {
+        None if alias.is_none() => {
+            return Err(format!(
+                "`{table}` has no INTEGER PRIMARY KEY: VACUUM may renumber its rowids, and the copy would not follow"
+            ))
+        }
+        Some(k) => {
+            let column = shape.columns.iter().find(|c| c.name == *k);
+            if !column.is_some_and(|c| c.not_null && c.affinity() == Affinity::Integer) {
+                return Err(format!(
+                    "its rowid comes from `{k}`, which is not a NOT NULL integer column: a row without one has a rowid of the full-text table's choosing"
+                ));
+            }
+        }
+        None => {}
+    }
+    let columns: Vec<(String, String)> = insert
+        .pairs
+        .iter()
+        .filter(|(to, _)| !fts_rowid(to))
+        .map(|(to, from)| (from.clone(), to.clone()))
+        .collect();
+    for (event, what) in [
+        (TriggerEvent::Delete, "DELETE"),
+        (TriggerEvent::Update, "UPDATE"),
+    ] {
+        let kept = triggers.iter().any(|(_, t)| {
+            t.event == event
+                && t.after
+                && !t.when
+                && t.table.eq_ignore_ascii_case(table)
+                && t.writes.iter().any(|w| w.eq_ignore_ascii_case(&insert.target))
+                // `UPDATE OF` must cover every copied column and the key.
+                && columns
+                    .iter()
+                    .map(|(from, _)| from)
+                    .chain(key.iter())
+                    .all(|c| t.update_of.is_empty() || has(&t.update_of, c))
+        });
+        if !kept {
+            return Err(format!(
+                "no AFTER {what} trigger on `{table}` keeps it in step for every row and copied column"
+            ));
+        }
+    }
     Ok(TextCopy {
         fts: insert.target.clone(),
         table: table.to_string(),
         key,
         when: Vec::new(),
-        columns: insert
-            .pairs
-            .iter()
-            .filter(|(to, _)| !fts_rowid(to))
-            .map(|(to, from)| (from.clone(), to.clone()))
-            .collect(),
+        columns,
         origin: format!("trigger {name}"),
     })
 }
@@ -207,11 +248,17 @@ fn resolve_one<'s>(
     let fts_columns = out.columns(&copy.fts).map_err(|e| e.to_string())?;
     let table_columns = out.columns(&copy.table).map_err(|e| e.to_string())?;
     let missing = |c: &str| format!("`{}` has no column `{c}`", copy.table);
+    let alias = rowid_alias(&copy.table);
     let key = match &copy.key {
         None => None,
-        Some(k) => row_key(k, &table_columns, rowid_alias(&copy.table).as_deref())
-            .ok_or_else(|| missing(k))?,
+        Some(k) => row_key(k, &table_columns, alias.as_deref()).ok_or_else(|| missing(k))?,
     };
+    if key.is_none() && alias.is_none() {
+        return Err(format!(
+            "`{}` has no INTEGER PRIMARY KEY: VACUUM may renumber its rowids, and the copy would not follow",
+            copy.table
+        ));
+    }
     let when = copy
         .when
         .iter()

@@ -261,9 +261,12 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             (!late_reads).then(hash_source)
         });
         run.create_indexes();
-        let bounds = bounds_rx
-            .recv()
-            .map_err(|_| Error::Database("bounding the loss failed".into()))?;
+        let Ok(bounds) = bounds_rx.recv() else {
+            // The thread ended without its result: joined here, its panic is an error,
+            // not a crash of the whole run.
+            let _ = second_core.join();
+            return Err(Error::Database("bounding the loss failed".into()));
+        };
         // Partial rows go in before the placeholders (they may reference a lost parent)
         // and before any trigger exists.
         run.take_bounds(bounds, !args.no_partial_rows)
@@ -1046,15 +1049,8 @@ impl<'a, 'd> Run<'a, 'd> {
                     .any(|r| r.name.eq_ignore_ascii_case(&c.fts))
             })
             .collect();
-        let alias = |table: &str| {
-            let shape = &self
-                .targets
-                .iter()
-                .find(|t| t.shape.name.eq_ignore_ascii_case(table))?
-                .shape;
-            Some(shape.columns.get(shape.rowid_alias()?)?.name.clone())
-        };
-        let (copies, unusable) = crate::copies::resolve(&self.schema, &self.out, stated, alias);
+        let shapes: Vec<TableShape> = self.targets.iter().map(|t| t.shape.clone()).collect();
+        let (copies, unusable) = crate::copies::resolve(&self.schema, &self.out, stated, &shapes);
         self.text_copies = copies;
         self.warnings.extend(unusable);
     }
@@ -1113,7 +1109,7 @@ impl<'a, 'd> Run<'a, 'd> {
                         continue;
                     }
                     let (n, more) =
-                        self.rows_from_keyed_copies(copy, &b.partial, partial_rows, &taken)?;
+                        self.rows_from_keyed_copies(&name, copy, &b.partial, partial_rows, &taken)?;
                     unkeyed += n;
                     done.written += more.written;
                     done.refused += more.refused;
@@ -1193,6 +1189,7 @@ impl<'a, 'd> Run<'a, 'd> {
     /// (with `write`) rebuilt under a new rowid as they are read, so memory stays flat.
     fn rows_from_keyed_copies(
         &mut self,
+        table: &str,
         copy: &crate::partial::ResolvedCopy,
         partial: &BTreeMap<i64, crate::partial::PartialRow>,
         write: bool,
@@ -1253,14 +1250,14 @@ impl<'a, 'd> Run<'a, 'd> {
             row.add_text(copy, values);
             batch.push(row);
             if batch.len() >= 1024 {
-                result = self.insert_unkeyed(copy, &mut batch, &mut registry, taken, &mut done);
+                result = self.insert_unkeyed(table, &mut batch, &mut registry, taken, &mut done);
                 if result.is_err() {
                     break;
                 }
             }
         }
         if result.is_ok() {
-            result = self.insert_unkeyed(copy, &mut batch, &mut registry, taken, &mut done);
+            result = self.insert_unkeyed(table, &mut batch, &mut registry, taken, &mut done);
         }
         self.partial_registry = registry;
         result.map(|()| (proven, done))
@@ -1268,7 +1265,7 @@ impl<'a, 'd> Run<'a, 'd> {
 
     fn insert_unkeyed(
         &self,
-        copy: &crate::partial::ResolvedCopy,
+        table: &str,
         batch: &mut Vec<crate::partial::PartialRow>,
         registry: &mut Option<String>,
         taken: &BTreeSet<String>,
@@ -1277,7 +1274,7 @@ impl<'a, 'd> Run<'a, 'd> {
         let more = crate::partial::insert(
             &self.out,
             self.enc,
-            &copy.copy.table,
+            table,
             batch.iter().map(|row| (None, row)),
             registry,
             taken,
