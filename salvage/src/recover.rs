@@ -1186,7 +1186,8 @@ impl<'a, 'd> Run<'a, 'd> {
 
     /// Copies keyed by a column whose row is neither in the output nor proven by an index
     /// entry (`partial`): each proves a lost row whose rowid is unknown. Counted, and
-    /// (with `write`) rebuilt under a new rowid as they are read, so memory stays flat.
+    /// (with `write`) rebuilt under a new rowid as they are read: what is held is the
+    /// table's keys (8 bytes a row), never the copies' text.
     fn rows_from_keyed_copies(
         &mut self,
         table: &str,
