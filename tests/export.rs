@@ -196,3 +196,49 @@ fn embeddings_of_a_lost_segment_have_an_unknown_collection() -> TestResult {
     assert!(some.is_empty());
     Ok(())
 }
+
+/// `-o FILE` writes the same lines as stdout, through `FILE.incomplete`, and never over an
+/// existing file.
+#[test]
+fn export_to_a_file_is_atomic_and_never_overwrites() -> TestResult {
+    let c = case("export-file", "vector-4096-utf8", |_| vec![]);
+    assert_eq!(c.recover(&[])?.status.code(), Some(0));
+    let (_, stdout_lines) = export(&c.dest, &[])?;
+    let file = c.dir.path("lines.jsonl");
+    let run = |extra: &[&std::ffi::OsStr]| {
+        crate::salvage()
+            .arg("export")
+            .arg(&c.dest)
+            .args(extra)
+            .output()
+    };
+    let out = run(&["-o".as_ref(), file.as_os_str()])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let written: Vec<serde_json::Value> = std::fs::read_to_string(&file)?
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(written, stdout_lines);
+    assert!(!c.dir.path("lines.jsonl.incomplete").exists());
+    // An existing file, or a leftover FILE.incomplete, is refused and left as it was.
+    let before = std::fs::read(&file)?;
+    assert_eq!(
+        run(&["-o".as_ref(), file.as_os_str()])?.status.code(),
+        Some(2)
+    );
+    assert_eq!(std::fs::read(&file)?, before);
+    let other = c.dir.path("other.jsonl");
+    std::fs::write(c.dir.path("other.jsonl.incomplete"), b"left over")?;
+    assert_eq!(
+        run(&["-o".as_ref(), other.as_os_str()])?.status.code(),
+        Some(2)
+    );
+    assert!(!other.exists());
+    Ok(())
+}

@@ -311,8 +311,10 @@ fn lost_chroma_documents_come_back_from_the_full_text_copy() -> TestResult {
         Some(lost.len() as u64)
     );
 
-    // The export carries every lost document again.
+    // The export carries every lost document again, on lines marked partial (the other
+    // values of their rows are gone): not a clean export.
     let out = crate::salvage().arg("export").arg(&dest).output()?;
+    assert_eq!(out.status.code(), Some(3));
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -326,6 +328,12 @@ fn lost_chroma_documents_come_back_from_the_full_text_copy() -> TestResult {
             .find(|l| l["internal_id"] == *id)
             .unwrap_or_else(|| panic!("{id} not exported"));
         assert_eq!(line["document"], *document, "{id}");
+        assert_eq!(line["partial"], true, "{id}");
+    }
+    let lost_ids: BTreeSet<i64> = lost.iter().map(|r| healthy[r].0).collect();
+    for line in &lines {
+        let id = line["internal_id"].as_i64().unwrap();
+        assert_eq!(line["partial"], lost_ids.contains(&id), "{id}");
     }
     Ok(())
 }

@@ -27,9 +27,10 @@ pub enum Command {
     /// Render a loss report (REPORT.json from `recover`) for a person: the verdict, a line
     /// per table, the warnings and the next step.
     Report(ReportArgs),
-    /// Export a salvaged Chroma store as JSON lines on stdout, one embedding per line:
-    /// id, collection, document, typed metadata, and whether it was reconstructed.
-    /// Exit 0: every line original; 3: some reconstructed (or left out); 2: refused.
+    /// Export a salvaged Chroma store as JSON lines (stdout, or -o FILE), one embedding per
+    /// line: id, collection, document, typed metadata, whether it was reconstructed or
+    /// rebuilt in part. Exit 0: every line original; 3: some reconstructed, partial or left
+    /// out; 2: refused.
     Export(ExportArgs),
     /// Build a damaged sample database, salvage it and print the result.
     Demo(DemoArgs),
@@ -46,6 +47,10 @@ pub struct ExportArgs {
     /// Export this collection only (by name); default: every collection.
     #[arg(long, value_name = "NAME")]
     pub collection: Option<String>,
+    /// Write the lines to FILE instead of stdout. Must not exist; written as
+    /// FILE.incomplete and renamed into place once every line is written.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Arguments of `salvage report`.

@@ -4,7 +4,8 @@
 //! Each line: `id` (the user-facing embedding id; `null` when its `embeddings` row was
 //! lost), `internal_id`, `collection` (`null` when unknown; `collection_inferred` when it
 //! comes from a reconstructed row's neighbours), `document`, `metadata` with its types
-//! kept, and `reconstructed`. An embedding whose `embeddings` row is a registered
+//! kept, `reconstructed`, and `partial` (one of its rows was rebuilt from index entries or
+//! a full-text copy: values may be missing). An embedding whose `embeddings` row is a registered
 //! placeholder, or whose metadata survives with no `embeddings` row at all, is exported
 //! under its internal id and marked reconstructed. Rows with no metadata are exported too.
 
@@ -27,6 +28,7 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
         what,
         hint: hint.into(),
     };
+    let file = args.output.as_deref().map(OutputFile::check).transpose()?;
     let conn =
         Connection::open_with_flags(&args.db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
             refused(
@@ -85,6 +87,21 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
     let made = |table: &str, rowid: Option<i64>| {
         rowid.is_some_and(|r| placeholders.contains(&(table.to_string(), r)))
     };
+    // Internal ids with a row rebuilt from evidence (index entries, full-text copies):
+    // their other values are missing.
+    let partial: BTreeSet<i64> = if tables.contains("salvage_partial_rows") {
+        conn.prepare(
+            "SELECT e.id FROM embeddings e JOIN salvage_partial_rows p
+                 ON lower(p.tbl) = 'embeddings' AND p.rowid = e.rowid AND p.in_table
+             UNION
+             SELECT m.id FROM embedding_metadata m JOIN salvage_partial_rows p
+                 ON lower(p.tbl) = 'embedding_metadata' AND p.rowid = m.rowid AND p.in_table",
+        )
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(db)?
+    } else {
+        BTreeSet::new()
+    };
     // Every internal id with an `embeddings` row or a metadata row, in id order: metadata
     // whose embedding row is gone is not dropped.
     let mut stmt = conn
@@ -104,8 +121,12 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
         )
         .map_err(db)?;
     let mut rows = stmt.query([]).map_err(db)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let (mut written, mut reconstructed, mut unknown) = (0u64, 0u64, 0u64);
+    let sink: Box<dyn std::io::Write> = match &file {
+        Some(f) => Box::new(f.create()?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = std::io::BufWriter::new(sink);
+    let (mut written, mut reconstructed, mut unknown, mut partial_lines) = (0u64, 0u64, 0u64, 0u64);
     let mut unknown_skipped = 0u64;
     while let Some(row) = rows.next().map_err(db)? {
         let internal: i64 = row.get(0).map_err(db)?;
@@ -147,6 +168,7 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
             "document": document,
             "metadata": metadata,
             "reconstructed": rebuilt,
+            "partial": partial.contains(&internal),
         });
         let written_ok = serde_json::to_writer(&mut out, &line)
             .map_err(std::io::Error::from)
@@ -158,22 +180,86 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
         written += 1;
         reconstructed += u64::from(rebuilt);
         unknown += u64::from(collection.is_none());
+        partial_lines += u64::from(partial.contains(&internal));
     }
     match out.flush() {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Clean),
         other => other.map_err(Error::Output)?,
     }
-    eprintln!("salvage export: {written} embeddings written, {reconstructed} of them reconstructed (their user-facing id is lost), {unknown} of unknown collection");
+    drop(out);
+    if let Some(f) = &file {
+        f.commit()?;
+        eprintln!("salvage export: written to `{}`", f.path.display());
+    }
+    eprintln!("salvage export: {written} embeddings written, {reconstructed} of them reconstructed (their user-facing id is lost), {partial_lines} rebuilt in part (values missing), {unknown} of unknown collection");
     if unknown_skipped > 0 {
         eprintln!("  {unknown_skipped} embeddings of unknown collection left out by --collection");
     }
     // An export carrying reconstructed rows or unknown collections, or leaving some out,
     // is not a clean one.
-    Ok(if reconstructed + unknown + unknown_skipped > 0 {
-        Outcome::Damaged
-    } else {
-        Outcome::Clean
-    })
+    Ok(
+        if reconstructed + partial_lines + unknown + unknown_skipped > 0 {
+            Outcome::Damaged
+        } else {
+            Outcome::Clean
+        },
+    )
+}
+
+/// `-o FILE`: written as `FILE.incomplete`, renamed into place only once every line is
+/// written; an existing file (either) is never overwritten.
+struct OutputFile {
+    path: std::path::PathBuf,
+    incomplete: std::path::PathBuf,
+}
+
+impl OutputFile {
+    /// Validates the destination before anything is read or created.
+    fn check(path: &std::path::Path) -> Result<OutputFile, Error> {
+        let mut incomplete = path.as_os_str().to_owned();
+        incomplete.push(".incomplete");
+        let f = OutputFile {
+            path: path.to_path_buf(),
+            incomplete: incomplete.into(),
+        };
+        for p in [&f.path, &f.incomplete] {
+            if p.symlink_metadata().is_ok() {
+                return Err(Error::Refused {
+                    what: format!("`{}` already exists", p.display()),
+                    hint: "export never overwrites a file: choose a new name or remove it".into(),
+                });
+            }
+        }
+        let folder = f
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !folder.is_dir() {
+            return Err(Error::Refused {
+                what: format!("the folder of `{}` does not exist", f.path.display()),
+                hint: "create it first".into(),
+            });
+        }
+        Ok(f)
+    }
+
+    fn create(&self) -> Result<std::fs::File, Error> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&self.incomplete)
+            .map_err(Error::Output)
+    }
+
+    /// Syncs the lines and links them into place (never over an existing file).
+    fn commit(&self) -> Result<(), Error> {
+        std::fs::File::open(&self.incomplete)
+            .and_then(|f| f.sync_all())
+            .and_then(|()| std::fs::hard_link(&self.incomplete, &self.path))
+            .and_then(|()| std::fs::remove_file(&self.incomplete))
+            .map_err(Error::Output)
+    }
 }
 
 /// The value of a metadata row, from whichever typed column holds it, by its storage
