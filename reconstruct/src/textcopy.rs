@@ -412,4 +412,31 @@ mod tests {
         assert_eq!(read_trigger(&sql), None);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
+
+    /// Any arrangement of the words a trigger is made of is read without a panic.
+    #[test]
+    fn any_token_soup_is_read_without_a_panic() {
+        const WORDS: [&str; 24] = [
+            "CREATE", "TRIGGER", "IF", "NOT", "EXISTS", "AFTER", "BEFORE", "INSTEAD", "OF",
+            "INSERT", "UPDATE", "DELETE", "ON", "BEGIN", "END", "INTO", "VALUES", "new", ".", "(",
+            ")", ",", ";", "'x",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            let mut sql = String::new();
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let len = (state >> 58) as usize;
+            for _ in 0..len {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                sql.push_str(WORDS[(state >> 33) as usize % WORDS.len()]);
+                sql.push(' ');
+            }
+            let _ = read_trigger(&sql);
+            let _ = read_trigger(&format!("CREATE TRIGGER t AFTER INSERT ON n BEGIN {sql}"));
+        }
+    }
 }
