@@ -111,7 +111,41 @@ impl ResolvedCopy {
     }
 }
 
+/// One row of a full-text copy in the source, its record decoded only when asked.
+pub struct CopyRow<'a> {
+    pub rowid: i64,
+    row: reconstruct::RecoveredRow<'a>,
+}
+
 impl ResolvedCopy {
+    /// The copy's rows in the source (its `NAME_content` shadow table), each told to `read`
+    /// by its size; unreadable cells are passed over.
+    pub fn rows<'a>(
+        &self,
+        db: &'a pager::Database<'a>,
+        mut read: impl FnMut(u64) + 'a,
+    ) -> impl Iterator<Item = CopyRow<'a>> + 'a {
+        reconstruct::TableRows::new(db, Some(self.content_root), std::iter::empty()).filter_map(
+            move |event| {
+                let reconstruct::RowEvent::Row(row) = event else {
+                    return None;
+                };
+                read(row.raw.payload.len() as u64 + 16);
+                Some(CopyRow {
+                    rowid: row.rowid()?,
+                    row,
+                })
+            },
+        )
+    }
+
+    /// What a row of the copy gives back of its row (see [`ResolvedCopy::values`]).
+    pub fn row_values(&self, row: &CopyRow<'_>) -> Vec<(String, Value)> {
+        let (record, complete) = row.row.record();
+        // The shadow table's first column is its INTEGER PRIMARY KEY (stored as NULL).
+        self.values(record.get(1..).unwrap_or_default(), complete)
+    }
+
     /// Whether a partial row holds the copy's fixed values: it is a row the copy may
     /// stand for.
     pub fn stands_for(&self, row: &PartialRow) -> bool {

@@ -1135,25 +1135,13 @@ impl<'a, 'd> Run<'a, 'd> {
     }
 
     /// The rows of a full-text copy in the source: its rowid, and what it gives back of
-    /// its row (see [`crate::partial::ResolvedCopy::values`]).
+    /// its row.
     fn copy_rows<'c>(
         &'c self,
         copy: &'c crate::partial::ResolvedCopy,
     ) -> impl Iterator<Item = (i64, Vec<(String, Value)>)> + 'c {
-        TableRows::new(self.db, Some(copy.content_root), std::iter::empty()).filter_map(
-            move |event| {
-                let RowEvent::Row(row) = event else {
-                    return None;
-                };
-                (self.read)(row.raw.payload.len() as u64 + 16);
-                let (record, complete) = row.record();
-                // The shadow table's first column is its INTEGER PRIMARY KEY (NULL).
-                Some((
-                    row.rowid()?,
-                    copy.values(record.get(1..).unwrap_or_default(), complete),
-                ))
-            },
-        )
+        copy.rows(self.db, self.read)
+            .map(|row| (row.rowid, copy.row_values(&row)))
     }
 
     /// A copy keyed by a column (Chroma's documents, under their embedding's id) fills the
@@ -2603,24 +2591,14 @@ fn compute_bounds(
         // A full-text copy under a rowid the output lacks proves that row too, and gives its
         // text back.
         for copy in &input.copies {
-            for event in TableRows::new(db, Some(copy.content_root), std::iter::empty()) {
-                let RowEvent::Row(row) = event else {
-                    continue;
-                };
-                residency.read(row.raw.payload.len() as u64 + 16);
-                let Some(rowid) = row.rowid() else {
-                    continue;
-                };
-                if !in_lost_range(rowid)
-                    || input.rejected_rowids.contains(&rowid)
-                    || rows.binary_search(&rowid).is_ok()
+            for row in copy.rows(db, |n| residency.read(n)) {
+                if in_lost_range(row.rowid)
+                    && !input.rejected_rowids.contains(&row.rowid)
+                    && rows.binary_search(&row.rowid).is_err()
                 {
-                    continue;
+                    let values = copy.row_values(&row);
+                    missing.entry(row.rowid).or_default().add_text(copy, values);
                 }
-                let (record, complete) = row.record();
-                // The shadow table's first column is its INTEGER PRIMARY KEY (NULL).
-                let values = copy.values(record.get(1..).unwrap_or_default(), complete);
-                missing.entry(rowid).or_default().add_text(copy, values);
             }
         }
         // A counter below any rowid known to have existed (recovered, proven by an index
