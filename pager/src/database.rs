@@ -98,10 +98,19 @@ pub struct Database<'a> {
     encoding: TextEncoding,
     encoding_source: EncodingSource,
     page_count: u32,
-    /// Page images from a write-ahead log's committed frames, by page index; empty
-    /// when no log is read.
+    /// Page images read instead of the file's, by page index: a write-ahead log's
+    /// committed frames, or a hot journal's original images; empty when neither is read.
     overlay: Vec<Option<&'a [u8]>>,
     findings: Vec<Finding>,
+}
+
+/// Page images read instead of the main file's (see [`Database::open_with_overlay`]).
+struct Overlay<'a> {
+    pages: std::collections::BTreeMap<PageNo, &'a [u8]>,
+    /// The page size the images were written with, when it decides the geometry.
+    page_size: Option<PageSize>,
+    /// The database size in pages the images belong to.
+    pages_in_use: Option<u32>,
 }
 
 impl<'a> Database<'a> {
@@ -119,7 +128,55 @@ impl<'a> Database<'a> {
         bytes: &'a [u8],
         wal: Option<&crate::wal::Wal<'a>>,
     ) -> Result<Database<'a>, OpenError> {
-        let logged = |no: PageNo| wal.and_then(|w| w.pages.get(&no)).map(|(_, image)| *image);
+        let overlay = wal.map(|w| Overlay {
+            pages: w
+                .pages
+                .iter()
+                .map(|(no, (_, image))| (*no, *image))
+                .collect(),
+            page_size: PageSize::new(w.header.page_size),
+            pages_in_use: w.db_size,
+        });
+        Database::open_with_overlay(bytes, overlay)
+    }
+
+    /// [`Database::open`], rolled back by a hot `journal` ("The Rollback Journal"): each
+    /// journaled page is read from its original image, and the database has its size
+    /// from before the transaction. A journal that is not hot changes nothing; one written
+    /// with another page size is not applied, and that is a finding.
+    pub fn open_with_journal(
+        bytes: &'a [u8],
+        journal: &crate::journal::Journal<'a>,
+    ) -> Result<Database<'a>, OpenError> {
+        let mut plain = Database::open(bytes)?;
+        match journal.page_size() {
+            None => Ok(plain),
+            Some(size) if size != plain.page_size => {
+                plain.findings.push(Finding::JournalPageSizeMismatch {
+                    journal: size.get(),
+                    database: plain.page_size.get(),
+                });
+                Ok(plain)
+            }
+            Some(_) => Database::open_with_overlay(
+                bytes,
+                Some(Overlay {
+                    pages: journal.pages.clone(),
+                    page_size: None,
+                    pages_in_use: journal.original_pages(),
+                }),
+            ),
+        }
+    }
+
+    /// Opens `bytes` with some pages read from elsewhere (a log's newer images, a
+    /// journal's older ones). The overlay's page size, when it has one, decides the
+    /// geometry; its page 1, when it has one, gives the header.
+    fn open_with_overlay(
+        bytes: &'a [u8],
+        overlay: Option<Overlay<'a>>,
+    ) -> Result<Database<'a>, OpenError> {
+        let logged = |no: PageNo| overlay.as_ref().and_then(|o| o.pages.get(&no)).copied();
         if bytes.is_empty() && logged(PageNo::FIRST).is_none() {
             return Err(OpenError::Empty);
         }
@@ -138,7 +195,7 @@ impl<'a> Database<'a> {
             });
         }
         let reserved_hint = header.reserved_space;
-        let from_wal = wal.and_then(|w| PageSize::new(w.header.page_size));
+        let from_wal = overlay.as_ref().and_then(|o| o.page_size);
         let (page_size, page_size_source) = match (declared, from_wal) {
             (_, Some(size)) => {
                 if let Some(d) = declared.filter(|d| *d != size) {
@@ -188,7 +245,10 @@ impl<'a> Database<'a> {
 
         let file_pages =
             u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
-        let page_count = wal.and_then(|w| w.db_size).unwrap_or(file_pages);
+        let page_count = overlay
+            .as_ref()
+            .and_then(|o| o.pages_in_use)
+            .unwrap_or(file_pages);
         if !len.is_multiple_of(u64::from(page_size.get())) {
             findings.push(Finding::FileNotPageMultiple {
                 len,
@@ -215,14 +275,14 @@ impl<'a> Database<'a> {
             overlay: Vec::new(),
             findings,
         };
-        if let Some(w) = wal {
-            let mut overlay = vec![None; page_count as usize];
-            for (no, (_, image)) in &w.pages {
-                if let Some(slot) = overlay.get_mut(no.index()) {
-                    *slot = Some(*image);
+        if let Some(o) = overlay {
+            let mut images = vec![None; page_count as usize];
+            for (no, image) in o.pages {
+                if let Some(slot) = images.get_mut(no.index()) {
+                    *slot = Some(image);
                 }
             }
-            db.overlay = overlay;
+            db.overlay = images;
         }
         if TextEncoding::from_header_field(raw_encoding).is_none() {
             db.findings
@@ -322,7 +382,8 @@ impl<'a> Database<'a> {
         u32::try_from(n).ok().and_then(|n| self.page_no(n))
     }
 
-    /// Pages whose image comes from the write-ahead log.
+    /// Pages whose image comes from the write-ahead log (or the rollback journal, when
+    /// the database was opened with one).
     pub fn pages_from_wal(&self) -> usize {
         self.overlay.iter().filter(|p| p.is_some()).count()
     }

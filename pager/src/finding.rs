@@ -384,6 +384,27 @@ pub enum Finding {
         count: u32,
     },
 
+    // ---- Rollback journal ("The Rollback Journal") ----
+    /// A hot journal record's checksum (or page number) is wrong: it and later records are not rolled back.
+    JournalRecordChecksumMismatch {
+        /// The record (1-based, across segments).
+        record: u32,
+    },
+    /// A hot journal's segment declares more records than the file holds.
+    JournalRecordsMissing {
+        /// Records the segment header declares.
+        declared: u32,
+        /// Whole records present.
+        present: u32,
+    },
+    /// A hot journal has another page size than the database: it is not rolled back.
+    JournalPageSizeMismatch {
+        /// The journal's page size.
+        journal: u32,
+        /// The database's.
+        database: u32,
+    },
+
     // ---- Schema ("Storage Of The SQL Database Schema") ----
     /// A `sqlite_schema` record does not have the five expected columns of the right types.
     SchemaRecordMalformed {
@@ -455,6 +476,9 @@ impl Finding {
             WalFrameChecksumMismatch { .. } => "wal_frame_checksum_mismatch",
             WalFrameSaltMismatch { .. } => "wal_frame_salt_mismatch",
             WalFramesIgnored { .. } => "wal_frames_ignored",
+            JournalRecordChecksumMismatch { .. } => "journal_record_checksum_mismatch",
+            JournalRecordsMissing { .. } => "journal_records_missing",
+            JournalPageSizeMismatch { .. } => "journal_page_size_mismatch",
             SchemaRecordMalformed { .. } => "schema_record_malformed",
             SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
         }
@@ -512,7 +536,10 @@ impl Finding {
             | WalHeaderInvalid { .. }
             | WalFrameChecksumMismatch { .. }
             | WalFrameSaltMismatch { .. }
-            | WalFramesIgnored { .. } => None,
+            | WalFramesIgnored { .. }
+            | JournalRecordChecksumMismatch { .. }
+            | JournalRecordsMissing { .. }
+            | JournalPageSizeMismatch { .. } => None,
         }
     }
 }
@@ -681,6 +708,18 @@ impl fmt::Display for Finding {
             WalFramesIgnored { first, count } => write!(
                 f,
                 "write-ahead log frames after the last commit ignored: {count} from frame {first}"
+            ),
+            JournalRecordChecksumMismatch { record } => write!(
+                f,
+                "rollback journal record checksum mismatch, it and later records not rolled back: record {record}"
+            ),
+            JournalRecordsMissing { declared, present } => write!(
+                f,
+                "rollback journal segment cut short: {present} of {declared} records present"
+            ),
+            JournalPageSizeMismatch { journal, database } => write!(
+                f,
+                "rollback journal page size {journal} differs from the database's {database}: not rolled back"
             ),
             SchemaRecordMalformed { at, columns } => {
                 write!(f, "malformed sqlite_schema record at {at}: {columns} columns")

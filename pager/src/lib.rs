@@ -47,6 +47,7 @@ pub mod database;
 pub mod finding;
 pub mod freelist;
 pub mod header;
+pub mod journal;
 pub mod record;
 pub mod schema;
 pub mod types;
@@ -73,6 +74,7 @@ pub use database::{
 pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};
 pub use header::{DatabaseHeader, TextEncoding};
+pub use journal::{read_journal, Journal, JournalHeader};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};
 pub use schema::{read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRow};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};

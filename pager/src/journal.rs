@@ -1,0 +1,285 @@
+//! The rollback journal ("The Rollback Journal"): before a transaction changes a page of
+//! the database file, the page's original image goes to `NAME-journal`. A journal whose
+//! header is intact belongs to a transaction that never committed (committing deletes the
+//! journal, truncates it, or zeroes its header): it is hot, and SQLite rolls it back when
+//! it next opens the database. Reading the journal's original images instead of the main
+//! file's pages, and the database at its original size, gives that same rolled-back
+//! database, without writing anything.
+//!
+//! ```text
+//! header (padded to the sector size)       record
+//! 0  magic d9 d5 05 f9 20 a1 63 d7         0  page number
+//! 8  record count (-1: up to the end)      4  the page's original image
+//! 12 checksum nonce                        4+page size  checksum: the nonce plus every
+//! 16 database size in pages before            200th byte of the image, from the end
+//! 20 sector size                              (bytes page size - 200, - 400, … > 0)
+//! 24 page size
+//! ```
+//!
+//! A journal may hold several segments, each a header at a sector boundary followed by its
+//! records. A record whose checksum fails, or that the file cuts short, ends its segment's
+//! playback (as SQLite's own): it and the records after it are ignored and counted.
+
+use std::collections::BTreeMap;
+
+use crate::cursor::u32_at;
+use crate::finding::Finding;
+use crate::types::{PageNo, PageSize};
+
+/// The journal header's magic string.
+pub const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
+/// A journal segment's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JournalHeader {
+    /// Records in the segment; `u32::MAX` means every whole record up to the end.
+    pub record_count: u32,
+    /// Initial value of each record's checksum.
+    pub nonce: u32,
+    /// The database size in pages before the transaction.
+    pub original_pages: u32,
+    /// Headers are padded to (and segments start at multiples of) this many bytes.
+    pub sector_size: u32,
+    /// The database page size.
+    pub page_size: u32,
+}
+
+impl JournalHeader {
+    /// Reads a header at `at`; `None` without the magic string (a committed or empty
+    /// journal), or with a page size or sector size no SQLite writes.
+    fn read(bytes: &[u8], at: usize) -> Option<JournalHeader> {
+        if bytes.get(at..at.checked_add(8)?)? != JOURNAL_MAGIC {
+            return None;
+        }
+        let h = JournalHeader {
+            record_count: u32_at(bytes, at + 8)?,
+            nonce: u32_at(bytes, at + 12)?,
+            original_pages: u32_at(bytes, at + 16)?,
+            sector_size: u32_at(bytes, at + 20)?,
+            page_size: u32_at(bytes, at + 24)?,
+        };
+        let sector_ok = h.sector_size.is_power_of_two() && (32..=65536).contains(&h.sector_size);
+        (sector_ok && PageSize::new(h.page_size).is_some()).then_some(h)
+    }
+}
+
+/// A hot journal, read: what rolling it back restores.
+#[derive(Clone, Debug, Default)]
+pub struct Journal<'a> {
+    /// The first segment's header; `None` when the journal is not hot (no valid header).
+    pub header: Option<JournalHeader>,
+    /// Each journaled page's original image (the first record of a page wins: later ones
+    /// are images from after the transaction had already changed it).
+    pub pages: BTreeMap<PageNo, &'a [u8]>,
+    /// Records whose image was used or repeated a page.
+    pub records_valid: u32,
+    /// Records ignored: a failed checksum, a record cut short, or after either.
+    pub records_ignored: u32,
+    /// Why records were ignored.
+    pub findings: Vec<Finding>,
+}
+
+impl Journal<'_> {
+    /// The database size in pages before the transaction, when the journal is hot.
+    pub fn original_pages(&self) -> Option<u32> {
+        self.header.map(|h| h.original_pages)
+    }
+
+    /// The page size the journal was written with, when it is hot.
+    pub fn page_size(&self) -> Option<PageSize> {
+        self.header.and_then(|h| PageSize::new(h.page_size))
+    }
+}
+
+/// The checksum of a record's page image (SQLite's `pager_cksum`).
+fn checksum(nonce: u32, image: &[u8]) -> u32 {
+    let mut sum = nonce;
+    let mut i = image.len().saturating_sub(200);
+    while i > 0 {
+        sum = sum.wrapping_add(u32::from(image.get(i).copied().unwrap_or(0)));
+        i = i.saturating_sub(200);
+    }
+    sum
+}
+
+/// Reads a rollback journal. Never fails: a journal that is not hot has no header and no
+/// pages; damage ends playback and is a finding.
+pub fn read_journal(bytes: &[u8]) -> Journal<'_> {
+    let mut journal = Journal::default();
+    let Some(first) = JournalHeader::read(bytes, 0) else {
+        return journal;
+    };
+    journal.header = Some(first);
+    let page_size = first.page_size as usize;
+    let record_len = page_size + 8;
+    let sector = first.sector_size as usize;
+    let mut at = 0usize;
+    let mut record = 0u32;
+    // Each segment starts at a sector boundary after the previous one; a header that is
+    // not there (or has another page size) ends the journal.
+    while let Some(h) = JournalHeader::read(bytes, at).filter(|h| h.page_size == first.page_size) {
+        let start = at + sector.max(28);
+        let available = (bytes.len().saturating_sub(start) / record_len) as u32;
+        let declared = if h.record_count == u32::MAX {
+            available
+        } else {
+            h.record_count
+        };
+        let mut pos = start;
+        let mut ended = false;
+        for n in 0..declared {
+            record += 1;
+            let Some(rec) = bytes.get(pos..pos + record_len) else {
+                journal.records_ignored += declared - n;
+                journal.findings.push(Finding::JournalRecordsMissing {
+                    declared,
+                    present: n,
+                });
+                ended = true;
+                break;
+            };
+            let page = u32_at(rec, 0).and_then(PageNo::new);
+            let image = rec.get(4..4 + page_size).unwrap_or_default();
+            let stored = u32_at(rec, 4 + page_size);
+            match page {
+                Some(page) if stored == Some(checksum(h.nonce, image)) => {
+                    journal.pages.entry(page).or_insert(image);
+                    journal.records_valid += 1;
+                }
+                _ => {
+                    journal.records_ignored += declared - n;
+                    journal
+                        .findings
+                        .push(Finding::JournalRecordChecksumMismatch { record });
+                    ended = true;
+                    break;
+                }
+            }
+            pos += record_len;
+        }
+        if ended {
+            break;
+        }
+        // The next segment, if any, starts at the first sector boundary after the records.
+        let next = pos.div_ceil(sector) * sector;
+        if next <= at {
+            break;
+        }
+        at = next;
+    }
+    journal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A journal of `pages` (number, fill byte) with page size 512 and sector size 512.
+    fn journal(pages: &[(u32, u8)], count: u32, nonce: u32) -> Vec<u8> {
+        journal_of(512, pages, count, nonce)
+    }
+
+    fn journal_of(page_size: u32, pages: &[(u32, u8)], count: u32, nonce: u32) -> Vec<u8> {
+        let size = page_size as usize;
+        let mut j = vec![0u8; 512];
+        j[..8].copy_from_slice(&JOURNAL_MAGIC);
+        j[8..12].copy_from_slice(&count.to_be_bytes());
+        j[12..16].copy_from_slice(&nonce.to_be_bytes());
+        j[16..20].copy_from_slice(&7u32.to_be_bytes());
+        j[20..24].copy_from_slice(&512u32.to_be_bytes());
+        j[24..28].copy_from_slice(&page_size.to_be_bytes());
+        for (no, fill) in pages {
+            let image = vec![*fill; size];
+            j.extend_from_slice(&no.to_be_bytes());
+            j.extend_from_slice(&image);
+            j.extend_from_slice(&checksum(nonce, &image).to_be_bytes());
+        }
+        j
+    }
+
+    #[test]
+    fn a_hot_journal_gives_each_page_its_first_image() {
+        let bytes = journal(&[(3, 0xaa), (1, 0xbb), (3, 0xcc)], 3, 0x1234_5678);
+        let j = read_journal(&bytes);
+        assert_eq!(j.original_pages(), Some(7));
+        assert_eq!(j.records_valid, 3);
+        assert_eq!(j.pages.len(), 2);
+        assert!(j.pages[&PageNo::new(3).unwrap()].iter().all(|b| *b == 0xaa));
+        assert!(j.findings.is_empty());
+        // A record count of -1: every whole record up to the end.
+        assert_eq!(
+            read_journal(&journal(&[(3, 1), (4, 2)], u32::MAX, 9)).records_valid,
+            2
+        );
+    }
+
+    #[test]
+    fn a_bad_checksum_ends_playback_and_a_committed_journal_is_not_hot() {
+        let mut bytes = journal(&[(2, 1), (4, 2), (5, 3)], 3, 77);
+        let second_checksum = 512 + 2 * (512 + 8) - 1;
+        bytes[second_checksum] ^= 1;
+        let j = read_journal(&bytes);
+        assert_eq!((j.records_valid, j.records_ignored), (1, 2));
+        assert_eq!(
+            j.findings,
+            vec![Finding::JournalRecordChecksumMismatch { record: 2 }]
+        );
+        // Cut short: the declared records are not all there.
+        let short = journal(&[(2, 1)], 4, 77);
+        let j = read_journal(&short);
+        assert_eq!((j.records_valid, j.records_ignored), (1, 3));
+        assert!(matches!(
+            j.findings[..],
+            [Finding::JournalRecordsMissing {
+                declared: 4,
+                present: 1
+            }]
+        ));
+        // PERSIST mode zeroes the header on commit; TRUNCATE leaves nothing.
+        let mut committed = journal(&[(2, 1)], 1, 77);
+        committed[..28].fill(0);
+        assert!(read_journal(&committed).header.is_none());
+        assert!(read_journal(&[]).pages.is_empty());
+    }
+
+    #[test]
+    fn a_database_opened_with_a_hot_journal_is_the_database_before_the_transaction() {
+        let db = crate::testing::Db::named("agent-4096-utf8");
+        let plain = crate::Database::open(&db.bytes).unwrap();
+        assert!(plain.page_count() > 7);
+        let bytes = journal_of(4096, &[(5, 0x5a)], 1, 3);
+        let rolled = crate::Database::open_with_journal(&db.bytes, &read_journal(&bytes)).unwrap();
+        // journal_of records 7 pages before the transaction.
+        assert_eq!(rolled.page_count(), 7);
+        let page = rolled.page(PageNo::new(5).unwrap()).unwrap();
+        assert!(page.bytes().iter().all(|b| *b == 0x5a));
+        assert_eq!(
+            rolled.page(PageNo::new(4).unwrap()).unwrap().bytes(),
+            plain.page(PageNo::new(4).unwrap()).unwrap().bytes()
+        );
+        // Written with another page size: not applied, and said.
+        let other = journal_of(512, &[(5, 0x5a)], 1, 3);
+        let kept = crate::Database::open_with_journal(&db.bytes, &read_journal(&other)).unwrap();
+        assert_eq!(kept.page_count(), plain.page_count());
+        assert!(kept.findings().contains(&Finding::JournalPageSizeMismatch {
+            journal: 512,
+            database: 4096
+        }));
+    }
+
+    #[test]
+    fn any_bytes_after_the_magic_are_read_without_a_panic() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in (0..3000).step_by(7) {
+            let mut bytes = journal(&[(2, 1)], 1, 5);
+            bytes.resize(len.max(28), 0);
+            for b in bytes.iter_mut().skip(8) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *b = state as u8;
+            }
+            let _ = read_journal(&bytes);
+        }
+    }
+}
