@@ -9,6 +9,7 @@ mod fts;
 mod golden;
 mod hostile;
 mod inspect;
+mod journal;
 mod nemetz;
 mod partial;
 mod placeholders;

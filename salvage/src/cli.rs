@@ -87,6 +87,13 @@ pub struct RecoverArgs {
     /// Read this write-ahead log instead of SRC-wal.
     #[arg(long, value_name = "PATH")]
     pub wal: Option<PathBuf>,
+    /// Do not roll back a hot rollback journal (SRC-journal): read the main file as it is,
+    /// with whatever an interrupted transaction wrote into it.
+    #[arg(long, conflicts_with = "journal")]
+    pub no_journal: bool,
+    /// Roll back this hot journal instead of SRC-journal.
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
     /// Application profile for placeholder parents: `auto` (every shipped profile whose
     /// tables exist), `none` (declared foreign keys only), `agent`, `chroma`, or a profile
     /// file (docs/profiles.md).

@@ -74,6 +74,8 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
         no_wal: false,
         no_partial_rows: false,
         wal: None,
+        no_journal: false,
+        journal: None,
         profile: "auto".into(),
     })?;
     // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.

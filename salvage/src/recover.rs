@@ -24,6 +24,8 @@ struct Paths {
     src: PathBuf,
     /// The write-ahead log to read, if any.
     wal: Option<PathBuf>,
+    /// The rollback journal to read, if any.
+    journal: Option<PathBuf>,
     dest: PathBuf,
     incomplete: PathBuf,
     report: PathBuf,
@@ -134,49 +136,76 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
             "--profile takes auto, none, agent, chroma or the path of a profile file",
         ));
     }
-    let wal = if args.no_wal {
+    let outputs = [
+        Some(dest_canon.clone()),
+        canonical_target(&report),
+        canonical_target(&incomplete),
+    ];
+    let wal = sidecar_to_read(args.no_wal, args.wal.as_ref(), &args.src, "-wal", &outputs)?;
+    let journal = sidecar_to_read(
+        args.no_journal,
+        args.journal.as_ref(),
+        &args.src,
+        "-journal",
+        &outputs,
+    )?;
+    Ok(Paths {
+        src: args.src.clone(),
+        wal,
+        journal,
+        dest,
+        incomplete,
+        report,
+    })
+}
+
+/// A file beside the source to read as well (`suffix`: `-wal`, `-journal`): the one
+/// named by its option, else `SRC{suffix}` when it exists and is not empty; none when
+/// turned `off`. Refused when it is not a readable file or is one of the `outputs`.
+fn sidecar_to_read(
+    off: bool,
+    named: Option<&PathBuf>,
+    src: &Path,
+    suffix: &str,
+    outputs: &[Option<PathBuf>],
+) -> Result<Option<PathBuf>, Error> {
+    let what = if suffix == "-wal" {
+        "write-ahead log"
+    } else {
+        "rollback journal"
+    };
+    let path = if off {
         None
-    } else if let Some(w) = &args.wal {
-        match std::fs::metadata(w) {
-            Ok(m) if m.is_file() => Some(w.clone()),
+    } else if let Some(p) = named {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => Some(p.clone()),
             _ => {
-                return Err(refused(
-                    format!(
-                        "the write-ahead log `{}` is not a readable file",
-                        w.display()
+                return Err(Error::Refused {
+                    what: format!("the {what} `{}` is not a readable file", p.display()),
+                    hint: format!(
+                        "give the path of the {suffix} file, or leave --{} out",
+                        suffix.trim_start_matches('-')
                     ),
-                    "give the path of the -wal file, or leave --wal out",
-                ))
+                })
             }
         }
     } else {
-        let beside = with_suffix(&args.src, "-wal");
+        let beside = with_suffix(src, suffix);
         std::fs::metadata(&beside)
             .ok()
             .filter(|m| m.is_file() && m.len() > 0)
             .map(|_| beside)
     };
-    if let Some(w) = &wal {
-        let w_canon = w.canonicalize().ok();
-        let outputs = [
-            Some(dest_canon.clone()),
-            canonical_target(&report),
-            canonical_target(&incomplete),
-        ];
-        if w_canon.is_some() && outputs.contains(&w_canon) {
-            return Err(refused(
-                format!("`{}` is the write-ahead log being read", w.display()),
-                "write the output somewhere else",
-            ));
+    if let Some(p) = &path {
+        let canon = p.canonicalize().ok();
+        if canon.is_some() && outputs.contains(&canon) {
+            return Err(Error::Refused {
+                what: format!("`{}` is the {what} being read", p.display()),
+                hint: "write the output somewhere else".into(),
+            });
         }
     }
-    Ok(Paths {
-        src: args.src.clone(),
-        wal,
-        dest,
-        incomplete,
-        report,
-    })
+    Ok(path)
 }
 
 /// Runs `salvage recover`.
@@ -184,16 +213,23 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let paths = validate(args)?;
     let source = Source::open(&paths.src)?;
     let wal_source = paths.wal.as_deref().map(Source::open).transpose()?;
+    let journal_source = paths.journal.as_deref().map(Source::open).transpose()?;
     let bytes = source.bytes();
     let wal_bytes = wal_source.as_ref().map(Source::bytes);
     let mut sources = vec![&source];
     sources.extend(wal_source.as_ref());
+    sources.extend(journal_source.as_ref());
     let sources_for_survey = sources.clone();
     let residency = std::cell::RefCell::new(Residency::new(sources, RESIDENT_LIMIT));
     let read = |bytes: u64| residency.borrow_mut().read(bytes);
     let wal = wal_bytes.map(pager::read_wal);
-    let db = match &wal {
-        Some(Ok(w)) => Database::open_with_wal(bytes, Some(w)),
+    let journal = journal_source
+        .as_ref()
+        .map(|j| pager::read_journal(j.bytes()));
+    // A log in use decides; otherwise a hot journal is rolled back.
+    let db = match (&wal, &journal) {
+        (Some(Ok(w)), _) => Database::open_with_wal(bytes, Some(w)),
+        (_, Some(j)) if j.header.is_some() => Database::open_with_journal(bytes, j),
         _ => Database::open(bytes),
     }
     .map_err(|why| Error::NotADatabase {
@@ -205,10 +241,9 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         // The evidence is hashed on the second core while the first one works, read from
         // the file (not through the map, which would keep every page resident).
         let before = scope.spawn(|| {
-            let main = sha256_file(&paths.src);
-            let wal = paths.wal.as_deref().map(sha256_file).transpose();
+            let hashes = Hashes::of(&paths);
             progress.note("first hash of the source done");
-            (main, wal)
+            hashes
         });
         let page_size = u64::from(db.page_size().get());
         let (schema, scanned) = schema_with_scan(&db);
@@ -247,10 +282,9 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         // by a column, virtual tables refilled from their shadow tables).
         let late_reads = run.reads_source_late();
         let hash_source = || {
-            let main = sha256_file(&paths.src);
-            let wal = paths.wal.as_deref().map(sha256_file).transpose();
+            let hashes = Hashes::of(&paths);
             progress.note("second hash of the source done");
-            (main, wal)
+            hashes
         };
         let (bounds_tx, bounds_rx) = std::sync::mpsc::channel();
         let second_core = scope.spawn(move || {
@@ -274,10 +308,9 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         run.finish_schema()?;
         let late_hash = late_reads.then(|| scope.spawn(hash_source));
         let verified = run.verify();
-        let (sha_before, wal_sha_before) = before
+        let hashed_before = before
             .join()
-            .map_err(|_| Error::Database("hashing failed".into()))?;
-        let (sha_before, wal_sha_before) = (sha_before?, wal_sha_before?);
+            .map_err(|_| Error::Database("hashing failed".into()))??;
         let early_hash = second_core
             .join()
             .map_err(|_| Error::Database("hashing failed".into()))?;
@@ -285,18 +318,32 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
             Some(h) => h.join().ok(),
             None => early_hash,
         };
-        let (sha_after, wal_sha_after) =
-            after.ok_or_else(|| Error::Database("hashing failed".into()))?;
-        let (sha_after, wal_sha_after) = (sha_after?, wal_sha_after?);
-        let unchanged = sha_after == sha_before && wal_sha_after == wal_sha_before;
-        let wal_report = wal_report(args, &paths, &wal, &db, wal_sha_before, wal_sha_after);
+        let hashed_after = after.ok_or_else(|| Error::Database("hashing failed".into()))??;
+        let unchanged = hashed_after == hashed_before;
+        let wal_report = wal_report(
+            args,
+            &paths,
+            &wal,
+            &db,
+            hashed_before.wal.clone(),
+            hashed_after.wal.clone(),
+        );
+        let journal_report = journal_report(
+            args,
+            &journal,
+            wal_report.used,
+            &db,
+            hashed_before.journal.clone(),
+            hashed_after.journal.clone(),
+        );
         let mut report = run.report(
             &wal_report,
+            &journal_report,
             verified,
             SourceProof {
                 size: bytes.len() as u64,
-                sha256_before: sha_before,
-                sha256_after: sha_after,
+                sha256_before: hashed_before.main,
+                sha256_after: hashed_after.main,
                 unchanged,
             },
         );
@@ -344,6 +391,7 @@ fn finish(
         dest_path: paths.dest.display().to_string(),
         report_path: paths.report.display().to_string(),
         wal_path: paths.wal.as_ref().map(|p| p.display().to_string()),
+        journal_path: paths.journal.as_ref().map(|p| p.display().to_string()),
     };
     let loss = report.flags.loss_detected;
     let commit = report.flags.verified && unchanged && (!loss || args.allow_partial);
@@ -379,6 +427,104 @@ fn finish(
         (true, true) => Outcome::Damaged,
         (true, false) => Outcome::Withheld,
     })
+}
+
+/// SHA-256 of the evidence: the main file, and the log and journal read with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Hashes {
+    main: String,
+    wal: Option<String>,
+    journal: Option<String>,
+}
+
+impl Hashes {
+    fn of(paths: &Paths) -> Result<Hashes, Error> {
+        Ok(Hashes {
+            main: sha256_file(&paths.src)?,
+            wal: paths.wal.as_deref().map(sha256_file).transpose()?,
+            journal: paths.journal.as_deref().map(sha256_file).transpose()?,
+        })
+    }
+}
+
+/// What the run did with the rollback journal, and whether that is a sign of loss.
+fn journal_report(
+    args: &RecoverArgs,
+    journal: &Option<pager::Journal<'_>>,
+    wal_used: bool,
+    db: &Database<'_>,
+    sha256_before: Option<String>,
+    sha256_after: Option<String>,
+) -> JournalReport {
+    let mut r = JournalReport {
+        rolled_back: false,
+        note: String::new(),
+        loss: None,
+        warning: None,
+        hot: false,
+        records_valid: 0,
+        records_ignored: 0,
+        pages_restored: 0,
+        pages_before: None,
+        sha256_before,
+        sha256_after,
+        findings: FindingList::new(&[]),
+    };
+    let Some(j) = journal else {
+        r.note = if args.no_journal {
+            "the rollback journal was not read (--no-journal)".into()
+        } else {
+            "no rollback journal beside the source".into()
+        };
+        return r;
+    };
+    let Some(h) = j.header else {
+        r.note = "the rollback journal is not hot (no valid header: its transaction committed); nothing to roll back".into();
+        return r;
+    };
+    r.hot = true;
+    r.records_valid = j.records_valid;
+    r.records_ignored = j.records_ignored;
+    r.pages_before = Some(h.original_pages);
+    let mut findings = j.findings.clone();
+    let mismatch = db
+        .findings()
+        .iter()
+        .find(|f| matches!(f, pager::Finding::JournalPageSizeMismatch { .. }));
+    findings.extend(mismatch.cloned());
+    r.findings = FindingList::new(&findings);
+    if wal_used {
+        r.note = "a hot rollback journal lies beside a write-ahead log in use: the log was read, the journal not rolled back".into();
+        r.warning = Some(format!(
+            "a hot rollback journal ({} records) lies beside the write-ahead log that was read; it was not rolled back",
+            j.records_valid
+        ));
+        return r;
+    }
+    if let Some(f) = mismatch {
+        r.note = format!("the hot journal is not rolled back: {f}");
+        r.loss = Some(format!(
+            "the hot rollback journal could not be rolled back ({f}): the output may hold changes of a transaction that never committed"
+        ));
+        return r;
+    }
+    r.rolled_back = true;
+    r.pages_restored = db.pages_from_wal() as u64;
+    r.note = format!(
+        "hot journal rolled back: {} pages restored to their state before an interrupted transaction, the database read at its {} pages from before it",
+        r.pages_restored, h.original_pages
+    );
+    r.warning = Some(format!(
+        "the source had a hot rollback journal: an interrupted transaction's changes were rolled back ({} pages restored), as SQLite would on opening it",
+        r.pages_restored
+    ));
+    if j.records_ignored > 0 {
+        r.loss = Some(format!(
+            "{} records of the hot rollback journal are damaged and not rolled back: the pages they held may carry changes of a transaction that never committed",
+            j.records_ignored
+        ));
+    }
+    r
 }
 
 /// What the run did with the write-ahead log, and whether that is a sign of loss.
@@ -2202,7 +2348,13 @@ impl<'a, 'd> Run<'a, 'd> {
         ok && counts_ok
     }
 
-    fn report(&self, wal: &WalReport, verified: bool, source: SourceProof) -> LossReport {
+    fn report(
+        &self,
+        wal: &WalReport,
+        journal: &JournalReport,
+        verified: bool,
+        source: SourceProof,
+    ) -> LossReport {
         let db = self.db;
         let fallback;
         let survey = match &self.survey {
@@ -2227,6 +2379,9 @@ impl<'a, 'd> Run<'a, 'd> {
             verified,
         );
         if let Some(l) = &wal.loss {
+            assessment.evidence.push(l.clone());
+        }
+        if let Some(l) = &journal.loss {
             assessment.evidence.push(l.clone());
         }
         assessment.evidence.extend(self.placeholder_evidence());
@@ -2355,6 +2510,7 @@ impl<'a, 'd> Run<'a, 'd> {
             })
             .collect();
         let mut warnings = self.warnings.clone();
+        warnings.extend(journal.warning.iter().cloned());
         warnings.extend(assessment.evidence.iter().cloned());
         LossReport {
             format_version: FORMAT_VERSION,
@@ -2364,6 +2520,7 @@ impl<'a, 'd> Run<'a, 'd> {
             },
             source,
             wal: wal.clone(),
+            journal: journal.clone(),
             geometry: Geometry {
                 page_size: db.page_size().get(),
                 page_size_source,
@@ -2463,6 +2620,7 @@ impl<'a, 'd> Run<'a, 'd> {
                 dest_path: String::new(),
                 report_path: String::new(),
                 wal_path: None,
+                journal_path: None,
             },
         }
     }

@@ -18,6 +18,7 @@ pub struct LossReport {
     pub tool: crate::report::Tool,
     pub source: SourceProof,
     pub wal: WalReport,
+    pub journal: JournalReport,
     pub geometry: Geometry,
     pub pages: PageSummary,
     pub schema: SchemaSource,
@@ -56,6 +57,35 @@ pub struct WalReport {
     pub frames_committed: u32,
     pub pages_from_wal: u64,
     /// The log is evidence too: hashed before and after the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256_before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256_after: Option<String>,
+    pub findings: FindingList,
+}
+
+/// What the run did with a rollback journal beside the source.
+#[derive(Clone, Debug, Serialize)]
+pub struct JournalReport {
+    /// Whether a hot journal was rolled back (its original page images read instead of
+    /// the main file's pages).
+    pub rolled_back: bool,
+    /// What was done with it, as a sentence.
+    pub note: String,
+    /// A sign of loss in it, as a sentence (also in `evidence.loss`).
+    #[serde(skip)]
+    pub loss: Option<String>,
+    /// A sentence for `warnings`.
+    #[serde(skip)]
+    pub warning: Option<String>,
+    /// The journal has a valid header: its transaction never committed.
+    pub hot: bool,
+    pub records_valid: u32,
+    pub records_ignored: u32,
+    pub pages_restored: u64,
+    /// The database size in pages before the interrupted transaction.
+    pub pages_before: Option<u32>,
+    /// The journal is evidence too: hashed before and after the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256_before: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,4 +331,6 @@ pub struct RunPaths {
     pub report_path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wal_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_path: Option<String>,
 }
