@@ -96,3 +96,64 @@ fn a_damaged_hot_journal_is_loss() -> TestResult {
     crate::assert_loss_mentions(&r, "hot rollback journal are damaged");
     Ok(())
 }
+
+/// A multi-database transaction's journal names its super-journal: when that file is gone
+/// the transaction committed, and SQLite rolls nothing back; neither does the salvage.
+#[test]
+fn a_journal_whose_super_journal_is_gone_is_not_rolled_back() -> TestResult {
+    let dir = Scratch::new("journal-super");
+    crashed_mid_transaction(&dir)?;
+    let src = dir.path("evidence.db");
+    let journal = dir.path("evidence.db-journal");
+    let mut bytes = std::fs::read(&journal)?;
+    let page_size = u32::from_be_bytes(bytes[24..28].try_into()?);
+    let name = dir
+        .path("gone.db-mj0123ABCD")
+        .display()
+        .to_string()
+        .into_bytes();
+    bytes.extend_from_slice(&(0x4000_0000 / page_size + 1).to_be_bytes());
+    bytes.extend_from_slice(&name);
+    bytes.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    let sum: u32 = name.iter().map(|b| u32::from(*b)).sum();
+    bytes.extend_from_slice(&sum.to_be_bytes());
+    bytes.extend_from_slice(&[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]);
+    std::fs::write(&journal, &bytes)?;
+    let dest = dir.path("out.db");
+    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
+    let r = crate::report_beside(&dest);
+    assert_eq!(
+        r["journal"]["hot"],
+        true,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["journal"]["rolled_back"], false);
+    assert!(r["journal"]["note"].to_string().contains("does not exist"));
+    // The main file is read as it is: the same rows as with the journal left out.
+    let as_is = dir.path("as-is.db");
+    crate::recover_file(&src, &as_is, &["--allow-partial", "--no-journal"])?;
+    assert_eq!(
+        rows_of(&dest, "notes", false),
+        rows_of(&as_is, "notes", false)
+    );
+    Ok(())
+}
+
+/// The output's own journal is a file SQLite deletes when it opens the output: naming it
+/// as the evidence journal is refused before anything is created.
+#[test]
+fn the_outputs_own_journal_is_never_read_as_evidence() -> TestResult {
+    let dir = Scratch::new("journal-own");
+    crashed_mid_transaction(&dir)?;
+    let src = dir.path("evidence.db");
+    let trap = dir.path("out.db.incomplete-journal");
+    std::fs::copy(dir.path("evidence.db-journal"), &trap)?;
+    let dest = dir.path("out.db");
+    let trap_arg = trap.display().to_string();
+    let out = crate::recover_file(&src, &dest, &["--journal", &trap_arg])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(trap.exists(), "the evidence journal is still there");
+    assert!(!dir.path("out.db.incomplete").exists());
+    Ok(())
+}

@@ -66,6 +66,9 @@ pub enum PageSizeSource {
     Header,
     /// From the write-ahead log's header, which SQLite writes with the page size in use.
     Wal,
+    /// From a hot rollback journal's header: the page size before the interrupted
+    /// transaction, which SQLite restores when it rolls the journal back.
+    Journal,
     /// Inferred by scanning the file at every candidate size; the header's value was
     /// invalid, or did not fit the file's pages.
     Inferred {
@@ -109,6 +112,8 @@ struct Overlay<'a> {
     pages: std::collections::BTreeMap<PageNo, &'a [u8]>,
     /// The page size the images were written with, when it decides the geometry.
     page_size: Option<PageSize>,
+    /// What that page size is called in [`Database::page_size_source`].
+    source: PageSizeSource,
     /// The database size in pages the images belong to.
     pages_in_use: Option<u32>,
 }
@@ -128,45 +133,52 @@ impl<'a> Database<'a> {
         bytes: &'a [u8],
         wal: Option<&crate::wal::Wal<'a>>,
     ) -> Result<Database<'a>, OpenError> {
-        let overlay = wal.map(|w| Overlay {
-            pages: w
-                .pages
-                .iter()
-                .map(|(no, (_, image))| (*no, *image))
-                .collect(),
-            page_size: PageSize::new(w.header.page_size),
-            pages_in_use: w.db_size,
-        });
-        Database::open_with_overlay(bytes, overlay)
+        Database::open_with_logs(bytes, None, wal)
     }
 
     /// [`Database::open`], rolled back by a hot `journal` ("The Rollback Journal"): each
-    /// journaled page is read from its original image, and the database has its size
-    /// from before the transaction. A journal that is not hot changes nothing; one written
-    /// with another page size is not applied, and that is a finding.
+    /// journaled page is read from its original image, at the journal's page size, and the
+    /// database has its size from before the transaction. A journal that is not hot
+    /// changes nothing.
     pub fn open_with_journal(
         bytes: &'a [u8],
         journal: &crate::journal::Journal<'a>,
     ) -> Result<Database<'a>, OpenError> {
-        let mut plain = Database::open(bytes)?;
-        match journal.page_size() {
-            None => Ok(plain),
-            Some(size) if size != plain.page_size => {
-                plain.findings.push(Finding::JournalPageSizeMismatch {
-                    journal: size.get(),
-                    database: plain.page_size.get(),
-                });
-                Ok(plain)
-            }
-            Some(_) => Database::open_with_overlay(
-                bytes,
-                Some(Overlay {
-                    pages: journal.pages.clone(),
-                    page_size: None,
-                    pages_in_use: journal.original_pages(),
-                }),
-            ),
+        Database::open_with_logs(bytes, Some(journal), None)
+    }
+
+    /// The database as SQLite opens it with both beside it: a hot `journal` rolled back
+    /// first, then the committed frames of `wal` read over the result.
+    pub fn open_with_logs(
+        bytes: &'a [u8],
+        journal: Option<&crate::journal::Journal<'a>>,
+        wal: Option<&crate::wal::Wal<'a>>,
+    ) -> Result<Database<'a>, OpenError> {
+        let journal = journal.filter(|j| j.header.is_some());
+        if journal.is_none() && wal.is_none() {
+            return Database::open_with_overlay(bytes, None);
         }
+        let mut pages: std::collections::BTreeMap<PageNo, &'a [u8]> =
+            journal.map(|j| j.pages.clone()).unwrap_or_default();
+        if let Some(w) = wal {
+            pages.extend(w.pages.iter().map(|(no, (_, image))| (*no, *image)));
+        }
+        let (page_size, source) = match (wal, journal) {
+            (Some(w), _) => (PageSize::new(w.header.page_size), PageSizeSource::Wal),
+            (None, Some(j)) => (j.page_size(), PageSizeSource::Journal),
+            (None, None) => (None, PageSizeSource::Header),
+        };
+        Database::open_with_overlay(
+            bytes,
+            Some(Overlay {
+                pages,
+                page_size,
+                source,
+                pages_in_use: wal
+                    .and_then(|w| w.db_size)
+                    .or_else(|| journal.and_then(|j| j.original_pages())),
+            }),
+        )
     }
 
     /// Opens `bytes` with some pages read from elsewhere (a log's newer images, a
@@ -195,16 +207,18 @@ impl<'a> Database<'a> {
             });
         }
         let reserved_hint = header.reserved_space;
-        let from_wal = overlay.as_ref().and_then(|o| o.page_size);
+        let from_wal = overlay
+            .as_ref()
+            .and_then(|o| Some((o.page_size?, o.source.clone())));
         let (page_size, page_size_source) = match (declared, from_wal) {
-            (_, Some(size)) => {
+            (_, Some((size, source))) => {
                 if let Some(d) = declared.filter(|d| *d != size) {
                     findings.push(Finding::PageSizeDisagrees {
                         declared: d.get(),
                         inferred: size.get(),
                     });
                 }
-                (size, PageSizeSource::Wal)
+                (size, source)
             }
             (Some(size), None) if page_one_fits(bytes, size, reserved_hint) => {
                 (size, PageSizeSource::Header)
@@ -245,9 +259,14 @@ impl<'a> Database<'a> {
 
         let file_pages =
             u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
+        // The size the log or journal records, but never past the file and the pages they
+        // hold: a size field is input, not a licence to allocate.
         let page_count = overlay
             .as_ref()
-            .and_then(|o| o.pages_in_use)
+            .and_then(|o| {
+                let held = o.pages.keys().next_back().map_or(0, |p| p.get());
+                Some(o.pages_in_use?.min(file_pages.max(held)))
+            })
             .unwrap_or(file_pages);
         if !len.is_multiple_of(u64::from(page_size.get())) {
             findings.push(Finding::FileNotPageMultiple {

@@ -397,13 +397,6 @@ pub enum Finding {
         /// Whole records present.
         present: u32,
     },
-    /// A hot journal has another page size than the database: it is not rolled back.
-    JournalPageSizeMismatch {
-        /// The journal's page size.
-        journal: u32,
-        /// The database's.
-        database: u32,
-    },
 
     // ---- Schema ("Storage Of The SQL Database Schema") ----
     /// A `sqlite_schema` record does not have the five expected columns of the right types.
@@ -478,7 +471,6 @@ impl Finding {
             WalFramesIgnored { .. } => "wal_frames_ignored",
             JournalRecordChecksumMismatch { .. } => "journal_record_checksum_mismatch",
             JournalRecordsMissing { .. } => "journal_records_missing",
-            JournalPageSizeMismatch { .. } => "journal_page_size_mismatch",
             SchemaRecordMalformed { .. } => "schema_record_malformed",
             SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
         }
@@ -538,8 +530,7 @@ impl Finding {
             | WalFrameSaltMismatch { .. }
             | WalFramesIgnored { .. }
             | JournalRecordChecksumMismatch { .. }
-            | JournalRecordsMissing { .. }
-            | JournalPageSizeMismatch { .. } => None,
+            | JournalRecordsMissing { .. } => None,
         }
     }
 }
@@ -716,10 +707,6 @@ impl fmt::Display for Finding {
             JournalRecordsMissing { declared, present } => write!(
                 f,
                 "rollback journal segment cut short: {present} of {declared} records present"
-            ),
-            JournalPageSizeMismatch { journal, database } => write!(
-                f,
-                "rollback journal page size {journal} differs from the database's {database}: not rolled back"
             ),
             SchemaRecordMalformed { at, columns } => {
                 write!(f, "malformed sqlite_schema record at {at}: {columns} columns")

@@ -17,8 +17,11 @@
 //! ```
 //!
 //! A journal may hold several segments, each a header at a sector boundary followed by its
-//! records. A record whose checksum fails, or that the file cuts short, ends its segment's
-//! playback (as SQLite's own): it and the records after it are ignored and counted.
+//! records. A record whose checksum fails, or that the file cuts short, ends playback (as
+//! SQLite's own): in a synced segment that is damage, counted with the records after it;
+//! in one written without syncs (record count -1) it is the normal end. Records for pages
+//! past the original size are skipped, and one for page 0 or the lock-byte page ends
+//! playback.
 
 use std::collections::BTreeMap;
 
@@ -68,9 +71,12 @@ impl JournalHeader {
 pub struct Journal<'a> {
     /// The first segment's header; `None` when the journal is not hot (no valid header).
     pub header: Option<JournalHeader>,
-    /// Each journaled page's original image (the first record of a page wins: later ones
-    /// are images from after the transaction had already changed it).
+    /// Each journaled page's original image (a transaction journals a page once; were a
+    /// page repeated, the last record wins, as in SQLite's playback).
     pub pages: BTreeMap<PageNo, &'a [u8]>,
+    /// The super-journal a multi-database transaction named, if any: when that file no
+    /// longer exists the transaction committed, and SQLite rolls nothing back.
+    pub super_journal: Option<String>,
     /// Records whose image was used or repeated a page.
     pub records_valid: u32,
     /// Records ignored: a failed checksum, a record cut short, or after either.
@@ -102,31 +108,61 @@ fn checksum(nonce: u32, image: &[u8]) -> u32 {
     sum
 }
 
-/// Reads a rollback journal. Never fails: a journal that is not hot has no header and no
-/// pages; damage ends playback and is a finding.
+/// SQLite's pending byte (the lock-byte page's offset): a record for the page holding it
+/// (`PAGER_SJ_PGNO`) ends playback; the super-journal record starts with that number.
+const PENDING_BYTE: u64 = 0x4000_0000;
+
+/// The super-journal name recorded at the journal's end, if any (SQLite's
+/// `readSuperJournal`): `…name, length, checksum, magic` with the checksum the sum of the
+/// name's bytes.
+fn super_journal(bytes: &[u8]) -> Option<String> {
+    let end = bytes.len();
+    if end < 16 || bytes.get(end - 8..)? != JOURNAL_MAGIC {
+        return None;
+    }
+    let len = u32_at(bytes, end - 16)? as usize;
+    let stored = u32_at(bytes, end - 12)?;
+    let name = bytes.get(end.checked_sub(16 + len)?..end - 16)?;
+    // SQLite sums the name as (signed) `char`s.
+    let sum = name
+        .iter()
+        .fold(0u32, |s, b| s.wrapping_add(*b as i8 as i32 as u32));
+    (len > 0 && sum == stored && !name.contains(&0))
+        .then(|| String::from_utf8_lossy(name).into_owned())
+}
+
+/// Reads a rollback journal as SQLite's `pager_playback` would play it back. Never fails:
+/// a journal that is not hot has no header and no pages; damage ends playback and is a
+/// finding.
 pub fn read_journal(bytes: &[u8]) -> Journal<'_> {
     let mut journal = Journal::default();
     let Some(first) = JournalHeader::read(bytes, 0) else {
         return journal;
     };
+    // Shorter than its header sector: SQLite finds no header to play back.
+    let sector = first.sector_size as usize;
+    if bytes.len() < sector.max(512) {
+        return journal;
+    }
     journal.header = Some(first);
+    journal.super_journal = super_journal(bytes);
     let page_size = first.page_size as usize;
     let record_len = page_size + 8;
-    let sector = first.sector_size as usize;
+    let lock_page = u32::try_from(PENDING_BYTE / page_size as u64 + 1).unwrap_or(u32::MAX);
     let mut at = 0usize;
     let mut record = 0u32;
     // Each segment starts at a sector boundary after the previous one; a header that is
     // not there (or has another page size) ends the journal.
-    while let Some(h) = JournalHeader::read(bytes, at).filter(|h| h.page_size == first.page_size) {
-        let start = at + sector.max(28);
+    'segments: while let Some(h) =
+        JournalHeader::read(bytes, at).filter(|h| h.page_size == first.page_size)
+    {
+        let start = at + sector;
         let available = (bytes.len().saturating_sub(start) / record_len) as u32;
-        let declared = if h.record_count == u32::MAX {
-            available
-        } else {
-            h.record_count
-        };
+        // -1: written without syncs, records run to the end and no header follows; a
+        // checksum that fails there is stale bytes past the transaction, the normal end.
+        let synced = h.record_count != u32::MAX;
+        let declared = if synced { h.record_count } else { available };
         let mut pos = start;
-        let mut ended = false;
         for n in 0..declared {
             record += 1;
             let Some(rec) = bytes.get(pos..pos + record_len) else {
@@ -135,29 +171,34 @@ pub fn read_journal(bytes: &[u8]) -> Journal<'_> {
                     declared,
                     present: n,
                 });
-                ended = true;
-                break;
+                break 'segments;
             };
-            let page = u32_at(rec, 0).and_then(PageNo::new);
+            pos += record_len;
+            let page = u32_at(rec, 0).unwrap_or(0);
+            if page == 0 || page == lock_page {
+                break 'segments;
+            }
+            // A page the database did not have before the transaction: nothing to restore.
+            if page > first.original_pages {
+                continue;
+            }
             let image = rec.get(4..4 + page_size).unwrap_or_default();
-            let stored = u32_at(rec, 4 + page_size);
-            match page {
-                Some(page) if stored == Some(checksum(h.nonce, image)) => {
-                    journal.pages.entry(page).or_insert(image);
-                    journal.records_valid += 1;
-                }
-                _ => {
+            if u32_at(rec, 4 + page_size) != Some(checksum(h.nonce, image)) {
+                if synced {
                     journal.records_ignored += declared - n;
                     journal
                         .findings
                         .push(Finding::JournalRecordChecksumMismatch { record });
-                    ended = true;
-                    break;
                 }
+                break 'segments;
             }
-            pos += record_len;
+            if let Some(page) = PageNo::new(page) {
+                // Applied in order, as SQLite plays them back.
+                journal.pages.insert(page, image);
+                journal.records_valid += 1;
+            }
         }
-        if ended {
+        if !synced {
             break;
         }
         // The next segment, if any, starts at the first sector boundary after the records.
@@ -198,13 +239,15 @@ mod tests {
     }
 
     #[test]
-    fn a_hot_journal_gives_each_page_its_first_image() {
-        let bytes = journal(&[(3, 0xaa), (1, 0xbb), (3, 0xcc)], 3, 0x1234_5678);
+    fn a_hot_journal_gives_each_page_its_image() {
+        let bytes = journal(&[(3, 0xaa), (1, 0xbb), (9, 0xdd)], 3, 0x1234_5678);
         let j = read_journal(&bytes);
         assert_eq!(j.original_pages(), Some(7));
-        assert_eq!(j.records_valid, 3);
+        // Page 9 is past the 7 pages the database had: nothing to restore.
+        assert_eq!(j.records_valid, 2);
         assert_eq!(j.pages.len(), 2);
         assert!(j.pages[&PageNo::new(3).unwrap()].iter().all(|b| *b == 0xaa));
+        assert_eq!(j.super_journal, None);
         assert!(j.findings.is_empty());
         // A record count of -1: every whole record up to the end.
         assert_eq!(
@@ -257,14 +300,44 @@ mod tests {
             rolled.page(PageNo::new(4).unwrap()).unwrap().bytes(),
             plain.page(PageNo::new(4).unwrap()).unwrap().bytes()
         );
-        // Written with another page size: not applied, and said.
+        // Written with another page size (a VACUUM that changed it, interrupted): the
+        // journal's page size is the database's again.
         let other = journal_of(512, &[(5, 0x5a)], 1, 3);
-        let kept = crate::Database::open_with_journal(&db.bytes, &read_journal(&other)).unwrap();
-        assert_eq!(kept.page_count(), plain.page_count());
-        assert!(kept.findings().contains(&Finding::JournalPageSizeMismatch {
-            journal: 512,
-            database: 4096
-        }));
+        let back = crate::Database::open_with_journal(&db.bytes, &read_journal(&other)).unwrap();
+        assert_eq!(back.page_size().get(), 512);
+        assert_eq!(back.page_size_source(), &crate::PageSizeSource::Journal);
+        // A record count no file holds is not a licence to allocate.
+        let mut huge = journal_of(4096, &[(5, 0x5a)], 1, 3);
+        huge[16..20].copy_from_slice(&u32::MAX.to_be_bytes());
+        let capped = crate::Database::open_with_journal(&db.bytes, &read_journal(&huge)).unwrap();
+        assert_eq!(capped.page_count(), plain.page_count());
+    }
+
+    #[test]
+    fn playback_ends_as_sqlite_ends_it() {
+        // Written without syncs (-1): a record that fails its checksum is stale bytes of an
+        // earlier transaction, the normal end, not damage.
+        let mut stale = journal(&[(2, 1), (3, 2)], u32::MAX, 9);
+        let last = stale.len() - 1;
+        stale[last] ^= 1;
+        let j = read_journal(&stale);
+        assert_eq!((j.records_valid, j.records_ignored), (1, 0));
+        assert!(j.findings.is_empty());
+        // Shorter than its header sector: nothing to play back.
+        assert!(read_journal(&journal(&[], 0, 9)[..100]).header.is_none());
+        // A multi-database transaction names its super-journal at the end.
+        let mut named = journal(&[(2, 1)], 1, 9);
+        let name = b"/data/app.db-mj1A2B3C";
+        let lock_page = (PENDING_BYTE / 512 + 1) as u32;
+        named.extend_from_slice(&lock_page.to_be_bytes());
+        named.extend_from_slice(name);
+        named.extend_from_slice(&(name.len() as u32).to_be_bytes());
+        let sum = name.iter().map(|b| u32::from(*b)).sum::<u32>();
+        named.extend_from_slice(&sum.to_be_bytes());
+        named.extend_from_slice(&JOURNAL_MAGIC);
+        let j = read_journal(&named);
+        assert_eq!(j.super_journal.as_deref(), Some("/data/app.db-mj1A2B3C"));
+        assert_eq!(j.records_valid, 1);
     }
 
     #[test]

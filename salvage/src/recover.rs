@@ -136,11 +136,27 @@ fn validate(args: &RecoverArgs) -> Result<Paths, Error> {
             "--profile takes auto, none, agent, chroma or the path of a profile file",
         ));
     }
-    let outputs = [
+    // Every file the output side writes, or SQLite may touch beside the output it opens
+    // (it deletes what looks like a hot journal of a database it opens): never evidence.
+    let mut outputs = vec![
         Some(dest_canon.clone()),
         canonical_target(&report),
         canonical_target(&incomplete),
     ];
+    for file in [&dest, &incomplete] {
+        for suffix in ["-journal", "-wal", "-shm"] {
+            outputs.push(canonical_target(&with_suffix(file, suffix)));
+        }
+    }
+    if outputs.contains(&Some(src_canon.clone())) {
+        return Err(refused(
+            format!(
+                "`{}` is a file the output's database may write or delete",
+                args.src.display()
+            ),
+            "name the output so that the source is not one of its sidecar files",
+        ));
+    }
     let wal = sidecar_to_read(args.no_wal, args.wal.as_ref(), &args.src, "-wal", &outputs)?;
     let journal = sidecar_to_read(
         args.no_journal,
@@ -226,12 +242,17 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
     let journal = journal_source
         .as_ref()
         .map(|j| pager::read_journal(j.bytes()));
-    // A log in use decides; otherwise a hot journal is rolled back.
-    let db = match (&wal, &journal) {
-        (Some(Ok(w)), _) => Database::open_with_wal(bytes, Some(w)),
-        (_, Some(j)) if j.header.is_some() => Database::open_with_journal(bytes, j),
-        _ => Database::open(bytes),
-    }
+    // As SQLite opens the database: a hot journal rolled back first (unless it names a
+    // super-journal that no longer exists: then its transaction committed), then the
+    // log's committed frames over the result.
+    let rolled_back = journal
+        .as_ref()
+        .filter(|j| j.header.is_some() && super_journal_exists(j) != Some(false));
+    let db = Database::open_with_logs(
+        bytes,
+        rolled_back,
+        wal.as_ref().and_then(|w| w.as_ref().ok()),
+    )
     .map_err(|why| Error::NotADatabase {
         path: paths.src.clone(),
         why,
@@ -331,7 +352,7 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
         let journal_report = journal_report(
             args,
             &journal,
-            wal_report.used,
+            wal.as_ref().and_then(|w| w.as_ref().ok()),
             &db,
             hashed_before.journal.clone(),
             hashed_after.journal.clone(),
@@ -447,11 +468,19 @@ impl Hashes {
     }
 }
 
+/// Whether the super-journal a hot journal names exists (SQLite looks it up by the name as
+/// recorded); `None` when it names none.
+fn super_journal_exists(j: &pager::Journal<'_>) -> Option<bool> {
+    j.super_journal
+        .as_deref()
+        .map(|name| Path::new(name).exists())
+}
+
 /// What the run did with the rollback journal, and whether that is a sign of loss.
 fn journal_report(
     args: &RecoverArgs,
     journal: &Option<pager::Journal<'_>>,
-    wal_used: bool,
+    wal: Option<&pager::Wal<'_>>,
     db: &Database<'_>,
     sha256_before: Option<String>,
     sha256_after: Option<String>,
@@ -466,6 +495,7 @@ fn journal_report(
         records_ignored: 0,
         pages_restored: 0,
         pages_before: None,
+        super_journal: None,
         sha256_before,
         sha256_after,
         findings: FindingList::new(&[]),
@@ -486,36 +516,33 @@ fn journal_report(
     r.records_valid = j.records_valid;
     r.records_ignored = j.records_ignored;
     r.pages_before = Some(h.original_pages);
-    let mut findings = j.findings.clone();
-    let mismatch = db
-        .findings()
-        .iter()
-        .find(|f| matches!(f, pager::Finding::JournalPageSizeMismatch { .. }));
-    findings.extend(mismatch.cloned());
-    r.findings = FindingList::new(&findings);
-    if wal_used {
-        r.note = "a hot rollback journal lies beside a write-ahead log in use: the log was read, the journal not rolled back".into();
-        r.warning = Some(format!(
-            "a hot rollback journal ({} records) lies beside the write-ahead log that was read; it was not rolled back",
-            j.records_valid
-        ));
-        return r;
-    }
-    if let Some(f) = mismatch {
-        r.note = format!("the hot journal is not rolled back: {f}");
-        r.loss = Some(format!(
-            "the hot rollback journal could not be rolled back ({f}): the output may hold changes of a transaction that never committed"
-        ));
+    r.super_journal = j.super_journal.clone();
+    r.findings = FindingList::new(&j.findings);
+    if super_journal_exists(j) == Some(false) {
+        r.note = format!(
+            "the hot journal names super-journal `{}`, which does not exist: its multi-database transaction committed, so nothing is rolled back (as SQLite does)",
+            j.super_journal.as_deref().unwrap_or_default()
+        );
         return r;
     }
     r.rolled_back = true;
-    r.pages_restored = db.pages_from_wal() as u64;
+    r.pages_restored = j
+        .pages
+        .keys()
+        .filter(|p| p.get() <= db.page_count() && !wal.is_some_and(|w| w.pages.contains_key(p)))
+        .count() as u64;
     r.note = format!(
-        "hot journal rolled back: {} pages restored to their state before an interrupted transaction, the database read at its {} pages from before it",
-        r.pages_restored, h.original_pages
+        "hot journal rolled back: {} pages restored to their state before an interrupted transaction, the database read at its {} pages from before it{}",
+        r.pages_restored,
+        h.original_pages,
+        if wal.is_some() {
+            "; the write-ahead log's committed frames then read over it"
+        } else {
+            ""
+        }
     );
     r.warning = Some(format!(
-        "the source had a hot rollback journal: an interrupted transaction's changes were rolled back ({} pages restored), as SQLite would on opening it",
+        "the source had a hot rollback journal: an interrupted transaction's changes were rolled back ({} pages restored), as SQLite does when it opens the database",
         r.pages_restored
     ));
     if j.records_ignored > 0 {
@@ -562,7 +589,11 @@ fn wal_report(
             r.used = true;
             r.frames_present = w.frames_present;
             r.frames_committed = w.frames_committed;
-            r.pages_from_wal = db.pages_from_wal() as u64;
+            r.pages_from_wal = w
+                .pages
+                .keys()
+                .filter(|p| p.get() <= db.page_count())
+                .count() as u64;
             r.note = format!(
                 "{} of {} frames are committed; {} pages read from the log",
                 w.frames_committed, w.frames_present, r.pages_from_wal

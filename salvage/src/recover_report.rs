@@ -85,6 +85,9 @@ pub struct JournalReport {
     pub pages_restored: u64,
     /// The database size in pages before the interrupted transaction.
     pub pages_before: Option<u32>,
+    /// The super-journal a multi-database transaction named, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub super_journal: Option<String>,
     /// The journal is evidence too: hashed before and after the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256_before: Option<String>,

@@ -395,6 +395,7 @@ pub fn page_size_decision(db: &Database<'_>) -> (&'static str, Vec<PageSizeEvide
     match db.page_size_source() {
         PageSizeSource::Header => ("header", Vec::new()),
         PageSizeSource::Wal => ("wal", Vec::new()),
+        PageSizeSource::Journal => ("journal", Vec::new()),
         PageSizeSource::Inferred { evidence } => (
             "inferred",
             evidence
