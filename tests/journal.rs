@@ -85,7 +85,7 @@ fn a_damaged_hot_journal_is_loss() -> TestResult {
     let src = dir.path("evidence.db");
     let journal = dir.path("evidence.db-journal");
     let mut bytes = std::fs::read(&journal)?;
-    // The last byte of the first record (its checksum), after the 512-byte header sector.
+    // The last byte of the first record (its checksum), after the header sector.
     let page_size = u32::from_be_bytes(bytes[24..28].try_into()?) as usize;
     let sector = u32::from_be_bytes(bytes[20..24].try_into()?) as usize;
     bytes[sector + 4 + page_size + 3] ^= 0xff;
