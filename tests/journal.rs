@@ -157,3 +157,27 @@ fn the_outputs_own_journal_is_never_read_as_evidence() -> TestResult {
     assert!(!dir.path("out.db.incomplete").exists());
     Ok(())
 }
+
+/// `inspect` reads the main file alone, and says what lies beside it.
+#[test]
+fn inspect_names_a_hot_journal_beside_the_file() -> TestResult {
+    let dir = Scratch::new("journal-inspect");
+    crashed_mid_transaction(&dir)?;
+    let src = dir.path("evidence.db");
+    let out = crate::salvage()
+        .arg("inspect")
+        .arg(&src)
+        .arg("--json")
+        .output()?;
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let j = &r["sidecars"]["journal"];
+    assert_eq!(j["hot"], true, "{r}");
+    assert!(j["records_valid"].as_u64() > Some(0));
+    assert_eq!(r["sidecars"]["wal"], serde_json::Value::Null);
+    assert!(r["verdict"]["summary"]
+        .to_string()
+        .contains("hot rollback journal"));
+    let human = crate::salvage().arg("inspect").arg(&src).output()?;
+    assert!(String::from_utf8_lossy(&human.stdout).contains("beside: -journal"));
+    Ok(())
+}

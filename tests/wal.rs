@@ -154,3 +154,26 @@ fn unusable_log_header_is_loss_not_silence() -> TestResult {
     );
     Ok(())
 }
+
+/// `inspect` reads the main file alone, and counts the log's frames beside it.
+#[test]
+fn inspect_counts_the_frames_of_the_log_beside_the_file() -> TestResult {
+    let (dir, _) = setup("inspect", |_| {});
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        dir.path("state.db").as_os_str(),
+        OsStr::new("--json"),
+    ])?;
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let w = &r["sidecars"]["wal"];
+    assert_eq!(w["usable"], true, "{r}");
+    let (present, committed) = (
+        w["frames_present"].as_u64().unwrap(),
+        w["frames_committed"].as_u64().unwrap(),
+    );
+    assert!(committed > 0 && committed < present, "{w}");
+    assert!(r["verdict"]["summary"]
+        .to_string()
+        .contains("write-ahead log"));
+    Ok(())
+}

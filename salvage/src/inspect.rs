@@ -53,7 +53,50 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
     let run = RunInfo {
         source_path: source.path.display().to_string(),
     };
-    Ok(report::build(&db, &survey, info, run))
+    let mut report = report::build(&db, &survey, info, run);
+    report.sidecars = sidecars(&source.path)?;
+    let beside: Vec<&str> = [
+        report
+            .sidecars
+            .wal
+            .as_ref()
+            .filter(|w| w.frames_committed > 0)
+            .map(|_| "a write-ahead log with committed frames"),
+        report
+            .sidecars
+            .journal
+            .as_ref()
+            .filter(|j| j.hot)
+            .map(|_| "a hot rollback journal (an interrupted transaction)"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !beside.is_empty() {
+        report.verdict.summary.push_str(&format!(
+            " Beside it: {}. The file alone is not the database; `recover` reads them.",
+            beside.join(" and ")
+        ));
+    }
+    Ok(report)
+}
+
+/// The log and journal beside `path`, read (mapped read-only) when they exist and are not
+/// empty.
+fn sidecars(path: &std::path::Path) -> Result<report::Sidecars, Error> {
+    let beside = |suffix: &str| -> Result<Option<Source>, Error> {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let p = std::path::PathBuf::from(p);
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() && m.len() > 0 => Source::open(&p).map(Some),
+            _ => Ok(None),
+        }
+    };
+    Ok(report::Sidecars {
+        wal: beside("-wal")?.map(|s| report::WalSidecar::of(s.bytes())),
+        journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes())),
+    })
 }
 
 /// The human report: the same facts as the JSON, for reading.
@@ -128,6 +171,36 @@ pub fn render(r: &InspectReport) -> String {
                 e.page_size, e.pages_checked, e.btree_headers, e.exact_fits
             );
         }
+    }
+    if let Some(w) = &r.sidecars.wal {
+        let _ = if w.usable {
+            writeln!(
+                s,
+                "  beside: -wal         {} bytes, {} of {} frames committed, {} pages newer than the file's",
+                w.size, w.frames_committed, w.frames_present, w.pages_committed
+            )
+        } else {
+            writeln!(
+                s,
+                "  beside: -wal         {} bytes, header unusable",
+                w.size
+            )
+        };
+    }
+    if let Some(j) = &r.sidecars.journal {
+        let _ = if j.hot {
+            writeln!(
+                s,
+                "  beside: -journal     {} bytes, HOT: {} records restore {} pages of an interrupted transaction ({} ignored)",
+                j.size, j.records_valid, j.pages_restored, j.records_ignored
+            )
+        } else {
+            writeln!(
+                s,
+                "  beside: -journal     {} bytes, not hot (its transaction committed)",
+                j.size
+            )
+        };
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "pages: {} in the file", r.pages.total);

@@ -21,6 +21,7 @@ pub struct InspectReport {
     pub format_version: u32,
     pub tool: Tool,
     pub source: SourceInfo,
+    pub sidecars: Sidecars,
     pub header: HeaderReport,
     pub pages: PagesReport,
     pub schema: Vec<SchemaEntry>,
@@ -225,6 +226,88 @@ pub struct Verdict {
     pub summary: String,
 }
 
+/// The write-ahead log and rollback journal beside the file (`SRC-wal`, `SRC-journal`),
+/// when there: part of the database's state, though the survey reads the main file alone.
+#[derive(Debug, Default, Serialize)]
+pub struct Sidecars {
+    pub wal: Option<WalSidecar>,
+    pub journal: Option<JournalSidecar>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WalSidecar {
+    pub size: u64,
+    /// The header is usable.
+    pub usable: bool,
+    pub page_size: Option<u32>,
+    pub frames_present: u32,
+    pub frames_committed: u32,
+    /// Distinct pages with a committed image newer than the file's.
+    pub pages_committed: usize,
+    /// The database size in pages after the last valid commit.
+    pub database_size: Option<u32>,
+    pub findings: FindingList,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JournalSidecar {
+    pub size: u64,
+    /// Its header is valid: an interrupted transaction, rolled back by `recover`.
+    pub hot: bool,
+    pub records_valid: u32,
+    pub records_ignored: u32,
+    /// Distinct pages its records restore.
+    pub pages_restored: usize,
+    /// The database size in pages before the transaction.
+    pub pages_before: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub super_journal: Option<String>,
+    pub findings: FindingList,
+}
+
+impl WalSidecar {
+    pub fn of(bytes: &[u8]) -> WalSidecar {
+        match pager::read_wal(bytes) {
+            Ok(w) => WalSidecar {
+                size: bytes.len() as u64,
+                usable: true,
+                page_size: Some(w.header.page_size),
+                frames_present: w.frames_present,
+                frames_committed: w.frames_committed,
+                pages_committed: w.pages.len(),
+                database_size: w.db_size,
+                findings: FindingList::new(&w.findings),
+            },
+            Err(f) => WalSidecar {
+                size: bytes.len() as u64,
+                usable: false,
+                page_size: None,
+                frames_present: 0,
+                frames_committed: 0,
+                pages_committed: 0,
+                database_size: None,
+                findings: FindingList::new(std::slice::from_ref(&f)),
+            },
+        }
+    }
+}
+
+impl JournalSidecar {
+    pub fn of(bytes: &[u8]) -> JournalSidecar {
+        let j = pager::read_journal(bytes);
+        JournalSidecar {
+            size: bytes.len() as u64,
+            hot: j.header.is_some(),
+            records_valid: j.records_valid,
+            records_ignored: j.records_ignored,
+            pages_restored: j.pages.len(),
+            pages_before: j.original_pages(),
+            super_journal: j.super_journal.clone(),
+            findings: FindingList::new(&j.findings),
+        }
+    }
+}
+
 /// Builds the report from the reader's results.
 pub fn build(
     db: &Database<'_>,
@@ -350,6 +433,7 @@ pub fn build(
             version: env!("CARGO_PKG_VERSION"),
         },
         source,
+        sidecars: Sidecars::default(),
         header: HeaderReport { declared, in_use },
         pages: PagesReport {
             total: db.page_count(),
