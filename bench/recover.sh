@@ -42,13 +42,14 @@ echo "source: $damaged ($(stat -c %s "$damaged") bytes)"
 # pages pending (sync) and no output from an earlier run; the best wall time of each counts,
 # so that a hiccup of this machine's disk does not decide the ratio.
 runs=${BENCH_RUNS:-2}
-s_secs=""; r_secs=""
+s_secs=""; r_secs=""; pair_ratios=""
 for i in $(seq "$runs"); do
   rm -f bench/out/salvage.db bench/out/salvage.db.report.json bench/out/salvage.db.incomplete bench/out/reference.db
   sync
   /usr/bin/time -f "%e %M" -o bench/out/time-salvage.txt \
     ./target/release/salvage recover "$damaged" -o bench/out/salvage.db --allow-partial 2> bench/out/salvage.log || true
   read -r secs rss < <(tail -n 1 bench/out/time-salvage.txt)
+  pair_salvage=$secs
   echo "  salvage run $i: ${secs}s, max RSS $((rss / 1024)) MiB"
   if [ -z "$s_secs" ] || awk -v a="$secs" -v b="$s_secs" 'BEGIN { exit !(a < b) }'; then s_secs=$secs; s_rss=$rss; fi
   sync
@@ -56,6 +57,7 @@ for i in $(seq "$runs"); do
     bash -c "'$ref' '$damaged' .recover | '$ref' bench/out/reference.db" > /dev/null 2> bench/out/reference.log || true
   read -r secs rss < <(tail -n 1 bench/out/time-ref.txt)
   echo "  sqlite-ref run $i: ${secs}s, max RSS $((rss / 1024)) MiB"
+  pair_ratios="$pair_ratios $(awk -v r="$secs" -v s="$pair_salvage" 'BEGIN { printf "%.1f", r / (s > 0 ? s : 1e-9) }')"
   if [ -z "$r_secs" ] || awk -v a="$secs" -v b="$r_secs" 'BEGIN { exit !(a < b) }'; then r_secs=$secs; r_rss=$rss; fi
 done
 
@@ -74,4 +76,6 @@ printf '%-22s %10s %12d %14s %16s\n' "salvage recover" "$s_secs" $((s_rss / 1024
 printf '%-22s %10s %12d %14s %16s\n' "sqlite-ref .recover" "$r_secs" $((r_rss / 1024)) "$r_rows" "$r_lf"
 echo "messages in the healthy store: $total"
 python3 -c "print(f'wall time ratio (reference / salvage): {float($r_secs) / max(float($s_secs), 1e-9):.1f}x (goal: at least 5x)')"
+# Each pair ran back to back: their ratios show how much this machine's noise moves it.
+python3 -c "import statistics, sys; r = [float(x) for x in sys.argv[1:]]; print(f'ratio of each run pair: {\" \".join(f\"{x:.1f}x\" for x in r)} (median {statistics.median(r):.1f}x)')" $pair_ratios
 echo "peak memory of salvage: $((s_rss / 1024)) MiB (goal: at most 512 MiB)"
