@@ -297,15 +297,20 @@ impl IndexEntries {
         // The record: header (size, value type, rowid type), value body, rowid body.
         let mut rowid_buf = [0u8; 9];
         let (rowid_code, rowid_len) = int_serial(rowid, &mut rowid_buf);
-        let mut header = Vec::with_capacity(12);
-        put_varint(&mut header, code);
-        put_varint(&mut header, rowid_code);
-        let header_len = header.len() + 1;
-        let Ok(offset) = u32::try_from(self.records.len()) else {
+        let start = self.records.len();
+        // Offsets are u32: an entry that would end past that is left to SQLite.
+        if u32::try_from(start + 1 + 18 + body.len() + rowid_len).is_err() {
             return false;
-        };
-        self.records.push(header_len as u8);
-        self.records.extend_from_slice(&header);
+        }
+        // The header is written in place (no allocation per row), its size byte patched.
+        self.records.push(0);
+        put_varint(&mut self.records, code);
+        put_varint(&mut self.records, rowid_code);
+        let header_len = self.records.len() - start;
+        if let Some(size) = self.records.get_mut(start) {
+            *size = header_len as u8;
+        }
+        let offset = start as u32;
         let key_offset = self.records.len() as u32;
         self.records.extend_from_slice(body);
         self.records.extend_from_slice(&rowid_buf[..rowid_len]);
