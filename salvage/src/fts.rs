@@ -18,6 +18,12 @@ pub enum Content {
     Contentless,
 }
 
+/// The full-text columns of a record of a `NAME_content` shadow table, in order: its
+/// first column is its INTEGER PRIMARY KEY (stored as NULL, the rowid holds it).
+pub fn content_columns(record: &[pager::Value]) -> &[pager::Value] {
+    record.get(1..).unwrap_or_default()
+}
+
 /// The module a `CREATE VIRTUAL TABLE` statement names (lower case), whatever white space
 /// surrounds `USING`.
 pub fn module(sql: &str) -> Option<String> {

@@ -142,8 +142,7 @@ impl ResolvedCopy {
     /// What a row of the copy gives back of its row (see [`ResolvedCopy::values`]).
     pub fn row_values(&self, row: &CopyRow<'_>) -> Vec<(String, Value)> {
         let (record, complete) = row.row.record();
-        // The shadow table's first column is its INTEGER PRIMARY KEY (stored as NULL).
-        self.values(record.get(1..).unwrap_or_default(), complete)
+        self.values(crate::fts::content_columns(&record), complete)
     }
 
     /// Whether a partial row holds the copy's fixed values: it is a row the copy may

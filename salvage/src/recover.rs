@@ -1656,10 +1656,8 @@ impl<'a, 'd> Run<'a, 'd> {
             };
             let (record, complete) = row.record();
             damaged += u64::from(!complete);
-            // The shadow table's first column is its INTEGER PRIMARY KEY (stored as NULL).
-            let values: Vec<SqlValue<'_>> = record
+            let values: Vec<SqlValue<'_>> = crate::fts::content_columns(&record)
                 .iter()
-                .skip(1)
                 .chain(std::iter::repeat(&Value::Null))
                 .take(columns.len())
                 .map(|v| SqlValue::from_value(v, self.enc))
