@@ -1,7 +1,8 @@
 //! Loader for the standardized SQLite forensic corpus of Nemetz, Schmitt and Freiling
-//! (DFRWS EU 2018, CC0), kept at `shared/corpus/nemetz-v1/`: 77 databases `NN-MM.db`
-//! in folders `01`..`0E`, each with the `.sql` script that built it and an `.xml`
-//! answer key.
+//! (DFRWS EU 2018, CC0), vendored unchanged in `tests/nemetz/corpus/` (see its `README.md`
+//! and `SHA256SUMS`): 77 databases `NN-MM.db` in folders `01`..`0E`, each with the `.sql`
+//! script that built it and an `.xml` answer key. [`corpus_dir`] finds it;
+//! `SALVAGE_NEMETZ_DIR` points the tests at another copy.
 //!
 //! No external crates: the keys are read with the small tolerant parser in [`xml`].
 //!
@@ -398,14 +399,22 @@ pub fn row_matches(case: &Case, t: &KeyTable, row: &KeyRow, actual: &[Actual]) -
             })
 }
 
-/// `../shared/corpus/nemetz-v1` seen from the workspace root: the test crate's manifest
-/// dir is `<workspace>/salvage`, so this is `CARGO_MANIFEST_DIR/../../shared/corpus/nemetz-v1`.
-/// The environment variable `SALVAGE_NEMETZ_DIR` overrides it.
+/// The corpus vendored in the repository, `tests/nemetz/corpus` seen from the workspace
+/// root: the test crate's manifest dir is `<workspace>/salvage`, so this is
+/// `CARGO_MANIFEST_DIR/../tests/nemetz/corpus`. Its `SHA256SUMS` lists every vendored file
+/// with its SHA-256 (checked by the test `vendored_corpus_matches_sha256sums`).
+pub fn vendored_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/nemetz/corpus")
+}
+
+/// Where the tests read the corpus: the environment variable `SALVAGE_NEMETZ_DIR` when set
+/// (another copy with the same `NN/NN-MM.{db,sql,xml}` layout), otherwise the vendored copy,
+/// [`vendored_dir`]. Nothing beside the checkout is needed.
 pub fn corpus_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("SALVAGE_NEMETZ_DIR") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/nemetz-v1")
+    vendored_dir()
 }
 
 fn require_corpus() -> PathBuf {
@@ -413,7 +422,7 @@ fn require_corpus() -> PathBuf {
     if !dir.join("01").is_dir() {
         panic!(
             "Nemetz SQLite forensic corpus not found at {} (expected folders 01..0E with NN-MM.db/.sql/.xml); \
-             put it there or set SALVAGE_NEMETZ_DIR",
+             it is vendored in tests/nemetz/corpus, or SALVAGE_NEMETZ_DIR names another copy",
             dir.display()
         );
     }

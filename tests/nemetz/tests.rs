@@ -327,3 +327,80 @@ fn readback_classes() {
     assert!(row_matches(&c, t, &t.rows[0], &actual));
     assert!(!row_matches(&c, t, &t.rows[1], &actual));
 }
+
+/// The vendored corpus is byte for byte what `SHA256SUMS` lists (the distribution's own
+/// files, whose hashes also agree with its `sha256sums.txt`), and nothing else has appeared
+/// beside it: no stray `-wal`/`-journal`, no file a test wrote. Checks the vendored folder
+/// even when `SALVAGE_NEMETZ_DIR` points the other tests elsewhere.
+#[test]
+fn vendored_corpus_matches_sha256sums() {
+    use sha2::{Digest, Sha256};
+    use std::collections::BTreeMap;
+
+    let dir = vendored_dir();
+    let manifest_path = dir.join("SHA256SUMS");
+    let manifest = std::fs::read_to_string(&manifest_path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", manifest_path.display()));
+    let mut listed = BTreeMap::new();
+    for (n, line) in manifest.lines().enumerate() {
+        let (hash, path) = line
+            .split_once("  ")
+            .unwrap_or_else(|| panic!("SHA256SUMS line {}: not `HASH  PATH`: {line:?}", n + 1));
+        assert!(
+            hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+            "SHA256SUMS line {}: bad hash {hash:?}",
+            n + 1
+        );
+        assert!(
+            listed
+                .insert(path.to_string(), hash.to_ascii_lowercase())
+                .is_none(),
+            "SHA256SUMS lists {path} twice"
+        );
+    }
+    // 77 cases × (.db, .sql, .xml), plus the distribution's README.txt and license.txt.
+    assert_eq!(listed.len(), 77 * 3 + 2, "files listed in SHA256SUMS");
+
+    // Every file under the folder, as a `/`-separated relative path, except the three that
+    // describe the vendoring itself.
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().expect("non-UTF-8 file name");
+            let rel = format!("{prefix}{name}");
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), &format!("{rel}/"), out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut present = Vec::new();
+    walk(&dir, "", &mut present);
+    present.retain(|p| !matches!(p.as_str(), "SHA256SUMS" | "README.md" | ".gitattributes"));
+    present.sort();
+    let expected: Vec<&String> = listed.keys().collect();
+    assert_eq!(
+        present.iter().collect::<Vec<_>>(),
+        expected,
+        "files in {} differ from SHA256SUMS",
+        dir.display()
+    );
+
+    let mut mismatched = Vec::new();
+    for (path, want) in &listed {
+        let bytes = std::fs::read(dir.join(path)).unwrap();
+        let got: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        if &got != want {
+            mismatched.push(format!("{path}: {got}, SHA256SUMS says {want}"));
+        }
+    }
+    assert!(
+        mismatched.is_empty(),
+        "vendored corpus files changed:\n{}",
+        mismatched.join("\n")
+    );
+}
