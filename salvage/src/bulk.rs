@@ -173,26 +173,37 @@ impl BulkWriter {
         let mut children: Vec<u32> = Vec::new();
         let mut dividers: Vec<Vec<u8>> = Vec::new();
         let mut leaf = Leaf::new(usable);
+        // A full leaf and the entry after it (its divider) wait until a later entry
+        // exists: a divider needs a right sibling, so the last entry never goes up alone.
+        let mut full: Option<(Leaf, Vec<u8>)> = None;
         for i in 0..entries.len() {
             let part = self.index_payload(entries.record(i))?;
-            if leaf.cells > 0 && leaf.free(LEAF_HEADER) < part.len() + 2 {
+            if let Some((mut done, divider)) = full.take() {
                 let page = self.allocate();
-                let mut full = std::mem::replace(&mut leaf, Leaf::new(usable));
-                self.write_page(page, full.seal(0x0a, None))?;
+                self.write_page(page, done.seal(0x0a, None))?;
                 children.push(page);
-                dividers.push(part);
+                dividers.push(divider);
+            }
+            if leaf.cells > 0 && leaf.free(LEAF_HEADER) < part.len() + 2 {
+                full = Some((std::mem::replace(&mut leaf, Leaf::new(usable)), part));
                 continue;
             }
             leaf.add(LEAF_HEADER, &part);
         }
+        if let Some((mut done, last)) = full.take() {
+            // The last entry went up with nothing after it: it becomes the last leaf's
+            // only entry, and the full leaf's own last entry goes up in its place.
+            let Some(divider) = done.pop_last() else {
+                return Err(io::Error::other("an index leaf filled by a single entry"));
+            };
+            leaf.add(LEAF_HEADER, &last);
+            let page = self.allocate();
+            self.write_page(page, done.seal(0x0a, None))?;
+            children.push(page);
+            dividers.push(divider);
+        }
         if children.is_empty() {
             return self.write_page(root, leaf.seal(0x0a, None));
-        }
-        if leaf.cells == 0 {
-            // The last entry went up as a divider with nothing after it: it comes back down.
-            if let Some(part) = dividers.pop() {
-                leaf.add(LEAF_HEADER, &part);
-            }
         }
         let page = self.allocate();
         self.write_page(page, leaf.seal(0x0a, None))?;
@@ -200,6 +211,9 @@ impl BulkWriter {
         // Interior levels, children spread evenly so that every page has at least two.
         // Invariant: dividers[j] separates children[j] and children[j + 1].
         loop {
+            if dividers.len() + 1 != children.len() {
+                return Err(io::Error::other("index b-tree: dividers and children disagree"));
+            }
             let widest = dividers.iter().map(Vec::len).max().unwrap_or(0) + 4;
             let per_page = ((usable - INTERIOR_HEADER) / (widest + 2)).max(1) + 1;
             let pages = children.len().div_ceil(per_page);
@@ -274,12 +288,25 @@ impl BulkWriter {
 
 /// The entries of one single-column index ("Index B-Tree"): records of (column value,
 /// rowid), kept in one buffer, sorted as SQLite orders them with the BINARY collation:
-/// NULL, then integers, then text (byte order), then blobs (byte order), ties by rowid.
+/// NULL, then integers by value, then text (byte order), then blobs (byte order), ties
+/// by rowid.
 #[derive(Default)]
 pub struct IndexEntries {
     records: Vec<u8>,
-    /// (class, key offset, key length, rowid, record offset, record length)
-    entries: Vec<(u8, u32, u32, i64, u32, u32)>,
+    entries: Vec<Entry>,
+}
+
+/// One index entry: where its record lies in [`IndexEntries::records`], and its sort key.
+struct Entry {
+    /// 0 NULL, 1 integer, 2 text, 3 blob (the storage classes in SQLite's order).
+    class: u8,
+    /// Integers: the value. Text and blobs: the offset of the value's body.
+    key: i64,
+    /// Text and blobs: the length of the value's body.
+    key_len: u32,
+    rowid: i64,
+    offset: u32,
+    len: u32,
 }
 
 impl IndexEntries {
@@ -310,13 +337,26 @@ impl IndexEntries {
         if let Some(size) = self.records.get_mut(start) {
             *size = header_len as u8;
         }
-        let offset = start as u32;
-        let key_offset = self.records.len() as u32;
+        let body_offset = self.records.len();
         self.records.extend_from_slice(body);
         self.records.extend_from_slice(&rowid_buf[..rowid_len]);
-        let len = self.records.len() as u32 - offset;
-        self.entries
-            .push((class, key_offset, body.len() as u32, rowid, offset, len));
+        let key = match class {
+            // 0 and 1 are serial types 8 and 9, with no body ("Serial Type Codes").
+            1 => match code {
+                8 => 0,
+                9 => 1,
+                _ => int_value(body),
+            },
+            _ => body_offset as i64,
+        };
+        self.entries.push(Entry {
+            class,
+            key,
+            key_len: body.len() as u32,
+            rowid,
+            offset: start as u32,
+            len: (self.records.len() - start) as u32,
+        });
         true
     }
 
@@ -330,23 +370,24 @@ impl IndexEntries {
         self.entries.is_empty()
     }
 
-    fn key(&self, e: &(u8, u32, u32, i64, u32, u32)) -> &[u8] {
+    fn body(&self, e: &Entry) -> &[u8] {
+        let start = usize::try_from(e.key).unwrap_or(usize::MAX);
         self.records
-            .get(e.1 as usize..(e.1 + e.2) as usize)
+            .get(start..start.saturating_add(e.key_len as usize))
             .unwrap_or_default()
     }
 
     fn sort(&mut self) {
         let mut entries = std::mem::take(&mut self.entries);
         entries.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then_with(|| match a.0 {
-                    // Integers compare by value, whatever their stored width.
-                    1 => int_value(self.key(a)).cmp(&int_value(self.key(b))),
+            a.class
+                .cmp(&b.class)
+                .then_with(|| match a.class {
                     0 => std::cmp::Ordering::Equal,
-                    _ => self.key(a).cmp(self.key(b)),
+                    1 => a.key.cmp(&b.key),
+                    _ => self.body(a).cmp(self.body(b)),
                 })
-                .then(a.3.cmp(&b.3))
+                .then(a.rowid.cmp(&b.rowid))
         });
         self.entries = entries;
     }
@@ -354,16 +395,13 @@ impl IndexEntries {
     fn record(&self, i: usize) -> &[u8] {
         self.entries
             .get(i)
-            .and_then(|e| self.records.get(e.4 as usize..(e.4 + e.5) as usize))
+            .and_then(|e| self.records.get(e.offset as usize..(e.offset + e.len) as usize))
             .unwrap_or_default()
     }
 }
 
-/// The value of a big-endian two's-complement integer body (0 and 1 have no body).
+/// The value of a big-endian two's-complement integer body.
 fn int_value(body: &[u8]) -> i64 {
-    if body.is_empty() {
-        return 0;
-    }
     let mut v: i64 = if body.first().is_some_and(|b| b & 0x80 != 0) {
         -1
     } else {
@@ -375,9 +413,13 @@ fn int_value(body: &[u8]) -> i64 {
     v
 }
 
-/// The smallest integer serial type for `v` ("Serial Type Codes"), and its body in `buf`.
+/// The integer serial type SQLite stores `v` with ("Serial Type Codes": 8 and 9 for 0
+/// and 1, no body, in every database of schema format 4, which the output is; else the
+/// smallest width), and its body in `buf`.
 fn int_serial(v: i64, buf: &mut [u8; 9]) -> (u64, usize) {
     let (code, len) = match v {
+        0 => (8, 0),
+        1 => (9, 0),
         -128..=127 => (1, 1),
         -32768..=32767 => (2, 2),
         -8_388_608..=8_388_607 => (3, 3),
@@ -395,6 +437,8 @@ struct Leaf {
     image: Vec<u8>,
     cells: u16,
     content: usize,
+    /// Length of the cell added last (0 once it is taken back).
+    last_len: usize,
 }
 
 /// Fills the bytes reserved for one cell, front to back.
@@ -426,6 +470,7 @@ impl Leaf {
             image: vec![0; usable],
             cells: 0,
             content: usable,
+            last_len: 0,
         }
     }
 
@@ -441,12 +486,30 @@ impl Leaf {
     /// pointer; the caller fills them.
     fn reserve(&mut self, header: usize, len: usize) -> CellWriter<'_> {
         self.content -= len;
+        self.last_len = len;
         let ptr = header + 2 * usize::from(self.cells);
         self.image[ptr..ptr + 2].copy_from_slice(&(self.content as u16).to_be_bytes());
         self.cells += 1;
         CellWriter {
             out: &mut self.image[self.content..self.content + len],
         }
+    }
+
+    /// Takes back the cell added last (of a leaf, header `LEAF_HEADER`), its bytes and
+    /// pointer cleared; `None` when there is none to take.
+    fn pop_last(&mut self) -> Option<Vec<u8>> {
+        if self.cells == 0 || self.last_len == 0 {
+            return None;
+        }
+        let range = self.content..self.content + self.last_len;
+        let cell = self.image.get(range.clone())?.to_vec();
+        self.image.get_mut(range)?.fill(0);
+        self.cells -= 1;
+        let ptr = LEAF_HEADER + 2 * usize::from(self.cells);
+        self.image.get_mut(ptr..ptr + 2)?.fill(0);
+        self.content += self.last_len;
+        self.last_len = 0;
+        Some(cell)
     }
 
     /// Finishes the page header: type, cell count, content area (65536 stored as 0).
@@ -583,6 +646,9 @@ impl TableBuilder<'_> {
 }
 
 #[cfg(test)]
+mod differential;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -598,7 +664,7 @@ mod tests {
         assert!(e.push(12 + 2, &[0x00], 4)); // blob
         assert!(!e.push(7, &[0; 8], 5), "floats are left to SQLite");
         e.sort();
-        let rowids: Vec<i64> = e.entries.iter().map(|x| x.3).collect();
+        let rowids: Vec<i64> = e.entries.iter().map(|x| x.rowid).collect();
         assert_eq!(rowids, vec![9, 2, 3, 7, 0, 1, 4]);
         // Each record reads back as (value, rowid).
         let at = pager::Location::new(pager::PageNo::FIRST, 0);
