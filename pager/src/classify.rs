@@ -512,6 +512,38 @@ mod tests {
     }
 
     #[test]
+    fn page_reached_from_two_btrees() {
+        let mut db = Db::named("agent-4096-utf8");
+        let (sessions, messages) = (db.root("sessions"), db.root("messages"));
+        let place = |name: &str| {
+            db.fixture
+                .schema
+                .iter()
+                .position(|e| e.name == name)
+                .unwrap()
+        };
+        assert!(
+            place("sessions") < place("messages"),
+            "trees are walked in schema order: sessions claims its root first"
+        );
+        assert_eq!(
+            db.walk("sessions").pages.all(),
+            vec![sessions],
+            "a lone root leaf"
+        );
+        db.set_u32(messages, 8, sessions); // messages' right-most pointer: sessions' root
+        let opened = Database::open(&db.bytes).unwrap();
+        assert_eq!(
+            survey(&opened).findings,
+            vec![Finding::PageInTwoTrees {
+                page: PageNo::new(sessions).unwrap(),
+                first_root: PageNo::new(sessions).unwrap(),
+                second_root: PageNo::new(messages).unwrap()
+            }]
+        );
+    }
+
+    #[test]
     fn overflow_chain_runs_into_another_cells_chain() {
         let mut db = Db::named("agent-4096-utf8");
         let chains: Vec<Vec<u32>> = db

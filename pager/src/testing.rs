@@ -48,6 +48,26 @@ impl Db {
         self.bytes[at..at + 4].copy_from_slice(&v.to_be_bytes());
     }
 
+    /// Page `no` as the fixtures' own reader sees it (a b-tree page of the healthy file).
+    pub fn btree_page(&self, no: u32) -> fixtures::format::BtreePage<'_> {
+        let h = fixtures::format::DatabaseHeader::read(&self.bytes).expect("header");
+        fixtures::format::BtreePage::read(&self.bytes, &h, no).expect("a b-tree page")
+    }
+
+    /// Cell `index` of page `no`, as the fixtures' own reader sees it.
+    pub fn cell(&self, no: u32, index: u16) -> fixtures::format::Cell {
+        self.btree_page(no).cell(index).expect("a cell")
+    }
+
+    /// The findings of a walk of the b-tree rooted at `root`, in walk order.
+    pub fn walk_findings(&self, root: u32) -> Vec<Finding> {
+        let db = Database::open(&self.bytes).expect("opens");
+        let root = crate::types::PageNo::new(root).expect("a page");
+        crate::walk::BtreeWalk::new(&db, root)
+            .filter_map(Result::err)
+            .collect()
+    }
+
     pub fn walk(&self, table: &str) -> fixtures::format::BtreeWalk {
         fixtures::format::walk_btree(&self.bytes, self.root(table)).0
     }

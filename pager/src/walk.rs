@@ -354,7 +354,12 @@ impl<'a> Iterator for BtreeWalk<'a, '_> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::testing::Db;
+
+    fn no(n: u32) -> PageNo {
+        PageNo::new(n).unwrap()
+    }
 
     /// agent-4096-utf8's `messages` b-tree: an interior root over leaves.
     fn messages() -> (Db, u32) {
@@ -365,90 +370,163 @@ mod tests {
             0x05,
             "root is a table interior page"
         );
+        assert_eq!(
+            db.walk("messages").depth,
+            2,
+            "the root's children are leaves"
+        );
         (db, root)
     }
 
     #[test]
     fn right_most_pointer_zero() {
         let (mut db, root) = messages();
-        db.set_u32(root, 8, 0);
-        assert!(db.reports("child_pointer_null"));
+        db.set_u32(root, 8, 0); // right-most pointer: no page
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::ChildPointerNull {
+                page: no(root),
+                index: None
+            }]
+        );
+    }
+
+    #[test]
+    fn left_child_pointer_zero() {
+        let (mut db, root) = messages();
+        let cell = db.cell(root, 2);
+        db.set_u32(root, cell.offset, 0); // cell 2's left child pointer: no page
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::ChildPointerNull {
+                page: no(root),
+                index: Some(CellIndex(2))
+            }]
+        );
     }
 
     #[test]
     fn right_most_pointer_past_the_end() {
         let (mut db, root) = messages();
-        db.set_u32(root, 8, 99_999);
-        assert!(db.reports("child_pointer_past_end"));
+        db.set_u32(root, 8, 99_999); // right-most pointer: past the last page
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::ChildPointerPastEnd {
+                page: no(root),
+                index: None,
+                child: 99_999
+            }]
+        );
     }
 
     #[test]
     fn child_pointer_back_to_the_root() {
         let (mut db, root) = messages();
-        db.set_u32(root, 8, root);
-        assert!(db.reports("btree_cycle"));
+        db.set_u32(root, 8, root); // right-most pointer: the root itself
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::BtreeCycle {
+                page: no(root),
+                child: no(root)
+            }]
+        );
     }
 
     #[test]
     fn zeroed_child_page() {
-        let (mut db, _) = messages();
+        let (mut db, root) = messages();
         let leaf = db.walk("messages").pages.leaves[4];
         let (at, ps) = (db.at(leaf, 0), db.page_size());
         db.bytes[at..at + ps].fill(0);
-        assert!(db.reports("child_not_btree_page"));
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::ChildNotBtreePage {
+                parent: no(root),
+                child: no(leaf),
+                raw_type: 0
+            }]
+        );
     }
 
     #[test]
     fn index_leaf_inside_a_table_btree() {
-        let (mut db, _) = messages();
+        let (mut db, root) = messages();
         let leaf = db.walk("messages").pages.leaves[2];
-        db.set_u8(leaf, 0, 0x0a);
-        assert!(db.reports("child_page_kind_mismatch"));
+        db.set_u8(leaf, 0, 0x0a); // page type: index b-tree leaf
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::ChildPageKindMismatch {
+                parent: no(root),
+                child: no(leaf),
+                found: PageType::IndexLeaf
+            }]
+        );
     }
 
     #[test]
     fn rowid_below_the_range_its_parent_allows() {
-        let (mut db, _) = messages();
+        let (mut db, root) = messages();
+        // The last leaf hangs from the right-most pointer: its keys lie above the root's
+        // last divider key, with no upper bound.
         let leaf = *db.walk("messages").pages.leaves.last().unwrap();
-        let cell = u16::from_be_bytes(
-            db.bytes[db.at(leaf, 8)..db.at(leaf, 10)]
-                .try_into()
-                .unwrap(),
-        ) as usize;
-        let size_len = if db.bytes[db.at(leaf, cell)] < 0x80 {
-            1
-        } else {
-            2
-        };
-        let rowid_at = db.at(leaf, cell + size_len);
+        let last_divider = db
+            .cell(root, db.btree_page(root).cell_count - 1)
+            .rowid
+            .unwrap();
+        let cell = db.cell(leaf, 0);
+        assert!(cell.rowid.unwrap() > last_divider);
+        let payload_size_len = fixtures::format::read_varint(&db.bytes, db.at(leaf, cell.offset))
+            .unwrap()
+            .1;
+        let rowid_at = db.at(leaf, cell.offset + payload_size_len);
         assert!(db.bytes[rowid_at] >= 0x80, "a 2-byte rowid varint");
-        db.bytes[rowid_at..rowid_at + 2].copy_from_slice(&[0x80, 0x01]); // rowid 1
-        assert!(db.reports("key_out_of_range"));
+        #[rustfmt::skip]
+        let rowid = [
+            0x80, 0x01, // rowid: 1, as a 2-byte varint with a leading zero group
+        ];
+        db.bytes[rowid_at..rowid_at + 2].copy_from_slice(&rowid);
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::KeyOutOfRange {
+                page: no(leaf),
+                index: CellIndex(0),
+                rowid: 1,
+                lower: Some(last_divider),
+                upper: None
+            }]
+        );
     }
 
     #[test]
     fn chain_of_interior_pages_deeper_than_sqlite_builds() {
-        let mut db = Db::named("agent-512-utf8");
-        let root = db.root("messages");
-        let leaves = db.walk("messages").pages.leaves;
-        // Rewrite 22 leaves as empty interior pages, each pointing to the next.
-        for w in leaves[..22].windows(2) {
-            let (page, next) = (w[0], w[1]);
-            let at = db.at(page, 0);
-            db.bytes[at..at + 512].fill(0);
-            db.bytes[at] = 0x05;
-            db.set_u16(page, 5, 512);
-            db.set_u32(page, 8, next);
-        }
-        db.set_u32(root, 8, leaves[0]);
-        assert!(db.reports("btree_too_deep"));
-    }
-
-    #[test]
-    fn page_reached_from_two_btrees() {
         let (mut db, root) = messages();
-        let sessions = db.root("sessions");
-        db.set_u32(root, 8, sessions);
-        assert!(db.reports("page_in_two_trees"));
+        let leaves = db.walk("messages").pages.leaves;
+        // The root keeps only its right-most pointer, to the first of 19 leaves rewritten
+        // as empty interior pages, each pointing to the next: the root is depth 1, the
+        // rewritten pages depths 2..=20, and the page they lead to depth 21.
+        db.set_u16(root, 3, 0); // cell count: 0
+        db.set_u32(root, 8, leaves[0]); // right-most pointer
+        for w in leaves[..20].windows(2) {
+            let (page, [n0, n1, n2, n3]) = (w[0], w[1].to_be_bytes());
+            #[rustfmt::skip]
+            let header = [
+                0x05,           // page type: table b-tree interior
+                0x00, 0x00,     // first freeblock: none
+                0x00, 0x00,     // cell count: 0
+                0x10, 0x00,     // cell content area: 4096, empty
+                0x00,           // fragmented free bytes
+                n0, n1, n2, n3, // right-most pointer: the next page of the chain
+            ];
+            let (at, ps) = (db.at(page, 0), db.page_size());
+            db.bytes[at..at + ps].fill(0);
+            db.bytes[at..at + header.len()].copy_from_slice(&header);
+        }
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::BtreeTooDeep {
+                page: no(leaves[19]),
+                depth: MAX_DEPTH + 1
+            }]
+        );
     }
 }
