@@ -111,6 +111,7 @@ pub fn read_freelist(db: &Database<'_>) -> Freelist {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::testing::Db;
 
     /// agent-4096-utf8 has one trunk listing 20 leaves.
@@ -118,42 +119,130 @@ mod tests {
         let db = Db::named("agent-4096-utf8");
         let trunk = u32::from_be_bytes(db.bytes[32..36].try_into().unwrap());
         assert_ne!(trunk, 0);
+        let chain = fixtures::format::freelist(&db.bytes).unwrap();
+        assert_eq!((chain.trunks, chain.leaves.len()), (vec![trunk], 20));
         (db, trunk)
+    }
+
+    fn findings(db: &Db) -> Vec<Finding> {
+        read_freelist(&Database::open(&db.bytes).unwrap()).findings
+    }
+
+    fn no(n: u32) -> PageNo {
+        PageNo::new(n).unwrap()
     }
 
     #[test]
     fn freelist_count_in_header_wrong() {
         let (mut db, _) = with_freelist();
-        let n = u32::from_be_bytes(db.bytes[36..40].try_into().unwrap());
-        db.bytes[36..40].copy_from_slice(&(n + 1).to_be_bytes());
-        assert!(db.reports("freelist_count_mismatch"));
+        db.bytes[36..40].copy_from_slice(&22u32.to_be_bytes()); // freelist page count: 22
+        assert_eq!(
+            findings(&db),
+            vec![Finding::FreelistCountMismatch {
+                declared: 22,
+                found: 21
+            }]
+        );
     }
 
     #[test]
     fn first_trunk_past_the_end() {
         let (mut db, _) = with_freelist();
-        db.bytes[32..36].copy_from_slice(&99_999u32.to_be_bytes());
-        assert!(db.reports("freelist_trunk_past_end"));
+        db.bytes[32..36].copy_from_slice(&99_999u32.to_be_bytes()); // first trunk page
+        assert_eq!(
+            findings(&db),
+            vec![
+                Finding::FreelistTrunkPastEnd {
+                    from: None,
+                    next: 99_999
+                },
+                Finding::FreelistCountMismatch {
+                    declared: 21,
+                    found: 0
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn next_trunk_past_the_end() {
+        let (mut db, trunk) = with_freelist();
+        db.set_u32(trunk, 0, 99_999); // next trunk page
+        assert_eq!(
+            findings(&db),
+            vec![Finding::FreelistTrunkPastEnd {
+                from: Some(no(trunk)),
+                next: 99_999
+            }]
+        );
     }
 
     #[test]
     fn trunk_points_to_itself() {
         let (mut db, trunk) = with_freelist();
-        db.set_u32(trunk, 0, trunk);
-        assert!(db.reports("freelist_cycle"));
+        db.set_u32(trunk, 0, trunk); // next trunk page: itself
+        assert_eq!(
+            findings(&db),
+            vec![Finding::FreelistCycle { trunk: no(trunk) }]
+        );
     }
 
     #[test]
     fn trunk_claims_more_leaves_than_fit() {
         let (mut db, trunk) = with_freelist();
-        db.set_u32(trunk, 4, 5000);
-        assert!(db.reports("freelist_leaf_count_too_large"));
+        db.set_u32(trunk, 4, 5000); // leaf count: only (4096 - 8) / 4 = 1022 fit
+        let list = read_freelist(&Database::open(&db.bytes).unwrap());
+        assert_eq!(
+            list.findings.first(),
+            Some(&Finding::FreelistLeafCountTooLarge {
+                trunk: no(trunk),
+                count: 5000
+            })
+        );
+        // The count is cut to what fits: 1022 pointers read, each a leaf or a finding.
+        let invalid = list
+            .findings
+            .iter()
+            .filter(|f| matches!(f, Finding::FreelistLeafInvalid { .. }))
+            .count();
+        assert_eq!(list.leaves.len() + invalid, 1022);
     }
 
     #[test]
     fn leaf_pointer_past_the_end() {
         let (mut db, trunk) = with_freelist();
-        db.set_u32(trunk, 8, 99_999);
-        assert!(db.reports("freelist_leaf_invalid"));
+        db.set_u32(trunk, 8, 99_999); // leaf page 0
+        assert_eq!(
+            findings(&db),
+            vec![
+                Finding::FreelistLeafInvalid {
+                    trunk: no(trunk),
+                    leaf: 99_999
+                },
+                Finding::FreelistCountMismatch {
+                    declared: 21,
+                    found: 20
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn leaf_pointer_names_its_own_trunk() {
+        let (mut db, trunk) = with_freelist();
+        db.set_u32(trunk, 8, trunk); // leaf page 0: the trunk, already on the freelist
+        assert_eq!(
+            findings(&db),
+            vec![
+                Finding::FreelistLeafInvalid {
+                    trunk: no(trunk),
+                    leaf: trunk
+                },
+                Finding::FreelistCountMismatch {
+                    declared: 21,
+                    found: 20
+                },
+            ]
+        );
     }
 }
