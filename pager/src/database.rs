@@ -940,49 +940,128 @@ mod damage_tests {
         }));
     }
 
-    /// The first overflow chain of `messages` with at least two pages.
-    fn long_chain(db: &Db) -> Vec<u32> {
-        db.walk("messages")
+    /// The first overflow chain of `messages` with at least two pages, as the fixtures'
+    /// reader sees it, and the cell that owns it.
+    fn long_chain(db: &Db) -> (fixtures::format::OverflowChain, fixtures::format::Cell) {
+        let chain = db
+            .walk("messages")
             .chains
             .into_iter()
-            .map(|c| c.pages)
-            .find(|p| p.len() >= 2)
-            .expect("a chain of 2+ pages")
+            .find(|c| c.pages.len() >= 2)
+            .expect("a chain of 2+ pages");
+        let cell = db.cell(chain.page, chain.cell);
+        (chain, cell)
+    }
+
+    /// The overflow chain of the cell at `cell` of page `page`, walked by this crate.
+    fn walk_chain(bytes: &[u8], page: u32, cell: u16) -> OverflowChain {
+        let db = Database::open(bytes).unwrap();
+        let page = db.page(PageNo::new(page).unwrap()).unwrap();
+        let h = page.btree_header().unwrap();
+        let cell = page.cells(&h).nth(usize::from(cell)).unwrap().unwrap();
+        db.overflow_chain(cell.cell.payload().unwrap(), cell.location)
+    }
+
+    fn no(n: u32) -> PageNo {
+        PageNo::new(n).unwrap()
     }
 
     #[test]
     fn overflow_pointer_past_the_end() {
         let mut db = Db::named("agent-4096-utf8");
-        let chain = long_chain(&db);
-        db.set_u32(chain[0], 0, 99_999);
-        assert!(db.reports("overflow_past_end"));
+        let (chain, cell) = long_chain(&db);
+        db.set_u32(chain.pages[0], 0, 99_999); // next overflow page: past the last page
+        assert_eq!(
+            walk_chain(&db.bytes, chain.page, chain.cell).finding,
+            Some(Finding::OverflowPastEnd {
+                cell: Location::new(no(chain.page), cell.offset),
+                next: 99_999
+            })
+        );
     }
 
     #[test]
     fn overflow_pointer_into_page_one() {
         let mut db = Db::named("agent-4096-utf8");
-        let chain = long_chain(&db);
-        db.set_u32(chain[0], 0, 1);
-        assert!(db.reports("overflow_into_non_overflow_page"));
+        let (chain, cell) = long_chain(&db);
+        db.set_u32(chain.pages[0], 0, 1); // next overflow page: page 1, the schema's root
+        assert_eq!(
+            walk_chain(&db.bytes, chain.page, chain.cell).finding,
+            Some(Finding::OverflowIntoNonOverflowPage {
+                cell: Location::new(no(chain.page), cell.offset),
+                page: PageNo::FIRST,
+                class: PageClass::TableLeaf
+            })
+        );
     }
 
     #[test]
     fn overflow_chain_ends_early() {
         let mut db = Db::named("agent-4096-utf8");
-        let chain = long_chain(&db);
-        db.set_u32(chain[0], 0, 0);
-        assert!(db.reports("overflow_chain_short"));
+        let (chain, cell) = long_chain(&db);
+        // What the first overflow page cannot hold: it holds U - 4 bytes (U is the page
+        // size here, no reserved space).
+        assert_eq!(db.fixture.options.reserved_bytes, 0);
+        let payload = cell.payload.unwrap();
+        let missing = payload.total_len - payload.local_len as u64 - (db.page_size() as u64 - 4);
+        db.set_u32(chain.pages[0], 0, 0); // next overflow page: none
+        let walked = walk_chain(&db.bytes, chain.page, chain.cell);
+        assert_eq!(walked.pages, vec![no(chain.pages[0])]);
+        assert_eq!(
+            walked.finding,
+            Some(Finding::OverflowChainShort {
+                cell: Location::new(no(chain.page), cell.offset),
+                missing
+            })
+        );
     }
 
     #[test]
     fn overflow_chain_runs_on_past_its_last_page() {
         let mut db = Db::named("agent-4096-utf8");
-        let chain = long_chain(&db);
-        let last = *chain.last().unwrap();
-        db.set_u32(last, 0, 3);
-        assert!(db.reports("overflow_chain_too_long"));
-        db.set_u32(last, 0, chain[0]);
-        assert!(db.reports("overflow_cycle"));
+        let (chain, cell) = long_chain(&db);
+        let last = *chain.pages.last().unwrap();
+        db.set_u32(last, 0, 3); // next overflow page of the last page the payload needs
+        assert_eq!(
+            walk_chain(&db.bytes, chain.page, chain.cell).finding,
+            Some(Finding::OverflowChainTooLong {
+                cell: Location::new(no(chain.page), cell.offset),
+                last: no(last),
+                next: 3
+            })
+        );
+    }
+
+    #[test]
+    fn overflow_chain_last_page_leads_back_to_the_first() {
+        let mut db = Db::named("agent-4096-utf8");
+        let (chain, cell) = long_chain(&db);
+        let last = *chain.pages.last().unwrap();
+        db.set_u32(last, 0, chain.pages[0]); // next overflow page: the chain's first
+        assert_eq!(
+            walk_chain(&db.bytes, chain.page, chain.cell).finding,
+            Some(Finding::OverflowCycle {
+                cell: Location::new(no(chain.page), cell.offset),
+                repeated: no(chain.pages[0])
+            })
+        );
+    }
+
+    #[test]
+    fn overflow_page_points_to_itself_mid_payload() {
+        let mut db = Db::named("agent-4096-utf8");
+        let (chain, cell) = long_chain(&db);
+        let first = chain.pages[0];
+        db.set_u32(first, 0, first); // next overflow page: itself, payload still unread
+        let walked = walk_chain(&db.bytes, chain.page, chain.cell);
+        assert_eq!(walked.pages, vec![no(first)]);
+        assert_eq!(
+            walked.finding,
+            Some(Finding::OverflowCycle {
+                cell: Location::new(no(chain.page), cell.offset),
+                repeated: no(first)
+            })
+        );
     }
 }
 
