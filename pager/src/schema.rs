@@ -261,6 +261,17 @@ mod tests {
         cell + n1 + n2
     }
 
+    /// Body length of a value of a 1-byte serial type ("Record Format").
+    fn body_len(serial_type: u8) -> usize {
+        match serial_type {
+            0 | 8 | 9 => 0,
+            1..=4 => usize::from(serial_type),
+            5 => 6,
+            6 | 7 => 8,
+            t => usize::from(t - 12) / 2,
+        }
+    }
+
     #[test]
     fn reads_every_schema_row() {
         let db = Db::named("generic-4096-utf8");
@@ -283,15 +294,11 @@ mod tests {
         // Header: size, then serial types of type, name, tbl_name, rootpage (1 byte each here).
         let types: Vec<u8> = db.bytes[p + 1..p + 5].to_vec();
         assert_eq!(types[3], 1, "rootpage stored as an 8-bit integer");
-        let body = |t: u8| {
-            if t >= 13 {
-                (usize::from(t) - 13) / 2
-            } else {
-                usize::from(t)
-            }
-        };
-        let root_at =
-            p + usize::from(db.bytes[p]) + body(types[0]) + body(types[1]) + body(types[2]);
+        let root_at = p
+            + usize::from(db.bytes[p])
+            + body_len(types[0])
+            + body_len(types[1])
+            + body_len(types[2]);
         db.bytes[root_at] = 0x7f;
         assert!(db
             .findings()
@@ -304,7 +311,42 @@ mod tests {
         let mut db = Db::named("generic-4096-utf8");
         let p = first_schema_payload(&db);
         assert_eq!(db.bytes[p + 1] % 2, 1, "type is text");
-        db.bytes[p + 1] -= 1; // text of n bytes -> blob of n bytes
-        assert!(db.reports("schema_record_malformed"));
+        db.bytes[p + 1] -= 1; // serial type of `type`: text of n bytes -> blob of n bytes
+        let at = Location::new(PageNo::FIRST, db.cell(1, 0).offset);
+        let schema = read_schema(&Database::open(&db.bytes).unwrap());
+        assert_eq!(
+            schema.findings,
+            vec![Finding::SchemaRecordMalformed { at, columns: 5 }]
+        );
+        assert_eq!(schema.rows.len(), db.fixture.schema.len() - 1);
+    }
+
+    #[test]
+    fn schema_record_with_four_columns() {
+        let mut db = Db::named("generic-4096-utf8");
+        let p = first_schema_payload(&db);
+        assert!(
+            db.bytes[p + 1..p + 5].iter().all(|t| *t < 0x80),
+            "type, name, tbl_name and rootpage have 1-byte serial types"
+        );
+        // Header size 5: the header ends after rootpage's serial type, and sql's is read as
+        // body bytes. The record is one column short, and no longer adds up to its payload.
+        db.bytes[p] = 5;
+        let cell = db.cell(1, 0);
+        let at = Location::new(PageNo::FIRST, cell.offset);
+        let four_bodies: usize = db.bytes[p + 1..p + 5].iter().map(|t| body_len(*t)).sum();
+        let schema = read_schema(&Database::open(&db.bytes).unwrap());
+        assert_eq!(
+            schema.findings,
+            vec![
+                Finding::RecordSizeMismatch {
+                    at,
+                    header_says: 5 + four_bodies as u64,
+                    payload_len: cell.payload.unwrap().total_len
+                },
+                Finding::SchemaRecordMalformed { at, columns: 4 },
+            ]
+        );
+        assert_eq!(schema.rows.len(), db.fixture.schema.len() - 1);
     }
 }

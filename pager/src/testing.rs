@@ -82,9 +82,4 @@ impl Db {
             .cloned()
             .collect()
     }
-
-    /// Whether a full survey reports a finding of `kind`.
-    pub fn reports(&self, kind: &str) -> bool {
-        self.findings().iter().any(|f| f.kind() == kind)
-    }
 }
