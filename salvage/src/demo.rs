@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use fixtures::{Damage, Kind, Options};
 
 use crate::cli::{DemoArgs, InspectArgs, RecoverArgs};
-use crate::run::{Error, Outcome};
+use recovery::{Error, Outcome};
 
 /// Runs `salvage demo`.
 pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
@@ -87,7 +87,7 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
             );
             Ok(Outcome::Clean)
         }
-        Outcome::Clean | Outcome::Withheld => Err(Error::Demo(
+        Outcome::Clean | Outcome::Withheld | Outcome::NotVerified { .. } => Err(Error::Demo(
             "the salvage did not report the damage it was shown".into(),
         )),
     }

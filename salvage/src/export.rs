@@ -1,209 +1,46 @@
-//! `salvage export`: a salvaged Chroma store as JSON lines, one object per embedding, ready
-//! to re-upsert into a vector store. Reads the database with SQLite, read-only.
-//!
-//! Each line: `id` (the user-facing embedding id; `null` when its `embeddings` row was
-//! lost), `internal_id`, `collection` (`null` when unknown; `collection_inferred` when it
-//! comes from a reconstructed row's neighbours), `document`, `metadata` with its types
-//! kept, `reconstructed`, and `partial` (one of its rows was rebuilt from index entries or
-//! a full-text copy: values may be missing). An embedding whose `embeddings` row is a registered
-//! placeholder, or whose metadata survives with no `embeddings` row at all, is exported
-//! under its internal id and marked reconstructed. Rows with no metadata are exported too.
+//! `salvage export`: the library's Chroma export, to stdout or to `-o FILE`.
 
-use std::collections::BTreeSet;
-use std::io::Write as _;
-
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use serde_json::{json, Map, Value};
+use recovery::export::Export;
+use recovery::{Error, Outcome};
 
 use crate::cli::ExportArgs;
-use crate::run::{Error, Outcome};
-
-/// The metadata key Chroma stores an embedding's document under.
-const DOCUMENT_KEY: &str = "chroma:document";
 
 /// Runs `salvage export`.
 pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
-    crate::source::check_regular_file(&args.db)?;
-    let refused = |what: String, hint: &str| Error::Refused {
-        what,
-        hint: hint.into(),
-    };
+    // Every path is checked before anything is read or created.
     let file = args.output.as_deref().map(OutputFile::check).transpose()?;
-    let conn =
-        Connection::open_with_flags(&args.db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
-            refused(
-                format!("`{}`: {e}", args.db.display()),
-                "pass a database written by `salvage recover`",
-            )
-        })?;
-    let tables: BTreeSet<String> = conn
-        .prepare("SELECT lower(name) FROM sqlite_schema WHERE type = 'table'")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(|e| {
-            refused(
-                format!("`{}` is not a readable database: {e}", args.db.display()),
-                "pass a database written by `salvage recover`",
-            )
-        })?;
-    let needed = [
-        "collections",
-        "segments",
-        "embeddings",
-        "embedding_metadata",
-    ];
-    if let Some(missing) = needed.iter().find(|t| !tables.contains(**t)) {
-        return Err(refused(
-            format!(
-                "`{}` is not a Chroma store: it has no `{missing}` table",
-                args.db.display()
-            ),
-            "export reads a salvaged chroma.sqlite3",
-        ));
-    }
-    let db = |e: rusqlite::Error| Error::Database(e.to_string());
-    if let Some(name) = &args.collection {
-        let known: Option<i64> = conn
-            .query_row("SELECT 1 FROM collections WHERE name = ?1", [name], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(db)?;
-        if known.is_none() {
-            return Err(refused(
-                format!("no collection named `{name}` in `{}`", args.db.display()),
-                "leave out --collection to export every collection",
-            ));
+    let export = Export::open(&args.db, args.collection.as_deref())?;
+    let summary = match &file {
+        Some(f) => {
+            let mut sink = f.create()?;
+            let summary = export.write_to(&mut sink)?;
+            drop(sink);
+            f.commit()?;
+            eprintln!("salvage export: written to `{}`", f.path.display());
+            summary
         }
-    }
-    // Placeholder rows (embeddings, segments, collections), registered by the salvage
-    // that made them.
-    let placeholders: BTreeSet<(String, i64)> = if tables.contains("salvage_placeholders") {
-        conn.prepare("SELECT lower(tbl), rowid FROM salvage_placeholders WHERE rowid IS NOT NULL")
-            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-            .map_err(db)?
-    } else {
-        BTreeSet::new()
+        None => export.write_to(&mut std::io::stdout().lock())?,
     };
-    let made = |table: &str, rowid: Option<i64>| {
-        rowid.is_some_and(|r| placeholders.contains(&(table.to_string(), r)))
-    };
-    // Internal ids with a row rebuilt from evidence (index entries, full-text copies):
-    // their other values are missing.
-    let partial: BTreeSet<i64> = if tables.contains("salvage_partial_rows") {
-        conn.prepare(
-            "SELECT e.id FROM embeddings e JOIN salvage_partial_rows p
-                 ON lower(p.tbl) = 'embeddings' AND p.rowid = e.rowid AND p.in_table
-             UNION
-             SELECT m.id FROM embedding_metadata m JOIN salvage_partial_rows p
-                 ON lower(p.tbl) = 'embedding_metadata' AND p.rowid = m.rowid AND p.in_table",
-        )
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(db)?
-    } else {
-        BTreeSet::new()
-    };
-    // Every internal id with an `embeddings` row or a metadata row, in id order: metadata
-    // whose embedding row is gone is not dropped.
-    let mut stmt = conn
-        .prepare(
-            "SELECT ids.id, e.embedding_id, c.name, s.rowid, c.rowid
-             FROM (SELECT id FROM embeddings UNION SELECT id FROM embedding_metadata WHERE id IS NOT NULL) AS ids
-             LEFT JOIN embeddings e ON e.id = ids.id
-             LEFT JOIN segments s ON s.id = e.segment_id
-             LEFT JOIN collections c ON c.id = s.collection
-             ORDER BY ids.id",
-        )
-        .map_err(db)?;
-    let mut meta = conn
-        .prepare(
-            "SELECT key, string_value, int_value, float_value, bool_value
-             FROM embedding_metadata WHERE id = ?1 ORDER BY key",
-        )
-        .map_err(db)?;
-    let mut rows = stmt.query([]).map_err(db)?;
-    let sink: Box<dyn std::io::Write> = match &file {
-        Some(f) => Box::new(f.create()?),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut out = std::io::BufWriter::new(sink);
-    let (mut written, mut reconstructed, mut unknown, mut partial_lines) = (0u64, 0u64, 0u64, 0u64);
-    let mut unknown_skipped = 0u64;
-    while let Some(row) = rows.next().map_err(db)? {
-        let internal: i64 = row.get(0).map_err(db)?;
-        let id: Option<String> = row.get(1).map_err(db)?;
-        let segment_made = made("segments", row.get(3).map_err(db)?);
-        // A placeholder collection's name is a label salvage made up: the real one is
-        // unknown.
-        let collection: Option<String> = if made("collections", row.get(4).map_err(db)?) {
-            None
-        } else {
-            row.get(2).map_err(db)?
-        };
-        let rebuilt = id.is_none() || made("embeddings", Some(internal));
-        if let Some(wanted) = &args.collection {
-            if collection.as_deref() != Some(wanted.as_str()) {
-                unknown_skipped += u64::from(collection.is_none());
-                continue;
-            }
-        }
-        let mut document = Value::Null;
-        let mut metadata = Map::new();
-        let mut values = meta.query([internal]).map_err(db)?;
-        while let Some(m) = values.next().map_err(db)? {
-            let key: String = m.get(0).map_err(db)?;
-            let value = typed(m).map_err(db)?;
-            if key == DOCUMENT_KEY {
-                document = value;
-            } else {
-                metadata.insert(key, value);
-            }
-        }
-        let line = json!({
-            "id": if rebuilt { None } else { id },
-            "internal_id": internal,
-            // A reconstructed row's segment, hence its collection, was inferred from its
-            // neighbouring ids, not read.
-            "collection_inferred": (rebuilt || segment_made) && collection.is_some(),
-            "collection": collection,
-            "document": document,
-            "metadata": metadata,
-            "reconstructed": rebuilt,
-            "partial": partial.contains(&internal),
-        });
-        let written_ok = serde_json::to_writer(&mut out, &line)
-            .map_err(std::io::Error::from)
-            .and_then(|()| out.write_all(b"\n"));
-        match written_ok {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Clean),
-            other => other.map_err(Error::Output)?,
-        }
-        written += 1;
-        reconstructed += u64::from(rebuilt);
-        unknown += u64::from(collection.is_none());
-        partial_lines += u64::from(partial.contains(&internal));
+    if summary.closed {
+        return Ok(Outcome::Clean);
     }
-    match out.flush() {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(Outcome::Clean),
-        other => other.map_err(Error::Output)?,
-    }
-    drop(out);
-    if let Some(f) = &file {
-        f.commit()?;
-        eprintln!("salvage export: written to `{}`", f.path.display());
-    }
-    eprintln!("salvage export: {written} embeddings written, {reconstructed} of them reconstructed (their user-facing id is lost), {partial_lines} rebuilt in part (values missing), {unknown} of unknown collection");
-    if unknown_skipped > 0 {
-        eprintln!("  {unknown_skipped} embeddings of unknown collection left out by --collection");
+    eprintln!(
+        "salvage export: {} embeddings written, {} of them reconstructed (their user-facing id is lost), {} rebuilt in part (values missing), {} of unknown collection",
+        summary.written, summary.reconstructed, summary.partial, summary.unknown
+    );
+    if summary.unknown_skipped > 0 {
+        eprintln!(
+            "  {} embeddings of unknown collection left out by --collection",
+            summary.unknown_skipped
+        );
     }
     // An export carrying reconstructed rows or unknown collections, or leaving some out,
     // is not a clean one.
-    Ok(
-        if reconstructed + partial_lines + unknown + unknown_skipped > 0 {
-            Outcome::Damaged
-        } else {
-            Outcome::Clean
-        },
-    )
+    Ok(if summary.clean() {
+        Outcome::Clean
+    } else {
+        Outcome::Damaged
+    })
 }
 
 /// `-o FILE`: written as `FILE.incomplete`, renamed into place only once every line is
@@ -262,23 +99,3 @@ impl OutputFile {
     }
 }
 
-/// The value of a metadata row, from whichever typed column holds it, by its storage
-/// class: text, integer, float; `bool_value` as a boolean (Chroma keeps 0/1 there). A BLOB,
-/// which Chroma never writes, is kept as `{"blob_hex": …}` rather than dropped.
-fn typed(m: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
-    use rusqlite::types::ValueRef;
-    for column in 1..=4 {
-        let v = match m.get_ref(column)? {
-            ValueRef::Null => continue,
-            ValueRef::Integer(i) if column == 4 => Value::Bool(i != 0),
-            ValueRef::Integer(i) => i.into(),
-            ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
-            ValueRef::Blob(b) => {
-                json!({ "blob_hex": b.iter().map(|x| format!("{x:02x}")).collect::<String>() })
-            }
-        };
-        return Ok(v);
-    }
-    Ok(Value::Null)
-}

@@ -5,23 +5,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-mod bulk;
 mod cli;
-mod copies;
 mod demo;
 mod export;
-mod fts;
 mod inspect;
-mod output;
-mod partial;
-mod placeholders;
-mod profiles;
+mod progress;
 mod recover;
-mod recover_report;
 mod render;
-mod report;
 mod run;
-mod source;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();

@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::cli::ReportArgs;
-use crate::run::{print_stdout, Error, Outcome};
+use recovery::{Error, Outcome};
+
+use crate::run::print_stdout;
 
 /// Runs `salvage report`.
 pub fn run(args: &ReportArgs) -> Result<Outcome, Error> {
@@ -18,13 +20,13 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, Error> {
         hint: "pass the REPORT.json that `salvage recover` wrote".into(),
     })?;
     if report.get("format_version").and_then(Value::as_u64)
-        != Some(crate::recover_report::FORMAT_VERSION.into())
+        != Some(recovery::recover_report::FORMAT_VERSION.into())
     {
         return Err(Error::Refused {
             what: format!(
                 "`{}` is not a loss report of format version {}",
                 args.report.display(),
-                crate::recover_report::FORMAT_VERSION
+                recovery::recover_report::FORMAT_VERSION
             ),
             hint: "render it with the salvage version that wrote it".into(),
         });

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use crate::run::Error;
+use crate::error::Error;
 
 /// The source database, mapped read-only.
 pub struct Source {

@@ -1,0 +1,88 @@
+//! Read-only forensic inspection: the `inspect` document (`docs/inspect.md`) of a file.
+
+use std::path::Path;
+
+use pager::Database;
+
+use crate::error::Error;
+use crate::report::{self, InspectReport, RunInfo, SourceInfo};
+use crate::source::{sha256_file, Residency, Source, RESIDENT_LIMIT};
+
+/// Inspects the database file at `path` (mapped read-only; nothing is written beside it),
+/// with the SHA-256 of the file when `sha256` is set.
+pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
+    let source = Source::open(path)?;
+    inspect(&source, sha256)
+}
+
+/// Inspects a mapped source.
+pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
+    let bytes = source.bytes();
+    let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
+        path: source.path.clone(),
+        why,
+    })?;
+    // The map's pages are let go of as the survey moves on: resident memory stays flat.
+    let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
+    let page_size = u64::from(db.page_size().get());
+    let survey = pager::survey_observed(&db, &mut |_| {
+        residency.read(pager::OBSERVE_EVERY * page_size)
+    });
+    let sha256 = if sha256 {
+        Some(sha256_file(&source.path)?)
+    } else {
+        None
+    };
+    let info = SourceInfo {
+        size: bytes.len() as u64,
+        sha256,
+    };
+    let run = RunInfo {
+        source_path: source.path.display().to_string(),
+    };
+    let mut report = report::build(&db, &survey, info, run);
+    report.sidecars = sidecars(&source.path)?;
+    let beside: Vec<&str> = [
+        report
+            .sidecars
+            .wal
+            .as_ref()
+            .filter(|w| w.frames_committed > 0)
+            .map(|_| "a write-ahead log with committed frames"),
+        report
+            .sidecars
+            .journal
+            .as_ref()
+            .filter(|j| j.hot)
+            .map(|_| "a hot rollback journal (an interrupted transaction)"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !beside.is_empty() {
+        report.verdict.summary.push_str(&format!(
+            " Beside it: {}. The file alone is not the database; `recover` reads them.",
+            beside.join(" and ")
+        ));
+    }
+    Ok(report)
+}
+
+/// The log and journal beside `path`, read (mapped read-only) when they exist and are not
+/// empty.
+fn sidecars(path: &std::path::Path) -> Result<report::Sidecars, Error> {
+    let beside = |suffix: &str| -> Result<Option<Source>, Error> {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let p = std::path::PathBuf::from(p);
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() && m.len() > 0 => Source::open(&p).map(Some),
+            _ => Ok(None),
+        }
+    };
+    Ok(report::Sidecars {
+        wal: beside("-wal")?.map(|s| report::WalSidecar::of(s.bytes())),
+        journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes())),
+    })
+}
+
