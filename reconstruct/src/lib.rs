@@ -11,7 +11,11 @@
 //!   (child pointers, rowid ranges, record shape), with a confidence, or left to
 //!   `lost_and_found`.
 //! - [`TableRows`]: a table's rows streamed one at a time, each with its [`Provenance`].
-//! - [`TableLoss`], [`assess`]: per-table counts and the never-optimistic verdict flags.
+//! - [`TableLoss`], [`LossSignal`], [`Verdict`]: per-table counts, every sign of loss as a
+//!   typed signal, and the never-optimistic verdict flags.
+//! - [`table::Disposition`], [`bound_table`], [`synthesize`], [`textcopy::resolve`]: what
+//!   to do with each schema table, how many rows each lost, which parents to rebuild,
+//!   which full-text tables hold faithful copies of a table's text.
 //!
 //! ```
 //! use reconstruct::{Affinity, Column, ColumnKind, TableShape};
@@ -46,18 +50,29 @@
 
 pub mod bounds;
 pub mod loss;
+pub mod partial;
 pub mod placeholders;
 pub mod plan;
 pub mod rows;
 pub mod rtree;
 pub mod shape;
+pub mod table;
 pub mod textcopy;
+pub mod vtab;
 
-pub use bounds::{bound_loss, KnownMissing, LossBounds, LostRange, Proven};
-pub use loss::{assess, Assessment, TableLoss};
+pub use bounds::{
+    bound_loss, bound_table, Bounded, BoundsInput, KnownMissing, LossBounds, LostRange, Proven,
+};
+pub use loss::{
+    file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal,
+    TableFacts, TableLoss, Verdict,
+};
 pub use pager;
+pub use partial::{CopyRow, IndexKeys, PartialRow, ResolvedCopy};
 pub use placeholders::{
-    key_text, plan_placeholder, ChildEvidence, Fill, Placeholder, PlaceholderPlan, Relationship,
+    key_text, plan_placeholder, relationships, synthesize, Blocked, ChildEvidence, Fill,
+    ForeignKey, Made, MissingParents, ParentStore, Placeholder, PlaceholderOutcome,
+    PlaceholderPlan, Relationship,
 };
 pub use plan::{
     orphan_groups, plan, Attribution, Confidence, Evidence, InferredTable, OrphanGroup, Plan,
@@ -66,4 +81,7 @@ pub use plan::{
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};
-pub use textcopy::{read_trigger, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};
+pub use table::{creation_order, disposition, is_virtual, Disposition, TableId, TableStatus};
+pub use textcopy::{
+    read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert,
+};

@@ -1,11 +1,19 @@
-//! Loss accounting: what each table got back, and the verdict flags with their evidence.
+//! Loss accounting: what each table got back, every sign that a row may be missing or
+//! damaged as a typed [`LossSignal`], and the verdict flags.
 //!
-//! The flags are never optimistic: `loss_detected` is raised by any sign that a row may
-//! be missing or damaged, and `complete` needs both no such sign and a verified output.
+//! The flags are never optimistic: `loss_detected` is raised by any signal, and `complete`
+//! needs both no signal and a verified output. [`Verdict::of`] is the one place they are
+//! computed; signals become sentences ([`std::fmt::Display`]) only when a report is
+//! written.
+
+use std::fmt;
 
 use pager::{Finding, PageClass, Survey};
+use serde::{Deserialize, Serialize};
 
-use crate::plan::Plan;
+use crate::bounds::LossBounds;
+use crate::placeholders::PlaceholderOutcome;
+use crate::table::TableStatus;
 
 /// What one table got back.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,104 +41,368 @@ pub struct TableLoss {
     pub placeholders: u64,
     /// Lost rows rebuilt from their index entries alone (other columns NULL); still lost.
     pub partial_rows: u64,
+    /// Lost rows proven by index entries or text copies that the table's constraints
+    /// refused (their known values stay in the registry).
+    pub partial_refused: u64,
 }
 
 impl TableLoss {
-    /// Rows written into the table.
+    /// Rows written into the table from the file (not placeholders or partial rows).
     pub fn written(&self) -> u64 {
         self.from_tree + self.from_orphans
     }
 
-    /// Whether anything about this table says a row may be missing or damaged.
-    pub fn lossy(&self) -> bool {
-        self.damaged_rows
-            + self.unreadable_cells
-            + self.conflicts
-            + self.rejected
-            + self.lost_subtrees
-            + self.tree_findings
-            > 0
-            || self.from_orphans > 0
-            || self.root_lost
+    /// Rows the table holds in the output: written, placeholders and partial rows.
+    pub fn held(&self) -> u64 {
+        self.written() + self.placeholders + self.partial_rows
     }
 }
 
-/// The verdict over a whole salvage, with the evidence for each flag.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Assessment {
-    /// Some row may be missing or damaged.
-    pub loss_detected: bool,
-    /// Some rows were recovered, but not provably all.
-    pub partial: bool,
-    /// Every source of evidence agrees nothing is missing (and the output was verified).
-    pub complete: bool,
-    /// Why `loss_detected` is what it is: one sentence per signal, with real counts.
-    pub evidence: Vec<String>,
+/// One sign that a row may be missing or damaged, with its real counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LossSignal {
+    /// A table's root page is unreadable.
+    RootUnreadable {
+        /// The table.
+        table: String,
+    },
+    /// Child pointers of a table's b-tree could not be followed.
+    SubtreesLost {
+        /// The table.
+        table: String,
+        /// How many.
+        pointers: u64,
+    },
+    /// Rows came from orphan pages, outside the table's b-tree.
+    RowsFromOrphans {
+        /// The table.
+        table: String,
+        /// How many.
+        rows: u64,
+    },
+    /// Rows have damaged fields, stored as NULL.
+    DamagedFields {
+        /// The table.
+        table: String,
+        /// How many rows.
+        rows: u64,
+    },
+    /// Cells could not be decoded at all.
+    UndecodableCells {
+        /// The table.
+        table: String,
+        /// How many.
+        cells: u64,
+    },
+    /// Rows conflicted with a row of the same key.
+    KeyConflicts {
+        /// The table.
+        table: String,
+        /// How many.
+        rows: u64,
+    },
+    /// Rows were refused by the table's constraints (kept in `lost_and_found`).
+    RowsRefused {
+        /// The table.
+        table: String,
+        /// How many.
+        rows: u64,
+    },
+    /// Findings in a table's b-tree, where no subtree was lost.
+    TreeFindings {
+        /// The table.
+        table: String,
+        /// How many.
+        findings: u64,
+    },
+    /// Rows no evidence could give a table, kept in `lost_and_found`.
+    LostAndFound {
+        /// How many rows.
+        rows: u64,
+        /// From how many orphan page groups.
+        groups: u64,
+    },
+    /// Pages are zeroed or unrecognisable and may have held rows.
+    PagesUnreadable {
+        /// How many.
+        pages: u64,
+    },
+    /// The schema table has findings: tables may be missing.
+    SchemaDamaged {
+        /// How many findings.
+        findings: u64,
+    },
+    /// The file is cut short (a partial last page).
+    FileCutShort {
+        /// The finding, as rendered.
+        finding: String,
+    },
+    /// The file holds fewer pages than its header declares.
+    PagesMissing {
+        /// Pages in the file.
+        present: u32,
+        /// Pages the header declares.
+        declared: u32,
+    },
+    /// The write-ahead log is unusable.
+    WalUnusable {
+        /// Its path.
+        path: String,
+        /// Why, as rendered.
+        why: String,
+    },
+    /// A damaged write-ahead log frame hides the frames after it.
+    WalFramesIgnored {
+        /// The damaged frame.
+        frame: u32,
+        /// Frames after it, ignored.
+        after: u32,
+    },
+    /// Records of a hot rollback journal are damaged and not rolled back.
+    JournalRecordsDamaged {
+        /// How many.
+        records: u32,
+    },
+    /// Children kept under placeholder parents: the parents' own rows are lost.
+    PlaceholdersMade {
+        /// The parent table.
+        parent: String,
+        /// The child table.
+        child: String,
+        /// Placeholders made.
+        placeholders: u64,
+        /// Children under them.
+        children: u64,
+    },
+    /// Children reference lost parents that could not be rebuilt.
+    ParentsNotRebuilt {
+        /// The parent table.
+        parent: String,
+        /// The child table.
+        child: String,
+        /// Lost parent keys.
+        keys: u64,
+        /// Children referencing them.
+        children: u64,
+        /// Why (the last reason given).
+        reason: String,
+    },
+    /// A full-text table's index could not be rebuilt from its external content table.
+    FullTextRebuildFailed {
+        /// The full-text table.
+        table: String,
+        /// Its content table.
+        content: String,
+        /// SQLite's error.
+        error: String,
+    },
+    /// A contentless full-text table: nothing stores the text its index was built from.
+    FullTextContentless {
+        /// The full-text table.
+        table: String,
+    },
+    /// A full-text table's stored text is not in the schema; the table is left empty.
+    FullTextContentMissing {
+        /// The full-text table.
+        table: String,
+        /// The missing shadow table.
+        shadow: String,
+    },
+    /// A full-text table's stored text came back incomplete.
+    FullTextIncomplete {
+        /// The full-text table.
+        table: String,
+        /// Rows rebuilt.
+        rows: u64,
+        /// Of those, rows with damaged text.
+        damaged: u64,
+        /// Cells unreadable.
+        unreadable: u64,
+        /// Rows refused.
+        refused: u64,
+        /// What is wrong with the shadow table's b-tree, if anything.
+        tree: Option<String>,
+    },
+    /// An R-tree came back incomplete from its node blobs.
+    RtreeIncomplete {
+        /// The R-tree.
+        table: String,
+        /// Its `NAME_node` shadow table.
+        node_table: String,
+        /// Rows rebuilt.
+        rows: u64,
+        /// Rows refused.
+        refused: u64,
+        /// Node blobs damaged.
+        damaged: u64,
+        /// What is wrong with the shadow table's b-tree, if anything.
+        tree: Option<String>,
+        /// Defects of the nodes.
+        defects: Vec<String>,
+    },
+    /// A virtual table is created empty: its data in its shadow tables is not carried over.
+    VirtualTableEmpty {
+        /// The virtual table.
+        table: String,
+        /// Its shadow tables in the source.
+        shadows: Vec<String>,
+    },
+    /// A table a profile expects is missing from a damaged schema.
+    TableMissing {
+        /// The table.
+        table: String,
+        /// The profile.
+        profile: String,
+    },
+    /// Lost rows were rebuilt from index entries and full-text copies alone.
+    PartialRowsRebuilt {
+        /// The table.
+        table: String,
+        /// How many.
+        rows: u64,
+        /// The registry that lists them.
+        registry: String,
+    },
+    /// Lost rows proven by index entries or copies were refused by the table.
+    PartialRowsRefused {
+        /// The table.
+        table: String,
+        /// How many.
+        rows: u64,
+        /// The registry that keeps their known values.
+        registry: String,
+    },
+    /// A table lost rows: bounds on how many.
+    RowsLost {
+        /// The table.
+        table: String,
+        /// At least this many.
+        lower: u64,
+        /// At most this many, when known.
+        upper: Option<u64>,
+        /// Proven by index entries.
+        by_index: u64,
+        /// Proven by full-text copies alone.
+        by_text: u64,
+    },
+    /// A table's schema row is lost: its name and columns are inferred.
+    TableInferred {
+        /// The inferred table.
+        table: String,
+        /// Rows it holds.
+        rows: u64,
+    },
+    /// A table of the schema could not be recovered.
+    TableNotRecovered {
+        /// The table.
+        table: String,
+        /// Why.
+        reason: String,
+    },
 }
 
-/// Weighs the survey, the plan and the per-table outcome. `verified` says whether the
-/// output passed its checks.
-pub fn assess(
+impl fmt::Display for LossSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use LossSignal::*;
+        match self {
+            RootUnreadable { table } => write!(f, "table `{table}`: its root page is unreadable"),
+            SubtreesLost { table, pointers } => write!(f, "table `{table}`: {pointers} child pointers of its b-tree could not be followed"),
+            RowsFromOrphans { table, rows } => write!(f, "table `{table}`: {rows} rows came from orphan pages, outside its b-tree"),
+            DamagedFields { table, rows } => write!(f, "table `{table}`: {rows} rows have damaged fields, stored as NULL"),
+            UndecodableCells { table, cells } => write!(f, "table `{table}`: {cells} cells could not be decoded"),
+            KeyConflicts { table, rows } => write!(f, "table `{table}`: {rows} rows conflicted with a row of the same key"),
+            RowsRefused { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by its constraints"),
+            TreeFindings { table, findings } => write!(f, "table `{table}`: {findings} findings in its b-tree"),
+            LostAndFound { rows, groups } => write!(f, "{rows} rows from {groups} orphan page groups could not be given a table and are in `lost_and_found`"),
+            PagesUnreadable { pages } => write!(f, "{pages} pages are zeroed or unrecognisable and may have held rows"),
+            SchemaDamaged { findings } => write!(f, "the schema table has {findings} findings; tables may be missing"),
+            FileCutShort { finding } => write!(f, "the file is cut short: {finding}"),
+            PagesMissing { present, declared } => write!(f, "the file holds {present} pages but its header declares {declared}: pages are missing"),
+            WalUnusable { path, why } => write!(f, "the write-ahead log `{path}` is unusable ({why}): transactions committed only to it are not recovered"),
+            WalFramesIgnored { frame, after } => write!(f, "write-ahead log frame {frame} is damaged: {after} frames after it are ignored, and transactions among them are not recovered"),
+            JournalRecordsDamaged { records } => write!(f, "{records} records of the hot rollback journal are damaged and not rolled back: the pages they held may carry changes of a transaction that never committed"),
+            PlaceholdersMade { parent, child, placeholders, children } => write!(f, "{children} `{child}` rows kept under {placeholders} reconstructed `{parent}` rows; the `{parent}` rows themselves are lost (their metadata is gone) and the placeholders are registered as fabricated"),
+            ParentsNotRebuilt { parent, child, keys, children, reason } => write!(f, "{children} `{child}` rows reference {keys} lost `{parent}` rows that could not be rebuilt ({reason}); they are kept with dangling references"),
+            FullTextRebuildFailed { table, content, error } => write!(f, "full-text table `{table}`: rebuilding its index from `{content}` failed: {error}"),
+            FullTextContentless { table } => write!(f, "full-text table `{table}` is contentless: no stored text to rebuild its index from, so the index is lost"),
+            FullTextContentMissing { table, shadow } => write!(f, "full-text table `{table}`: its stored text (`{shadow}`) is not in the schema; the table is left empty"),
+            FullTextIncomplete { table, rows, damaged, unreadable, refused, tree } => write!(
+                f,
+                "full-text table `{table}`: {rows} rows of its stored text rebuilt ({damaged} with damaged text); {unreadable} cells unreadable, {refused} rows refused{}",
+                tree.as_ref().map_or(String::new(), |t| format!("; {t}"))
+            ),
+            RtreeIncomplete { table, node_table, rows, refused, damaged, tree, defects } => write!(
+                f,
+                "R-tree `{table}`: {rows} rows rebuilt from `{node_table}`; {refused} refused, {damaged} node blobs damaged{}; node defects: {}",
+                tree.as_ref().map_or(String::new(), |t| format!("; {t}")),
+                if defects.is_empty() { "none".to_string() } else { defects.join("; ") }
+            ),
+            VirtualTableEmpty { table, shadows } => write!(
+                f,
+                "virtual table `{table}` is created empty: its data in {} is not carried over",
+                shadows.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ),
+            TableMissing { table, profile } => write!(f, "table `{table}` (expected by profile `{profile}`) is missing: the schema is damaged and may have lost it"),
+            PartialRowsRebuilt { table, rows, registry } => write!(f, "{rows} lost `{table}` rows rebuilt from their index entries and full-text copies alone (other columns are NULL); registered in `{registry}`"),
+            PartialRowsRefused { table, rows, registry } => write!(f, "{rows} lost `{table}` rows proven by index entries or full-text copies could not be rebuilt: the table's constraints refused what the evidence holds; their known values are kept in `{registry}`"),
+            RowsLost { table, lower, upper, by_index, by_text } => write!(
+                f,
+                "table `{table}`: at least {lower} rows lost{}{}",
+                upper.map_or(", how many more is unknown".to_string(), |u| format!(", at most {u}")),
+                match (by_index, by_text) {
+                    (0, 0) => String::new(),
+                    (i, 0) => format!(" ({i} proven by index entries)"),
+                    (0, t) => format!(" ({t} proven by full-text copies)"),
+                    (i, t) => format!(" ({i} proven by index entries, {t} more by full-text copies)"),
+                }
+            ),
+            TableInferred { table, rows } => write!(f, "table `{table}` holds {rows} rows of a table whose schema row is lost; its name and columns are inferred"),
+            TableNotRecovered { table, reason } => write!(f, "table `{table}` could not be recovered: {reason}"),
+        }
+    }
+}
+
+/// The signals one filled table gives from its counts.
+pub fn table_signals(table: &str, t: &TableLoss) -> Vec<LossSignal> {
+    let name = || table.to_string();
+    let mut out = Vec::new();
+    if t.root_lost {
+        out.push(LossSignal::RootUnreadable { table: name() });
+    }
+    let counted = [
+        (t.lost_subtrees, LossSignal::SubtreesLost { table: name(), pointers: t.lost_subtrees }),
+        (t.from_orphans, LossSignal::RowsFromOrphans { table: name(), rows: t.from_orphans }),
+        (t.damaged_rows, LossSignal::DamagedFields { table: name(), rows: t.damaged_rows }),
+        (t.unreadable_cells, LossSignal::UndecodableCells { table: name(), cells: t.unreadable_cells }),
+        (t.conflicts, LossSignal::KeyConflicts { table: name(), rows: t.conflicts }),
+        (t.rejected, LossSignal::RowsRefused { table: name(), rows: t.rejected }),
+    ];
+    out.extend(counted.into_iter().filter(|(n, _)| *n > 0).map(|(_, s)| s));
+    if t.tree_findings > 0 && t.lost_subtrees == 0 && !t.root_lost {
+        out.push(LossSignal::TreeFindings {
+            table: name(),
+            findings: t.tree_findings,
+        });
+    }
+    out
+}
+
+/// The signals of the file as a whole: rows in `lost_and_found`, unreadable pages, a
+/// damaged schema, a file shorter than its header says.
+pub fn file_signals(
     survey: &Survey,
-    plan: &Plan,
-    tables: &[(String, TableLoss)],
-    lost_and_found_rows: u64,
+    lost_and_found: (u64, usize),
     header_findings: &[Finding],
-    verified: bool,
-) -> Assessment {
-    let mut evidence = Vec::new();
-    for (name, t) in tables {
-        if t.root_lost {
-            evidence.push(format!("table `{name}`: its root page is unreadable"));
-        }
-        if t.lost_subtrees > 0 {
-            evidence.push(format!(
-                "table `{name}`: {} child pointers of its b-tree could not be followed",
-                t.lost_subtrees
-            ));
-        }
-        if t.from_orphans > 0 {
-            evidence.push(format!(
-                "table `{name}`: {} rows came from orphan pages, outside its b-tree",
-                t.from_orphans
-            ));
-        }
-        if t.damaged_rows > 0 {
-            evidence.push(format!(
-                "table `{name}`: {} rows have damaged fields, stored as NULL",
-                t.damaged_rows
-            ));
-        }
-        if t.unreadable_cells > 0 {
-            evidence.push(format!(
-                "table `{name}`: {} cells could not be decoded",
-                t.unreadable_cells
-            ));
-        }
-        if t.conflicts > 0 {
-            evidence.push(format!(
-                "table `{name}`: {} rows conflicted with a row of the same key",
-                t.conflicts
-            ));
-        }
-        if t.rejected > 0 {
-            evidence.push(format!(
-                "table `{name}`: {} rows were refused by its constraints",
-                t.rejected
-            ));
-        }
-        if t.tree_findings > 0 && t.lost_subtrees == 0 && !t.root_lost {
-            evidence.push(format!(
-                "table `{name}`: {} findings in its b-tree",
-                t.tree_findings
-            ));
-        }
-    }
-    if lost_and_found_rows > 0 {
-        evidence.push(format!(
-            "{lost_and_found_rows} rows from {} orphan page groups could not be given a table and are in `lost_and_found`",
-            plan.lost_and_found.len()
-        ));
+) -> Vec<LossSignal> {
+    let mut out = Vec::new();
+    let (rows, groups) = lost_and_found;
+    if rows > 0 {
+        out.push(LossSignal::LostAndFound {
+            rows,
+            groups: groups as u64,
+        });
     }
     let unclaimed = survey
         .page_map
@@ -140,33 +412,156 @@ pub fn assess(
         .map(|(_, n)| u64::from(n))
         .sum::<u64>();
     if unclaimed > 0 {
-        evidence.push(format!(
-            "{unclaimed} pages are zeroed or unrecognisable and may have held rows"
-        ));
+        out.push(LossSignal::PagesUnreadable { pages: unclaimed });
     }
-    if let Some(schema) = survey.trees.first() {
-        if !schema.findings.is_empty() {
-            evidence.push(format!(
-                "the schema table has {} findings; tables may be missing",
-                schema.findings.len()
-            ));
-        }
+    if let Some(schema) = survey.trees.first().filter(|s| !s.findings.is_empty()) {
+        out.push(LossSignal::SchemaDamaged {
+            findings: schema.findings.len() as u64,
+        });
     }
     for f in header_findings {
         if matches!(f, Finding::FileNotPageMultiple { .. }) {
-            evidence.push(format!("the file is cut short: {f}"));
+            out.push(LossSignal::FileCutShort {
+                finding: f.to_string(),
+            });
         }
         if let Finding::DatabaseSizeMismatch { declared, actual } = f {
             if actual < declared {
-                evidence.push(format!("the file holds {actual} pages but its header declares {declared}: pages are missing"));
+                out.push(LossSignal::PagesMissing {
+                    present: *actual,
+                    declared: *declared,
+                });
             }
         }
     }
-    let loss_detected = !evidence.is_empty();
-    Assessment {
-        loss_detected,
-        partial: loss_detected,
-        complete: !loss_detected && verified,
-        evidence,
+    out
+}
+
+/// One signal per parent/child pair of placeholders: children kept under placeholders
+/// (the parents' own data is gone), and children whose parent could not be rebuilt.
+pub fn placeholder_signals(outcome: &PlaceholderOutcome) -> Vec<LossSignal> {
+    use std::collections::BTreeMap;
+    let mut made: BTreeMap<(&str, &str), (u64, u64)> = BTreeMap::new();
+    for m in &outcome.made {
+        let e = made.entry((&m.table, &m.child_table)).or_default();
+        e.0 += 1;
+        e.1 += m.children;
+    }
+    let mut blocked: BTreeMap<(&str, &str), (u64, u64, &str)> = BTreeMap::new();
+    for b in &outcome.blocked {
+        let e = blocked.entry((&b.table, &b.child_table)).or_default();
+        e.0 += 1;
+        e.1 += b.children;
+        e.2 = &b.reason;
+    }
+    let mut out: Vec<LossSignal> = made
+        .into_iter()
+        .map(|((parent, child), (n, children))| LossSignal::PlaceholdersMade {
+            parent: parent.into(),
+            child: child.into(),
+            placeholders: n,
+            children,
+        })
+        .collect();
+    out.extend(blocked.into_iter().map(|((parent, child), (n, children, reason))| {
+        LossSignal::ParentsNotRebuilt {
+            parent: parent.into(),
+            child: child.into(),
+            keys: n,
+            children,
+            reason: reason.into(),
+        }
+    }));
+    out
+}
+
+/// What a table contributes to the run's signals beyond its counts.
+#[derive(Clone, Copy, Debug)]
+pub struct TableFacts<'a> {
+    /// The table's name.
+    pub name: &'a str,
+    /// What became of it.
+    pub status: TableStatus,
+    /// Why, for a table not recovered.
+    pub reason: Option<&'a str>,
+    /// Its counts, when it was filled.
+    pub loss: Option<&'a TableLoss>,
+    /// Its loss bounds, when anything says it lost rows.
+    pub bounds: Option<&'a LossBounds>,
+}
+
+/// The signals of a table beyond its counts, in the report's order: partial rows, then
+/// its loss bounds, then whether it is inferred or failed. (Grouped by kind across the
+/// tables: [`signals_after_counts`].)
+pub fn signals_after_counts(tables: &[TableFacts<'_>], registry: Option<&str>) -> Vec<LossSignal> {
+    let registry = registry.unwrap_or("salvage_partial_rows").to_string();
+    let mut out = Vec::new();
+    for t in tables {
+        let Some(loss) = t.loss else { continue };
+        if loss.partial_rows > 0 {
+            out.push(LossSignal::PartialRowsRebuilt {
+                table: t.name.into(),
+                rows: loss.partial_rows,
+                registry: registry.clone(),
+            });
+        }
+        if loss.partial_refused > 0 {
+            out.push(LossSignal::PartialRowsRefused {
+                table: t.name.into(),
+                rows: loss.partial_refused,
+                registry: registry.clone(),
+            });
+        }
+    }
+    for t in tables {
+        if let Some(b) = t.bounds.filter(|b| b.lower > 0 || b.upper != Some(0)) {
+            out.push(LossSignal::RowsLost {
+                table: t.name.into(),
+                lower: b.lower,
+                upper: b.upper,
+                by_index: b.proven_by_index,
+                by_text: b.proven_by_text,
+            });
+        }
+    }
+    for t in tables.iter().filter(|t| t.status == TableStatus::Inferred) {
+        out.push(LossSignal::TableInferred {
+            table: t.name.into(),
+            rows: t.loss.map_or(0, TableLoss::written),
+        });
+    }
+    for t in tables.iter().filter(|t| t.status == TableStatus::Failed) {
+        out.push(LossSignal::TableNotRecovered {
+            table: t.name.into(),
+            reason: t.reason.unwrap_or_default().into(),
+        });
+    }
+    out
+}
+
+/// The verdict over a whole salvage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Every source of evidence agrees nothing is missing, and the output was verified.
+    pub complete: bool,
+    /// Some rows were recovered, but not provably all.
+    pub partial: bool,
+    /// Some row may be missing or damaged.
+    pub loss_detected: bool,
+    /// The output passed its checks.
+    pub verified: bool,
+}
+
+impl Verdict {
+    /// The verdict from the run's signals and its verification: the one place
+    /// `loss_detected` is decided.
+    pub fn of(signals: &[LossSignal], verified: bool) -> Verdict {
+        let loss_detected = !signals.is_empty();
+        Verdict {
+            complete: !loss_detected && verified,
+            partial: loss_detected,
+            loss_detected,
+            verified,
+        }
     }
 }

@@ -1,43 +1,17 @@
-//! What ends a run early, and how a run that finished ended.
+//! Why a run could not start or go on. Damage in the evidence is never an error (it is a
+//! finding, and a loss signal); only what prevents reading the evidence or writing the
+//! output ends a run.
 
 use std::fmt;
 use std::path::PathBuf;
 
-/// How a command ended when it ran to completion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Nothing wrong found; for `recover`, a complete recovery committed.
-    Clean,
-    /// `inspect`: the report records damage. `recover`: loss recorded and the partial
-    /// output committed (`--allow-partial`).
-    Damaged,
-    /// `recover`: loss detected and the output withheld (the report is still written).
-    Withheld,
-    /// `recover`: the output failed verification, or the source changed during the run;
-    /// the output is kept as DEST.incomplete, the report is written.
-    NotVerified {
-        /// The source's hash after the run differs from the one before.
-        source_changed: bool,
-    },
-}
+use crate::observer::Background;
 
-impl Outcome {
-    /// The exit code: 0 clean, 3 damage or loss recorded, 4 output withheld, 1 not
-    /// verified.
-    pub fn code(self) -> u8 {
-        match self {
-            Outcome::Clean => 0,
-            Outcome::Damaged => 3,
-            Outcome::Withheld => 4,
-            Outcome::NotVerified { .. } => 1,
-        }
-    }
-}
-
-/// Why a command could not run or finish.
+/// Why a run could not start or go on.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
-    /// The source could not be read.
+    /// The source (or a log read with it) could not be read.
     Source {
         /// The path.
         path: PathBuf,
@@ -58,28 +32,61 @@ pub enum Error {
         /// Why.
         why: pager::OpenError,
     },
-    /// Writing output failed.
-    Output(std::io::Error),
-    /// The arguments were refused before anything was created.
+    /// The request was refused before anything was created.
     Refused {
         /// What is wrong.
         what: String,
         /// What to do about it.
         hint: String,
     },
-    /// The output database could not be written.
-    Database(String),
-    /// Building the demo database failed.
-    Demo(String),
+    /// A profile named with the request is unknown or cannot be read.
+    InvalidProfile {
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Writing an output file failed.
+    Output(std::io::Error),
+    /// SQLite refused to write the output database.
+    OutputDatabase {
+        /// What the run was doing.
+        doing: &'static str,
+        /// SQLite's error.
+        error: rusqlite::Error,
+    },
+    /// Work on the second core ended without its result.
+    WorkerPanicked {
+        /// The work.
+        work: Background,
+    },
+    /// The output failed verification, or the source changed during the run: the output
+    /// is kept as DEST.incomplete and the report is written, but nothing is committed.
+    VerificationFailed {
+        /// Where the output is kept.
+        incomplete: PathBuf,
+        /// The source's hash after the run differs from the one before.
+        source_changed: bool,
+    },
 }
 
 impl Error {
-    /// The exit code: 2 refused input, 1 failure.
-    pub fn code(&self) -> u8 {
+    /// An [`Error::OutputDatabase`] for what the run was `doing`, for `map_err`.
+    pub fn db(doing: &'static str) -> impl Fn(rusqlite::Error) -> Error + Copy {
+        move |error| Error::OutputDatabase { doing, error }
+    }
+
+    /// Whether the request itself was at fault (bad arguments, a missing or wrong source),
+    /// as opposed to a failure while running.
+    pub fn is_refusal(&self) -> bool {
         match self {
-            Error::Source { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
-            Error::NotAFile { .. } | Error::NotADatabase { .. } | Error::Refused { .. } => 2,
-            Error::Source { .. } | Error::Output(_) | Error::Demo(_) | Error::Database(_) => 1,
+            Error::Source { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            Error::NotAFile { .. }
+            | Error::NotADatabase { .. }
+            | Error::Refused { .. }
+            | Error::InvalidProfile { .. } => true,
+            Error::Output(_)
+            | Error::OutputDatabase { .. }
+            | Error::WorkerPanicked { .. }
+            | Error::VerificationFailed { .. } => false,
         }
     }
 
@@ -94,8 +101,15 @@ impl Error {
             }
             Error::NotAFile { .. } => Some("pass the database file, not the folder holding it".into()),
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::InvalidProfile { .. } => Some(
+                "--profile takes auto, none, agent, chroma or the path of a profile file".into(),
+            ),
             Error::NotADatabase { .. } => Some(
                 "if this is a carved or encrypted file, it needs another tool first; nothing in it parses as SQLite pages"
+                    .into(),
+            ),
+            Error::VerificationFailed { .. } => Some(
+                "the report says what failed; the source is untouched and the run can be repeated"
                     .into(),
             ),
             _ => None,
@@ -111,11 +125,38 @@ impl fmt::Display for Error {
             }
             Error::NotAFile { path, what } => write!(f, "`{}` is {what}", path.display()),
             Error::NotADatabase { path, why } => write!(f, "`{}`: {why}", path.display()),
-            Error::Output(e) => write!(f, "cannot write output: {e}"),
-            Error::Demo(e) => write!(f, "cannot build the demo database: {e}"),
             Error::Refused { what, .. } => f.write_str(what),
-            Error::Database(e) => write!(f, "cannot write the output database: {e}"),
+            Error::InvalidProfile { why } => write!(f, "invalid profile: {why}"),
+            Error::Output(e) => write!(f, "cannot write output: {e}"),
+            Error::OutputDatabase { doing, error } => {
+                write!(f, "cannot write the output database ({doing}): {error}")
+            }
+            Error::WorkerPanicked { work } => {
+                write!(f, "internal error: the {work} ended without its result")
+            }
+            Error::VerificationFailed {
+                incomplete,
+                source_changed,
+            } => write!(
+                f,
+                "the output failed verification{}; it is kept at `{}`, not committed",
+                if *source_changed {
+                    " and the source changed during the run"
+                } else {
+                    ""
+                },
+                incomplete.display()
+            ),
         }
     }
 }
 
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Source { source, .. } | Error::Output(source) => Some(source),
+            Error::OutputDatabase { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

@@ -56,7 +56,7 @@ impl Export {
     /// Opens the database at `db` read-only and checks that it is a Chroma store holding
     /// the collection named `collection`, when one is.
     pub fn open(db: &Path, collection: Option<&str>) -> Result<Export, Error> {
-        crate::source::check_regular_file(db)?;
+        crate::evidence::check_regular_file(db)?;
         let refused = |what: String, hint: &str| Error::Refused {
             what,
             hint: hint.into(),
@@ -97,7 +97,7 @@ impl Export {
                     r.get(0)
                 })
                 .optional()
-                .map_err(|e| Error::Database(e.to_string()))?;
+                .map_err(Error::db("reading the salvaged database"))?;
             if known.is_none() {
                 return Err(refused(
                     format!("no collection named `{name}` in `{}`", db.display()),
@@ -116,7 +116,7 @@ impl Export {
     /// and is no error (see [`ExportSummary::closed`]).
     pub fn write_to(&self, sink: &mut dyn Write) -> Result<ExportSummary, Error> {
         let (conn, tables) = (&self.conn, &self.tables);
-        let db = |e: rusqlite::Error| Error::Database(e.to_string());
+        let db = Error::db("reading the salvaged database");
         // Placeholder rows (embeddings, segments, collections), registered by the salvage
         // that made them.
         let placeholders: BTreeSet<(String, i64)> = if tables.contains("salvage_placeholders") {

@@ -1,21 +1,252 @@
-//! `recovery`: carries out the salvage of a damaged SQLite database, in-process.
+//! `recovery`: the salvage of a damaged SQLite database, carried out in-process.
+//!
+//! A recovery reads the evidence without SQLite (the [`pager`] walks its b-trees byte by
+//! byte), lets [`reconstruct`] make every decision, and writes a new database with SQLite,
+//! in stages; each stage is a module and a type that hands its state to the next:
+//!
+//! ```text
+//! request ─▶ evidence ─▶ plan ─▶ load ─────────▶ rebuild ─────────▶ finish ─▶ Recovery
+//! (checked)  (mapped,    (output, (bulk b-trees,  (loss bounds,      (views, virtual
+//!             hashed,     tables)  orphans, SQL,   partial rows,      tables, triggers,
+//!             logs read)           lost_and_found, placeholders)      verify, commit,
+//!                                  indexes)                           report)
+//! ```
+//!
+//! Beside the stages, the second core hashes the evidence, surveys every page, and bounds
+//! each damaged table's loss. Principal types: [`RecoverOptions`] (the request),
+//! [`Recovery`] (the outcome, with its [`report::LossReport`]), [`Observer`] (progress),
+//! [`Error`] (what ends a run: only I/O on the source or the output).
+//!
+//! ```
+//! use recovery::{recover, LossSignal, Outcome, Quiet, RecoverOptions};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // An agent's session store whose `sessions` table lost its only page.
+//! let fixture = fixtures::build(fixtures::Kind::AgentStore, &fixtures::Options::default());
+//! let mut bytes = fixture.bytes.clone();
+//! fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(fixture.roots["sessions"]))?;
+//! let dir = std::env::temp_dir().join(format!("recovery-doctest-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let (src, dest) = (dir.join("state.db"), dir.join("recovered.db"));
+//! std::fs::write(&src, &bytes)?;
+//!
+//! let mut options = RecoverOptions::new(&src, &dest);
+//! options.allow_partial = true;
+//! let recovery = recover(&options, &Quiet)?;
+//!
+//! // Loss is never reported as clean: the output is committed as partial.
+//! assert_eq!(recovery.outcome, Outcome::PartialCommitted);
+//! assert!(recovery.verdict().loss_detected);
+//! // Every message survived; each lost session is a registered placeholder.
+//! let sessions = recovery.table("sessions").expect("sessions is reported");
+//! assert!(sessions.placeholders > 0);
+//! assert!(recovery.signals().iter().any(|s| matches!(
+//!     s,
+//!     LossSignal::PlaceholdersMade { parent, child, .. } if parent == "sessions" && child == "messages"
+//! )));
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok(()) }
+//! ```
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
-pub mod bulk;
-pub mod copies;
 pub mod error;
+pub mod evidence;
 pub mod export;
-pub mod fts;
+pub mod finish;
 pub mod inspect;
+pub mod ledger;
+pub mod load;
+mod objects;
 pub mod observer;
 pub mod output;
-pub mod partial;
-pub mod placeholders;
+pub mod plan;
 pub mod profiles;
-pub mod recover;
-pub mod recover_report;
+pub mod rebuild;
 pub mod report;
-pub mod source;
+pub mod request;
+pub mod tables;
 
-pub use error::{Error, Outcome};
-pub use observer::{Observer, Quiet};
+use std::sync::mpsc;
+
+pub use error::Error;
+pub use observer::{Background, Observer, Quiet, Stage};
+pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
+pub use request::{Log, RecoverOptions};
+
+use evidence::{Evidence, EvidenceFiles, Hashes, Reader};
+use finish::Finish;
+use load::Bulk;
+use plan::SchemaPlan;
+use rebuild::{RebuildInputs, Rebuilt};
+use report::{LossReport, TableReport};
+use request::{Paths, Request};
+
+/// How a recovery that ran to its end ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// No loss detected; the output is verified and committed at DEST.
+    Complete,
+    /// Loss detected and recorded; the partial output is committed (it was allowed).
+    PartialCommitted,
+    /// Loss detected; the output is withheld as DEST.incomplete. The report is written.
+    Withheld,
+    /// The output failed verification, or the source changed during the run; the output
+    /// is kept as DEST.incomplete, the report is written.
+    NotVerified {
+        /// The source's hash after the run differs from the one before.
+        source_changed: bool,
+    },
+}
+
+/// A recovery that ran to its end: how it ended, and its loss report as written.
+#[derive(Debug)]
+pub struct Recovery {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The loss report (also written to `paths.report`).
+    pub report: LossReport,
+    /// Where everything is.
+    pub paths: Paths,
+}
+
+impl Recovery {
+    /// The verdict flags.
+    pub fn verdict(&self) -> Verdict {
+        self.report.flags
+    }
+
+    /// Every sign of loss, typed, in the report's order.
+    pub fn signals(&self) -> &[LossSignal] {
+        &self.report.evidence.signals
+    }
+
+    /// The report's entry for the table named `name`.
+    pub fn table(&self, name: &str) -> Option<&TableReport> {
+        self.report
+            .tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The run as a `Result`: a run whose output failed verification is an error.
+    pub fn verified(self) -> Result<Recovery, Error> {
+        match self.outcome {
+            Outcome::NotVerified { source_changed } => Err(Error::VerificationFailed {
+                incomplete: self.paths.incomplete,
+                source_changed,
+            }),
+            _ => Ok(self),
+        }
+    }
+}
+
+/// Recovers a damaged database: checks the request before anything is created, then
+/// runs every stage. Damage in the source never ends the run; only I/O on the source or
+/// the output, or a refused request, does.
+pub fn recover(options: &RecoverOptions, observer: &dyn Observer) -> Result<Recovery, Error> {
+    let request = Request::check(options)?;
+    let files = EvidenceFiles::open(&request.paths)?;
+    let mut evidence = Evidence::open(&files, &request.paths)?;
+    run(&request, &files, &mut evidence, observer)
+}
+
+/// The stages, with the second core's work beside them.
+fn run<'s>(
+    request: &Request,
+    files: &'s EvidenceFiles,
+    evidence: &mut Evidence<'s>,
+    observer: &dyn Observer,
+) -> Result<Recovery, Error> {
+    let paths = &request.paths;
+    let panicked = |work| move |_| Error::WorkerPanicked { work };
+    std::thread::scope(|scope| {
+        // The evidence is hashed on the second core while the first one works, read from
+        // the file (not through the map, which would keep every page resident).
+        let first_hash = scope.spawn(|| {
+            let hashes = Hashes::of(paths);
+            observer.finished(Background::FirstHash);
+            hashes
+        });
+        evidence.read_schema();
+        let evidence: &Evidence<'s> = evidence;
+        let reader = Reader::new(files);
+        let plan = SchemaPlan::make(evidence, paths)?;
+        // The survey runs on the second core while the first loads the tables' own rows,
+        // which need only the schema; the orphan pages it finds are planned after.
+        let survey = scope.spawn(move || {
+            let mut residency = files.residency();
+            let page_size = u64::from(evidence.db.page_size().get());
+            let survey = pager::survey_with_schema(
+                &evidence.db,
+                evidence.schema.clone(),
+                pager::SurveyChecks::Structure,
+                &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
+            );
+            observer.finished(Background::Survey);
+            survey
+        });
+        let bulk = Bulk::run(evidence, plan, &reader, observer)?;
+        observer.stage(Stage::Surveying);
+        let survey = survey.join().map_err(panicked(Background::Survey))?;
+        let mut loaded = bulk.load(evidence, survey, observer)?;
+        let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
+        // Loss bounds read only the source and the load's record: on the second core.
+        let inputs = rebuild::bounds_inputs(evidence, &mut loaded, &copies);
+        // The second hash proves that nothing read from the source changed during the run,
+        // so it starts after the last read: right after the loss bounds on the second
+        // core, unless the first still has the source to read.
+        let late_reads = rebuild::reads_source_late(&copies, &loaded.ledger);
+        let second_hash = || {
+            let hashes = Hashes::of(paths);
+            observer.finished(Background::SecondHash);
+            hashes
+        };
+        let (bounds_tx, bounds_rx) = mpsc::channel();
+        let second_core = scope.spawn(move || {
+            let mut residency = files.residency();
+            let bounded: Vec<reconstruct::Bounded> = inputs
+                .into_iter()
+                .map(|input| {
+                    reconstruct::bound_table(&evidence.db, input, &mut |n| residency.read(n))
+                })
+                .collect();
+            observer.finished(Background::LossBounds);
+            let _ = bounds_tx.send(bounded);
+            (!late_reads).then(second_hash)
+        });
+        loaded.create_indexes(evidence, observer);
+        let Ok(bounded) = bounds_rx.recv() else {
+            // The thread ended without its result: joined here, its panic is an error,
+            // not a crash of the whole run.
+            let _ = second_core.join();
+            return Err(Error::WorkerPanicked {
+                work: Background::LossBounds,
+            });
+        };
+        let rebuilt = Rebuilt::run(
+            evidence,
+            loaded,
+            RebuildInputs {
+                bounded,
+                copies: &copies,
+                profiles: &request.profiles,
+                partial_rows: request.partial_rows,
+            },
+            &reader,
+            observer,
+        )?;
+        let mut finish = Finish::objects(evidence, rebuilt, observer)?;
+        let late_hash = late_reads.then(|| scope.spawn(second_hash));
+        finish.verify(observer);
+        let before = first_hash.join().map_err(panicked(Background::FirstHash))??;
+        let early = second_core.join().map_err(panicked(Background::LossBounds))?;
+        let after = match late_hash {
+            Some(h) => h.join().map_err(panicked(Background::SecondHash))?,
+            None => early.ok_or(Error::WorkerPanicked {
+                work: Background::SecondHash,
+            })?,
+        }?;
+        observer.done();
+        finish.commit(evidence, request, [before, after])
+    })
+}

@@ -1,13 +1,91 @@
-//! How a caller follows a run: the pipeline tells an [`Observer`] what it is doing and
-//! never prints. The `salvage` binary shows it on a terminal; a program embedding the
-//! library may log it, or pass [`Quiet`].
+//! How a caller follows a run: the pipeline tells an [`Observer`] which stage it is in and
+//! never prints. The `salvage` binary shows it on a terminal (or as timings); a program
+//! that embeds the library may log it, or pass [`Quiet`].
+
+use std::fmt;
+
+/// A step of the run on its main thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage<'a> {
+    /// A table's rows are written.
+    Recovering {
+        /// The table.
+        table: &'a str,
+    },
+    /// Waiting for the survey of every page.
+    Surveying,
+    /// Orphan pages are attributed to tables.
+    PlanningOrphans,
+    /// Rows no table could be given are written to `lost_and_found`.
+    LostAndFound,
+    /// Indexes are re-created.
+    Indexes,
+    /// Lost rows are rebuilt from index entries and full-text copies.
+    PartialRows,
+    /// Lost parent rows are rebuilt as registered placeholders.
+    Placeholders,
+    /// Views are re-created.
+    Views,
+    /// Full-text tables and R-trees are refilled.
+    VirtualTables,
+    /// Triggers are re-created.
+    Triggers,
+    /// The output is checked.
+    Verifying,
+}
+
+impl fmt::Display for Stage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stage::Recovering { table } => write!(f, "recovering `{table}`"),
+            Stage::Surveying => f.write_str("surveying pages"),
+            Stage::PlanningOrphans => f.write_str("planning orphan pages"),
+            Stage::LostAndFound => f.write_str("writing lost_and_found"),
+            Stage::Indexes => f.write_str("re-creating indexes"),
+            Stage::PartialRows => {
+                f.write_str("rebuilding partial rows from index entries and text copies")
+            }
+            Stage::Placeholders => f.write_str("rebuilding lost parent rows"),
+            Stage::Views => f.write_str("re-creating views"),
+            Stage::VirtualTables => f.write_str("rebuilding full-text indexes"),
+            Stage::Triggers => f.write_str("re-creating triggers"),
+            Stage::Verifying => f.write_str("verifying the output"),
+        }
+    }
+}
+
+/// Work that runs on the second core beside the stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Background {
+    /// The hash of the evidence before the run.
+    FirstHash,
+    /// The survey of every page.
+    Survey,
+    /// The loss bounds of damaged tables.
+    LossBounds,
+    /// The hash of the evidence after its last read.
+    SecondHash,
+}
+
+impl fmt::Display for Background {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Background::FirstHash => "first hash of the source",
+            Background::Survey => "survey",
+            Background::LossBounds => "loss bounds",
+            Background::SecondHash => "second hash of the source",
+        })
+    }
+}
 
 /// Told what the run is doing. Called from the run's threads, so it is `Sync`.
 pub trait Observer: Sync {
-    /// A step starts on the run's main thread.
-    fn say(&self, _what: &str) {}
-    /// Work on another thread ended.
-    fn note(&self, _what: &str) {}
+    /// A stage starts on the run's main thread.
+    fn stage(&self, _stage: Stage<'_>) {}
+    /// Work on the second core ended.
+    fn finished(&self, _work: Background) {}
     /// The run is over.
     fn done(&self) {}
 }

@@ -172,13 +172,14 @@ impl Output {
     pub fn with_file_closed<T>(
         &mut self,
         write: impl FnOnce(&Path) -> std::io::Result<T>,
-    ) -> Result<T, String> {
-        let placeholder = Connection::open_in_memory().map_err(|e| e.to_string())?;
+    ) -> std::io::Result<T> {
+        let sqlite = |e: rusqlite::Error| std::io::Error::other(e.to_string());
+        let placeholder = Connection::open_in_memory().map_err(sqlite)?;
         let conn = std::mem::replace(&mut self.conn, placeholder);
-        conn.close().map_err(|(_, e)| e.to_string())?;
-        let out = write(&self.path).map_err(|e| e.to_string())?;
-        self.conn = Connection::open(&self.path).map_err(|e| e.to_string())?;
-        configure(&self.conn).map_err(|e| e.to_string())?;
+        conn.close().map_err(|(_, e)| sqlite(e))?;
+        let out = write(&self.path)?;
+        self.conn = Connection::open(&self.path).map_err(sqlite)?;
+        configure(&self.conn).map_err(sqlite)?;
         Ok(out)
     }
 
@@ -328,6 +329,12 @@ impl rusqlite::ToSql for SqlValue<'_> {
             SqlValue::RawText(b) => ValueRef::Text(b),
             SqlValue::Blob(b) => ValueRef::Blob(b),
         }))
+    }
+}
+
+impl reconstruct::Columns for Output {
+    fn columns(&self, table: &str) -> Result<Vec<String>, String> {
+        Output::columns(self, table).map_err(|e| e.to_string())
     }
 }
 

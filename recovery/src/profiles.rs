@@ -3,7 +3,6 @@
 //! the shipped ones are embedded in the binary, and `--profile FILE` loads a user's.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use pager::{TextEncoding, Value};
 use reconstruct::{Fill, Relationship, TextCopy};
@@ -236,28 +235,80 @@ pub fn shipped() -> Vec<Profile> {
         .collect()
 }
 
-/// Which profiles a run uses: `auto` (every shipped profile whose tables exist), `none`,
-/// a shipped profile's name, or the path of a profile file.
-pub fn choose(choice: &str, tables: &[String]) -> Result<Vec<Profile>, String> {
-    match choice {
-        "none" => Ok(Vec::new()),
-        "auto" => Ok(shipped()
-            .into_iter()
-            .filter(|p| p.applies(tables))
-            .collect()),
-        name => {
-            if let Some(p) = shipped().into_iter().find(|p| p.name == name) {
-                return Ok(vec![p]);
+/// Which profiles a run uses, as the request names them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileChoice {
+    /// Every shipped profile whose tables exist.
+    Auto,
+    /// None: declared foreign keys only.
+    None,
+    /// A shipped profile, by name (`agent`, `chroma`).
+    Shipped(String),
+    /// A profile file (`docs/profiles.md`).
+    File(std::path::PathBuf),
+}
+
+impl ProfileChoice {
+    /// Reads a choice as the command line spells it: `auto`, `none`, a shipped profile's
+    /// name, or else the path of a profile file.
+    pub fn parse(text: &str) -> ProfileChoice {
+        match text {
+            "auto" => ProfileChoice::Auto,
+            "none" => ProfileChoice::None,
+            name if SHIPPED.iter().any(|(n, _)| *n == name) => {
+                ProfileChoice::Shipped(name.to_string())
             }
-            let text = std::fs::read_to_string(Path::new(name))
-                .map_err(|e| format!("`{name}` is neither a shipped profile (agent, chroma) nor a readable file: {e}"))?;
-            let p = Profile::parse(&text).map_err(|e| format!("profile `{name}`: {e}"))?;
-            p.relationships()
-                .map_err(|e| format!("profile `{name}`: {e}"))?;
-            p.text_copies(TextEncoding::Utf8)
-                .map_err(|e| format!("profile `{name}`: {e}"))?;
-            Ok(vec![p])
+            path => ProfileChoice::File(path.into()),
         }
+    }
+
+    /// Loads the profiles chosen, checking a profile file's rules: an unknown or invalid
+    /// profile is refused before a run creates anything.
+    pub fn load(&self) -> Result<Profiles, String> {
+        Ok(match self {
+            ProfileChoice::None => Profiles::default(),
+            ProfileChoice::Auto => Profiles {
+                profiles: shipped(),
+                detect: true,
+            },
+            ProfileChoice::Shipped(name) => Profiles {
+                profiles: shipped().into_iter().filter(|p| p.name == *name).collect(),
+                detect: false,
+            },
+            ProfileChoice::File(path) => {
+                let name = path.display();
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    format!("`{name}` is neither a shipped profile (agent, chroma) nor a readable file: {e}")
+                })?;
+                let p = Profile::parse(&text).map_err(|e| format!("profile `{name}`: {e}"))?;
+                p.relationships()
+                    .map_err(|e| format!("profile `{name}`: {e}"))?;
+                p.text_copies(TextEncoding::Utf8)
+                    .map_err(|e| format!("profile `{name}`: {e}"))?;
+                Profiles {
+                    profiles: vec![p],
+                    detect: false,
+                }
+            }
+        })
+    }
+}
+
+/// The profiles a request chose, loaded.
+#[derive(Debug, Default)]
+pub struct Profiles {
+    profiles: Vec<Profile>,
+    /// Only those whose tables exist apply (`auto`).
+    detect: bool,
+}
+
+impl Profiles {
+    /// The profiles that apply to a database with these tables.
+    pub fn applying(&self, tables: &[String]) -> Vec<&Profile> {
+        self.profiles
+            .iter()
+            .filter(|p| !self.detect || p.applies(tables))
+            .collect()
     }
 }
 

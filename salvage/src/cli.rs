@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Forensic SQLite salvage: reads damaged SQLite files byte by byte, without SQLite, and
 /// says exactly what is there and what was lost.
@@ -42,8 +42,8 @@ pub struct ExportArgs {
     /// The salvaged database (DEST of `salvage recover`), opened read-only.
     pub db: PathBuf,
     /// Output format; JSON lines is the one a vector store re-upserts from.
-    #[arg(long, value_name = "FORMAT", default_value = "jsonl", value_parser = ["jsonl"])]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = ExportFormat::Jsonl)]
+    pub format: ExportFormat,
     /// Export this collection only (by name); default: every collection.
     #[arg(long, value_name = "NAME")]
     pub collection: Option<String>,
@@ -59,8 +59,24 @@ pub struct ReportArgs {
     /// The loss report written by `salvage recover`.
     pub report: PathBuf,
     /// `text` for a terminal, `markdown` for pasting into a ticket.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "markdown"])]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+}
+
+/// How `salvage report` renders a loss report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned text for a terminal.
+    Text,
+    /// Markdown, for a ticket or a case file.
+    Markdown,
+}
+
+/// What `salvage export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON object per line.
+    Jsonl,
 }
 
 /// Arguments of `salvage recover`.

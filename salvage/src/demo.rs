@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use fixtures::{Damage, Kind, Options};
 
 use crate::cli::{DemoArgs, InspectArgs, RecoverArgs};
-use recovery::{Error, Outcome};
+use crate::run::{Error, Exit};
 
 /// Runs `salvage demo`.
-pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
+pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
     let dir = match &args.dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("salvage-demo-{}", std::process::id())),
     };
-    std::fs::create_dir_all(&dir).map_err(Error::Output)?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Demo(e.to_string()))?;
     let path = dir.join("state.db");
     if path.exists() {
         return Err(Error::Demo(format!(
@@ -56,7 +56,7 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
         let applied = fixtures::apply(&mut bytes, d).map_err(|e| Error::Demo(e.to_string()))?;
         eprintln!("  damage: {}", applied.description);
     }
-    std::fs::write(&path, &bytes).map_err(Error::Output)?;
+    std::fs::write(&path, &bytes).map_err(|e| Error::Demo(e.to_string()))?;
     eprintln!("  wrote `{}` ({} bytes)\n", path.display(), bytes.len());
 
     crate::inspect::run(&InspectArgs {
@@ -80,14 +80,14 @@ pub fn run(args: &DemoArgs) -> Result<Outcome, Error> {
     })?;
     // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.
     match outcome {
-        Outcome::Damaged => {
+        Exit::Damaged => {
             eprintln!(
                 "\nsalvage demo: the damaged sample, the recovered database and its loss report are in `{}`",
                 dir.display()
             );
-            Ok(Outcome::Clean)
+            Ok(Exit::Clean)
         }
-        Outcome::Clean | Outcome::Withheld | Outcome::NotVerified { .. } => Err(Error::Demo(
+        Exit::Clean | Exit::Withheld => Err(Error::Demo(
             "the salvage did not report the damage it was shown".into(),
         )),
     }

@@ -1,12 +1,12 @@
 //! `salvage export`: the library's Chroma export, to stdout or to `-o FILE`.
 
 use recovery::export::Export;
-use recovery::{Error, Outcome};
 
 use crate::cli::ExportArgs;
+use crate::run::{Error, Exit};
 
 /// Runs `salvage export`.
-pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
+pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
     // Every path is checked before anything is read or created.
     let file = args.output.as_deref().map(OutputFile::check).transpose()?;
     let export = Export::open(&args.db, args.collection.as_deref())?;
@@ -22,7 +22,7 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
         None => export.write_to(&mut std::io::stdout().lock())?,
     };
     if summary.closed {
-        return Ok(Outcome::Clean);
+        return Ok(Exit::Clean);
     }
     eprintln!(
         "salvage export: {} embeddings written, {} of them reconstructed (their user-facing id is lost), {} rebuilt in part (values missing), {} of unknown collection",
@@ -37,9 +37,16 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Error> {
     // An export carrying reconstructed rows or unknown collections, or leaving some out,
     // is not a clean one.
     Ok(if summary.clean() {
-        Outcome::Clean
+        Exit::Clean
     } else {
-        Outcome::Damaged
+        Exit::Damaged
+    })
+}
+
+fn refused(what: String, hint: &str) -> Error {
+    Error::Run(recovery::Error::Refused {
+        what,
+        hint: hint.into(),
     })
 }
 
@@ -61,10 +68,10 @@ impl OutputFile {
         };
         for p in [&f.path, &f.incomplete] {
             if p.symlink_metadata().is_ok() {
-                return Err(Error::Refused {
-                    what: format!("`{}` already exists", p.display()),
-                    hint: "export never overwrites a file: choose a new name or remove it".into(),
-                });
+                return Err(refused(
+                    format!("`{}` already exists", p.display()),
+                    "export never overwrites a file: choose a new name or remove it",
+                ));
             }
         }
         let folder = f
@@ -73,10 +80,10 @@ impl OutputFile {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         if !folder.is_dir() {
-            return Err(Error::Refused {
-                what: format!("the folder of `{}` does not exist", f.path.display()),
-                hint: "create it first".into(),
-            });
+            return Err(refused(
+                format!("the folder of `{}` does not exist", f.path.display()),
+                "create it first",
+            ));
         }
         Ok(f)
     }
@@ -86,7 +93,7 @@ impl OutputFile {
             .write(true)
             .create_new(true)
             .open(&self.incomplete)
-            .map_err(Error::Output)
+            .map_err(|e| Error::Run(recovery::Error::Output(e)))
     }
 
     /// Syncs the lines and links them into place (never over an existing file).
@@ -95,7 +102,7 @@ impl OutputFile {
             .and_then(|f| f.sync_all())
             .and_then(|()| std::fs::hard_link(&self.incomplete, &self.path))
             .and_then(|()| std::fs::remove_file(&self.incomplete))
-            .map_err(Error::Output)
+            .map_err(|e| Error::Run(recovery::Error::Output(e)))
     }
 }
 

@@ -4,16 +4,15 @@ use std::fmt::Write as _;
 
 use pager::PageClass;
 use recovery::report::InspectReport;
-use recovery::{Error, Outcome};
 
 use crate::cli::InspectArgs;
-use crate::run::print_stdout;
+use crate::run::{print_stdout, Error, Exit};
 
 /// Runs `salvage inspect`.
-pub fn run(args: &InspectArgs) -> Result<Outcome, Error> {
+pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
     let report = recovery::inspect::inspect_file(&args.src, args.sha256)?;
     let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&report).map_err(|e| Error::Output(e.into()))?;
+        let mut s = serde_json::to_string_pretty(&report).map_err(|e| Error::Stdout(e.into()))?;
         s.push('\n');
         s
     } else {
@@ -21,9 +20,9 @@ pub fn run(args: &InspectArgs) -> Result<Outcome, Error> {
     };
     print_stdout(&text)?;
     Ok(if report.verdict.healthy {
-        Outcome::Clean
+        Exit::Clean
     } else {
-        Outcome::Damaged
+        Exit::Damaged
     })
 }
 

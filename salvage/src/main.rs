@@ -11,7 +11,7 @@ mod export;
 mod inspect;
 mod progress;
 mod recover;
-mod render;
+mod report;
 mod run;
 
 fn main() -> ExitCode {

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use recovery::Observer;
+use recovery::{Background, Observer, Stage};
 
 /// Progress on stderr.
 pub struct Progress {
@@ -23,17 +23,20 @@ impl Progress {
 }
 
 impl Observer for Progress {
-    fn say(&self, what: &str) {
+    fn stage(&self, stage: Stage<'_>) {
         if let Some(start) = self.timings {
-            eprintln!("salvage: {:7.3}s {what}", start.elapsed().as_secs_f64());
+            eprintln!("salvage: {:7.3}s {stage}", start.elapsed().as_secs_f64());
         } else if self.on {
-            eprint!("\r\x1b[2Ksalvage: {what}");
+            eprint!("\r\x1b[2Ksalvage: {stage}");
         }
     }
 
-    fn note(&self, what: &str) {
+    fn finished(&self, work: Background) {
         if let Some(start) = self.timings {
-            eprintln!("salvage: {:7.3}s ({what})", start.elapsed().as_secs_f64());
+            eprintln!(
+                "salvage: {:7.3}s ({work} done)",
+                start.elapsed().as_secs_f64()
+            );
         }
     }
 

@@ -1,45 +1,45 @@
 //! `salvage recover`: the library's recovery, with progress and a one-screen summary.
 
-use recovery::recover::{RecoverOptions, Recovered};
-use recovery::recover_report::LossReport;
-use recovery::{Error, Outcome};
+use recovery::profiles::ProfileChoice;
+use recovery::{Log, Outcome, RecoverOptions, Recovery};
 
 use crate::cli::RecoverArgs;
 use crate::progress::Progress;
+use crate::run::{Error, Exit};
 
-/// Runs `salvage recover`.
-pub fn run(args: &RecoverArgs) -> Result<Outcome, Error> {
-    let options = RecoverOptions {
+/// The library's options from the command line.
+fn options(args: &RecoverArgs) -> RecoverOptions {
+    let log = |off: bool, named: &Option<std::path::PathBuf>| match (off, named) {
+        (true, _) => Log::Off,
+        (false, Some(p)) => Log::Named(p.clone()),
+        (false, None) => Log::Beside,
+    };
+    RecoverOptions {
         src: args.src.clone(),
         dest: args.dest.clone(),
         report: args.report.clone(),
         allow_partial: args.allow_partial,
-        no_partial_rows: args.no_partial_rows,
-        no_wal: args.no_wal,
-        wal: args.wal.clone(),
-        no_journal: args.no_journal,
-        journal: args.journal.clone(),
-        profile: args.profile.clone(),
-    };
-    let done = recovery::recover::run(&options, &Progress::from_env())?;
-    summary(&done, &args.src);
-    if let Outcome::NotVerified { source_changed } = done.outcome {
-        return Err(Error::Database(format!(
-            "the output failed verification{}; it is kept at `{}`, not committed",
-            if source_changed {
-                " and the source changed during the run"
-            } else {
-                ""
-            },
-            done.incomplete.display()
-        )));
+        partial_rows: !args.no_partial_rows,
+        wal: log(args.no_wal, &args.wal),
+        journal: log(args.no_journal, &args.journal),
+        profile: ProfileChoice::parse(&args.profile),
     }
-    Ok(done.outcome)
+}
+
+/// Runs `salvage recover`.
+pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
+    let done = recovery::recover(&options(args), &Progress::from_env())?;
+    summary(&done, &args.src);
+    Ok(match done.verified()?.outcome {
+        Outcome::Complete => Exit::Clean,
+        Outcome::PartialCommitted => Exit::Damaged,
+        Outcome::Withheld | Outcome::NotVerified { .. } => Exit::Withheld,
+    })
 }
 
 /// The one-screen summary on stderr.
-fn summary(done: &Recovered, src: &std::path::Path) {
-    let r: &LossReport = &done.report;
+fn summary(done: &Recovery, src: &std::path::Path) {
+    let r = &done.report;
     eprintln!("salvage recover: `{}`", src.display());
     eprintln!(
         "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>9}",
@@ -81,15 +81,15 @@ fn summary(done: &Recovered, src: &std::path::Path) {
         eprintln!("  - … {} more in the report", r.evidence.loss.len() - 8);
     }
     if r.output.committed {
-        eprintln!("\n  output: `{}`", done.dest.display());
+        eprintln!("\n  output: `{}`", done.paths.dest.display());
     } else {
         eprintln!(
             "\n  output NOT committed: kept as `{}`",
-            done.incomplete.display()
+            done.paths.incomplete.display()
         );
         if r.flags.loss_detected {
             eprintln!("  hint: rerun with --allow-partial to accept a partial recovery (remove the .incomplete file first)");
         }
     }
-    eprintln!("  report: `{}`", done.report_path.display());
+    eprintln!("  report: `{}`", done.paths.report.display());
 }

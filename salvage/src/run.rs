@@ -1,26 +1,93 @@
-//! Orchestration: runs a subcommand and maps failures to errors with exit codes.
+//! Runs a subcommand, and maps how it ended to an exit status.
 
+use std::fmt;
 use std::io::Write;
 
-use recovery::{Error, Outcome};
-
 use crate::cli::{Cli, Command};
+
+/// How a command ended when it ran to completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Nothing wrong found; for `recover`, a complete recovery committed.
+    Clean,
+    /// `inspect`: the report records damage. `recover`: loss recorded and the partial
+    /// output committed (`--allow-partial`).
+    Damaged,
+    /// `recover`: loss detected and the output withheld (the report is still written).
+    Withheld,
+}
+
+impl Exit {
+    /// The exit status: 0 clean, 3 damage or loss recorded, 4 output withheld.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Clean => 0,
+            Exit::Damaged => 3,
+            Exit::Withheld => 4,
+        }
+    }
+}
+
+/// Why a command could not run or finish.
+#[derive(Debug)]
+pub enum Error {
+    /// The library refused the request or failed.
+    Run(recovery::Error),
+    /// Writing to stdout failed (a closed pipe is not an error).
+    Stdout(std::io::Error),
+    /// The demo could not be built.
+    Demo(String),
+}
+
+impl From<recovery::Error> for Error {
+    fn from(e: recovery::Error) -> Error {
+        Error::Run(e)
+    }
+}
+
+impl Error {
+    /// The exit status: 2 refused, 1 failed.
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Run(e) if e.is_refusal() => 2,
+            _ => 1,
+        }
+    }
+
+    /// A next step for the person, where there is one.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Run(e) => e.hint(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Run(e) => e.fmt(f),
+            Error::Stdout(e) => write!(f, "cannot write output: {e}"),
+            Error::Demo(e) => write!(f, "cannot build the demo database: {e}"),
+        }
+    }
+}
 
 /// Writes `text` to stdout; a closed pipe is not an error.
 pub fn print_stdout(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.map_err(Error::Output),
+        other => other.map_err(Error::Stdout),
     }
 }
 
 /// Runs the command line.
-pub fn run(cli: &Cli) -> Result<Outcome, Error> {
+pub fn run(cli: &Cli) -> Result<Exit, Error> {
     match &cli.command {
         Command::Inspect(args) => crate::inspect::run(args),
         Command::Recover(args) => crate::recover::run(args),
-        Command::Report(args) => crate::render::run(args),
+        Command::Report(args) => crate::report::run(args),
         Command::Export(args) => crate::export::run(args),
         Command::Demo(args) => crate::demo::run(args),
     }

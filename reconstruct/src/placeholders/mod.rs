@@ -14,6 +14,13 @@ use pager::Value;
 
 use crate::shape::{ColumnKind, TableShape};
 
+mod synthesize;
+
+pub use synthesize::{
+    relationships, synthesize, Blocked, ForeignKey, Made, MissingParents, ParentStore,
+    PlaceholderOutcome,
+};
+
 /// How one parent column of a placeholder is filled.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fill {

@@ -4,21 +4,13 @@
 //! into its table and registered in `salvage_partial_rows`. The rows stay counted as
 //! lost: their other columns are gone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use pager::{PageNo, TextEncoding, Value};
+use reconstruct::{IndexKeys, PartialRow};
 use rusqlite::Connection;
 
 use crate::output::{quote, Output, SqlValue};
-
-/// An index of a table: its root in the source and the table column behind each key
-/// position (`None` for an expression, which proves no column's value).
-#[derive(Clone, Debug)]
-pub struct IndexKeys {
-    pub name: String,
-    pub root: PageNo,
-    pub columns: Vec<Option<String>>,
-}
 
 /// The columns each index keys on, worked out by SQLite itself on a scratch in-memory
 /// database holding only the table and its indexes (automatic ones included). An index SQLite cannot parse there
@@ -60,109 +52,6 @@ pub fn index_keys(
             }
         })
         .collect()
-}
-
-/// What the index entries and text copies of one lost row prove: column values, and the
-/// indexes and full-text tables that proved them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PartialRow {
-    pub values: BTreeMap<String, Value>,
-    pub sources: BTreeSet<String>,
-    /// An index entry names the row (otherwise only a text copy does).
-    pub by_index: bool,
-}
-
-impl PartialRow {
-    /// Takes in one index entry's key values (the record less its trailing rowid).
-    pub fn add(&mut self, index: &IndexKeys, keys: &[Value]) {
-        self.by_index = true;
-        self.sources.insert(index.name.clone());
-        for (column, value) in index.columns.iter().zip(keys) {
-            if let Some(column) = column {
-                self.values
-                    .entry(column.clone())
-                    .or_insert_with(|| value.clone());
-            }
-        }
-    }
-}
-
-/// A full-text copy resolved against the source and the output: where its rows are, and
-/// which of its columns holds each copied table column.
-#[derive(Clone, Debug)]
-pub struct ResolvedCopy {
-    pub copy: reconstruct::TextCopy,
-    /// Root of the full-text table's own `NAME_content` shadow table in the source.
-    pub content_root: PageNo,
-    /// (table column, position among the full-text table's columns).
-    pub positions: Vec<(String, usize)>,
-}
-
-impl ResolvedCopy {
-    /// The columns a full-text row (its columns in order, the rowid left out) gives back,
-    /// after the copy's fixed values. A damaged record proves the row but gives no text.
-    pub fn values(&self, fts_values: &[Value], complete: bool) -> Vec<(String, Value)> {
-        let text = self
-            .positions
-            .iter()
-            .filter(|_| complete)
-            .filter_map(|(column, at)| Some((column.clone(), fts_values.get(*at)?.clone())));
-        self.copy.when.iter().cloned().chain(text).collect()
-    }
-}
-
-/// One row of a full-text copy in the source, its record decoded only when asked.
-pub struct CopyRow<'a> {
-    pub rowid: i64,
-    row: reconstruct::RecoveredRow<'a>,
-}
-
-impl ResolvedCopy {
-    /// The copy's rows in the source (its `NAME_content` shadow table), each told to `read`
-    /// by its size; unreadable cells are passed over.
-    pub fn rows<'a>(
-        &self,
-        db: &'a pager::Database<'a>,
-        mut read: impl FnMut(u64) + 'a,
-    ) -> impl Iterator<Item = CopyRow<'a>> + 'a {
-        reconstruct::TableRows::new(db, Some(self.content_root), std::iter::empty()).filter_map(
-            move |event| {
-                let reconstruct::RowEvent::Row(row) = event else {
-                    return None;
-                };
-                read(row.raw.payload.len() as u64 + 16);
-                Some(CopyRow {
-                    rowid: row.rowid()?,
-                    row,
-                })
-            },
-        )
-    }
-
-    /// What a row of the copy gives back of its row (see [`ResolvedCopy::values`]).
-    pub fn row_values(&self, row: &CopyRow<'_>) -> Vec<(String, Value)> {
-        let (record, complete) = row.row.record();
-        self.values(crate::fts::content_columns(&record), complete)
-    }
-
-    /// Whether a partial row holds the copy's fixed values: it is a row the copy may
-    /// stand for.
-    pub fn stands_for(&self, row: &PartialRow) -> bool {
-        self.copy
-            .when
-            .iter()
-            .all(|(c, v)| row.values.get(c) == Some(v))
-    }
-}
-
-impl PartialRow {
-    /// Takes in what a full-text copy holds of the row.
-    pub fn add_text(&mut self, copy: &ResolvedCopy, values: Vec<(String, Value)>) {
-        self.sources.insert(copy.copy.fts.clone());
-        for (column, value) in values {
-            self.values.entry(column).or_insert(value);
-        }
-    }
 }
 
 /// What inserting one table's partial rows did.

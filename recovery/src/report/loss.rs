@@ -1,10 +1,11 @@
-//! The loss report of `salvage recover`. Schema: `docs/report.md`. Field order is the
-//! document's; lists are in a stable order (schema order, page order). Absolute paths live
-//! only in `run`.
+//! The loss report of a recovery. Schema: `docs/report.md`. Field order is the document's;
+//! lists are in a stable order (schema order, page order). Absolute paths live only in
+//! `run`. It serializes and deserializes: `salvage report` and the tests read it typed.
 
-use serde::Serialize;
+use reconstruct::{LossSignal, TableStatus, Verdict};
+use serde::{Deserialize, Serialize};
 
-use crate::report::{FindingList, PageSizeEvidenceReport};
+use super::common::{FindingList, PageSizeEvidenceReport, Tool};
 
 /// Version of the loss report's schema.
 pub const FORMAT_VERSION: u32 = 1;
@@ -12,10 +13,10 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Entries listed per list at most; the counts beside each list are always complete.
 pub const LISTED: usize = 1000;
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LossReport {
     pub format_version: u32,
-    pub tool: crate::report::Tool,
+    pub tool: Tool,
     pub source: SourceProof,
     pub wal: WalReport,
     pub journal: JournalReport,
@@ -23,12 +24,12 @@ pub struct LossReport {
     pub pages: PageSummary,
     pub schema: SchemaSource,
     pub tables: Vec<TableReport>,
-    pub lost_and_found: LostAndFound,
+    pub lost_and_found: LostAndFoundReport,
     pub placeholders: PlaceholderReport,
     pub partial_rows: PartialRowsReport,
     pub schema_objects: Vec<SchemaObject>,
     pub conflicts: Listed<ConflictReport>,
-    pub flags: Flags,
+    pub flags: Verdict,
     pub evidence: FlagEvidence,
     pub warnings: Vec<String>,
     pub output: OutputState,
@@ -36,7 +37,7 @@ pub struct LossReport {
 }
 
 /// Proof that the source was not changed: size and SHA-256 before and after the run.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SourceProof {
     pub size: u64,
     pub sha256_before: String,
@@ -44,40 +45,31 @@ pub struct SourceProof {
     pub unchanged: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WalReport {
     /// Whether a write-ahead log was read.
     pub used: bool,
     /// What was done with it, as a sentence.
     pub note: String,
-    /// A sign of loss in the log, as a sentence (also in `evidence.loss`).
-    #[serde(skip)]
-    pub loss: Option<String>,
     pub frames_present: u32,
     pub frames_committed: u32,
     pub pages_from_wal: u64,
     /// The log is evidence too: hashed before and after the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_before: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_after: Option<String>,
     pub findings: FindingList,
 }
 
 /// What the run did with a rollback journal beside the source.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JournalReport {
     /// Whether a hot journal was rolled back (its original page images read instead of
     /// the main file's pages).
     pub rolled_back: bool,
     /// What was done with it, as a sentence.
     pub note: String,
-    /// A sign of loss in it, as a sentence (also in `evidence.loss`).
-    #[serde(skip)]
-    pub loss: Option<String>,
-    /// A sentence for `warnings`.
-    #[serde(skip)]
-    pub warning: Option<String>,
     /// The journal has a valid header: its transaction never committed.
     pub hot: bool,
     pub records_valid: u32,
@@ -86,45 +78,46 @@ pub struct JournalReport {
     /// The database size in pages before the interrupted transaction.
     pub pages_before: Option<u32>,
     /// The super-journal a multi-database transaction named, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub super_journal: Option<String>,
     /// The journal is evidence too: hashed before and after the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_before: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_after: Option<String>,
     pub findings: FindingList,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Geometry {
     pub page_size: u32,
-    /// "header" or "inferred".
-    pub page_size_source: &'static str,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// "header", "wal", "journal" or "inferred".
+    pub page_size_source: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub page_size_evidence: Vec<PageSizeEvidenceReport>,
     pub reserved_space: u8,
     pub text_encoding: String,
-    pub text_encoding_source: &'static str,
+    /// "header" or "inferred".
+    pub text_encoding_source: String,
     pub page_count: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PageSummary {
-    pub by_class: std::collections::BTreeMap<&'static str, u32>,
+    pub by_class: std::collections::BTreeMap<String, u32>,
     pub orphan_btree_pages: u32,
     pub damaged: Listed<DamagedPage>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DamagedPage {
     pub page: u32,
-    pub class: &'static str,
+    pub class: String,
     pub why: Vec<String>,
 }
 
 /// A list with its complete count; at most [`LISTED`] entries are listed.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Listed<T> {
     pub count: u64,
     pub listed: Vec<T>,
@@ -149,7 +142,7 @@ impl<T> Listed<T> {
 }
 
 /// Where the schema came from.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchemaSource {
     /// Schema rows used.
     pub rows: usize,
@@ -160,15 +153,15 @@ pub struct SchemaSource {
     pub findings: FindingList,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TableReport {
     pub name: String,
     /// "recovered": created and filled; "inferred": a table whose schema row is lost,
     /// created from its records' shape; "failed": present in the schema but its CREATE
     /// statement failed on the output; "skipped": not copied as data (internal or derived);
     /// "missing": a table the detected profile expects, absent from the schema.
-    pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: TableStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub root: Option<u32>,
     pub rows_written: u64,
@@ -186,7 +179,7 @@ pub struct TableReport {
     /// Lost rows so proven that the table's constraints refused.
     pub partial_refused: u64,
     /// How many rows the table lost, when anything says it lost some.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_rows: Option<LostRows>,
     pub lost_subtrees: Vec<LostSubtree>,
     pub orphan_groups: Vec<OrphanGroupReport>,
@@ -194,7 +187,7 @@ pub struct TableReport {
 }
 
 /// Rows a table lost, as bounds with the evidence behind each number.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LostRows {
     /// At least this many rows are lost.
     pub lower_bound: u64,
@@ -208,7 +201,7 @@ pub struct LostRows {
     pub evidence: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LostSubtree {
     pub parent: u32,
     pub child: u32,
@@ -216,19 +209,19 @@ pub struct LostSubtree {
     pub rowid_up_to: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OrphanGroupReport {
     pub top: u32,
     pub pages: usize,
     pub cells: u64,
     pub rowids: Option<[i64; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<&'static str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<String>,
     pub evidence: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
-pub struct LostAndFound {
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LostAndFoundReport {
     /// Name of the table in the output, when it has rows.
     pub table: Option<String>,
     pub rows: u64,
@@ -240,7 +233,7 @@ pub struct LostAndFound {
 
 /// Lost rows rebuilt from their surviving index entries and full-text copies: those columns are known,
 /// every other column is NULL. They are still counted in `lost_rows`.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PartialRowsReport {
     /// The registry table in the output (`salvage_partial_rows`), when any row was made.
     pub registry: Option<String>,
@@ -250,7 +243,7 @@ pub struct PartialRowsReport {
 
 /// Parent rows synthesized for children whose parent row is lost. Every one is fabricated:
 /// it is also listed in the output's registry table.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlaceholderReport {
     /// Profiles that applied: name and description.
     pub profiles: Vec<[String; 2]>,
@@ -261,7 +254,7 @@ pub struct PlaceholderReport {
     pub blocked: Listed<BlockedEntry>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlaceholderEntry {
     pub table: String,
     pub rowid: i64,
@@ -273,7 +266,7 @@ pub struct PlaceholderEntry {
     pub relationship: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BlockedEntry {
     pub table: String,
     pub key: String,
@@ -282,19 +275,17 @@ pub struct BlockedEntry {
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchemaObject {
     #[serde(rename = "type")]
     pub kind: String,
     pub name: String,
-    /// "created", "rebuilt" (a full-text table refilled from canonical rows), "failed" or
-    /// "skipped".
-    pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: ObjectStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConflictReport {
     pub table: String,
     pub rowid: Option<i64>,
@@ -303,37 +294,58 @@ pub struct ConflictReport {
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
-pub struct Flags {
-    pub complete: bool,
-    pub partial: bool,
-    pub loss_detected: bool,
-    pub verified: bool,
-}
-
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FlagEvidence {
-    /// Every sign of loss, with real counts; empty when none.
+    /// Every sign of loss, with real counts, as a sentence; empty when none.
     pub loss: Vec<String>,
+    /// The same signs, typed: `kind` and the counts, in the same order.
+    #[serde(default)]
+    pub signals: Vec<LossSignal>,
     /// What the output was checked against.
     pub verified: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OutputState {
     /// Whether DEST now exists, holding this run's output.
     pub committed: bool,
-    /// "dest": committed; "incomplete": kept as DEST.incomplete, not committed; "none".
-    pub location: &'static str,
+    /// Where the output is.
+    pub location: OutputLocation,
 }
 
-#[derive(Debug, Serialize)]
+/// Where a run's output is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputLocation {
+    /// Committed: at DEST.
+    Dest,
+    /// Kept as DEST.incomplete, not committed.
+    Incomplete,
+    /// Nowhere yet.
+    None,
+}
+
+/// What became of a schema object other than a table's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectStatus {
+    /// Created on the output.
+    Created,
+    /// A virtual table refilled from canonical rows.
+    Rebuilt,
+    /// Its CREATE statement failed on the output.
+    Failed,
+    /// Not created (its table was not).
+    Skipped,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunPaths {
     pub source_path: String,
     pub dest_path: String,
     pub report_path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wal_path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_path: Option<String>,
 }

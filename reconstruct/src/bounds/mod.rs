@@ -21,6 +21,10 @@
 
 use pager::LostChild;
 
+mod evidence;
+
+pub use evidence::{bound_table, BoundsInput, Bounded};
+
 /// One lost rowid range and the rows recovered in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LostRange {

@@ -1,7 +1,7 @@
-//! Which full-text tables hold a copy of another table's text in this database
-//! (`reconstruct::textcopy`): learnt from the schema's triggers and from the profiles,
-//! then resolved against the source (where the copy's rows are) and the output (which
-//! columns exist, spelt as the tables spell them).
+//! Which full-text tables hold a copy of another table's text in this database: learnt
+//! from the schema's triggers and from the profiles, then resolved against the source
+//! (where the copy's rows are) and the columns the tables really have, spelt as the
+//! tables spell them ([`Columns`]: the output database answers).
 //!
 //! A trigger is evidence only when it makes a faithful copy: an `AFTER INSERT` trigger
 //! copies the new row's columns under a rowid taken from the row (a stable one: the
@@ -13,17 +13,24 @@
 use std::collections::BTreeMap;
 
 use pager::{PageNo, SchemaKind};
-use reconstruct::{read_trigger, Affinity, TableShape, TextCopy, TriggerEvent, TriggerInfo};
 
-use crate::fts::Content;
-use crate::output::Output;
+use super::{read_trigger, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};
 use crate::partial::ResolvedCopy;
+use crate::shape::{Affinity, TableShape};
+use crate::vtab::Content;
+
+/// The column names a table really has, in order (virtual tables included), as the
+/// database that holds them reports them.
+pub trait Columns {
+    /// The columns of `table`, or why they cannot be read.
+    fn columns(&self, table: &str) -> Result<Vec<String>, String>;
+}
 
 /// The text copies the schema's triggers and the profiles state, resolved; and one
 /// sentence for each stated copy that cannot be used.
 pub fn resolve(
     schema: &pager::Schema,
-    out: &Output,
+    out: &impl Columns,
     profile_copies: Vec<TextCopy>,
     shapes: &[TableShape],
 ) -> (Vec<ResolvedCopy>, Vec<String>) {
@@ -42,7 +49,7 @@ pub fn resolve(
         find(name)
             .filter(|r| r.kind == SchemaKind::Table)
             .and_then(|r| r.sql.as_deref())
-            .filter(|sql| crate::fts::classify(sql) == Some(Content::Own))
+            .filter(|sql| crate::vtab::classify(sql) == Some(Content::Own))
     };
     let triggers: Vec<(String, TriggerInfo)> = schema
         .rows
@@ -118,19 +125,19 @@ pub fn resolve(
 /// in step and its rowid comes stably from the row.
 fn trigger_copy(
     table: &str,
-    insert: &reconstruct::TriggerInsert,
+    insert: &TriggerInsert,
     fts_sql: &str,
-    out: &Output,
+    out: &impl Columns,
     shape: Option<&TableShape>,
     triggers: &[(String, TriggerInfo)],
     name: &str,
 ) -> Result<TextCopy, String> {
     let shape = shape.ok_or_else(|| format!("`{table}` is not recovered"))?;
-    let fts_columns = out.columns(&insert.target).map_err(|e| e.to_string())?;
+    let fts_columns = out.columns(&insert.target)?;
     let table_columns: Vec<String> = shape.columns.iter().map(|c| c.name.clone()).collect();
     // FTS3/4 also call the rowid `docid`; a real column of that name is a column.
     let docid = matches!(
-        crate::fts::module(fts_sql).as_deref(),
+        crate::vtab::module(fts_sql).as_deref(),
         Some("fts3" | "fts4")
     );
     let fts_rowid = |c: &str| {
@@ -234,19 +241,19 @@ fn spelt(columns: &[String], name: &str) -> Option<String> {
 
 fn resolve_one<'s>(
     copy: &TextCopy,
-    out: &Output,
+    out: &impl Columns,
     fts_sql: &impl Fn(&str) -> Option<&'s str>,
     rowid_alias: &impl Fn(&str) -> Option<String>,
     root: impl Fn(&str) -> Option<PageNo>,
 ) -> Result<ResolvedCopy, String> {
     let sql = fts_sql(&copy.fts).ok_or("it is not a full-text table that stores its own text")?;
-    if crate::fts::has_option(sql, "compress") {
+    if crate::vtab::has_option(sql, "compress") {
         return Err("it stores its text compressed".into());
     }
     let content = format!("{}_content", copy.fts);
     let content_root = root(&content).ok_or_else(|| format!("`{content}` is not in the schema"))?;
-    let fts_columns = out.columns(&copy.fts).map_err(|e| e.to_string())?;
-    let table_columns = out.columns(&copy.table).map_err(|e| e.to_string())?;
+    let fts_columns = out.columns(&copy.fts)?;
+    let table_columns = out.columns(&copy.table)?;
     let missing = |c: &str| format!("`{}` has no column `{c}`", copy.table);
     let alias = rowid_alias(&copy.table);
     let key = match &copy.key {

@@ -1,4 +1,7 @@
-//! Full-text tables (FTS3/4/5) are derived data: their shadow tables are never copied.
+//! Virtual tables as their CREATE statements declare them: the module, and for full-text
+//! tables (FTS3/4/5) where their text lives.
+//!
+//! Full-text tables are derived data: their shadow tables are never copied.
 //! Each is rebuilt on the output from canonical rows instead:
 //!
 //! - its own stored text (the default: the source's `NAME_content` shadow table holds every
@@ -48,9 +51,9 @@ pub fn classify(sql: &str) -> Option<Content> {
         return None;
     }
     let mut from = using;
-    while let Some(at) = find_word(&lower[from..], "content").map(|i| i + from) {
+    while let Some(at) = find_word(lower.get(from..)?, "content").map(|i| i + from) {
         from = at + 7;
-        let rest = sql[from..].trim_start();
+        let rest = sql.get(from..)?.trim_start();
         let Some(rest) = rest.strip_prefix('=') else {
             continue;
         };
@@ -72,9 +75,16 @@ pub fn has_option(sql: &str, name: &str) -> bool {
         return false;
     };
     let mut from = using;
-    while let Some(at) = find_word(&lower[from..], name).map(|i| i + from) {
+    while let Some(at) = lower
+        .get(from..)
+        .and_then(|rest| find_word(rest, name))
+        .map(|i| i + from)
+    {
         from = at + name.len();
-        if lower[from..].trim_start().starts_with('=') {
+        if lower
+            .get(from..)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
             return true;
         }
     }
@@ -86,9 +96,9 @@ pub fn has_option(sql: &str, name: &str) -> bool {
 fn find_word(s: &str, word: &str) -> Option<usize> {
     let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     let mut from = 0;
-    while let Some(i) = s[from..].find(word).map(|i| i + from) {
-        let before = s[..i].chars().next_back();
-        let after = s[i + word.len()..].chars().next();
+    while let Some(i) = s.get(from..)?.find(word).map(|i| i + from) {
+        let before = s.get(..i)?.chars().next_back();
+        let after = s.get(i + word.len()..)?.chars().next();
         if !ident(before) && !ident(after) {
             return Some(i);
         }
@@ -107,7 +117,11 @@ fn option_value(s: &str) -> String {
         _ => None,
     };
     match close {
-        Some(close) => s[1..].split(close).next().unwrap_or("").to_string(),
+        Some(close) => s
+            .get(1..)
+            .and_then(|v| v.split(close).next())
+            .unwrap_or("")
+            .to_string(),
         None => s.split([',', ')']).next().unwrap_or("").trim().to_string(),
     }
 }

@@ -6,14 +6,15 @@
 
 use std::collections::BTreeMap;
 
-use pager::{Database, EncodingSource, Finding, PageClass, PageNo, PageSizeSource, Survey};
+use pager::{Database, EncodingSource, Finding, PageClass, PageNo, Survey};
 use serde::Serialize;
 
 /// Version of the inspect document's schema.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Findings listed per list at most; the counts beside each list are always complete.
-pub const FINDINGS_LISTED: usize = 1000;
+use super::common::{
+    damaged_page_reasons, page_size_decision, FindingList, PageSizeEvidenceReport, Tool,
+};
 
 /// The whole `salvage inspect --json` document.
 #[derive(Debug, Serialize)]
@@ -31,12 +32,6 @@ pub struct InspectReport {
     pub findings: FindingList,
     pub verdict: Verdict,
     pub run: RunInfo,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Tool {
-    pub name: &'static str,
-    pub version: &'static str,
 }
 
 #[derive(Debug, Serialize)]
@@ -107,14 +102,6 @@ pub struct InUse {
 }
 
 #[derive(Debug, Serialize)]
-pub struct PageSizeEvidenceReport {
-    pub page_size: u32,
-    pub pages_checked: u64,
-    pub btree_headers: u64,
-    pub exact_fits: u64,
-}
-
-#[derive(Debug, Serialize)]
 pub struct PagesReport {
     pub total: u32,
     /// Pages per class, every class listed.
@@ -176,45 +163,6 @@ pub struct DamagedPage {
     pub class: &'static str,
     /// Reasons, one sentence each.
     pub why: Vec<String>,
-}
-
-/// A list of findings with its complete count; at most [`FINDINGS_LISTED`] are listed.
-#[derive(Clone, Debug, Serialize)]
-pub struct FindingList {
-    pub count: usize,
-    pub listed: Vec<FindingReport>,
-}
-
-impl FindingList {
-    pub fn new<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> FindingList {
-        let mut count = 0;
-        let mut listed = Vec::new();
-        for f in findings {
-            count += 1;
-            if listed.len() < FINDINGS_LISTED {
-                listed.push(FindingReport::from(f));
-            }
-        }
-        FindingList { count, listed }
-    }
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct FindingReport {
-    /// The `Finding` variant, snake_case.
-    pub kind: &'static str,
-    pub page: Option<u32>,
-    pub message: String,
-}
-
-impl From<&Finding> for FindingReport {
-    fn from(f: &Finding) -> FindingReport {
-        FindingReport {
-            kind: f.kind(),
-            page: f.page().map(PageNo::get),
-            message: f.to_string(),
-        }
-    }
 }
 
 #[derive(Debug, Serialize)]
@@ -428,10 +376,7 @@ pub fn build(
 
     InspectReport {
         format_version: FORMAT_VERSION,
-        tool: Tool {
-            name: "salvage",
-            version: env!("CARGO_PKG_VERSION"),
-        },
+        tool: Tool::this(),
         source,
         sidecars: Sidecars::default(),
         header: HeaderReport { declared, in_use },
@@ -473,57 +418,3 @@ pub fn build(
     }
 }
 
-/// How the page size in use was decided ("header", "wal" or "inferred"), with the
-/// evidence for every candidate size when it was inferred.
-pub fn page_size_decision(db: &Database<'_>) -> (&'static str, Vec<PageSizeEvidenceReport>) {
-    match db.page_size_source() {
-        PageSizeSource::Header => ("header", Vec::new()),
-        PageSizeSource::Wal => ("wal", Vec::new()),
-        PageSizeSource::Journal => ("journal", Vec::new()),
-        PageSizeSource::Inferred { evidence } => (
-            "inferred",
-            evidence
-                .iter()
-                .map(|e| PageSizeEvidenceReport {
-                    page_size: e.page_size.get(),
-                    pages_checked: e.pages_checked,
-                    btree_headers: e.btree_headers,
-                    exact_fits: e.exact_fits,
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// The damaged pages, each with why (at most eight reasons a page): every page a finding
-/// names, every orphan b-tree page, and every zeroed or unrecognised page that no
-/// structure claims.
-pub fn damaged_page_reasons(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<String>> {
-    let mut why: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
-    let findings = db.findings().iter().chain(survey.all_findings());
-    for f in findings {
-        if let Some(p) = f.page() {
-            let reasons = why.entry(p).or_default();
-            if reasons.len() < 8 {
-                reasons.push(f.to_string());
-            }
-        }
-    }
-    let map = &survey.page_map;
-    for (p, c) in map.orphans() {
-        why.entry(p)
-            .or_default()
-            .push(format!("orphan {c}: no b-tree of the schema reaches it"));
-    }
-    for n in 1..=db.page_count() {
-        let Some(p) = PageNo::new(n) else { continue };
-        if let Some(c @ (PageClass::Zeroed | PageClass::Unrecognised)) = map.class(p) {
-            if map.owner(p).is_none() {
-                why.entry(p)
-                    .or_default()
-                    .push(format!("{} that no structure claims", c));
-            }
-        }
-    }
-    why
-}

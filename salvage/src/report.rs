@@ -1,50 +1,60 @@
-//! `salvage report`: the loss report rendered for a person, as text or markdown.
+//! `salvage report`: a loss report, read typed, rendered for a person as text or markdown.
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use recovery::report::{LossReport, FORMAT_VERSION};
 
-use crate::cli::ReportArgs;
-use recovery::{Error, Outcome};
-
-use crate::run::print_stdout;
+use crate::cli::{ReportArgs, ReportFormat};
+use crate::run::{print_stdout, Error, Exit};
 
 /// Runs `salvage report`.
-pub fn run(args: &ReportArgs) -> Result<Outcome, Error> {
-    let text = std::fs::read_to_string(&args.report).map_err(|e| Error::Source {
-        path: args.report.clone(),
+pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
+    let path = &args.report;
+    let text = std::fs::read_to_string(path).map_err(|e| recovery::Error::Source {
+        path: path.clone(),
         source: e,
     })?;
-    let report: Value = serde_json::from_str(&text).map_err(|e| Error::Refused {
-        what: format!("`{}` is not a loss report: {e}", args.report.display()),
-        hint: "pass the REPORT.json that `salvage recover` wrote".into(),
+    let refused = |what: String, hint: &str| {
+        Error::Run(recovery::Error::Refused {
+            what,
+            hint: hint.into(),
+        })
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        refused(
+            format!("`{}` is not a loss report: {e}", path.display()),
+            "pass the REPORT.json that `salvage recover` wrote",
+        )
     })?;
-    if report.get("format_version").and_then(Value::as_u64)
-        != Some(recovery::recover_report::FORMAT_VERSION.into())
+    if value.get("format_version").and_then(serde_json::Value::as_u64)
+        != Some(FORMAT_VERSION.into())
     {
-        return Err(Error::Refused {
-            what: format!(
-                "`{}` is not a loss report of format version {}",
-                args.report.display(),
-                recovery::recover_report::FORMAT_VERSION
+        return Err(refused(
+            format!(
+                "`{}` is not a loss report of format version {FORMAT_VERSION}",
+                path.display()
             ),
-            hint: "render it with the salvage version that wrote it".into(),
-        });
+            "render it with the salvage version that wrote it",
+        ));
     }
-    print_stdout(&render(&report, args.format == "markdown"))?;
+    let report: LossReport = serde_json::from_value(value).map_err(|e| {
+        refused(
+            format!("`{}` is not a loss report: {e}", path.display()),
+            "pass the REPORT.json that `salvage recover` wrote",
+        )
+    })?;
+    print_stdout(&render(&report, args.format == ReportFormat::Markdown))?;
     Ok(if clean(&report) {
-        Outcome::Clean
+        Exit::Clean
     } else {
-        Outcome::Damaged
+        Exit::Damaged
     })
 }
 
 /// A clean salvage: complete (no loss, verified), committed, and the source proven
 /// unchanged. Anything less is not.
-fn clean(r: &Value) -> bool {
-    r["flags"]["complete"] == true
-        && r["output"]["committed"] == true
-        && r["source"]["unchanged"] == true
+fn clean(r: &LossReport) -> bool {
+    r.flags.complete && r.output.committed && r.source.unchanged
 }
 
 /// Text from the report (names and sentences come from the damaged file): control
@@ -56,28 +66,19 @@ fn printable(s: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// A string field of the report, printable.
-fn field(v: &Value) -> String {
-    printable(v.as_str().unwrap_or("?"))
-}
-
-fn num(v: &Value) -> String {
-    v.as_u64().map_or_else(|| "?".into(), |n| n.to_string())
-}
-
 /// The report for a person. Markdown uses headings and a table; text aligns columns.
-pub fn render(r: &Value, markdown: bool) -> String {
+pub fn render(r: &LossReport, markdown: bool) -> String {
     let mut s = String::new();
-    let flags = &r["flags"];
-    let committed = r["output"]["committed"] == true;
-    let loss = flags["loss_detected"] != false;
-    let verdict = if flags["verified"] != true {
+    let flags = &r.flags;
+    let committed = r.output.committed;
+    let loss = flags.loss_detected;
+    let verdict = if !flags.verified {
         if loss {
             "NOT VERIFIED: the output failed its checks, and rows were lost"
         } else {
             "NOT VERIFIED: the output failed its checks"
         }
-    } else if r["source"]["unchanged"] != true {
+    } else if !r.source.unchanged {
         "SOURCE CHANGED: the source was not the same after the run; nothing is trusted"
     } else if clean(r) {
         "COMPLETE: every source of evidence agrees nothing is missing; the output is verified"
@@ -87,7 +88,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
         "NOT COMMITTED: the output was not put in place"
     };
     let (h1, h2) = if markdown { ("# ", "## ") } else { ("", "") };
-    let _ = writeln!(s, "{h1}Salvage of `{}`", field(&r["run"]["source_path"]));
+    let _ = writeln!(s, "{h1}Salvage of `{}`", printable(&r.run.source_path));
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -103,7 +104,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
         "{}{}",
         if markdown { "**Output:** " } else { "output: " },
         if committed {
-            format!("`{}`", field(&r["run"]["dest_path"]))
+            format!("`{}`", printable(&r.run.dest_path))
         } else {
             "not committed (kept as DEST.incomplete)".into()
         }
@@ -116,7 +117,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
         } else {
             "source unchanged: "
         },
-        if r["source"]["unchanged"] == true {
+        if r.source.unchanged {
             "yes (SHA-256 before and after match)"
         } else {
             "NO"
@@ -157,25 +158,24 @@ pub fn render(r: &Value, markdown: bool) -> String {
     } else {
         line(&mut s, &header);
     }
-    for t in r["tables"].as_array().into_iter().flatten() {
-        let lost = match t.get("lost_rows") {
+    for t in &r.tables {
+        let lost = match &t.lost_rows {
             Some(l) => format!(
                 "{} .. {}",
-                num(&l["lower_bound"]),
-                l["upper_bound"]
-                    .as_u64()
+                l.lower_bound,
+                l.upper_bound
                     .map_or_else(|| "unknown".into(), |u| u.to_string())
             ),
             None => "-".into(),
         };
         let row = [
-            field(&t["name"]),
-            field(&t["status"]),
-            num(&t["rows_written"]),
-            num(&t["rows_from_orphans"]),
-            num(&t["rows_damaged"]),
-            num(&t["placeholders"]),
-            num(&t["rows_partial"]),
+            printable(&t.name),
+            t.status.to_string(),
+            t.rows_written.to_string(),
+            t.rows_from_orphans.to_string(),
+            t.rows_damaged.to_string(),
+            t.placeholders.to_string(),
+            t.rows_partial.to_string(),
             lost,
         ];
         if markdown {
@@ -184,17 +184,12 @@ pub fn render(r: &Value, markdown: bool) -> String {
             line(&mut s, &row);
         }
     }
-    let lf = &r["lost_and_found"];
-    if lf["rows"].as_u64().unwrap_or(0) > 0 {
+    let lf = &r.lost_and_found;
+    if lf.rows > 0 {
         let _ = writeln!(s);
-        let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", num(&lf["rows"]), lf["table"].as_str().map_or_else(|| "lost_and_found".into(), printable));
+        let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", lf.rows, lf.table.as_deref().map_or_else(|| "lost_and_found".into(), printable));
     }
-    let warnings: Vec<&str> = r["evidence"]["loss"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let warnings: Vec<&str> = r.evidence.loss.iter().map(String::as_str).collect();
     if !warnings.is_empty() {
         let _ = writeln!(s);
         let _ = writeln!(s, "{h2}What was lost");
@@ -208,7 +203,7 @@ pub fn render(r: &Value, markdown: bool) -> String {
     let _ = writeln!(s);
     let next = if clean(r) {
         "Use the output as the database; keep the source as evidence."
-    } else if flags["verified"] != true || r["source"]["unchanged"] != true {
+    } else if !flags.verified || !r.source.unchanged {
         "Do not use the output. Keep DEST.incomplete and the source for inspection, and report the run with this report attached."
     } else if committed {
         "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."

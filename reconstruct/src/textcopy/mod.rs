@@ -11,6 +11,10 @@
 
 use pager::Value;
 
+pub mod resolve;
+
+pub use resolve::{resolve, Columns};
+
 /// One table's columns copied into a full-text table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextCopy {

@@ -1,0 +1,155 @@
+//! Partial rows: a table row is lost, but index entries naming its rowid survive, or a
+//! full-text table's own copy of its text does ([`crate::textcopy`]). Each carries some of
+//! the row's values, so the row can be rebuilt from them, every other column NULL. Such a
+//! row stays counted as lost: its other columns are gone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pager::{Database, PageNo, Value};
+
+use crate::rows::{RecoveredRow, RowEvent, TableRows};
+use crate::textcopy::TextCopy;
+
+/// An index of a table: its root in the source and the table column behind each key
+/// position (`None` for an expression, which proves no column's value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexKeys {
+    /// The index's name.
+    pub name: String,
+    /// Its root page in the source.
+    pub root: PageNo,
+    /// The column behind each key position.
+    pub columns: Vec<Option<String>>,
+}
+
+/// What the index entries and text copies of one lost row prove: column values, and the
+/// indexes and full-text tables that proved them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PartialRow {
+    /// Column values, by column name.
+    pub values: BTreeMap<String, Value>,
+    /// The indexes and full-text tables that proved them.
+    pub sources: BTreeSet<String>,
+    /// An index entry names the row (otherwise only a text copy does).
+    pub by_index: bool,
+}
+
+impl PartialRow {
+    /// Takes in one index entry's key values (the record less its trailing rowid).
+    pub fn add(&mut self, index: &IndexKeys, keys: &[Value]) {
+        self.by_index = true;
+        self.sources.insert(index.name.clone());
+        for (column, value) in index.columns.iter().zip(keys) {
+            if let Some(column) = column {
+                self.values
+                    .entry(column.clone())
+                    .or_insert_with(|| value.clone());
+            }
+        }
+    }
+
+    /// Takes in what a full-text copy holds of the row.
+    pub fn add_text(&mut self, copy: &ResolvedCopy, values: Vec<(String, Value)>) {
+        self.sources.insert(copy.copy.fts.clone());
+        for (column, value) in values {
+            self.values.entry(column).or_insert(value);
+        }
+    }
+}
+
+/// A full-text copy resolved against the source and the output: where its rows are, and
+/// which of its columns holds each copied table column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedCopy {
+    /// The copy, its names spelt as the tables spell them.
+    pub copy: TextCopy,
+    /// Root of the full-text table's own `NAME_content` shadow table in the source.
+    pub content_root: PageNo,
+    /// (table column, position among the full-text table's columns).
+    pub positions: Vec<(String, usize)>,
+}
+
+/// One row of a full-text copy in the source, its record decoded only when asked.
+pub struct CopyRow<'a> {
+    /// The full-text rowid: the rowid, or the key, of the row it copies.
+    pub rowid: i64,
+    row: RecoveredRow<'a>,
+}
+
+impl ResolvedCopy {
+    /// The columns a full-text row (its columns in order, the rowid left out) gives back,
+    /// after the copy's fixed values. A damaged record proves the row but gives no text.
+    pub fn values(&self, fts_values: &[Value], complete: bool) -> Vec<(String, Value)> {
+        let text = self
+            .positions
+            .iter()
+            .filter(|_| complete)
+            .filter_map(|(column, at)| Some((column.clone(), fts_values.get(*at)?.clone())));
+        self.copy.when.iter().cloned().chain(text).collect()
+    }
+
+    /// The copy's rows in the source (its `NAME_content` shadow table), each told to `read`
+    /// by its size; unreadable cells are passed over.
+    pub fn rows<'a>(
+        &self,
+        db: &'a Database<'a>,
+        mut read: impl FnMut(u64) + 'a,
+    ) -> impl Iterator<Item = CopyRow<'a>> + 'a {
+        TableRows::new(db, Some(self.content_root), std::iter::empty()).filter_map(
+            move |event| {
+                let RowEvent::Row(row) = event else {
+                    return None;
+                };
+                read(row.raw.payload.len() as u64 + 16);
+                Some(CopyRow {
+                    rowid: row.rowid()?,
+                    row,
+                })
+            },
+        )
+    }
+
+    /// What a row of the copy gives back of its row (see [`ResolvedCopy::values`]).
+    pub fn row_values(&self, row: &CopyRow<'_>) -> Vec<(String, Value)> {
+        let (record, complete) = row.row.record();
+        self.values(crate::vtab::content_columns(&record), complete)
+    }
+
+    /// Whether a partial row holds the copy's fixed values: it is a row the copy may
+    /// stand for.
+    pub fn stands_for(&self, row: &PartialRow) -> bool {
+        self.copy
+            .when
+            .iter()
+            .all(|(c, v)| row.values.get(c) == Some(v))
+    }
+
+    /// A copy keyed by a column (Chroma's documents, under their embedding's id): fills
+    /// the `partial` rows index entries proved with the same key and fixed values, from
+    /// the copy's `rows` (rowid = key, and what it gives back).
+    pub fn fill_keyed(
+        &self,
+        partial: &mut BTreeMap<i64, PartialRow>,
+        rows: impl Iterator<Item = (i64, Vec<(String, Value)>)>,
+    ) {
+        let Some(key) = self.copy.key.as_deref() else {
+            return;
+        };
+        let by_key: BTreeMap<i64, i64> = partial
+            .iter()
+            .filter(|(_, row)| self.stands_for(row))
+            .filter_map(|(rowid, row)| match row.values.get(key) {
+                Some(Value::Integer(k)) => Some((*k, *rowid)),
+                _ => None,
+            })
+            .collect();
+        if by_key.is_empty() {
+            return;
+        }
+        for (k, values) in rows {
+            if let Some(p) = by_key.get(&k).and_then(|rowid| partial.get_mut(rowid)) {
+                p.add_text(self, values);
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Committing a run: the loss report built, the output linked into place only when it is
+//! verified, the source unchanged, and either nothing was lost or partial output is
+//! allowed; the report written beside it, never over a file.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::evidence::logs::{journal_outcome, wal_outcome};
+use crate::evidence::{Evidence, Hashes};
+use crate::rebuild::Rebuilt;
+use crate::report::{
+    build::build, LossReport, LossReportParts, OutputLocation, OutputState, RunPaths, SourceProof,
+};
+use crate::request::Request;
+use crate::{Outcome, Recovery};
+
+pub fn commit(
+    evidence: &Evidence<'_>,
+    request: &Request,
+    rebuilt: Rebuilt,
+    verified: bool,
+    hashes: [Hashes; 2],
+) -> Result<Recovery, Error> {
+    let paths = &request.paths;
+    let [before, after] = hashes;
+    let unchanged = before == after;
+    let Rebuilt {
+        out,
+        tables,
+        ledger,
+        survey,
+        lost_and_found,
+        unattributed,
+        index_groups,
+        partial_registry,
+        placeholders,
+        profiles,
+    } = rebuilt;
+    // The output is closed before it is linked into place.
+    drop(out);
+    let wal = wal_outcome(
+        paths,
+        &evidence.wal,
+        &evidence.db,
+        [before.wal.clone(), after.wal.clone()],
+    );
+    let journal = journal_outcome(
+        paths,
+        &evidence.journal,
+        evidence.usable_wal(),
+        &evidence.db,
+        [before.journal.clone(), after.journal.clone()],
+    );
+    let mut report = build(LossReportParts {
+        db: &evidence.db,
+        survey: &survey,
+        schema_rows: (survey.schema.rows.len(), evidence.schema_rows_scanned),
+        tables: &tables,
+        ledger: &ledger,
+        lost_and_found: &lost_and_found,
+        unattributed: &unattributed,
+        index_groups,
+        partial_registry: partial_registry.as_deref(),
+        placeholders: &placeholders,
+        profiles: &profiles,
+        wal,
+        journal,
+        verified,
+        source: SourceProof {
+            size: evidence.db.bytes().len() as u64,
+            sha256_before: before.main,
+            sha256_after: after.main,
+            unchanged,
+        },
+    });
+    report.run = RunPaths {
+        source_path: paths.src.display().to_string(),
+        dest_path: paths.dest.display().to_string(),
+        report_path: paths.report.display().to_string(),
+        wal_path: paths.wal.as_ref().map(|p| p.display().to_string()),
+        journal_path: paths.journal.as_ref().map(|p| p.display().to_string()),
+    };
+    let loss = report.flags.loss_detected;
+    let commit = verified && unchanged && (!loss || request.allow_partial);
+    if commit {
+        // A hard link fails if DEST appeared meanwhile: never overwrite.
+        std::fs::hard_link(&paths.incomplete, &paths.dest).map_err(Error::Output)?;
+        std::fs::remove_file(&paths.incomplete).map_err(Error::Output)?;
+    }
+    report.output = OutputState {
+        committed: commit,
+        location: if commit {
+            OutputLocation::Dest
+        } else {
+            OutputLocation::Incomplete
+        },
+    };
+    write_report(&paths.report, &report)?;
+    let outcome = if !verified || !unchanged {
+        Outcome::NotVerified {
+            source_changed: !unchanged,
+        }
+    } else {
+        match (loss, commit) {
+            (false, _) => Outcome::Complete,
+            (true, true) => Outcome::PartialCommitted,
+            (true, false) => Outcome::Withheld,
+        }
+    };
+    Ok(Recovery {
+        report,
+        outcome,
+        paths: paths.clone(),
+    })
+}
+
+/// Writes the report; `create_new`: it never overwrites a file either.
+fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
+    use std::io::Write;
+    let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::Output(e.into()))?;
+    text.push('\n');
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(Error::Output)?;
+    f.write_all(text.as_bytes()).map_err(Error::Output)
+}

@@ -1,0 +1,254 @@
+//! Which tables and indexes the bulk writer builds, and one table's bulk job: rowid
+//! tables with no index SQLite keeps for a constraint, whose rows can be appended in rowid
+//! order; and, of their indexes, the plain ones over one column, whose entries it sorts
+//! itself.
+
+use pager::SerialType;
+use reconstruct::{RecoveredRow, RowEvent, TableId, TableRows, TableShape};
+
+use super::bulk::{BulkWriter, IndexEntries};
+use crate::evidence::{Evidence, Reader};
+use crate::output::{quote, Output};
+use crate::tables::Tables;
+
+/// A table the bulk writer fills.
+pub struct BulkTable {
+    /// The table.
+    pub id: TableId,
+    /// Its (empty) root page in the output.
+    pub root: u32,
+    /// Its shape.
+    pub shape: TableShape,
+    /// Its root in the source.
+    pub source_root: Option<pager::PageNo>,
+    /// Its indexes the bulk writer builds.
+    pub indexes: Vec<Prebuilt>,
+}
+
+/// An index the bulk writer builds.
+pub struct Prebuilt {
+    /// Its name.
+    pub name: String,
+    /// Its root page in the output.
+    pub root: u32,
+    /// Position of its column in the table's records.
+    pub position: usize,
+}
+
+/// Tables whose rows can be written straight into the file: rowid tables with a root in
+/// the source and no index that SQLite keeps for a constraint (UNIQUE, or a PRIMARY KEY
+/// that is not the rowid), so that nothing but the table's own b-tree must change.
+pub fn bulk_tables(out: &Output, tables: &Tables) -> rusqlite::Result<Vec<(TableId, u32)>> {
+    let mut found = Vec::new();
+    for (t, shape) in tables.filled() {
+        if shape.without_rowid || t.loss.root_lost || t.root.is_none() {
+            continue;
+        }
+        let (indexes, root): (i64, Option<i64>) = out.conn.query_row(
+            "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 COLLATE NOCASE),
+                    (SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE)",
+            [&t.name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if let (0, Some(root)) = (indexes, root.and_then(|r| u32::try_from(r).ok())) {
+            found.push((t.id, root));
+        }
+    }
+    Ok(found)
+}
+
+/// The indexes of a bulk-loaded table that the bulk writer builds itself: created now on
+/// the still empty table (so that SQLite owns their root pages and maintains them for rows
+/// inserted later), kept when they are plain (one column of the table, BINARY collation,
+/// ascending, not UNIQUE, not partial, not the rowid), dropped otherwise (SQLite builds
+/// those after the load).
+pub fn prebuild_indexes(
+    evidence: &Evidence<'_>,
+    out: &Output,
+    shape: &TableShape,
+) -> rusqlite::Result<Vec<Prebuilt>> {
+    let mut built = Vec::new();
+    let order = shape.record_order();
+    let alias = shape.rowid_alias();
+    let rows: Vec<(String, String)> = evidence
+        .schema
+        .rows
+        .iter()
+        .filter(|r| {
+            r.kind == pager::SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&shape.name)
+        })
+        .filter_map(|r| Some((r.name.clone(), r.sql.clone()?)))
+        .collect();
+    for (name, sql) in rows {
+        if out.create_object(&sql).is_err() {
+            continue;
+        }
+        let position = plain_index(out, &name, &shape.name)?.and_then(|(cid, root)| {
+            let cid = usize::try_from(cid).ok()?;
+            if Some(cid) == alias || root == 0 {
+                return None;
+            }
+            order.iter().position(|c| *c == cid).map(|p| (p, root))
+        });
+        match position {
+            Some((position, root)) => built.push(Prebuilt {
+                name,
+                root,
+                position,
+            }),
+            None => out
+                .conn
+                .execute_batch(&format!("DROP INDEX {}", quote(&name)))?,
+        }
+    }
+    Ok(built)
+}
+
+/// The column and output root of an index SQLite reports as plain: one key column,
+/// ascending, BINARY collation, neither UNIQUE nor partial.
+fn plain_index(out: &Output, name: &str, table: &str) -> rusqlite::Result<Option<(i64, u32)>> {
+    let (unique, partial): (i64, i64) = out.conn.query_row(
+        "SELECT \"unique\", partial FROM pragma_index_list(?2) WHERE name = ?1",
+        [name, table],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let mut stmt = out
+        .conn
+        .prepare("SELECT cid, \"desc\", coll FROM pragma_index_xinfo(?1) WHERE key = 1")?;
+    let keys: Vec<(i64, i64, Option<String>)> = stmt
+        .query_map([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let root: i64 = out.conn.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+        [name],
+        |r| r.get(0),
+    )?;
+    Ok(match keys.as_slice() {
+        [(cid, 0, Some(coll))] if unique == 0 && partial == 0 && coll.eq_ignore_ascii_case("BINARY") => {
+            Some((*cid, u32::try_from(root).unwrap_or(0)))
+        }
+        _ => None,
+    })
+}
+
+/// What decides whether a table's records can be copied as they are, worked out once per
+/// table: for each record position, whether NULL is refused there.
+pub struct Appendable {
+    /// Per record position: a NOT NULL column that is not the rowid alias.
+    refuses_null: Vec<bool>,
+}
+
+impl Appendable {
+    /// The rule for a table of this shape.
+    pub fn new(shape: &TableShape) -> Appendable {
+        let alias = shape.rowid_alias();
+        let refuses_null = shape
+            .record_order()
+            .into_iter()
+            .map(|col| Some(col) != alias && shape.columns.get(col).is_some_and(|c| c.not_null))
+            .collect();
+        Appendable { refuses_null }
+    }
+
+    /// Whether a row's record can be stored exactly as it is: whole, no wider than the
+    /// table, and no NULL in a NOT NULL column (those go through SQL, which refuses them).
+    pub fn accepts(&self, row: &RecoveredRow<'_>) -> bool {
+        if !row.raw.intact {
+            return false;
+        }
+        let payload = &row.raw.payload;
+        let mut position = 0usize;
+        let mut ok = true;
+        let header = pager::record::visit_record_header(
+            payload,
+            payload.len() as u64,
+            row.raw.location,
+            |t| {
+                let refuses = self.refuses_null.get(position).copied();
+                ok &= match refuses {
+                    None => false, // wider than the table
+                    Some(refuses) => !(refuses && t == SerialType::Null),
+                };
+                position += 1;
+            },
+        );
+        header.is_ok() && ok
+    }
+}
+
+
+/// What one table's bulk job wrote, and what it left to SQL.
+pub struct Written<'s> {
+    /// Rows written.
+    pub rows: u64,
+    /// Cells that could not be decoded.
+    pub unreadable: u64,
+    /// Rowids written, ascending.
+    pub rowids: Vec<i64>,
+    /// Rows that go through SQL instead.
+    pub later: Vec<RecoveredRow<'s>>,
+    /// Indexes left to SQLite's REINDEX: a value this builder does not order, or a column
+    /// a record lacks (its default applies).
+    pub reindex: Vec<String>,
+}
+
+/// Writes the tree rows of one table, and its plain indexes, through `writer`. Rows that
+/// cannot be appended as they are (out of rowid order, damaged, or refused by a NOT NULL
+/// column) are returned to go through SQL.
+pub fn write_table<'s>(
+    writer: &mut BulkWriter,
+    evidence: &Evidence<'s>,
+    job: &BulkTable,
+    reader: &Reader<'_>,
+) -> std::io::Result<Written<'s>> {
+    let mut entries: Vec<Option<IndexEntries>> = job
+        .indexes
+        .iter()
+        .map(|_| Some(IndexEntries::default()))
+        .collect();
+    let mut table = writer.table(job.root);
+    let appendable = Appendable::new(&job.shape);
+    let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
+    for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
+        let row = match event {
+            RowEvent::Row(row) => {
+                reader.read(row.raw.payload.len() as u64 + 64);
+                row
+            }
+            RowEvent::Unreadable { .. } => {
+                unreadable += 1;
+                continue;
+            }
+        };
+        match row.rowid() {
+            Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
+                table.push(rowid, &row.raw.payload)?;
+                rowids.push(rowid);
+                for (index, slot) in job.indexes.iter().zip(entries.iter_mut()) {
+                    let Some(e) = slot else { continue };
+                    let value =
+                        pager::record::column_raw(&row.raw.payload, row.raw.location, index.position);
+                    if !value.is_some_and(|(t, body)| e.push(t.code(), body, rowid)) {
+                        *slot = None;
+                    }
+                }
+            }
+            _ => later.push(row),
+        }
+    }
+    let rows = table.finish()?;
+    let mut reindex = Vec::new();
+    for (index, slot) in job.indexes.iter().zip(entries) {
+        match slot {
+            Some(e) => writer.index(index.root, e)?,
+            None => reindex.push(index.name.clone()),
+        }
+    }
+    Ok(Written {
+        rows,
+        unreadable,
+        rowids,
+        later,
+        reindex,
+    })
+}

@@ -1,0 +1,357 @@
+//! The third stage: the load. Every table's rows go into the output, from its own b-tree
+//! and from the orphan pages the evidence attributes to it.
+//!
+//! 1. [`Bulk::run`]: rowid tables whose rows arrive in rowid order are written as b-tree
+//!    pages straight into the file ([`bulk`]), with their plain indexes; this needs only
+//!    the schema, so it runs while the survey of every page goes on on the second core.
+//! 2. [`Bulk::load`]: with the survey in, each table's b-tree damage is counted, the orphan
+//!    pages are attributed ([`reconstruct::plan`]) and tables whose CREATE statement is
+//!    lost are inferred from them; then the rows the bulk writer could not take, the orphan
+//!    rows, and every other table go through SQL ([`rows`]), refused rows and unattributed
+//!    orphans to `lost_and_found`, and `sqlite_sequence` is carried over.
+//! 3. [`Loaded::create_indexes`]: the schema's remaining indexes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pager::{PageNo, Survey, Value};
+use reconstruct::{Attribution, OrphanGroup, RecoveredRow, RowEvent, TableId, TableRows, TableStatus, TableTarget};
+
+use crate::error::Error;
+use crate::evidence::{Evidence, Reader};
+use crate::ledger::Ledger;
+use crate::observer::{Observer, Stage};
+use crate::output::{quote, Output, SqlValue};
+use crate::plan::SchemaPlan;
+use crate::report::ObjectStatus;
+use crate::tables::Tables;
+
+pub mod bulk;
+mod bulk_tables;
+pub mod lost_and_found;
+mod rows;
+
+use bulk_tables::BulkTable;
+pub use lost_and_found::LostAndFound;
+use rows::{Sink, TableWriter};
+
+/// The output after the bulk writer: tree rows of bulk-loaded tables in.
+pub struct Bulk<'s> {
+    out: Output,
+    tables: Tables,
+    ledger: Ledger,
+    /// Rows of bulk-loaded tables that go through SQL instead (out of rowid order,
+    /// damaged, or refused by a NOT NULL column).
+    deferred: BTreeMap<TableId, Vec<RecoveredRow<'s>>>,
+    /// Indexes the bulk writer built (lower-cased names): not created again.
+    prebuilt: BTreeSet<String>,
+}
+
+/// The output with every row in: what the rebuild works on.
+pub struct Loaded {
+    /// The output.
+    pub out: Output,
+    /// The tables, with what they got back.
+    pub tables: Tables,
+    /// What the run did besides rows.
+    pub ledger: Ledger,
+    /// The survey of every page.
+    pub survey: Survey,
+    /// Rows no table could be given.
+    pub lost_and_found: LostAndFound,
+    /// Orphan table-page groups no evidence settles (their rows are in `lost_and_found`).
+    pub unattributed: Vec<OrphanGroup>,
+    /// Orphan index-page groups: index data, rebuilt from the tables instead.
+    pub index_groups: u64,
+    prebuilt: BTreeSet<String>,
+}
+
+impl<'s> Bulk<'s> {
+    /// Writes the tree rows of every table the bulk writer can take straight into the
+    /// output file.
+    pub fn run(
+        evidence: &Evidence<'s>,
+        plan: SchemaPlan,
+        reader: &Reader<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Bulk<'s>, Error> {
+        let SchemaPlan {
+            mut out,
+            tables,
+            mut ledger,
+        } = plan;
+        let candidates = bulk_tables::bulk_tables(&out, &tables).map_err(Error::db("bulk loading"))?;
+        let mut jobs = Vec::with_capacity(candidates.len());
+        for (id, root) in candidates {
+            let Some((t, shape)) = tables.get(id).and_then(|t| Some((t, t.shape.as_ref()?))) else {
+                continue;
+            };
+            // Plain single-column indexes of these tables are built here too; the rest
+            // are created by SQLite after the load.
+            let indexes = bulk_tables::prebuild_indexes(evidence, &out, shape)
+                .map_err(Error::db("bulk loading"))?;
+            jobs.push(BulkTable {
+                id,
+                root,
+                shape: shape.clone(),
+                source_root: t.root,
+                indexes,
+            });
+        }
+        let (mut deferred, mut prebuilt) = (BTreeMap::new(), BTreeSet::new());
+        if jobs.is_empty() {
+            return Ok(Bulk {
+                out,
+                tables,
+                ledger,
+                deferred,
+                prebuilt,
+            });
+        }
+        let page_size = evidence.db.page_size().get();
+        let written = out
+            .with_file_closed(|path| {
+                let mut writer = bulk::BulkWriter::open(path, page_size)?;
+                let mut done = Vec::with_capacity(jobs.len());
+                for job in &jobs {
+                    observer.stage(Stage::Recovering {
+                        table: &job.shape.name,
+                    });
+                    done.push(bulk_tables::write_table(&mut writer, evidence, job, reader)?);
+                }
+                writer.finish()?;
+                Ok(done)
+            })
+            .map_err(Error::Output)?;
+        let mut tables = tables;
+        for (job, table) in jobs.iter().zip(written) {
+            for name in &table.reindex {
+                out.conn
+                    .execute_batch(&format!("REINDEX {}", quote(name)))
+                    .map_err(Error::db("bulk loading"))?;
+            }
+            for built in &job.indexes {
+                ledger.object("index", &built.name, ObjectStatus::Created, None);
+                prebuilt.insert(built.name.to_ascii_lowercase());
+            }
+            if let Some(t) = tables.get_mut(job.id) {
+                t.loss.from_tree += table.rows;
+                t.loss.unreadable_cells += table.unreadable;
+                t.written_rowids = table.rowids;
+            }
+            deferred.insert(job.id, table.later);
+        }
+        Ok(Bulk {
+            out,
+            tables,
+            ledger,
+            deferred,
+            prebuilt,
+        })
+    }
+
+    /// Takes the survey in, attributes the orphan pages, and writes every other row.
+    pub fn load(
+        self,
+        evidence: &Evidence<'s>,
+        survey: Survey,
+        observer: &dyn Observer,
+    ) -> Result<Loaded, Error> {
+        let Bulk {
+            out,
+            mut tables,
+            mut ledger,
+            mut deferred,
+            prebuilt,
+        } = self;
+        for t in tables.iter_mut() {
+            match t
+                .root
+                .and_then(|root| survey.trees.iter().find(|tr| tr.root == root))
+            {
+                Some(tree) => {
+                    t.loss.lost_subtrees = tree.lost.len() as u64;
+                    t.loss.tree_findings = tree.findings.len() as u64;
+                    t.loss.root_lost = tree.pages == 0;
+                }
+                None => t.loss.root_lost = t.status == TableStatus::Recovered,
+            }
+        }
+        observer.stage(Stage::PlanningOrphans);
+        let plan = attribute_orphans(evidence, &survey, &out, &mut tables);
+        let taken = evidence.taken_names();
+        let mut lost_and_found = LostAndFound::default();
+        let enc = evidence.encoding();
+        let ids: Vec<TableId> = tables.filled().map(|(t, _)| t.id).collect();
+        for id in ids {
+            let Some(t) = tables.get_mut(id) else { continue };
+            let Some(shape) = t.shape.clone() else { continue };
+            observer.stage(Stage::Recovering { table: &shape.name });
+            // A bulk-loaded table has its tree rows in already; the rows it could not
+            // append in order follow here, then its orphan rows.
+            let (tree, early): (Option<PageNo>, Vec<RowEvent<'s>>) = match deferred.remove(&id) {
+                Some(rows) => (None, rows.into_iter().map(RowEvent::Row).collect()),
+                None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
+            };
+            let groups: Vec<Attribution> = t.orphans.clone();
+            let rows = early.into_iter().chain(TableRows::new(
+                &evidence.db,
+                tree,
+                groups.iter().map(|a| &a.group),
+            ));
+            let dberr = Error::db("writing rows");
+            out.conn.execute_batch("BEGIN").map_err(&dberr)?;
+            let writer = TableWriter::new(&shape);
+            let mut sink = Sink {
+                out: &out,
+                enc,
+                lost: &mut lost_and_found,
+                ledger: &mut ledger,
+                taken: &taken,
+            };
+            for event in rows {
+                match event {
+                    RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
+                    RowEvent::Row(row) => sink
+                        .insert_row(t, &shape, &writer, &row)
+                        .map_err(&dberr)?,
+                }
+            }
+            out.conn.execute_batch("COMMIT").map_err(&dberr)?;
+        }
+        observer.stage(Stage::LostAndFound);
+        lost_and_found
+            .keep_orphans(&out, &evidence.db, &plan.lost_and_found, &taken)
+            .map_err(Error::db("writing lost_and_found"))?;
+        carry_sequence(evidence, &out).map_err(Error::db("carrying sqlite_sequence over"))?;
+        Ok(Loaded {
+            out,
+            tables,
+            ledger,
+            survey,
+            lost_and_found,
+            unattributed: plan.lost_and_found,
+            index_groups: plan.index_groups.len() as u64,
+            prebuilt,
+        })
+    }
+}
+
+impl Loaded {
+    /// Re-creates the schema's indexes the bulk writer did not build. Reads nothing from
+    /// the source.
+    pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
+        observer.stage(Stage::Indexes);
+        crate::objects::create_objects(
+            evidence,
+            &self.out,
+            &self.tables,
+            &mut self.ledger,
+            pager::SchemaKind::Index,
+            &self.prebuilt,
+        );
+    }
+}
+
+/// Attributes the orphan pages of the survey to the filled tables, and creates a table
+/// for each shape of orphan records no table of the schema fits (tables whose CREATE
+/// statement is lost). Returns the plan, its attributions handed to the tables.
+fn attribute_orphans(
+    evidence: &Evidence<'_>,
+    survey: &Survey,
+    out: &Output,
+    tables: &mut Tables,
+) -> reconstruct::Plan {
+    let targets: Vec<(TableId, TableTarget)> = tables
+        .filled()
+        .map(|(t, shape)| {
+            (
+                t.id,
+                TableTarget {
+                    shape: shape.clone(),
+                    root: t.root,
+                },
+            )
+        })
+        .collect();
+    let just_targets: Vec<TableTarget> = targets.iter().map(|(_, t)| t.clone()).collect();
+    let mut plan = reconstruct::plan(&evidence.db, survey, &just_targets);
+    for ((id, _), groups) in targets.iter().zip(std::mem::take(&mut plan.attributed)) {
+        if let Some(t) = tables.get_mut(*id) {
+            t.orphans = groups;
+        }
+    }
+    let taken = evidence.taken_names();
+    let mut n = 0;
+    for table in std::mem::take(&mut plan.inferred) {
+        let name = loop {
+            n += 1;
+            let candidate = format!("salvage_inferred_{n}");
+            if !taken.contains(&candidate) {
+                break candidate;
+            }
+        };
+        // Columns c0, c1, … declared without a type, so that every value keeps its
+        // storage class.
+        let cols: Vec<String> = (0..table.columns.len())
+            .map(|i| quote(&format!("c{i}")))
+            .collect();
+        let sql = format!("CREATE TABLE {}({})", quote(&name), cols.join(", "));
+        let Some(shape) = out
+            .create_object(&sql)
+            .ok()
+            .and_then(|()| out.shape(&name, false).ok())
+        else {
+            continue;
+        };
+        let rows: u64 = table.groups.iter().map(|g| g.cells).sum();
+        let reason = format!(
+            "its CREATE statement is lost: {} columns ({}) inferred from {} sampled records of {} orphan page groups ({rows} cells)",
+            table.columns.len(),
+            table.columns.join(", "),
+            table.sampled,
+            table.groups.len()
+        );
+        let evidence = vec![reconstruct::Evidence::LostSchema {
+            sampled: table.sampled,
+        }];
+        let id = tables.push(name, None, TableStatus::Inferred, Some(reason), Some(shape));
+        if let Some(t) = tables.get_mut(id) {
+            t.orphans = table
+                .groups
+                .into_iter()
+                .map(|group| Attribution {
+                    group,
+                    evidence: evidence.clone(),
+                    confidence: reconstruct::Confidence::Low,
+                })
+                .collect();
+        }
+    }
+    plan
+}
+
+/// Carries `sqlite_sequence` counters over: never below what the rows now need.
+fn carry_sequence(evidence: &Evidence<'_>, out: &Output) -> rusqlite::Result<()> {
+    if !out.has_table("sqlite_sequence") {
+        return Ok(());
+    }
+    for record in evidence.internal_records("sqlite_sequence") {
+        let (Some(Value::Text(name)), Some(Value::Integer(seq))) = (record.first(), record.get(1))
+        else {
+            continue;
+        };
+        let name_value = Value::Text(name.clone());
+        let name = SqlValue::from_value(&name_value, evidence.encoding());
+        let changed = out.conn.execute(
+            "UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1",
+            rusqlite::params![name, seq],
+        )?;
+        if changed == 0 {
+            out.conn.execute(
+                "INSERT INTO sqlite_sequence(name, seq) VALUES (?1, ?2)",
+                rusqlite::params![name, seq],
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! One row through SQL: its record mapped onto its table's columns and inserted, and what
+//! happened to it counted. A row refused by a constraint is kept in `lost_and_found`; a row
+//! whose key another row holds is a conflict, recorded with its provenance.
+
+use std::collections::BTreeSet;
+
+use pager::{TextEncoding, Value};
+use reconstruct::{Provenance, RecoveredRow, TableShape};
+
+use super::lost_and_found::LostAndFound;
+use crate::ledger::Ledger;
+use crate::output::{Inserted, Output, SqlValue};
+use crate::report::ConflictReport;
+use crate::tables::TableRun;
+
+/// Inserts rows into one table, with the column list fixed once.
+pub struct TableWriter<'s> {
+    name: &'s str,
+    columns: Vec<&'s str>,
+    /// The name under which the rowid is inserted, for rowid tables without an alias.
+    rowid_name: Option<&'static str>,
+}
+
+impl<'s> TableWriter<'s> {
+    /// The writer for a table of this shape.
+    pub fn new(shape: &'s TableShape) -> TableWriter<'s> {
+        let columns: Vec<&str> = shape
+            .insert_columns()
+            .into_iter()
+            .filter_map(|i| shape.columns.get(i).map(|c| c.name.as_str()))
+            .collect();
+        let rowid_name = if shape.without_rowid || shape.rowid_alias().is_some() {
+            None
+        } else {
+            ["rowid", "_rowid_", "oid"]
+                .into_iter()
+                .find(|n| !shape.columns.iter().any(|c| c.name.eq_ignore_ascii_case(n)))
+        };
+        TableWriter {
+            name: &shape.name,
+            columns,
+            rowid_name,
+        }
+    }
+
+    fn insert(
+        &self,
+        out: &Output,
+        enc: TextEncoding,
+        rowid: Option<i64>,
+        values: &[Option<Value>],
+    ) -> rusqlite::Result<Inserted> {
+        // Values a short record lacks are left to the column's default: the columns
+        // present are always a prefix of the insert columns.
+        let present = values
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |i| i + 1);
+        let bound: Vec<SqlValue<'_>> = values
+            .iter()
+            .take(present)
+            .map(|v| {
+                v.as_ref()
+                    .map_or(SqlValue::Null, |v| SqlValue::from_value(v, enc))
+            })
+            .collect();
+        out.insert(
+            self.name,
+            self.rowid_name,
+            rowid,
+            self.columns.get(..present).unwrap_or_default(),
+            &bound,
+        )
+    }
+}
+
+/// Where rows that do not go into their table go.
+pub struct Sink<'r> {
+    /// The output.
+    pub out: &'r Output,
+    /// The source's text encoding.
+    pub enc: TextEncoding,
+    /// Refused rows.
+    pub lost: &'r mut LostAndFound,
+    /// Conflicts and warnings.
+    pub ledger: &'r mut Ledger,
+    /// Names the schema uses.
+    pub taken: &'r BTreeSet<String>,
+}
+
+impl Sink<'_> {
+    /// Inserts one row of the table `t`, counting what happened to it.
+    pub fn insert_row(
+        &mut self,
+        t: &mut TableRun,
+        shape: &TableShape,
+        writer: &TableWriter<'_>,
+        row: &RecoveredRow<'_>,
+    ) -> rusqlite::Result<()> {
+        let (record, complete) = row.record();
+        let mapped = shape.map_record(row.rowid(), record);
+        match writer.insert(self.out, self.enc, row.rowid(), &mapped.values)? {
+            Inserted::Ok => {
+                match row.provenance {
+                    Provenance::Cell { .. } => t.loss.from_tree += 1,
+                    Provenance::Orphan { .. } => t.loss.from_orphans += 1,
+                }
+                if let Some(rowid) = row.rowid() {
+                    t.written_rowids.push(rowid);
+                }
+                if !complete || mapped.surplus > 0 {
+                    t.loss.damaged_rows += 1;
+                }
+            }
+            Inserted::Conflict(reason) => {
+                t.loss.conflicts += 1;
+                self.ledger.conflicts.push(ConflictReport {
+                    table: shape.name.clone(),
+                    rowid: row.rowid(),
+                    dropped: describe(&row.provenance),
+                    reason,
+                });
+            }
+            Inserted::Rejected(reason) => {
+                t.loss.rejected += 1;
+                if let Some(rowid) = row.rowid() {
+                    t.rejected_rowids.insert(rowid);
+                }
+                self.ledger.warnings.push(format!(
+                    "a row of page {} was refused by a constraint and kept in lost_and_found: {reason}",
+                    row.provenance.page().get()
+                ));
+                self.lost.keep(self.out, self.enc, t.root, row, self.taken)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn describe(p: &Provenance) -> String {
+    match p {
+        Provenance::Cell { page, index } => format!("{index} of {page}"),
+        Provenance::Orphan { page, index, group } => {
+            format!("{index} of orphan {page} (group at page {})", group.get())
+        }
+    }
+}

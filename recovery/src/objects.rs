@@ -1,0 +1,62 @@
+//! The schema's indexes, views and triggers re-created on the output from their CREATE
+//! statements, each outcome recorded: indexes once the rows are in, views and triggers at
+//! the end (so that no trigger fires on a recovered or synthesized row).
+
+use std::collections::BTreeSet;
+
+use pager::SchemaKind;
+use reconstruct::TableStatus;
+
+use crate::evidence::Evidence;
+use crate::ledger::Ledger;
+use crate::output::Output;
+use crate::report::ObjectStatus;
+use crate::tables::Tables;
+
+/// Re-creates the schema objects of `kind`, except those in `prebuilt` (lower-cased
+/// names of indexes the bulk writer built).
+pub fn create_objects(
+    evidence: &Evidence<'_>,
+    out: &Output,
+    tables: &Tables,
+    ledger: &mut Ledger,
+    kind: SchemaKind,
+    prebuilt: &BTreeSet<String>,
+) {
+    let created: BTreeSet<String> = tables
+        .iter()
+        .filter(|t| t.shape.is_some() || t.status == TableStatus::Skipped)
+        .map(|t| t.name.to_ascii_lowercase())
+        .collect();
+    for r in evidence.schema.rows.iter().filter(|r| r.kind == kind) {
+        if prebuilt.contains(&r.name.to_ascii_lowercase()) {
+            continue;
+        }
+        let Some(sql) = &r.sql else {
+            // Automatic indexes come with their table's constraints.
+            continue;
+        };
+        let table_known =
+            kind == SchemaKind::View || created.contains(&r.tbl_name.to_ascii_lowercase());
+        let (status, reason) = if !table_known {
+            (
+                ObjectStatus::Skipped,
+                Some(format!("its table `{}` was not created", r.tbl_name)),
+            )
+        } else {
+            match out.create_object(sql) {
+                Ok(()) => (ObjectStatus::Created, None),
+                Err(e) => (ObjectStatus::Failed, Some(e)),
+            }
+        };
+        if status == ObjectStatus::Failed {
+            ledger.warnings.push(format!(
+                "the {} `{}` could not be re-created: {}",
+                kind.as_str(),
+                r.name,
+                reason.clone().unwrap_or_default()
+            ));
+        }
+        ledger.object(kind.as_str(), &r.name, status, reason);
+    }
+}

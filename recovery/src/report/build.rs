@@ -1,0 +1,298 @@
+//! The loss report of a finished run, built from its typed state. The signals of loss are
+//! gathered here in the report's order and judged once ([`reconstruct::Verdict::of`]);
+//! only then are they rendered to sentences.
+
+use pager::{Database, PageNo, Survey};
+use reconstruct::{
+    file_signals, placeholder_signals, signals_after_counts, table_signals, Attribution,
+    LossSignal, OrphanGroup, PlaceholderOutcome, TableFacts, Verdict,
+};
+
+use super::common::{damaged_page_reasons, page_size_decision, FindingList, Tool};
+use super::loss::*;
+use crate::evidence::logs::LogOutcome;
+use crate::ledger::Ledger;
+use crate::load::LostAndFound;
+use crate::tables::Tables;
+
+/// Everything a loss report is built from.
+pub struct LossReportParts<'p> {
+    /// The database as read.
+    pub db: &'p Database<'p>,
+    /// The survey of every page.
+    pub survey: &'p Survey,
+    /// The schema rows used, and those found by scanning.
+    pub schema_rows: (usize, usize),
+    /// The tables.
+    pub tables: &'p Tables,
+    /// What the run did besides rows.
+    pub ledger: &'p Ledger,
+    /// Rows no table could be given.
+    pub lost_and_found: &'p LostAndFound,
+    /// Orphan table-page groups no evidence settles.
+    pub unattributed: &'p [OrphanGroup],
+    /// Orphan index-page groups.
+    pub index_groups: u64,
+    /// The partial rows' registry.
+    pub partial_registry: Option<&'p str>,
+    /// Placeholders made and refused.
+    pub placeholders: &'p PlaceholderOutcome,
+    /// The profiles that applied.
+    pub profiles: &'p [[String; 2]],
+    /// The write-ahead log's part.
+    pub wal: LogOutcome<WalReport>,
+    /// The rollback journal's part.
+    pub journal: LogOutcome<JournalReport>,
+    /// The output passed its checks.
+    pub verified: bool,
+    /// The source's proof of being unchanged.
+    pub source: SourceProof,
+}
+
+/// Every sign of loss of the run, in the report's order.
+fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
+    let mut out: Vec<LossSignal> = p
+        .tables
+        .filled()
+        .flat_map(|(t, _)| table_signals(&t.name, &t.loss))
+        .collect();
+    out.extend(file_signals(
+        p.survey,
+        (p.lost_and_found.orphan_rows, p.unattributed.len()),
+        p.db.findings(),
+    ));
+    out.extend(p.wal.signal.clone());
+    out.extend(p.journal.signal.clone());
+    out.extend(placeholder_signals(p.placeholders));
+    out.extend(p.ledger.virtual_tables.iter().cloned());
+    out.extend(p.ledger.missing_tables.iter().cloned());
+    let facts: Vec<TableFacts<'_>> = p
+        .tables
+        .iter()
+        .map(|t| TableFacts {
+            name: &t.name,
+            status: t.status,
+            reason: t.reason.as_deref(),
+            loss: Some(&t.loss),
+            bounds: t.bounds.as_ref(),
+        })
+        .collect();
+    out.extend(signals_after_counts(&facts, p.partial_registry));
+    out
+}
+
+fn group_report(a: &Attribution) -> OrphanGroupReport {
+    OrphanGroupReport {
+        top: a.group.top.get(),
+        pages: a.group.pages.len(),
+        cells: a.group.cells,
+        rowids: a.group.rowids.map(|(lo, hi)| [lo, hi]),
+        confidence: Some(a.confidence.name().to_string()),
+        evidence: a.evidence.iter().map(evidence_sentence).collect(),
+    }
+}
+
+fn evidence_sentence(e: &reconstruct::Evidence) -> String {
+    match e {
+        reconstruct::Evidence::ChildPointer { parent } => format!("a child pointer of surviving interior {parent} points to it"),
+        reconstruct::Evidence::RowidRange { parent, lower, upper } => format!(
+            "its rowids lie in ({}, {}], the range surviving interior {parent} assigns to a child it can no longer reach",
+            lower.map_or("-inf".into(), |v| v.to_string()),
+            upper.map_or("+inf".into(), |v| v.to_string())
+        ),
+        reconstruct::Evidence::LostSchema { sampled } => format!(
+            "no table of the schema fits its records: a table of its own is inferred from {sampled} sampled records"
+        ),
+        reconstruct::Evidence::Shape { sampled, fitting, runner_up } => format!(
+            "{fitting} of {sampled} sampled records fit the table's columns{}",
+            runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}"))
+        ),
+    }
+}
+
+fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
+    p.tables
+        .iter()
+        .map(|t| {
+            let tree = t
+                .root
+                .and_then(|root| p.survey.trees.iter().find(|tr| tr.root == root));
+            TableReport {
+                name: t.name.clone(),
+                status: t.status,
+                reason: t.reason.clone(),
+                root: t.root.map(PageNo::get),
+                rows_written: t.loss.written(),
+                rows_from_tree: t.loss.from_tree,
+                rows_from_orphans: t.loss.from_orphans,
+                rows_damaged: t.loss.damaged_rows,
+                cells_unreadable: t.loss.unreadable_cells,
+                conflicts: t.loss.conflicts,
+                rejected_to_lost_and_found: t.loss.rejected,
+                placeholders: t.loss.placeholders,
+                rows_partial: t.loss.partial_rows,
+                partial_refused: t.loss.partial_refused,
+                lost_rows: t.bounds.as_ref().map(|b| LostRows {
+                    lower_bound: b.lower,
+                    upper_bound: b.upper,
+                    proven_by_index: b.proven_by_index,
+                    proven_by_text: b.proven_by_text,
+                    evidence: b.evidence.clone(),
+                }),
+                lost_subtrees: tree
+                    .map(|tr| {
+                        tr.lost
+                            .iter()
+                            .map(|l| LostSubtree {
+                                parent: l.parent.get(),
+                                child: l.child,
+                                rowid_above: l.bounds.lower,
+                                rowid_up_to: l.bounds.upper,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                orphan_groups: t.orphans.iter().map(group_report).collect(),
+                findings: FindingList::new(
+                    tree.map(|tr| tr.findings.as_slice()).unwrap_or_default(),
+                ),
+            }
+        })
+        .collect()
+}
+
+fn placeholder_report(p: &LossReportParts<'_>) -> PlaceholderReport {
+    let mut made = Listed::default();
+    for m in &p.placeholders.made {
+        made.push(PlaceholderEntry {
+            table: m.table.clone(),
+            rowid: m.rowid,
+            key: m.key.clone(),
+            child_table: m.child_table.clone(),
+            children: m.children,
+            filled_columns: m.filled.clone(),
+            relationship: m.origin.clone(),
+        });
+    }
+    let mut blocked = Listed::default();
+    for b in &p.placeholders.blocked {
+        blocked.push(BlockedEntry {
+            table: b.table.clone(),
+            key: b.key.clone(),
+            child_table: b.child_table.clone(),
+            children: b.children,
+            reason: b.reason.clone(),
+        });
+    }
+    PlaceholderReport {
+        profiles: p.profiles.to_vec(),
+        registry: p.placeholders.registry.clone(),
+        made,
+        blocked,
+    }
+}
+
+/// Builds the loss report: committed nowhere yet, paths left to [`LossReport::run`].
+pub fn build(p: LossReportParts<'_>) -> LossReport {
+    let signals = signals(&p);
+    let flags = Verdict::of(&signals, p.verified);
+    let loss: Vec<String> = signals.iter().map(ToString::to_string).collect();
+    let db = p.db;
+    let (page_size_source, page_size_evidence) = page_size_decision(db);
+    let mut damaged = Listed::default();
+    for (page, why) in damaged_page_reasons(db, p.survey) {
+        damaged.push(DamagedPage {
+            page: page.get(),
+            class: p
+                .survey
+                .page_map
+                .class(page)
+                .map_or("past_end", |c| c.name())
+                .to_string(),
+            why,
+        });
+    }
+    let mut warnings = p.ledger.warnings.clone();
+    warnings.extend(p.journal.warning.iter().cloned());
+    warnings.extend(loss.iter().cloned());
+    LossReport {
+        format_version: FORMAT_VERSION,
+        tool: Tool::this(),
+        source: p.source.clone(),
+        wal: p.wal.report.clone(),
+        journal: p.journal.report.clone(),
+        geometry: Geometry {
+            page_size: db.page_size().get(),
+            page_size_source: page_size_source.to_string(),
+            page_size_evidence,
+            reserved_space: db.reserved_space(),
+            text_encoding: db.encoding().to_string(),
+            text_encoding_source: match db.encoding_source() {
+                pager::EncodingSource::Header => "header",
+                pager::EncodingSource::Inferred { .. } => "inferred",
+            }
+            .to_string(),
+            page_count: db.page_count(),
+        },
+        pages: PageSummary {
+            by_class: p
+                .survey
+                .page_map
+                .counts()
+                .into_iter()
+                .map(|(c, n)| (c.name().to_string(), n))
+                .collect(),
+            orphan_btree_pages: p.survey.page_map.orphans().count() as u32,
+            damaged,
+        },
+        schema: SchemaSource {
+            rows: p.schema_rows.0,
+            rows_found_by_scan: p.schema_rows.1,
+            findings: FindingList::new(&p.survey.schema.findings),
+        },
+        tables: table_reports(&p),
+        lost_and_found: LostAndFoundReport {
+            table: p.lost_and_found.name.clone().filter(|_| p.lost_and_found.rows > 0),
+            rows: p.lost_and_found.rows,
+            groups: p
+                .unattributed
+                .iter()
+                .map(|g| OrphanGroupReport {
+                    top: g.top.get(),
+                    pages: g.pages.len(),
+                    cells: g.cells,
+                    rowids: g.rowids.map(|(lo, hi)| [lo, hi]),
+                    confidence: None,
+                    evidence: Vec::new(),
+                })
+                .collect(),
+            index_groups: p.index_groups,
+        },
+        placeholders: placeholder_report(&p),
+        partial_rows: PartialRowsReport {
+            registry: p.partial_registry.map(str::to_string),
+            rows: p.tables.iter().map(|t| t.loss.partial_rows).sum(),
+            refused: p.tables.iter().map(|t| t.loss.partial_refused).sum(),
+        },
+        schema_objects: p.ledger.objects.clone(),
+        conflicts: p.ledger.conflicts.clone(),
+        flags,
+        evidence: FlagEvidence {
+            loss,
+            signals,
+            verified: p.ledger.verified.clone(),
+        },
+        warnings,
+        output: OutputState {
+            committed: false,
+            location: OutputLocation::None,
+        },
+        run: RunPaths {
+            source_path: String::new(),
+            dest_path: String::new(),
+            report_path: String::new(),
+            wal_path: None,
+            journal_path: None,
+        },
+    }
+}

@@ -1,0 +1,15 @@
+//! The documents a run writes: the loss report of a recovery (`docs/report.md`) and the
+//! inspect document (`docs/inspect.md`), with what they share.
+
+pub(crate) mod build;
+mod common;
+pub mod inspect;
+mod loss;
+
+pub use build::LossReportParts;
+pub use common::{
+    damaged_page_reasons, page_size_decision, FindingList, FindingReport, PageSizeEvidenceReport,
+    Tool, FINDINGS_LISTED,
+};
+pub use inspect::InspectReport;
+pub use loss::*;

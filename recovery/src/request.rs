@@ -1,0 +1,271 @@
+//! What a recovery is asked to do, checked before anything is created: the source is a
+//! regular file, nothing the run writes already exists or could be one of the source's own
+//! files, the logs to read beside it are readable, the profile is valid.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::profiles::{ProfileChoice, Profiles};
+
+/// What to recover, where to, and how.
+#[derive(Clone, Debug)]
+pub struct RecoverOptions {
+    /// The damaged database (opened read-only; nothing is written beside it).
+    pub src: PathBuf,
+    /// The new database to write; must not exist. It is written as `DEST.incomplete` and
+    /// renamed into place only once verified.
+    pub dest: PathBuf,
+    /// Where to write the JSON loss report (default: `DEST.report.json`); must not exist.
+    pub report: Option<PathBuf>,
+    /// Commit the output even when loss is detected.
+    pub allow_partial: bool,
+    /// Rebuild lost rows from their surviving index entries and full-text copies.
+    pub partial_rows: bool,
+    /// The write-ahead log to read.
+    pub wal: Log,
+    /// The hot rollback journal to roll back.
+    pub journal: Log,
+    /// The application profiles for placeholder parents and text copies.
+    pub profile: ProfileChoice,
+}
+
+impl RecoverOptions {
+    /// Recover `src` into `dest` with the defaults: withheld on loss, partial rows on,
+    /// `SRC-wal` and `SRC-journal` read when present, profiles detected.
+    pub fn new(src: impl Into<PathBuf>, dest: impl Into<PathBuf>) -> RecoverOptions {
+        RecoverOptions {
+            src: src.into(),
+            dest: dest.into(),
+            report: None,
+            allow_partial: false,
+            partial_rows: true,
+            wal: Log::Beside,
+            journal: Log::Beside,
+            profile: ProfileChoice::Auto,
+        }
+    }
+}
+
+/// Which log (write-ahead log or rollback journal) a run reads with the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Log {
+    /// `SRC-wal` / `SRC-journal`, when it exists and is not empty.
+    Beside,
+    /// This file.
+    Named(PathBuf),
+    /// None: the main file is read as it is.
+    Off,
+}
+
+/// The paths of one run, validated.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    /// The source.
+    pub src: PathBuf,
+    /// The write-ahead log to read, if any.
+    pub wal: Option<PathBuf>,
+    /// The rollback journal to read, if any.
+    pub journal: Option<PathBuf>,
+    /// The write-ahead log was turned off.
+    pub wal_off: bool,
+    /// The rollback journal was turned off.
+    pub journal_off: bool,
+    /// The destination.
+    pub dest: PathBuf,
+    /// Where the output is written until it is committed.
+    pub incomplete: PathBuf,
+    /// The loss report.
+    pub report: PathBuf,
+}
+
+/// A request checked: its paths and its profiles.
+#[derive(Debug)]
+pub struct Request {
+    /// The paths.
+    pub paths: Paths,
+    /// The profiles chosen, loaded.
+    pub profiles: Profiles,
+    /// Commit the output even when loss is detected.
+    pub allow_partial: bool,
+    /// Rebuild lost rows from index entries and full-text copies.
+    pub partial_rows: bool,
+}
+
+/// `p` with `suffix` appended to its file name.
+pub fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+fn refused(what: String, hint: &str) -> Error {
+    Error::Refused {
+        what,
+        hint: hint.to_string(),
+    }
+}
+
+/// The canonical form of a path that may not exist yet: its folder canonicalized.
+fn canonical_target(p: &Path) -> Option<PathBuf> {
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(parent.canonicalize().ok()?.join(p.file_name()?))
+}
+
+impl Request {
+    /// Checks every part of `options` before anything is created.
+    pub fn check(options: &RecoverOptions) -> Result<Request, Error> {
+        crate::evidence::check_regular_file(&options.src)?;
+        let dest = options.dest.clone();
+        let incomplete = with_suffix(&dest, ".incomplete");
+        let report = options
+            .report
+            .clone()
+            .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
+        if incomplete.symlink_metadata().is_ok() {
+            return Err(refused(
+                format!(
+                    "`{}` is left from an earlier run that did not finish or was withheld",
+                    incomplete.display()
+                ),
+                "inspect it, or remove it yourself; salvage never reuses or deletes it",
+            ));
+        }
+        for (p, what) in [(&dest, "destination"), (&report, "report")] {
+            if p.symlink_metadata().is_ok() {
+                return Err(refused(
+                    format!("the {what} `{}` already exists", p.display()),
+                    "salvage never overwrites a file: choose a new path or move the old one away",
+                ));
+            }
+        }
+        let folder = dest
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            return Err(refused(
+                format!(
+                    "the destination folder `{}` does not exist",
+                    folder.display()
+                ),
+                "create the folder first",
+            ));
+        }
+        let src_canon = options.src.canonicalize().map_err(|e| Error::Source {
+            path: options.src.clone(),
+            source: e,
+        })?;
+        let dest_canon = canonical_target(&dest).ok_or_else(|| {
+            refused(
+                format!("cannot resolve the destination `{}`", dest.display()),
+                "give a file path in an existing folder",
+            )
+        })?;
+        let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| with_suffix(&src_canon, s));
+        for target in [
+            &dest_canon,
+            &canonical_target(&report).unwrap_or_default(),
+            &canonical_target(&incomplete).unwrap_or_default(),
+        ] {
+            if sidecars.contains(target) {
+                return Err(refused(
+                    format!("`{}` is the source or one of its sidecar files", target.display()),
+                    "write the output somewhere else: the source is evidence and nothing is written beside it",
+                ));
+            }
+        }
+        let profiles = options
+            .profile
+            .load()
+            .map_err(|why| Error::InvalidProfile { why })?;
+        // Every file the output side writes, or SQLite may touch beside the output it opens
+        // (it deletes what looks like a hot journal of a database it opens): never evidence.
+        let mut outputs = vec![
+            Some(dest_canon.clone()),
+            canonical_target(&report),
+            canonical_target(&incomplete),
+        ];
+        for file in [&dest, &incomplete] {
+            for suffix in ["-journal", "-wal", "-shm"] {
+                outputs.push(canonical_target(&with_suffix(file, suffix)));
+            }
+        }
+        if outputs.contains(&Some(src_canon.clone())) {
+            return Err(refused(
+                format!(
+                    "`{}` is a file the output's database may write or delete",
+                    options.src.display()
+                ),
+                "name the output so that the source is not one of its sidecar files",
+            ));
+        }
+        let wal = log_to_read(&options.wal, &options.src, "-wal", &outputs)?;
+        let journal = log_to_read(&options.journal, &options.src, "-journal", &outputs)?;
+        Ok(Request {
+            paths: Paths {
+                src: options.src.clone(),
+                wal,
+                journal,
+                wal_off: options.wal == Log::Off,
+                journal_off: options.journal == Log::Off,
+                dest,
+                incomplete,
+                report,
+            },
+            profiles,
+            allow_partial: options.allow_partial,
+            partial_rows: options.partial_rows,
+        })
+    }
+}
+
+/// A file beside the source to read as well (`suffix`: `-wal`, `-journal`): the one
+/// named, else `SRC{suffix}` when it exists and is not empty; none when turned off.
+/// Refused when it is not a readable file or is one of the `outputs`.
+fn log_to_read(
+    log: &Log,
+    src: &Path,
+    suffix: &str,
+    outputs: &[Option<PathBuf>],
+) -> Result<Option<PathBuf>, Error> {
+    let what = if suffix == "-wal" {
+        "write-ahead log"
+    } else {
+        "rollback journal"
+    };
+    let path = match log {
+        Log::Off => None,
+        Log::Named(p) => match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => Some(p.clone()),
+            _ => {
+                return Err(refused(
+                    format!("the {what} `{}` is not a readable file", p.display()),
+                    &format!(
+                        "give the path of the {suffix} file, or leave --{} out",
+                        suffix.trim_start_matches('-')
+                    ),
+                ))
+            }
+        },
+        Log::Beside => {
+            let beside = with_suffix(src, suffix);
+            std::fs::metadata(&beside)
+                .ok()
+                .filter(|m| m.is_file() && m.len() > 0)
+                .map(|_| beside)
+        }
+    };
+    if let Some(p) = &path {
+        let canon = p.canonicalize().ok();
+        if canon.is_some() && outputs.contains(&canon) {
+            return Err(refused(
+                format!("`{}` is the {what} being read", p.display()),
+                "write the output somewhere else",
+            ));
+        }
+    }
+    Ok(path)
+}

@@ -1,0 +1,118 @@
+//! The tables of a run, by [`TableId`]: the schema's tables in schema order, then tables
+//! inferred from orphan pages, then tables a profile expects that the schema lacks. Each
+//! carries what happened to it, from its disposition to its loss bounds.
+
+use std::collections::BTreeSet;
+
+use pager::PageNo;
+use reconstruct::{Attribution, LossBounds, TableId, TableLoss, TableShape, TableStatus};
+
+/// What happened to one table.
+#[derive(Clone, Debug)]
+pub struct TableRun {
+    /// Its id in the run.
+    pub id: TableId,
+    /// Its name, as the schema spells it (or as inferred).
+    pub name: String,
+    /// Its root page in the source.
+    pub root: Option<PageNo>,
+    /// What became of it.
+    pub status: TableStatus,
+    /// Why, in a sentence, when anything needs saying.
+    pub reason: Option<String>,
+    /// Its shape on the output, when it is filled.
+    pub shape: Option<TableShape>,
+    /// What it got back.
+    pub loss: TableLoss,
+    /// How many rows it lost, when anything says it lost some.
+    pub bounds: Option<LossBounds>,
+    /// The orphan page groups attributed to it.
+    pub orphans: Vec<Attribution>,
+    /// Rowids of the rows its constraints refused.
+    pub rejected_rowids: BTreeSet<i64>,
+    /// Rowids of the rows written into it (the load's own record, for loss bounds).
+    pub written_rowids: Vec<i64>,
+}
+
+/// The tables of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    list: Vec<TableRun>,
+}
+
+impl Tables {
+    /// Adds a table; returns its id.
+    pub fn push(
+        &mut self,
+        name: String,
+        root: Option<PageNo>,
+        status: TableStatus,
+        reason: Option<String>,
+        shape: Option<TableShape>,
+    ) -> TableId {
+        let id = TableId(self.list.len() as u32);
+        self.list.push(TableRun {
+            id,
+            name,
+            root,
+            status,
+            reason,
+            shape,
+            loss: TableLoss::default(),
+            bounds: None,
+            orphans: Vec::new(),
+            rejected_rowids: BTreeSet::new(),
+            written_rowids: Vec::new(),
+        });
+        id
+    }
+
+    /// The table `id`.
+    pub fn get(&self, id: TableId) -> Option<&TableRun> {
+        self.list.get(id.index())
+    }
+
+    /// The table `id`, to change.
+    pub fn get_mut(&mut self, id: TableId) -> Option<&mut TableRun> {
+        self.list.get_mut(id.index())
+    }
+
+    /// Every table, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &TableRun> {
+        self.list.iter()
+    }
+
+    /// Every table, in id order, to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut TableRun> {
+        self.list.iter_mut()
+    }
+
+    /// The tables the run fills (recovered and inferred), with their shapes.
+    pub fn filled(&self) -> impl Iterator<Item = (&TableRun, &TableShape)> {
+        self.list
+            .iter()
+            .filter_map(|t| t.shape.as_ref().map(|s| (t, s)))
+    }
+
+    /// The table named `name` (names compared without case, as SQLite does).
+    pub fn named(&self, name: &str) -> Option<&TableRun> {
+        self.list.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The table named `name`, to change.
+    pub fn named_mut(&mut self, name: &str) -> Option<&mut TableRun> {
+        self.list
+            .iter_mut()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The shapes of the filled tables.
+    pub fn shapes(&self) -> Vec<TableShape> {
+        self.filled().map(|(_, s)| s.clone()).collect()
+    }
+
+    /// The names of the filled tables.
+    pub fn filled_names(&self) -> Vec<String> {
+        self.filled().map(|(t, _)| t.name.clone()).collect()
+    }
+}
