@@ -4,6 +4,7 @@
 
 mod corpus;
 mod damage;
+mod demo;
 mod export;
 mod fts;
 mod golden;

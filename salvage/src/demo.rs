@@ -1,8 +1,18 @@
-//! `salvage demo`: builds a damaged agent session store with `fixtures`, then inspects it.
+//! `salvage demo`: writes a damaged agent session store, inspects it and recovers it.
+//!
+//! The store is embedded: `demo/state.db` is the `fixtures` crate's agent store with its
+//! `sessions` page zeroed, a leaf of `messages` overwritten and the header's page size
+//! zeroed (`demo/damage.txt` says so, one line per damage). The test
+//! `demo::the_embedded_demo_is_the_fixture_it_describes` rebuilds both with `fixtures`
+//! and compares them byte for byte (`SALVAGE_UPDATE_GOLDEN=1` rewrites them); the binary
+//! itself does not link `fixtures`.
 
 use std::path::PathBuf;
 
-use fixtures::{Damage, Kind, Options};
+/// The damaged store.
+const STATE_DB: &[u8] = include_bytes!("../demo/state.db");
+/// What damage it carries, one line each.
+const DAMAGE: &str = include_str!("../demo/damage.txt");
 
 use crate::cli::{DemoArgs, InspectArgs, RecoverArgs};
 use crate::run::{Error, Exit};
@@ -22,41 +32,14 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         )));
     }
 
-    let fixture = fixtures::build(Kind::AgentStore, &Options::default());
-    let mut bytes = fixture.bytes.clone();
-    let sessions = fixture
-        .roots
-        .get("sessions")
-        .copied()
-        .ok_or_else(|| Error::Demo("no sessions table".into()))?;
-    let messages = fixture
-        .roots
-        .get("messages")
-        .copied()
-        .ok_or_else(|| Error::Demo("no messages table".into()))?;
-    let message_leaves = fixtures::table_pages(&bytes, messages).leaves;
-    let damage = [
-        // The hot parent table loses its only page: every session row is gone.
-        Damage::ZeroPage(sessions),
-        // One leaf of the child table is overwritten with garbage.
-        Damage::RandomPage {
-            page: message_leaves
-                .get(message_leaves.len() / 2)
-                .copied()
-                .unwrap_or(messages),
-            seed: 7,
-        },
-        // The page size in the header is zeroed: the reader must infer it from the pages.
-        Damage::HeaderPageSize(0),
-    ];
     eprintln!(
-        "salvage demo: building an agent session store (`sessions`, `messages`, `state_meta`)"
+        "salvage demo: an agent session store (`sessions`, `messages`, `state_meta`), damaged:"
     );
-    for d in &damage {
-        let applied = fixtures::apply(&mut bytes, d).map_err(|e| Error::Demo(e.to_string()))?;
-        eprintln!("  damage: {}", applied.description);
+    for line in DAMAGE.lines() {
+        eprintln!("  damage: {line}");
     }
-    std::fs::write(&path, &bytes).map_err(|e| Error::Demo(e.to_string()))?;
+    let bytes = STATE_DB;
+    std::fs::write(&path, bytes).map_err(|e| Error::Demo(e.to_string()))?;
     eprintln!("  wrote `{}` ({} bytes)\n", path.display(), bytes.len());
 
     crate::inspect::run(&InspectArgs {
