@@ -2,6 +2,7 @@
 //! shadow tables: from their own stored text, or from their external content table. A
 //! contentless table cannot be rebuilt, and that is reported as loss.
 
+use recovery::LossSignal;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -157,7 +158,7 @@ fn a_contentless_full_text_table_is_reported_as_lost() -> TestResult {
     let dest = dir.path("out.db");
     let report = crate::recover_expecting(&src, &dest, &[], 4)?;
     assert_eq!(report["flags"]["loss_detected"], true);
-    crate::assert_loss_mentions(&report, "`notes_cl` is contentless");
+    crate::assert_signal!(report, LossSignal::FullTextContentless { table } if table == "notes_cl");
     Ok(())
 }
 
@@ -227,7 +228,7 @@ fn a_virtual_table_left_empty_is_reported_as_lost() -> TestResult {
     drop(conn);
     let dest = dir.path("out.db");
     let report = crate::recover_expecting(&src, &dest, &[], 4)?;
-    crate::assert_loss_mentions(&report, "virtual table `boxes` is created empty");
+    crate::assert_signal!(report, LossSignal::VirtualTableEmpty { table, .. } if table == "boxes");
     Ok(())
 }
 
@@ -250,6 +251,6 @@ fn a_full_text_table_whose_stored_text_lost_a_page_reports_loss() -> TestResult 
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
     let report = crate::recover_expecting(&src, &dest, &[], 4)?;
-    crate::assert_loss_mentions(&report, "full-text table `notes_own`");
+    crate::assert_signal!(report, LossSignal::FullTextIncomplete { table, .. } if table == "notes_own");
     Ok(())
 }

@@ -1,6 +1,8 @@
-//! Golden inspect reports: the JSON document (without its `run` object) and the rendered
-//! findings of damaged fixtures compare exactly with `tests/golden/<case>.json` and
-//! `<case>.findings.txt`. `SALVAGE_UPDATE_GOLDEN=1` rewrites them.
+//! Golden reports of damaged fixtures: the inspect document (without its `run` object) and
+//! its rendered findings compare exactly with `tests/golden/<case>.json` and
+//! `<case>.findings.txt`; the loss report of the same file's recovery, run in-process
+//! through the library (without its `run` object), with `<case>.report.json`.
+//! `SALVAGE_UPDATE_GOLDEN=1` rewrites them.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -53,6 +55,7 @@ fn check(
         }
     }
     let actual_json = serde_json::to_string_pretty(&json)? + "\n";
+    compare(case, "report.json", &loss_report(&path, &dir)?)?;
     let (json_path, txt_path) = (
         golden_dir().join(format!("{case}.json")),
         golden_dir().join(format!("{case}.findings.txt")),
@@ -79,6 +82,35 @@ fn check(
         actual_json == expected_json,
         "{case}: report differs from {}",
         json_path.display()
+    );
+    Ok(())
+}
+
+/// The loss report of recovering `src` in-process (partial output allowed), without its
+/// `run` object, as pretty JSON.
+fn loss_report(src: &std::path::Path, dir: &Scratch) -> Result<String, Box<dyn std::error::Error>> {
+    let mut options = recovery::RecoverOptions::new(src, dir.path("out.db"));
+    options.allow_partial = true;
+    let done = recovery::recover(&options, &recovery::Quiet)?;
+    let mut json = serde_json::to_value(&done.report)?;
+    json.as_object_mut().ok_or("object")?.remove("run");
+    Ok(serde_json::to_string_pretty(&json)? + "\n")
+}
+
+/// Compares `actual` with `tests/golden/<case>.<suffix>`, or rewrites it.
+fn compare(case: &str, suffix: &str, actual: &str) -> TestResult {
+    let path = golden_dir().join(format!("{case}.{suffix}"));
+    if std::env::var_os("SALVAGE_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual)?;
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path).map_err(|e| {
+        format!("{}: {e} (run with SALVAGE_UPDATE_GOLDEN=1)", path.display())
+    })?;
+    assert!(
+        actual == expected,
+        "{case}: differs from {} (SALVAGE_UPDATE_GOLDEN=1 rewrites it)",
+        path.display()
     );
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! as they were. The salvage reads the database as SQLite would after rolling back, and
 //! never writes the journal or beside it.
 
+use recovery::LossSignal;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -93,7 +94,7 @@ fn a_damaged_hot_journal_is_loss() -> TestResult {
     let dest = dir.path("out.db");
     let r = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
     assert!(r["journal"]["records_ignored"].as_u64() > Some(0));
-    crate::assert_loss_mentions(&r, "hot rollback journal are damaged");
+    crate::assert_signal!(r, LossSignal::JournalRecordsDamaged { records } if *records > 0);
     Ok(())
 }
 

@@ -64,13 +64,23 @@ pub fn recover_expecting(
     Ok(report_beside(dest))
 }
 
-/// Asserts that one of a loss report's loss sentences contains `text`.
-pub fn assert_loss_mentions(report: &serde_json::Value, text: &str) {
-    assert!(
-        report["evidence"]["loss"].to_string().contains(text),
-        "no loss sentence mentions {text:?}: {}",
-        report["evidence"]["loss"]
-    );
+/// A loss report's signals of loss, typed as the library gives them.
+pub fn signals(report: &serde_json::Value) -> Vec<recovery::LossSignal> {
+    serde_json::from_value(report["evidence"]["signals"].clone())
+        .unwrap_or_else(|e| panic!("evidence.signals: {e}"))
+}
+
+/// Asserts that one of a loss report's signals is `wanted` (a `matches!` pattern).
+#[macro_export]
+macro_rules! assert_signal {
+    ($report:expr, $($wanted:tt)+) => {{
+        let signals = $crate::signals(&$report);
+        assert!(
+            signals.iter().any(|s| matches!(s, $($wanted)+)),
+            "no signal is {}: {signals:#?}",
+            stringify!($($wanted)+)
+        );
+    }};
 }
 
 /// The loss report `recover` wrote beside `dest` (`DEST.report.json`).

@@ -2,6 +2,7 @@
 //! surviving child is kept, one registered placeholder parent stands in for each lost
 //! parent, and the run reports LOSS, never a clean recovery.
 
+use recovery::LossSignal;
 use std::collections::BTreeMap;
 
 use fixtures::{Damage, Value};
@@ -90,19 +91,12 @@ fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() ->
         r["placeholders"]["made"]["count"].as_u64(),
         Some(sessions.len() as u64)
     );
-    let warning = format!(
-        "{} `messages` rows kept under {} reconstructed `sessions` rows",
-        messages.len(),
-        sessions.len()
-    );
-    assert!(
-        r["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap_or("").contains(&warning)),
-        "{}",
-        r["warnings"]
+    crate::assert_signal!(
+        r,
+        LossSignal::PlaceholdersMade { parent, child, placeholders, children }
+            if parent == "sessions" && child == "messages"
+                && *placeholders == sessions.len() as u64
+                && *children == messages.len() as u64
     );
     Ok(())
 }
@@ -197,11 +191,7 @@ fn without_a_profile_a_placeholder_that_needs_invented_values_is_reported_not_ma
         &expected_rows(&c.fixture, "messages"),
         "messages",
     );
-    assert!(r["evidence"]["loss"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|e| e.as_str().unwrap_or("").contains("dangling")));
+    crate::assert_signal!(r, LossSignal::ParentsNotRebuilt { .. });
     Ok(())
 }
 
@@ -303,9 +293,9 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
         "{}",
         r["tables"]
     );
-    crate::assert_loss_mentions(
-        &r,
-        "table `state_meta` (expected by profile `agent`) is missing",
+    crate::assert_signal!(
+        r,
+        LossSignal::TableMissing { table, profile } if table == "state_meta" && profile == "agent"
     );
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! row with what SQLite read from the healthy database, and the flags, exit codes and
 //! commit protocol checked exactly.
 
+use recovery::LossSignal;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -580,11 +581,7 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
         assert_eq!(row[0], Value::Null);
         assert_eq!(&row[1..], &want[1..], "rowid {rowid}");
     }
-    assert!(r["evidence"]["loss"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|e| e.as_str().unwrap_or("").contains("inferred")));
+    crate::assert_signal!(r, LossSignal::TableInferred { .. });
     Ok(())
 }
 
