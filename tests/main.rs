@@ -13,6 +13,7 @@ mod inspect;
 mod journal;
 mod nemetz;
 mod partial;
+mod pipeline;
 mod placeholders;
 mod readback;
 mod recover;
