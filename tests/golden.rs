@@ -104,9 +104,8 @@ fn compare(case: &str, suffix: &str, actual: &str) -> TestResult {
         std::fs::write(&path, actual)?;
         return Ok(());
     }
-    let expected = std::fs::read_to_string(&path).map_err(|e| {
-        format!("{}: {e} (run with SALVAGE_UPDATE_GOLDEN=1)", path.display())
-    })?;
+    let expected = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {e} (run with SALVAGE_UPDATE_GOLDEN=1)", path.display()))?;
     assert!(
         actual == expected,
         "{case}: differs from {} (SALVAGE_UPDATE_GOLDEN=1 rewrites it)",

@@ -49,7 +49,10 @@ fn a_run_is_observed_stage_by_stage_and_its_outcome_is_the_report_it_wrote() -> 
     // Partial rows before placeholders, indexes before both, verification last.
     assert!(at("re-creating indexes") < at("rebuilding lost parent rows"));
     assert!(at("re-creating views") < at("re-creating triggers"));
-    assert_eq!(stages.last().map(String::as_str), Some("verifying the output"));
+    assert_eq!(
+        stages.last().map(String::as_str),
+        Some("verifying the output")
+    );
     let mut finished = observer.finished.into_inner()?;
     finished.sort_by_key(|b| format!("{b:?}"));
     assert_eq!(
@@ -135,7 +138,10 @@ fn refusals_are_typed_and_create_nothing() -> TestResult {
     let err = recovery::recover(&options, &recovery::Quiet)
         .err()
         .ok_or("a missing profile file must be refused")?;
-    assert!(matches!(err, recovery::Error::InvalidProfile { .. }), "{err:?}");
+    assert!(
+        matches!(err, recovery::Error::InvalidProfile { .. }),
+        "{err:?}"
+    );
     assert_eq!(c.dir.listing(), ["evidence.db", "out.db"]);
     Ok(())
 }

@@ -780,7 +780,11 @@ fn indexed_flags_and_leaf_boundaries_recover_completely() -> TestResult {
         drop(conn);
         let out = crate::recover_file(&src, &dest, &[])?;
         assert_eq!(code(&out), Some(0), "{name}: {}", stderr(&out));
-        assert_eq!(rows_of(&src, "m", false), rows_of(&dest, "m", false), "{name}");
+        assert_eq!(
+            rows_of(&src, "m", false),
+            rows_of(&dest, "m", false),
+            "{name}"
+        );
         let by_index = |db: &Path| -> rusqlite::Result<Vec<(Value, i64)>> {
             let conn = Connection::open(db)?;
             let mut stmt = conn.prepare("SELECT t, id FROM m INDEXED BY m_t WHERE t IS NOT NULL OR t IS NULL ORDER BY t, id")?;

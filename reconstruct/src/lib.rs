@@ -64,8 +64,8 @@ pub use bounds::{
     bound_loss, bound_table, Bounded, BoundsInput, KnownMissing, LossBounds, LostRange, Proven,
 };
 pub use loss::{
-    file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal,
-    TableFacts, TableLoss, Verdict,
+    file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,
+    TableLoss, Verdict,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, PartialRow, ResolvedCopy};
@@ -82,6 +82,4 @@ pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};
 pub use table::{creation_order, disposition, is_virtual, Disposition, TableId, TableStatus};
-pub use textcopy::{
-    read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert,
-};
+pub use textcopy::{read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};

@@ -372,12 +372,48 @@ pub fn table_signals(table: &str, t: &TableLoss) -> Vec<LossSignal> {
         out.push(LossSignal::RootUnreadable { table: name() });
     }
     let counted = [
-        (t.lost_subtrees, LossSignal::SubtreesLost { table: name(), pointers: t.lost_subtrees }),
-        (t.from_orphans, LossSignal::RowsFromOrphans { table: name(), rows: t.from_orphans }),
-        (t.damaged_rows, LossSignal::DamagedFields { table: name(), rows: t.damaged_rows }),
-        (t.unreadable_cells, LossSignal::UndecodableCells { table: name(), cells: t.unreadable_cells }),
-        (t.conflicts, LossSignal::KeyConflicts { table: name(), rows: t.conflicts }),
-        (t.rejected, LossSignal::RowsRefused { table: name(), rows: t.rejected }),
+        (
+            t.lost_subtrees,
+            LossSignal::SubtreesLost {
+                table: name(),
+                pointers: t.lost_subtrees,
+            },
+        ),
+        (
+            t.from_orphans,
+            LossSignal::RowsFromOrphans {
+                table: name(),
+                rows: t.from_orphans,
+            },
+        ),
+        (
+            t.damaged_rows,
+            LossSignal::DamagedFields {
+                table: name(),
+                rows: t.damaged_rows,
+            },
+        ),
+        (
+            t.unreadable_cells,
+            LossSignal::UndecodableCells {
+                table: name(),
+                cells: t.unreadable_cells,
+            },
+        ),
+        (
+            t.conflicts,
+            LossSignal::KeyConflicts {
+                table: name(),
+                rows: t.conflicts,
+            },
+        ),
+        (
+            t.rejected,
+            LossSignal::RowsRefused {
+                table: name(),
+                rows: t.rejected,
+            },
+        ),
     ];
     out.extend(counted.into_iter().filter(|(n, _)| *n > 0).map(|(_, s)| s));
     if t.tree_findings > 0 && t.lost_subtrees == 0 && !t.root_lost {
@@ -456,22 +492,28 @@ pub fn placeholder_signals(outcome: &PlaceholderOutcome) -> Vec<LossSignal> {
     }
     let mut out: Vec<LossSignal> = made
         .into_iter()
-        .map(|((parent, child), (n, children))| LossSignal::PlaceholdersMade {
-            parent: parent.into(),
-            child: child.into(),
-            placeholders: n,
-            children,
-        })
+        .map(
+            |((parent, child), (n, children))| LossSignal::PlaceholdersMade {
+                parent: parent.into(),
+                child: child.into(),
+                placeholders: n,
+                children,
+            },
+        )
         .collect();
-    out.extend(blocked.into_iter().map(|((parent, child), (n, children, reason))| {
-        LossSignal::ParentsNotRebuilt {
-            parent: parent.into(),
-            child: child.into(),
-            keys: n,
-            children,
-            reason: reason.into(),
-        }
-    }));
+    out.extend(
+        blocked
+            .into_iter()
+            .map(
+                |((parent, child), (n, children, reason))| LossSignal::ParentsNotRebuilt {
+                    parent: parent.into(),
+                    child: child.into(),
+                    keys: n,
+                    children,
+                    reason: reason.into(),
+                },
+            ),
+    );
     out
 }
 

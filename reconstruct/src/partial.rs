@@ -95,18 +95,16 @@ impl ResolvedCopy {
         db: &'a Database<'a>,
         mut read: impl FnMut(u64) + 'a,
     ) -> impl Iterator<Item = CopyRow<'a>> + 'a {
-        TableRows::new(db, Some(self.content_root), std::iter::empty()).filter_map(
-            move |event| {
-                let RowEvent::Row(row) = event else {
-                    return None;
-                };
-                read(row.raw.payload.len() as u64 + 16);
-                Some(CopyRow {
-                    rowid: row.rowid()?,
-                    row,
-                })
-            },
-        )
+        TableRows::new(db, Some(self.content_root), std::iter::empty()).filter_map(move |event| {
+            let RowEvent::Row(row) = event else {
+                return None;
+            };
+            read(row.raw.payload.len() as u64 + 16);
+            Some(CopyRow {
+                rowid: row.rowid()?,
+                row,
+            })
+        })
     }
 
     /// What a row of the copy gives back of its row (see [`ResolvedCopy::values`]).

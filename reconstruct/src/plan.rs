@@ -304,6 +304,73 @@ enum Outcome {
     Stale,
 }
 
+/// How the sampled records of a group fit each candidate table.
+struct Fits<'t> {
+    /// (target index, records that fit, fit score), best first.
+    fits: Vec<(usize, u32, u64)>,
+    sampled: u32,
+    targets: &'t [TableTarget],
+}
+
+impl<'t> Fits<'t> {
+    fn new(sample: &[Vec<Value>], targets: &'t [TableTarget], candidates: &[usize]) -> Fits<'t> {
+        let mut fits: Vec<(usize, u32, u64)> = candidates
+            .iter()
+            .filter_map(|&i| {
+                let shape = &targets.get(i)?.shape;
+                let mut n = 0u32;
+                let mut score = 0u64;
+                for r in sample {
+                    if let Some(s) = shape.fit(r) {
+                        n += 1;
+                        score += u64::from(s);
+                    }
+                }
+                Some((i, n, score))
+            })
+            .collect();
+        fits.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+        Fits {
+            fits,
+            sampled: sample.len() as u32,
+            targets,
+        }
+    }
+
+    /// Whether `n` fitting records make a fit: all, allowing one damaged record in twenty.
+    fn fitting(&self, n: u32) -> bool {
+        self.sampled > 0 && n * 20 >= self.sampled * 19
+    }
+
+    /// Whether the sample fits table `i` (or there is no sample to say otherwise).
+    fn ok(&self, i: usize) -> bool {
+        self.sampled == 0
+            || self
+                .fits
+                .iter()
+                .any(|(j, n, _)| *j == i && self.fitting(*n))
+    }
+
+    /// The shape evidence for table `i`, with the next best table.
+    fn evidence(&self, i: usize) -> Evidence {
+        let fitting = self
+            .fits
+            .iter()
+            .find(|(j, _, _)| *j == i)
+            .map_or(0, |f| f.1);
+        let runner_up = self
+            .fits
+            .iter()
+            .find(|(j, _, _)| *j != i)
+            .and_then(|(j, n, _)| self.targets.get(*j).map(|t| (t.shape.name.clone(), *n)));
+        Evidence::Shape {
+            sampled: self.sampled,
+            fitting,
+            runner_up,
+        }
+    }
+}
+
 fn attribute(
     db: &Database<'_>,
     survey: &Survey,
@@ -315,93 +382,66 @@ fn attribute(
         let root = targets.get(i).and_then(|t| t.root)?;
         survey.trees.iter().find(|t| t.root == root)
     };
-    // Shape: how many sampled records fit each candidate.
     let sample = sample_records(db, group);
-    let mut fits: Vec<(usize, u32, u64)> = candidates
-        .iter()
-        .filter_map(|&i| {
-            let shape = &targets.get(i)?.shape;
-            let mut n = 0u32;
-            let mut score = 0u64;
-            for r in &sample {
-                if let Some(s) = shape.fit(r) {
-                    n += 1;
-                    score += u64::from(s);
-                }
-            }
-            Some((i, n, score))
-        })
-        .collect();
-    fits.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
-    let sampled = sample.len() as u32;
-    // A table the sample fits: all records, allowing one damaged record in twenty.
-    let fitting = |n: u32| sampled > 0 && n * 20 >= sampled * 19;
-    let shape_ok = |i: usize| sampled == 0 || fits.iter().any(|(j, n, _)| *j == i && fitting(*n));
-    let shape_evidence = |i: usize| -> Evidence {
-        let fitting_n = fits.iter().find(|(j, _, _)| *j == i).map_or(0, |f| f.1);
-        let runner_up = fits
-            .iter()
-            .find(|(j, _, _)| *j != i)
-            .and_then(|(j, n, _)| targets.get(*j).map(|t| (t.shape.name.clone(), *n)));
-        Evidence::Shape {
-            sampled,
-            fitting: fitting_n,
-            runner_up,
-        }
-    };
-
+    let fits = Fits::new(&sample, targets, candidates);
     // Ancestry: a surviving interior page of a table points straight at the group.
     for &i in candidates {
-        if let Some(tree) = tree_of(i) {
-            if let Some(l) = tree.lost.iter().find(|l| l.child == group.top.get()) {
-                if shape_ok(i) {
-                    return Outcome::Decided(
-                        i,
-                        vec![
-                            Evidence::ChildPointer { parent: l.parent },
-                            shape_evidence(i),
-                        ],
-                        Confidence::High,
-                    );
-                }
-            }
+        let pointer =
+            tree_of(i).and_then(|tree| tree.lost.iter().find(|l| l.child == group.top.get()));
+        if let Some(l) = pointer.filter(|_| fits.ok(i)) {
+            let evidence = vec![
+                Evidence::ChildPointer { parent: l.parent },
+                fits.evidence(i),
+            ];
+            return Outcome::Decided(i, evidence, Confidence::High);
         }
     }
     // Key range: the group's rowids sit inside a range a table can no longer reach.
     if let Some((lo, hi)) = group.rowids {
         let in_range: Vec<(usize, Evidence)> = candidates
             .iter()
-            .filter(|&&i| shape_ok(i))
+            .filter(|&&i| fits.ok(i))
             .filter_map(|&i| {
-                let tree = tree_of(i)?;
-                let l = tree.lost.iter().find(|l| {
+                let l = tree_of(i)?.lost.iter().find(|l| {
                     (l.bounds.lower.is_some() || l.bounds.upper.is_some())
                         && l.bounds.contains(lo)
                         && l.bounds.contains(hi)
                 })?;
-                Some((
-                    i,
-                    Evidence::RowidRange {
-                        parent: l.parent,
-                        lower: l.bounds.lower,
-                        upper: l.bounds.upper,
-                    },
-                ))
+                let range = Evidence::RowidRange {
+                    parent: l.parent,
+                    lower: l.bounds.lower,
+                    upper: l.bounds.upper,
+                };
+                Some((i, range))
             })
             .collect();
         if let [(i, ev)] = in_range.as_slice() {
-            let shape_unique = fits.iter().filter(|(_, n, _)| fitting(*n)).count() == 1;
-            let confidence = if sampled > 0 && shape_unique {
+            let shape_unique = fits
+                .fits
+                .iter()
+                .filter(|(_, n, _)| fits.fitting(*n))
+                .count()
+                == 1;
+            let confidence = if fits.sampled > 0 && shape_unique {
                 Confidence::High
             } else {
                 Confidence::Medium
             };
-            return Outcome::Decided(*i, vec![ev.clone(), shape_evidence(*i)], confidence);
+            return Outcome::Decided(*i, vec![ev.clone(), fits.evidence(*i)], confidence);
         }
     }
-    // Shape alone. A b-tree that lost nothing has no orphans: records that fit only
-    // intact tables are stale copies (freed pages whose freelist is lost) or rows of a
-    // dropped table, not rows to put back.
+    by_shape(survey, targets, &fits, sample)
+}
+
+/// Shape alone. A b-tree that lost nothing has no orphans: records that fit only intact
+/// tables are stale copies (freed pages whose freelist is lost) or rows of a dropped table,
+/// not rows to put back.
+fn by_shape(
+    survey: &Survey,
+    targets: &[TableTarget],
+    fits: &Fits<'_>,
+    sample: Vec<Vec<Value>>,
+) -> Outcome {
     let damaged = |i: usize| {
         let root = targets.get(i).and_then(|t| t.root);
         match root.and_then(|r| survey.trees.iter().find(|t| t.root == r)) {
@@ -409,24 +449,25 @@ fn attribute(
             None => true,
         }
     };
-    let any_fit = fits.iter().any(|(_, n, _)| fitting(*n));
+    let any_fit = fits.fits.iter().any(|(_, n, _)| fits.fitting(*n));
     let fitting_tables: Vec<&(usize, u32, u64)> = fits
+        .fits
         .iter()
-        .filter(|(i, n, _)| fitting(*n) && damaged(*i))
+        .filter(|(i, n, _)| fits.fitting(*n) && damaged(*i))
         .collect();
     if any_fit && fitting_tables.is_empty() {
         return Outcome::Stale;
     }
     match fitting_tables.as_slice() {
         // Not one sampled record fits any table: a table whose schema row is lost.
-        [] if !any_fit && fits.iter().all(|(_, n, _)| *n == 0) => Outcome::NoTableFits(sample),
+        [] if !any_fit && fits.fits.iter().all(|(_, n, _)| *n == 0) => Outcome::NoTableFits(sample),
         [] => Outcome::Ambiguous,
-        [(i, _, _)] => Outcome::Decided(*i, vec![shape_evidence(*i)], Confidence::Medium),
+        [(i, _, _)] => Outcome::Decided(*i, vec![fits.evidence(*i)], Confidence::Medium),
         [(i, n1, s1), (_, n2, s2), ..] => {
             // Two tables fit: only a clearly better fit per record decides.
             let per = |s: u64, n: u32| s as f64 / f64::from(n.max(1));
             if per(*s1, *n1) >= per(*s2, *n2) + 1.0 {
-                Outcome::Decided(*i, vec![shape_evidence(*i)], Confidence::Low)
+                Outcome::Decided(*i, vec![fits.evidence(*i)], Confidence::Low)
             } else {
                 Outcome::Ambiguous
             }

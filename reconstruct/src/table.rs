@@ -148,7 +148,10 @@ mod tests {
             Disposition::Shadow { of: "docs".into() }
         );
         // Same prefix, not made by the virtual table: a table of the user's.
-        assert_eq!(disposition(&docs, &["docs"], |_| false), Disposition::Ordinary);
+        assert_eq!(
+            disposition(&docs, &["docs"], |_| false),
+            Disposition::Ordinary
+        );
         assert_eq!(
             disposition(&table("sqlite_sequence", None), &[], made),
             Disposition::Sequence
@@ -157,7 +160,10 @@ mod tests {
             disposition(&table("sqlite_stat1", None), &[], made),
             Disposition::Internal
         );
-        assert_eq!(disposition(&table("t", None), &[], made), Disposition::NoStatement);
+        assert_eq!(
+            disposition(&table("t", None), &[], made),
+            Disposition::NoStatement
+        );
         let vt = table("docs", Some("  create virtual table docs using fts5(a)"));
         assert_eq!(disposition(&vt, &["docs"], made), Disposition::Virtual);
         let rows = [&docs, &vt];

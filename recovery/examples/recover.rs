@@ -43,7 +43,13 @@ fn main() -> ExitCode {
     }
     for signal in recovery.signals() {
         // Signals are typed: a program acts on them, a person reads them.
-        if let LossSignal::RowsLost { table, lower, upper, .. } = signal {
+        if let LossSignal::RowsLost {
+            table,
+            lower,
+            upper,
+            ..
+        } = signal
+        {
             println!("{table}: between {lower} and {upper:?} rows lost");
         }
         println!("loss: {signal}");

@@ -61,12 +61,13 @@ impl Export {
             what,
             hint: hint.into(),
         };
-        let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
-            refused(
-                format!("`{}`: {e}", db.display()),
-                "pass a database written by `salvage recover`",
-            )
-        })?;
+        let conn =
+            Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
+                refused(
+                    format!("`{}`: {e}", db.display()),
+                    "pass a database written by `salvage recover`",
+                )
+            })?;
         let tables: BTreeSet<String> = conn
             .prepare("SELECT lower(name) FROM sqlite_schema WHERE type = 'table'")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -115,34 +116,14 @@ impl Export {
     /// Writes one JSON line per embedding to `sink`. A closed pipe ends the export early,
     /// and is no error (see [`ExportSummary::closed`]).
     pub fn write_to(&self, sink: &mut dyn Write) -> Result<ExportSummary, Error> {
-        let (conn, tables) = (&self.conn, &self.tables);
+        let conn = &self.conn;
         let db = Error::db("reading the salvaged database");
-        // Placeholder rows (embeddings, segments, collections), registered by the salvage
-        // that made them.
-        let placeholders: BTreeSet<(String, i64)> = if tables.contains("salvage_placeholders") {
-            conn.prepare("SELECT lower(tbl), rowid FROM salvage_placeholders WHERE rowid IS NOT NULL")
-                .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-                .map_err(db)?
-        } else {
-            BTreeSet::new()
-        };
+        let Registered {
+            placeholders,
+            partial,
+        } = self.registered()?;
         let made = |table: &str, rowid: Option<i64>| {
             rowid.is_some_and(|r| placeholders.contains(&(table.to_string(), r)))
-        };
-        // Internal ids with a row rebuilt from evidence (index entries, full-text copies):
-        // their other values are missing.
-        let partial: BTreeSet<i64> = if tables.contains("salvage_partial_rows") {
-            conn.prepare(
-                "SELECT e.id FROM embeddings e JOIN salvage_partial_rows p
-                     ON lower(p.tbl) = 'embeddings' AND p.rowid = e.rowid AND p.in_table
-                 UNION
-                 SELECT m.id FROM embedding_metadata m JOIN salvage_partial_rows p
-                     ON lower(p.tbl) = 'embedding_metadata' AND p.rowid = m.rowid AND p.in_table",
-            )
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(db)?
-        } else {
-            BTreeSet::new()
         };
         // Every internal id with an `embeddings` row or a metadata row, in id order: metadata
         // whose embedding row is gone is not dropped.
@@ -164,7 +145,8 @@ impl Export {
             .map_err(db)?;
         let mut rows = stmt.query([]).map_err(db)?;
         let mut out = std::io::BufWriter::new(sink);
-        let (mut written, mut reconstructed, mut unknown, mut partial_lines) = (0u64, 0u64, 0u64, 0u64);
+        let (mut written, mut reconstructed, mut unknown, mut partial_lines) =
+            (0u64, 0u64, 0u64, 0u64);
         let mut unknown_skipped = 0u64;
         while let Some(row) = rows.next().map_err(db)? {
             let internal: i64 = row.get(0).map_err(db)?;
@@ -184,18 +166,7 @@ impl Export {
                     continue;
                 }
             }
-            let mut document = Value::Null;
-            let mut metadata = Map::new();
-            let mut values = meta.query([internal]).map_err(db)?;
-            while let Some(m) = values.next().map_err(db)? {
-                let key: String = m.get(0).map_err(db)?;
-                let value = typed(m).map_err(db)?;
-                if key == DOCUMENT_KEY {
-                    document = value;
-                } else {
-                    metadata.insert(key, value);
-                }
-            }
+            let (document, metadata) = metadata(&mut meta, internal).map_err(db)?;
             let line = json!({
                 "id": if rebuilt { None } else { id },
                 "internal_id": internal,
@@ -243,6 +214,68 @@ impl Export {
             closed: false,
         })
     }
+}
+
+/// What the salvage that made the database registered.
+struct Registered {
+    /// Placeholder rows (embeddings, segments, collections): (lower-cased table, rowid).
+    placeholders: BTreeSet<(String, i64)>,
+    /// Internal ids with a row rebuilt from evidence (index entries, full-text copies):
+    /// their other values are missing.
+    partial: BTreeSet<i64>,
+}
+
+impl Export {
+    fn registered(&self) -> Result<Registered, Error> {
+        let (conn, tables) = (&self.conn, &self.tables);
+        let db = Error::db("reading the salvaged database");
+        let placeholders = if tables.contains("salvage_placeholders") {
+            conn.prepare(
+                "SELECT lower(tbl), rowid FROM salvage_placeholders WHERE rowid IS NOT NULL",
+            )
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(db)?
+        } else {
+            BTreeSet::new()
+        };
+        let partial = if tables.contains("salvage_partial_rows") {
+            conn.prepare(
+                "SELECT e.id FROM embeddings e JOIN salvage_partial_rows p
+                     ON lower(p.tbl) = 'embeddings' AND p.rowid = e.rowid AND p.in_table
+                 UNION
+                 SELECT m.id FROM embedding_metadata m JOIN salvage_partial_rows p
+                     ON lower(p.tbl) = 'embedding_metadata' AND p.rowid = m.rowid AND p.in_table",
+            )
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(db)?
+        } else {
+            BTreeSet::new()
+        };
+        Ok(Registered {
+            placeholders,
+            partial,
+        })
+    }
+}
+
+/// An embedding's document and the rest of its metadata, typed.
+fn metadata(
+    meta: &mut rusqlite::Statement<'_>,
+    internal: i64,
+) -> rusqlite::Result<(Value, Map<String, Value>)> {
+    let mut document = Value::Null;
+    let mut metadata = Map::new();
+    let mut values = meta.query([internal])?;
+    while let Some(m) = values.next()? {
+        let key: String = m.get(0)?;
+        let value = typed(m)?;
+        if key == DOCUMENT_KEY {
+            document = value;
+        } else {
+            metadata.insert(key, value);
+        }
+    }
+    Ok((document, metadata))
 }
 
 /// The value of a metadata row, from whichever typed column holds it, by its storage

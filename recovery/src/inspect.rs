@@ -5,8 +5,8 @@ use std::path::Path;
 use pager::Database;
 
 use crate::error::Error;
-use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 use crate::evidence::{sha256_file, Residency, Source, RESIDENT_LIMIT};
+use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 
 /// Inspects the database file at `path` (mapped read-only; nothing is written beside it),
 /// with the SHA-256 of the file when `sha256` is set.
@@ -85,4 +85,3 @@ fn sidecars(path: &std::path::Path) -> Result<report::Sidecars, Error> {
         journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes())),
     })
 }
-

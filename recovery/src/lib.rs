@@ -238,8 +238,12 @@ fn run<'s>(
         let mut finish = Finish::objects(evidence, rebuilt, observer)?;
         let late_hash = late_reads.then(|| scope.spawn(second_hash));
         finish.verify(observer);
-        let before = first_hash.join().map_err(panicked(Background::FirstHash))??;
-        let early = second_core.join().map_err(panicked(Background::LossBounds))?;
+        let before = first_hash
+            .join()
+            .map_err(panicked(Background::FirstHash))??;
+        let early = second_core
+            .join()
+            .map_err(panicked(Background::LossBounds))?;
         let after = match late_hash {
             Some(h) => h.join().map_err(panicked(Background::SecondHash))?,
             None => early.ok_or(Error::WorkerPanicked {

@@ -67,7 +67,10 @@ impl SchemaPlan {
         }
         // The report keeps schema order.
         made.sort_by_key(|(position, _)| *position);
-        for (r, (status, reason, shape)) in made.into_iter().filter_map(|(p, m)| Some((rows.get(p)?, m))) {
+        for (r, (status, reason, shape)) in made
+            .into_iter()
+            .filter_map(|(p, m)| Some((rows.get(p)?, m)))
+        {
             self.tables
                 .push(r.name.clone(), r.rootpage, status, reason, shape);
         }
@@ -96,8 +99,12 @@ impl SchemaPlan {
                     skipped("virtual table: re-created from its CREATE statement; its shadow tables are not copied (a full-text table is rebuilt from canonical rows, see schema_objects)".into())
                 }
                 Err(e) => {
-                    self.ledger
-                        .object("virtual table", &r.name, ObjectStatus::Failed, Some(e.clone()));
+                    self.ledger.object(
+                        "virtual table",
+                        &r.name,
+                        ObjectStatus::Failed,
+                        Some(e.clone()),
+                    );
                     failed(format!("its CREATE statement failed on the output: {e}"))
                 }
             },

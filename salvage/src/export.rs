@@ -105,4 +105,3 @@ impl OutputFile {
             .map_err(|e| Error::Run(recovery::Error::Output(e)))
     }
 }
-

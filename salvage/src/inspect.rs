@@ -29,11 +29,22 @@ pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
 /// The human report: the same facts as the JSON, for reading.
 pub fn render(r: &InspectReport) -> String {
     let mut s = String::new();
-    let u = &r.header.in_use;
-    let d = &r.header.declared;
     let _ = writeln!(s, "salvage inspect: {}", r.run.source_path);
     let _ = writeln!(s, "verdict: {}", r.verdict.summary);
     let _ = writeln!(s);
+    header(&mut s, r);
+    beside(&mut s, r);
+    pages(&mut s, r);
+    trees(&mut s, r);
+    freelist(&mut s, r);
+    findings(&mut s, r);
+    s
+}
+
+/// The header as declared and as used.
+fn header(s: &mut String, r: &InspectReport) {
+    let u = &r.header.in_use;
+    let d = &r.header.declared;
     let _ = writeln!(s, "header                 declared      in use");
     let _ = writeln!(
         s,
@@ -99,6 +110,10 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
+}
+
+/// The log and journal beside the file.
+fn beside(s: &mut String, r: &InspectReport) {
     if let Some(w) = &r.sidecars.wal {
         let _ = if w.usable {
             writeln!(
@@ -129,6 +144,10 @@ pub fn render(r: &InspectReport) -> String {
             )
         };
     }
+}
+
+/// Pages by class.
+fn pages(s: &mut String, r: &InspectReport) {
     let _ = writeln!(s);
     let _ = writeln!(s, "pages: {} in the file", r.pages.total);
     for c in PageClass::ALL {
@@ -151,6 +170,10 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
+}
+
+/// Every b-tree, with its lost children.
+fn trees(s: &mut String, r: &InspectReport) {
     let _ = writeln!(s);
     let _ = writeln!(s, "b-trees ({}):", r.trees.len());
     let _ = writeln!(
@@ -188,6 +211,10 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
+}
+
+/// The freelist and the damaged pages.
+fn freelist(s: &mut String, r: &InspectReport) {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
@@ -215,6 +242,10 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
+}
+
+/// The findings, at most 40.
+fn findings(s: &mut String, r: &InspectReport) {
     let findings: Vec<_> = r
         .findings
         .listed
@@ -235,7 +266,6 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
-    s
 }
 
 pub fn ellipsize(s: &str, width: usize) -> String {

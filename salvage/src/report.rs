@@ -26,7 +26,9 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
             "pass the REPORT.json that `salvage recover` wrote",
         )
     })?;
-    if value.get("format_version").and_then(serde_json::Value::as_u64)
+    if value
+        .get("format_version")
+        .and_then(serde_json::Value::as_u64)
         != Some(FORMAT_VERSION.into())
     {
         return Err(refused(
@@ -123,6 +125,14 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
             "NO"
         }
     );
+    tables(&mut s, r, markdown, h2);
+    losses(&mut s, r, h2);
+    next_step(&mut s, r, h2);
+    s
+}
+
+/// A line per table: status, rows, placeholders, partial rows, loss bounds.
+fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Tables");
     let _ = writeln!(s);
@@ -156,7 +166,7 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
         let _ = writeln!(s, "| {} |", header.join(" | "));
         let _ = writeln!(s, "|{}", "---|".repeat(header.len()));
     } else {
-        line(&mut s, &header);
+        line(s, &header);
     }
     for t in &r.tables {
         let lost = match &t.lost_rows {
@@ -181,7 +191,7 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
         if markdown {
             let _ = writeln!(s, "| `{}` | {} |", row[0], row[1..].join(" | "));
         } else {
-            line(&mut s, &row);
+            line(s, &row);
         }
     }
     let lf = &r.lost_and_found;
@@ -189,6 +199,10 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
         let _ = writeln!(s);
         let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", lf.rows, lf.table.as_deref().map_or_else(|| "lost_and_found".into(), printable));
     }
+}
+
+/// The rows in `lost_and_found`, then every sign of loss.
+fn losses(s: &mut String, r: &LossReport, h2: &str) {
     let warnings: Vec<&str> = r.evidence.loss.iter().map(String::as_str).collect();
     if !warnings.is_empty() {
         let _ = writeln!(s);
@@ -198,6 +212,12 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
             let _ = writeln!(s, "- {}", printable(w));
         }
     }
+}
+
+/// What the person should do next.
+fn next_step(s: &mut String, r: &LossReport, h2: &str) {
+    let flags = &r.flags;
+    let committed = r.output.committed;
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Next step");
     let _ = writeln!(s);
@@ -211,5 +231,4 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
         "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
     };
     let _ = writeln!(s, "{next}");
-    s
 }

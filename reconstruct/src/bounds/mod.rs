@@ -23,7 +23,7 @@ use pager::LostChild;
 
 mod evidence;
 
-pub use evidence::{bound_table, BoundsInput, Bounded};
+pub use evidence::{bound_table, Bounded, BoundsInput};
 
 /// One lost rowid range and the rows recovered in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

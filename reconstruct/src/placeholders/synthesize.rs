@@ -187,7 +187,10 @@ pub fn synthesize<S: ParentStore>(
             continue;
         };
         let columns = |pick: fn(&Fill) -> Option<&String>| -> Vec<String> {
-            rel.fills.iter().filter_map(|(_, f)| pick(f).cloned()).collect()
+            rel.fills
+                .iter()
+                .filter_map(|(_, f)| pick(f).cloned())
+                .collect()
         };
         let query = MissingParents {
             rel,

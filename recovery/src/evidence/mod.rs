@@ -16,9 +16,7 @@ use crate::request::Paths;
 pub mod logs;
 pub mod source;
 
-pub use source::{
-    check_regular_file, sha256_file, Residency, Source, RESIDENT_LIMIT,
-};
+pub use source::{check_regular_file, sha256_file, Residency, Source, RESIDENT_LIMIT};
 
 /// The evidence files of a run, mapped read-only.
 pub struct EvidenceFiles {
@@ -91,7 +89,10 @@ impl<'s> Evidence<'s> {
     /// [`Evidence::read_schema`].
     pub fn open(files: &'s EvidenceFiles, paths: &Paths) -> Result<Evidence<'s>, Error> {
         let wal = files.wal.as_ref().map(|w| pager::read_wal(w.bytes()));
-        let journal = files.journal.as_ref().map(|j| pager::read_journal(j.bytes()));
+        let journal = files
+            .journal
+            .as_ref()
+            .map(|j| pager::read_journal(j.bytes()));
         let db = Database::open_with_logs(
             files.main.bytes(),
             journal.as_ref().filter(|j| rolls_back(j)),

@@ -91,10 +91,12 @@ impl Refill<'_, '_> {
             .map(|r| r.name.clone())
             .collect();
         if !shadows.is_empty() {
-            self.ledger.virtual_tables.push(LossSignal::VirtualTableEmpty {
-                table: name.to_string(),
-                shadows,
-            });
+            self.ledger
+                .virtual_tables
+                .push(LossSignal::VirtualTableEmpty {
+                    table: name.to_string(),
+                    shadows,
+                });
         }
     }
 
@@ -162,15 +164,17 @@ impl Refill<'_, '_> {
         self.out.conn.execute_batch("COMMIT")?;
         let tree = self.shadow_damage(root, &node_table);
         if !found.defects.is_empty() || refused + damaged > 0 || tree.is_some() {
-            self.ledger.virtual_tables.push(LossSignal::RtreeIncomplete {
-                table: name.to_string(),
-                node_table: node_table.clone(),
-                rows,
-                refused,
-                damaged,
-                tree,
-                defects: found.defects.clone(),
-            });
+            self.ledger
+                .virtual_tables
+                .push(LossSignal::RtreeIncomplete {
+                    table: name.to_string(),
+                    node_table: node_table.clone(),
+                    rows,
+                    refused,
+                    damaged,
+                    tree,
+                    defects: found.defects.clone(),
+                });
         }
         Ok(Some((
             ObjectStatus::Rebuilt,
@@ -183,11 +187,16 @@ impl Refill<'_, '_> {
     fn fts(&mut self, name: &str) -> rusqlite::Result<(ObjectStatus, String)> {
         let shadow = format!("{name}_content");
         let Some(root) = self.evidence.schema_root(&shadow) else {
-            self.ledger.virtual_tables.push(LossSignal::FullTextContentMissing {
-                table: name.to_string(),
-                shadow: shadow.clone(),
-            });
-            return Ok((ObjectStatus::Created, format!("`{shadow}` is missing: left empty")));
+            self.ledger
+                .virtual_tables
+                .push(LossSignal::FullTextContentMissing {
+                    table: name.to_string(),
+                    shadow: shadow.clone(),
+                });
+            return Ok((
+                ObjectStatus::Created,
+                format!("`{shadow}` is missing: left empty"),
+            ));
         };
         let columns = self.out.columns(name)?;
         let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
@@ -218,14 +227,16 @@ impl Refill<'_, '_> {
         self.out.conn.execute_batch("COMMIT")?;
         let tree = self.shadow_damage(root, &shadow);
         if refused + unreadable + damaged > 0 || tree.is_some() {
-            self.ledger.virtual_tables.push(LossSignal::FullTextIncomplete {
-                table: name.to_string(),
-                rows,
-                damaged,
-                unreadable,
-                refused,
-                tree,
-            });
+            self.ledger
+                .virtual_tables
+                .push(LossSignal::FullTextIncomplete {
+                    table: name.to_string(),
+                    rows,
+                    damaged,
+                    unreadable,
+                    refused,
+                    tree,
+                });
         }
         Ok((
             ObjectStatus::Rebuilt,

@@ -212,7 +212,9 @@ impl BulkWriter {
         // Invariant: dividers[j] separates children[j] and children[j + 1].
         loop {
             if dividers.len() + 1 != children.len() {
-                return Err(io::Error::other("index b-tree: dividers and children disagree"));
+                return Err(io::Error::other(
+                    "index b-tree: dividers and children disagree",
+                ));
             }
             let widest = dividers.iter().map(Vec::len).max().unwrap_or(0) + 4;
             let per_page = ((usable - INTERIOR_HEADER) / (widest + 2)).max(1) + 1;
@@ -395,7 +397,10 @@ impl IndexEntries {
     fn record(&self, i: usize) -> &[u8] {
         self.entries
             .get(i)
-            .and_then(|e| self.records.get(e.offset as usize..(e.offset + e.len) as usize))
+            .and_then(|e| {
+                self.records
+                    .get(e.offset as usize..(e.offset + e.len) as usize)
+            })
             .unwrap_or_default()
     }
 }

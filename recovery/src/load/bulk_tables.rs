@@ -124,7 +124,9 @@ fn plain_index(out: &Output, name: &str, table: &str) -> rusqlite::Result<Option
         |r| r.get(0),
     )?;
     Ok(match keys.as_slice() {
-        [(cid, 0, Some(coll))] if unique == 0 && partial == 0 && coll.eq_ignore_ascii_case("BINARY") => {
+        [(cid, 0, Some(coll))]
+            if unique == 0 && partial == 0 && coll.eq_ignore_ascii_case("BINARY") =>
+        {
             Some((*cid, u32::try_from(root).unwrap_or(0)))
         }
         _ => None,
@@ -176,7 +178,6 @@ impl Appendable {
     }
 }
 
-
 /// What one table's bulk job wrote, and what it left to SQL.
 pub struct Written<'s> {
     /// Rows written.
@@ -226,8 +227,11 @@ pub fn write_table<'s>(
                 rowids.push(rowid);
                 for (index, slot) in job.indexes.iter().zip(entries.iter_mut()) {
                     let Some(e) = slot else { continue };
-                    let value =
-                        pager::record::column_raw(&row.raw.payload, row.raw.location, index.position);
+                    let value = pager::record::column_raw(
+                        &row.raw.payload,
+                        row.raw.location,
+                        index.position,
+                    );
                     if !value.is_some_and(|(t, body)| e.push(t.code(), body, rowid)) {
                         *slot = None;
                     }

@@ -14,7 +14,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{PageNo, Survey, Value};
-use reconstruct::{Attribution, OrphanGroup, RecoveredRow, RowEvent, TableId, TableRows, TableStatus, TableTarget};
+use reconstruct::{
+    Attribution, OrphanGroup, RecoveredRow, RowEvent, TableId, TableRows, TableStatus, TableTarget,
+};
 
 use crate::error::Error;
 use crate::evidence::{Evidence, Reader};
@@ -79,7 +81,8 @@ impl<'s> Bulk<'s> {
             tables,
             mut ledger,
         } = plan;
-        let candidates = bulk_tables::bulk_tables(&out, &tables).map_err(Error::db("bulk loading"))?;
+        let candidates =
+            bulk_tables::bulk_tables(&out, &tables).map_err(Error::db("bulk loading"))?;
         let mut jobs = Vec::with_capacity(candidates.len());
         for (id, root) in candidates {
             let Some((t, shape)) = tables.get(id).and_then(|t| Some((t, t.shape.as_ref()?))) else {
@@ -116,7 +119,12 @@ impl<'s> Bulk<'s> {
                     observer.stage(Stage::Recovering {
                         table: &job.shape.name,
                     });
-                    done.push(bulk_tables::write_table(&mut writer, evidence, job, reader)?);
+                    done.push(bulk_tables::write_table(
+                        &mut writer,
+                        evidence,
+                        job,
+                        reader,
+                    )?);
                 }
                 writer.finish()?;
                 Ok(done)
@@ -183,8 +191,12 @@ impl<'s> Bulk<'s> {
         let enc = evidence.encoding();
         let ids: Vec<TableId> = tables.filled().map(|(t, _)| t.id).collect();
         for id in ids {
-            let Some(t) = tables.get_mut(id) else { continue };
-            let Some(shape) = t.shape.clone() else { continue };
+            let Some(t) = tables.get_mut(id) else {
+                continue;
+            };
+            let Some(shape) = t.shape.clone() else {
+                continue;
+            };
             observer.stage(Stage::Recovering { table: &shape.name });
             // A bulk-loaded table has its tree rows in already; the rows it could not
             // append in order follow here, then its orphan rows.
@@ -211,9 +223,9 @@ impl<'s> Bulk<'s> {
             for event in rows {
                 match event {
                     RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
-                    RowEvent::Row(row) => sink
-                        .insert_row(t, &shape, &writer, &row)
-                        .map_err(&dberr)?,
+                    RowEvent::Row(row) => {
+                        sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
+                    }
                 }
             }
             out.conn.execute_batch("COMMIT").map_err(&dberr)?;

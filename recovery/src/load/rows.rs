@@ -130,7 +130,8 @@ impl Sink<'_> {
                     "a row of page {} was refused by a constraint and kept in lost_and_found: {reason}",
                     row.provenance.page().get()
                 ));
-                self.lost.keep(self.out, self.enc, t.root, row, self.taken)?;
+                self.lost
+                    .keep(self.out, self.enc, t.root, row, self.taken)?;
             }
         }
         Ok(())

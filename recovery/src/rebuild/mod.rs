@@ -10,7 +10,7 @@
 //!   registered in `salvage_placeholders`.
 
 use pager::SchemaKind;
-use reconstruct::{BoundsInput, Bounded, ResolvedCopy, TableStatus, TextCopy};
+use reconstruct::{Bounded, BoundsInput, ResolvedCopy, TableStatus, TextCopy};
 
 use crate::error::Error;
 use crate::evidence::{Evidence, Reader};

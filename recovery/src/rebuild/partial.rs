@@ -57,6 +57,7 @@ pub fn index_keys(
 /// What inserting one table's partial rows did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Inserted {
+    /// Rows written into the table (each also registered).
     pub written: u64,
     /// Rows the table's constraints refused (a NOT NULL column no index covers).
     pub refused: u64,

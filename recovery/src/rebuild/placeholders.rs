@@ -150,7 +150,12 @@ impl ParentStore for OutputParents<'_> {
         Ok(evidence)
     }
 
-    fn neighbours(&mut self, parent: &str, column: &str, rowid: i64) -> rusqlite::Result<[Option<Value>; 2]> {
+    fn neighbours(
+        &mut self,
+        parent: &str,
+        column: &str,
+        rowid: i64,
+    ) -> rusqlite::Result<[Option<Value>; 2]> {
         let q = |cmp: &str, order: &str| {
             format!(
                 "SELECT {} FROM {} WHERE rowid {cmp} ?1 ORDER BY rowid {order} LIMIT 1",
@@ -324,10 +329,7 @@ fn parent_count_hints(out: &Output, tables: &mut Tables, rels: &[Relationship]) 
         ) else {
             continue;
         };
-        let Some(child) = tables
-            .named_mut(&rel.child)
-            .filter(|t| t.bounds.is_some())
-        else {
+        let Some(child) = tables.named_mut(&rel.child).filter(|t| t.bounds.is_some()) else {
             continue;
         };
         let sql = format!(

@@ -252,7 +252,11 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
         },
         tables: table_reports(&p),
         lost_and_found: LostAndFoundReport {
-            table: p.lost_and_found.name.clone().filter(|_| p.lost_and_found.rows > 0),
+            table: p
+                .lost_and_found
+                .name
+                .clone()
+                .filter(|_| p.lost_and_found.rows > 0),
             rows: p.lost_and_found.rows,
             groups: p
                 .unattributed

@@ -140,7 +140,10 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
             // `v` is the record's second column (the rowid alias is stored as NULL).
             let at = pager::Location::new(PageNo::FIRST, 0);
             let (t, body) = pager::record::column_raw(&payload, at, 1).unwrap();
-            if entries.as_mut().is_some_and(|e| !e.push(t.code(), body, rowid)) {
+            if entries
+                .as_mut()
+                .is_some_and(|e| !e.push(t.code(), body, rowid))
+            {
                 entries = None;
             }
         }
@@ -163,12 +166,17 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(check, ["ok"], "{name}: integrity_check of the bulk-written output");
+    assert_eq!(
+        check,
+        ["ok"],
+        "{name}: integrity_check of the bulk-written output"
+    );
     drop(out);
 
     let out_bytes = std::fs::read(&out_path).unwrap();
     let out_db = Database::open(&out_bytes).unwrap();
-    for (n, ((table, index), (out_table, out_index))) in src_roots.iter().zip(&out_roots).enumerate()
+    for (n, ((table, index), (out_table, out_index))) in
+        src_roots.iter().zip(&out_roots).enumerate()
     {
         let case = &cases[n];
         assert_eq!(
@@ -235,14 +243,21 @@ fn value(rng: &mut SplitMix64, long: bool) -> Value {
         }
         5 => Value::Real(rng.pick(&[-0.0, 0.0, 1.0, 5.0, -2.5, 1.5, 1e300, -1e-300, 0.1])),
         6 => Value::Real(rng.range(0, 1000) as f64 / 8.0 - 50.0),
-        7 | 8 => Value::Text(short(rng, &["a", "b", "ab", "\u{e9}", "\u{1f600}", "A", " "])),
+        7 | 8 => Value::Text(short(
+            rng,
+            &["a", "b", "ab", "\u{e9}", "\u{1f600}", "A", " "],
+        )),
         9 | 10 => {
             let len = if long && rng.one_in(4) {
                 rng.range(100, 3000) as usize
             } else {
                 rng.below(5) as usize
             };
-            Value::Blob((0..len).map(|_| rng.pick(&[0u8, 1, 0x7f, 0x80, 0xff])).collect())
+            Value::Blob(
+                (0..len)
+                    .map(|_| rng.pick(&[0u8, 1, 0x7f, 0x80, 0xff]))
+                    .collect(),
+            )
         }
         _ => Value::Text(String::new()),
     }
@@ -322,8 +337,12 @@ fn sweep(name: &str, page_size: u32, max: usize, make: impl Fn(&mut SplitMix64, 
 /// Entry counts across the first interior split, for one-byte keys (flags).
 #[test]
 fn every_entry_count_of_small_entries() {
-    sweep("flags", 512, 1500, |rng, _| Value::Integer(rng.below(2) as i64));
-    sweep("ints", 512, 600, |rng, _| Value::Integer(rng.next_u64() as i64));
+    sweep("flags", 512, 1500, |rng, _| {
+        Value::Integer(rng.below(2) as i64)
+    });
+    sweep("ints", 512, 600, |rng, _| {
+        Value::Integer(rng.next_u64() as i64)
+    });
 }
 
 /// Entry counts of text keys around the largest payload an index page keeps whole (102
@@ -344,10 +363,15 @@ fn every_entry_count_of_entries_near_the_overflow_threshold() {
 #[test]
 fn every_entry_count_of_entries_that_overflow() {
     for (page_size, len) in [(512u32, 400usize), (512, 3000), (4096, 3000), (4096, 5000)] {
-        sweep(&format!("long{page_size}-{len}"), page_size, 100, |rng, i| {
-            let mut s = format!("{i:08}");
-            s.extend((0..len).map(|_| rng.pick(&['x', 'y'])));
-            Value::Text(s)
-        });
+        sweep(
+            &format!("long{page_size}-{len}"),
+            page_size,
+            100,
+            |rng, i| {
+                let mut s = format!("{i:08}");
+                s.extend((0..len).map(|_| rng.pick(&['x', 'y'])));
+                Value::Text(s)
+            },
+        );
     }
 }
