@@ -154,54 +154,11 @@ impl Request {
                 "create the folder first",
             ));
         }
-        let src_canon = options.src.canonicalize().map_err(|e| Error::Source {
-            path: options.src.clone(),
-            source: e,
-        })?;
-        let dest_canon = canonical_target(&dest).ok_or_else(|| {
-            refused(
-                format!("cannot resolve the destination `{}`", dest.display()),
-                "give a file path in an existing folder",
-            )
-        })?;
-        let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| with_suffix(&src_canon, s));
-        for target in [
-            &dest_canon,
-            &canonical_target(&report).unwrap_or_default(),
-            &canonical_target(&incomplete).unwrap_or_default(),
-        ] {
-            if sidecars.contains(target) {
-                return Err(refused(
-                    format!("`{}` is the source or one of its sidecar files", target.display()),
-                    "write the output somewhere else: the source is evidence and nothing is written beside it",
-                ));
-            }
-        }
+        let outputs = apart_from_source(&options.src, &dest, &report, &incomplete)?;
         let profiles = options
             .profile
             .load()
             .map_err(|why| Error::InvalidProfile { why })?;
-        // Every file the output side writes, or SQLite may touch beside the output it opens
-        // (it deletes what looks like a hot journal of a database it opens): never evidence.
-        let mut outputs = vec![
-            Some(dest_canon.clone()),
-            canonical_target(&report),
-            canonical_target(&incomplete),
-        ];
-        for file in [&dest, &incomplete] {
-            for suffix in ["-journal", "-wal", "-shm"] {
-                outputs.push(canonical_target(&with_suffix(file, suffix)));
-            }
-        }
-        if outputs.contains(&Some(src_canon.clone())) {
-            return Err(refused(
-                format!(
-                    "`{}` is a file the output's database may write or delete",
-                    options.src.display()
-                ),
-                "name the output so that the source is not one of its sidecar files",
-            ));
-        }
         let wal = log_to_read(&options.wal, &options.src, "-wal", &outputs)?;
         let journal = log_to_read(&options.journal, &options.src, "-journal", &outputs)?;
         Ok(Request {
@@ -220,6 +177,61 @@ impl Request {
             partial_rows: options.partial_rows,
         })
     }
+}
+
+/// Checks that nothing the run writes is the source or one of its sidecar files, and that
+/// the source is none of the files SQLite may write or delete beside the output it opens
+/// (it deletes what looks like a hot journal of a database it opens). Returns those
+/// files, canonical: a log read with the source must not be one of them either.
+fn apart_from_source(
+    src: &Path,
+    dest: &Path,
+    report: &Path,
+    incomplete: &Path,
+) -> Result<Vec<Option<PathBuf>>, Error> {
+    let src_canon = src.canonicalize().map_err(|e| Error::Source {
+        path: src.to_path_buf(),
+        source: e,
+    })?;
+    let dest_canon = canonical_target(dest).ok_or_else(|| {
+        refused(
+            format!("cannot resolve the destination `{}`", dest.display()),
+            "give a file path in an existing folder",
+        )
+    })?;
+    let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| with_suffix(&src_canon, s));
+    for target in [
+        &dest_canon,
+        &canonical_target(report).unwrap_or_default(),
+        &canonical_target(incomplete).unwrap_or_default(),
+    ] {
+        if sidecars.contains(target) {
+            return Err(refused(
+                format!("`{}` is the source or one of its sidecar files", target.display()),
+                "write the output somewhere else: the source is evidence and nothing is written beside it",
+            ));
+        }
+    }
+    let mut outputs = vec![
+        Some(dest_canon),
+        canonical_target(report),
+        canonical_target(incomplete),
+    ];
+    for file in [dest, incomplete] {
+        for suffix in ["-journal", "-wal", "-shm"] {
+            outputs.push(canonical_target(&with_suffix(file, suffix)));
+        }
+    }
+    if outputs.contains(&Some(src_canon)) {
+        return Err(refused(
+            format!(
+                "`{}` is a file the output's database may write or delete",
+                src.display()
+            ),
+            "name the output so that the source is not one of its sidecar files",
+        ));
+    }
+    Ok(outputs)
 }
 
 /// A file beside the source to read as well (`suffix`: `-wal`, `-journal`): the one
