@@ -3,6 +3,12 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use recovery::profiles::ProfileChoice;
+
+/// `--profile`: a shipped profile's name, else the path of a profile file.
+fn profile(text: &str) -> Result<ProfileChoice, std::convert::Infallible> {
+    Ok(ProfileChoice::parse(text))
+}
 
 /// Forensic SQLite salvage: reads damaged SQLite files byte by byte, without SQLite, and
 /// says exactly what is there and what was lost.
@@ -110,11 +116,11 @@ pub struct RecoverArgs {
     /// Roll back this hot journal instead of SRC-journal.
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
-    /// Application profile for placeholder parents: `auto` (every shipped profile whose
-    /// tables exist), `none` (declared foreign keys only), `agent`, `chroma`, or a profile
-    /// file (docs/profiles.md).
-    #[arg(long, value_name = "PROFILE", default_value = "auto")]
-    pub profile: String,
+    /// Application profile for placeholder parents and text copies: `auto` (every shipped
+    /// profile whose tables exist), `none` (declared foreign keys only), `agent`, `chroma`,
+    /// or the path of a profile file (docs/profiles.md).
+    #[arg(long, value_name = "auto|none|agent|chroma|FILE", default_value = "auto", value_parser = profile)]
+    pub profile: ProfileChoice,
 }
 
 /// Arguments of `salvage inspect`.

@@ -59,7 +59,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         wal: None,
         no_journal: false,
         journal: None,
-        profile: "auto".into(),
+        profile: recovery::profiles::ProfileChoice::Auto,
     })?;
     // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.
     match outcome {

@@ -1,10 +1,8 @@
 //! `salvage recover`: the library's recovery, with progress and a one-screen summary.
 
-use recovery::profiles::ProfileChoice;
 use recovery::{Log, Outcome, RecoverOptions, Recovery};
 
 use crate::cli::RecoverArgs;
-use crate::progress::Progress;
 use crate::run::{Error, Exit};
 
 /// The library's options from the command line.
@@ -22,13 +20,13 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         partial_rows: !args.no_partial_rows,
         wal: log(args.no_wal, &args.wal),
         journal: log(args.no_journal, &args.journal),
-        profile: ProfileChoice::parse(&args.profile),
+        profile: args.profile.clone(),
     }
 }
 
 /// Runs `salvage recover`.
 pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
-    let done = recovery::recover(&options(args), &Progress::from_env())?;
+    let done = recovery::recover(&options(args), crate::progress::from_env().as_ref())?;
     summary(&done, &args.src);
     Ok(match done.verified()?.outcome {
         Outcome::Complete => Exit::Clean,
