@@ -124,6 +124,7 @@ pub fn quote(name: &str) -> String {
 
 /// The output database being written.
 pub struct Output {
+    /// The open connection to the output database.
     pub conn: Connection,
     path: std::path::PathBuf,
 }
@@ -288,12 +289,17 @@ impl Output {
 /// text, raw bytes otherwise (never lossily transcoded).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SqlValue<'v> {
+    /// SQL NULL.
     Null,
+    /// A 64-bit signed integer.
     Integer(i64),
+    /// A 64-bit IEEE floating point number.
     Real(f64),
+    /// Valid text, decoded from the source encoding.
     Text(std::borrow::Cow<'v, str>),
     /// Text bytes that are not valid in the source encoding, bound as-is.
     RawText(&'v [u8]),
+    /// A BLOB, bound as stored.
     Blob(&'v [u8]),
 }
 

@@ -18,14 +18,21 @@ const SHIPPED: [(&str, &str); 2] = [
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// The profile's name, as `--profile` and the report (`placeholders.profiles`, "profile
+    /// NAME") give it.
     pub name: String,
+    /// What application the profile is for, in a sentence; empty when not given.
     #[serde(default)]
     pub description: String,
+    /// When `--profile auto` uses the profile.
     pub detect: Detect,
     /// Other tables the application creates: each one absent from the schema is reported
     /// with status `missing`, never left out of the report.
     #[serde(default)]
     pub expect: Vec<String>,
+    /// Parent-child relationships the schema implies without declaring them, with the
+    /// rules that fill a placeholder parent's columns; one over the same columns as a
+    /// declared foreign key gives it its fill rules.
     #[serde(default)]
     pub relationships: Vec<ProfileRelationship>,
     /// Full-text tables that keep their own copy of another table's text, row by row
@@ -38,11 +45,13 @@ pub struct Profile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileTextCopy {
+    /// The full-text table holding the copy; the entry applies only where it exists.
     pub fts: String,
+    /// The table the text was copied from.
     pub table: String,
     /// The table column the full-text rowid equals; absent: the table's own rowid.
     pub rowid: Option<String>,
-    /// Columns with a fixed value in every row the copy stands for.
+    /// Columns with a fixed value in every row the copy stands for (optional).
     #[serde(default, rename = "where")]
     pub when: BTreeMap<String, serde_json::Value>,
     /// Table column to the full-text column holding its text.
@@ -53,17 +62,26 @@ pub struct ProfileTextCopy {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Detect {
+    /// Tables that must all exist (names compared without case) for `--profile auto` to
+    /// use the profile. A profile chosen by name or file applies without them; each one
+    /// absent from the schema is then reported with status `missing`, as for `expect`.
     pub tables: Vec<String>,
 }
 
+/// A relationship between a child table and its parent table, as a foreign key would
+/// declare it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileRelationship {
+    /// The child table.
     pub child: String,
+    /// The child's columns that reference the parent, in key order.
     pub child_columns: Vec<String>,
+    /// The parent table.
     pub parent: String,
+    /// The parent's key columns, in the order of `child_columns`.
     pub parent_columns: Vec<String>,
-    /// Parent column name to fill rule, in file order.
+    /// Parent column name to fill rule, ordered by column name.
     #[serde(default)]
     pub fill: BTreeMap<String, FillRule>,
 }
@@ -72,12 +90,23 @@ pub struct ProfileRelationship {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FillRule {
+    /// `{"value": V}`: the literal V, a string, integer, real, boolean (1 or 0) or
+    /// `{"blob": "hex"}`; a JSON `null` counts as no rule given.
     pub value: Option<serde_json::Value>,
+    /// `{"label": "text"}`: the text with `{key}`, `{count}` (surviving children) and
+    /// `{child}` (child table) replaced.
     pub label: Option<String>,
+    /// `{"min": "col"}`: the smallest value of the child column among the surviving
+    /// children.
     pub min: Option<String>,
+    /// `{"max": "col"}`: the largest value of the child column among the surviving
+    /// children.
     pub max: Option<String>,
+    /// `{"count": true}`: the number of surviving children.
     #[serde(default)]
     pub count: bool,
+    /// `{"neighbour": true}`: the value the parent rows with the nearest integer keys on
+    /// both sides agree on.
     #[serde(default)]
     pub neighbour: bool,
     /// A rule to use when this one gives no value.

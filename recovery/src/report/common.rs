@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Findings listed per list at most; the counts beside each list are always complete.
 pub const FINDINGS_LISTED: usize = 1000;
 
+/// The tool that wrote a document.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tool {
     /// `salvage`.
@@ -27,22 +28,31 @@ impl Tool {
     }
 }
 
+/// How well the file's pages fit one candidate page size, when the page size was
+/// inferred.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PageSizeEvidenceReport {
+    /// The candidate page size, in bytes.
     pub page_size: u32,
+    /// Pages examined at this size (a sample spread over the whole file).
     pub pages_checked: u64,
+    /// Of those, pages whose b-tree page header parses at this size.
     pub btree_headers: u64,
+    /// Of those, pages whose cells end exactly at the usable end of a page of this size.
     pub exact_fits: u64,
 }
 
 /// A list of findings with its complete count; at most [`FINDINGS_LISTED`] are listed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FindingList {
+    /// How many findings there are in all, however many are listed.
     pub count: usize,
+    /// The first [`FINDINGS_LISTED`] of them, in the order they were met.
     pub listed: Vec<FindingReport>,
 }
 
 impl FindingList {
+    /// Counts `findings` and lists the first [`FINDINGS_LISTED`].
     pub fn new<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> FindingList {
         let mut count = 0;
         let mut listed = Vec::new();
@@ -56,11 +66,14 @@ impl FindingList {
     }
 }
 
+/// One finding: `{ "kind", "page", "message" }`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FindingReport {
-    /// The `Finding` variant, snake_case.
+    /// The `Finding` variant, snake_case (every kind is listed in `docs/pager.md`).
     pub kind: String,
+    /// The page it concerns; `null` for header and whole-file findings.
     pub page: Option<u32>,
+    /// What was found, as a sentence with the location and the raw value observed.
     pub message: String,
 }
 

@@ -13,52 +13,94 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Entries listed per list at most; the counts beside each list are always complete.
 pub const LISTED: usize = 1000;
 
+/// The whole loss report `salvage recover` writes to `DEST.report.json` (or `--report
+/// PATH`), whatever the outcome.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LossReport {
+    /// Version of the report's schema ([`FORMAT_VERSION`]); changes whenever a field
+    /// changes meaning or is removed.
     pub format_version: u32,
+    /// The tool that wrote the report.
     pub tool: Tool,
+    /// Proof that the evidence was not changed.
     pub source: SourceProof,
+    /// What the run did with the write-ahead log.
     pub wal: WalReport,
+    /// What the run did with a rollback journal beside the source (`SRC-journal`, or
+    /// `--journal PATH`).
     pub journal: JournalReport,
+    /// The page geometry and text encoding used, and where each came from.
     pub geometry: Geometry,
+    /// Pages per class, orphan b-tree pages and the damaged pages.
     pub pages: PageSummary,
+    /// Where the schema came from.
     pub schema: SchemaSource,
+    /// Every table of `sqlite_schema` in schema order, then the inferred tables, then the
+    /// tables a profile expects that the schema lacks (`missing`).
     pub tables: Vec<TableReport>,
+    /// Rows no table could be given, and the orphan page groups they came from.
     pub lost_and_found: LostAndFoundReport,
+    /// Parent rows synthesized for children whose parent row is lost.
     pub placeholders: PlaceholderReport,
+    /// Lost rows rebuilt from surviving index entries and full-text copies.
     pub partial_rows: PartialRowsReport,
+    /// What became of each index, view, trigger and virtual table.
     pub schema_objects: Vec<SchemaObject>,
+    /// Rows not written because another row already held their key.
     pub conflicts: Listed<ConflictReport>,
+    /// The verdict: `complete`, `partial`, `loss_detected` and `verified`.
     pub flags: Verdict,
+    /// The evidence behind the flags: every sign of loss and what the output was checked
+    /// against.
     pub evidence: FlagEvidence,
+    /// Every warning of the run as a sentence (objects that could not be re-created, rows
+    /// refused by a constraint, a rolled-back hot journal, …), then each sentence of
+    /// `evidence.loss`.
     pub warnings: Vec<String>,
+    /// Whether the output was committed, and where it is.
     pub output: OutputState,
+    /// The paths of the run, which differ between runs: the only place they appear.
     pub run: RunPaths,
 }
 
 /// Proof that the source was not changed: size and SHA-256 before and after the run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SourceProof {
+    /// Size of the source file in bytes.
     pub size: u64,
+    /// SHA-256 of the source file, hex, before anything else ran.
     pub sha256_before: String,
+    /// SHA-256 of the source file, hex, re-read from disk after the output was verified.
     pub sha256_after: String,
+    /// The source, its log and its journal hashed the same before and after; `false`:
+    /// nothing is committed (exit 1).
     pub unchanged: bool,
 }
 
+/// What the run did with the write-ahead log (`SRC-wal`, or `--wal PATH`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WalReport {
     /// Whether a write-ahead log was read.
     pub used: bool,
     /// What was done with it, as a sentence.
     pub note: String,
+    /// Whole frames in the log; 0 when no usable log was read.
     pub frames_present: u32,
+    /// Valid frames up to and including the last valid commit frame; 0 when no usable log
+    /// was read.
     pub frames_committed: u32,
+    /// Distinct pages, within the database size read, whose image was read from a
+    /// committed frame of the log instead of the file.
     pub pages_from_wal: u64,
-    /// The log is evidence too: hashed before and after the run.
+    /// SHA-256 of the log, hex, before the run (the log is evidence too); absent when no
+    /// log was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_before: Option<String>,
+    /// SHA-256 of the log, hex, re-read after the output was verified; absent when no log
+    /// was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_after: Option<String>,
+    /// Damage in the log: why frames were ignored, or why the log is unusable.
     pub findings: FindingList,
 }
 
@@ -72,54 +114,87 @@ pub struct JournalReport {
     pub note: String,
     /// The journal has a valid header: its transaction never committed.
     pub hot: bool,
+    /// Records with a valid checksum whose original page image was read; 0 when the
+    /// journal is not hot.
     pub records_valid: u32,
+    /// Records ignored: a wrong checksum or a record cut short, and every record after it.
     pub records_ignored: u32,
+    /// Distinct pages restored from the journal's original images (pages within the
+    /// database size read that the write-ahead log does not supersede); 0 when nothing
+    /// was rolled back.
     pub pages_restored: u64,
-    /// The database size in pages before the interrupted transaction.
+    /// The database size in pages before the interrupted transaction, from the journal
+    /// header; `null` when the journal is not hot.
     pub pages_before: Option<u32>,
     /// The super-journal a multi-database transaction named, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub super_journal: Option<String>,
-    /// The journal is evidence too: hashed before and after the run.
+    /// SHA-256 of the journal, hex, before the run (the journal is evidence too); absent
+    /// when no journal was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_before: Option<String>,
+    /// SHA-256 of the journal, hex, re-read after the output was verified; absent when no
+    /// journal was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_after: Option<String>,
+    /// Damage in the journal: why records were ignored.
     pub findings: FindingList,
 }
 
+/// The page geometry and text encoding used, as in `inspect` (`docs/inspect.md`): values
+/// used and their source.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Geometry {
+    /// The page size in use, in bytes.
     pub page_size: u32,
     /// "header", "wal", "journal" or "inferred".
     pub page_size_source: String,
+    /// When the page size was inferred: one entry per candidate size; absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub page_size_evidence: Vec<PageSizeEvidenceReport>,
+    /// Reserved bytes at the end of each page, as used (0 when the header's value was
+    /// impossible).
     pub reserved_space: u8,
+    /// The text encoding in use: "UTF-8", "UTF-16le" or "UTF-16be".
     pub text_encoding: String,
     /// "header" or "inferred".
     pub text_encoding_source: String,
+    /// Pages in the database as read: the file's (a cut-short last page counts), or the
+    /// database size the write-ahead log or hot journal gives.
     pub page_count: u32,
 }
 
+/// What the pages of the database as read are.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PageSummary {
+    /// Pages per class (`docs/pager.md`), every class listed.
     pub by_class: std::collections::BTreeMap<String, u32>,
+    /// B-tree pages that no b-tree of the schema reaches.
     pub orphan_btree_pages: u32,
+    /// The damaged pages, in page order: every page a finding names, every orphan b-tree
+    /// page, and every zeroed or unrecognised page that no structure claims.
     pub damaged: Listed<DamagedPage>,
 }
 
+/// One damaged page and why it counts as damaged.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DamagedPage {
+    /// The page number.
     pub page: u32,
+    /// Its page class (`docs/pager.md`), or "past_end" for a page beyond the database's
+    /// last page.
     pub class: String,
+    /// The reasons, one sentence each: up to eight findings that name the page, then
+    /// "orphan …" or "… that no structure claims".
     pub why: Vec<String>,
 }
 
 /// A list with its complete count; at most [`LISTED`] entries are listed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Listed<T> {
+    /// How many there are in all, however many are listed.
     pub count: u64,
+    /// The first [`LISTED`] of them, in a stable order.
     pub listed: Vec<T>,
 }
 
@@ -133,6 +208,7 @@ impl<T> Default for Listed<T> {
 }
 
 impl<T> Listed<T> {
+    /// Counts `item`, and lists it while fewer than [`LISTED`] are listed.
     pub fn push(&mut self, item: T) {
         self.count += 1;
         if self.listed.len() < LISTED {
@@ -153,23 +229,41 @@ pub struct SchemaSource {
     pub findings: FindingList,
 }
 
+/// What became of one table: its rows, what was lost, and the evidence.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TableReport {
+    /// The table's name, as the schema spells it (`salvage_inferred_N` for an inferred
+    /// table).
     pub name: String,
     /// "recovered": created and filled; "inferred": a table whose schema row is lost,
     /// created from its records' shape; "failed": present in the schema but its CREATE
     /// statement failed on the output; "skipped": not copied as data (internal or derived);
     /// "missing": a table the detected profile expects, absent from the schema.
     pub status: TableStatus,
+    /// Why, as a sentence: for failed, skipped and missing tables, and for an inferred
+    /// table the columns' storage classes and the pages; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The table's root page in the source; `null` when it has none (an inferred, missing
+    /// or virtual table).
     pub root: Option<u32>,
+    /// Rows read from the file and written: `rows_from_tree` + `rows_from_orphans`
+    /// (placeholders and partial rows apart).
     pub rows_written: u64,
+    /// Rows read from the table's own b-tree and written.
     pub rows_from_tree: u64,
+    /// Rows from orphan pages attributed to the table and written.
     pub rows_from_orphans: u64,
+    /// Written rows with at least one damaged field stored as NULL (a record cut short),
+    /// or with values beyond the table's columns, which are dropped.
     pub rows_damaged: u64,
+    /// Cells whose record could not be decoded at all.
     pub cells_unreadable: u64,
+    /// Rows not written because another row already held their key (listed under
+    /// `conflicts`).
     pub conflicts: u64,
+    /// Rows refused by a constraint (NOT NULL on a damaged field), kept in
+    /// `lost_and_found` instead.
     pub rejected_to_lost_and_found: u64,
     /// Placeholder rows synthesized in this table (listed under `placeholders`).
     pub placeholders: u64,
@@ -181,8 +275,12 @@ pub struct TableReport {
     /// How many rows the table lost, when anything says it lost some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_rows: Option<LostRows>,
+    /// Child pointers of the table's b-tree that could not be followed, with the rowid
+    /// range each lost.
     pub lost_subtrees: Vec<LostSubtree>,
+    /// Orphan page groups attributed to this table, with the evidence for each.
     pub orphan_groups: Vec<OrphanGroupReport>,
+    /// Damage met walking the table's b-tree.
     pub findings: FindingList,
 }
 
@@ -198,32 +296,54 @@ pub struct LostRows {
     /// Rows that only a full-text table's copy of their text names, missing from the
     /// output: proven lost.
     pub proven_by_text: u64,
+    /// One sentence per source of evidence, with its numbers.
     pub evidence: Vec<String>,
 }
 
+/// A child pointer of a table's b-tree that could not be followed, and the rowid range
+/// the subtree below it held: `rowid_above < rowid <= rowid_up_to`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LostSubtree {
+    /// The interior page holding the pointer.
     pub parent: u32,
+    /// The raw pointer value (0 or garbage when damaged).
     pub child: u32,
+    /// Exclusive lower rowid bound (the divider key to the left); `null` when none bounds
+    /// it.
     pub rowid_above: Option<i64>,
+    /// Inclusive upper rowid bound (the pointer's own divider key); `null` when none
+    /// bounds it.
     pub rowid_up_to: Option<i64>,
 }
 
+/// A group of orphan b-tree pages: an orphan interior page and the orphans below it, or a
+/// single orphan page.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OrphanGroupReport {
+    /// The group's top page.
     pub top: u32,
+    /// Pages in the group.
     pub pages: usize,
+    /// Cells carrying a payload: rows of a table.
     pub cells: u64,
+    /// Smallest and largest rowid of its cells; `null` when it has none.
     pub rowids: Option<[i64; 2]>,
+    /// How strongly the evidence gives the group to its table: "high", "medium" or
+    /// "low"; absent for a group no table was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<String>,
+    /// Why the group was given to its table, strongest first, one sentence each; empty
+    /// for a group no table was given.
     pub evidence: Vec<String>,
 }
 
+/// Rows no table could be given, kept in the output's `lost_and_found` table.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LostAndFoundReport {
     /// Name of the table in the output, when it has rows.
     pub table: Option<String>,
+    /// Rows written to it: rows of unattributed orphan groups plus rows refused by a
+    /// constraint.
     pub rows: u64,
     /// Orphan groups no evidence could give a table.
     pub groups: Vec<OrphanGroupReport>,
@@ -237,7 +357,9 @@ pub struct LostAndFoundReport {
 pub struct PartialRowsReport {
     /// The registry table in the output (`salvage_partial_rows`), when any row was made.
     pub registry: Option<String>,
+    /// Partial rows written into their tables.
     pub rows: u64,
+    /// Partial rows their table refused, kept in the registry only.
     pub refused: u64,
 }
 
@@ -249,51 +371,79 @@ pub struct PlaceholderReport {
     pub profiles: Vec<[String; 2]>,
     /// The registry table in the output (`salvage_placeholders`), when any row was made.
     pub registry: Option<String>,
+    /// The placeholders written, in relationship then key order.
     pub made: Listed<PlaceholderEntry>,
     /// Missing parents no placeholder could be made for.
     pub blocked: Listed<BlockedEntry>,
 }
 
+/// One placeholder parent row synthesized for the children of a lost parent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlaceholderEntry {
+    /// The parent table it was written into.
     pub table: String,
+    /// The rowid it got in the output.
     pub rowid: i64,
+    /// The key its children reference, as text: `a`, or `(a, b)` for a composite key.
     pub key: String,
+    /// The table of the children that reference it.
     pub child_table: String,
+    /// Surviving children under it.
     pub children: u64,
+    /// The columns filled beyond the key, by name.
     pub filled_columns: Vec<String>,
-    /// "foreign key", "profile NAME", or a declared key filled by a profile.
+    /// The relationship it stands in: "foreign key", "profile NAME", or "foreign key,
+    /// filled by profile NAME" for a declared key a profile gives fill rules.
     pub relationship: String,
 }
 
+/// A lost parent no placeholder could be made for: its children keep their dangling
+/// reference.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BlockedEntry {
+    /// The parent table.
     pub table: String,
+    /// The key its children reference, as text.
     pub key: String,
+    /// The table of the children that reference it.
     pub child_table: String,
+    /// Surviving children that reference it.
     pub children: u64,
+    /// Why no placeholder was made, as a sentence (e.g. a NOT NULL column without a
+    /// default that nothing fills).
     pub reason: String,
 }
 
+/// What became of one index, view, trigger or virtual table.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchemaObject {
+    /// "index", "view", "trigger" or "virtual table".
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its name in the schema.
     pub name: String,
+    /// Created, rebuilt, failed or skipped.
     pub status: ObjectStatus,
+    /// Why it failed or was skipped, or how a virtual table was rebuilt or left empty, as
+    /// a sentence; absent for an object simply created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
+/// A row not written because another row already held its key.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConflictReport {
+    /// The table it belongs to.
     pub table: String,
+    /// Its rowid; `null` for a WITHOUT ROWID table.
     pub rowid: Option<i64>,
     /// The cell that was not written.
     pub dropped: String,
+    /// SQLite's constraint error, e.g. "UNIQUE constraint failed: t.id".
     pub reason: String,
 }
 
+/// The evidence behind the report's flags.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FlagEvidence {
     /// Every sign of loss, with real counts, as a sentence; empty when none.
@@ -305,6 +455,7 @@ pub struct FlagEvidence {
     pub verified: Vec<String>,
 }
 
+/// Whether the output was committed, and where it is.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OutputState {
     /// Whether DEST now exists, holding this run's output.
@@ -339,13 +490,19 @@ pub enum ObjectStatus {
     Skipped,
 }
 
+/// The paths of a run, as given: they differ between runs, so tests filter them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunPaths {
+    /// The source database.
     pub source_path: String,
+    /// The output database (DEST).
     pub dest_path: String,
+    /// This report.
     pub report_path: String,
+    /// The write-ahead log read; absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wal_path: Option<String>,
+    /// The rollback journal read; absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_path: Option<String>,
 }
