@@ -17,7 +17,8 @@ use pager::{BtreeWalk, Database, PageNo, TreeItem};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
-use super::{BulkWriter, IndexEntries};
+use super::{put_varint, BulkWriter, IndexEntries};
+use pager::varint::varint_len;
 
 /// One table of a batch: the declared type of `v`, and the rows (rowid, value).
 struct Case {
@@ -373,5 +374,53 @@ fn every_entry_count_of_entries_that_overflow() {
                 Value::Text(s)
             },
         );
+    }
+}
+
+// Unit tests of the writer's own parts.
+#[test]
+fn index_entries_sort_as_sqlite_orders_them() {
+    let mut e = IndexEntries::default();
+    assert!(e.push(15, b"b", 1)); // text "b"
+    assert!(e.push(1, &[0x05], 2)); // integer 5
+    assert!(e.push(0, &[], 9)); // NULL
+    assert!(e.push(2, &[0x01, 0x00], 3)); // integer 256, wider body
+    assert!(e.push(13 + 2, b"a", 7)); // text "a"
+    assert!(e.push(15, b"b", 0)); // text "b", smaller rowid
+    assert!(e.push(12 + 2, &[0x00], 4)); // blob
+    assert!(!e.push(7, &[0; 8], 5), "floats are left to SQLite");
+    e.sort();
+    let rowids: Vec<i64> = e.entries.iter().map(|x| x.rowid).collect();
+    assert_eq!(rowids, vec![9, 2, 3, 7, 0, 1, 4]);
+    // Each record reads back as (value, rowid).
+    let at = pager::Location::new(pager::PageNo::FIRST, 0);
+    assert_eq!(
+        pager::record::last_value(e.record(1), at),
+        Some(pager::ValueRef::Integer(2))
+    );
+}
+
+#[test]
+fn varints_round_trip_through_the_reader() {
+    for v in [
+        0u64,
+        1,
+        127,
+        128,
+        16383,
+        16384,
+        1 << 56,
+        (1 << 56) - 1,
+        u64::MAX,
+        i64::MAX as u64,
+    ] {
+        let mut out = Vec::new();
+        put_varint(&mut out, v);
+        assert_eq!(
+            pager::varint::read_varint(&out),
+            Some((v, out.len())),
+            "{v}"
+        );
+        assert_eq!(out.len(), varint_len(v));
     }
 }
