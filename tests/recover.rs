@@ -801,3 +801,72 @@ fn indexed_flags_and_leaf_boundaries_recover_completely() -> TestResult {
     }
     Ok(())
 }
+
+/// Damage inside leaves whose tree is whole: cell pointers that land inside their cells
+/// (once exit 1: a misread key refused by the INTEGER PRIMARY KEY ended the run), cell
+/// counts zeroed (once no sign at all: the leaves' rows were lost silently), a pointer past
+/// its page's end (once dropped without a count, making the upper bound false). Each is
+/// loss named on the table, the partial output commits, and the bounds hold the truth.
+#[test]
+fn damage_inside_leaves_is_counted_and_never_ends_the_run() -> TestResult {
+    type Make = fn(&Fixture) -> Vec<Damage>;
+    let leaves = |f: &Fixture| fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+    let cases: Vec<(&str, Make, bool)> = vec![
+        (
+            "leaf-pointers-shifted",
+            |f| {
+                let l = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+                (3..8)
+                    .map(|i| Damage::CellPointersShifted {
+                        page: l[i],
+                        seed: i as u64,
+                    })
+                    .collect()
+            },
+            false,
+        ),
+        (
+            "leaf-count-zeroed",
+            |f| {
+                let l = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+                (3..8).map(|i| Damage::CellCountZeroed(l[i])).collect()
+            },
+            false,
+        ),
+        (
+            "leaf-pointer-past-end",
+            |f| {
+                let l = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+                vec![Damage::CellPointerOutOfRange {
+                    page: l[4],
+                    index: 0,
+                }]
+            },
+            true,
+        ),
+    ];
+    for (name, damage, exact) in cases {
+        let c = case(name, "agent-4096-utf8", damage);
+        assert!(leaves(&c.fixture).len() > 8);
+        let out = c.recover(&["--allow-partial"])?;
+        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        let truth = (expected_rows(&c.fixture, "messages").len()
+            - rows_of(&c.dest, "messages", false).len()) as u64;
+        assert!(truth > 0, "{name}: the damage loses rows");
+        let r = c.report();
+        let on_messages = crate::signals(&r).iter().any(|s| {
+            serde_json::to_value(s).is_ok_and(|v| v["table"] == "messages")
+        });
+        assert!(on_messages, "{name}: no signal names `messages`: {}", r["evidence"]);
+        let lost = &crate::table_entry(&r, "messages")["lost_rows"];
+        let lower = lost["lower_bound"].as_u64().ok_or(format!("{name}: no bounds"))?;
+        assert!(lower <= truth, "{name}: lower bound {lower} above the {truth} lost");
+        if let Some(upper) = lost["upper_bound"].as_u64() {
+            assert!(truth <= upper, "{name}: {truth} lost, above the upper bound {upper}");
+        }
+        if exact {
+            assert_eq!((lower, lost["upper_bound"].as_u64()), (truth, Some(truth)), "{name}");
+        }
+    }
+    Ok(())
+}

@@ -203,6 +203,14 @@ pub enum Finding {
         /// The page reached twice.
         child: PageNo,
     },
+    /// A non-root b-tree leaf holds no cell, which SQLite never leaves (it merges or frees
+    /// an emptied page): the cells its key range held are lost, or its cell count is wrong.
+    EmptyNonRootPage {
+        /// The empty page.
+        page: PageNo,
+        /// The interior page that points to it.
+        parent: PageNo,
+    },
     /// A b-tree is deeper than SQLite ever builds one.
     BtreeTooDeep {
         /// The page at which the walk stopped.
@@ -446,6 +454,7 @@ impl Finding {
             ChildPointerNull { .. } => "child_pointer_null",
             ChildPointerPastEnd { .. } => "child_pointer_past_end",
             BtreeCycle { .. } => "btree_cycle",
+            EmptyNonRootPage { .. } => "empty_non_root_page",
             BtreeTooDeep { .. } => "btree_too_deep",
             ChildNotBtreePage { .. } => "child_not_btree_page",
             ChildPageKindMismatch { .. } => "child_page_kind_mismatch",
@@ -494,6 +503,7 @@ impl Finding {
             | ChildPointerPastEnd { page, .. }
             | BtreeCycle { page, .. }
             | BtreeTooDeep { page, .. }
+            | EmptyNonRootPage { page, .. }
             | KeyOutOfRange { page, .. }
             | PageInTwoTrees { page, .. }
             | OverflowIntoNonOverflowPage { page, .. } => Some(*page),
@@ -624,6 +634,9 @@ impl fmt::Display for Finding {
             ),
             BtreeCycle { page, child } => write!(f, "b-tree cycle from {page}: {child}"),
             BtreeTooDeep { page, depth } => write!(f, "b-tree too deep at {page}: depth {depth}"),
+            EmptyNonRootPage { page, parent } => {
+                write!(f, "non-root leaf {page} holds no cell (child of {parent})")
+            }
             ChildNotBtreePage { parent, child, raw_type } => write!(
                 f,
                 "child of {parent} is not a b-tree page: {child}, type byte {raw_type:#04x}"

@@ -206,6 +206,13 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         for f in page.header_findings(&header) {
             self.queue.push_back(Err(f));
         }
+        // SQLite never leaves a non-root leaf empty: its key range lost its rows (or the
+        // cell count lost them), which is what a lost child says.
+        if let Some(p) = parent_page.filter(|_| !header.page_type().is_interior() && header.cell_count() == 0) {
+            self.queue
+                .push_back(Err(Finding::EmptyNonRootPage { page: no, parent: p }));
+            self.queue.push_back(Ok(lost(p)));
+        }
         self.queue.push_back(Ok(TreeItem::Page(TreePage {
             page: no,
             parent: parent_page,
@@ -459,6 +466,46 @@ mod tests {
                 parent: no(root),
                 child: no(leaf),
                 found: PageType::IndexLeaf
+            }]
+        );
+    }
+
+    #[test]
+    fn leaf_whose_cell_count_is_zeroed() {
+        let (mut db, root) = messages();
+        let leaves = db.walk("messages").pages.leaves;
+        let leaf = leaves[1];
+        #[rustfmt::skip]
+        let count = [
+            0x00, 0x00, // cell count: 0, its cells left in the content area
+        ];
+        let at = db.at(leaf, 3);
+        db.bytes[at..at + 2].copy_from_slice(&count);
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::EmptyNonRootPage {
+                page: no(leaf),
+                parent: no(root)
+            }]
+        );
+        // Its key range is a lost child: the rows between the dividers around it.
+        let pdb = Database::open(&db.bytes).unwrap();
+        let lost: Vec<LostChild> = BtreeWalk::new(&pdb, no(root))
+            .filter_map(|i| match i {
+                Ok(TreeItem::Lost(l)) => Some(l),
+                _ => None,
+            })
+            .collect();
+        let divider = |i: u16| db.cell(root, i).rowid;
+        assert_eq!(
+            lost,
+            vec![LostChild {
+                parent: no(root),
+                child: leaf,
+                bounds: KeyBounds {
+                    lower: divider(0),
+                    upper: divider(1)
+                }
             }]
         );
     }

@@ -61,7 +61,8 @@ pub mod textcopy;
 pub mod vtab;
 
 pub use bounds::{
-    bound_loss, bound_table, Bounded, BoundsInput, KnownMissing, LossBounds, LostRange, Proven,
+    bound_loss, bound_table, disguises_cells, Bounded, BoundsInput, KnownMissing, LossBounds,
+    LostRange, Proven,
 };
 pub use loss::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,

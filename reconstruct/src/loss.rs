@@ -31,6 +31,9 @@ pub struct TableLoss {
     /// Rows the output's constraints refused (e.g. NOT NULL on a damaged field); they go
     /// to `lost_and_found` instead.
     pub rejected: u64,
+    /// Rows read whole that neither the table nor `lost_and_found` would take (a value
+    /// too big for any table): not in the output.
+    pub unwritable: u64,
     /// Child pointers of the table's b-tree that could not be followed.
     pub lost_subtrees: u64,
     /// Findings in the table's b-tree.
@@ -98,6 +101,13 @@ pub enum LossSignal {
     },
     /// Rows conflicted with a row of the same key.
     KeyConflicts {
+        /// The table.
+        table: String,
+        /// How many.
+        rows: u64,
+    },
+    /// Rows neither their table nor `lost_and_found` would take: not in the output.
+    RowsUnwritable {
         /// The table.
         table: String,
         /// How many.
@@ -314,6 +324,7 @@ impl fmt::Display for LossSignal {
             UndecodableCells { table, cells } => write!(f, "table `{table}`: {cells} cells could not be decoded"),
             KeyConflicts { table, rows } => write!(f, "table `{table}`: {rows} rows conflicted with a row of the same key"),
             RowsRefused { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by its constraints"),
+            RowsUnwritable { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by the table and by lost_and_found, and are not in the output"),
             TreeFindings { table, findings } => write!(f, "table `{table}`: {findings} findings in its b-tree"),
             LostAndFound { rows, groups } => write!(f, "{rows} rows from {groups} orphan page groups could not be given a table and are in `lost_and_found`"),
             PagesUnreadable { pages } => write!(f, "{pages} pages are zeroed or unrecognisable and may have held rows"),
@@ -412,6 +423,13 @@ pub fn table_signals(table: &str, t: &TableLoss) -> Vec<LossSignal> {
             LossSignal::RowsRefused {
                 table: name(),
                 rows: t.rejected,
+            },
+        ),
+        (
+            t.unwritable,
+            LossSignal::RowsUnwritable {
+                table: name(),
+                rows: t.unwritable,
             },
         ),
     ];

@@ -5,7 +5,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use pager::{
-    raw_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, RawRow, TreeItem, Value,
+    raw_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, PageType, RawRow, TreeItem,
+    Value,
 };
 
 use crate::plan::OrphanGroup;
@@ -88,6 +89,8 @@ pub struct TableRows<'a, 'd> {
     db: &'d Database<'a>,
     sources: VecDeque<Source>,
     current: Option<(Source, BtreeWalk<'a, 'd>)>,
+    /// The table leaf the walk is in: a cell of it the walk cannot reach is a row lost.
+    leaf: Option<PageNo>,
 }
 
 impl<'a, 'd> TableRows<'a, 'd> {
@@ -109,6 +112,7 @@ impl<'a, 'd> TableRows<'a, 'd> {
             db,
             sources,
             current: None,
+            leaf: None,
         }
     }
 }
@@ -128,8 +132,26 @@ impl<'a> Iterator for TableRows<'a, '_> {
                 self.current = None;
                 continue;
             };
-            let Ok(TreeItem::Cell(cell)) = item else {
-                continue;
+            let cell = match item {
+                Ok(TreeItem::Cell(cell)) => cell,
+                Ok(TreeItem::Page(p)) => {
+                    self.leaf = (p.page_type == PageType::TableLeaf).then_some(p.page);
+                    continue;
+                }
+                // A cell of the leaf whose pointer leads nowhere, or that does not fit its
+                // page, held a row: it is counted as unreadable, never dropped unseen.
+                Err(
+                    finding @ (Finding::CellPointerOutOfRange { page, offset, .. }
+                    | Finding::CellPastPageEnd { page, offset, .. }),
+                ) if Some(page) == self.leaf
+                    && source.group.as_ref().is_none_or(|g| g.contains(&page)) =>
+                {
+                    return Some(RowEvent::Unreadable {
+                        at: Location::new(page, usize::from(offset)),
+                        finding,
+                    });
+                }
+                _ => continue,
             };
             let page = cell.location.page;
             let provenance = match &source.group {

@@ -117,6 +117,25 @@ pub fn create_statement(conn: &Connection, sql: &str) -> Result<(), String> {
     stmt.raw_execute().map(|_| ()).map_err(|e| e.to_string())
 }
 
+/// Whether SQLite refused a statement for a reason about the row or the table's own
+/// definition (a value of the wrong type for an INTEGER PRIMARY KEY or a STRICT column, a
+/// value too big, a constraint, an expression of the schema that fails on this row), not
+/// about the output file: the row is kept elsewhere and the run goes on. I/O, a full disk,
+/// memory, locks and a corrupt output end the run.
+pub fn refuses_row(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::*;
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => matches!(
+            f.code,
+            ConstraintViolation | TypeMismatch | TooBig | ParameterOutOfRange | Unknown
+        ),
+        rusqlite::Error::ToSqlConversionFailure(_) | rusqlite::Error::InvalidParameterCount(..) => {
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Quotes an identifier for SQL: `"name"` with inner quotes doubled.
 pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -261,7 +280,13 @@ impl Output {
                 placeholders.join(", ")
             )
         };
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+        // A statement SQLite cannot prepare for this table refuses its rows one by one,
+        // like any other refusal that is about the row, not the output.
+        let mut stmt = match self.conn.prepare_cached(&sql) {
+            Ok(stmt) => stmt,
+            Err(e) if refuses_row(&e) => return Ok(Inserted::Rejected(e.to_string())),
+            Err(e) => return Err(e),
+        };
         match stmt.execute(params_from_iter(params.iter())) {
             Ok(_) => Ok(Inserted::Ok),
             Err(rusqlite::Error::SqliteFailure(e, msg))
@@ -280,6 +305,7 @@ impl Output {
                     Inserted::Rejected(text)
                 })
             }
+            Err(e) if refuses_row(&e) => Ok(Inserted::Rejected(e.to_string())),
             Err(e) => Err(e),
         }
     }

@@ -41,6 +41,24 @@ pub struct KnownMissing {
     pub rejected: u64,
     /// Cells whose record could not be decoded at all.
     pub unreadable: u64,
+    /// Findings in the table's b-tree that mean a row may have been read from the wrong
+    /// bytes ([`disguises_cells`]): then no count says how many were lost.
+    pub suspect: u64,
+}
+
+/// Whether a finding in a table's b-tree means that a row may have been read from the
+/// wrong bytes, or a cell of a page missed without a trace: a cell whose key lies outside
+/// its page's range (a pointer into the middle of a cell reads garbage as a key), cells
+/// that overlap, a cell count or content area the page cannot hold.
+pub fn disguises_cells(f: &pager::Finding) -> bool {
+    use pager::Finding::*;
+    matches!(
+        f,
+        KeyOutOfRange { .. }
+            | CellOverlap { .. }
+            | CellCountTooLarge { .. }
+            | CellContentAreaOutOfRange { .. }
+    )
 }
 
 /// Rows a table lost, as bounds with their evidence.
@@ -137,6 +155,12 @@ pub fn bound_loss(
             "the table's root page is unreadable: nothing bounds how many rows it held".into(),
         );
     }
+    if known.suspect > 0 {
+        out.evidence.push(format!(
+            "{} findings in the table's b-tree mean a row may have been read from the wrong bytes (misplaced keys, overlapping cells): how many rows were lost is not bounded",
+            known.suspect
+        ));
+    }
     // Each term is a lower bound on its own; proofs never count a refused row.
     out.lower = empty
         .max(
@@ -145,7 +169,7 @@ pub fn bound_loss(
                 .saturating_add(known.rejected),
         )
         .max(known.unreadable);
-    out.upper = upper.map(|u| {
+    out.upper = upper.filter(|_| known.suspect == 0).map(|u| {
         u.saturating_add(known.rejected)
             .saturating_add(known.unreadable)
             .max(out.lower)
@@ -247,10 +271,23 @@ mod tests {
     }
 
     #[test]
+    fn cells_read_from_the_wrong_bytes_leave_the_loss_unbounded_above() {
+        let known = KnownMissing {
+            rejected: 0,
+            unreadable: 3,
+            suspect: 1,
+        };
+        let b = bound_loss(&[], idx(0), known, false, None);
+        assert_eq!((b.lower, b.upper), (3, None));
+        assert!(b.evidence.iter().any(|e| e.contains("wrong bytes")));
+    }
+
+    #[test]
     fn refused_rows_count_on_both_sides() {
         let refused = KnownMissing {
             rejected: 2,
             unreadable: 0,
+            suspect: 0,
         };
         let b = bound_loss(
             &[range(Some(100), Some(110), 0)],

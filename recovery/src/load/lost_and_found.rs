@@ -18,6 +18,8 @@ pub struct LostAndFound {
     pub rows: u64,
     /// Of those, rows from unattributed orphan groups.
     pub orphan_rows: u64,
+    /// Orphan rows it refused (a value too big for any table): not in the output.
+    pub unwritable: u64,
 }
 
 impl LostAndFound {
@@ -122,8 +124,11 @@ impl LostAndFound {
         out.conn.execute_batch("BEGIN")?;
         for event in TableRows::new(db, None, groups.iter()) {
             if let RowEvent::Row(row) = event {
-                self.keep(out, db.encoding(), None, &row, taken)?;
-                self.orphan_rows += 1;
+                match self.keep(out, db.encoding(), None, &row, taken) {
+                    Ok(()) => self.orphan_rows += 1,
+                    Err(e) if crate::output::refuses_row(&e) => self.unwritable += 1,
+                    Err(e) => return Err(e),
+                }
             }
         }
         out.conn.execute_batch("COMMIT")

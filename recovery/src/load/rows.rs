@@ -9,7 +9,7 @@ use reconstruct::{Provenance, RecoveredRow, TableShape};
 
 use super::lost_and_found::LostAndFound;
 use crate::ledger::Ledger;
-use crate::output::{Inserted, Output, SqlValue};
+use crate::output::{refuses_row, Inserted, Output, SqlValue};
 use crate::report::ConflictReport;
 use crate::tables::TableRun;
 
@@ -122,16 +122,27 @@ impl Sink<'_> {
                 });
             }
             Inserted::Rejected(reason) => {
-                t.loss.rejected += 1;
-                if let Some(rowid) = row.rowid() {
-                    t.rejected_rowids.insert(rowid);
+                let page = row.provenance.page().get();
+                match self.lost.keep(self.out, self.enc, t.root, row, self.taken) {
+                    Ok(()) => {
+                        t.loss.rejected += 1;
+                        if let Some(rowid) = row.rowid() {
+                            t.rejected_rowids.insert(rowid);
+                        }
+                        self.ledger.warnings.push(format!(
+                            "a row of page {page} was refused by a constraint and kept in lost_and_found: {reason}"
+                        ));
+                    }
+                    // Refused there too (a value too big for any table): counted, never
+                    // the end of the run.
+                    Err(e) if refuses_row(&e) => {
+                        t.loss.unwritable += 1;
+                        self.ledger.warnings.push(format!(
+                            "a row of page {page} was refused by its table ({reason}) and by lost_and_found ({e}): it is not in the output"
+                        ));
+                    }
+                    Err(e) => return Err(e),
                 }
-                self.ledger.warnings.push(format!(
-                    "a row of page {} was refused by a constraint and kept in lost_and_found: {reason}",
-                    row.provenance.page().get()
-                ));
-                self.lost
-                    .keep(self.out, self.enc, t.root, row, self.taken)?;
             }
         }
         Ok(())

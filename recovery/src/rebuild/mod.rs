@@ -104,15 +104,22 @@ pub fn bounds_inputs(
         if shape.without_rowid || t.status != TableStatus::Recovered {
             continue;
         }
-        let lost: Vec<pager::LostChild> = t
+        let tree = t
             .root
-            .and_then(|r| loaded.survey.trees.iter().find(|tr| tr.root == r))
-            .map(|tr| tr.lost.clone())
-            .unwrap_or_default();
+            .and_then(|r| loaded.survey.trees.iter().find(|tr| tr.root == r));
+        let lost: Vec<pager::LostChild> = tree.map(|tr| tr.lost.clone()).unwrap_or_default();
+        let suspect = tree.map_or(0, |tr| {
+            tr.findings
+                .iter()
+                .filter(|f| reconstruct::disguises_cells(f))
+                .count() as u64
+        });
         if lost.is_empty()
             && !t.loss.root_lost
             && t.loss.rejected == 0
             && t.loss.unreadable_cells == 0
+            && t.loss.unwritable == 0
+            && suspect == 0
         {
             continue;
         }
@@ -145,7 +152,9 @@ pub fn bounds_inputs(
             root_lost: t.loss.root_lost,
             known: reconstruct::KnownMissing {
                 rejected: t.loss.rejected,
-                unreadable: t.loss.unreadable_cells,
+                // Rows read but written nowhere are as missing as undecodable ones.
+                unreadable: t.loss.unreadable_cells + t.loss.unwritable,
+                suspect,
             },
             rejected_rowids: std::mem::take(&mut t.rejected_rowids),
             rowids,

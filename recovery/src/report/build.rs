@@ -61,6 +61,16 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
         (p.lost_and_found.orphan_rows, p.unattributed.len()),
         p.db.findings(),
     ));
+    if p.lost_and_found.unwritable > 0 {
+        out.push(LossSignal::RowsUnwritable {
+            table: p
+                .lost_and_found
+                .name
+                .clone()
+                .unwrap_or_else(|| "lost_and_found".into()),
+            rows: p.lost_and_found.unwritable,
+        });
+    }
     out.extend(p.wal.signal.clone());
     out.extend(p.journal.signal.clone());
     out.extend(placeholder_signals(p.placeholders));
@@ -129,6 +139,7 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
                 cells_unreadable: t.loss.unreadable_cells,
                 conflicts: t.loss.conflicts,
                 rejected_to_lost_and_found: t.loss.rejected,
+                rows_unwritable: t.loss.unwritable,
                 placeholders: t.loss.placeholders,
                 rows_partial: t.loss.partial_rows,
                 partial_refused: t.loss.partial_refused,

@@ -265,6 +265,10 @@ pub struct TableReport {
     /// Rows refused by a constraint (NOT NULL on a damaged field), kept in
     /// `lost_and_found` instead.
     pub rejected_to_lost_and_found: u64,
+    /// Rows read whole that neither the table nor `lost_and_found` would take: not in the
+    /// output.
+    #[serde(default)]
+    pub rows_unwritable: u64,
     /// Placeholder rows synthesized in this table (listed under `placeholders`).
     pub placeholders: u64,
     /// Lost rows rebuilt from index entries and full-text copies alone (listed in
