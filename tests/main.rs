@@ -11,6 +11,7 @@ mod golden;
 mod hostile;
 mod inspect;
 mod journal;
+mod mutation;
 mod nemetz;
 mod partial;
 mod pipeline;

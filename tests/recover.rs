@@ -854,18 +854,34 @@ fn damage_inside_leaves_is_counted_and_never_ends_the_run() -> TestResult {
             - rows_of(&c.dest, "messages", false).len()) as u64;
         assert!(truth > 0, "{name}: the damage loses rows");
         let r = c.report();
-        let on_messages = crate::signals(&r).iter().any(|s| {
-            serde_json::to_value(s).is_ok_and(|v| v["table"] == "messages")
-        });
-        assert!(on_messages, "{name}: no signal names `messages`: {}", r["evidence"]);
+        let on_messages = crate::signals(&r)
+            .iter()
+            .any(|s| serde_json::to_value(s).is_ok_and(|v| v["table"] == "messages"));
+        assert!(
+            on_messages,
+            "{name}: no signal names `messages`: {}",
+            r["evidence"]
+        );
         let lost = &crate::table_entry(&r, "messages")["lost_rows"];
-        let lower = lost["lower_bound"].as_u64().ok_or(format!("{name}: no bounds"))?;
-        assert!(lower <= truth, "{name}: lower bound {lower} above the {truth} lost");
+        let lower = lost["lower_bound"]
+            .as_u64()
+            .ok_or(format!("{name}: no bounds"))?;
+        assert!(
+            lower <= truth,
+            "{name}: lower bound {lower} above the {truth} lost"
+        );
         if let Some(upper) = lost["upper_bound"].as_u64() {
-            assert!(truth <= upper, "{name}: {truth} lost, above the upper bound {upper}");
+            assert!(
+                truth <= upper,
+                "{name}: {truth} lost, above the upper bound {upper}"
+            );
         }
         if exact {
-            assert_eq!((lower, lost["upper_bound"].as_u64()), (truth, Some(truth)), "{name}");
+            assert_eq!(
+                (lower, lost["upper_bound"].as_u64()),
+                (truth, Some(truth)),
+                "{name}"
+            );
         }
     }
     Ok(())

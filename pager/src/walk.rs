@@ -208,9 +208,13 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         }
         // SQLite never leaves a non-root leaf empty: its key range lost its rows (or the
         // cell count lost them), which is what a lost child says.
-        if let Some(p) = parent_page.filter(|_| !header.page_type().is_interior() && header.cell_count() == 0) {
-            self.queue
-                .push_back(Err(Finding::EmptyNonRootPage { page: no, parent: p }));
+        if let Some(p) =
+            parent_page.filter(|_| !header.page_type().is_interior() && header.cell_count() == 0)
+        {
+            self.queue.push_back(Err(Finding::EmptyNonRootPage {
+                page: no,
+                parent: p,
+            }));
             self.queue.push_back(Ok(lost(p)));
         }
         self.queue.push_back(Ok(TreeItem::Page(TreePage {

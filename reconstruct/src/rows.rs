@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use pager::{
-    raw_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, PageType, RawRow, TreeItem,
-    Value,
+    raw_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, PageType, RawRow,
+    TreeItem, Value,
 };
 
 use crate::plan::OrphanGroup;

@@ -227,6 +227,22 @@ impl Output {
         create_statement(&self.conn, sql)
     }
 
+    /// The name of the object of `kind` (`table` or `index`) the last CREATE statement
+    /// made, as SQLite recorded it: the name the statement gives, which a damaged schema
+    /// row may spell otherwise. New schema rows take the largest rowid; a table's own row
+    /// comes before its automatic indexes and a virtual table's before its shadow tables;
+    /// SQLite's own tables (`sqlite_sequence`, made with the first AUTOINCREMENT table)
+    /// are never the object made.
+    pub fn created_name(&self, kind: &str, is_virtual: bool) -> Option<String> {
+        let sql = "SELECT name FROM sqlite_schema WHERE type = ?1 AND sql IS NOT NULL
+                   AND (?2 = 0 OR sql LIKE 'CREATE VIRTUAL TABLE%')
+                   AND lower(substr(name, 1, 7)) <> 'sqlite_'
+                   ORDER BY rowid DESC LIMIT 1";
+        self.conn
+            .query_row(sql, rusqlite::params![kind, is_virtual], |r| r.get(0))
+            .ok()
+    }
+
     /// The shape of a table as SQLite parsed its CREATE statement.
     pub fn shape(&self, name: &str, without_rowid: bool) -> rusqlite::Result<TableShape> {
         let mut stmt = self

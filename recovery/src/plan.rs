@@ -71,8 +71,27 @@ impl SchemaPlan {
             .into_iter()
             .filter_map(|(p, m)| Some((rows.get(p)?, m)))
         {
-            self.tables
-                .push(r.name.clone(), r.rootpage, status, reason, shape);
+            // A filled table goes by the name SQLite gave it (see `created_name`).
+            let name = shape
+                .as_ref()
+                .map_or_else(|| r.name.clone(), |s| s.name.clone());
+            self.tables.push(name, r.rootpage, status, reason, shape);
+        }
+    }
+
+    /// The name SQLite gave the object `r`'s CREATE statement just made; when the schema
+    /// row spells it otherwise (a damaged row), the statement's name is the one used, and
+    /// the disagreement is a warning.
+    fn created_name(&mut self, r: &pager::SchemaRow, kind: &str, is_virtual: bool) -> String {
+        match self.out.created_name(kind, is_virtual) {
+            Some(name) if !name.eq_ignore_ascii_case(&r.name) => {
+                self.ledger.warnings.push(format!(
+                    "the schema row of {kind} `{}` holds a CREATE statement for `{name}`: recovered as `{name}`, the name the statement gives",
+                    r.name
+                ));
+                name
+            }
+            _ => r.name.clone(),
         }
     }
 
@@ -94,8 +113,9 @@ impl SchemaPlan {
             ),
             Disposition::Virtual => match self.out.create_object(sql) {
                 Ok(()) => {
+                    let name = self.created_name(r, "table", true);
                     self.ledger
-                        .object("virtual table", &r.name, ObjectStatus::Created, None);
+                        .object("virtual table", &name, ObjectStatus::Created, None);
                     skipped("virtual table: re-created from its CREATE statement; its shadow tables are not copied (a full-text table is rebuilt from canonical rows, see schema_objects)".into())
                 }
                 Err(e) => {
@@ -112,10 +132,16 @@ impl SchemaPlan {
                 "shadow table of virtual table `{of}`: derived, not copied as data"
             )),
             Disposition::Ordinary => match self.out.create_object(sql) {
-                Ok(()) => match self.out.shape(&r.name, r.is_without_rowid()) {
-                    Ok(shape) => (TableStatus::Recovered, None, Some(shape)),
-                    Err(e) => failed(format!("its columns could not be read back: {e}")),
-                },
+                Ok(()) => {
+                    let name = self.created_name(r, "table", false);
+                    match self.out.shape(&name, r.is_without_rowid()) {
+                        Ok(shape) if !shape.columns.is_empty() => {
+                            (TableStatus::Recovered, None, Some(shape))
+                        }
+                        Ok(_) => failed(format!("SQLite reports no column of `{name}`")),
+                        Err(e) => failed(format!("its columns could not be read back: {e}")),
+                    }
+                }
                 Err(e) => failed(format!("its CREATE statement failed on the output: {e}")),
             },
             Disposition::NoStatement => failed("its schema row has no CREATE statement".into()),

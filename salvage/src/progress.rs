@@ -40,7 +40,10 @@ pub struct Timings {
 
 impl Timings {
     fn line(&self, what: std::fmt::Arguments<'_>) {
-        eprintln!("salvage: {:7.3}s {what}", self.start.elapsed().as_secs_f64());
+        eprintln!(
+            "salvage: {:7.3}s {what}",
+            self.start.elapsed().as_secs_f64()
+        );
     }
 }
 

@@ -39,8 +39,10 @@ pub struct MissingParents<'r> {
 
 /// What the placeholder loop needs of the output database.
 pub trait ParentStore {
-    /// Why the store could not answer or write: ends the loop.
-    type Error;
+    /// Why the store could not answer or write. A question about one relationship that
+    /// fails sets that relationship aside ([`PlaceholderOutcome::unchecked`]); a failed
+    /// write ends the loop.
+    type Error: std::fmt::Display;
     /// The declared foreign keys of the table `child`.
     fn foreign_keys(&mut self, child: &str) -> Result<Vec<ForeignKey>, Self::Error>;
     /// Every non-NULL child key of `query.rel` with no parent row, in key order, with
@@ -99,7 +101,7 @@ pub struct Blocked {
 }
 
 /// What the placeholder loop did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlaceholderOutcome {
     /// Placeholders written, in relationship then key order.
     pub made: Vec<Made>,
@@ -107,20 +109,55 @@ pub struct PlaceholderOutcome {
     pub blocked: Vec<Blocked>,
     /// The registry's name, when any placeholder was made.
     pub registry: Option<String>,
+    /// Relationships that could not be checked, with why: whether their children lost
+    /// parents is unknown.
+    pub unchecked: Vec<SetAside>,
+}
+
+/// A relationship not used, and why.
+pub type SetAside = (Relationship, String);
+
+/// Whether every column a relationship names exists in its tables: its keys, the parent
+/// columns it fills and the child columns its fills read. A damaged CREATE statement, or a
+/// profile written for another version of the application, can name columns that are not
+/// there.
+fn columns_exist(rel: &Relationship, child: &TableShape, parent: &TableShape) -> bool {
+    let has = |t: &TableShape, c: &str| t.columns.iter().any(|x| x.name.eq_ignore_ascii_case(c));
+    let reads = |f: &Fill| -> Vec<String> {
+        match f {
+            Fill::Min(c) | Fill::Max(c) => vec![c.clone()],
+            Fill::FirstOf(all) => all
+                .iter()
+                .filter_map(|f| match f {
+                    Fill::Min(c) | Fill::Max(c) => Some(c.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    rel.child_columns.iter().all(|c| has(child, c))
+        && rel.parent_columns.iter().all(|c| has(parent, c))
+        && rel
+            .fills
+            .iter()
+            .all(|(c, f)| has(parent, c) && reads(f).iter().all(|r| has(child, r)))
 }
 
 /// The relationships among `tables`: every declared FOREIGN KEY (to a table of `tables`),
 /// with the fill rules of a profile relationship over the same columns, then the
-/// profiles' other relationships.
+/// profiles' other relationships. Only relationships whose columns exist are kept; the
+/// others come back with why, for a warning.
 pub fn relationships<S: ParentStore>(
     store: &mut S,
     tables: &[TableShape],
     profiles: Vec<Relationship>,
-) -> Result<Vec<Relationship>, S::Error> {
+) -> Result<(Vec<Relationship>, Vec<SetAside>), S::Error> {
     let find = |name: &str| tables.iter().find(|t| t.name.eq_ignore_ascii_case(name));
     let mut rels: Vec<Relationship> = Vec::new();
     for child in tables {
-        for fk in store.foreign_keys(&child.name)? {
+        // Foreign keys the output cannot list (names that are not text) give nothing.
+        for fk in store.foreign_keys(&child.name).unwrap_or_default() {
             let Some(parent) = find(&fk.parent) else {
                 continue;
             };
@@ -169,7 +206,17 @@ pub fn relationships<S: ParentStore>(
             None => rels.push(r),
         }
     }
-    Ok(rels)
+    let (kept, unusable): (Vec<Relationship>, Vec<Relationship>) =
+        rels.into_iter().partition(|r| {
+            find(&r.child)
+                .zip(find(&r.parent))
+                .is_some_and(|(c, p)| columns_exist(r, c, p))
+        });
+    let why = "it names a column its tables do not have".to_string();
+    Ok((
+        kept,
+        unusable.into_iter().map(|r| (r, why.clone())).collect(),
+    ))
 }
 
 /// Synthesizes a placeholder for every child key with no parent row, and registers each.
@@ -206,7 +253,14 @@ pub fn synthesize<S: ParentStore>(
                 .iter()
                 .any(|t| t.name.eq_ignore_ascii_case(&rel.child) && !t.without_rowid),
         };
-        for mut ev in store.missing_parents(&query)? {
+        let evidence = match store.missing_parents(&query) {
+            Ok(evidence) => evidence,
+            Err(e) => {
+                outcome.unchecked.push((rel.clone(), e.to_string()));
+                continue;
+            }
+        };
+        for mut ev in evidence {
             neighbour_values(store, parent, rel, &mut ev)?;
             let blocked = |key: &[Value], reason: String| Blocked {
                 table: rel.parent.clone(),
@@ -269,7 +323,8 @@ fn neighbour_values<S: ParentStore>(
     }
     let k = *k;
     for (col, _) in rel.fills.iter().filter(|(_, f)| *f == Fill::Neighbour) {
-        if let [Some(below), Some(above)] = store.neighbours(&parent.name, col, k)? {
+        // A neighbour the store cannot read fills nothing.
+        if let Ok([Some(below), Some(above)]) = store.neighbours(&parent.name, col, k) {
             if below == above && below != Value::Null {
                 ev.neighbour.insert(col.clone(), below);
             }

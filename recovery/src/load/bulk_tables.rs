@@ -27,8 +27,10 @@ pub struct BulkTable {
 
 /// An index the bulk writer builds.
 pub struct Prebuilt {
-    /// Its name.
+    /// Its name, as SQLite created it.
     pub name: String,
+    /// The name its schema row gives (the same, unless the row is damaged).
+    pub row_name: String,
     /// Its root page in the output.
     pub root: u32,
     /// Position of its column in the table's records.
@@ -38,23 +40,26 @@ pub struct Prebuilt {
 /// Tables whose rows can be written straight into the file: rowid tables with a root in
 /// the source and no index that SQLite keeps for a constraint (UNIQUE, or a PRIMARY KEY
 /// that is not the rowid), so that nothing but the table's own b-tree must change.
-pub fn bulk_tables(out: &Output, tables: &Tables) -> rusqlite::Result<Vec<(TableId, u32)>> {
+/// A table SQLite cannot describe here is simply left to the SQL path.
+pub fn bulk_tables(out: &Output, tables: &Tables) -> Vec<(TableId, u32)> {
     let mut found = Vec::new();
     for (t, shape) in tables.filled() {
         if shape.without_rowid || t.loss.root_lost || t.root.is_none() {
             continue;
         }
-        let (indexes, root): (i64, Option<i64>) = out.conn.query_row(
+        let described: rusqlite::Result<(i64, Option<i64>)> = out.conn.query_row(
             "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 COLLATE NOCASE),
                     (SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE)",
             [&t.name],
             |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        if let (0, Some(root)) = (indexes, root.and_then(|r| u32::try_from(r).ok())) {
+        );
+        if let Ok((0, Some(root))) =
+            described.map(|(n, r)| (n, r.and_then(|r| u32::try_from(r).ok())))
+        {
             found.push((t.id, root));
         }
     }
-    Ok(found)
+    found
 }
 
 /// The indexes of a bulk-loaded table that the bulk writer builds itself: created now on
@@ -79,11 +84,17 @@ pub fn prebuild_indexes(
         })
         .filter_map(|r| Some((r.name.clone(), r.sql.clone()?)))
         .collect();
-    for (name, sql) in rows {
+    for (row_name, sql) in rows {
         if out.create_object(&sql).is_err() {
             continue;
         }
-        let position = plain_index(out, &name, &shape.name)?.and_then(|(cid, root)| {
+        // The name SQLite gave the index: a damaged schema row may spell it otherwise.
+        let name = out
+            .created_name("index", false)
+            .unwrap_or_else(|| row_name.clone());
+        // An index SQLite does not describe as expected here is left to SQLite.
+        let plain = plain_index(out, &name, &shape.name).ok().flatten();
+        let position = plain.and_then(|(cid, root)| {
             let cid = usize::try_from(cid).ok()?;
             if Some(cid) == alias || root == 0 {
                 return None;
@@ -93,6 +104,7 @@ pub fn prebuild_indexes(
         match position {
             Some((position, root)) => built.push(Prebuilt {
                 name,
+                row_name,
                 root,
                 position,
             }),
@@ -107,22 +119,37 @@ pub fn prebuild_indexes(
 /// The column and output root of an index SQLite reports as plain: one key column,
 /// ascending, BINARY collation, neither UNIQUE nor partial.
 fn plain_index(out: &Output, name: &str, table: &str) -> rusqlite::Result<Option<(i64, u32)>> {
-    let (unique, partial): (i64, i64) = out.conn.query_row(
-        "SELECT \"unique\", partial FROM pragma_index_list(?2) WHERE name = ?1",
-        [name, table],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    use rusqlite::OptionalExtension;
+    // Names are compared without case, as SQLite compares them (a schema row may spell
+    // an index's table otherwise than the table does).
+    let Some((unique, partial)): Option<(i64, i64)> = out
+        .conn
+        .query_row(
+            "SELECT \"unique\", partial FROM pragma_index_list(?2) WHERE name = ?1 COLLATE NOCASE",
+            [name, table],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
     let mut stmt = out
         .conn
         .prepare("SELECT cid, \"desc\", coll FROM pragma_index_xinfo(?1) WHERE key = 1")?;
     let keys: Vec<(i64, i64, Option<String>)> = stmt
         .query_map([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
-    let root: i64 = out.conn.query_row(
-        "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
-        [name],
-        |r| r.get(0),
-    )?;
+    let Some(root): Option<i64> = out
+        .conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
     Ok(match keys.as_slice() {
         [(cid, 0, Some(coll))]
             if unique == 0 && partial == 0 && coll.eq_ignore_ascii_case("BINARY") =>

@@ -81,8 +81,7 @@ impl<'s> Bulk<'s> {
             tables,
             mut ledger,
         } = plan;
-        let candidates =
-            bulk_tables::bulk_tables(&out, &tables).map_err(Error::db("bulk loading"))?;
+        let candidates = bulk_tables::bulk_tables(&out, &tables);
         let mut jobs = Vec::with_capacity(candidates.len());
         for (id, root) in candidates {
             let Some((t, shape)) = tables.get(id).and_then(|t| Some((t, t.shape.as_ref()?))) else {
@@ -139,7 +138,7 @@ impl<'s> Bulk<'s> {
             }
             for built in &job.indexes {
                 ledger.object("index", &built.name, ObjectStatus::Created, None);
-                prebuilt.insert(built.name.to_ascii_lowercase());
+                prebuilt.insert(built.row_name.to_ascii_lowercase());
             }
             if let Some(t) = tables.get_mut(job.id) {
                 t.loss.from_tree += table.rows;

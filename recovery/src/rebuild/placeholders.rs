@@ -11,7 +11,6 @@ use reconstruct::{
     ChildEvidence, Fill, ForeignKey, LossSignal, Made, MissingParents, ParentStore, Placeholder,
     PlaceholderOutcome, Relationship, TableStatus,
 };
-use rusqlite::types::Value as SqlType;
 
 use crate::evidence::Evidence;
 use crate::ledger::Ledger;
@@ -19,13 +18,16 @@ use crate::output::{quote, Output, SqlValue};
 use crate::profiles::{Profile, Profiles};
 use crate::tables::Tables;
 
-fn from_sql(v: SqlType) -> Value {
+/// A value read back from the output, as stored: text keeps its bytes, valid UTF-8 or
+/// not (a damaged key is still a key).
+fn from_sql(v: rusqlite::types::ValueRef<'_>) -> Value {
+    use rusqlite::types::ValueRef;
     match v {
-        SqlType::Null => Value::Null,
-        SqlType::Integer(i) => Value::Integer(i),
-        SqlType::Real(r) => Value::Real(r),
-        SqlType::Text(t) => Value::Text(t.into_bytes()),
-        SqlType::Blob(b) => Value::Blob(b),
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(r) => Value::Real(r),
+        ValueRef::Text(t) => Value::Text(t.to_vec()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
     }
 }
 
@@ -129,7 +131,7 @@ impl ParentStore for OutputParents<'_> {
             .prepare(&sql)?
             .query_map(rusqlite::params_from_iter(params.iter()), |r| {
                 let key = (0..n)
-                    .map(|i| r.get::<_, SqlType>(i).map(from_sql))
+                    .map(|i| r.get_ref(i).map(from_sql))
                     .collect::<Result<Vec<_>, _>>()?;
                 let count: i64 = r.get(n)?;
                 let mut ev = ChildEvidence {
@@ -138,11 +140,11 @@ impl ParentStore for OutputParents<'_> {
                     ..ChildEvidence::default()
                 };
                 for (j, c) in q.mins.iter().enumerate() {
-                    ev.min.insert(c.clone(), from_sql(r.get(n + 1 + j)?));
+                    ev.min.insert(c.clone(), from_sql(r.get_ref(n + 1 + j)?));
                 }
                 for (j, c) in q.maxs.iter().enumerate() {
                     ev.max
-                        .insert(c.clone(), from_sql(r.get(n + 1 + q.mins.len() + j)?));
+                        .insert(c.clone(), from_sql(r.get_ref(n + 1 + q.mins.len() + j)?));
                 }
                 Ok(ev)
             })?
@@ -166,9 +168,8 @@ impl ParentStore for OutputParents<'_> {
         let one = |sql: String| -> Option<Value> {
             self.out
                 .conn
-                .query_row(&sql, [rowid], |r| r.get::<_, SqlType>(0))
+                .query_row(&sql, [rowid], |r| r.get_ref(0).map(from_sql))
                 .ok()
-                .map(from_sql)
         };
         Ok([one(q("<", "DESC")), one(q(">", "ASC"))])
     }
@@ -264,10 +265,20 @@ pub fn rebuild_parents(
         .iter()
         .flat_map(|p| p.relationships().unwrap_or_default())
         .collect();
-    let rels = reconstruct::relationships(&mut store, &shapes, profile_rels)?;
+    let (rels, unusable) = reconstruct::relationships(&mut store, &shapes, profile_rels)?;
     out.conn.execute_batch("BEGIN")?;
     let outcome = reconstruct::synthesize(&mut store, &rels, &shapes)?;
     out.conn.execute_batch("COMMIT")?;
+    for (rel, why) in unusable.iter().chain(&outcome.unchecked) {
+        ledger.warnings.push(format!(
+            "the relationship of `{}` ({}) to `{}` ({}), from {}, is not used: {why}; children whose parent row is lost are not rebuilt for it",
+            rel.child,
+            rel.child_columns.join(", "),
+            rel.parent,
+            rel.parent_columns.join(", "),
+            rel.origin
+        ));
+    }
     for m in &outcome.made {
         if let Some(t) = tables.named_mut(&m.table) {
             t.loss.placeholders += 1;
