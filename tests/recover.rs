@@ -886,3 +886,82 @@ fn damage_inside_leaves_is_counted_and_never_ends_the_run() -> TestResult {
     }
     Ok(())
 }
+
+/// Root pages swapped in `sqlite_schema` (an anti-forensic edit), between tables of
+/// different shapes and between a table and an index: each table is filled from the
+/// b-tree its records fit, every row of the store comes back in its own table (once each
+/// table's rows went into the other, refused or mangled, and parents were fabricated), and
+/// the report says which tree moved and why.
+#[test]
+fn swapped_root_pages_go_back_to_the_tables_their_records_fit() -> TestResult {
+    let cases = [
+        ("roots-tables", "agent-4096-utf8", "sessions", "state_meta"),
+        (
+            "roots-index",
+            "agent-4096-utf8",
+            "sessions",
+            "idx_messages_session",
+        ),
+        ("roots-wide", "chat-4096-utf8", "message", "kvtable"),
+        (
+            "roots-joins",
+            "chat-4096-utf8",
+            "attachment",
+            "chat_message_join",
+        ),
+    ];
+    for (name, fixture, a, b) in cases {
+        let c = case(name, fixture, |_| {
+            vec![Damage::RootPagesSwapped {
+                a: a.into(),
+                b: b.into(),
+            }]
+        });
+        let out = c.recover(&["--allow-partial"])?;
+        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        for t in c
+            .fixture
+            .tables
+            .iter()
+            .filter(|t| t.name != "sqlite_sequence")
+        {
+            assert_same_rows(
+                &rows_of(&c.dest, &t.name, t.without_rowid),
+                &expected_rows(&c.fixture, &t.name),
+                &format!("{name} {}", t.name),
+            );
+        }
+        let r = c.report();
+        crate::assert_signal!(r, LossSignal::TreeMoved { table, .. } if table == a);
+        assert_eq!(r["placeholders"]["made"]["count"], 0, "{name}");
+    }
+    Ok(())
+}
+
+/// An in-header database size below the file's, kept valid by the version-valid-for
+/// number: SQLite would read only that many pages; every page is read, every row comes
+/// back, and the report says what the header claimed.
+#[test]
+fn a_header_that_understates_the_size_hides_no_page() -> TestResult {
+    let c = case("header-understated", "agent-4096-utf8", |_| {
+        vec![Damage::HeaderDatabaseSize(50)]
+    });
+    let out = c.recover(&[])?;
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    for t in ["sessions", "messages", "state_meta"] {
+        assert_same_rows(
+            &rows_of(&c.dest, t, false),
+            &expected_rows(&c.fixture, t),
+            t,
+        );
+    }
+    let pages = c.fixture.bytes.len() / 4096;
+    let warning =
+        format!("the header declares 50 pages but the file holds {pages}: all {pages} were read");
+    assert!(
+        c.report()["warnings"].to_string().contains(&warning),
+        "{}",
+        c.report()["warnings"]
+    );
+    Ok(())
+}

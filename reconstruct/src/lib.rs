@@ -53,6 +53,7 @@ pub mod loss;
 pub mod partial;
 pub mod placeholders;
 pub mod plan;
+pub mod roots;
 pub mod rows;
 pub mod rtree;
 pub mod shape;
@@ -76,9 +77,10 @@ pub use placeholders::{
     PlaceholderPlan, Relationship,
 };
 pub use plan::{
-    orphan_groups, plan, Attribution, Confidence, Evidence, InferredTable, OrphanGroup, Plan,
-    TableTarget,
+    orphan_groups, plan, sample_shape, Attribution, Confidence, Evidence, InferredTable,
+    OrphanGroup, Plan, TableTarget,
 };
+pub use roots::{attribute_roots, Fit, NamedRoot, RootDecision};
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};

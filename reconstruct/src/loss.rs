@@ -113,6 +113,51 @@ pub enum LossSignal {
         /// How many.
         rows: u64,
     },
+    /// A table is filled from a b-tree another table's schema row names: the records fit
+    /// it, not the other (the schema's root pages were swapped or damaged).
+    TreeMoved {
+        /// The table filled.
+        table: String,
+        /// The root page.
+        root: u32,
+        /// The table whose schema row names that root.
+        named_by: String,
+        /// Records sampled.
+        sampled: u32,
+        /// Of those, records that fit `table`.
+        fitting: u32,
+        /// Of those, records that fit `named_by`.
+        fitting_named: u32,
+    },
+    /// A table's schema row names an index b-tree as its root: its own rows are not found.
+    RootNotATable {
+        /// The table.
+        table: String,
+        /// The root page.
+        root: u32,
+    },
+    /// A table's schema row names the root of another table, whose records are there.
+    RootOfAnotherTable {
+        /// The table whose rows are lost.
+        table: String,
+        /// The root page.
+        root: u32,
+        /// The table filled from it.
+        holder: String,
+    },
+    /// A b-tree whose records fit no table free to take them is kept as a table of its own.
+    TreeKeptApart {
+        /// The table its rows are kept in.
+        table: String,
+        /// The root page.
+        root: u32,
+        /// The table whose schema row names that root.
+        named_by: String,
+        /// Records sampled.
+        sampled: u32,
+        /// Of those, records that fit `named_by`.
+        fitting_named: u32,
+    },
     /// Rows were refused by the table's constraints (kept in `lost_and_found`).
     RowsRefused {
         /// The table.
@@ -324,6 +369,10 @@ impl fmt::Display for LossSignal {
             UndecodableCells { table, cells } => write!(f, "table `{table}`: {cells} cells could not be decoded"),
             KeyConflicts { table, rows } => write!(f, "table `{table}`: {rows} rows conflicted with a row of the same key"),
             RowsRefused { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by its constraints"),
+            TreeMoved { table, root, named_by, sampled, fitting, fitting_named } => write!(f, "table `{table}` is filled from root page {root}, which the schema row of `{named_by}` names: {fitting} of {sampled} sampled records fit `{table}`, {fitting_named} fit `{named_by}` (the schema's root pages were swapped or damaged)"),
+            RootNotATable { table, root } => write!(f, "table `{table}`: its schema row names root page {root}, an index b-tree page, which holds none of its rows"),
+            RootOfAnotherTable { table, root, holder } => write!(f, "table `{table}`: its schema row names root page {root}, which holds the rows of `{holder}`: its own rows are not found"),
+            TreeKeptApart { table, root, named_by, sampled, fitting_named } => write!(f, "the b-tree at root page {root}, which the schema row of `{named_by}` names, is kept as `{table}`: {fitting_named} of {sampled} sampled records fit `{named_by}` and no other table is free to take them"),
             RowsUnwritable { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by the table and by lost_and_found, and are not in the output"),
             TreeFindings { table, findings } => write!(f, "table `{table}`: {findings} findings in its b-tree"),
             LostAndFound { rows, groups } => write!(f, "{rows} rows from {groups} orphan page groups could not be given a table and are in `lost_and_found`"),

@@ -157,7 +157,7 @@ fn class_of(v: &Value) -> &'static str {
 
 /// The shape of a sample: per column, the storage class seen most (NULL only when
 /// nothing else was seen).
-fn sample_shape(sample: &[Vec<Value>]) -> Vec<&'static str> {
+pub fn sample_shape(sample: &[Vec<Value>]) -> Vec<&'static str> {
     let width = sample.iter().map(Vec::len).max().unwrap_or(0);
     (0..width)
         .map(|i| {

@@ -16,6 +16,9 @@ pub struct Ledger {
     pub virtual_tables: Vec<LossSignal>,
     /// Tables a profile expects that a damaged schema lacks.
     pub missing_tables: Vec<LossSignal>,
+    /// B-trees filling another table than the one whose schema row names them, or kept
+    /// apart.
+    pub roots: Vec<LossSignal>,
     /// Sentences for the report's `warnings`.
     pub warnings: Vec<String>,
     /// Sentences saying what the output was checked against.

@@ -4,12 +4,16 @@
 //! skipped, virtual tables re-created first, shadow tables left to them, ordinary tables
 //! created from their CREATE statement and their shape read back from SQLite.
 
-use reconstruct::{creation_order, disposition, Disposition, TableStatus};
+use pager::PageNo;
+use reconstruct::{
+    creation_order, disposition, Disposition, LossSignal, NamedRoot, RootDecision, TableId,
+    TableStatus,
+};
 
 use crate::error::Error;
 use crate::evidence::Evidence;
 use crate::ledger::Ledger;
-use crate::output::Output;
+use crate::output::{quote, Output};
 use crate::report::ObjectStatus;
 use crate::request::Paths;
 use crate::tables::Tables;
@@ -42,7 +46,181 @@ impl SchemaPlan {
             ledger: Ledger::default(),
         };
         plan.create_tables(evidence);
+        plan.check_roots(evidence);
         Ok(plan)
+    }
+
+    /// Checks that each table's b-tree holds its records ([`reconstruct::attribute_roots`]):
+    /// a tree moves to the table its records fit, or is kept as a table of its own.
+    fn check_roots(&mut self, evidence: &Evidence<'_>) {
+        let named: Vec<NamedRoot> = self
+            .tables
+            .filled()
+            // WITHOUT ROWID tables live in index b-trees: only rowid tables are checked.
+            .filter(|(t, shape)| t.status == TableStatus::Recovered && !shape.without_rowid)
+            .map(|(t, shape)| NamedRoot {
+                table: t.id,
+                shape: shape.clone(),
+                root: t.root,
+            })
+            .collect();
+        // Table b-trees only another kind of schema row names (an index's, after its root
+        // was swapped with a table's): their rows look for their table too.
+        let is_table_tree = |root: PageNo| {
+            evidence
+                .db
+                .page(root)
+                .and_then(|p| p.btree_header().ok())
+                .is_some_and(|h| h.page_type().is_table())
+        };
+        let stray: Vec<(PageNo, String)> = evidence
+            .schema
+            .rows
+            .iter()
+            .filter(|r| r.kind == pager::SchemaKind::Index)
+            .filter_map(|r| Some((r.rootpage?, r.name.clone())))
+            .filter(|(root, _)| is_table_tree(*root))
+            .collect();
+        let stray_roots: Vec<PageNo> = stray.iter().map(|(r, _)| *r).collect();
+        let decisions = reconstruct::attribute_roots(&evidence.db, &named, &stray_roots);
+        let name = |tables: &Tables, id| tables.get(id).map_or(String::new(), |t| t.name.clone());
+        // Who names a root: a table, or (for a stray tree) the index row.
+        let namer = |tables: &Tables, id: Option<TableId>, root: PageNo| match id {
+            Some(id) => name(tables, id),
+            None => stray
+                .iter()
+                .find(|(r, _)| *r == root)
+                .map_or(String::new(), |(_, n)| format!("index {n}")),
+        };
+        let mut roots: Vec<(TableId, Option<PageNo>)> = Vec::new();
+        for d in decisions {
+            match d {
+                RootDecision::Kept { .. } => {}
+                RootDecision::Moved {
+                    root,
+                    named_by,
+                    to,
+                    fit,
+                    own,
+                } => {
+                    let (table, named) =
+                        (name(&self.tables, to), namer(&self.tables, named_by, root));
+                    self.ledger.roots.push(LossSignal::TreeMoved {
+                        table,
+                        root: root.get(),
+                        named_by: named,
+                        sampled: fit.sampled,
+                        fitting: fit.fitting,
+                        fitting_named: own.fitting,
+                    });
+                    roots.push((to, Some(root)));
+                    if let Some(named_by) = named_by.filter(|n| !roots.iter().any(|(t, _)| t == n))
+                    {
+                        roots.push((named_by, None));
+                    }
+                }
+                RootDecision::NotATableTree { root, named_by } => {
+                    self.ledger.roots.push(LossSignal::RootNotATable {
+                        table: name(&self.tables, named_by),
+                        root: root.get(),
+                    });
+                    if !roots.iter().any(|(t, _)| *t == named_by) {
+                        roots.push((named_by, None));
+                    }
+                }
+                RootDecision::Elsewhere {
+                    root,
+                    named_by,
+                    holder,
+                } => {
+                    self.ledger.roots.push(LossSignal::RootOfAnotherTable {
+                        table: name(&self.tables, named_by),
+                        root: root.get(),
+                        holder: name(&self.tables, holder),
+                    });
+                    if !roots.iter().any(|(t, _)| *t == named_by) {
+                        roots.push((named_by, None));
+                    }
+                }
+                RootDecision::Apart {
+                    root,
+                    named_by,
+                    own,
+                    sample,
+                } => {
+                    let named = namer(&self.tables, named_by, root);
+                    if let Some(table) = self.keep_apart(evidence, root, &sample) {
+                        self.ledger.roots.push(LossSignal::TreeKeptApart {
+                            table,
+                            root: root.get(),
+                            named_by: named,
+                            sampled: own.sampled,
+                            fitting_named: own.fitting,
+                        });
+                        if let Some(named_by) =
+                            named_by.filter(|n| !roots.iter().any(|(t, _)| t == n))
+                        {
+                            roots.push((named_by, None));
+                        }
+                    }
+                }
+            }
+        }
+        // A tree that moves in replaces the one that named it moving out.
+        let moved_in: Vec<TableId> = roots
+            .iter()
+            .filter(|(_, r)| r.is_some())
+            .map(|(t, _)| *t)
+            .collect();
+        for (id, root) in roots {
+            if root.is_none() && moved_in.contains(&id) {
+                continue;
+            }
+            if let Some(t) = self.tables.get_mut(id) {
+                t.root = root;
+                t.reason = Some(match root {
+                    Some(r) => format!("its rows come from root page {r}, which another table's schema row names (see evidence.loss)"),
+                    None => "the root page its schema row names holds another table's records (see evidence.loss)".into(),
+                });
+            }
+        }
+    }
+
+    /// Keeps a tree whose records fit no free table as a table of its own,
+    /// `salvage_inferred_N(c0, c1, …)` with untyped columns. Returns its name.
+    fn keep_apart(
+        &mut self,
+        evidence: &Evidence<'_>,
+        root: PageNo,
+        sample: &[Vec<pager::Value>],
+    ) -> Option<String> {
+        let columns = reconstruct::sample_shape(sample);
+        let name = inferred_name(evidence, &self.tables);
+        let cols: Vec<String> = (0..columns.len())
+            .map(|i| quote(&format!("c{i}")))
+            .collect();
+        self.out
+            .create_object(&format!(
+                "CREATE TABLE {}({})",
+                quote(&name),
+                cols.join(", ")
+            ))
+            .ok()?;
+        let shape = self.out.shape(&name, false).ok()?;
+        let reason = format!(
+            "the b-tree at root page {root}: its records fit no table of the schema free to take them; {} columns ({}) inferred from {} sampled records",
+            columns.len(),
+            columns.join(", "),
+            sample.len()
+        );
+        self.tables.push(
+            name.clone(),
+            Some(root),
+            TableStatus::Inferred,
+            Some(reason),
+            Some(shape),
+        );
+        Some(name)
     }
 
     fn create_tables(&mut self, evidence: &Evidence<'_>) {
@@ -147,4 +325,14 @@ impl SchemaPlan {
             Disposition::NoStatement => failed("its schema row has no CREATE statement".into()),
         }
     }
+}
+
+/// A name for a table inferred from its records, `salvage_inferred_N`, that neither the
+/// schema nor the run uses yet.
+pub fn inferred_name(evidence: &Evidence<'_>, tables: &Tables) -> String {
+    let taken = evidence.taken_names();
+    (1..)
+        .map(|n| format!("salvage_inferred_{n}"))
+        .find(|c| !taken.contains(c) && tables.named(c).is_none())
+        .unwrap_or_default()
 }

@@ -150,6 +150,13 @@ fn index_evidence(
         let pager::TreeItem::Cell(cell) = item else {
             continue;
         };
+        // An index row whose root names a table's b-tree (a swapped root) proves nothing.
+        if !matches!(
+            cell.cell,
+            pager::Cell::IndexLeaf(_) | pager::Cell::IndexInterior(_)
+        ) {
+            continue;
+        }
         // Only the rowid, the record's last value, is needed; it lives in the local part
         // of the payload unless the entry is huge.
         let Some(payload) = cell.cell.payload() else {

@@ -291,16 +291,8 @@ fn attribute_orphans(
             t.orphans = groups;
         }
     }
-    let taken = evidence.taken_names();
-    let mut n = 0;
     for table in std::mem::take(&mut plan.inferred) {
-        let name = loop {
-            n += 1;
-            let candidate = format!("salvage_inferred_{n}");
-            if !taken.contains(&candidate) {
-                break candidate;
-            }
-        };
+        let name = crate::plan::inferred_name(evidence, tables);
         // Columns c0, c1, … declared without a type, so that every value keeps its
         // storage class.
         let cols: Vec<String> = (0..table.columns.len())

@@ -51,11 +51,12 @@ pub struct LossReportParts<'p> {
 
 /// Every sign of loss of the run, in the report's order.
 fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
-    let mut out: Vec<LossSignal> = p
-        .tables
-        .filled()
-        .flat_map(|(t, _)| table_signals(&t.name, &t.loss))
-        .collect();
+    let mut out: Vec<LossSignal> = p.ledger.roots.clone();
+    out.extend(
+        p.tables
+            .filled()
+            .flat_map(|(t, _)| table_signals(&t.name, &t.loss)),
+    );
     out.extend(file_signals(
         p.survey,
         (p.lost_and_found.orphan_rows, p.unattributed.len()),
@@ -224,6 +225,17 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
         });
     }
     let mut warnings = p.ledger.warnings.clone();
+    // A valid in-header size below the file's: SQLite would read only that many pages;
+    // every page of the file is read here, and the report says so.
+    for f in db.findings() {
+        if let pager::Finding::DatabaseSizeMismatch { declared, actual } = f {
+            if actual > declared {
+                warnings.push(format!(
+                    "the header declares {declared} pages but the file holds {actual}: all {actual} were read (SQLite would read {declared})"
+                ));
+            }
+        }
+    }
     warnings.extend(p.journal.warning.iter().cloned());
     warnings.extend(loss.iter().cloned());
     LossReport {
