@@ -152,6 +152,23 @@ pub fn assert_same_rows(
 }
 
 /// The rowids of the cells on a table leaf page, by the fixtures' own reader.
+/// Every table of the fixture (but `sqlite_sequence`) holds in DEST exactly the rows
+/// SQLite read back from the healthy build.
+pub fn assert_every_table_as_built(c: &Case, label: &str) {
+    for t in c
+        .fixture
+        .tables
+        .iter()
+        .filter(|t| t.name != "sqlite_sequence")
+    {
+        assert_same_rows(
+            &rows_of(&c.dest, &t.name, t.without_rowid),
+            &expected_rows(&c.fixture, &t.name),
+            &format!("{label} {}", t.name),
+        );
+    }
+}
+
 pub fn rowids_on(bytes: &[u8], page: u32) -> Vec<i64> {
     let h = fixtures::format::DatabaseHeader::read(bytes).unwrap();
     let p = fixtures::format::BtreePage::read(bytes, &h, page).unwrap();
@@ -184,18 +201,7 @@ fn every_healthy_fixture_is_recovered_completely_row_for_row() -> TestResult {
         assert_eq!(r["flags"]["verified"], true);
         assert_eq!(r["source"]["unchanged"], true);
         assert!(!c.incomplete().exists());
-        for t in c
-            .fixture
-            .tables
-            .iter()
-            .filter(|t| t.name != "sqlite_sequence")
-        {
-            assert_same_rows(
-                &rows_of(&c.dest, &t.name, t.without_rowid),
-                &expected_rows(&c.fixture, &t.name),
-                &format!("{} {}", entry.name, t.name),
-            );
-        }
+        assert_every_table_as_built(&c, entry.name);
         // sqlite_sequence counters survive.
         if let Some(seq) = c.fixture.table("sqlite_sequence") {
             let got = rows_of(&c.dest, "sqlite_sequence", false);
@@ -919,18 +925,7 @@ fn swapped_root_pages_go_back_to_the_tables_their_records_fit() -> TestResult {
         });
         let out = c.recover(&["--allow-partial"])?;
         assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
-        for t in c
-            .fixture
-            .tables
-            .iter()
-            .filter(|t| t.name != "sqlite_sequence")
-        {
-            assert_same_rows(
-                &rows_of(&c.dest, &t.name, t.without_rowid),
-                &expected_rows(&c.fixture, &t.name),
-                &format!("{name} {}", t.name),
-            );
-        }
+        assert_every_table_as_built(&c, name);
         let r = c.report();
         crate::assert_signal!(r, LossSignal::TreeMoved { table, .. } if table == a);
         assert_eq!(r["placeholders"]["made"]["count"], 0, "{name}");
