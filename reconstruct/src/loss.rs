@@ -593,8 +593,8 @@ pub struct TableFacts<'a> {
     pub status: TableStatus,
     /// Why, for a table not recovered.
     pub reason: Option<&'a str>,
-    /// Its counts, when it was filled.
-    pub loss: Option<&'a TableLoss>,
+    /// Its counts (all zero for a table not filled).
+    pub loss: &'a TableLoss,
     /// Its loss bounds, when anything says it lost rows.
     pub bounds: Option<&'a LossBounds>,
 }
@@ -606,7 +606,7 @@ pub fn signals_after_counts(tables: &[TableFacts<'_>], registry: Option<&str>) -
     let registry = registry.unwrap_or("salvage_partial_rows").to_string();
     let mut out = Vec::new();
     for t in tables {
-        let Some(loss) = t.loss else { continue };
+        let loss = t.loss;
         if loss.partial_rows > 0 {
             out.push(LossSignal::PartialRowsRebuilt {
                 table: t.name.into(),
@@ -636,7 +636,7 @@ pub fn signals_after_counts(tables: &[TableFacts<'_>], registry: Option<&str>) -
     for t in tables.iter().filter(|t| t.status == TableStatus::Inferred) {
         out.push(LossSignal::TableInferred {
             table: t.name.into(),
-            rows: t.loss.map_or(0, TableLoss::written),
+            rows: t.loss.written(),
         });
     }
     for t in tables.iter().filter(|t| t.status == TableStatus::Failed) {

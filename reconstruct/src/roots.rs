@@ -140,9 +140,9 @@ fn fit(shape: &TableShape, sample: &[Vec<Value>]) -> Fit {
 
 /// Decides which table each named tree fills (see the module docs). Trees with no sampled
 /// record (empty or unreadable) stay where they are named, and their table takes no other.
-/// `stray`: roots of table b-trees that only another kind of schema row names (an index's
-/// row, after its root was swapped with a table's): their records go to a table they fit
-/// whose own tree is missing, or are kept apart.
+/// `others`: the roots other kinds of schema rows name (indexes'); those that are table
+/// b-trees (an index's root swapped with a table's) are stray trees: their records go to a
+/// table they fit whose own tree is missing, or are kept apart.
 #[allow(clippy::indexing_slicing)]
 // reason: `t` ranges over `trees` and `fits` (one entry per tree), `i` and `j` over
 // `named` (one entry per table, the length of every `fits[t]`, `holder`); nothing indexed
@@ -150,7 +150,7 @@ fn fit(shape: &TableShape, sample: &[Vec<Value>]) -> Fit {
 pub fn attribute_roots(
     db: &Database<'_>,
     named: &[NamedRoot],
-    stray: &[PageNo],
+    others: &[PageNo],
 ) -> Vec<RootDecision> {
     let is_index = |root: PageNo| {
         db.page(root)
@@ -167,7 +167,7 @@ pub fn attribute_roots(
         .iter()
         .enumerate()
         .filter_map(|(i, n)| Some((Some(i), n.root?)))
-        .chain(stray.iter().map(|r| (None, *r)))
+        .chain(others.iter().map(|r| (None, *r)))
         .filter(|(_, root)| !is_index(*root))
         .map(|(i, root)| (i, root, sample(db, root)))
         .collect();

@@ -64,22 +64,14 @@ impl SchemaPlan {
                 root: t.root,
             })
             .collect();
-        // Table b-trees only another kind of schema row names (an index's, after its root
-        // was swapped with a table's): their rows look for their table too.
-        let is_table_tree = |root: PageNo| {
-            evidence
-                .db
-                .page(root)
-                .and_then(|p| p.btree_header().ok())
-                .is_some_and(|h| h.page_type().is_table())
-        };
+        // The roots index rows name: one that is a table's b-tree (an index's root swapped
+        // with a table's) looks for its table too.
         let stray: Vec<(PageNo, String)> = evidence
             .schema
             .rows
             .iter()
             .filter(|r| r.kind == pager::SchemaKind::Index)
             .filter_map(|r| Some((r.rootpage?, r.name.clone())))
-            .filter(|(root, _)| is_table_tree(*root))
             .collect();
         let stray_roots: Vec<PageNo> = stray.iter().map(|(r, _)| *r).collect();
         let decisions = reconstruct::attribute_roots(&evidence.db, &named, &stray_roots);

@@ -84,7 +84,7 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
             name: &t.name,
             status: t.status,
             reason: t.reason.as_deref(),
-            loss: Some(&t.loss),
+            loss: &t.loss,
             bounds: t.bounds.as_ref(),
         })
         .collect();
