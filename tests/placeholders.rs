@@ -270,7 +270,8 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
         r["warnings"]
     );
 
-    // Damaged schema: the cell holding `state_meta`'s schema row points past its page.
+    // Damaged schema: the cell holding `state_meta`'s schema row is overwritten with zeros
+    // and its pointer sent past its page.
     let c = case("missing-damaged", "agent-4096-utf8", |_| vec![]);
     let mut bytes = std::fs::read(&c.src)?;
     let cells = usize::from(u16::from_be_bytes([bytes[103], bytes[104]]));
@@ -283,6 +284,12 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
                 .any(|w| w == b"state_meta")
         })
         .expect("state_meta's schema cell");
+    let cell = usize::from(u16::from_be_bytes([bytes[at], bytes[at + 1]]));
+    let (payload, n) = fixtures::format::read_varint(&bytes, cell).ok_or("a payload size")?;
+    let rowid = fixtures::format::read_varint(&bytes, cell + n)
+        .ok_or("a rowid")?
+        .1;
+    bytes[cell..cell + n + rowid + payload as usize].fill(0);
     bytes[at..at + 2].copy_from_slice(&0xfff0u16.to_be_bytes());
     std::fs::write(&c.src, &bytes)?;
     c.recover_expecting(&["--allow-partial"], 3)?;

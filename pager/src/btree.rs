@@ -267,6 +267,7 @@ impl<'a> Page<'a> {
         Ok(CellRef {
             location: Location::new(page, start),
             index,
+            listed: true,
             offset,
             len,
             cell,
@@ -469,8 +470,11 @@ impl<'a> Cell<'a> {
 pub struct CellRef<'a> {
     /// Page and byte offset of the cell.
     pub location: Location,
-    /// Its index in the cell pointer array.
+    /// Its index in the cell pointer array; for a cell no pointer names (`listed` false),
+    /// its ordinal among such cells of the page.
     pub index: CellIndex,
+    /// Whether the cell pointer array names it (false: found in the content area).
+    pub listed: bool,
     /// Its offset on the page (the cell pointer).
     pub offset: u16,
     /// Bytes the cell occupies on the page.

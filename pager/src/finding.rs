@@ -211,6 +211,44 @@ pub enum Finding {
         /// The interior page that points to it.
         parent: PageNo,
     },
+    /// Well-formed cells lie in a table leaf's cell content area that no cell pointer
+    /// names (a cell count or pointer array damaged): they are read where they lie.
+    CellsUnlisted {
+        /// The page.
+        page: PageNo,
+        /// How many cells no pointer names.
+        count: u16,
+    },
+    /// A cell pointer lands inside a cell of the content area, not at its start: it is
+    /// not read as a cell (the cell is read once, from its start).
+    CellPointerIntoCell {
+        /// The page.
+        page: PageNo,
+        /// The pointer's index.
+        index: CellIndex,
+        /// Where it points.
+        offset: u16,
+        /// Where the cell it lands in starts.
+        cell: u16,
+    },
+    /// A cell pointer leads to no cell, on a table leaf whose content area holds a cell no
+    /// pointer names: that cell is read where it lies, and the pointer is not read.
+    CellPointerAstray {
+        /// The page.
+        page: PageNo,
+        /// The pointer's index.
+        index: CellIndex,
+        /// Where it points.
+        offset: u16,
+    },
+    /// Bytes of a table leaf's cell content area that are neither a well-formed cell, a
+    /// freeblock nor fragmented free bytes: a cell may have been lost there.
+    ContentUnaccounted {
+        /// The page.
+        page: PageNo,
+        /// How many bytes.
+        bytes: u32,
+    },
     /// A b-tree is deeper than SQLite ever builds one.
     BtreeTooDeep {
         /// The page at which the walk stopped.
@@ -455,6 +493,10 @@ impl Finding {
             ChildPointerPastEnd { .. } => "child_pointer_past_end",
             BtreeCycle { .. } => "btree_cycle",
             EmptyNonRootPage { .. } => "empty_non_root_page",
+            CellsUnlisted { .. } => "cells_unlisted",
+            CellPointerIntoCell { .. } => "cell_pointer_into_cell",
+            CellPointerAstray { .. } => "cell_pointer_astray",
+            ContentUnaccounted { .. } => "content_unaccounted",
             BtreeTooDeep { .. } => "btree_too_deep",
             ChildNotBtreePage { .. } => "child_not_btree_page",
             ChildPageKindMismatch { .. } => "child_page_kind_mismatch",
@@ -504,6 +546,10 @@ impl Finding {
             | BtreeCycle { page, .. }
             | BtreeTooDeep { page, .. }
             | EmptyNonRootPage { page, .. }
+            | CellsUnlisted { page, .. }
+            | CellPointerIntoCell { page, .. }
+            | CellPointerAstray { page, .. }
+            | ContentUnaccounted { page, .. }
             | KeyOutOfRange { page, .. }
             | PageInTwoTrees { page, .. }
             | OverflowIntoNonOverflowPage { page, .. } => Some(*page),
@@ -637,6 +683,22 @@ impl fmt::Display for Finding {
             EmptyNonRootPage { page, parent } => {
                 write!(f, "non-root leaf {page} holds no cell (child of {parent})")
             }
+            CellsUnlisted { page, count } => write!(
+                f,
+                "{count} well-formed cells in the content area of {page} that no cell pointer names"
+            ),
+            CellPointerIntoCell { page, index, offset, cell } => write!(
+                f,
+                "cell pointer into a cell on {page}, {index}: offset {offset} inside the cell at {cell}"
+            ),
+            CellPointerAstray { page, index, offset } => write!(
+                f,
+                "cell pointer to no cell on {page}, {index}: offset {offset} (its cell is read where it lies)"
+            ),
+            ContentUnaccounted { page, bytes } => write!(
+                f,
+                "{bytes} bytes of the content area of {page} are no cell, freeblock or fragment"
+            ),
             ChildNotBtreePage { parent, child, raw_type } => write!(
                 f,
                 "child of {parent} is not a b-tree page: {child}, type byte {raw_type:#04x}"

@@ -48,6 +48,7 @@ pub mod finding;
 pub mod freelist;
 pub mod header;
 pub mod journal;
+mod leaf;
 pub mod record;
 pub mod schema;
 pub mod types;

@@ -8,6 +8,7 @@
 use crate::btree::{BtreePageHeader, Cell, CellRef, Page, PageType};
 use crate::database::Database;
 use crate::finding::Finding;
+use crate::leaf::{self, Slot};
 use crate::types::{CellIndex, PageNo, PageSet};
 
 /// SQLite never builds a b-tree deeper than this (BTCURSOR_MAX_DEPTH, btreeInt.h).
@@ -80,6 +81,9 @@ struct Frame<'a> {
     /// An index interior cell whose left subtree is being walked: it is yielded after that
     /// subtree, so index entries come out in key order.
     pending: Option<CellRef<'a>>,
+    /// The cells of a table leaf whose pointer array does not account for its content
+    /// area, as the content area holds them; `None`: the pointer array, as it is.
+    slots: Option<Vec<Slot>>,
 }
 
 /// A depth-first walk of the b-tree rooted at a page; see the module docs.
@@ -90,6 +94,7 @@ pub struct BtreeWalk<'a, 'd> {
     stack: Vec<Frame<'a>>,
     pending_root: Option<PageNo>,
     queue: std::collections::VecDeque<Result<TreeItem<'a>, Finding>>,
+    scratch: leaf::Scratch,
 }
 
 impl<'a, 'd> BtreeWalk<'a, 'd> {
@@ -103,6 +108,7 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             stack: Vec::new(),
             pending_root: Some(root),
             queue: std::collections::VecDeque::new(),
+            scratch: leaf::Scratch::default(),
         }
     }
 
@@ -206,11 +212,19 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         for f in page.header_findings(&header) {
             self.queue.push_back(Err(f));
         }
+        let slots = (header.page_type() == PageType::TableLeaf)
+            .then(|| leaf::account(&page, &header, self.db.page_count(), &mut self.scratch))
+            .flatten()
+            .map(|account| {
+                self.queue.extend(account.findings.into_iter().map(Err));
+                account.slots
+            });
+        let cells = slots
+            .as_ref()
+            .map_or(usize::from(header.cell_count()), Vec::len);
         // SQLite never leaves a non-root leaf empty: its key range lost its rows (or the
         // cell count lost them), which is what a lost child says.
-        if let Some(p) =
-            parent_page.filter(|_| !header.page_type().is_interior() && header.cell_count() == 0)
-        {
+        if let Some(p) = parent_page.filter(|_| !header.page_type().is_interior() && cells == 0) {
             self.queue.push_back(Err(Finding::EmptyNonRootPage {
                 page: no,
                 parent: p,
@@ -233,6 +247,7 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             next: 0,
             prev_key: bounds.lower,
             pending: None,
+            slots,
         });
     }
 
@@ -246,17 +261,41 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             return;
         }
         let page_type = frame.header.page_type();
-        let count = u32::from(frame.header.cell_count());
+        let count = frame
+            .slots
+            .as_ref()
+            .map_or(u32::from(frame.header.cell_count()), |s| s.len() as u32);
         if frame.next > count || (!page_type.is_interior() && frame.next == count) {
             self.stack.pop();
             return;
         }
-        let i = frame.next;
+        let mut i = frame.next;
         frame.next += 1;
         let page = frame.page;
         let page_no = page.no();
         let depth = frame.depth;
-        if i == count {
+        match frame.slots.as_ref().and_then(|s| s.get(i as usize)) {
+            Some(Slot::Listed(index)) => i = u32::from(index.0),
+            Some(&Slot::Unlisted { offset, ordinal }) => {
+                // The scan read this cell whole, so it parses; the key check still applies.
+                if let Ok(mut cell) = page.cell_at(page_type, CellIndex(ordinal), offset) {
+                    cell.listed = false;
+                    if let Some(rowid) = cell.cell.rowid().filter(|r| !frame.bounds.contains(*r)) {
+                        self.queue.push_back(Err(Finding::KeyOutOfRange {
+                            page: page_no,
+                            index: cell.index,
+                            rowid,
+                            lower: frame.bounds.lower,
+                            upper: frame.bounds.upper,
+                        }));
+                    }
+                    self.queue.push_back(Ok(TreeItem::Cell(cell)));
+                }
+                return;
+            }
+            None => {}
+        }
+        if frame.slots.is_none() && i == count {
             // The right-most pointer: keys above the last divider, up to the page's own bound.
             let bounds = KeyBounds {
                 lower: frame.prev_key,
@@ -474,11 +513,25 @@ mod tests {
         );
     }
 
+    /// The rowids and listed flags of every table leaf cell the walk yields on `page`.
+    fn cells_of(db: &Db, root: u32, page: u32) -> Vec<(Option<i64>, bool)> {
+        let pdb = Database::open(&db.bytes).unwrap();
+        BtreeWalk::new(&pdb, no(root))
+            .filter_map(|i| match i {
+                Ok(TreeItem::Cell(c)) if c.location.page == no(page) => {
+                    Some((c.cell.rowid(), c.listed))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
-    fn leaf_whose_cell_count_is_zeroed() {
+    fn leaf_whose_cell_count_is_zeroed_is_read_from_its_content_area() {
         let (mut db, root) = messages();
-        let leaves = db.walk("messages").pages.leaves;
-        let leaf = leaves[1];
+        let leaf = db.walk("messages").pages.leaves[1];
+        let rowids: Vec<Option<i64>> = cells_of(&db, root, leaf).into_iter().map(|c| c.0).collect();
+        assert!(rowids.len() > 1);
         #[rustfmt::skip]
         let count = [
             0x00, 0x00, // cell count: 0, its cells left in the content area
@@ -487,10 +540,78 @@ mod tests {
         db.bytes[at..at + 2].copy_from_slice(&count);
         assert_eq!(
             db.walk_findings(root),
-            vec![Finding::EmptyNonRootPage {
+            vec![Finding::CellsUnlisted {
                 page: no(leaf),
-                parent: no(root)
+                count: rowids.len() as u16
             }]
+        );
+        // Every cell comes back once, in key order, marked as found in the content area.
+        let found = cells_of(&db, root, leaf);
+        assert_eq!(
+            found,
+            rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn pointers_moved_into_their_cells_are_not_read_as_cells() {
+        let (mut db, root) = messages();
+        let leaf = db.walk("messages").pages.leaves[2];
+        let rowids: Vec<Option<i64>> = cells_of(&db, root, leaf).into_iter().map(|c| c.0).collect();
+        let n = db.btree_page(leaf).cell_count;
+        for i in 0..n {
+            let at = 8 + 2 * usize::from(i);
+            let pointer =
+                u16::from_be_bytes([db.bytes[db.at(leaf, at)], db.bytes[db.at(leaf, at + 1)]]);
+            db.set_u16(leaf, at, pointer + 1 + i % 3); // one to three bytes into its cell
+        }
+        let findings = db.walk_findings(root);
+        assert_eq!(findings.len(), usize::from(n) + 1, "{findings:?}");
+        assert!(findings[..usize::from(n)]
+            .iter()
+            .all(|f| matches!(f, Finding::CellPointerIntoCell { .. })));
+        assert_eq!(
+            findings.last(),
+            Some(&Finding::CellsUnlisted {
+                page: no(leaf),
+                count: n
+            })
+        );
+        let found = cells_of(&db, root, leaf);
+        assert_eq!(
+            found,
+            rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn leaf_emptied_of_its_cells() {
+        let (mut db, root) = messages();
+        let leaf = db.walk("messages").pages.leaves[1];
+        let area = usize::from(u16::from_be_bytes([
+            db.bytes[db.at(leaf, 5)],
+            db.bytes[db.at(leaf, 6)],
+        ]));
+        let (start, end) = (db.at(leaf, area), db.at(leaf, db.page_size()));
+        db.bytes[start..end].fill(0);
+        #[rustfmt::skip]
+        let count = [
+            0x00, 0x00, // cell count: 0, and no cell left in the content area
+        ];
+        let at = db.at(leaf, 3);
+        db.bytes[at..at + 2].copy_from_slice(&count);
+        assert_eq!(
+            db.walk_findings(root),
+            vec![
+                Finding::ContentUnaccounted {
+                    page: no(leaf),
+                    bytes: (db.page_size() - area) as u32
+                },
+                Finding::EmptyNonRootPage {
+                    page: no(leaf),
+                    parent: no(root)
+                }
+            ]
         );
         // Its key range is a lost child: the rows between the dividers around it.
         let pdb = Database::open(&db.bytes).unwrap();

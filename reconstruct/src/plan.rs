@@ -128,7 +128,8 @@ pub struct Plan {
     /// Index-page groups of ordinary indexes: index data, rebuilt from the tables.
     pub index_groups: Vec<OrphanGroup>,
     /// Tables whose CREATE statement is lost, inferred from orphan groups whose records no
-    /// known table's columns fit: one per distinct record shape.
+    /// known table's columns fit: groups of one record shape whose rowid ranges do not
+    /// overlap (the pieces of one tree) make one table; overlapping ones make more.
     pub inferred: Vec<InferredTable>,
 }
 
@@ -199,7 +200,15 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
                 if group.table_pages && !sample.is_empty() && schema_damaged =>
             {
                 let columns = sample_shape(&sample);
-                match out.inferred.iter_mut().find(|t| t.columns == columns) {
+                // Groups of one lost tree split the key space between them; two groups
+                // holding a rowid range in common are two tables, however alike.
+                let overlaps = |g: &OrphanGroup| match (g.rowids, group.rowids) {
+                    (Some((lo, hi)), Some((a, b))) => lo <= b && a <= hi,
+                    _ => false,
+                };
+                let joins =
+                    |t: &InferredTable| t.columns == columns && !t.groups.iter().any(overlaps);
+                match out.inferred.iter_mut().find(|t| joins(t)) {
                     Some(t) => {
                         t.sampled += sample.len() as u32;
                         t.groups.push(group);

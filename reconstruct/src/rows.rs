@@ -18,15 +18,19 @@ pub enum Provenance {
     Cell {
         /// The cell's page.
         page: PageNo,
-        /// Its index on the page.
+        /// Its index on the page (among the cells no pointer names, when not `listed`).
         index: CellIndex,
+        /// Whether the page's cell pointer array names it (false: found in the content area).
+        listed: bool,
     },
     /// A cell on an orphan page attributed to the table (or left to `lost_and_found`).
     Orphan {
         /// The cell's page.
         page: PageNo,
-        /// Its index on the page.
+        /// Its index on the page (among the cells no pointer names, when not `listed`).
         index: CellIndex,
+        /// Whether the page's cell pointer array names it (false: found in the content area).
+        listed: bool,
         /// The top page of its orphan group.
         group: PageNo,
     },
@@ -158,6 +162,7 @@ impl<'a> Iterator for TableRows<'a, '_> {
                 None => Provenance::Cell {
                     page,
                     index: cell.index,
+                    listed: cell.listed,
                 },
                 // A damaged pointer inside an orphan group may lead into a live tree:
                 // those rows are that tree's.
@@ -165,6 +170,7 @@ impl<'a> Iterator for TableRows<'a, '_> {
                 Some(_) => Provenance::Orphan {
                     page,
                     index: cell.index,
+                    listed: cell.listed,
                     group: source.top,
                 },
             };

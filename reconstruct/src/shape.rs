@@ -212,9 +212,27 @@ impl TableShape {
 
     /// How well a record fits this table: `None` when it cannot be one of its rows,
     /// else a score (higher is better) from how many values sit plausibly in their columns.
+    ///
+    /// A record shorter than the table was written before its last columns were added by
+    /// ALTER TABLE ADD COLUMN, so it fits only when every column it lacks is one that
+    /// statement can add: no PRIMARY KEY, and NULL allowed or a default given (SQLite
+    /// refuses a NOT NULL column without one).
     pub fn fit(&self, record: &[Value]) -> Option<u32> {
         let order = self.record_order();
         if record.is_empty() || record.len() > order.len() {
+            return None;
+        }
+        let addable = |i: &usize| {
+            self.columns
+                .get(*i)
+                .is_some_and(|c| c.pk == 0 && (!c.not_null || c.has_default))
+        };
+        if !order
+            .get(record.len()..)
+            .unwrap_or_default()
+            .iter()
+            .all(addable)
+        {
             return None;
         }
         let alias = self.rowid_alias();
@@ -360,5 +378,29 @@ mod tests {
                 .is_none(),
             "too wide"
         );
+    }
+
+    #[test]
+    fn a_short_record_fits_only_columns_alter_table_could_add() {
+        let mut t = TableShape {
+            name: "m".into(),
+            columns: vec![
+                col("id", "INTEGER", 1),
+                col("body", "TEXT", 0),
+                col("flag", "INTEGER", 0),
+            ],
+            without_rowid: false,
+        };
+        let short = [Value::Null, Value::Text("hi".into())];
+        assert!(t.fit(&short).is_some(), "`flag` may have been added later");
+        t.columns[2].not_null = true;
+        assert!(
+            t.fit(&short).is_none(),
+            "NOT NULL without a default: never added"
+        );
+        t.columns[2].has_default = true;
+        assert!(t.fit(&short).is_some(), "NOT NULL DEFAULT 0 can be added");
+        t.columns[2].pk = 2;
+        assert!(t.fit(&short).is_none(), "a key column is never added");
     }
 }

@@ -49,7 +49,8 @@ pub struct KnownMissing {
 /// Whether a finding in a table's b-tree means that a row may have been read from the
 /// wrong bytes, or a cell of a page missed without a trace: a cell whose key lies outside
 /// its page's range (a pointer into the middle of a cell reads garbage as a key), cells
-/// that overlap, a cell count or content area the page cannot hold.
+/// that overlap, a cell count or content area the page cannot hold, content-area bytes
+/// that are no cell (a cell there may be gone, pointer and all).
 pub fn disguises_cells(f: &pager::Finding) -> bool {
     use pager::Finding::*;
     matches!(
@@ -58,6 +59,7 @@ pub fn disguises_cells(f: &pager::Finding) -> bool {
             | CellOverlap { .. }
             | CellCountTooLarge { .. }
             | CellContentAreaOutOfRange { .. }
+            | ContentUnaccounted { .. }
     )
 }
 

@@ -1,6 +1,6 @@
 //! One row through SQL: its record mapped onto its table's columns and inserted, and what
-//! happened to it counted. A row refused by a constraint is kept in `lost_and_found`; a row
-//! whose key another row holds is a conflict, recorded with its provenance.
+//! happened to it counted. A row refused by a constraint is kept in `lost_and_found`; so is
+//! a row whose key another row holds (a conflict), recorded with its provenance.
 
 use std::collections::BTreeSet;
 
@@ -112,13 +112,24 @@ impl Sink<'_> {
                     t.loss.damaged_rows += 1;
                 }
             }
+            // The row is evidence like any other: kept with its values beside the one that
+            // holds its key, never dropped.
             Inserted::Conflict(reason) => {
                 t.loss.conflicts += 1;
+                let kept_in = match self.lost.keep(self.out, self.enc, t.root, row, self.taken) {
+                    Ok(()) => self.lost.name.clone(),
+                    Err(e) if refuses_row(&e) => {
+                        t.loss.unwritable += 1;
+                        None
+                    }
+                    Err(e) => return Err(e),
+                };
                 self.ledger.conflicts.push(ConflictReport {
                     table: shape.name.clone(),
                     rowid: row.rowid(),
                     dropped: describe(&row.provenance),
                     reason,
+                    kept_in,
                 });
             }
             Inserted::Rejected(reason) => {
@@ -150,10 +161,25 @@ impl Sink<'_> {
 }
 
 fn describe(p: &Provenance) -> String {
+    let cell = |index: &pager::CellIndex, listed: bool| match listed {
+        true => index.to_string(),
+        false => format!("unlisted cell {} (found in the content area)", index.0),
+    };
     match p {
-        Provenance::Cell { page, index } => format!("{index} of {page}"),
-        Provenance::Orphan { page, index, group } => {
-            format!("{index} of orphan {page} (group at page {})", group.get())
-        }
+        Provenance::Cell {
+            page,
+            index,
+            listed,
+        } => format!("{} of {page}", cell(index, *listed)),
+        Provenance::Orphan {
+            page,
+            index,
+            listed,
+            group,
+        } => format!(
+            "{} of orphan {page} (group at page {})",
+            cell(index, *listed),
+            group.get()
+        ),
     }
 }

@@ -434,17 +434,21 @@ pub struct SchemaObject {
     pub reason: Option<String>,
 }
 
-/// A row not written because another row already held its key.
+/// A row not written into its table because another row already held its key.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConflictReport {
     /// The table it belongs to.
     pub table: String,
     /// Its rowid; `null` for a WITHOUT ROWID table.
     pub rowid: Option<i64>,
-    /// The cell that was not written.
+    /// The cell not written into its table.
     pub dropped: String,
     /// SQLite's constraint error, e.g. "UNIQUE constraint failed: t.id".
     pub reason: String,
+    /// The output table that keeps the row with its values (`lost_and_found`); `null`
+    /// when that table refused it too and it is not in the output.
+    #[serde(default)]
+    pub kept_in: Option<String>,
 }
 
 /// The evidence behind the report's flags.

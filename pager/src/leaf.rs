@@ -1,0 +1,286 @@
+//! A table leaf's content area, accounted byte by byte ("B-tree Pages"): on a page SQLite
+//! wrote, the cells the cell pointer array names, the freeblocks and the fragmented free
+//! bytes fill the cell content area exactly (`PRAGMA integrity_check` holds every page
+//! to it). When they do not, the pointer array no longer tells the whole story (a cell
+//! count zeroed, pointers moved into their cells), and the content area is read for what
+//! it holds: well-formed cells, one after another, from the start of the area.
+//!
+//! ```text
+//!            cell content area start                                   usable end
+//!                     |                                                     |
+//!  ... unallocated    | cell | cell | freeblock | cell | fragment | cell  ...|
+//!                     ^ scan starts here, steps cell by cell, skips freeblocks
+//! ```
+//!
+//! Only the area SQLite keeps for live cells is read: the freeblocks and the unallocated
+//! space before the area hold deleted records, which are not rows of the table.
+
+use crate::btree::{local_payload_len, BtreePageHeader, Page};
+use crate::finding::Finding;
+use crate::record::described_record_len;
+use crate::types::{CellIndex, Location};
+use crate::varint::read_varint;
+
+/// One cell the walk reads from a table leaf whose pointer array does not account for
+/// its content area, in the order read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Cell pointer `index`, read where it points.
+    Listed(CellIndex),
+    /// A well-formed cell no pointer names, at `offset`; `ordinal` counts such cells on
+    /// the page.
+    Unlisted { offset: u16, ordinal: u16 },
+}
+
+/// What reading a table leaf's content area found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Account {
+    /// The cells to read, in key order where known.
+    pub slots: Vec<Slot>,
+    /// Damage the accounting proves.
+    pub findings: Vec<Finding>,
+}
+
+/// Reusable buffers, so that accounting a healthy leaf allocates nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    spans: Vec<(usize, usize)>,
+}
+
+/// `None` when the pointer array accounts for every byte of the content area (every page
+/// SQLite wrote); otherwise the cells found there and what disagreed.
+pub(crate) fn account(
+    page: &Page<'_>,
+    header: &BtreePageHeader,
+    page_count: u32,
+    scratch: &mut Scratch,
+) -> Option<Account> {
+    if pointers_account(page, header, scratch) {
+        return None;
+    }
+    Some(scan(page, header, page_count))
+}
+
+/// Whether the listed cells, the freeblocks and the fragmented bytes tile the content area.
+fn pointers_account(page: &Page<'_>, header: &BtreePageHeader, scratch: &mut Scratch) -> bool {
+    let usable = page.usable_size().min(page.bytes().len());
+    let area = header.cell_content_area() as usize;
+    if area < header.cell_pointers_end() || area > usable {
+        return false;
+    }
+    let spans = &mut scratch.spans;
+    spans.clear();
+    for offset in page.cell_pointers(header) {
+        let start = usize::from(offset);
+        if start < area {
+            return false;
+        }
+        match cell_len(page, start, usable) {
+            Some(len) => spans.push((start, start + len)),
+            None => return false,
+        }
+    }
+    for block in page.freeblocks(header) {
+        match block {
+            Ok(b) => spans.push((
+                usize::from(b.offset),
+                usize::from(b.offset) + usize::from(b.size),
+            )),
+            Err(_) => return false,
+        }
+    }
+    spans.sort_unstable();
+    let mut at = area;
+    let mut gaps = 0usize;
+    for &(start, end) in spans.iter() {
+        if start < at || end > usable {
+            return false;
+        }
+        gaps += start - at;
+        at = end;
+    }
+    gaps += usable - at;
+    gaps == usize::from(header.fragmented_free_bytes())
+}
+
+/// The length of the table leaf cell at `start`, however its record reads.
+fn cell_len(page: &Page<'_>, start: usize, usable: usize) -> Option<usize> {
+    let bytes = page.bytes().get(start..usable)?;
+    let (total, n1) = read_varint(bytes)?;
+    let (_, n2) = read_varint(bytes.get(n1..)?)?;
+    let local = local_payload_len(true, total, page.usable_size());
+    let spill = if (local as u64) < total { 4 } else { 0 };
+    let len = (n1 + n2 + local + spill).max(4);
+    (start + len <= usable).then_some(len)
+}
+
+/// A cell at `start` that is well formed: its record header describes exactly its
+/// payload, with at least one column and no reserved serial type, the cell ends before
+/// `limit`, and a spilled payload names a page of the file. Returns its length and rowid.
+fn well_formed_cell(
+    page: &Page<'_>,
+    start: usize,
+    limit: usize,
+    page_count: u32,
+) -> Option<(usize, i64)> {
+    let bytes = page.bytes().get(start..limit)?;
+    let (total, n1) = read_varint(bytes)?;
+    let (rowid, n2) = read_varint(bytes.get(n1..)?)?;
+    let local_len = local_payload_len(true, total, page.usable_size());
+    let local = bytes.get(n1 + n2..n1 + n2 + local_len)?;
+    let (header_len, size_len) = read_varint(local)?;
+    if header_len <= size_len as u64 {
+        return None;
+    }
+    let at = Location::new(page.no(), start);
+    if described_record_len(local, total, at).ok()? != total {
+        return None;
+    }
+    let mut len = n1 + n2 + local_len;
+    if (local_len as u64) < total {
+        let first = crate::cursor::u32_at(bytes, len)?;
+        if first < 2 || first > page_count {
+            return None;
+        }
+        len += 4;
+    }
+    let len = len.max(4);
+    (start + len <= limit).then_some((len, rowid as i64))
+}
+
+/// Reads the content area from its start, cell after cell, skipping freeblocks, and
+/// matches the pointer array against what it found.
+fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
+    let no = page.no();
+    let usable = page.usable_size().min(page.bytes().len());
+    let area = header.cell_content_area() as usize;
+    let ptr_end = header.cell_pointers_end();
+    // Where the content area starts: the header says, unless it says the impossible; then
+    // the lowest pointer into the page does (never the unallocated space before it, where
+    // deleted records lie).
+    let start = if (ptr_end..=page.usable_size()).contains(&area) {
+        area
+    } else {
+        page.cell_pointers(header)
+            .map(usize::from)
+            .filter(|&p| p >= ptr_end && p < usable)
+            .min()
+            .unwrap_or(usable)
+    };
+    let free: Vec<(usize, usize)> = page
+        .freeblocks(header)
+        .map_while(Result::ok)
+        .map(|b| {
+            (
+                usize::from(b.offset),
+                usize::from(b.offset) + usize::from(b.size),
+            )
+        })
+        .filter(|&(s, _)| s >= start)
+        .collect();
+    // (offset, length, rowid) of every cell found, ascending by offset.
+    let mut found: Vec<(usize, usize, i64)> = Vec::new();
+    let mut pos = start;
+    let mut unaccounted = 0usize;
+    let mut next_free = free.iter().peekable();
+    while pos < usable {
+        let limit = next_free.peek().map_or(usable, |&&(s, _)| s.max(pos));
+        if pos == limit {
+            if let Some(&(_, end)) = next_free.next() {
+                pos = pos.max(end);
+                continue;
+            }
+            break;
+        }
+        match well_formed_cell(page, pos, limit, page_count) {
+            Some((len, rowid)) => {
+                found.push((pos, len, rowid));
+                pos += len;
+            }
+            None => {
+                unaccounted += 1;
+                pos += 1;
+            }
+        }
+    }
+    let mut findings = Vec::new();
+    let mut slots = Vec::new();
+    let mut named: Vec<Option<CellIndex>> = vec![None; found.len()];
+    let mut lenient = Vec::new();
+    for (i, offset) in page.cell_pointers(header).enumerate() {
+        let index = CellIndex(i as u16);
+        let at = usize::from(offset);
+        let within = found.partition_point(|&(s, _, _)| s <= at);
+        match within.checked_sub(1).map(|k| (k, found[k])) {
+            Some((k, (s, _, _))) if s == at && named[k].is_none() => named[k] = Some(index),
+            Some((_, (s, len, _))) if at < s + len => findings.push(Finding::CellPointerIntoCell {
+                page: no,
+                index,
+                offset,
+                cell: s as u16,
+            }),
+            // A pointer into bytes that hold no well-formed cell: read as it points, so
+            // that whatever it holds is reported the way a damaged cell always is.
+            _ => lenient.push(Slot::Listed(index)),
+        }
+    }
+    let mut ordered: Vec<(i64, Slot)> = Vec::with_capacity(found.len());
+    let mut ordinal = 0u16;
+    for (k, &(offset, _, rowid)) in found.iter().enumerate() {
+        if let Some(index) = named[k] {
+            ordered.push((rowid, Slot::Listed(index)));
+        } else {
+            ordered.push((
+                rowid,
+                Slot::Unlisted {
+                    offset: offset as u16,
+                    ordinal,
+                },
+            ));
+            ordinal += 1;
+        }
+    }
+    if ordinal > 0 {
+        findings.push(Finding::CellsUnlisted {
+            page: no,
+            count: ordinal,
+        });
+    }
+    let fragments = usize::from(header.fragmented_free_bytes());
+    if unaccounted > fragments {
+        findings.push(Finding::ContentUnaccounted {
+            page: no,
+            bytes: unaccounted as u32,
+        });
+    }
+    ordered.sort_by_key(|&(rowid, _)| rowid);
+    slots.extend(ordered.into_iter().map(|(_, s)| s));
+    // A pointer that leads to no cell, on a page whose content area holds cells no pointer
+    // names, was one of those cells' pointer: the cell is read where it lies, once, and the
+    // pointer is not read as a cell of its own (it would count as a row lost). Pointers
+    // out of the content area go first; the rest are read as they point.
+    let outside = |slot: &Slot| match slot {
+        Slot::Listed(CellIndex(i)) => page
+            .cell_pointers(header)
+            .nth(usize::from(*i))
+            .is_none_or(|p| usize::from(p) < start || usize::from(p) >= usable),
+        Slot::Unlisted { .. } => false,
+    };
+    lenient.sort_by_key(|slot| !outside(slot));
+    let explained = lenient.len().min(usize::from(ordinal));
+    for slot in lenient.drain(..explained) {
+        if let Slot::Listed(index) = slot {
+            let offset = page
+                .cell_pointers(header)
+                .nth(usize::from(index.0))
+                .unwrap_or(0);
+            findings.push(Finding::CellPointerAstray {
+                page: no,
+                index,
+                offset,
+            });
+        }
+    }
+    slots.extend(lenient);
+    Account { slots, findings }
+}
