@@ -400,19 +400,50 @@ fn refusals_create_nothing() -> TestResult {
 /// original row under its rowid, or that row with some fields NULL (damaged, never
 /// invented); returns the rows that match exactly.
 fn assert_no_garbage(c: &Case, name: &str) -> u64 {
+    assert_no_garbage_in(&c.fixture, &c.dest, name)
+}
+
+/// [`assert_no_garbage`] for the output `dest` recovered from a damaged `fixture`.
+pub fn assert_no_garbage_in(fixture: &Fixture, dest: &Path, name: &str) -> u64 {
     let mut exact = 0;
-    for t in c
-        .fixture
+    let present = |table: &str| {
+        Connection::open(dest)
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .is_ok_and(|n| n > 0)
+    };
+    // Rows registered as rebuilt (partial rows, placeholders) carry values the evidence
+    // or a profile gave, not the file's bytes: they are checked where they are made.
+    let mut registered: std::collections::BTreeSet<(String, i64)> = Default::default();
+    if let Ok(conn) = Connection::open(dest) {
+        for registry in ["salvage_partial_rows", "salvage_placeholders"] {
+            let sql = format!("SELECT lower(tbl), rowid FROM {registry} WHERE rowid IS NOT NULL");
+            if let Ok(mut stmt) = conn.prepare(&sql) {
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)));
+                registered.extend(rows.into_iter().flatten().flatten());
+            }
+        }
+    }
+    // A table whose schema row is lost is recovered under an inferred name, not checked here.
+    for t in fixture
         .tables
         .iter()
-        .filter(|t| t.name != "sqlite_sequence")
+        .filter(|t| t.name != "sqlite_sequence" && present(&t.name))
     {
-        let got = rows_of(&c.dest, &t.name, t.without_rowid);
+        let got = rows_of(dest, &t.name, t.without_rowid);
         if t.without_rowid {
-            let want: Vec<_> = expected_rows(&c.fixture, &t.name).into_values().collect();
+            let want: Vec<_> = expected_rows(fixture, &t.name).into_values().collect();
+            let same = |v: &Vec<Value>, o: &Vec<Value>| {
+                v.len() == o.len() && v.iter().zip(o).all(|(g, o)| g == o || *g == Value::Null)
+            };
             for v in got.values() {
                 assert!(
-                    want.contains(v),
+                    want.iter().any(|o| same(v, o)),
                     "{name} {}: row not in the original: {v:?}",
                     t.name
                 );
@@ -420,8 +451,9 @@ fn assert_no_garbage(c: &Case, name: &str) -> u64 {
             }
             continue;
         }
-        let want = expected_rows(&c.fixture, &t.name);
-        for (rowid, v) in &got {
+        let want = expected_rows(fixture, &t.name);
+        let rebuilt = |rowid: &i64| registered.contains(&(t.name.to_lowercase(), *rowid));
+        for (rowid, v) in got.iter().filter(|(r, _)| !rebuilt(r)) {
             let original = want
                 .get(rowid)
                 .unwrap_or_else(|| panic!("{name} {}: rowid {rowid} never existed", t.name));
@@ -629,18 +661,19 @@ fn lost_tables_of_one_shape_stay_apart() -> TestResult {
     Ok(())
 }
 
-/// A stale copy of a leaf (a page rewritten elsewhere, its old image left behind) is
-/// given to the table its records fit, and its rows collide with the live ones: each
-/// such row is kept in `lost_and_found` with its values and listed as a conflict (once
+/// A table whose root page is lost, and beside its leaves a stale copy of one of them (a
+/// page rewritten elsewhere, its old image left behind): every orphan leaf is given to
+/// the table its records fit, and the copy's rows collide with the live ones. Each such
+/// row is kept in `lost_and_found` with its values and listed as a conflict (once
 /// dropped, named only by its cell).
 #[test]
 fn rows_that_collide_on_a_key_are_kept() -> TestResult {
     let c = case("conflicts-kept", "agent-4096-utf8", |f| {
-        let leaves = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
-        vec![Damage::ZeroPage(leaves[9])]
+        vec![Damage::ZeroPage(f.roots["messages"])]
     });
     let mut bytes = std::fs::read(&c.src)?;
-    let leaf = fixtures::table_pages(&bytes, c.fixture.roots["messages"]).leaves[3] as usize;
+    let leaf =
+        fixtures::table_pages(&c.fixture.bytes, c.fixture.roots["messages"]).leaves[3] as usize;
     let copy = bytes[(leaf - 1) * 4096..leaf * 4096].to_vec();
     bytes.extend_from_slice(&copy);
     let pages = (bytes.len() / 4096) as u32;
@@ -721,6 +754,52 @@ fn root_of(db: &Path, table: &str) -> rusqlite::Result<u32> {
         [table],
         |r| r.get(0),
     )
+}
+
+/// A serial type changed in place (text to an integer of the same length: the record
+/// still adds up) leaves a value SQLite never stores, a number in a TEXT column; so too
+/// numeric text in an INTEGER column. Copied as they are, they failed the output's own
+/// integrity check, and the whole recovery was withheld (exit 1). Each is a damaged
+/// field: NULL, counted, the run goes on. Text that is no number in an INTEGER column is
+/// a value SQLite stores, and is kept.
+#[test]
+fn a_value_no_affinity_allows_is_a_damaged_field() -> TestResult {
+    let dir = crate::Scratch::new("affinity-damage");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, n INTEGER);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 50)
+         INSERT INTO t SELECT x, 'row' || x, x FROM i;
+         UPDATE t SET name = 'abc', n = CAST('xy' AS BLOB) WHERE id = 7;",
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    #[rustfmt::skip]
+    let seven = [
+        0x04, 0x00, 0x13, 0x10, // record header: 4 bytes; NULL, text(3), blob(2)
+        b'a', b'b', b'c',
+    ];
+    let at = bytes
+        .windows(seven.len())
+        .position(|w| w == seven)
+        .ok_or("row 7's record")?;
+    bytes[at + 2] = 0x03; // text(3) -> a 3-byte integer: "abc" read as 0x616263
+    bytes[at + 3] = 0x11; // blob(2) -> text(2): "xy" stays non-numeric, kept
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let t = crate::table_entry(&r, "t");
+    assert_eq!(t["rows_written"], 50, "{t}");
+    assert_eq!(t["rows_damaged"], 1, "{t}");
+    let conn = Connection::open(&dest)?;
+    let (name, n): (Option<String>, String) =
+        conn.query_row("SELECT name, n FROM t WHERE id = 7", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    assert_eq!((name, n.as_str()), (None, "xy"));
+    crate::assert_signal!(r, LossSignal::DamagedFields { table, rows } if table == "t" && *rows == 1);
+    Ok(())
 }
 
 #[test]

@@ -439,24 +439,34 @@ fn attribute(
             return Outcome::Decided(*i, vec![ev.clone(), fits.evidence(*i)], confidence);
         }
     }
-    by_shape(survey, targets, &fits, sample)
+    by_shape(survey, targets, &fits, group, sample)
 }
 
 /// Shape alone. A b-tree that lost nothing has no orphans: records that fit only intact
 /// tables are stale copies (freed pages whose freelist is lost) or rows of a dropped table,
-/// not rows to put back.
+/// not rows to put back. So too a group whose rowids lie where the table's surviving tree
+/// still reaches: the keys a lost child covered are the only ones a lost page can hold
+/// (unless the tree's keys cannot be trusted, or its root is gone).
 fn by_shape(
     survey: &Survey,
     targets: &[TableTarget],
     fits: &Fits<'_>,
+    group: &OrphanGroup,
     sample: Vec<Vec<Value>>,
 ) -> Outcome {
     let damaged = |i: usize| {
         let root = targets.get(i).and_then(|t| t.root);
-        match root.and_then(|r| survey.trees.iter().find(|t| t.root == r)) {
-            Some(tree) => tree.pages == 0 || !tree.lost.is_empty(),
-            None => true,
-        }
+        let Some(tree) = root.and_then(|r| survey.trees.iter().find(|t| t.root == r)) else {
+            return true;
+        };
+        let covered = |(lo, hi): (i64, i64)| {
+            tree.lost
+                .iter()
+                .any(|l| l.bounds.contains(lo) && l.bounds.contains(hi))
+        };
+        tree.pages == 0
+            || tree.findings.iter().any(crate::bounds::disguises_cells)
+            || (!tree.lost.is_empty() && group.rowids.is_none_or(covered))
     };
     let any_fit = fits.fits.iter().any(|(_, n, _)| fits.fitting(*n));
     let fitting_tables: Vec<&(usize, u32, u64)> = fits

@@ -59,6 +59,55 @@ impl Affinity {
             (Affinity::Blob, _) => true,
         }
     }
+
+    /// Whether SQLite could have stored this value in a column of this affinity: every
+    /// value it writes has been through the column's affinity, so a number in a TEXT
+    /// column, or text that numeric affinity converts in an INTEGER, REAL or NUMERIC one,
+    /// is never there (UTF-8 text is judged; other encodings are given the benefit).
+    pub fn could_store(self, v: &Value) -> bool {
+        match (self, v) {
+            (Affinity::Text, Value::Integer(_) | Value::Real(_)) => false,
+            (Affinity::Integer | Affinity::Real | Affinity::Numeric, Value::Text(t)) => {
+                !Affinity::text_converts(t)
+            }
+            _ => true,
+        }
+    }
+
+    /// Whether INTEGER, REAL and NUMERIC affinity turn this text into a number on the way
+    /// in (so that SQLite never stores it as text in such a column): a decimal number,
+    /// optionally signed, with a fraction and an exponent, between spaces.
+    // SQLite: sqlite3AtoF (util.c), as applyNumericAffinity uses it
+    pub fn text_converts(text: &[u8]) -> bool {
+        let t = text.trim_ascii();
+        let t = t
+            .strip_prefix(b"+")
+            .or_else(|| t.strip_prefix(b"-"))
+            .unwrap_or(t);
+        let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
+        let whole = digits(t);
+        let mut rest = &t[whole..];
+        let mut fraction = 0;
+        if let Some(r) = rest.strip_prefix(b".") {
+            fraction = digits(r);
+            rest = &r[fraction..];
+        }
+        if whole + fraction == 0 {
+            return false;
+        }
+        if let Some(r) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+            let r = r
+                .strip_prefix(b"+")
+                .or_else(|| r.strip_prefix(b"-"))
+                .unwrap_or(r);
+            let n = digits(r);
+            if n == 0 {
+                return false;
+            }
+            rest = &r[n..];
+        }
+        rest.is_empty()
+    }
 }
 
 /// How a column is stored (`hidden` in `PRAGMA table_xinfo`).
@@ -185,12 +234,25 @@ impl TableShape {
     /// Maps a stored record's values onto the insert columns. The rowid alias takes the
     /// cell's rowid. A record with fewer values than stored columns (a table altered by
     /// ADD COLUMN after the row was written) gives `None` for the missing ones, so that
-    /// their declared default applies; extra values are returned as surplus.
+    /// their declared default applies; extra values are returned as surplus. A value its
+    /// column's affinity would have converted on the way in (a number in a TEXT column,
+    /// numeric text in a numeric one) is one SQLite never stored: its bytes were damaged
+    /// (a serial type changed), so it is NULL and counted as damaged.
     pub fn map_record(&self, rowid: Option<i64>, record: Vec<Value>) -> MappedRow {
         let order = self.record_order();
         let mut by_column: Vec<Option<Value>> = vec![None; self.columns.len()];
         let surplus = record.len().saturating_sub(order.len());
+        let mut damaged = 0;
         for (value, col) in record.into_iter().zip(&order) {
+            let Some(column) = self.columns.get(*col) else {
+                continue;
+            };
+            let value = if column.affinity().could_store(&value) {
+                value
+            } else {
+                damaged += 1;
+                Value::Null
+            };
             if let Some(slot) = by_column.get_mut(*col) {
                 *slot = Some(value);
             }
@@ -207,7 +269,11 @@ impl TableShape {
             .into_iter()
             .map(|i| by_column.get(i).cloned().flatten())
             .collect();
-        MappedRow { values, surplus }
+        MappedRow {
+            values,
+            surplus,
+            damaged,
+        }
     }
 
     /// How well a record fits this table: `None` when it cannot be one of its rows,
@@ -273,6 +339,9 @@ pub struct MappedRow {
     pub values: Vec<Option<Value>>,
     /// Values the record holds beyond the table's stored columns.
     pub surplus: usize,
+    /// Values SQLite could not have stored in their column (see
+    /// [`Affinity::could_store`]), mapped to NULL.
+    pub damaged: usize,
 }
 
 #[cfg(test)]
@@ -378,6 +447,31 @@ mod tests {
                 .is_none(),
             "too wide"
         );
+    }
+
+    #[test]
+    fn text_that_numeric_affinity_converts() {
+        for yes in ["1", " 12 ", "-3.5", "+.5", "7.", "1e9", "2.5E-3"] {
+            assert!(Affinity::text_converts(yes.as_bytes()), "{yes}");
+        }
+        for no in [
+            "", "abc", "1a", "0x10", ".", "e5", "1e", "inf", "NaN", "1 2",
+        ] {
+            assert!(!Affinity::text_converts(no.as_bytes()), "{no}");
+        }
+    }
+
+    #[test]
+    fn values_no_affinity_would_have_stored() {
+        let text = |s: &str| Value::Text(s.as_bytes().to_vec());
+        assert!(!Affinity::Text.could_store(&Value::Integer(3)));
+        assert!(!Affinity::Text.could_store(&Value::Real(0.5)));
+        assert!(Affinity::Text.could_store(&text("3")));
+        assert!(!Affinity::Integer.could_store(&text(" 42")));
+        assert!(!Affinity::Numeric.could_store(&text("1e3")));
+        assert!(Affinity::Integer.could_store(&text("n/a")));
+        assert!(Affinity::Real.could_store(&Value::Integer(2)));
+        assert!(Affinity::Blob.could_store(&text("7")));
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! order; and, of their indexes, the plain ones over one column, whose entries it sorts
 //! itself.
 
-use pager::SerialType;
-use reconstruct::{RecoveredRow, RowEvent, TableId, TableRows, TableShape};
+use pager::{SerialType, TextEncoding};
+use reconstruct::{Affinity, RecoveredRow, RowEvent, TableId, TableRows, TableShape};
 
 use super::bulk::{BulkWriter, IndexEntries};
 use crate::evidence::{Evidence, Reader};
@@ -161,33 +161,56 @@ fn plain_index(out: &Output, name: &str, table: &str) -> rusqlite::Result<Option
 }
 
 /// What decides whether a table's records can be copied as they are, worked out once per
-/// table: for each record position, whether NULL is refused there.
+/// table: for each record position, whether NULL is refused there and the column's
+/// affinity.
 pub struct Appendable {
     /// Per record position: a NOT NULL column that is not the rowid alias.
     refuses_null: Vec<bool>,
+    /// Per record position: the column's affinity.
+    affinity: Vec<Affinity>,
+    /// Whether text is UTF-8 (numeric-looking text is judged in UTF-8 only).
+    utf8: bool,
 }
 
 impl Appendable {
-    /// The rule for a table of this shape.
-    pub fn new(shape: &TableShape) -> Appendable {
+    /// The rule for a table of this shape, in a database of this text encoding.
+    pub fn new(shape: &TableShape, encoding: TextEncoding) -> Appendable {
         let alias = shape.rowid_alias();
-        let refuses_null = shape
-            .record_order()
-            .into_iter()
-            .map(|col| Some(col) != alias && shape.columns.get(col).is_some_and(|c| c.not_null))
+        let order = shape.record_order();
+        let refuses_null = order
+            .iter()
+            .map(|&col| Some(col) != alias && shape.columns.get(col).is_some_and(|c| c.not_null))
             .collect();
-        Appendable { refuses_null }
+        let affinity = order
+            .iter()
+            .map(|&col| {
+                shape
+                    .columns
+                    .get(col)
+                    .map_or(Affinity::Blob, |c| c.affinity())
+            })
+            .collect();
+        Appendable {
+            refuses_null,
+            affinity,
+            utf8: encoding == TextEncoding::Utf8,
+        }
     }
 
     /// Whether a row's record can be stored exactly as it is: whole, no wider than the
-    /// table, and no NULL in a NOT NULL column (those go through SQL, which refuses them).
+    /// table, no NULL in a NOT NULL column (those go through SQL, which refuses them), and
+    /// no value its column's affinity would have converted (a number in a TEXT column,
+    /// numeric-looking text in a numeric one: SQLite never stores them, and its
+    /// integrity check fails on them), which go through SQL and its affinity.
     pub fn accepts(&self, row: &RecoveredRow<'_>) -> bool {
         if !row.raw.intact {
             return false;
         }
         let payload = &row.raw.payload;
         let mut position = 0usize;
+        let mut body = 0u64;
         let mut ok = true;
+        let mut texts: Vec<(u64, u64)> = Vec::new();
         let header = pager::record::visit_record_header(
             payload,
             payload.len() as u64,
@@ -198,10 +221,30 @@ impl Appendable {
                     None => false, // wider than the table
                     Some(refuses) => !(refuses && t == SerialType::Null),
                 };
+                let numeric = matches!(
+                    t,
+                    SerialType::Integer(_) | SerialType::Float | SerialType::Zero | SerialType::One
+                );
+                match (self.affinity.get(position), t) {
+                    (Some(Affinity::Text), _) if numeric => ok = false,
+                    (
+                        Some(Affinity::Integer | Affinity::Real | Affinity::Numeric),
+                        SerialType::Text(n),
+                    ) => texts.push((body, n)),
+                    _ => {}
+                }
+                body += t.body_len();
                 position += 1;
             },
         );
-        header.is_ok() && ok
+        let Ok(header) = header else {
+            return false;
+        };
+        ok && texts.into_iter().all(|(at, len)| {
+            let start = header.saturating_add(at) as usize;
+            let text = payload.get(start..start.saturating_add(len as usize));
+            self.utf8 && text.is_some_and(|t| !Affinity::text_converts(t))
+        })
     }
 }
 
@@ -235,7 +278,7 @@ pub fn write_table<'s>(
         .map(|_| Some(IndexEntries::default()))
         .collect();
     let mut table = writer.table(job.root);
-    let appendable = Appendable::new(&job.shape);
+    let appendable = Appendable::new(&job.shape, evidence.db.encoding());
     let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
     for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
         let row = match event {

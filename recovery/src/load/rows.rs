@@ -108,7 +108,7 @@ impl Sink<'_> {
                 if let Some(rowid) = row.rowid() {
                     t.written_rowids.push(rowid);
                 }
-                if !complete || mapped.surplus > 0 {
+                if !complete || mapped.surplus > 0 || mapped.damaged > 0 {
                     t.loss.damaged_rows += 1;
                 }
             }
