@@ -140,6 +140,8 @@ fn small_damage_never_ends_a_run() -> TestResult {
         "generic-512-utf16be",
         "generic-4096-utf8",
         "agent-4096-utf16be",
+        "browser-history-4096-utf8",
+        "chat-4096-utf8",
     ];
     let fixtures: Vec<Fixture> = names
         .iter()
@@ -147,7 +149,7 @@ fn small_damage_never_ends_a_run() -> TestResult {
         .collect::<Result<_, _>>()?;
     let dir = Scratch::new("mutation-seeded");
     let mut rng = SplitMix64::new(0x6d75_7461_7465);
-    for i in 0..150 {
+    for i in 0..200 {
         let f = &fixtures[rng.below(fixtures.len() as u64) as usize];
         let mut bytes = f.bytes.clone();
         let len = bytes.len() as u64;
@@ -196,3 +198,75 @@ fn small_damage_never_ends_a_run() -> TestResult {
     }
     Ok(())
 }
+
+/// Seeded small damage to a write-ahead log over the agent store: bits flipped anywhere
+/// (the checksums then stop the log there), page images and frame headers changed with
+/// every checksum made valid again (frames a reader trusts, carrying damaged pages or
+/// page numbers), the log's header, the log cut short. No run ends with an error that is
+/// not a refusal, none panics, every output is verified.
+#[test]
+fn small_damage_to_the_wal_never_ends_a_run() -> TestResult {
+    let fixture = fixtures::wal::build_agent_with_wal();
+    let page_size = u32::from_be_bytes(fixture.wal[8..12].try_into()?) as u64;
+    let frame = 24 + page_size;
+    let frames = (fixture.wal.len() as u64 - 32) / frame;
+    let dir = Scratch::new("mutation-wal");
+    let mut rng = SplitMix64::new(0x7761_6c6d_7574);
+    let mut read = 0;
+    for i in 0..MUTATIONS_OF_THE_WAL {
+        let mut wal = fixture.wal.clone();
+        let len = wal.len() as u64;
+        let in_frame = |rng: &mut SplitMix64| 32 + rng.below(frames) * frame;
+        let kind = rng.below(6);
+        match kind {
+            0 => {
+                for _ in 0..rng.range(1, 9) {
+                    let at = rng.below(len) as usize;
+                    wal[at] ^= 1 << rng.below(8);
+                }
+            }
+            1 => {
+                let at = (in_frame(&mut rng) + 24 + rng.below(page_size)) as usize;
+                wal[at] ^= 1 << rng.below(8);
+                fixtures::wal::rechecksum(&mut wal);
+            }
+            2 => {
+                let at = (in_frame(&mut rng) + 24 + rng.below(page_size)) as usize;
+                let run = (rng.range(1, 65) as usize).min(wal.len() - at);
+                rng.fill(&mut wal[at..at + run]);
+                fixtures::wal::rechecksum(&mut wal);
+            }
+            // A frame's page number or commit field.
+            3 => {
+                let at = (in_frame(&mut rng) + rng.below(8)) as usize;
+                wal[at] = rng.below(256) as u8;
+                fixtures::wal::rechecksum(&mut wal);
+            }
+            4 => wal[rng.below(32) as usize] = rng.below(256) as u8,
+            _ => wal.truncate(rng.range(1, len) as usize),
+        }
+        let src = dir.path(&format!("w{i}.db"));
+        std::fs::write(&src, &fixture.main)?;
+        std::fs::write(dir.path(&format!("w{i}.db-wal")), &wal)?;
+        let mut options = RecoverOptions::new(&src, dir.path(&format!("w{i}.out.db")));
+        options.allow_partial = true;
+        match recovery::recover(&options, &Quiet) {
+            Ok(done) => {
+                assert!(
+                    !matches!(done.outcome, Outcome::NotVerified { .. }),
+                    "WAL mutation {i} (kind {kind}): not verified: {:?}",
+                    done.report.evidence.verified
+                );
+                read += u32::from(done.report.wal.pages_from_wal > 0);
+            }
+            Err(e) if e.is_refusal() => {}
+            Err(e) => panic!("WAL mutation {i} (kind {kind}): the run ended: {e}"),
+        }
+    }
+    // Most damaged logs still give pages: the damage was read, not set aside.
+    assert!(read > MUTATIONS_OF_THE_WAL / 2, "{read} runs read the log");
+    Ok(())
+}
+
+/// How many WAL mutations one suite run tries.
+const MUTATIONS_OF_THE_WAL: u32 = 80;
