@@ -802,6 +802,81 @@ fn a_value_no_affinity_allows_is_a_damaged_field() -> TestResult {
     Ok(())
 }
 
+/// Records written before ALTER TABLE ADD COLUMN hold fewer values than the table has
+/// columns; when the schema then says the column is NOT NULL with no default (a schema
+/// edited, or damaged), such a record reads as NULL there. Copied as they were, they
+/// failed the output's own integrity check and the whole recovery was withheld (exit 1);
+/// they are refused by the table and kept in `lost_and_found`.
+#[test]
+fn short_records_a_not_null_column_refuses_are_kept_apart() -> TestResult {
+    let dir = crate::Scratch::new("short-not-null");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1000 UNION ALL SELECT x + 1 FROM i WHERE x < 1039)
+         INSERT INTO t SELECT x, 'old ' || x FROM i;
+         ALTER TABLE t ADD COLUMN b INTEGER NOT NULL DEFAULT 5;
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 100)
+         INSERT INTO t SELECT x, 'new ' || x, x FROM i;
+         PRAGMA writable_schema = ON;
+         UPDATE sqlite_schema SET sql = 'CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b INTEGER NOT NULL)'
+             WHERE name = 't';",
+    )?;
+    drop(conn);
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let t = crate::table_entry(&r, "t");
+    assert_eq!(
+        (
+            t["rows_written"].as_u64(),
+            t["rejected_to_lost_and_found"].as_u64()
+        ),
+        (Some(100), Some(40)),
+        "{t}"
+    );
+    assert_eq!(r["lost_and_found"]["rows"], 40);
+    Ok(())
+}
+
+/// Bytes in a leaf's content area that parse as a cell, where a real cell was overwritten
+/// and its pointer lost: a record one value wider than the table, which SQL would take
+/// (dropping the extra value). It is no row of the table: kept in `lost_and_found`,
+/// never written into the table, and every other row of the leaf is in its table.
+#[test]
+fn a_cell_found_in_the_content_area_must_fit_its_table() -> TestResult {
+    let c = case("unlisted-misfit", "agent-4096-utf8", |_| vec![]);
+    let mut bytes = std::fs::read(&c.src)?;
+    let leaf = fixtures::table_pages(&c.fixture.bytes, c.fixture.roots["messages"]).leaves[4];
+    let header = fixtures::format::DatabaseHeader::read(&bytes)?;
+    let page = fixtures::format::BtreePage::read(&bytes, &header, leaf)?;
+    let victim = page.cell(0)?;
+    let base = (leaf as usize - 1) * 4096;
+    #[rustfmt::skip]
+    let fake = [
+        0x0f,             // payload: 15 bytes
+        0x86, 0x8d, 0x20, // rowid 100000
+        0x07, 0x00, 0x15, 0x11, 0x00, 0x01, 0x01, // header: NULL, text(4), text(2), NULL, int, int
+        b's', b'e', b's', b's', b'a', b'b', 0x05, 0x06,
+    ];
+    bytes[base + victim.offset..base + victim.offset + fake.len()].copy_from_slice(&fake);
+    bytes[base + 8..base + 10].copy_from_slice(&0xfff0u16.to_be_bytes()); // pointer 0: past the page
+    std::fs::write(&c.src, &bytes)?;
+    c.recover_expecting(&["--allow-partial"], 3)?;
+    let r = c.report();
+    let messages = crate::table_entry(&r, "messages");
+    assert_eq!(messages["rejected_to_lost_and_found"], 1, "{messages}");
+    let got = rows_of(&c.dest, "messages", false);
+    let want = expected_rows(&c.fixture, "messages");
+    assert_eq!(
+        got.len(),
+        want.len() - 1,
+        "only the overwritten row is lost"
+    );
+    assert!(!got.contains_key(&100_000));
+    Ok(())
+}
+
 #[test]
 fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     type Make = fn(&Fixture) -> Vec<Damage>;

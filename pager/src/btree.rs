@@ -267,7 +267,7 @@ impl<'a> Page<'a> {
         Ok(CellRef {
             location: Location::new(page, start),
             index,
-            listed: true,
+            source: CellSource::Pointer,
             offset,
             len,
             cell,
@@ -470,17 +470,38 @@ impl<'a> Cell<'a> {
 pub struct CellRef<'a> {
     /// Page and byte offset of the cell.
     pub location: Location,
-    /// Its index in the cell pointer array; for a cell no pointer names (`listed` false),
-    /// its ordinal among such cells of the page.
+    /// Its index in the cell pointer array; for a cell no pointer names
+    /// ([`CellSource::ContentArea`]), its ordinal among such cells of the page.
     pub index: CellIndex,
-    /// Whether the cell pointer array names it (false: found in the content area).
-    pub listed: bool,
+    /// How the walk came to it.
+    pub source: CellSource,
     /// Its offset on the page (the cell pointer).
     pub offset: u16,
     /// Bytes the cell occupies on the page.
     pub len: usize,
     /// The decoded cell.
     pub cell: Cell<'a>,
+}
+
+/// How a walk came to a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellSource {
+    /// A cell pointer names it, and the page bears the pointer out: its pointers account
+    /// for its content area, or a well-formed cell starts where this one points.
+    Pointer,
+    /// No pointer names it: a well-formed cell found in the page's content area.
+    ContentArea,
+    /// A pointer names it on a page whose pointers do not account for its content area,
+    /// and no well-formed cell starts where it points: what it reads may be no cell.
+    StrayPointer,
+}
+
+impl CellSource {
+    /// Whether the page's structure vouches for the cell, so that its record is the
+    /// table's row without further checks.
+    pub fn vouched(self) -> bool {
+        self == CellSource::Pointer
+    }
 }
 
 /// The number of payload bytes stored on the b-tree page ("Cell Payload Overflow Pages").

@@ -25,8 +25,10 @@ use crate::varint::read_varint;
 /// its content area, in the order read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slot {
-    /// Cell pointer `index`, read where it points.
+    /// Cell pointer `index`, read where it points: a well-formed cell starts there.
     Listed(CellIndex),
+    /// Cell pointer `index`, read where it points, though no well-formed cell starts there.
+    Stray(CellIndex),
     /// A well-formed cell no pointer names, at `offset`; `ordinal` counts such cells on
     /// the page.
     Unlisted { offset: u16, ordinal: u16 },
@@ -221,7 +223,7 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
             }),
             // A pointer into bytes that hold no well-formed cell: read as it points, so
             // that whatever it holds is reported the way a damaged cell always is.
-            _ => lenient.push(Slot::Listed(index)),
+            _ => lenient.push(Slot::Stray(index)),
         }
     }
     let mut ordered: Vec<(i64, Slot)> = Vec::with_capacity(found.len());
@@ -260,7 +262,7 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
     // pointer is not read as a cell of its own (it would count as a row lost). Pointers
     // out of the content area go first; the rest are read as they point.
     let outside = |slot: &Slot| match slot {
-        Slot::Listed(CellIndex(i)) => page
+        Slot::Stray(CellIndex(i)) | Slot::Listed(CellIndex(i)) => page
             .cell_pointers(header)
             .nth(usize::from(*i))
             .is_none_or(|p| usize::from(p) < start || usize::from(p) >= usable),
@@ -269,7 +271,7 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
     lenient.sort_by_key(|slot| !outside(slot));
     let explained = lenient.len().min(usize::from(ordinal));
     for slot in lenient.drain(..explained) {
-        if let Slot::Listed(index) = slot {
+        if let Slot::Stray(index) = slot {
             let offset = page
                 .cell_pointers(header)
                 .nth(usize::from(index.0))

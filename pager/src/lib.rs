@@ -61,8 +61,8 @@ pub mod walk;
 mod testing;
 
 pub use btree::{
-    BtreePageHeader, Cell, CellRef, Freeblock, IndexInteriorCell, IndexLeafCell, Page, PageType,
-    Payload, TableInteriorCell, TableLeafCell,
+    BtreePageHeader, Cell, CellRef, CellSource, Freeblock, IndexInteriorCell, IndexLeafCell, Page,
+    PageType, Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{
     survey, survey_observed, survey_with, survey_with_schema, PageClass, PageMap, Survey,

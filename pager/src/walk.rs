@@ -5,7 +5,7 @@
 //! leaf cells, index leaf and interior cells), each with its location. A damaged pointer
 //! or page is yielded as a finding and the walk goes on with the next pointer.
 
-use crate::btree::{BtreePageHeader, Cell, CellRef, Page, PageType};
+use crate::btree::{BtreePageHeader, Cell, CellRef, CellSource, Page, PageType};
 use crate::database::Database;
 use crate::finding::Finding;
 use crate::leaf::{self, Slot};
@@ -274,12 +274,17 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         let page = frame.page;
         let page_no = page.no();
         let depth = frame.depth;
+        let mut stray = false;
         match frame.slots.as_ref().and_then(|s| s.get(i as usize)) {
             Some(Slot::Listed(index)) => i = u32::from(index.0),
+            Some(Slot::Stray(index)) => {
+                i = u32::from(index.0);
+                stray = true;
+            }
             Some(&Slot::Unlisted { offset, ordinal }) => {
                 // The scan read this cell whole, so it parses; the key check still applies.
                 if let Ok(mut cell) = page.cell_at(page_type, CellIndex(ordinal), offset) {
-                    cell.listed = false;
+                    cell.source = CellSource::ContentArea;
                     if let Some(rowid) = cell.cell.rowid().filter(|r| !frame.bounds.contains(*r)) {
                         self.queue.push_back(Err(Finding::KeyOutOfRange {
                             page: page_no,
@@ -336,6 +341,10 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             return;
         }
         let cell = match page.cell_at(page_type, index, offset) {
+            Ok(c) if stray => CellRef {
+                source: CellSource::StrayPointer,
+                ..c
+            },
             Ok(c) => c,
             Err(f) => {
                 self.queue.push_back(Err(f));
@@ -519,7 +528,7 @@ mod tests {
         BtreeWalk::new(&pdb, no(root))
             .filter_map(|i| match i {
                 Ok(TreeItem::Cell(c)) if c.location.page == no(page) => {
-                    Some((c.cell.rowid(), c.listed))
+                    Some((c.cell.rowid(), c.source == CellSource::Pointer))
                 }
                 _ => None,
             })

@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use pager::{
-    raw_cell, BtreeWalk, CellIndex, Database, Finding, Location, PageNo, PageType, RawRow,
-    TreeItem, Value,
+    raw_cell, BtreeWalk, CellIndex, CellSource, Database, Finding, Location, PageNo, PageType,
+    RawRow, TreeItem, Value,
 };
 
 use crate::plan::OrphanGroup;
@@ -18,19 +18,19 @@ pub enum Provenance {
     Cell {
         /// The cell's page.
         page: PageNo,
-        /// Its index on the page (among the cells no pointer names, when not `listed`).
+        /// Its index on the page (see [`pager::CellRef::index`]).
         index: CellIndex,
-        /// Whether the page's cell pointer array names it (false: found in the content area).
-        listed: bool,
+        /// How the walk came to it.
+        source: CellSource,
     },
     /// A cell on an orphan page attributed to the table (or left to `lost_and_found`).
     Orphan {
         /// The cell's page.
         page: PageNo,
-        /// Its index on the page (among the cells no pointer names, when not `listed`).
+        /// Its index on the page (see [`pager::CellRef::index`]).
         index: CellIndex,
-        /// Whether the page's cell pointer array names it (false: found in the content area).
-        listed: bool,
+        /// How the walk came to it.
+        source: CellSource,
         /// The top page of its orphan group.
         group: PageNo,
     },
@@ -41,6 +41,14 @@ impl Provenance {
     pub fn page(&self) -> PageNo {
         match self {
             Provenance::Cell { page, .. } | Provenance::Orphan { page, .. } => *page,
+        }
+    }
+
+    /// How the walk came to the cell: one the page's structure does not vouch for is a
+    /// row only if its record fits the table.
+    pub fn source(&self) -> CellSource {
+        match self {
+            Provenance::Cell { source, .. } | Provenance::Orphan { source, .. } => *source,
         }
     }
 }
@@ -162,7 +170,7 @@ impl<'a> Iterator for TableRows<'a, '_> {
                 None => Provenance::Cell {
                     page,
                     index: cell.index,
-                    listed: cell.listed,
+                    source: cell.source,
                 },
                 // A damaged pointer inside an orphan group may lead into a live tree:
                 // those rows are that tree's.
@@ -170,7 +178,7 @@ impl<'a> Iterator for TableRows<'a, '_> {
                 Some(_) => Provenance::Orphan {
                     page,
                     index: cell.index,
-                    listed: cell.listed,
+                    source: cell.source,
                     group: source.top,
                 },
             };

@@ -168,6 +168,9 @@ pub struct Appendable {
     refuses_null: Vec<bool>,
     /// Per record position: the column's affinity.
     affinity: Vec<Affinity>,
+    /// The fewest values a record may hold: a column after them that it lacks reads as
+    /// its default, and a NOT NULL column without one would read as NULL.
+    shortest: usize,
     /// Whether text is UTF-8 (numeric-looking text is judged in UTF-8 only).
     utf8: bool,
 }
@@ -190,20 +193,33 @@ impl Appendable {
                     .map_or(Affinity::Blob, |c| c.affinity())
             })
             .collect();
+        let shortest = order
+            .iter()
+            .rposition(|&col| {
+                Some(col) != alias
+                    && shape
+                        .columns
+                        .get(col)
+                        .is_some_and(|c| c.not_null && !c.has_default)
+            })
+            .map_or(0, |i| i + 1);
         Appendable {
             refuses_null,
             affinity,
+            shortest,
             utf8: encoding == TextEncoding::Utf8,
         }
     }
 
     /// Whether a row's record can be stored exactly as it is: whole, no wider than the
-    /// table, no NULL in a NOT NULL column (those go through SQL, which refuses them), and
+    /// table, no shorter than its NOT NULL columns without a default need, no NULL in a
+    /// NOT NULL column (those go through SQL, which refuses them), and
     /// no value its column's affinity would have converted (a number in a TEXT column,
     /// numeric-looking text in a numeric one: SQLite never stores them, and its
     /// integrity check fails on them), which go through SQL and its affinity.
     pub fn accepts(&self, row: &RecoveredRow<'_>) -> bool {
-        if !row.raw.intact {
+        // A cell found in the content area goes through SQL, which checks that it fits.
+        if !row.raw.intact || !row.provenance.source().vouched() {
             return false;
         }
         let payload = &row.raw.payload;
@@ -240,11 +256,12 @@ impl Appendable {
         let Ok(header) = header else {
             return false;
         };
-        ok && texts.into_iter().all(|(at, len)| {
-            let start = header.saturating_add(at) as usize;
-            let text = payload.get(start..start.saturating_add(len as usize));
-            self.utf8 && text.is_some_and(|t| !Affinity::text_converts(t))
-        })
+        ok && position >= self.shortest
+            && texts.into_iter().all(|(at, len)| {
+                let start = header.saturating_add(at) as usize;
+                let text = payload.get(start..start.saturating_add(len as usize));
+                self.utf8 && text.is_some_and(|t| !Affinity::text_converts(t))
+            })
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use pager::{TextEncoding, Value};
+use pager::{CellSource, TextEncoding, Value};
 use reconstruct::{Provenance, RecoveredRow, TableShape};
 
 use super::lost_and_found::LostAndFound;
@@ -98,8 +98,18 @@ impl Sink<'_> {
         row: &RecoveredRow<'_>,
     ) -> rusqlite::Result<()> {
         let (record, complete) = row.record();
+        // A cell no pointer names is a row of the table only if its record fits it; bytes
+        // that merely parse as a cell are kept in lost_and_found, never in the table.
+        let fits = row.provenance.source().vouched() || shape.fit(&record).is_some();
         let mapped = shape.map_record(row.rowid(), record);
-        match writer.insert(self.out, self.enc, row.rowid(), &mapped.values)? {
+        let inserted = match fits {
+            true => writer.insert(self.out, self.enc, row.rowid(), &mapped.values)?,
+            false => Inserted::Rejected(
+                "a cell found in the page's content area whose record does not fit the table"
+                    .into(),
+            ),
+        };
+        match inserted {
             Inserted::Ok => {
                 match row.provenance {
                     Provenance::Cell { .. } => t.loss.from_tree += 1,
@@ -161,24 +171,25 @@ impl Sink<'_> {
 }
 
 fn describe(p: &Provenance) -> String {
-    let cell = |index: &pager::CellIndex, listed: bool| match listed {
-        true => index.to_string(),
-        false => format!("unlisted cell {} (found in the content area)", index.0),
+    let cell = |index: &pager::CellIndex, source: CellSource| match source {
+        CellSource::Pointer => index.to_string(),
+        CellSource::ContentArea => format!("unlisted cell {} (found in the content area)", index.0),
+        CellSource::StrayPointer => format!("{index} (no well-formed cell where it points)"),
     };
     match p {
         Provenance::Cell {
             page,
             index,
-            listed,
-        } => format!("{} of {page}", cell(index, *listed)),
+            source,
+        } => format!("{} of {page}", cell(index, *source)),
         Provenance::Orphan {
             page,
             index,
-            listed,
+            source,
             group,
         } => format!(
             "{} of orphan {page} (group at page {})",
-            cell(index, *listed),
+            cell(index, *source),
             group.get()
         ),
     }
