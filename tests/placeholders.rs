@@ -306,3 +306,111 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
     );
     Ok(())
 }
+
+/// Clock defaults never fill a rebuilt row (they once wrote the time of the salvage run,
+/// unregistered). `threads.created_at` is NOT NULL DEFAULT CURRENT_TIMESTAMP and its page
+/// is lost: nothing proves `created_at`, so no placeholder is made and the report says
+/// why. The rows of `notes` its surviving index proves hold NULL in `stamped` (DEFAULT
+/// CURRENT_TIMESTAMP), not today's date.
+#[test]
+fn a_clock_default_never_fills_a_rebuilt_row() -> TestResult {
+    let dir = crate::Scratch::new("clock-default");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE threads(id TEXT PRIMARY KEY, title TEXT,
+             created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+             seen TEXT DEFAULT (datetime('now')), kind TEXT DEFAULT 'chat');
+         CREATE TABLE notes(id INTEGER PRIMARY KEY, tag TEXT,
+             stamped TEXT DEFAULT CURRENT_TIMESTAMP, body TEXT);
+         CREATE INDEX notes_tag ON notes(tag);
+         CREATE TABLE posts(id INTEGER PRIMARY KEY, thread_id TEXT REFERENCES threads(id), body TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 5)
+         INSERT INTO threads(id, title, created_at, seen) SELECT 't' || x, 'thread ' || x, '2020-01-0' || x, '2020-02-01' FROM i;
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 40)
+         INSERT INTO posts SELECT x, 't' || (1 + x % 5), 'post ' || x FROM i;
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 8)
+         INSERT INTO notes(id, tag, stamped, body) SELECT x, 'tag' || x, '2019-05-05', 'note' FROM i;",
+    )?;
+    let root = |name: &str| -> rusqlite::Result<i64> {
+        conn.query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+    };
+    let (threads, notes) = (root("threads")? as usize, root("notes")? as usize);
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    for page in [threads, notes] {
+        bytes[(page - 1) * 4096..page * 4096].fill(0);
+    }
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial", "--profile", "none"], 3)?;
+    let out = Connection::open(&dest)?;
+    // NOT NULL with only a clock default: nothing proves `created_at`, so no placeholder.
+    let made: i64 = out.query_row("SELECT count(*) FROM threads", [], |r| r.get(0))?;
+    assert_eq!(made, 0, "{}", r["placeholders"]);
+    assert!(
+        r["placeholders"].to_string().contains("created_at"),
+        "{}",
+        r["placeholders"]
+    );
+    // The index proves each note's tag: rebuilt rows, `stamped` unknown.
+    let stamped: Vec<(String, Option<String>)> = out
+        .prepare("SELECT tag, stamped FROM notes ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(stamped.len(), 8);
+    assert!(stamped.iter().all(|(_, s)| s.is_none()), "{stamped:?}");
+    Ok(())
+}
+
+/// The same parent table with `created_at` nullable: the placeholders are made, with
+/// NULL where the clock would have written, and the constant default `kind = 'chat'`
+/// registered as filled.
+#[test]
+fn a_placeholder_takes_a_constant_default_and_registers_it() -> TestResult {
+    let dir = crate::Scratch::new("clock-default-nullable");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE threads(id INTEGER PRIMARY KEY, title TEXT,
+             created_at TEXT DEFAULT CURRENT_TIMESTAMP, kind TEXT DEFAULT 'chat');
+         CREATE TABLE posts(id INTEGER PRIMARY KEY, thread_id INTEGER REFERENCES threads(id), body TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 5)
+         INSERT INTO threads(id, title, created_at) SELECT x, 'thread ' || x, '2020-01-0' || x FROM i;
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 40)
+         INSERT INTO posts SELECT x, 1 + x % 5, 'post ' || x FROM i;",
+    )?;
+    let threads: i64 = conn.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'threads'",
+        [],
+        |r| r.get(0),
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    let threads = threads as usize;
+    bytes[(threads - 1) * 4096..threads * 4096].fill(0);
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    crate::recover_expecting(&src, &dest, &["--allow-partial", "--profile", "none"], 3)?;
+    let out = Connection::open(&dest)?;
+    let rows: Vec<(i64, Option<String>, String)> = out
+        .prepare("SELECT id, created_at, kind FROM threads ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(rows.len(), 5);
+    assert!(
+        rows.iter().all(|(_, c, k)| c.is_none() && k == "chat"),
+        "{rows:?}"
+    );
+    let filled: String = out.query_row(
+        "SELECT filled_columns FROM salvage_placeholders LIMIT 1",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(filled.split(',').any(|c| c == "kind"), "{filled}");
+    Ok(())
+}

@@ -18,12 +18,12 @@
 //!   which full-text tables hold faithful copies of a table's text.
 //!
 //! ```
-//! use reconstruct::{Affinity, Column, ColumnKind, TableShape};
+//! use reconstruct::{Affinity, Column, ColumnDefault, ColumnKind, TableShape};
 //! let shape = TableShape {
 //!     name: "messages".into(),
 //!     columns: vec![
-//!         Column { name: "id".into(), decl_type: "INTEGER".into(), not_null: false, pk: 1, kind: ColumnKind::Ordinary, has_default: false },
-//!         Column { name: "content".into(), decl_type: "TEXT".into(), not_null: false, pk: 0, kind: ColumnKind::Ordinary, has_default: false },
+//!         Column { name: "id".into(), decl_type: "INTEGER".into(), not_null: false, pk: 1, kind: ColumnKind::Ordinary, default: ColumnDefault::None },
+//!         Column { name: "content".into(), decl_type: "TEXT".into(), not_null: false, pk: 0, kind: ColumnKind::Ordinary, default: ColumnDefault::None },
 //!     ],
 //!     without_rowid: false,
 //! };
@@ -83,6 +83,6 @@ pub use plan::{
 pub use roots::{attribute_roots, Fit, NamedRoot, RootDecision};
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
-pub use shape::{Affinity, Column, ColumnKind, MappedRow, TableShape};
+pub use shape::{Affinity, Column, ColumnDefault, ColumnKind, MappedRow, TableShape};
 pub use table::{creation_order, disposition, is_virtual, Disposition, TableId, TableStatus};
 pub use textcopy::{read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};

@@ -148,8 +148,58 @@ pub struct Column {
     pub pk: u32,
     /// Ordinary, hidden or generated.
     pub kind: ColumnKind,
-    /// Whether the column declares a DEFAULT.
-    pub has_default: bool,
+    /// Its DEFAULT, as far as a recovered row may use it.
+    pub default: ColumnDefault,
+}
+
+/// A column's DEFAULT clause, judged by whether it may fill a recovered row: only a
+/// constant may. A default that depends on the clock or on anything else (CURRENT_TIMESTAMP,
+/// CURRENT_DATE, CURRENT_TIME, an expression in parentheses) would write the time of the
+/// salvage, or some other invention, into a row of the past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnDefault {
+    /// No DEFAULT clause: NULL.
+    None,
+    /// A literal: a number, a string, a blob, NULL, TRUE or FALSE.
+    Constant,
+    /// Anything else.
+    Varying,
+}
+
+impl ColumnDefault {
+    /// Judges a DEFAULT expression as `PRAGMA table_xinfo` gives it (`dflt_value`).
+    pub fn of(expr: Option<&str>) -> ColumnDefault {
+        let Some(mut e) = expr.map(str::trim) else {
+            return ColumnDefault::None;
+        };
+        while let Some(inner) = e.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            e = inner.trim();
+        }
+        let quoted = |q: char| {
+            e.len() >= 2
+                && e.starts_with(q)
+                && e.ends_with(q)
+                && !e[1..e.len() - 1]
+                    .replace(&format!("{q}{q}"), "")
+                    .contains(q)
+        };
+        let blob = (e.starts_with("x'") || e.starts_with("X'"))
+            && e.ends_with('\'')
+            && e[2..e.len() - 1].bytes().all(|b| b.is_ascii_hexdigit());
+        let hex = e
+            .trim_start_matches(['+', '-'])
+            .strip_prefix("0x")
+            .or_else(|| e.trim_start_matches(['+', '-']).strip_prefix("0X"))
+            .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()));
+        let keyword = ["NULL", "TRUE", "FALSE"]
+            .iter()
+            .any(|k| e.eq_ignore_ascii_case(k));
+        if keyword || quoted('\'') || blob || hex || Affinity::text_converts(e.as_bytes()) {
+            ColumnDefault::Constant
+        } else {
+            ColumnDefault::Varying
+        }
+    }
 }
 
 impl Column {
@@ -217,6 +267,23 @@ impl TableShape {
                 .filter(|i| self.columns.get(*i).is_some_and(|c| c.pk == 0 && stored(c))),
         );
         order
+    }
+
+    /// The columns whose default is not constant (see [`ColumnDefault`]), which a row
+    /// rebuilt from evidence holds as NULL unless the evidence gives them: insertable
+    /// columns other than the rowid alias.
+    pub fn varying_defaults(&self) -> Vec<&str> {
+        let alias = self.rowid_alias();
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                Some(*i) != alias
+                    && c.kind == ColumnKind::Ordinary
+                    && c.default == ColumnDefault::Varying
+            })
+            .map(|(_, c)| c.name.as_str())
+            .collect()
     }
 
     /// Indexes of the columns an INSERT names, in declared order (generated columns cannot
@@ -289,9 +356,13 @@ impl TableShape {
             return None;
         }
         let addable = |i: &usize| {
-            self.columns
-                .get(*i)
-                .is_some_and(|c| c.pk == 0 && (!c.not_null || c.has_default))
+            self.columns.get(*i).is_some_and(|c| {
+                // ALTER TABLE refuses a key, a NOT NULL column without a default, and
+                // a default that is not constant.
+                c.pk == 0
+                    && c.default != ColumnDefault::Varying
+                    && (!c.not_null || c.default == ColumnDefault::Constant)
+            })
         };
         if !order
             .get(record.len()..)
@@ -355,7 +426,7 @@ mod tests {
             not_null: false,
             pk,
             kind: ColumnKind::Ordinary,
-            has_default: false,
+            default: ColumnDefault::None,
         }
     }
 
@@ -462,6 +533,29 @@ mod tests {
     }
 
     #[test]
+    fn only_a_literal_default_is_constant() {
+        use ColumnDefault::{Constant, Varying};
+        for (expr, want) in [
+            (Option::None, ColumnDefault::None),
+            (Some("0"), Constant),
+            (Some("-1.5"), Constant),
+            (Some("'chat'"), Constant),
+            (Some("'it''s'"), Constant),
+            (Some("NULL"), Constant),
+            (Some("x'00ff'"), Constant),
+            (Some("0x10"), Constant),
+            (Some("(0)"), Constant),
+            (Some("CURRENT_TIMESTAMP"), Varying),
+            (Some("current_date"), Varying),
+            (Some("(datetime('now'))"), Varying),
+            (Some("(strftime('%s','now') * 1000)"), Varying),
+            (Some("'a' || 'b'"), Varying),
+        ] {
+            assert_eq!(ColumnDefault::of(expr), want, "{expr:?}");
+        }
+    }
+
+    #[test]
     fn values_no_affinity_would_have_stored() {
         let text = |s: &str| Value::Text(s.as_bytes().to_vec());
         assert!(!Affinity::Text.could_store(&Value::Integer(3)));
@@ -492,7 +586,7 @@ mod tests {
             t.fit(&short).is_none(),
             "NOT NULL without a default: never added"
         );
-        t.columns[2].has_default = true;
+        t.columns[2].default = ColumnDefault::Constant;
         assert!(t.fit(&short).is_some(), "NOT NULL DEFAULT 0 can be added");
         t.columns[2].pk = 2;
         assert!(t.fit(&short).is_none(), "a key column is never added");

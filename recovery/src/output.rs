@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use pager::{TextEncoding, Value};
-use reconstruct::{Column, ColumnKind, TableShape};
+use reconstruct::{Column, ColumnDefault, ColumnKind, TableShape};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection};
 
@@ -256,7 +256,7 @@ impl Output {
                     not_null: r.get::<_, i64>(3)? != 0,
                     pk: u32::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
                     kind: ColumnKind::from_hidden(r.get(6)?),
-                    has_default: r.get::<_, Option<String>>(4)?.is_some(),
+                    default: ColumnDefault::of(r.get::<_, Option<String>>(4)?.as_deref()),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;

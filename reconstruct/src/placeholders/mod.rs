@@ -3,16 +3,17 @@
 //!
 //! The key comes from the children (identity values are never invented). Other columns
 //! are filled only where evidence or an explicit, labelled rule gives them: a value the
-//! children prove (the earliest timestamp, their count), a declared default, or a profile's
-//! fill (a `source` of 'recovered', a title saying the row was reconstructed). A NOT NULL
-//! column that nothing fills blocks the placeholder, and that is reported. Every
+//! children prove (the earliest timestamp, their count), a declared constant default, or
+//! a profile's fill (a `source` of 'recovered', a title saying the row was reconstructed).
+//! A default that is not constant (the clock) never fills one: the column holds NULL. A
+//! NOT NULL column that nothing fills blocks the placeholder, and that is reported. Every
 //! placeholder is registered as fabricated, whatever its table's columns.
 
 use std::collections::BTreeMap;
 
 use pager::Value;
 
-use crate::shape::{ColumnKind, TableShape};
+use crate::shape::{ColumnDefault, ColumnKind, TableShape};
 
 mod synthesize;
 
@@ -81,7 +82,8 @@ pub struct Placeholder {
     pub table: String,
     /// Column values to insert (key columns first), by name.
     pub columns: Vec<(String, Value)>,
-    /// The columns filled by a rule or from the children, beyond the key.
+    /// The columns filled by a rule, from the children or by a constant default, beyond
+    /// the key.
     pub filled: Vec<String>,
     /// The key the children reference.
     pub key: Vec<Value>,
@@ -205,7 +207,7 @@ pub fn plan_placeholder(
         let given = columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(&c.name));
         if c.not_null
             && !given
-            && !c.has_default
+            && c.default != ColumnDefault::Constant
             && Some(i) != alias
             && c.kind == ColumnKind::Ordinary
         {
@@ -216,6 +218,20 @@ pub fn plan_placeholder(
                     c.name, rel.parent
                 ),
             };
+        }
+    }
+    // The columns left to the table: a constant default fills them, and is registered
+    // like any fill; a default that is not constant (the clock) never fills a row of the
+    // past, which holds NULL there instead.
+    for (i, c) in parent.columns.iter().enumerate() {
+        let given = columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(&c.name));
+        if given || Some(i) == alias || c.kind != ColumnKind::Ordinary {
+            continue;
+        }
+        match c.default {
+            ColumnDefault::Constant => filled.push(c.name.clone()),
+            ColumnDefault::Varying => columns.push((c.name.clone(), Value::Null)),
+            ColumnDefault::None => {}
         }
     }
     PlaceholderPlan::Ready(Placeholder {
@@ -239,7 +255,7 @@ mod tests {
             not_null,
             pk,
             kind: ColumnKind::Ordinary,
-            has_default: false,
+            default: ColumnDefault::None,
         }
     }
 

@@ -4,7 +4,9 @@
 //! itself.
 
 use pager::{SerialType, TextEncoding};
-use reconstruct::{Affinity, RecoveredRow, RowEvent, TableId, TableRows, TableShape};
+use reconstruct::{
+    Affinity, ColumnDefault, RecoveredRow, RowEvent, TableId, TableRows, TableShape,
+};
 
 use super::bulk::{BulkWriter, IndexEntries};
 use crate::evidence::{Evidence, Reader};
@@ -200,7 +202,7 @@ impl Appendable {
                     && shape
                         .columns
                         .get(col)
-                        .is_some_and(|c| c.not_null && !c.has_default)
+                        .is_some_and(|c| c.not_null && c.default != ColumnDefault::Constant)
             })
             .map_or(0, |i| i + 1);
         Appendable {

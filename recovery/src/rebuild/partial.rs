@@ -76,11 +76,20 @@ pub fn insert<'r>(
     taken: &BTreeSet<String>,
 ) -> rusqlite::Result<Inserted> {
     let mut done = Inserted::default();
+    // A column whose default is the clock (or any expression) is NULL in a rebuilt row,
+    // not the time of this run.
+    let shape = out.shape(table, false)?;
+    let varying = shape.varying_defaults();
     for (rowid, row) in rows {
         if row.values.is_empty() {
             continue;
         }
-        let columns: Vec<&String> = row.values.keys().collect();
+        let unknown: Vec<String> = varying
+            .iter()
+            .filter(|v| !row.values.keys().any(|k| k.eq_ignore_ascii_case(v)))
+            .map(|v| v.to_string())
+            .collect();
+        let columns: Vec<&String> = row.values.keys().chain(&unknown).collect();
         let sql = format!(
             // OR ABORT overrides any ON CONFLICT clause of the (untrusted) schema: a
             // conflict refuses this row only, never replaces a recovered one or rolls back.
@@ -101,6 +110,7 @@ pub fn insert<'r>(
             .values
             .values()
             .map(|v| SqlValue::from_value(v, enc))
+            .chain(unknown.iter().map(|_| SqlValue::Null))
             .collect();
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![&rowid];
         params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
