@@ -798,6 +798,23 @@ fn a_value_no_affinity_allows_is_a_damaged_field() -> TestResult {
             Ok((r.get(0)?, r.get(1)?))
         })?;
     assert_eq!((name, n.as_str()), (None, "xy"));
+    // The NULL says it is damage, and what the record held.
+    let registered: (String, i64, String, String, i64) = conn.query_row(
+        "SELECT tbl, rowid, col, reason, original FROM salvage_damaged_fields",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
+    assert_eq!(
+        registered,
+        (
+            "t".into(),
+            7,
+            "name".into(),
+            "affinity_never_stores".into(),
+            0x61_6263
+        )
+    );
+    assert_eq!(r["damaged_fields"]["fields"], 1);
     crate::assert_signal!(r, LossSignal::DamagedFields { table, rows } if table == "t" && *rows == 1);
     Ok(())
 }
@@ -874,6 +891,85 @@ fn a_cell_found_in_the_content_area_must_fit_its_table() -> TestResult {
         "only the overwritten row is lost"
     );
     assert!(!got.contains_key(&100_000));
+    Ok(())
+}
+
+/// A NULL that is damage is told from a NULL that was NULL, with SQL: an overflow page
+/// zeroed leaves a row's long text unreadable, and text overwritten with bytes that are
+/// not UTF-8 is no text the store wrote (it was once written as if it were). Each is NULL
+/// in its table and in `salvage_damaged_fields` with its reason, the invalid bytes kept
+/// as they are.
+#[test]
+fn damaged_fields_are_registered_with_their_reason() -> TestResult {
+    let dir = crate::Scratch::new("damaged-fields");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, title TEXT, body TEXT, note TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 20)
+         INSERT INTO t SELECT x, 'title ' || x, printf('%.5000c', char(64 + x)), NULL FROM i;",
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    // An overflow page of row 3's body ("CCC…") zeroed: the chain ends there.
+    let page = bytes
+        .chunks(4096)
+        .position(|p| p[4..4096].iter().all(|b| *b == b'C'))
+        .ok_or("an overflow page of row 3")?;
+    bytes[page * 4096..(page + 1) * 4096].fill(0);
+    let at = bytes
+        .windows(8)
+        .position(|w| w == b"title 7G") // its body is "GGG…"
+        .ok_or("row 7's title")?;
+    bytes[at] = 0xff;
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let conn = Connection::open(&dest)?;
+    let reasons: Vec<(i64, String, String)> = conn
+        .prepare("SELECT rowid, col, reason FROM salvage_damaged_fields WHERE tbl = 't' ORDER BY rowid, col")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert!(
+        reasons.contains(&(7, "title".into(), "text_not_in_encoding".into())),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|(_, col, why)| col == "body" && why == "unreadable"),
+        "{reasons:?} {}",
+        r["tables"]
+    );
+    let original: Vec<u8> = conn.query_row(
+        "SELECT original FROM salvage_damaged_fields WHERE rowid = 7 AND col = 'title'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(original, b"\xffitle 7");
+    // Each registered field is NULL in its table; a NULL that was NULL is not registered.
+    let not_null: i64 = conn.query_row(
+        "SELECT count(*) FROM salvage_damaged_fields d JOIN t ON t.rowid = d.rowid
+         WHERE (d.col = 'title' AND t.title IS NOT NULL) OR (d.col = 'body' AND t.body IS NOT NULL)",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(not_null, 0);
+    assert!(!reasons.iter().any(|(_, col, _)| col == "note"));
+    assert_eq!(
+        r["damaged_fields"]["fields"].as_u64(),
+        Some(reasons.len() as u64)
+    );
+    assert_eq!(
+        crate::table_entry(&r, "t")["rows_damaged"].as_u64(),
+        Some(
+            reasons
+                .iter()
+                .map(|x| x.0)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len() as u64
+        )
+    );
     Ok(())
 }
 

@@ -290,6 +290,13 @@ impl<'a> Record<'a> {
 
 /// Decodes one value of type `t` whose body starts at `start` in `payload`.
 pub fn decode_value(t: SerialType, payload: &[u8], start: u64) -> Option<ValueRef<'_>> {
+    // The header alone gives these: no body byte is needed, so none can be missing.
+    match t {
+        SerialType::Null | SerialType::Reserved(_) => return Some(ValueRef::Null),
+        SerialType::Zero => return Some(ValueRef::Integer(0)),
+        SerialType::One => return Some(ValueRef::Integer(1)),
+        _ => {}
+    }
     let start = usize::try_from(start).ok()?;
     let len = usize::try_from(t.body_len()).ok()?;
     let body = payload.get(start..start.checked_add(len)?)?;

@@ -49,6 +49,8 @@ pub struct DecodedRow {
     /// Whether every value was read from intact bytes (the findings may still name damage
     /// around them, such as an overflow chain that runs on past its last page).
     pub complete: bool,
+    /// Positions in `values` of the fields read as NULL because their bytes are damaged.
+    pub damaged: Vec<usize>,
     /// Damage met while decoding this entry.
     pub findings: Vec<Finding>,
 }
@@ -115,13 +117,16 @@ impl RawRow<'_> {
     pub fn decode(&self) -> DecodedRow {
         let mut findings = self.findings.clone();
         let mut complete = self.intact;
+        let mut damaged = Vec::new();
         let values = match Record::parse(&self.payload, self.location) {
             Ok((record, _)) => record
                 .values()
-                .map(|v| match v {
+                .enumerate()
+                .map(|(i, v)| match v {
                     Ok(v) => Value::from(v),
                     Err(f) => {
                         complete = false;
+                        damaged.push(i);
                         findings.push(f);
                         Value::Null
                     }
@@ -138,6 +143,7 @@ impl RawRow<'_> {
             location: self.location,
             values,
             complete,
+            damaged,
             findings,
         }
     }

@@ -83,6 +83,9 @@ pub use plan::{
 pub use roots::{attribute_roots, Fit, NamedRoot, RootDecision};
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
-pub use shape::{Affinity, Column, ColumnDefault, ColumnKind, MappedRow, TableShape};
+pub use shape::{
+    text_in_encoding, Affinity, Column, ColumnDefault, ColumnKind, DamageReason, FieldDamage,
+    MappedRow, TableShape,
+};
 pub use table::{creation_order, disposition, is_virtual, Disposition, TableId, TableStatus};
 pub use textcopy::{read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};

@@ -5,7 +5,7 @@
 //! no SQL parser lives here. What this module knows is the file format's side: which
 //! columns a record stores, in which order, and where the rowid goes.
 
-use pager::Value;
+use pager::{TextEncoding, Value};
 
 /// Column affinity ("Determination Of Column Affinity", datatype3.html).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -301,26 +301,55 @@ impl TableShape {
     /// Maps a stored record's values onto the insert columns. The rowid alias takes the
     /// cell's rowid. A record with fewer values than stored columns (a table altered by
     /// ADD COLUMN after the row was written) gives `None` for the missing ones, so that
-    /// their declared default applies; extra values are returned as surplus. A value its
+    /// their declared default applies; extra values are returned as surplus.
+    ///
+    /// Every value that is not the file's bytes as SQLite wrote them is NULL in the row
+    /// and listed in `damage` with its reason: a field whose bytes could not be read (its
+    /// position in `unreadable`), text not valid in the database's `encoding`, a value its
     /// column's affinity would have converted on the way in (a number in a TEXT column,
-    /// numeric text in a numeric one) is one SQLite never stored: its bytes were damaged
-    /// (a serial type changed), so it is NULL and counted as damaged.
-    pub fn map_record(&self, rowid: Option<i64>, record: Vec<Value>) -> MappedRow {
+    /// numeric text in a numeric one: SQLite never stores them, so a serial type was
+    /// damaged), and a value beyond the table's columns.
+    pub fn map_record(
+        &self,
+        rowid: Option<i64>,
+        record: Vec<Value>,
+        unreadable: &[usize],
+        encoding: TextEncoding,
+    ) -> MappedRow {
         let order = self.record_order();
         let mut by_column: Vec<Option<Value>> = vec![None; self.columns.len()];
         let surplus = record.len().saturating_sub(order.len());
-        let mut damaged = 0;
-        for (value, col) in record.into_iter().zip(&order) {
-            let Some(column) = self.columns.get(*col) else {
+        let mut damage = Vec::new();
+        for (position, value) in record.into_iter().enumerate() {
+            let Some(column) = order.get(position).and_then(|c| self.columns.get(*c)) else {
+                damage.push(FieldDamage {
+                    column: None,
+                    reason: DamageReason::BeyondColumns,
+                    original: value,
+                });
                 continue;
             };
-            let value = if column.affinity().could_store(&value) {
-                value
+            let reason = if unreadable.contains(&position) {
+                Some(DamageReason::Unreadable)
+            } else if matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding)) {
+                Some(DamageReason::TextNotInEncoding)
+            } else if !column.affinity().could_store(&value) {
+                Some(DamageReason::AffinityNeverStores)
             } else {
-                damaged += 1;
-                Value::Null
+                None
             };
-            if let Some(slot) = by_column.get_mut(*col) {
+            let value = match reason {
+                Some(reason) => {
+                    damage.push(FieldDamage {
+                        column: Some(column.name.clone()),
+                        reason,
+                        original: value,
+                    });
+                    Value::Null
+                }
+                None => value,
+            };
+            if let Some(slot) = order.get(position).and_then(|c| by_column.get_mut(*c)) {
                 *slot = Some(value);
             }
         }
@@ -339,7 +368,7 @@ impl TableShape {
         MappedRow {
             values,
             surplus,
-            damaged,
+            damage,
         }
     }
 
@@ -410,9 +439,69 @@ pub struct MappedRow {
     pub values: Vec<Option<Value>>,
     /// Values the record holds beyond the table's stored columns.
     pub surplus: usize,
-    /// Values SQLite could not have stored in their column (see
-    /// [`Affinity::could_store`]), mapped to NULL.
-    pub damaged: usize,
+    /// Every value that is not the file's bytes as SQLite wrote them, with its reason
+    /// (see [`TableShape::map_record`]).
+    pub damage: Vec<FieldDamage>,
+}
+
+/// A value of a recovered row that is not in its table as the record holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDamage {
+    /// Its column; `None` for a value beyond the table's columns.
+    pub column: Option<String>,
+    /// Why it is not in the table as read.
+    pub reason: DamageReason,
+    /// The value as the record holds it (NULL when its bytes could not be read).
+    pub original: Value,
+}
+
+/// Why a value of a recovered row is not in its table as read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DamageReason {
+    /// Its bytes could not be read (an overflow chain broken, the record cut short): NULL.
+    Unreadable,
+    /// Text whose bytes are not valid in the database's text encoding: NULL.
+    TextNotInEncoding,
+    /// A value its column's affinity never stores (see [`Affinity::could_store`]): NULL.
+    AffinityNeverStores,
+    /// A value beyond the table's columns: not written.
+    BeyondColumns,
+}
+
+impl DamageReason {
+    /// Its name in the `salvage_damaged_fields` registry.
+    pub fn name(self) -> &'static str {
+        match self {
+            DamageReason::Unreadable => "unreadable",
+            DamageReason::TextNotInEncoding => "text_not_in_encoding",
+            DamageReason::AffinityNeverStores => "affinity_never_stores",
+            DamageReason::BeyondColumns => "beyond_columns",
+        }
+    }
+}
+
+/// Whether text bytes are valid in the database's text encoding: UTF-8, or UTF-16 of
+/// an even length with every surrogate paired.
+pub fn text_in_encoding(bytes: &[u8], encoding: TextEncoding) -> bool {
+    let units = |be: bool| {
+        bytes.chunks_exact(2).map(move |p| {
+            let pair = [p[0], p[1]];
+            if be {
+                u16::from_be_bytes(pair)
+            } else {
+                u16::from_le_bytes(pair)
+            }
+        })
+    };
+    match encoding {
+        TextEncoding::Utf8 => std::str::from_utf8(bytes).is_ok(),
+        TextEncoding::Utf16le => {
+            bytes.len() % 2 == 0 && char::decode_utf16(units(false)).all(|c| c.is_ok())
+        }
+        TextEncoding::Utf16be => {
+            bytes.len() % 2 == 0 && char::decode_utf16(units(true)).all(|c| c.is_ok())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -458,7 +547,12 @@ mod tests {
             without_rowid: false,
         };
         assert_eq!(t.rowid_alias(), Some(0));
-        let row = t.map_record(Some(42), vec![Value::Null, Value::Text(b"hi".to_vec())]);
+        let row = t.map_record(
+            Some(42),
+            vec![Value::Null, Value::Text(b"hi".to_vec())],
+            &[],
+            TextEncoding::Utf8,
+        );
         assert_eq!(
             row.values,
             vec![Some(Value::Integer(42)), Some(Value::Text(b"hi".to_vec()))]
@@ -485,6 +579,8 @@ mod tests {
                 Value::Integer(1),
                 Value::Real(0.5),
             ],
+            &[],
+            TextEncoding::Utf8,
         );
         assert_eq!(row.values[0], Some(Value::Real(0.5)));
         assert_eq!(row.values[1], Some(Value::Text(b"a".to_vec())));
@@ -497,7 +593,7 @@ mod tests {
             columns: vec![col("a", "INT", 0), col("b", "INT", 0)],
             without_rowid: false,
         };
-        let row = t.map_record(Some(1), vec![Value::Integer(5)]);
+        let row = t.map_record(Some(1), vec![Value::Integer(5)], &[], TextEncoding::Utf8);
         assert_eq!(row.values, vec![Some(Value::Integer(5)), None]);
     }
 
@@ -530,6 +626,61 @@ mod tests {
         ] {
             assert!(!Affinity::text_converts(no.as_bytes()), "{no}");
         }
+    }
+
+    #[test]
+    fn every_value_not_as_sqlite_wrote_it_is_null_with_its_reason() {
+        let t = TableShape {
+            name: "t".into(),
+            columns: vec![
+                col("id", "INTEGER", 1),
+                col("a", "TEXT", 0),
+                col("b", "TEXT", 0),
+                col("c", "INTEGER", 0),
+                col("d", "TEXT", 0),
+            ],
+            without_rowid: false,
+        };
+        let record = vec![
+            Value::Null,
+            Value::Text(vec![0xff, 0xfe]),
+            Value::Integer(7),
+            Value::Null,
+            Value::Text(b"fine".to_vec()),
+            Value::Integer(9),
+        ];
+        let row = t.map_record(Some(3), record, &[3], TextEncoding::Utf8);
+        let reasons: Vec<(Option<&str>, DamageReason)> = row
+            .damage
+            .iter()
+            .map(|d| (d.column.as_deref(), d.reason))
+            .collect();
+        assert_eq!(
+            reasons,
+            vec![
+                (Some("a"), DamageReason::TextNotInEncoding),
+                (Some("b"), DamageReason::AffinityNeverStores),
+                (Some("c"), DamageReason::Unreadable),
+                (None, DamageReason::BeyondColumns),
+            ]
+        );
+        assert_eq!(row.damage[0].original, Value::Text(vec![0xff, 0xfe]));
+        assert_eq!(
+            row.values,
+            vec![
+                Some(Value::Integer(3)),
+                Some(Value::Null),
+                Some(Value::Null),
+                Some(Value::Null),
+                Some(Value::Text(b"fine".to_vec()))
+            ]
+        );
+        assert!(text_in_encoding(&[0x41, 0x00], TextEncoding::Utf16le));
+        assert!(!text_in_encoding(&[0x41], TextEncoding::Utf16le));
+        assert!(
+            !text_in_encoding(&[0xd8, 0x00], TextEncoding::Utf16be),
+            "a lone surrogate"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use reconstruct::LossSignal;
 
+use crate::load::DamagedFields;
 use crate::report::{ConflictReport, Listed, ObjectStatus, SchemaObject};
 
 /// What a run did besides writing rows.
@@ -12,6 +13,8 @@ pub struct Ledger {
     pub objects: Vec<SchemaObject>,
     /// Rows not written because another held their key.
     pub conflicts: Listed<ConflictReport>,
+    /// Values of written rows that are not in their table as read.
+    pub damaged_fields: DamagedFields,
     /// Virtual tables not rebuilt whole (full-text and others).
     pub virtual_tables: Vec<LossSignal>,
     /// Tables a profile expects that a damaged schema lacks.

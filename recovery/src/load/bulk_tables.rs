@@ -5,7 +5,8 @@
 
 use pager::{SerialType, TextEncoding};
 use reconstruct::{
-    Affinity, ColumnDefault, RecoveredRow, RowEvent, TableId, TableRows, TableShape,
+    text_in_encoding, Affinity, ColumnDefault, RecoveredRow, RowEvent, TableId, TableRows,
+    TableShape,
 };
 
 use super::bulk::{BulkWriter, IndexEntries};
@@ -173,8 +174,8 @@ pub struct Appendable {
     /// The fewest values a record may hold: a column after them that it lacks reads as
     /// its default, and a NOT NULL column without one would read as NULL.
     shortest: usize,
-    /// Whether text is UTF-8 (numeric-looking text is judged in UTF-8 only).
-    utf8: bool,
+    /// The database's text encoding (numeric-looking text is judged in UTF-8 only).
+    encoding: TextEncoding,
 }
 
 impl Appendable {
@@ -209,26 +210,29 @@ impl Appendable {
             refuses_null,
             affinity,
             shortest,
-            utf8: encoding == TextEncoding::Utf8,
+            encoding,
         }
     }
 
     /// Whether a row's record can be stored exactly as it is: whole, no wider than the
     /// table, no shorter than its NOT NULL columns without a default need, no NULL in a
-    /// NOT NULL column (those go through SQL, which refuses them), and
-    /// no value its column's affinity would have converted (a number in a TEXT column,
-    /// numeric-looking text in a numeric one: SQLite never stores them, and its
-    /// integrity check fails on them), which go through SQL and its affinity.
+    /// NOT NULL column (those go through SQL, which refuses them), no text invalid in the
+    /// database's encoding, and no value its column's affinity would have converted (a
+    /// number in a TEXT column, numeric-looking text in a numeric one: SQLite never stores
+    /// them, and its integrity check fails on them). The others go through SQL, which
+    /// registers what it does not write as read.
     pub fn accepts(&self, row: &RecoveredRow<'_>) -> bool {
         // A cell found in the content area goes through SQL, which checks that it fits.
         if !row.raw.intact || !row.provenance.source().vouched() {
             return false;
         }
         let payload = &row.raw.payload;
+        let Some((header_len, _)) = pager::varint::read_varint(payload) else {
+            return false;
+        };
         let mut position = 0usize;
-        let mut body = 0u64;
+        let mut at = header_len;
         let mut ok = true;
-        let mut texts: Vec<(u64, u64)> = Vec::new();
         let header = pager::record::visit_record_header(
             payload,
             payload.len() as u64,
@@ -243,27 +247,29 @@ impl Appendable {
                     t,
                     SerialType::Integer(_) | SerialType::Float | SerialType::Zero | SerialType::One
                 );
-                match (self.affinity.get(position), t) {
-                    (Some(Affinity::Text), _) if numeric => ok = false,
-                    (
-                        Some(Affinity::Integer | Affinity::Real | Affinity::Numeric),
-                        SerialType::Text(n),
-                    ) => texts.push((body, n)),
-                    _ => {}
+                let affinity = self.affinity.get(position).copied();
+                if numeric && affinity == Some(Affinity::Text) {
+                    ok = false;
                 }
-                body += t.body_len();
+                if let SerialType::Text(n) = t {
+                    let start = at as usize;
+                    let text = payload.get(start..start.saturating_add(n as usize));
+                    let numeric_column = matches!(
+                        affinity,
+                        Some(Affinity::Integer | Affinity::Real | Affinity::Numeric)
+                    );
+                    ok &= text.is_some_and(|text| {
+                        text_in_encoding(text, self.encoding)
+                            && !(numeric_column
+                                && (self.encoding != TextEncoding::Utf8
+                                    || Affinity::text_converts(text)))
+                    });
+                }
+                at = at.saturating_add(t.body_len());
                 position += 1;
             },
         );
-        let Ok(header) = header else {
-            return false;
-        };
-        ok && position >= self.shortest
-            && texts.into_iter().all(|(at, len)| {
-                let start = header.saturating_add(at) as usize;
-                let text = payload.get(start..start.saturating_add(len as usize));
-                self.utf8 && text.is_some_and(|t| !Affinity::text_converts(t))
-            })
+        header.is_ok() && ok && position >= self.shortest
     }
 }
 

@@ -29,10 +29,12 @@ use crate::tables::Tables;
 
 pub mod bulk;
 mod bulk_tables;
+pub mod damaged;
 pub mod lost_and_found;
 mod rows;
 
 use bulk_tables::BulkTable;
+pub use damaged::DamagedFields;
 pub use lost_and_found::LostAndFound;
 use rows::{Sink, TableWriter};
 

@@ -97,11 +97,12 @@ impl Sink<'_> {
         writer: &TableWriter<'_>,
         row: &RecoveredRow<'_>,
     ) -> rusqlite::Result<()> {
-        let (record, complete) = row.record();
+        let decoded = row.raw.decode();
+        let (record, complete) = (decoded.values, decoded.complete);
         // A cell no pointer names is a row of the table only if its record fits it; bytes
         // that merely parse as a cell are kept in lost_and_found, never in the table.
         let fits = row.provenance.source().vouched() || shape.fit(&record).is_some();
-        let mapped = shape.map_record(row.rowid(), record);
+        let mapped = shape.map_record(row.rowid(), record, &decoded.damaged, self.enc);
         let inserted = match fits {
             true => writer.insert(self.out, self.enc, row.rowid(), &mapped.values)?,
             false => Inserted::Rejected(
@@ -118,8 +119,16 @@ impl Sink<'_> {
                 if let Some(rowid) = row.rowid() {
                     t.written_rowids.push(rowid);
                 }
-                if !complete || mapped.surplus > 0 || mapped.damaged > 0 {
+                if !complete || mapped.surplus > 0 || !mapped.damage.is_empty() {
                     t.loss.damaged_rows += 1;
+                    self.ledger.damaged_fields.keep(
+                        self.out,
+                        self.enc,
+                        &shape.name,
+                        row.rowid(),
+                        &mapped.damage,
+                        self.taken,
+                    )?;
                 }
             }
             // The row is evidence like any other: kept with its values beside the one that

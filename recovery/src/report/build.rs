@@ -301,6 +301,10 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             rows: p.tables.iter().map(|t| t.loss.partial_rows).sum(),
             refused: p.tables.iter().map(|t| t.loss.partial_refused).sum(),
         },
+        damaged_fields: DamagedFieldsReport {
+            registry: p.ledger.damaged_fields.name.clone(),
+            fields: p.ledger.damaged_fields.fields,
+        },
         schema_objects: p.ledger.objects.clone(),
         conflicts: p.ledger.conflicts.clone(),
         flags,

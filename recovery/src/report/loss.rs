@@ -44,6 +44,10 @@ pub struct LossReport {
     pub placeholders: PlaceholderReport,
     /// Lost rows rebuilt from surviving index entries and full-text copies.
     pub partial_rows: PartialRowsReport,
+    /// Values of written rows that are not in their tables as read (NULL there instead),
+    /// registered with their reasons.
+    #[serde(default)]
+    pub damaged_fields: DamagedFieldsReport,
     /// What became of each index, view, trigger and virtual table.
     pub schema_objects: Vec<SchemaObject>,
     /// Rows not written because another row already held their key.
@@ -432,6 +436,15 @@ pub struct SchemaObject {
     /// a sentence; absent for an object simply created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// The registry of values not in their tables as read (`salvage_damaged_fields`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DamagedFieldsReport {
+    /// The registry table in the output; `null` when no value was registered.
+    pub registry: Option<String>,
+    /// Values registered.
+    pub fields: u64,
 }
 
 /// A row not written into its table because another row already held its key.

@@ -1,0 +1,68 @@
+//! `salvage_damaged_fields`: every value of a recovered row that is not in its table as
+//! the record holds it (NULL there instead, or not written), with its reason and the value
+//! as read, so that SQL tells a NULL that is damage from a NULL that was NULL.
+
+use std::collections::BTreeSet;
+
+use pager::{TextEncoding, Value};
+use reconstruct::{DamageReason, FieldDamage};
+
+use crate::output::{quote, Output, SqlValue};
+
+/// The `salvage_damaged_fields` registry of a run, created on first use.
+#[derive(Debug, Default)]
+pub struct DamagedFields {
+    /// Its name in the output, once created (`salvage_damaged_fields`, or a free variant).
+    pub name: Option<String>,
+    /// Values registered.
+    pub fields: u64,
+}
+
+impl DamagedFields {
+    /// Registers the damaged values of one row of `table` written under `rowid`. `taken`:
+    /// the names the schema uses.
+    pub fn keep(
+        &mut self,
+        out: &Output,
+        enc: TextEncoding,
+        table: &str,
+        rowid: Option<i64>,
+        damage: &[FieldDamage],
+        taken: &BTreeSet<String>,
+    ) -> rusqlite::Result<()> {
+        if damage.is_empty() {
+            return Ok(());
+        }
+        let name = match &self.name {
+            Some(name) => name.clone(),
+            None => {
+                let name = std::iter::once("salvage_damaged_fields".to_string())
+                    .chain((1..).map(|i| format!("salvage_damaged_fields_{i}")))
+                    .find(|n| !taken.contains(n))
+                    .unwrap_or_default();
+                out.conn.execute_batch(&format!(
+                    "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, col TEXT, reason TEXT NOT NULL, original)",
+                    quote(&name)
+                ))?;
+                self.name.insert(name).clone()
+            }
+        };
+        let sql = format!(
+            "INSERT INTO {}(tbl, rowid, col, reason, original) VALUES (?1, ?2, ?3, ?4, ?5)",
+            quote(&name)
+        );
+        for d in damage {
+            // Text not valid in the encoding is kept as the bytes it is.
+            let original = match (&d.original, d.reason) {
+                (Value::Text(bytes), DamageReason::TextNotInEncoding) => SqlValue::Blob(bytes),
+                (v, _) => SqlValue::from_value(v, enc),
+            };
+            out.conn.execute(
+                &sql,
+                rusqlite::params![table, rowid, d.column, d.reason.name(), original],
+            )?;
+            self.fields += 1;
+        }
+        Ok(())
+    }
+}
