@@ -414,3 +414,27 @@ fn a_placeholder_takes_a_constant_default_and_registers_it() -> TestResult {
     assert!(filled.split(',').any(|c| c == "kind"), "{filled}");
     Ok(())
 }
+
+/// `sessions` and the index of its key both lost: nothing but the placeholders its
+/// messages prove says how many sessions there were. Each stands for a lost row, so the
+/// table lost at least as many (once "at least 0").
+#[test]
+fn placeholders_count_towards_the_lower_bound() -> TestResult {
+    let c = case("placeholders-bound", "agent-4096-utf8", |f| {
+        vec![
+            Damage::ZeroPage(f.roots["sessions"]),
+            Damage::ZeroPage(f.roots["sqlite_autoindex_sessions_1"]),
+        ]
+    });
+    c.recover_expecting(&["--allow-partial"], 3)?;
+    let report = c.report();
+    let sessions = crate::table_entry(&report, "sessions");
+    let made = sessions["placeholders"].as_u64().ok_or("placeholders")?;
+    assert_eq!(made, expected_rows(&c.fixture, "sessions").len() as u64);
+    assert_eq!(
+        sessions["lost_rows"]["lower_bound"].as_u64(),
+        Some(made),
+        "{sessions}"
+    );
+    Ok(())
+}

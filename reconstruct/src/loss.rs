@@ -31,6 +31,10 @@ pub struct TableLoss {
     /// Rows the output's constraints refused (e.g. NOT NULL on a damaged field); they go
     /// to `lost_and_found` instead.
     pub rejected: u64,
+    /// Of those, rows whose cell the table's own tree does not vouch for (orphan pages
+    /// given to the table, cells found in a page's content area): nothing proves they
+    /// were the table's, so no lower bound counts them.
+    pub rejected_unproven: u64,
     /// Rows read whole that neither the table nor `lost_and_found` would take (a value
     /// too big for any table): not in the output.
     pub unwritable: u64,

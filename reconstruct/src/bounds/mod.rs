@@ -39,6 +39,9 @@ pub struct LostRange {
 pub struct KnownMissing {
     /// Rows the output's constraints refused (kept in `lost_and_found`).
     pub rejected: u64,
+    /// Of those, rows nothing proves were the table's (see
+    /// [`crate::TableLoss::rejected_unproven`]): counted in the upper bound only.
+    pub rejected_unproven: u64,
     /// Cells whose record could not be decoded at all.
     pub unreadable: u64,
     /// Findings in the table's b-tree that mean a row may have been read from the wrong
@@ -142,10 +145,16 @@ pub fn bound_loss(
     if proven.by_text > 0 {
         out.evidence.push(text_evidence(proven.by_text));
     }
-    if known.rejected > 0 {
+    let rejected = known.rejected.saturating_sub(known.rejected_unproven);
+    if rejected > 0 {
         out.evidence.push(format!(
-            "{} rows were refused by the table's constraints (kept in lost_and_found)",
-            known.rejected
+            "{rejected} rows were refused by the table's constraints (kept in lost_and_found)"
+        ));
+    }
+    if known.rejected_unproven > 0 {
+        out.evidence.push(format!(
+            "{} rows given to the table from pages its tree does not reach were refused by its constraints (kept in lost_and_found): nothing proves they were its rows, so they count towards the upper bound only",
+            known.rejected_unproven
         ));
     }
     if known.unreadable > 0 {
@@ -168,7 +177,7 @@ pub fn bound_loss(
         .max(
             index_missing
                 .saturating_add(proven.by_text)
-                .saturating_add(known.rejected),
+                .saturating_add(rejected),
         )
         .max(known.unreadable);
     out.upper = upper.filter(|_| known.suspect == 0).map(|u| {
@@ -184,9 +193,22 @@ fn text_evidence(n: u64) -> String {
 }
 
 impl LossBounds {
+    /// Takes in `n` placeholder rows made for the table: each stands for a row its
+    /// children prove existed and that the output lacks, so the table lost at least `n`.
+    pub fn add_placeholder_proof(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.evidence.push(format!(
+            "{n} placeholder rows stand for rows their children prove existed and that are lost"
+        ));
+        self.lower = self.lower.max(n);
+        self.upper = self.upper.map(|u| u.max(self.lower));
+    }
+
     /// Takes in `n` more rows proven only by a text copy, found after the bounds were
-    /// drawn (their rowids unknown); `rejected`: the table's refused rows, as given to
-    /// [`bound_loss`].
+    /// drawn (their rowids unknown); `rejected`: the table's refused rows proven its own
+    /// (see [`KnownMissing`]).
     pub fn add_text_proof(&mut self, n: u64, rejected: u64) {
         if n == 0 {
             return;
@@ -275,9 +297,9 @@ mod tests {
     #[test]
     fn cells_read_from_the_wrong_bytes_leave_the_loss_unbounded_above() {
         let known = KnownMissing {
-            rejected: 0,
             unreadable: 3,
             suspect: 1,
+            ..KnownMissing::default()
         };
         let b = bound_loss(&[], idx(0), known, false, None);
         assert_eq!((b.lower, b.upper), (3, None));
@@ -288,8 +310,7 @@ mod tests {
     fn refused_rows_count_on_both_sides() {
         let refused = KnownMissing {
             rejected: 2,
-            unreadable: 0,
-            suspect: 0,
+            ..KnownMissing::default()
         };
         let b = bound_loss(
             &[range(Some(100), Some(110), 0)],
@@ -299,6 +320,39 @@ mod tests {
             None,
         );
         assert_eq!((b.lower, b.upper), (5, Some(12)));
+    }
+
+    /// Rows of another table wrongly given to this one and refused by its constraints
+    /// were once counted as its loss (a lower bound of 26 where 21 were lost).
+    #[test]
+    fn refused_rows_nothing_proves_the_tables_count_above_only() {
+        let refused = KnownMissing {
+            rejected: 7,
+            rejected_unproven: 5,
+            ..KnownMissing::default()
+        };
+        let b = bound_loss(
+            &[range(Some(100), Some(110), 0)],
+            idx(3),
+            refused,
+            false,
+            None,
+        );
+        assert_eq!((b.lower, b.upper), (5, Some(17)));
+        assert!(b.evidence.iter().any(|e| e.contains("upper bound only")));
+    }
+
+    /// A table with placeholders once said "at least 0 rows lost".
+    #[test]
+    fn placeholders_prove_their_rows_existed() {
+        let mut b = bound_loss(&[], Proven::default(), KnownMissing::default(), true, None);
+        assert_eq!(b.lower, 0);
+        b.add_placeholder_proof(311);
+        assert_eq!((b.lower, b.upper), (311, None));
+        assert!(b
+            .evidence
+            .iter()
+            .any(|e| e.starts_with("311 placeholder rows")));
     }
 
     #[test]

@@ -156,6 +156,11 @@ impl Sink<'_> {
                 match self.lost.keep(self.out, self.enc, t.root, row, self.taken) {
                     Ok(()) => {
                         t.loss.rejected += 1;
+                        let own = matches!(row.provenance, Provenance::Cell { .. })
+                            && row.provenance.source().vouched();
+                        if !own {
+                            t.loss.rejected_unproven += 1;
+                        }
                         if let Some(rowid) = row.rowid() {
                             t.rejected_rowids.insert(rowid);
                         }

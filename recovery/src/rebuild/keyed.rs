@@ -48,7 +48,10 @@ pub fn take_bounds(
     let Some(t) = tables.get(b.table) else {
         return Ok(());
     };
-    let (name, rejected) = (t.name.clone(), t.loss.rejected);
+    let (name, rejected) = (
+        t.name.clone(),
+        t.loss.rejected.saturating_sub(t.loss.rejected_unproven),
+    );
     let keyed: Vec<&ResolvedCopy> = cx
         .copies
         .iter()

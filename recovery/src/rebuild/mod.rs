@@ -10,7 +10,7 @@
 //!   registered in `salvage_placeholders`.
 
 use pager::SchemaKind;
-use reconstruct::{Bounded, BoundsInput, ResolvedCopy, TableStatus, TextCopy};
+use reconstruct::{Bounded, BoundsInput, LossBounds, ResolvedCopy, TableStatus, TextCopy};
 
 use crate::error::Error;
 use crate::evidence::{Evidence, Reader};
@@ -152,6 +152,7 @@ pub fn bounds_inputs(
             root_lost: t.loss.root_lost,
             known: reconstruct::KnownMissing {
                 rejected: t.loss.rejected,
+                rejected_unproven: t.loss.rejected_unproven,
                 // Rows read but written nowhere are as missing as undecodable ones.
                 unreadable: t.loss.unreadable_cells + t.loss.unwritable,
                 suspect,
@@ -235,6 +236,12 @@ impl Rebuilt {
             &taken,
         )
         .map_err(Error::db("rebuilding lost parent rows"))?;
+        // A placeholder stands for a row its children prove existed: the table lost it.
+        for t in tables.iter_mut().filter(|t| t.loss.placeholders > 0) {
+            t.bounds
+                .get_or_insert_with(LossBounds::default)
+                .add_placeholder_proof(t.loss.placeholders);
+        }
         Ok(Rebuilt {
             out,
             tables,
