@@ -121,6 +121,7 @@ fn damage_cases(f: &Fixture) -> Vec<(String, Vec<Damage>)> {
 #[test]
 fn every_damage_kind_on_every_fixture() -> TestResult {
     let mut ran = 0;
+    let mut bounded = 0;
     let mut applied: BTreeMap<String, u32> = BTreeMap::new();
     let dir = Scratch::new("sweep");
     for f in fixtures::catalog() {
@@ -158,6 +159,9 @@ fn every_damage_kind_on_every_fixture() -> TestResult {
             }
             assert!(done.report.source.unchanged, "{name}: the source changed");
             assert_no_garbage_in(&f, &dest, &name);
+            // The bounds hold the truth: rows of the source not in their table (partial
+            // rows and placeholders are still lost rows).
+            bounded += check_bounds(&f, &dest, &done.report, &name);
             // Damage that destroys no row's bytes loses no row: each is in its table.
             let lossless = [
                 "header-page-size",
@@ -209,5 +213,79 @@ fn every_damage_kind_on_every_fixture() -> TestResult {
     // Every kind ran somewhere.
     assert_eq!(applied.len(), 17, "{applied:?}");
     assert!(ran > 250, "{ran} cases");
+    assert!(bounded > 100, "{bounded} tables' bounds checked");
     Ok(())
+}
+
+/// Each table's `lost_rows` bounds against the rows of the source missing from it;
+/// returns how many tables had bounds.
+fn check_bounds(
+    f: &Fixture,
+    dest: &std::path::Path,
+    report: &recovery::report::LossReport,
+    name: &str,
+) -> u32 {
+    let mut checked = 0;
+    let Ok(conn) = rusqlite::Connection::open(dest) else {
+        return 0;
+    };
+    let registered = |table: &str| -> std::collections::BTreeSet<i64> {
+        let mut out = std::collections::BTreeSet::new();
+        for registry in ["salvage_partial_rows", "salvage_placeholders"] {
+            let sql = format!(
+                "SELECT rowid FROM {registry} WHERE lower(tbl) = lower(?1) AND rowid IS NOT NULL"
+            );
+            if let Ok(mut stmt) = conn.prepare(&sql) {
+                if let Ok(rows) = stmt.query_map([table], |r| r.get::<_, i64>(0)) {
+                    out.extend(rows.flatten());
+                }
+            }
+        }
+        out
+    };
+    for t in report.tables.iter() {
+        let Some(bounds) = &t.lost_rows else { continue };
+        let Some(source) = f
+            .tables
+            .iter()
+            .find(|s| s.name == t.name && !s.without_rowid)
+        else {
+            continue;
+        };
+        let present: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                [&t.name],
+                |r| r.get(0),
+            )
+            .unwrap_or(0);
+        if present == 0 {
+            continue;
+        }
+        let got = rows_of(dest, &t.name, false);
+        let rebuilt = registered(&t.name);
+        let lost = source
+            .rows
+            .iter()
+            .filter_map(|r| r.rowid)
+            .filter(|r| !got.contains_key(r) || rebuilt.contains(r))
+            .count() as u64;
+        assert!(
+            bounds.lower_bound <= lost,
+            "{name} {}: lower bound {} above the {lost} rows lost: {:?}",
+            t.name,
+            bounds.lower_bound,
+            bounds.evidence
+        );
+        if let Some(upper) = bounds.upper_bound {
+            assert!(
+                lost <= upper,
+                "{name} {}: {lost} rows lost, above the upper bound {upper}: {:?}",
+                t.name,
+                bounds.evidence
+            );
+        }
+        checked += 1;
+    }
+    checked
 }
