@@ -973,6 +973,68 @@ fn damaged_fields_are_registered_with_their_reason() -> TestResult {
     Ok(())
 }
 
+/// A table whose schema row is lost comes back under its name when an index whose schema
+/// row survives names it: the index entries' rowids are the rows of the orphan b-tree,
+/// and their values say which column is which (once `salvage_inferred_1(c0, c1, …)`,
+/// every row out of its table). The index is re-created on it.
+#[test]
+fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
+    let dir = crate::Scratch::new("named-by-index");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE other(k TEXT, v TEXT);
+         CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, created INTEGER);
+         CREATE INDEX notes_title ON notes(title);
+         INSERT INTO other VALUES ('a', 'b');
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 400)
+         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;",
+    )?;
+    drop(conn);
+    let want = rows_of(&src, "notes", false);
+    let mut bytes = std::fs::read(&src)?;
+    // The schema cell holding `notes`' CREATE TABLE statement, zeroed.
+    let cells = usize::from(u16::from_be_bytes([bytes[103], bytes[104]]));
+    let cell = (0..cells)
+        .map(|i| usize::from(u16::from_be_bytes([bytes[108 + 2 * i], bytes[109 + 2 * i]])))
+        .find(|&c| {
+            bytes[c..(c + 120).min(4096)]
+                .windows(18)
+                .any(|w| w == b"CREATE TABLE notes")
+        })
+        .ok_or("notes' schema cell")?;
+    let (payload, n) = fixtures::format::read_varint(&bytes, cell).ok_or("a payload size")?;
+    let rowid = fixtures::format::read_varint(&bytes, cell + n)
+        .ok_or("a rowid")?
+        .1;
+    bytes[cell..cell + n + rowid + payload as usize].fill(0);
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let notes = crate::table_entry(&r, "notes");
+    assert_eq!(notes["status"], "inferred", "{}", r["tables"]);
+    assert!(
+        notes["reason"].to_string().contains("notes_title"),
+        "{notes}"
+    );
+    let conn = Connection::open(&dest)?;
+    let titles: Vec<(i64, String)> = conn
+        .prepare("SELECT rowid, title FROM notes ORDER BY rowid")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(titles.len(), want.len());
+    for (rowid, title) in &titles {
+        assert_eq!(Value::Text(title.clone()), want[rowid][1], "row {rowid}");
+    }
+    let index: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'notes_title'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(index, 1, "{}", r["schema_objects"]);
+    Ok(())
+}
+
 #[test]
 fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     type Make = fn(&Fixture) -> Vec<Damage>;

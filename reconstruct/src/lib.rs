@@ -50,6 +50,7 @@
 
 pub mod bounds;
 pub mod loss;
+pub mod naming;
 pub mod partial;
 pub mod placeholders;
 pub mod plan;
@@ -69,6 +70,7 @@ pub use loss::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,
     TableLoss, Verdict,
 };
+pub use naming::{index_columns, name_inferred, Naming, OrphanIndex};
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, PartialRow, ResolvedCopy};
 pub use placeholders::{

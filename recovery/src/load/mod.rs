@@ -293,12 +293,39 @@ fn attribute_orphans(
             t.orphans = groups;
         }
     }
-    for table in std::mem::take(&mut plan.inferred) {
-        let name = crate::plan::inferred_name(evidence, tables);
+    // An index whose table's schema row is lost names that table, when its entries'
+    // rowids are an inferred table's rows.
+    let orphan_indexes: Vec<reconstruct::OrphanIndex> = evidence
+        .schema
+        .rows
+        .iter()
+        .filter(|r| r.kind == pager::SchemaKind::Index && tables.named(&r.tbl_name).is_none())
+        .filter_map(|r| {
+            Some(reconstruct::OrphanIndex {
+                name: r.name.clone(),
+                table: r.tbl_name.clone(),
+                root: r.rootpage?,
+                columns: reconstruct::index_columns(r.sql.as_deref()?)?,
+            })
+        })
+        .collect();
+    let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
+    for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
+        let naming = namings
+            .iter()
+            .find(|n| n.inferred == i)
+            .filter(|n| tables.named(&n.table).is_none());
+        let name = naming.map_or_else(
+            || crate::plan::inferred_name(evidence, tables),
+            |n| n.table.clone(),
+        );
         // Columns c0, c1, … declared without a type, so that every value keeps its
-        // storage class.
+        // storage class; a column an index's entries identify takes its name.
         let cols: Vec<String> = (0..table.columns.len())
-            .map(|i| quote(&format!("c{i}")))
+            .map(|i| {
+                let named = naming.and_then(|n| n.columns.get(&i));
+                quote(&named.cloned().unwrap_or_else(|| format!("c{i}")))
+            })
             .collect();
         let sql = format!("CREATE TABLE {}({})", quote(&name), cols.join(", "));
         let Some(shape) = out
@@ -309,13 +336,31 @@ fn attribute_orphans(
             continue;
         };
         let rows: u64 = table.groups.iter().map(|g| g.cells).sum();
-        let reason = format!(
+        let mut reason = format!(
             "its CREATE statement is lost: {} columns ({}) inferred from {} sampled records of {} orphan page groups ({rows} cells)",
             table.columns.len(),
             table.columns.join(", "),
             table.sampled,
             table.groups.len()
         );
+        if let Some(n) = naming {
+            let named: Vec<String> = n
+                .columns
+                .iter()
+                .map(|(p, c)| format!("`{c}` (c{p})"))
+                .collect();
+            reason.push_str(&format!(
+                "; named by index `{}`, whose schema row survives: {} of its {} entries name rows of these pages{}",
+                n.index,
+                n.matched,
+                n.entries,
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and their values identify {}", named.join(", "))
+                }
+            ));
+        }
         let evidence = vec![reconstruct::Evidence::LostSchema {
             sampled: table.sampled,
         }];
