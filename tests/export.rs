@@ -111,64 +111,124 @@ fn every_embedding_is_exported_with_its_document_and_typed_metadata() -> TestRes
     Ok(())
 }
 
+/// The collection of each embedding of the fixture, by internal id.
+fn collections_of(f: &Fixture) -> BTreeMap<i64, String> {
+    let text = |v: &Value| match v {
+        Value::Text(t) => t.clone(),
+        other => panic!("{other:?}"),
+    };
+    let table = |name: &str| &f.table(name).unwrap().rows;
+    let collection_name: BTreeMap<String, String> = table("collections")
+        .iter()
+        .map(|r| (text(&r.values[0]), text(&r.values[1])))
+        .collect();
+    let segment_collection: BTreeMap<String, String> = table("segments")
+        .iter()
+        .map(|r| (text(&r.values[0]), text(&r.values[3])))
+        .collect();
+    table("embeddings")
+        .iter()
+        .map(|r| {
+            let Value::Integer(id) = r.values[0] else {
+                panic!()
+            };
+            let collection = &segment_collection[&text(&r.values[1])];
+            (id, collection_name[collection].clone())
+        })
+        .collect()
+}
+
+/// `embeddings` rows lost with their table's pages. While the UNIQUE(segment_id,
+/// embedding_id) index survives, its entries prove each lost row's id and segment: the
+/// export carries every real id and collection (once `id: null`, `collection: null` and
+/// labels in the table), marked reconstructed, exit 3. With the index lost too, the ids
+/// are unknown (`null`) and the export still exits 3.
 #[test]
 fn embeddings_whose_row_is_lost_are_exported_as_reconstructed() -> TestResult {
-    let c = case("export-lost", "vector-4096-utf8", |f| {
-        let leaves = fixtures::table_pages(&f.bytes, f.roots["embeddings"]).leaves;
-        vec![Damage::ZeroPage(leaves[0])]
-    });
-    assert_eq!(c.recover(&["--allow-partial"])?.status.code(), Some(3));
-    let (code, lines) = export(&c.dest, &[])?;
-    assert_eq!(
-        code,
-        Some(3),
-        "an export with reconstructed rows is not clean"
-    );
-    let meta = expected_metadata(&c.fixture);
-    // Every embedding that has metadata is there, the lost ones included.
-    for id in meta.keys() {
-        assert!(
-            lines.iter().any(|l| l["internal_id"] == *id),
-            "{id} dropped"
+    for index_lost in [false, true] {
+        let c = case(
+            &format!("export-lost-{index_lost}"),
+            "vector-4096-utf8",
+            |f| {
+                let leaves = fixtures::table_pages(&f.bytes, f.roots["embeddings"]).leaves;
+                let mut d = vec![Damage::ZeroPage(leaves[0])];
+                if index_lost {
+                    let index =
+                        fixtures::table_pages(&f.bytes, f.roots["sqlite_autoindex_embeddings_1"]);
+                    d.extend(
+                        index
+                            .leaves
+                            .iter()
+                            .chain(&index.interior)
+                            .map(|p| Damage::ZeroPage(*p)),
+                    );
+                }
+                d
+            },
         );
-    }
-    // Every surviving embedding round-trips: its id, document and typed metadata.
-    let embeddings = &c.fixture.table("embeddings").unwrap().rows;
-    for line in lines.iter().filter(|l| l["reconstructed"] == false) {
-        let id = line["internal_id"].as_i64().unwrap();
-        let row = embeddings
-            .iter()
-            .find(|r| r.values[0] == Value::Integer(id))
-            .unwrap();
-        let Value::Text(embedding_id) = &row.values[2] else {
-            panic!()
+        assert_eq!(c.recover(&["--allow-partial"])?.status.code(), Some(3));
+        let (code, lines) = export(&c.dest, &[])?;
+        assert_eq!(
+            code,
+            Some(3),
+            "an export with reconstructed rows is not clean"
+        );
+        let meta = expected_metadata(&c.fixture);
+        let collections = collections_of(&c.fixture);
+        // Every embedding that has metadata is there, the lost ones included.
+        for id in meta.keys() {
+            assert!(
+                lines.iter().any(|l| l["internal_id"] == *id),
+                "{id} dropped"
+            );
+        }
+        let embeddings = &c.fixture.table("embeddings").unwrap().rows;
+        let real_id = |id: i64| {
+            let row = embeddings
+                .iter()
+                .find(|r| r.values[0] == Value::Integer(id))
+                .unwrap();
+            let Value::Text(embedding_id) = &row.values[2] else {
+                panic!()
+            };
+            json!(embedding_id)
         };
-        assert_eq!(line["id"], json!(embedding_id));
-        let (document, metadata) = meta
-            .get(&id)
-            .cloned()
-            .unwrap_or((serde_json::Value::Null, json!({})));
-        assert_eq!(
-            (&line["document"], &line["metadata"]),
-            (&document, &metadata),
-            "{id}"
-        );
-    }
-    let rebuilt: Vec<&serde_json::Value> = lines
-        .iter()
-        .filter(|l| l["reconstructed"] == true)
-        .collect();
-    assert!(!rebuilt.is_empty());
-    for line in rebuilt {
-        assert!(line["id"].is_null(), "{line}");
-        assert_eq!(
-            line["collection_inferred"],
-            !line["collection"].is_null(),
-            "{line}"
-        );
-        let id = line["internal_id"].as_i64().unwrap();
-        assert_eq!(line["document"], meta[&id].0, "{id}");
-        assert_eq!(line["metadata"], meta[&id].1, "{id}");
+        // Every surviving embedding round-trips: its id, document and typed metadata.
+        for line in lines.iter().filter(|l| l["reconstructed"] == false) {
+            let id = line["internal_id"].as_i64().unwrap();
+            assert_eq!(line["id"], real_id(id));
+            let (document, metadata) = meta
+                .get(&id)
+                .cloned()
+                .unwrap_or((serde_json::Value::Null, json!({})));
+            assert_eq!(
+                (&line["document"], &line["metadata"]),
+                (&document, &metadata),
+                "{id}"
+            );
+        }
+        let rebuilt: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|l| l["reconstructed"] == true)
+            .collect();
+        assert!(!rebuilt.is_empty());
+        for line in rebuilt {
+            let id = line["internal_id"].as_i64().unwrap();
+            if index_lost {
+                assert!(line["id"].is_null(), "{line}");
+                assert_eq!(
+                    line["collection_inferred"],
+                    !line["collection"].is_null(),
+                    "{line}"
+                );
+            } else {
+                assert_eq!(line["id"], real_id(id), "{line}");
+                assert_eq!(line["collection"], json!(collections[&id]), "{line}");
+                assert_eq!(line["collection_inferred"], false, "{line}");
+            }
+            assert_eq!(line["document"], meta[&id].0, "{id}");
+            assert_eq!(line["metadata"], meta[&id].1, "{id}");
+        }
     }
     Ok(())
 }

@@ -227,13 +227,25 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
         placeholders > 0 && lost == placeholders,
         "{placeholders} placeholders for {lost} lost embeddings"
     );
-    // The placeholders' user-facing ids are marked, never passed off as originals.
-    let marked: i64 = conn.query_row(
-        "SELECT count(*) FROM embeddings WHERE id IN (SELECT rowid FROM salvage_placeholders WHERE tbl = 'embeddings') AND embedding_id LIKE 'salvage-recovered:%'",
-        [],
-        |r| r.get(0),
-    )?;
-    assert_eq!(marked, placeholders);
+    // The placeholders' user-facing ids and segments are what the surviving unique index
+    // proves (once labels), and only the columns nothing proves are listed as filled.
+    let want = expected_rows(&c.fixture, "embeddings");
+    let made: Vec<(i64, String, String, String)> = conn
+        .prepare(
+            "SELECT e.id, e.segment_id, e.embedding_id, p.filled_columns FROM embeddings e
+             JOIN salvage_placeholders p ON p.tbl = 'embeddings' AND p.rowid = e.id",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(made.len() as i64, placeholders);
+    for (id, segment, embedding, filled) in made {
+        assert_eq!(
+            (Value::Text(segment), Value::Text(embedding)),
+            (want[&id][1].clone(), want[&id][2].clone()),
+            "embedding {id}"
+        );
+        assert_eq!(filled, "seq_id", "embedding {id}");
+    }
     Ok(())
 }
 

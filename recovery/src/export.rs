@@ -1,15 +1,16 @@
 //! `salvage export`: a salvaged Chroma store as JSON lines, one object per embedding, ready
 //! to re-upsert into a vector store. Reads the database with SQLite, read-only.
 //!
-//! Each line: `id` (the user-facing embedding id; `null` when its `embeddings` row was
-//! lost), `internal_id`, `collection` (`null` when unknown; `collection_inferred` when it
-//! comes from a reconstructed row's neighbours), `document`, `metadata` with its types
+//! Each line: `id` (the user-facing embedding id; for a lost `embeddings` row, the one its
+//! unique index entry proves, `null` when nothing does), `internal_id`, `collection`
+//! (`null` when unknown; `collection_inferred` when it comes from a reconstructed row's
+//! neighbours), `document`, `metadata` with its types
 //! kept, `reconstructed`, and `partial` (one of its rows was rebuilt from index entries or
 //! a full-text copy: values may be missing). An embedding whose `embeddings` row is a registered
 //! placeholder, or whose metadata survives with no `embeddings` row at all, is exported
 //! under its internal id and marked reconstructed. Rows with no metadata are exported too.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -123,7 +124,14 @@ impl Export {
             partial,
         } = self.registered()?;
         let made = |table: &str, rowid: Option<i64>| {
-            rowid.is_some_and(|r| placeholders.contains(&(table.to_string(), r)))
+            rowid.is_some_and(|r| placeholders.contains_key(&(table.to_string(), r)))
+        };
+        // A column of a placeholder that a rule filled (a label, a neighbour's value);
+        // the others hold what evidence proves of the lost row (its index entries).
+        let filled = |table: &str, rowid: i64, column: &str| {
+            placeholders
+                .get(&(table.to_string(), rowid))
+                .is_some_and(|f| f.contains(column))
         };
         // Every internal id with an `embeddings` row or a metadata row, in id order: metadata
         // whose embedding row is gone is not dropped.
@@ -160,6 +168,9 @@ impl Export {
                 row.get(2).map_err(db)?
             };
             let rebuilt = id.is_none() || made("embeddings", Some(internal));
+            // A placeholder's id and segment are real when its index entries proved them.
+            let id_proven = !filled("embeddings", internal, "embedding_id");
+            let segment_proven = !filled("embeddings", internal, "segment_id");
             if let Some(wanted) = &self.collection {
                 if collection.as_deref() != Some(wanted.as_str()) {
                     unknown_skipped += u64::from(collection.is_none());
@@ -168,11 +179,12 @@ impl Export {
             }
             let (document, metadata) = metadata(&mut meta, internal).map_err(db)?;
             let line = json!({
-                "id": if rebuilt { None } else { id },
+                "id": if rebuilt && !id_proven { None } else { id },
                 "internal_id": internal,
                 // A reconstructed row's segment, hence its collection, was inferred from its
-                // neighbouring ids, not read.
-                "collection_inferred": (rebuilt || segment_made) && collection.is_some(),
+                // neighbouring ids, not read, unless its index entries proved it.
+                "collection_inferred": ((rebuilt && !segment_proven) || segment_made)
+                    && collection.is_some(),
                 "collection": collection,
                 "document": document,
                 "metadata": metadata,
@@ -218,8 +230,9 @@ impl Export {
 
 /// What the salvage that made the database registered.
 struct Registered {
-    /// Placeholder rows (embeddings, segments, collections): (lower-cased table, rowid).
-    placeholders: BTreeSet<(String, i64)>,
+    /// Placeholder rows (embeddings, segments, collections): (lower-cased table, rowid),
+    /// with the columns a rule filled.
+    placeholders: BTreeMap<(String, i64), BTreeSet<String>>,
     /// Internal ids with a row rebuilt from evidence (index entries, full-text copies):
     /// their other values are missing.
     partial: BTreeSet<i64>,
@@ -231,12 +244,21 @@ impl Export {
         let db = Error::db("reading the salvaged database");
         let placeholders = if tables.contains("salvage_placeholders") {
             conn.prepare(
-                "SELECT lower(tbl), rowid FROM salvage_placeholders WHERE rowid IS NOT NULL",
+                "SELECT lower(tbl), rowid, filled_columns FROM salvage_placeholders WHERE rowid IS NOT NULL",
             )
-            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    let filled: String = r.get(2)?;
+                    Ok((
+                        (r.get(0)?, r.get(1)?),
+                        filled.split(',').map(str::to_string).collect(),
+                    ))
+                })?
+                .collect()
+            })
             .map_err(db)?
         } else {
-            BTreeSet::new()
+            BTreeMap::new()
         };
         let partial = if tables.contains("salvage_partial_rows") {
             conn.prepare(

@@ -2,9 +2,9 @@
 //! inferred from orphan pages, then tables a profile expects that the schema lacks. Each
 //! carries what happened to it, from its disposition to its loss bounds.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use pager::PageNo;
+use pager::{PageNo, Value};
 use reconstruct::{Attribution, LossBounds, TableId, TableLoss, TableShape, TableStatus};
 
 /// What happened to one table.
@@ -30,6 +30,9 @@ pub struct TableRun {
     pub orphans: Vec<Attribution>,
     /// Rowids of the rows its constraints refused.
     pub rejected_rowids: BTreeSet<i64>,
+    /// Lost rows whose values evidence proves (index entries, text copies) but which the
+    /// table refused as partial rows, by rowid: a placeholder made for one takes them.
+    pub proven_lost: BTreeMap<i64, BTreeMap<String, Value>>,
     /// Rowids of the rows written into it (the load's own record, for loss bounds).
     pub written_rowids: Vec<i64>,
 }
@@ -62,6 +65,7 @@ impl Tables {
             bounds: None,
             orphans: Vec::new(),
             rejected_rowids: BTreeSet::new(),
+            proven_lost: BTreeMap::new(),
             written_rowids: Vec::new(),
         });
         id

@@ -73,6 +73,9 @@ pub struct ChildEvidence {
     pub max: BTreeMap<String, Value>,
     /// For `Fill::Neighbour` columns: the value both neighbouring parent rows agree on.
     pub neighbour: BTreeMap<String, Value>,
+    /// Values of the lost parent row itself that evidence proves (its index entries, a
+    /// text copy), by column: they win over every fill.
+    pub proven: BTreeMap<String, Value>,
 }
 
 /// A parent row to synthesize.
@@ -136,6 +139,22 @@ pub fn plan_placeholder(
         .zip(ev.key.iter().cloned())
         .collect();
     let mut filled = Vec::new();
+    // What the evidence proves of the row itself comes first; no rule overrides it.
+    for (name, value) in &ev.proven {
+        let Some(col) = parent
+            .columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
+        else {
+            continue;
+        };
+        let known = columns
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(&col.name));
+        if !known && col.kind == ColumnKind::Ordinary && *value != Value::Null {
+            columns.push((col.name.clone(), value.clone()));
+        }
+    }
     let label = |t: &str| {
         t.replace("{key}", &key_text(&ev.key))
             .replace("{count}", &ev.count.to_string())
@@ -193,7 +212,11 @@ pub fn plan_placeholder(
         else {
             continue;
         };
-        if is_key(&col.name) {
+        if is_key(&col.name)
+            || columns
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(&col.name))
+        {
             continue;
         }
         let value = apply(rule, &col.name, ev, &label);

@@ -4,6 +4,8 @@
 //! neighbouring parent rows hold) and the writes go through [`ParentStore`], so that every
 //! decision stays here.
 
+use std::collections::BTreeMap;
+
 use pager::Value;
 
 use super::{
@@ -58,6 +60,15 @@ pub trait ParentStore {
         column: &str,
         rowid: i64,
     ) -> Result<[Option<Value>; 2], Self::Error>;
+    /// Values of the lost row of `parent` under `rowid` that evidence proves (index
+    /// entries, text copies), by column; none by default.
+    fn proven(
+        &mut self,
+        _parent: &str,
+        _rowid: i64,
+    ) -> Result<BTreeMap<String, Value>, Self::Error> {
+        Ok(BTreeMap::new())
+    }
     /// Writes a placeholder row: its rowid, or why the table refused it.
     fn insert(&mut self, placeholder: &Placeholder) -> Result<Result<i64, String>, Self::Error>;
     /// Registers a written placeholder as fabricated (the registry is made on first use).
@@ -262,6 +273,10 @@ pub fn synthesize<S: ParentStore>(
         };
         for mut ev in evidence {
             neighbour_values(store, parent, rel, &mut ev)?;
+            if let Some(rowid) = rowid_key(parent, rel, &ev) {
+                // Evidence the store cannot read proves nothing.
+                ev.proven = store.proven(&parent.name, rowid).unwrap_or_default();
+            }
             let blocked = |key: &[Value], reason: String| Blocked {
                 table: rel.parent.clone(),
                 key: key_text(key),
@@ -297,6 +312,22 @@ pub fn synthesize<S: ParentStore>(
     }
     outcome.registry = store.registry();
     Ok(outcome)
+}
+
+/// The parent's rowid, when the key is a single integer that is its rowid alias.
+fn rowid_key(parent: &TableShape, rel: &Relationship, ev: &ChildEvidence) -> Option<i64> {
+    let alias = parent.rowid_alias()?;
+    match (rel.parent_columns.as_slice(), ev.key.as_slice()) {
+        ([key_col], [Value::Integer(k)])
+            if parent
+                .columns
+                .get(alias)
+                .is_some_and(|c| c.name.eq_ignore_ascii_case(key_col)) =>
+        {
+            Some(*k)
+        }
+        _ => None,
+    }
 }
 
 /// For `Fill::Neighbour` columns of a single integer key that is the parent's rowid: the

@@ -88,6 +88,7 @@ pub fn take_bounds(
             unkeyed += n;
             done.written += more.written;
             done.refused += more.refused;
+            done.refused_rows.extend(more.refused_rows);
         }
         Ok::<_, rusqlite::Error>((done, unkeyed))
     })();
@@ -104,6 +105,7 @@ pub fn take_bounds(
         t.bounds = Some(b.bounds);
         t.loss.partial_rows = done.written;
         t.loss.partial_refused = done.refused;
+        t.proven_lost.extend(done.refused_rows);
     }
     Ok(())
 }

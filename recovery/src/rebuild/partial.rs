@@ -4,7 +4,7 @@
 //! into its table and registered in `salvage_partial_rows`. The rows stay counted as
 //! lost: their other columns are gone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{PageNo, TextEncoding, Value};
 use reconstruct::{IndexKeys, PartialRow};
@@ -55,12 +55,15 @@ pub fn index_keys(
 }
 
 /// What inserting one table's partial rows did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inserted {
     /// Rows written into the table (each also registered).
     pub written: u64,
     /// Rows the table's constraints refused (a NOT NULL column no index covers).
     pub refused: u64,
+    /// The known values of the refused rows whose rowid is known, by rowid: a
+    /// placeholder made for one of them takes them.
+    pub refused_rows: Vec<(i64, BTreeMap<String, Value>)>,
 }
 
 /// Inserts `rows` into `table` and registers every one in `registry` (created on first
@@ -121,6 +124,9 @@ pub fn insert<'r>(
             done.written += 1;
         } else {
             done.refused += 1;
+            if let Some(rowid) = rowid {
+                done.refused_rows.push((rowid, row.values.clone()));
+            }
         }
         let name = match registry {
             Some(name) => name.clone(),
@@ -149,7 +155,7 @@ pub fn insert<'r>(
             rusqlite::params![
                 table,
                 rowid,
-                columns.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(","),
+                row.values.keys().map(String::as_str).collect::<Vec<_>>().join(","),
                 row.sources.iter().map(String::as_str).collect::<Vec<_>>().join(","),
                 in_table,
                 serde_json::Value::Object(known).to_string()

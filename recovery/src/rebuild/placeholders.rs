@@ -4,7 +4,7 @@
 //! decision is `reconstruct`'s. Also here: tables a profile expects that the schema
 //! lacks, and counts kept in parent rows as a hint beside the loss bounds.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{TextEncoding, Value};
 use reconstruct::{
@@ -37,6 +37,8 @@ struct OutputParents<'o> {
     /// Names the schema and the run use.
     taken: &'o BTreeSet<String>,
     registry: Option<String>,
+    /// Lost rows whose values evidence proves, by lower-cased table and rowid.
+    proven: &'o BTreeMap<String, BTreeMap<i64, BTreeMap<String, Value>>>,
 }
 
 impl ParentStore for OutputParents<'_> {
@@ -174,6 +176,15 @@ impl ParentStore for OutputParents<'_> {
         Ok([one(q("<", "DESC")), one(q(">", "ASC"))])
     }
 
+    fn proven(&mut self, parent: &str, rowid: i64) -> rusqlite::Result<BTreeMap<String, Value>> {
+        Ok(self
+            .proven
+            .get(&parent.to_lowercase())
+            .and_then(|rows| rows.get(&rowid))
+            .cloned()
+            .unwrap_or_default())
+    }
+
     fn insert(&mut self, p: &Placeholder) -> rusqlite::Result<Result<i64, String>> {
         let names: Vec<String> = p.columns.iter().map(|(c, _)| quote(c)).collect();
         let values: Vec<SqlValue<'_>> = p
@@ -256,10 +267,16 @@ pub fn rebuild_parents(
     let applying = profiles.applying(&tables.filled_names());
     note_missing_tables(evidence, tables, ledger, &applying);
     let shapes = tables.shapes();
+    let proven: BTreeMap<String, BTreeMap<i64, BTreeMap<String, Value>>> = tables
+        .iter()
+        .filter(|t| !t.proven_lost.is_empty())
+        .map(|t| (t.name.to_lowercase(), t.proven_lost.clone()))
+        .collect();
     let mut store = OutputParents {
         out,
         taken,
         registry: None,
+        proven: &proven,
     };
     let profile_rels: Vec<Relationship> = applying
         .iter()
