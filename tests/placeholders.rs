@@ -450,3 +450,41 @@ fn placeholders_count_towards_the_lower_bound() -> TestResult {
     );
     Ok(())
 }
+
+/// `salvage report` renders only a loss report: the `inspect --json` document is refused
+/// (it once printed "NOT VERIFIED … source unchanged: NO", an accusation of altered
+/// evidence). A withheld run's report names where its output is kept (once the literal
+/// `DEST.incomplete`), and a table not one of whose rows could be read is `lost`, never
+/// `recovered`.
+#[test]
+fn the_report_renders_loss_reports_only_and_says_where_the_output_is() -> TestResult {
+    let c = sessions_lost("report-withheld");
+    assert_eq!(c.recover(&[])?.status.code(), Some(4));
+    let inspect = crate::salvage()
+        .arg("inspect")
+        .arg("--json")
+        .arg(&c.src)
+        .output()?;
+    let inspect_json = c.dir.path("inspect.json");
+    std::fs::write(&inspect_json, &inspect.stdout)?;
+    let refused = crate::salvage().arg("report").arg(&inspect_json).output()?;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(refused.stdout.is_empty());
+
+    let report = c.dir.path("out.db.report.json");
+    let out = crate::salvage().arg("report").arg(&report).output()?;
+    let text = String::from_utf8(out.stdout)?;
+    let kept = format!("{}.incomplete", c.dest.display());
+    assert!(text.contains(&format!("kept as `{kept}`")), "{text}");
+    assert!(!text.contains("DEST.incomplete"), "{text}");
+    let sessions = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("sessions "))
+        .ok_or("a sessions line")?;
+    assert_eq!(
+        sessions.split_whitespace().nth(1),
+        Some("lost"),
+        "{sessions}"
+    );
+    Ok(())
+}

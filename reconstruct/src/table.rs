@@ -31,6 +31,10 @@ pub enum TableStatus {
     Skipped,
     /// Expected by an application profile, absent from the schema.
     Missing,
+    /// Created from its CREATE statement, but not one row of it could be read: its root
+    /// page is unreadable and no orphan page was given to it. What it holds is rebuilt
+    /// (partial rows, placeholders), all registered.
+    Lost,
 }
 
 impl TableStatus {
@@ -42,13 +46,14 @@ impl TableStatus {
             TableStatus::Failed => "failed",
             TableStatus::Skipped => "skipped",
             TableStatus::Missing => "missing",
+            TableStatus::Lost => "lost",
         }
     }
 }
 
 impl std::fmt::Display for TableStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 

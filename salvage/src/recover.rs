@@ -39,18 +39,20 @@ pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
 fn summary(done: &Recovery, src: &std::path::Path) {
     let r = &done.report;
     eprintln!("salvage recover: `{}`", src.display());
+    // The columns of `salvage report`: rows read from the file, then what was rebuilt.
     eprintln!(
-        "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>9}",
-        "table", "rows", "orphans", "damaged", "placeholders", "status"
+        "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>8} {:>9}",
+        "table", "rows", "orphans", "damaged", "placeholders", "partial", "status"
     );
     for t in &r.tables {
         eprintln!(
-            "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>9}",
+            "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>8} {:>9}",
             crate::inspect::ellipsize(&t.name, 28),
             t.rows_written,
             t.rows_from_orphans,
             t.rows_damaged,
             t.placeholders,
+            t.rows_partial,
             t.status
         );
     }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use recovery::report::{LossReport, FORMAT_VERSION};
+use recovery::report::{LossReport, OutputLocation, FORMAT_VERSION};
 
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::run::{print_stdout, Error, Exit};
@@ -105,10 +105,10 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
         s,
         "{}{}",
         if markdown { "**Output:** " } else { "output: " },
-        if committed {
-            format!("`{}`", printable(&r.run.dest_path))
-        } else {
-            "not committed (kept as DEST.incomplete)".into()
+        match r.output.location {
+            _ if committed => format!("`{}`", printable(&r.run.dest_path)),
+            OutputLocation::Incomplete => format!("not committed (kept as `{}`)", incomplete(r)),
+            _ => "not written".into(),
         }
     );
     let _ = writeln!(
@@ -214,6 +214,11 @@ fn losses(s: &mut String, r: &LossReport, h2: &str) {
     }
 }
 
+/// Where an uncommitted output is kept: DEST with `.incomplete` appended.
+fn incomplete(r: &LossReport) -> String {
+    format!("{}.incomplete", printable(&r.run.dest_path))
+}
+
 /// What the person should do next.
 fn next_step(s: &mut String, r: &LossReport, h2: &str) {
     let flags = &r.flags;
@@ -222,13 +227,13 @@ fn next_step(s: &mut String, r: &LossReport, h2: &str) {
     let _ = writeln!(s, "{h2}Next step");
     let _ = writeln!(s);
     let next = if clean(r) {
-        "Use the output as the database; keep the source as evidence."
+        "Use the output as the database; keep the source as evidence.".to_string()
     } else if !flags.verified || !r.source.unchanged {
-        "Do not use the output. Keep DEST.incomplete and the source for inspection, and report the run with this report attached."
+        format!("Do not use the output. Keep `{}` and the source for inspection, and report the run with this report attached.", incomplete(r))
     } else if committed {
-        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost."
+        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string()
     } else {
-        "The output was withheld because rows are missing. To accept a partial recovery, remove DEST.incomplete and run again with --allow-partial."
+        format!("The output was withheld because rows are missing. To accept a partial recovery, remove `{}` and run again with --allow-partial.", incomplete(r))
     };
     let _ = writeln!(s, "{next}");
 }

@@ -5,7 +5,7 @@
 use pager::{Database, PageNo, Survey};
 use reconstruct::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, Attribution,
-    LossSignal, OrphanGroup, PlaceholderOutcome, TableFacts, Verdict,
+    LossSignal, OrphanGroup, PlaceholderOutcome, TableFacts, TableStatus, Verdict,
 };
 
 use super::common::{damaged_page_reasons, page_size_decision, FindingList, Tool};
@@ -128,10 +128,16 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
             let tree = t
                 .root
                 .and_then(|root| p.survey.trees.iter().find(|tr| tr.root == root));
+            // A table whose b-tree gave nothing is not "recovered", whatever was rebuilt in it.
+            let lost = t.status == TableStatus::Recovered && t.loss.root_lost && t.loss.written() == 0;
             TableReport {
                 name: t.name.clone(),
-                status: t.status,
-                reason: t.reason.clone(),
+                status: if lost { TableStatus::Lost } else { t.status },
+                reason: t.reason.clone().or_else(|| {
+                    lost.then(|| {
+                        "its root page is unreadable and no orphan page holds its rows: not one of them could be read".to_string()
+                    })
+                }),
                 root: t.root.map(PageNo::get),
                 rows_written: t.loss.written(),
                 rows_from_tree: t.loss.from_tree,
