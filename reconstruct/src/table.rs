@@ -31,6 +31,9 @@ pub enum TableStatus {
     Skipped,
     /// Expected by an application profile, absent from the schema.
     Missing,
+    /// A virtual table (full-text, R*Tree): derived data, re-created and refilled from
+    /// canonical rows rather than copied; its `schema_objects` entry says how.
+    Rebuilt,
     /// Created from its CREATE statement, but not one row of it could be read: its root
     /// page is unreadable and no orphan page was given to it. What it holds is rebuilt
     /// (partial rows, placeholders), all registered.
@@ -47,6 +50,7 @@ impl TableStatus {
             TableStatus::Skipped => "skipped",
             TableStatus::Missing => "missing",
             TableStatus::Lost => "lost",
+            TableStatus::Rebuilt => "rebuilt",
         }
     }
 }

@@ -130,10 +130,22 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
                 .and_then(|root| p.survey.trees.iter().find(|tr| tr.root == root));
             // A table whose b-tree gave nothing is not "recovered", whatever was rebuilt in it.
             let lost = t.status == TableStatus::Recovered && t.loss.root_lost && t.loss.written() == 0;
+            // A virtual table refilled from canonical rows was not skipped: it says so, in
+            // the words of its `schema_objects` entry.
+            let rebuilt = p.ledger.objects.iter().find(|o| {
+                t.status == TableStatus::Skipped
+                    && o.kind == "virtual table"
+                    && o.status == ObjectStatus::Rebuilt
+                    && o.name.eq_ignore_ascii_case(&t.name)
+            });
             TableReport {
                 name: t.name.clone(),
-                status: if lost { TableStatus::Lost } else { t.status },
-                reason: t.reason.clone().or_else(|| {
+                status: match (lost, rebuilt) {
+                    (true, _) => TableStatus::Lost,
+                    (_, Some(_)) => TableStatus::Rebuilt,
+                    _ => t.status,
+                },
+                reason: rebuilt.and_then(|o| o.reason.clone()).or_else(|| t.reason.clone()).or_else(|| {
                     lost.then(|| {
                         "its root page is unreadable and no orphan page holds its rows: not one of them could be read".to_string()
                     })
