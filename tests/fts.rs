@@ -108,7 +108,11 @@ fn full_text_tables_are_rebuilt_from_their_stored_text_and_content_tables() -> T
         assert_eq!(o["status"], "rebuilt", "{o}");
         // Its table entry agrees (once `skipped`).
         let t = crate::table_entry(&report, name);
-        assert_eq!((&t["status"], &t["reason"]), (&o["status"], &o["reason"]), "{t}");
+        assert_eq!(
+            (&t["status"], &t["reason"]),
+            (&o["status"], &o["reason"]),
+            "{t}"
+        );
     }
     // A user table that only shares a full-text table's prefix is data, not a shadow.
     let archived: i64 =

@@ -1035,6 +1035,57 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
     Ok(())
 }
 
+/// An overflow page overwritten with other bytes leaves no structural trace: the row
+/// decodes whole, with wrong values (once written as data, `rows_damaged` 0). The table's
+/// own index entry for the row holds a second copy of the keyed column: where it
+/// disagrees, its value is written and the value read is registered
+/// (`disagrees_with_index`). The unindexed column it also overwrote stays as read: nothing
+/// in the file can tell.
+#[test]
+fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResult {
+    let dir = crate::Scratch::new("index-witness");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, tag TEXT);
+         CREATE INDEX t_tag ON t(tag);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 9)
+         INSERT INTO t SELECT x, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    // The last overflow page of row 5: the end of its body, then its tag.
+    let page = bytes
+        .chunks(4096)
+        .position(|p| p.windows(9).any(|w| w == b"aaaatag-5"))
+        .ok_or("row 5's last overflow page")?;
+    bytes[page * 4096 + 4..(page + 1) * 4096].fill(b'z');
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let conn = Connection::open(&dest)?;
+    let tag: String = conn.query_row("SELECT tag FROM t WHERE id = 5", [], |r| r.get(0))?;
+    assert_eq!(tag, "tag-5");
+    let registered: (i64, String, String, String) = conn.query_row(
+        "SELECT rowid, col, reason, original FROM salvage_damaged_fields",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    assert_eq!(
+        registered,
+        (
+            5,
+            "tag".into(),
+            "disagrees_with_index".into(),
+            "zzzzz".into()
+        )
+    );
+    assert_eq!(crate::table_entry(&r, "t")["rows_damaged"], 1);
+    let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    assert_eq!(integrity, "ok");
+    Ok(())
+}
+
 #[test]
 fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     type Make = fn(&Fixture) -> Vec<Damage>;

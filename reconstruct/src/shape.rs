@@ -466,6 +466,9 @@ pub enum DamageReason {
     AffinityNeverStores,
     /// A value beyond the table's columns: not written.
     BeyondColumns,
+    /// A value that disagrees with the table's own index entry for the row (read from
+    /// pages of their own): the index's value is written in its place.
+    DisagreesWithIndex,
 }
 
 impl DamageReason {
@@ -476,6 +479,7 @@ impl DamageReason {
             DamageReason::TextNotInEncoding => "text_not_in_encoding",
             DamageReason::AffinityNeverStores => "affinity_never_stores",
             DamageReason::BeyondColumns => "beyond_columns",
+            DamageReason::DisagreesWithIndex => "disagrees_with_index",
         }
     }
 }

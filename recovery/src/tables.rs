@@ -35,6 +35,10 @@ pub struct TableRun {
     pub proven_lost: BTreeMap<i64, BTreeMap<String, Value>>,
     /// Rowids of the rows written into it (the load's own record, for loss bounds).
     pub written_rowids: Vec<i64>,
+    /// Rowids of the written rows whose payload was joined from overflow pages: a page
+    /// of the chain overwritten with other bytes leaves no trace but wrong values, which
+    /// the table's index entries can still catch.
+    pub spilled_rowids: Vec<i64>,
 }
 
 /// The tables of a run.
@@ -67,6 +71,7 @@ impl Tables {
             rejected_rowids: BTreeSet::new(),
             proven_lost: BTreeMap::new(),
             written_rowids: Vec::new(),
+            spilled_rowids: Vec::new(),
         });
         id
     }

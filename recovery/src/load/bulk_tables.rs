@@ -281,6 +281,8 @@ pub struct Written<'s> {
     pub unreadable: u64,
     /// Rowids written, ascending.
     pub rowids: Vec<i64>,
+    /// Of those, rows whose payload was joined from overflow pages.
+    pub spilled: Vec<i64>,
     /// Rows that go through SQL instead.
     pub later: Vec<RecoveredRow<'s>>,
     /// Indexes left to SQLite's REINDEX: a value this builder does not order, or a column
@@ -305,6 +307,7 @@ pub fn write_table<'s>(
     let mut table = writer.table(job.root);
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
     let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
+    let mut spilled = Vec::new();
     for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
         let row = match event {
             RowEvent::Row(row) => {
@@ -320,6 +323,9 @@ pub fn write_table<'s>(
             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                 table.push(rowid, &row.raw.payload)?;
                 rowids.push(rowid);
+                if matches!(row.raw.payload, std::borrow::Cow::Owned(_)) {
+                    spilled.push(rowid);
+                }
                 for (index, slot) in job.indexes.iter().zip(entries.iter_mut()) {
                     let Some(e) = slot else { continue };
                     let value = pager::record::column_raw(
@@ -347,6 +353,7 @@ pub fn write_table<'s>(
         rows,
         unreadable,
         rowids,
+        spilled,
         later,
         reindex,
     })

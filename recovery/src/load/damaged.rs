@@ -19,6 +19,47 @@ pub struct DamagedFields {
 }
 
 impl DamagedFields {
+    /// Registers one value of a row already in the output, as it was read (`original`),
+    /// before the run wrote another in its place.
+    #[allow(clippy::too_many_arguments)]
+    pub fn keep_read(
+        &mut self,
+        out: &Output,
+        table: &str,
+        rowid: i64,
+        column: &str,
+        reason: DamageReason,
+        original: rusqlite::types::Value,
+        taken: &BTreeSet<String>,
+    ) -> rusqlite::Result<()> {
+        let name = self.registry(out, taken)?;
+        out.conn.execute(
+            &format!(
+                "INSERT INTO {}(tbl, rowid, col, reason, original) VALUES (?1, ?2, ?3, ?4, ?5)",
+                quote(&name)
+            ),
+            rusqlite::params![table, rowid, column, reason.name(), original],
+        )?;
+        self.fields += 1;
+        Ok(())
+    }
+
+    /// The registry's name, the table created on first use.
+    fn registry(&mut self, out: &Output, taken: &BTreeSet<String>) -> rusqlite::Result<String> {
+        if let Some(name) = &self.name {
+            return Ok(name.clone());
+        }
+        let name = std::iter::once("salvage_damaged_fields".to_string())
+            .chain((1..).map(|i| format!("salvage_damaged_fields_{i}")))
+            .find(|n| !taken.contains(n))
+            .unwrap_or_default();
+        out.conn.execute_batch(&format!(
+            "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, col TEXT, reason TEXT NOT NULL, original)",
+            quote(&name)
+        ))?;
+        Ok(self.name.insert(name).clone())
+    }
+
     /// Registers the damaged values of one row of `table` written under `rowid`. `taken`:
     /// the names the schema uses.
     pub fn keep(
@@ -33,20 +74,7 @@ impl DamagedFields {
         if damage.is_empty() {
             return Ok(());
         }
-        let name = match &self.name {
-            Some(name) => name.clone(),
-            None => {
-                let name = std::iter::once("salvage_damaged_fields".to_string())
-                    .chain((1..).map(|i| format!("salvage_damaged_fields_{i}")))
-                    .find(|n| !taken.contains(n))
-                    .unwrap_or_default();
-                out.conn.execute_batch(&format!(
-                    "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, col TEXT, reason TEXT NOT NULL, original)",
-                    quote(&name)
-                ))?;
-                self.name.insert(name).clone()
-            }
-        };
+        let name = self.registry(out, taken)?;
         let sql = format!(
             "INSERT INTO {}(tbl, rowid, col, reason, original) VALUES (?1, ?2, ?3, ?4, ?5)",
             quote(&name)

@@ -29,6 +29,7 @@ use crate::tables::Tables;
 
 pub mod bulk;
 mod bulk_tables;
+mod crosscheck;
 pub mod damaged;
 pub mod lost_and_found;
 mod rows;
@@ -146,6 +147,7 @@ impl<'s> Bulk<'s> {
                 t.loss.from_tree += table.rows;
                 t.loss.unreadable_cells += table.unreadable;
                 t.written_rowids = table.rowids;
+                t.spilled_rowids = table.spilled;
             }
             deferred.insert(job.id, table.later);
         }
@@ -235,6 +237,8 @@ impl<'s> Bulk<'s> {
         lost_and_found
             .keep_orphans(&out, &evidence.db, &plan.lost_and_found, &taken)
             .map_err(Error::db("writing lost_and_found"))?;
+        crosscheck::cross_check(evidence, &out, &mut tables, &mut ledger, &taken)
+            .map_err(Error::db("checking rows against their index entries"))?;
         carry_sequence(evidence, &out).map_err(Error::db("carrying sqlite_sequence over"))?;
         Ok(Loaded {
             out,

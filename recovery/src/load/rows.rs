@@ -118,6 +118,9 @@ impl Sink<'_> {
                 }
                 if let Some(rowid) = row.rowid() {
                     t.written_rowids.push(rowid);
+                    if matches!(row.raw.payload, std::borrow::Cow::Owned(_)) {
+                        t.spilled_rowids.push(rowid);
+                    }
                 }
                 if !complete || mapped.surplus > 0 || !mapped.damage.is_empty() {
                     t.loss.damaged_rows += 1;
