@@ -51,6 +51,7 @@ pub mod journal;
 mod leaf;
 pub mod record;
 pub mod schema;
+pub mod search;
 pub mod types;
 pub mod value;
 pub mod varint;

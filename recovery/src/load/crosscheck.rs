@@ -7,24 +7,32 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use pager::{decode_cell, BtreeWalk, SchemaKind, TextEncoding, TreeItem, Value};
+use pager::{decode_cell, BtreeWalk, PageNo, SchemaKind, TextEncoding, TreeItem, Value};
 use reconstruct::{DamageReason, TableStatus};
 
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, Reader};
 use crate::ledger::Ledger;
 use crate::output::{quote, Output, SqlValue};
 use crate::tables::Tables;
 
 /// Checks the spilled rows of every recovered table against the table's indexes in the
 /// source, and corrects each value an index entry contradicts. Returns the values corrected.
+///
+/// Each spilled row is looked up in each index by its own key (a search down one path of
+/// the index b-tree); only a row its index does not hold under its key is looked for in
+/// the whole index, for the entry that names its rowid. A row read right costs one search.
 pub fn cross_check(
     evidence: &Evidence<'_>,
     out: &Output,
     tables: &mut Tables,
     ledger: &mut Ledger,
     taken: &BTreeSet<String>,
+    reader: &Reader<'_>,
 ) -> rusqlite::Result<u64> {
     let enc = evidence.encoding();
+    // Pages a search reads are scattered over the file: they are accounted like any
+    // read of the evidence, so that resident pages are let go.
+    let page = u64::from(evidence.db.page_size().get());
     let mut corrected = 0;
     for t in tables.iter_mut() {
         let Some(shape) = &t.shape else { continue };
@@ -32,26 +40,31 @@ pub fn cross_check(
         {
             continue;
         }
-        let spilled: HashSet<i64> = t.spilled_rowids.iter().copied().collect();
-        let indexes: Vec<(String, pager::PageNo, Option<String>)> = evidence
-            .schema
-            .rows
-            .iter()
-            .filter(|r| r.kind == SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&t.name))
-            .filter_map(|r| Some((r.name.clone(), r.rootpage?, r.sql.clone())))
-            .collect();
-        if indexes.is_empty() {
-            continue;
-        }
-        let table_sql = evidence
-            .schema
-            .rows
-            .iter()
-            .find(|r| r.kind == SchemaKind::Table && r.name.eq_ignore_ascii_case(&t.name))
-            .and_then(|r| r.sql.as_deref());
+        let indexes = binary_indexes(evidence, &t.name);
         let mut damaged_rows = BTreeSet::new();
-        for index in crate::rebuild::partial::index_keys(table_sql, &indexes) {
+        for index in &indexes {
+            // Rows whose key the index does not hold, with no damage on the search path.
+            let mut disagreeing: HashSet<i64> = HashSet::new();
+            for &rowid in &t.spilled_rowids {
+                let Some(mut key) = stored_values(out, &t.name, rowid, &index.columns)? else {
+                    continue;
+                };
+                key.push(Value::Integer(rowid));
+                reader.read(4 * page);
+                if pager::search::index_holds(&evidence.db, index.root, &key, &index.desc)
+                    == Some(false)
+                {
+                    disagreeing.insert(rowid);
+                }
+            }
+            if disagreeing.is_empty() {
+                continue;
+            }
+            // Their entries, wherever the index holds them.
             for item in BtreeWalk::new(&evidence.db, index.root).flatten() {
+                if let TreeItem::Page(_) = item {
+                    reader.read(page);
+                }
                 let TreeItem::Cell(cell) = item else { continue };
                 let Ok(entry) = decode_cell(&evidence.db, &cell) else {
                     continue;
@@ -63,11 +76,10 @@ pub fn cross_check(
                 let Some((Value::Integer(rowid), keys)) = entry.values.split_last() else {
                     continue;
                 };
-                if !spilled.contains(rowid) {
+                if !disagreeing.contains(rowid) {
                     continue;
                 }
                 for (column, value) in index.columns.iter().zip(keys) {
-                    let Some(column) = column else { continue };
                     if correct(out, enc, &t.name, *rowid, column, value, ledger, taken)? {
                         corrected += 1;
                         damaged_rows.insert(*rowid);
@@ -78,6 +90,96 @@ pub fn cross_check(
         t.loss.damaged_rows += damaged_rows.len() as u64;
     }
     Ok(corrected)
+}
+
+/// An index whose keys compare as bytes (BINARY collation, plain columns).
+struct BinaryIndex {
+    root: PageNo,
+    columns: Vec<String>,
+    desc: Vec<bool>,
+}
+
+/// The indexes of `table` in the source's schema that a search can use: every key a
+/// plain column with the BINARY collation, as SQLite itself reads their CREATE statements
+/// on a scratch database.
+fn binary_indexes(evidence: &Evidence<'_>, table: &str) -> Vec<BinaryIndex> {
+    let rows = &evidence.schema.rows;
+    let Some(table_sql) = rows
+        .iter()
+        .find(|r| r.kind == SchemaKind::Table && r.name.eq_ignore_ascii_case(table))
+        .and_then(|r| r.sql.as_deref())
+    else {
+        return Vec::new();
+    };
+    let Ok(scratch) = rusqlite::Connection::open_in_memory() else {
+        return Vec::new();
+    };
+    if crate::output::create_statement(&scratch, table_sql).is_err() {
+        return Vec::new();
+    }
+    rows.iter()
+        .filter(|r| r.kind == SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(table))
+        .filter_map(|r| {
+            let root = r.rootpage?;
+            if let Some(sql) = r.sql.as_deref() {
+                crate::output::create_statement(&scratch, sql).ok()?;
+            }
+            let mut stmt = scratch
+                .prepare("SELECT name, desc, coll FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno")
+                .ok()?;
+            let keys: Vec<(Option<String>, bool, Option<String>)> = stmt
+                .query_map([&r.name], |x| Ok((x.get(0)?, x.get(1)?, x.get(2)?)))
+                .ok()?
+                .collect::<Result<_, _>>()
+                .ok()?;
+            let binary = keys
+                .iter()
+                .all(|(n, _, c)| n.is_some() && c.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("BINARY")));
+            (binary && !keys.is_empty()).then(|| BinaryIndex {
+                root,
+                columns: keys.iter().filter_map(|k| k.0.clone()).collect(),
+                desc: keys.iter().map(|k| k.1).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The values of `columns` in the output row `rowid`, as stored: text as its bytes in
+/// the database's encoding (the output's, which is the source's).
+fn stored_values(
+    out: &Output,
+    table: &str,
+    rowid: i64,
+    columns: &[String],
+) -> rusqlite::Result<Option<Vec<Value>>> {
+    let select: Vec<String> = columns
+        .iter()
+        .map(|c| format!("typeof({0}), CAST({0} AS BLOB), {0}", quote(c)))
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM {} WHERE rowid = ?1",
+        select.join(", "),
+        quote(table)
+    );
+    let row = out.conn.query_row(&sql, [rowid], |r| {
+        (0..columns.len())
+            .map(|i| {
+                let kind: String = r.get(3 * i)?;
+                Ok(match kind.as_str() {
+                    "null" => Value::Null,
+                    "integer" => Value::Integer(r.get(3 * i + 2)?),
+                    "real" => Value::Real(r.get(3 * i + 2)?),
+                    "text" => Value::Text(r.get(3 * i + 1)?),
+                    _ => Value::Blob(r.get(3 * i + 1)?),
+                })
+            })
+            .collect::<rusqlite::Result<Vec<Value>>>()
+    });
+    match row {
+        Ok(values) => Ok(Some(values)),
+        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Compares one column of one row with its index entry's value; when they disagree,

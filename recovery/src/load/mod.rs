@@ -165,6 +165,7 @@ impl<'s> Bulk<'s> {
         self,
         evidence: &Evidence<'s>,
         survey: Survey,
+        reader: &Reader<'_>,
         observer: &dyn Observer,
     ) -> Result<Loaded, Error> {
         let Bulk {
@@ -237,7 +238,7 @@ impl<'s> Bulk<'s> {
         lost_and_found
             .keep_orphans(&out, &evidence.db, &plan.lost_and_found, &taken)
             .map_err(Error::db("writing lost_and_found"))?;
-        crosscheck::cross_check(evidence, &out, &mut tables, &mut ledger, &taken)
+        crosscheck::cross_check(evidence, &out, &mut tables, &mut ledger, &taken, reader)
             .map_err(Error::db("checking rows against their index entries"))?;
         carry_sequence(evidence, &out).map_err(Error::db("carrying sqlite_sequence over"))?;
         Ok(Loaded {

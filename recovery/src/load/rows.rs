@@ -118,7 +118,12 @@ impl Sink<'_> {
                 }
                 if let Some(rowid) = row.rowid() {
                     t.written_rowids.push(rowid);
-                    if matches!(row.raw.payload, std::borrow::Cow::Owned(_)) {
+                    // A row read whole and written as read: its index entries can witness
+                    // whether its overflow pages still hold its bytes.
+                    if matches!(row.raw.payload, std::borrow::Cow::Owned(_))
+                        && complete
+                        && mapped.damage.is_empty()
+                    {
                         t.spilled_rowids.push(rowid);
                     }
                 }
