@@ -269,6 +269,13 @@ impl TableShape {
         order
     }
 
+    /// The column named `name` (as SQLite matches names: ASCII case aside).
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
     /// The columns whose default is not constant (see [`ColumnDefault`]), which a row
     /// rebuilt from evidence holds as NULL unless the evidence gives them: insertable
     /// columns other than the rowid alias.

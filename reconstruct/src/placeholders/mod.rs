@@ -141,11 +141,7 @@ pub fn plan_placeholder(
     let mut filled = Vec::new();
     // What the evidence proves of the row itself comes first; no rule overrides it.
     for (name, value) in &ev.proven {
-        let Some(col) = parent
-            .columns
-            .iter()
-            .find(|c| c.name.eq_ignore_ascii_case(name))
-        else {
+        let Some(col) = parent.column(name) else {
             continue;
         };
         let known = columns
@@ -205,11 +201,7 @@ pub fn plan_placeholder(
         }
     }
     for (name, rule) in &rules {
-        let Some(col) = parent
-            .columns
-            .iter()
-            .find(|c| c.name.eq_ignore_ascii_case(name))
-        else {
+        let Some(col) = parent.column(name) else {
             continue;
         };
         if is_key(&col.name)

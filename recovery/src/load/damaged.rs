@@ -49,10 +49,7 @@ impl DamagedFields {
         if let Some(name) = &self.name {
             return Ok(name.clone());
         }
-        let name = std::iter::once("salvage_damaged_fields".to_string())
-            .chain((1..).map(|i| format!("salvage_damaged_fields_{i}")))
-            .find(|n| !taken.contains(n))
-            .unwrap_or_default();
+        let name = crate::output::registry_name("salvage_damaged_fields", taken);
         out.conn.execute_batch(&format!(
             "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, col TEXT, reason TEXT NOT NULL, original)",
             quote(&name)

@@ -131,10 +131,7 @@ pub fn insert<'r>(
         let name = match registry {
             Some(name) => name.clone(),
             None => {
-                let name = std::iter::once("salvage_partial_rows".to_string())
-                    .chain((1..).map(|i| format!("salvage_partial_rows_{i}")))
-                    .find(|n| !taken.contains(n))
-                    .unwrap_or_default();
+                let name = crate::output::registry_name("salvage_partial_rows", taken);
                 out.conn.execute_batch(&format!(
                     "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, columns_known TEXT NOT NULL, source_index TEXT NOT NULL, in_table INTEGER NOT NULL, known_values TEXT NOT NULL)",
                     quote(&name)

@@ -215,10 +215,7 @@ impl ParentStore for OutputParents<'_> {
         let registry = match &self.registry {
             Some(name) => name.clone(),
             None => {
-                let name = std::iter::once("salvage_placeholders".to_string())
-                    .chain((1..).map(|i| format!("salvage_placeholders_{i}")))
-                    .find(|n| !self.taken.contains(n))
-                    .unwrap_or_default();
+                let name = crate::output::registry_name("salvage_placeholders", self.taken);
                 self.out.conn.execute_batch(&format!(
                     "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, key TEXT NOT NULL, reason TEXT NOT NULL, filled_columns TEXT NOT NULL)",
                     quote(&name)
