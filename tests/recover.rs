@@ -1102,6 +1102,61 @@ fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResu
     Ok(())
 }
 
+/// An overflow pointer damaged to lead to a b-tree page, as a chain's last page: the chain
+/// reads whole, and the page's bytes once became the row's last values, written as data.
+/// A last page whose next pointer is not 0 does not end a chain as SQLite ends one: the
+/// values read from it are NULL and registered (`overflow_page_suspect`, with the bytes
+/// read).
+#[test]
+fn values_read_from_a_page_that_ends_no_chain_are_registered() -> TestResult {
+    let dir = crate::Scratch::new("suspect-overflow");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, tag TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 9)
+         INSERT INTO t SELECT x, printf('%.9000c', 'a'), 'tag-' || x FROM i;",
+    )?;
+    let root: i64 = conn.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 't'",
+        [],
+        |r| r.get(0),
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    let page_of = |bytes: &[u8], pattern: &[u8]| {
+        bytes
+            .chunks(4096)
+            .position(|p| p.windows(pattern.len()).any(|w| w == pattern))
+    };
+    // Row 5's last overflow page, and the page before it in the chain.
+    let last = page_of(&bytes, b"aaaatag-5").ok_or("row 5's last page")? as u32 + 1;
+    let before = bytes
+        .chunks(4096)
+        .position(|p| p[..4] == last.to_be_bytes())
+        .ok_or("the page before it")?;
+    bytes[before * 4096..before * 4096 + 4].copy_from_slice(&(root as u32).to_be_bytes());
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let conn = Connection::open(&dest)?;
+    let tag: Option<String> = conn.query_row("SELECT tag FROM t WHERE id = 5", [], |r| r.get(0))?;
+    assert_eq!(tag, None);
+    let reasons: Vec<(i64, String, String)> = conn
+        .prepare("SELECT rowid, col, reason FROM salvage_damaged_fields ORDER BY col")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(
+        reasons,
+        vec![
+            (5, "body".into(), "overflow_page_suspect".into()),
+            (5, "tag".into(), "overflow_page_suspect".into())
+        ]
+    );
+    assert_eq!(crate::table_entry(&r, "t")["rows_damaged"], 1);
+    Ok(())
+}
+
 #[test]
 fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     type Make = fn(&Fixture) -> Vec<Damage>;

@@ -541,6 +541,7 @@ impl<'a> Database<'a> {
                 bytes: Cow::Borrowed(payload.local),
                 complete: true,
                 finding: None,
+                suspect_from: None,
             };
         }
         let chain = self.overflow_chain(payload, cell);
@@ -549,7 +550,9 @@ impl<'a> Database<'a> {
         // Capacity from the pages actually found, never from the claimed length.
         let mut out = Vec::with_capacity(payload.local.len() + chain.pages.len() * per_page);
         out.extend_from_slice(payload.local);
+        let mut last_start = None;
         for page_no in &chain.pages {
+            last_start = Some(out.len());
             let remaining = total.saturating_sub(out.len());
             if let Some(page) = self.page(*page_no) {
                 out.extend_from_slice(
@@ -560,10 +563,13 @@ impl<'a> Database<'a> {
             }
         }
         let complete = out.len() == total;
+        let suspect_from = last_start
+            .filter(|_| matches!(chain.finding, Some(Finding::OverflowChainTooLong { .. })));
         AssembledPayload {
             bytes: Cow::Owned(out),
             complete,
             finding: chain.finding,
+            suspect_from,
         }
     }
 
@@ -593,6 +599,10 @@ pub struct AssembledPayload<'a> {
     pub complete: bool,
     /// The damage that made it partial.
     pub finding: Option<Finding>,
+    /// Where in `bytes` the last overflow page's content starts, when that page does not
+    /// end the chain as SQLite ends one (its next pointer is not 0): its bytes may be
+    /// another page's, read as this payload's tail.
+    pub suspect_from: Option<usize>,
 }
 
 /// How well page `no` parses as a b-tree page of size `size`: `None`, a b-tree header

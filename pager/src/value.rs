@@ -51,6 +51,9 @@ pub struct DecodedRow {
     pub complete: bool,
     /// Positions in `values` of the fields read as NULL because their bytes are damaged.
     pub damaged: Vec<usize>,
+    /// Positions in `values` of the fields read, whole, from the bytes of a last overflow
+    /// page that does not end its chain: they may be another page's bytes.
+    pub suspect: Vec<usize>,
     /// Damage met while decoding this entry.
     pub findings: Vec<Finding>,
 }
@@ -70,6 +73,9 @@ pub struct RawRow<'a> {
     pub intact: bool,
     /// Damage met reading it.
     pub findings: Vec<Finding>,
+    /// Where in `payload` the bytes of a last overflow page that does not end its chain
+    /// start (see [`crate::database::AssembledPayload::suspect_from`]).
+    pub suspect_from: Option<usize>,
 }
 
 /// Joins a cell's payload and checks its record header. `Err` when the record header
@@ -106,6 +112,7 @@ pub fn raw_cell<'a>(db: &Database<'a>, cell: &CellRef<'a>) -> Result<RawRow<'a>,
         rowid,
         location: cell.location,
         intact: assembled.complete && described == len,
+        suspect_from: assembled.suspect_from,
         payload: assembled.bytes,
         findings,
     })
@@ -118,6 +125,19 @@ impl RawRow<'_> {
         let mut findings = self.findings.clone();
         let mut complete = self.intact;
         let mut damaged = Vec::new();
+        let mut suspect = Vec::new();
+        if let (Some(from), Ok((record, _))) = (
+            self.suspect_from,
+            Record::parse(&self.payload, self.location),
+        ) {
+            let mut end = record.header().header_size;
+            for (i, t) in record.header().serial_types.iter().enumerate() {
+                end = end.saturating_add(t.body_len());
+                if t.body_len() > 0 && end > from as u64 {
+                    suspect.push(i);
+                }
+            }
+        }
         let values = match Record::parse(&self.payload, self.location) {
             Ok((record, _)) => record
                 .values()
@@ -144,6 +164,7 @@ impl RawRow<'_> {
             values,
             complete,
             damaged,
+            suspect,
             findings,
         }
     }

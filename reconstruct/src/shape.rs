@@ -312,7 +312,8 @@ impl TableShape {
     ///
     /// Every value that is not the file's bytes as SQLite wrote them is NULL in the row
     /// and listed in `damage` with its reason: a field whose bytes could not be read (its
-    /// position in `unreadable`), text not valid in the database's `encoding`, a value its
+    /// position in `unreadable`), a field read from a last overflow page that does not end
+    /// its chain (in `suspect`), text not valid in the database's `encoding`, a value its
     /// column's affinity would have converted on the way in (a number in a TEXT column,
     /// numeric text in a numeric one: SQLite never stores them, so a serial type was
     /// damaged), and a value beyond the table's columns.
@@ -321,6 +322,7 @@ impl TableShape {
         rowid: Option<i64>,
         record: Vec<Value>,
         unreadable: &[usize],
+        suspect: &[usize],
         encoding: TextEncoding,
     ) -> MappedRow {
         let order = self.record_order();
@@ -338,6 +340,8 @@ impl TableShape {
             };
             let reason = if unreadable.contains(&position) {
                 Some(DamageReason::Unreadable)
+            } else if suspect.contains(&position) {
+                Some(DamageReason::OverflowPageSuspect)
             } else if matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding)) {
                 Some(DamageReason::TextNotInEncoding)
             } else if !column.affinity().could_store(&value) {
@@ -476,6 +480,10 @@ pub enum DamageReason {
     /// A value that disagrees with the table's own index entry for the row (read from
     /// pages of their own): the index's value is written in its place.
     DisagreesWithIndex,
+    /// A value read from the last overflow page of a chain that does not end there as
+    /// SQLite ends a chain (its next pointer is not 0): the page may be another's, its
+    /// bytes read as this row's: NULL.
+    OverflowPageSuspect,
 }
 
 impl DamageReason {
@@ -487,6 +495,7 @@ impl DamageReason {
             DamageReason::AffinityNeverStores => "affinity_never_stores",
             DamageReason::BeyondColumns => "beyond_columns",
             DamageReason::DisagreesWithIndex => "disagrees_with_index",
+            DamageReason::OverflowPageSuspect => "overflow_page_suspect",
         }
     }
 }
@@ -562,6 +571,7 @@ mod tests {
             Some(42),
             vec![Value::Null, Value::Text(b"hi".to_vec())],
             &[],
+            &[],
             TextEncoding::Utf8,
         );
         assert_eq!(
@@ -591,6 +601,7 @@ mod tests {
                 Value::Real(0.5),
             ],
             &[],
+            &[],
             TextEncoding::Utf8,
         );
         assert_eq!(row.values[0], Some(Value::Real(0.5)));
@@ -604,7 +615,13 @@ mod tests {
             columns: vec![col("a", "INT", 0), col("b", "INT", 0)],
             without_rowid: false,
         };
-        let row = t.map_record(Some(1), vec![Value::Integer(5)], &[], TextEncoding::Utf8);
+        let row = t.map_record(
+            Some(1),
+            vec![Value::Integer(5)],
+            &[],
+            &[],
+            TextEncoding::Utf8,
+        );
         assert_eq!(row.values, vec![Some(Value::Integer(5)), None]);
     }
 
@@ -660,7 +677,7 @@ mod tests {
             Value::Text(b"fine".to_vec()),
             Value::Integer(9),
         ];
-        let row = t.map_record(Some(3), record, &[3], TextEncoding::Utf8);
+        let row = t.map_record(Some(3), record, &[3], &[], TextEncoding::Utf8);
         let reasons: Vec<(Option<&str>, DamageReason)> = row
             .damage
             .iter()

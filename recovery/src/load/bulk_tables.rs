@@ -223,7 +223,7 @@ impl Appendable {
     /// registers what it does not write as read.
     pub fn accepts(&self, row: &RecoveredRow<'_>) -> bool {
         // A cell found in the content area goes through SQL, which checks that it fits.
-        if !row.raw.intact || !row.provenance.source().vouched() {
+        if !row.raw.intact || row.raw.suspect_from.is_some() || !row.provenance.source().vouched() {
             return false;
         }
         let payload = &row.raw.payload;

@@ -102,7 +102,13 @@ impl Sink<'_> {
         // A cell no pointer names is a row of the table only if its record fits it; bytes
         // that merely parse as a cell are kept in lost_and_found, never in the table.
         let fits = row.provenance.source().vouched() || shape.fit(&record).is_some();
-        let mapped = shape.map_record(row.rowid(), record, &decoded.damaged, self.enc);
+        let mapped = shape.map_record(
+            row.rowid(),
+            record,
+            &decoded.damaged,
+            &decoded.suspect,
+            self.enc,
+        );
         let inserted = match fits {
             true => writer.insert(self.out, self.enc, row.rowid(), &mapped.values)?,
             false => Inserted::Rejected(
