@@ -112,7 +112,7 @@ fn damage_cases(f: &Fixture) -> Vec<(String, Vec<Damage>)> {
             fixtures::apply(&mut f.bytes.clone(), &d).ok().map(|_| d)
         });
         if let Some(d) = reachable {
-            out.push((format!("{kind}"), vec![d]));
+            out.push((kind.to_string(), vec![d]));
         }
     }
     out

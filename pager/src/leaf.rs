@@ -213,8 +213,15 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
         let index = CellIndex(i as u16);
         let at = usize::from(offset);
         let within = found.partition_point(|&(s, _, _)| s <= at);
-        match within.checked_sub(1).map(|k| (k, found[k])) {
-            Some((k, (s, _, _))) if s == at && named[k].is_none() => named[k] = Some(index),
+        let cell = within
+            .checked_sub(1)
+            .and_then(|k| Some((k, *found.get(k)?)));
+        match cell {
+            Some((k, (s, _, _))) if s == at && named.get(k).is_some_and(Option::is_none) => {
+                if let Some(slot) = named.get_mut(k) {
+                    *slot = Some(index);
+                }
+            }
             Some((_, (s, len, _))) if at < s + len => findings.push(Finding::CellPointerIntoCell {
                 page: no,
                 index,
@@ -228,8 +235,8 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
     }
     let mut ordered: Vec<(i64, Slot)> = Vec::with_capacity(found.len());
     let mut ordinal = 0u16;
-    for (k, &(offset, _, rowid)) in found.iter().enumerate() {
-        if let Some(index) = named[k] {
+    for (&(offset, _, rowid), named) in found.iter().zip(&named) {
+        if let Some(index) = *named {
             ordered.push((rowid, Slot::Listed(index)));
         } else {
             ordered.push((

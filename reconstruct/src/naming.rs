@@ -118,7 +118,7 @@ pub fn name_inferred(
                 .collect()
         })
         .collect();
-    let mut entries: Vec<(usize, Vec<(Vec<Value>, i64)>)> = indexes
+    let mut entries: Vec<(usize, Entries)> = indexes
         .iter()
         .enumerate()
         .map(|(i, ix)| (i, index_entries(db, ix.root)))
@@ -164,8 +164,11 @@ pub fn name_inferred(
     out
 }
 
+/// Index entries: each one's key values and its rowid.
+type Entries = Vec<(Vec<Value>, i64)>;
+
 /// Every entry of an index b-tree: its key values and its rowid (the last value).
-fn index_entries(db: &Database<'_>, root: PageNo) -> Vec<(Vec<Value>, i64)> {
+fn index_entries(db: &Database<'_>, root: PageNo) -> Entries {
     BtreeWalk::new(db, root)
         .flatten()
         .filter_map(|item| match item {

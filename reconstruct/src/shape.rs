@@ -86,11 +86,11 @@ impl Affinity {
             .unwrap_or(t);
         let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
         let whole = digits(t);
-        let mut rest = &t[whole..];
+        let mut rest = t.get(whole..).unwrap_or_default();
         let mut fraction = 0;
         if let Some(r) = rest.strip_prefix(b".") {
             fraction = digits(r);
-            rest = &r[fraction..];
+            rest = r.get(fraction..).unwrap_or_default();
         }
         if whole + fraction == 0 {
             return false;
@@ -104,7 +104,7 @@ impl Affinity {
             if n == 0 {
                 return false;
             }
-            rest = &r[n..];
+            rest = r.get(n..).unwrap_or_default();
         }
         rest.is_empty()
     }
@@ -505,7 +505,10 @@ impl DamageReason {
 pub fn text_in_encoding(bytes: &[u8], encoding: TextEncoding) -> bool {
     let units = |be: bool| {
         bytes.chunks_exact(2).map(move |p| {
-            let pair = [p[0], p[1]];
+            let pair = [
+                p.first().copied().unwrap_or(0),
+                p.get(1).copied().unwrap_or(0),
+            ];
             if be {
                 u16::from_be_bytes(pair)
             } else {
@@ -516,10 +519,10 @@ pub fn text_in_encoding(bytes: &[u8], encoding: TextEncoding) -> bool {
     match encoding {
         TextEncoding::Utf8 => std::str::from_utf8(bytes).is_ok(),
         TextEncoding::Utf16le => {
-            bytes.len() % 2 == 0 && char::decode_utf16(units(false)).all(|c| c.is_ok())
+            bytes.len().is_multiple_of(2) && char::decode_utf16(units(false)).all(|c| c.is_ok())
         }
         TextEncoding::Utf16be => {
-            bytes.len() % 2 == 0 && char::decode_utf16(units(true)).all(|c| c.is_ok())
+            bytes.len().is_multiple_of(2) && char::decode_utf16(units(true)).all(|c| c.is_ok())
         }
     }
 }
