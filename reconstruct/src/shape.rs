@@ -517,7 +517,7 @@ pub fn text_in_encoding(bytes: &[u8], encoding: TextEncoding) -> bool {
         })
     };
     match encoding {
-        TextEncoding::Utf8 => std::str::from_utf8(bytes).is_ok(),
+        TextEncoding::Utf8 => simdutf8::basic::from_utf8(bytes).is_ok(),
         TextEncoding::Utf16le => {
             bytes.len().is_multiple_of(2) && char::decode_utf16(units(false)).all(|c| c.is_ok())
         }
