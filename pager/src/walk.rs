@@ -593,6 +593,64 @@ mod tests {
         );
     }
 
+    /// Seeded random bytes over a table leaf's header fields, pointer array and content
+    /// area: the walk never panics, and the cells it yields from that leaf lie inside the
+    /// page, never overlap, and a cell found in the content area never starts before it.
+    #[test]
+    fn random_bytes_over_a_leaf_give_cells_that_never_overlap() {
+        let (clean, root) = messages();
+        let leaf = clean.walk("messages").pages.leaves[3];
+        let mut rng = fixtures::prng::SplitMix64::new(0x1eaf);
+        let mut scanned = 0;
+        for round in 0..400 {
+            let mut bytes = clean.bytes.clone();
+            let page = clean.page_size();
+            for _ in 0..rng.range(1, 12) {
+                let at = match rng.below(3) {
+                    0 => rng.below(8) as usize,           // header fields
+                    1 => 8 + rng.below(64) as usize,      // pointer array
+                    _ => rng.below(page as u64) as usize, // anywhere, content included
+                };
+                let v = rng.below(256) as u8;
+                bytes[clean.at(leaf, at.min(page - 1))] = v;
+            }
+            let pdb = Database::open(&bytes).unwrap();
+            let mut spans: Vec<(usize, usize, CellSource)> = BtreeWalk::new(&pdb, no(root))
+                .filter_map(|i| match i {
+                    Ok(TreeItem::Cell(c)) if c.location.page == no(leaf) => Some((
+                        usize::from(c.offset),
+                        usize::from(c.offset) + c.len,
+                        c.source,
+                    )),
+                    _ => None,
+                })
+                .collect();
+            spans.sort_unstable_by_key(|s| (s.0, s.1));
+            scanned += usize::from(spans.iter().any(|s| s.2 == CellSource::ContentArea));
+            for (start, end, _) in &spans {
+                assert!(*end <= page, "round {round}: cell past the page");
+                assert!(start < end, "round {round}");
+            }
+            // Cells the content area vouches for never share a byte.
+            let vouched: Vec<&(usize, usize, CellSource)> = spans
+                .iter()
+                .filter(|s| s.2 != CellSource::StrayPointer)
+                .collect();
+            for w in vouched.windows(2) {
+                assert!(
+                    w[0].1 <= w[1].0,
+                    "round {round}: {:?} overlaps {:?}",
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+        assert!(
+            scanned > 40,
+            "the content-area scan ran in {scanned} rounds"
+        );
+    }
+
     #[test]
     fn leaf_emptied_of_its_cells() {
         let (mut db, root) = messages();
