@@ -403,6 +403,22 @@ fn assert_no_garbage(c: &Case, name: &str) -> u64 {
     assert_no_garbage_in(&c.fixture, &c.dest, name)
 }
 
+/// The rows of `dest` registered as rebuilt (partial rows, placeholders), as
+/// (lower-cased table, rowid).
+pub fn rebuilt_rows(dest: &Path) -> std::collections::BTreeSet<(String, i64)> {
+    let mut out = std::collections::BTreeSet::new();
+    if let Ok(conn) = Connection::open(dest) {
+        for registry in ["salvage_partial_rows", "salvage_placeholders"] {
+            let sql = format!("SELECT lower(tbl), rowid FROM {registry} WHERE rowid IS NOT NULL");
+            if let Ok(mut stmt) = conn.prepare(&sql) {
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)));
+                out.extend(rows.into_iter().flatten().flatten());
+            }
+        }
+    }
+    out
+}
+
 /// [`assert_no_garbage`] for the output `dest` recovered from a damaged `fixture`.
 pub fn assert_no_garbage_in(fixture: &Fixture, dest: &Path, name: &str) -> u64 {
     let mut exact = 0;
@@ -419,16 +435,7 @@ pub fn assert_no_garbage_in(fixture: &Fixture, dest: &Path, name: &str) -> u64 {
     };
     // Rows registered as rebuilt (partial rows, placeholders) carry values the evidence
     // or a profile gave, not the file's bytes: they are checked where they are made.
-    let mut registered: std::collections::BTreeSet<(String, i64)> = Default::default();
-    if let Ok(conn) = Connection::open(dest) {
-        for registry in ["salvage_partial_rows", "salvage_placeholders"] {
-            let sql = format!("SELECT lower(tbl), rowid FROM {registry} WHERE rowid IS NOT NULL");
-            if let Ok(mut stmt) = conn.prepare(&sql) {
-                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)));
-                registered.extend(rows.into_iter().flatten().flatten());
-            }
-        }
-    }
+    let registered = rebuilt_rows(dest);
     let mut damaged: std::collections::BTreeSet<(String, i64, String)> = Default::default();
     if let Ok(conn) = Connection::open(dest) {
         let sql = "SELECT lower(tbl), rowid, lower(col) FROM salvage_damaged_fields WHERE rowid IS NOT NULL AND col IS NOT NULL";

@@ -229,20 +229,7 @@ fn check_bounds(
     let Ok(conn) = rusqlite::Connection::open(dest) else {
         return 0;
     };
-    let registered = |table: &str| -> std::collections::BTreeSet<i64> {
-        let mut out = std::collections::BTreeSet::new();
-        for registry in ["salvage_partial_rows", "salvage_placeholders"] {
-            let sql = format!(
-                "SELECT rowid FROM {registry} WHERE lower(tbl) = lower(?1) AND rowid IS NOT NULL"
-            );
-            if let Ok(mut stmt) = conn.prepare(&sql) {
-                if let Ok(rows) = stmt.query_map([table], |r| r.get::<_, i64>(0)) {
-                    out.extend(rows.flatten());
-                }
-            }
-        }
-        out
-    };
+    let registered = crate::recover::rebuilt_rows(dest);
     for t in report.tables.iter() {
         let Some(bounds) = &t.lost_rows else { continue };
         let Some(source) = f
@@ -263,12 +250,13 @@ fn check_bounds(
             continue;
         }
         let got = rows_of(dest, &t.name, false);
-        let rebuilt = registered(&t.name);
+        let table = t.name.to_lowercase();
+        let rebuilt = |r: &i64| registered.contains(&(table.clone(), *r));
         let lost = source
             .rows
             .iter()
             .filter_map(|r| r.rowid)
-            .filter(|r| !got.contains_key(r) || rebuilt.contains(r))
+            .filter(|r| !got.contains_key(r) || rebuilt(r))
             .count() as u64;
         assert!(
             bounds.lower_bound <= lost,

@@ -208,7 +208,8 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
     let mut findings = Vec::new();
     let mut slots = Vec::new();
     let mut named: Vec<Option<CellIndex>> = vec![None; found.len()];
-    let mut lenient = Vec::new();
+    // Pointers into bytes that hold no well-formed cell, with where they point.
+    let mut lenient: Vec<(CellIndex, u16)> = Vec::new();
     for (i, offset) in page.cell_pointers(header).enumerate() {
         let index = CellIndex(i as u16);
         let at = usize::from(offset);
@@ -230,7 +231,7 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
             }),
             // A pointer into bytes that hold no well-formed cell: read as it points, so
             // that whatever it holds is reported the way a damaged cell always is.
-            _ => lenient.push(Slot::Stray(index)),
+            _ => lenient.push((index, offset)),
         }
     }
     let mut ordered: Vec<(i64, Slot)> = Vec::with_capacity(found.len());
@@ -268,28 +269,18 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
     // names, was one of those cells' pointer: the cell is read where it lies, once, and the
     // pointer is not read as a cell of its own (it would count as a row lost). Pointers
     // out of the content area go first; the rest are read as they point.
-    let outside = |slot: &Slot| match slot {
-        Slot::Stray(CellIndex(i)) | Slot::Listed(CellIndex(i)) => page
-            .cell_pointers(header)
-            .nth(usize::from(*i))
-            .is_none_or(|p| usize::from(p) < start || usize::from(p) >= usable),
-        Slot::Unlisted { .. } => false,
-    };
-    lenient.sort_by_key(|slot| !outside(slot));
+    let inside = |offset: u16| (start..usable).contains(&usize::from(offset));
+    lenient.sort_by_key(|&(_, offset)| inside(offset));
     let explained = lenient.len().min(usize::from(ordinal));
-    for slot in lenient.drain(..explained) {
-        if let Slot::Stray(index) = slot {
-            let offset = page
-                .cell_pointers(header)
-                .nth(usize::from(index.0))
-                .unwrap_or(0);
-            findings.push(Finding::CellPointerAstray {
+    findings.extend(
+        lenient
+            .drain(..explained)
+            .map(|(index, offset)| Finding::CellPointerAstray {
                 page: no,
                 index,
                 offset,
-            });
-        }
-    }
-    slots.extend(lenient);
+            }),
+    );
+    slots.extend(lenient.into_iter().map(|(index, _)| Slot::Stray(index)));
     Account { slots, findings }
 }

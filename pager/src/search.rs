@@ -1,4 +1,5 @@
-//! Searching an index b-tree for one entry, as SQLite descends it ("Index B-Tree Pages"):
+//! Reading an index b-tree's entries, and searching it for one entry as SQLite descends
+//! it ("Index B-Tree Pages"):
 //! at each interior page, the first cell whose key is not below the target either is the
 //! target or leads to it through its left child; past every cell, the right-most pointer
 //! does. Keys compare as SQLite's record comparison does with the BINARY collation.
@@ -9,7 +10,27 @@ use crate::btree::PageType;
 use crate::database::Database;
 use crate::types::{CellIndex, PageNo};
 use crate::value::{decode_cell, Value};
-use crate::walk::MAX_DEPTH;
+use crate::walk::{BtreeWalk, TreeItem, MAX_DEPTH};
+
+/// Every entry of the index b-tree rooted at `root` that reads whole and clean: its key
+/// values, and the rowid that ends it. An entry met with damage is no witness, and is left
+/// out.
+pub fn index_entries<'d>(
+    db: &'d Database<'_>,
+    root: PageNo,
+) -> impl Iterator<Item = (Vec<Value>, i64)> + 'd {
+    BtreeWalk::new(db, root)
+        .flatten()
+        .filter_map(move |item| match item {
+            TreeItem::Cell(c) => decode_cell(db, &c).ok(),
+            _ => None,
+        })
+        .filter(|e| e.complete && e.findings.is_empty())
+        .filter_map(|mut e| match e.values.pop() {
+            Some(Value::Integer(rowid)) => Some((e.values, rowid)),
+            _ => None,
+        })
+}
 
 /// Whether the index b-tree rooted at `root` holds an entry equal to `key` (the keyed
 /// values, then the rowid), each column compared in its order (`desc`, per key column;

@@ -119,6 +119,11 @@ pub fn raw_cell<'a>(db: &Database<'a>, cell: &CellRef<'a>) -> Result<RawRow<'a>,
 }
 
 impl RawRow<'_> {
+    /// Whether the payload was joined from overflow pages (only then is it copied).
+    pub fn spilled(&self) -> bool {
+        matches!(self.payload, Cow::Owned(_))
+    }
+
     /// Decodes the record into owned values: fields whose bytes are missing are NULL and
     /// reported.
     pub fn decode(&self) -> DecodedRow {

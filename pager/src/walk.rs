@@ -269,37 +269,24 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             self.stack.pop();
             return;
         }
-        let mut i = frame.next;
-        frame.next += 1;
         let page = frame.page;
         let page_no = page.no();
         let depth = frame.depth;
-        let mut stray = false;
-        match frame.slots.as_ref().and_then(|s| s.get(i as usize)) {
-            Some(Slot::Listed(index)) => i = u32::from(index.0),
-            Some(Slot::Stray(index)) => {
-                i = u32::from(index.0);
-                stray = true;
-            }
+        // The cell to read: the next pointer, or the next slot of a leaf whose content
+        // area was read for its cells (a cell found there has no pointer, its offset known).
+        let (i, source, found_at) = match frame
+            .slots
+            .as_ref()
+            .and_then(|s| s.get(frame.next as usize))
+        {
+            Some(Slot::Listed(index)) => (u32::from(index.0), CellSource::Pointer, None),
+            Some(Slot::Stray(index)) => (u32::from(index.0), CellSource::StrayPointer, None),
             Some(&Slot::Unlisted { offset, ordinal }) => {
-                // The scan read this cell whole, so it parses; the key check still applies.
-                if let Ok(mut cell) = page.cell_at(page_type, CellIndex(ordinal), offset) {
-                    cell.source = CellSource::ContentArea;
-                    if let Some(rowid) = cell.cell.rowid().filter(|r| !frame.bounds.contains(*r)) {
-                        self.queue.push_back(Err(Finding::KeyOutOfRange {
-                            page: page_no,
-                            index: cell.index,
-                            rowid,
-                            lower: frame.bounds.lower,
-                            upper: frame.bounds.upper,
-                        }));
-                    }
-                    self.queue.push_back(Ok(TreeItem::Cell(cell)));
-                }
-                return;
+                (u32::from(ordinal), CellSource::ContentArea, Some(offset))
             }
-            None => {}
-        }
+            None => (frame.next, CellSource::Pointer, None),
+        };
+        frame.next += 1;
         if frame.slots.is_none() && i == count {
             // The right-most pointer: keys above the last divider, up to the page's own bound.
             let bounds = KeyBounds {
@@ -312,7 +299,7 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         }
         let index = CellIndex(i as u16);
         let header = frame.header;
-        let Some(offset) = page.cell_pointers(&header).nth(i as usize) else {
+        let Some(offset) = found_at.or_else(|| page.cell_pointers(&header).nth(i as usize)) else {
             self.queue.push_back(Err(Finding::PageTruncated {
                 page: page_no,
                 available: page.bytes().len() as u32,
@@ -341,11 +328,7 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             return;
         }
         let cell = match page.cell_at(page_type, index, offset) {
-            Ok(c) if stray => CellRef {
-                source: CellSource::StrayPointer,
-                ..c
-            },
-            Ok(c) => c,
+            Ok(c) => CellRef { source, ..c },
             Err(f) => {
                 self.queue.push_back(Err(f));
                 return;

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pager::{decode_cell, BtreeWalk, Database, PageNo, TreeItem, Value};
+use pager::{Database, PageNo, Value};
 
 use crate::plan::InferredTable;
 use crate::rows::{RowEvent, TableRows};
@@ -121,7 +121,7 @@ pub fn name_inferred(
     let mut entries: Vec<(usize, Entries)> = indexes
         .iter()
         .enumerate()
-        .map(|(i, ix)| (i, index_entries(db, ix.root)))
+        .map(|(i, ix)| (i, pager::search::index_entries(db, ix.root).collect()))
         .collect();
     entries.sort_by_key(|(_, e)| std::cmp::Reverse(e.len()));
     let mut out: Vec<Naming> = Vec::new();
@@ -166,22 +166,6 @@ pub fn name_inferred(
 
 /// Index entries: each one's key values and its rowid.
 type Entries = Vec<(Vec<Value>, i64)>;
-
-/// Every entry of an index b-tree: its key values and its rowid (the last value).
-fn index_entries(db: &Database<'_>, root: PageNo) -> Entries {
-    BtreeWalk::new(db, root)
-        .flatten()
-        .filter_map(|item| match item {
-            TreeItem::Cell(c) => decode_cell(db, &c).ok(),
-            _ => None,
-        })
-        .filter(|r| r.complete)
-        .filter_map(|mut r| match r.values.pop() {
-            Some(Value::Integer(rowid)) => Some((r.values, rowid)),
-            _ => None,
-        })
-        .collect()
-}
 
 /// For each keyed column, the record position whose values equal the entries' values in
 /// nine sampled rows in ten (a position is given once, NULLs prove nothing).

@@ -20,6 +20,10 @@ pub struct IndexKeys {
     pub root: PageNo,
     /// The column behind each key position.
     pub columns: Vec<Option<String>>,
+    /// Whether each key position sorts descending.
+    pub desc: Vec<bool>,
+    /// Whether every key position compares with the BINARY collation.
+    pub binary: bool,
 }
 
 /// What the index entries and text copies of one lost row prove: column values, and the

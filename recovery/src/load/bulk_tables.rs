@@ -323,7 +323,7 @@ pub fn write_table<'s>(
             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                 table.push(rowid, &row.raw.payload)?;
                 rowids.push(rowid);
-                if matches!(row.raw.payload, std::borrow::Cow::Owned(_)) {
+                if row.raw.spilled() {
                     spilled.push(rowid);
                 }
                 for (index, slot) in job.indexes.iter().zip(entries.iter_mut()) {

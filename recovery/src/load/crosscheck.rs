@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use pager::{decode_cell, BtreeWalk, PageNo, SchemaKind, TextEncoding, TreeItem, Value};
+use pager::{TextEncoding, Value};
 use reconstruct::{DamageReason, TableStatus};
 
 use crate::evidence::{Evidence, Reader};
@@ -40,13 +40,22 @@ pub fn cross_check(
         {
             continue;
         }
-        let indexes = binary_indexes(evidence, &t.name);
         let mut damaged_rows = BTreeSet::new();
-        for index in &indexes {
+        // A search compares keys as bytes: indexes on plain columns with BINARY collation.
+        for index in crate::rebuild::partial::table_indexes(evidence, &t.name) {
+            let Some(columns) = index
+                .columns
+                .iter()
+                .cloned()
+                .collect::<Option<Vec<String>>>()
+                .filter(|c| index.binary && !c.is_empty())
+            else {
+                continue;
+            };
             // Rows whose key the index does not hold, with no damage on the search path.
             let mut disagreeing: HashSet<i64> = HashSet::new();
             for &rowid in &t.spilled_rowids {
-                let Some(mut key) = stored_values(out, &t.name, rowid, &index.columns)? else {
+                let Some(mut key) = stored_values(out, &t.name, rowid, &columns)? else {
                     continue;
                 };
                 key.push(Value::Integer(rowid));
@@ -61,28 +70,15 @@ pub fn cross_check(
                 continue;
             }
             // Their entries, wherever the index holds them.
-            for item in BtreeWalk::new(&evidence.db, index.root).flatten() {
-                if let TreeItem::Page(_) = item {
-                    reader.read(page);
-                }
-                let TreeItem::Cell(cell) = item else { continue };
-                let Ok(entry) = decode_cell(&evidence.db, &cell) else {
-                    continue;
-                };
-                // Only an entry read whole from its own pages is a witness.
-                if !entry.complete || !entry.findings.is_empty() {
+            for (keys, rowid) in pager::search::index_entries(&evidence.db, index.root) {
+                reader.read(page / 8);
+                if !disagreeing.contains(&rowid) {
                     continue;
                 }
-                let Some((Value::Integer(rowid), keys)) = entry.values.split_last() else {
-                    continue;
-                };
-                if !disagreeing.contains(rowid) {
-                    continue;
-                }
-                for (column, value) in index.columns.iter().zip(keys) {
-                    if correct(out, enc, &t.name, *rowid, column, value, ledger, taken)? {
+                for (column, value) in columns.iter().zip(&keys) {
+                    if correct(out, enc, &t.name, rowid, column, value, ledger, taken)? {
                         corrected += 1;
-                        damaged_rows.insert(*rowid);
+                        damaged_rows.insert(rowid);
                     }
                 }
             }
@@ -90,58 +86,6 @@ pub fn cross_check(
         t.loss.damaged_rows += damaged_rows.len() as u64;
     }
     Ok(corrected)
-}
-
-/// An index whose keys compare as bytes (BINARY collation, plain columns).
-struct BinaryIndex {
-    root: PageNo,
-    columns: Vec<String>,
-    desc: Vec<bool>,
-}
-
-/// The indexes of `table` in the source's schema that a search can use: every key a
-/// plain column with the BINARY collation, as SQLite itself reads their CREATE statements
-/// on a scratch database.
-fn binary_indexes(evidence: &Evidence<'_>, table: &str) -> Vec<BinaryIndex> {
-    let rows = &evidence.schema.rows;
-    let Some(table_sql) = rows
-        .iter()
-        .find(|r| r.kind == SchemaKind::Table && r.name.eq_ignore_ascii_case(table))
-        .and_then(|r| r.sql.as_deref())
-    else {
-        return Vec::new();
-    };
-    let Ok(scratch) = rusqlite::Connection::open_in_memory() else {
-        return Vec::new();
-    };
-    if crate::output::create_statement(&scratch, table_sql).is_err() {
-        return Vec::new();
-    }
-    rows.iter()
-        .filter(|r| r.kind == SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(table))
-        .filter_map(|r| {
-            let root = r.rootpage?;
-            if let Some(sql) = r.sql.as_deref() {
-                crate::output::create_statement(&scratch, sql).ok()?;
-            }
-            let mut stmt = scratch
-                .prepare("SELECT name, desc, coll FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno")
-                .ok()?;
-            let keys: Vec<(Option<String>, bool, Option<String>)> = stmt
-                .query_map([&r.name], |x| Ok((x.get(0)?, x.get(1)?, x.get(2)?)))
-                .ok()?
-                .collect::<Result<_, _>>()
-                .ok()?;
-            let binary = keys
-                .iter()
-                .all(|(n, _, c)| n.is_some() && c.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("BINARY")));
-            (binary && !keys.is_empty()).then(|| BinaryIndex {
-                root,
-                columns: keys.iter().filter_map(|k| k.0.clone()).collect(),
-                desc: keys.iter().map(|k| k.1).collect(),
-            })
-        })
-        .collect()
 }
 
 /// The values of `columns` in the output row `rowid`, as stored: text as its bytes in

@@ -126,10 +126,7 @@ impl Sink<'_> {
                     t.written_rowids.push(rowid);
                     // A row read whole and written as read: its index entries can witness
                     // whether its overflow pages still hold its bytes.
-                    if matches!(row.raw.payload, std::borrow::Cow::Owned(_))
-                        && complete
-                        && mapped.damage.is_empty()
-                    {
+                    if row.raw.spilled() && complete && mapped.damage.is_empty() {
                         t.spilled_rowids.push(rowid);
                     }
                 }

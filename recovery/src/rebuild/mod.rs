@@ -9,7 +9,6 @@
 //! - placeholder parents for children whose parent row is lost ([`placeholders`]),
 //!   registered in `salvage_placeholders`.
 
-use pager::SchemaKind;
 use reconstruct::{Bounded, BoundsInput, LossBounds, ResolvedCopy, TableStatus, TextCopy};
 
 use crate::error::Error;
@@ -125,20 +124,7 @@ pub fn bounds_inputs(
         }
         rowids.sort_unstable();
         rowids.dedup();
-        let indexes: Vec<(String, pager::PageNo, Option<String>)> = evidence
-            .schema
-            .rows
-            .iter()
-            .filter(|r| r.kind == SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&t.name))
-            .filter_map(|r| Some((r.name.clone(), r.rootpage?, r.sql.clone())))
-            .collect();
-        let table_sql = evidence
-            .schema
-            .rows
-            .iter()
-            .find(|r| r.kind == SchemaKind::Table && r.name.eq_ignore_ascii_case(&t.name))
-            .and_then(|r| r.sql.as_deref());
-        let indexes = partial::index_keys(table_sql, &indexes);
+        let indexes = partial::table_indexes(evidence, &t.name);
         // A counter below a recovered rowid contradicts the rows: it proves nothing.
         let sequence = sequences
             .get(&t.name.to_lowercase())

@@ -6,15 +6,33 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pager::{PageNo, TextEncoding, Value};
+use pager::{PageNo, SchemaKind, TextEncoding, Value};
 use reconstruct::{IndexKeys, PartialRow};
 use rusqlite::Connection;
 
+use crate::evidence::Evidence;
 use crate::output::{quote, Output, SqlValue};
 
-/// The columns each index keys on, worked out by SQLite itself on a scratch in-memory
-/// database holding only the table and its indexes (automatic ones included). An index SQLite cannot parse there
-/// keeps its root (its entries still prove rows) and names no column.
+/// The indexes of `table` in the source's schema, with the columns they key on (see
+/// [`index_keys`]).
+pub fn table_indexes(evidence: &Evidence<'_>, table: &str) -> Vec<IndexKeys> {
+    let rows = &evidence.schema.rows;
+    let indexes: Vec<(String, PageNo, Option<String>)> = rows
+        .iter()
+        .filter(|r| r.kind == SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(table))
+        .filter_map(|r| Some((r.name.clone(), r.rootpage?, r.sql.clone())))
+        .collect();
+    let table_sql = rows
+        .iter()
+        .find(|r| r.kind == SchemaKind::Table && r.name.eq_ignore_ascii_case(table))
+        .and_then(|r| r.sql.as_deref());
+    index_keys(table_sql, &indexes)
+}
+
+/// The columns each index keys on, with their order and collation, worked out by SQLite
+/// itself on a scratch in-memory database holding only the table and its indexes
+/// (automatic ones included). An index SQLite cannot parse there keeps its root (its
+/// entries still prove rows) and names no column.
 pub fn index_keys(
     table_sql: Option<&str>,
     indexes: &[(String, PageNo, Option<String>)],
@@ -25,7 +43,7 @@ pub fn index_keys(
     indexes
         .iter()
         .map(|(name, root, sql)| {
-            let columns = scratch
+            let keys: Vec<(Option<String>, bool, Option<String>)> = scratch
                 .as_ref()
                 // An automatic index (UNIQUE, PRIMARY KEY) has no SQL: the table's own
                 // CREATE statement made it, under the same name, on the scratch database.
@@ -36,19 +54,23 @@ pub fn index_keys(
                 .and_then(|c| {
                     let mut stmt = c
                         .prepare(
-                            "SELECT name FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno",
+                            "SELECT name, desc, coll FROM pragma_index_xinfo(?1) WHERE key = 1 ORDER BY seqno",
                         )
                         .ok()?;
-                    let names = stmt
-                        .query_map([name], |r| r.get::<_, Option<String>>(0))
+                    let keys = stmt
+                        .query_map([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                         .ok()?;
-                    names.collect::<Result<Vec<_>, _>>().ok()
+                    keys.collect::<Result<Vec<_>, _>>().ok()
                 })
                 .unwrap_or_default();
             IndexKeys {
                 name: name.clone(),
                 root: *root,
-                columns,
+                binary: keys.iter().all(|(_, _, coll)| {
+                    coll.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("BINARY"))
+                }),
+                desc: keys.iter().map(|k| k.1).collect(),
+                columns: keys.into_iter().map(|k| k.0).collect(),
             }
         })
         .collect()
