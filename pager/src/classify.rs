@@ -472,6 +472,29 @@ pub fn survey_with_schema(
         }
         trees.push(t);
     }
+    // With the header destroyed, its pointer to the freelist is lost: the trunk pages are
+    // found by their content among the pages no tree holds, and the pages they list are
+    // free (deleted content), not orphans of live tables.
+    let freelist = if !db.header().has_header_string() && freelist.page_count() == 0 {
+        let found = crate::freelist::scan_freelist(
+            db,
+            |p| map.class(p) == Some(PageClass::Unrecognised) && map.owner(p).is_none(),
+            |p| map.owner(p).is_none(),
+        );
+        for (pages, class) in [
+            (&found.trunks, PageClass::FreelistTrunk),
+            (&found.leaves, PageClass::FreelistLeaf),
+        ] {
+            for p in pages {
+                if let Some(c) = map.classes.get_mut(p.index()) {
+                    *c = class;
+                }
+            }
+        }
+        found
+    } else {
+        freelist
+    };
     map.classify_orphan_overflow(db);
     // Record-level schema damage (malformed rows, invalid root pages) belongs to the
     // sqlite_schema tree; its walk findings are already there.
@@ -509,6 +532,92 @@ mod tests {
             0
         );
         assert_eq!(s.page_map.orphans().count(), 0);
+    }
+
+    /// With page 1 zeroed, the header's pointer to the freelist is lost; its trunk page is
+    /// found by its content, and the pages it lists (a dropped table's, with their old
+    /// cells) are free, not orphans of live tables. On a healthy file the header decides.
+    #[test]
+    fn a_freelist_whose_header_is_lost_is_found_by_its_trunk_pages() {
+        let mut db = Db::named("agent-4096-utf8");
+        let chain = fixtures::format::freelist(&db.bytes).unwrap();
+        assert!(!chain.leaves.is_empty());
+        let healthy = survey(&Database::open(&db.bytes).unwrap());
+        assert!(!healthy.freelist.by_scan);
+        db.bytes[..4096].fill(0);
+        let s = survey(&Database::open(&db.bytes).unwrap());
+        assert!(s.freelist.by_scan);
+        let pages = |v: &[PageNo]| v.iter().map(|p| p.get()).collect::<Vec<u32>>();
+        assert_eq!(pages(&s.freelist.trunks), chain.trunks);
+        let mut leaves = pages(&s.freelist.leaves);
+        let mut want = chain.leaves.clone();
+        leaves.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(leaves, want);
+        for leaf in &s.freelist.leaves {
+            assert_eq!(s.page_map.class(*leaf), Some(PageClass::FreelistLeaf));
+        }
+        assert!(s
+            .page_map
+            .orphans()
+            .all(|(p, _)| !s.freelist.leaves.contains(&p)));
+    }
+
+    /// Random pages that look like trunks (small next pointers and counts, page numbers
+    /// of the file) over a file whose header is lost: no panic, and what the scan takes is
+    /// a freelist: chains that end in 0, leaves listed once, no page a tree holds.
+    #[test]
+    fn the_freelist_scan_takes_only_whole_chains_of_free_pages() {
+        let base = Db::named("agent-512-utf8");
+        let pages = (base.bytes.len() / 512) as u64;
+        let mut rng = fixtures::prng::SplitMix64::new(0xf7ee);
+        // At 512-byte pages the schema is found beyond page 1: trees hold pages.
+        let mut owned = false;
+        for _ in 0..60 {
+            let mut bytes = base.bytes.clone();
+            bytes[..512].fill(0);
+            for _ in 0..rng.range(1, 6) {
+                let at = rng.below(pages - 1) as usize * 512 + 512;
+                let page = &mut bytes[at..at + 512];
+                let next = if rng.one_in(2) {
+                    0
+                } else {
+                    rng.below(pages + 3) as u32
+                };
+                let count = rng.below(12) as u32;
+                page[..4].copy_from_slice(&next.to_be_bytes());
+                page[4..8].copy_from_slice(&count.to_be_bytes());
+                for i in 0..count as usize {
+                    let leaf = rng.below(pages + 3) as u32;
+                    page[8 + 4 * i..12 + 4 * i].copy_from_slice(&leaf.to_be_bytes());
+                }
+            }
+            let db = Database::open(&bytes).unwrap();
+            let mut schema = crate::schema::read_schema(&db);
+            let skip = crate::types::PageSet::with_page_count(db.page_count());
+            schema
+                .rows
+                .extend(crate::schema::scan_for_schema_rows(&db, &skip));
+            let s = survey_with_schema(&db, schema, SurveyChecks::Structure, &mut |_| {});
+            owned |= s
+                .trees
+                .iter()
+                .any(|t| t.pages > 0 && t.root != PageNo::FIRST);
+            let f = &s.freelist;
+            let mut all: Vec<PageNo> = f.trunks.iter().chain(&f.leaves).copied().collect();
+            let n = all.len();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), n, "a page listed twice");
+            for p in &all {
+                assert_eq!(s.page_map.owner(*p), None, "page {p} is a tree's");
+            }
+            for t in &f.trunks {
+                let next = u32::from_be_bytes(bytes[t.index() * 512..][..4].try_into().unwrap());
+                assert!(next == 0 || f.trunks.iter().any(|x| x.get() == next));
+            }
+        }
+        assert!(owned);
     }
 
     #[test]

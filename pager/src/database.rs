@@ -768,10 +768,71 @@ impl Database<'_> {
             .unwrap_or(self.bytes);
         let c = count(head);
         if c.iter().any(|n| *n > 0) {
+            return c;
+        }
+        let c = count(self.bytes);
+        if c.iter().any(|n| *n > 0) {
             c
         } else {
-            count(self.bytes)
+            self.text_value_votes()
         }
+    }
+
+    /// Counts, per encoding, the text values of table leaf cells that read as text in it:
+    /// the last evidence, for a file with no schema text left. A value without a zero
+    /// byte is UTF-8 when it is valid UTF-8; one with zero bytes is UTF-16, little-endian
+    /// when they sit at odd offsets (ASCII-range characters: the high byte follows),
+    /// big-endian when at even ones.
+    fn text_value_votes(&self) -> [u64; 3] {
+        let mut votes = [0u64; 3];
+        let mut seen = 0;
+        for no in (2..=self.page_count).filter_map(PageNo::new) {
+            let Some(page) = self.page(no) else { continue };
+            let Ok(h) = page.btree_header() else { continue };
+            if h.page_type() != crate::btree::PageType::TableLeaf {
+                continue;
+            }
+            for cell in page.cells(&h).flatten() {
+                let Some(payload) = cell.cell.payload() else {
+                    continue;
+                };
+                let Ok((record, _)) = Record::parse(payload.local, cell.location) else {
+                    continue;
+                };
+                for value in record.values() {
+                    let Ok(ValueRef::Text(t)) = value else {
+                        continue;
+                    };
+                    if t.len() < 4 || seen >= ENCODING_SAMPLE {
+                        continue;
+                    }
+                    seen += 1;
+                    let zero_at = |parity: usize| {
+                        t.iter()
+                            .enumerate()
+                            .filter(|(i, b)| i % 2 == parity && **b == 0)
+                            .count()
+                    };
+                    let (even, odd) = (zero_at(0), zero_at(1));
+                    let slot = if even + odd == 0 {
+                        std::str::from_utf8(t).is_ok().then_some(0)
+                    } else if t.len() % 2 == 1 {
+                        None
+                    } else if odd > even {
+                        Some(1)
+                    } else {
+                        Some(2)
+                    };
+                    if let Some(v) = slot.and_then(|i| votes.get_mut(i)) {
+                        *v += 1;
+                    }
+                }
+                if seen >= ENCODING_SAMPLE {
+                    return votes;
+                }
+            }
+        }
+        votes
     }
 
     /// Counts, per encoding, the schema records whose first column is a schema type word
@@ -936,6 +997,27 @@ mod damage_tests {
             .findings()
             .contains(&Finding::InvalidTextEncoding { raw: 9 }));
         assert_eq!(opened.encoding(), TextEncoding::Utf16be);
+    }
+
+    /// With page 1 zeroed at 4096-byte pages no schema text is left anywhere: the text
+    /// values of the table leaves give the encoding (once taken as UTF-8, the UTF-16 text
+    /// copied as bytes).
+    #[test]
+    fn text_encoding_of_a_file_without_schema_text_is_read_from_its_values() {
+        for (name, want) in [
+            ("agent-4096-utf16le", TextEncoding::Utf16le),
+            ("agent-4096-utf16be", TextEncoding::Utf16be),
+            ("agent-4096-utf8", TextEncoding::Utf8),
+        ] {
+            let mut db = Db::named(name);
+            db.bytes[..4096].fill(0);
+            let opened = Database::open(&db.bytes).unwrap();
+            assert_eq!(opened.encoding(), want, "{name}");
+            assert!(matches!(
+                opened.encoding_source(),
+                EncodingSource::Inferred { .. }
+            ));
+        }
     }
 
     #[test]

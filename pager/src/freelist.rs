@@ -9,6 +9,9 @@
 //!
 //! The chain is walked with a visited set; a cycle, a pointer past the end of the file,
 //! or a count that cannot fit is a finding and the walk keeps what it has.
+//!
+//! When the database header is destroyed, its pointer to the first trunk page is lost with
+//! it, but the trunk pages are still there: [`scan_freelist`] finds them by their content.
 
 use crate::cursor::u32_at;
 use crate::database::Database;
@@ -24,6 +27,9 @@ pub struct Freelist {
     pub leaves: Vec<PageNo>,
     /// Damage met on the way.
     pub findings: Vec<Finding>,
+    /// Whether the trunk pages were found by their content ([`scan_freelist`]), the
+    /// header's pointer to them being lost.
+    pub by_scan: bool,
 }
 
 impl Freelist {
@@ -106,6 +112,75 @@ pub fn read_freelist(db: &Database<'_>) -> Freelist {
             found,
         });
     }
+    out
+}
+
+/// Finds the freelist of a file whose header is destroyed, by the content of its trunk
+/// pages: a page `candidate` allows (one that is no b-tree page and no tree holds) is a
+/// trunk when its leaf count fits the page, is not zero, and lists distinct pages of the
+/// file that `free` allows (no tree holds them), and its next-trunk pointer is 0 or
+/// another such trunk page. The last rule is what random bytes almost never meet: a trunk
+/// is taken only with its whole chain to its end.
+pub fn scan_freelist(
+    db: &Database<'_>,
+    candidate: impl Fn(PageNo) -> bool,
+    free: impl Fn(PageNo) -> bool,
+) -> Freelist {
+    let max_leaves = (db.usable_size() / 4).saturating_sub(2) as u32;
+    let mut trunks: std::collections::BTreeMap<PageNo, (u32, Vec<PageNo>)> =
+        std::collections::BTreeMap::new();
+    for no in (1..=db.page_count()).filter_map(PageNo::new) {
+        if !candidate(no) {
+            continue;
+        }
+        let Some(page) = db.page(no) else { continue };
+        let view = FreelistTrunkPage::new(page.bytes());
+        let (next, count) = (view.next_trunk(), view.leaf_count());
+        if count == 0 || count > max_leaves || next == no.get() {
+            continue;
+        }
+        if next != 0 && db.page_no(next).is_none() {
+            continue;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let leaves: Option<Vec<PageNo>> = view
+            .leaves(count)
+            .map(|raw| {
+                db.page_no(raw)
+                    .filter(|l| *l != no && free(*l) && seen.insert(*l))
+            })
+            .collect();
+        if let Some(leaves) = leaves.filter(|l| l.len() == count as usize) {
+            trunks.insert(no, (next, leaves));
+        }
+    }
+    // Keep only trunks whose chain runs through trunks to a 0 pointer.
+    loop {
+        let broken: Vec<PageNo> = trunks
+            .iter()
+            .filter(|(_, (next, _))| {
+                *next != 0 && !PageNo::new(*next).is_some_and(|n| trunks.contains_key(&n))
+            })
+            .map(|(no, _)| *no)
+            .collect();
+        if broken.is_empty() {
+            break;
+        }
+        for no in broken {
+            trunks.remove(&no);
+        }
+    }
+    let mut out = Freelist {
+        by_scan: true,
+        ..Freelist::default()
+    };
+    let mut listed = PageSet::with_page_count(db.page_count());
+    for (no, (_, leaves)) in trunks {
+        out.trunks.push(no);
+        out.leaves
+            .extend(leaves.into_iter().filter(|l| listed.insert(*l)));
+    }
+    out.leaves.retain(|l| !out.trunks.contains(l));
     out
 }
 
