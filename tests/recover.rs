@@ -620,7 +620,8 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
     let c = case("page-one-inferred", "agent-4096-utf8", |_| {
         vec![Damage::ZeroPage(1)]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
+    // No profile: nothing knows the application's tables.
+    c.recover_expecting(&["--allow-partial", "--profile", "none"], 3)?;
     let r = c.report();
     let inferred: Vec<&serde_json::Value> = r["tables"]
         .as_array()
@@ -643,6 +644,89 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
         assert_eq!(&row[1..], &want[1..], "rowid {rowid}");
     }
     crate::assert_signal!(r, LossSignal::TableInferred { .. });
+    Ok(())
+}
+
+/// With the whole schema lost, the agent profile's known CREATE statements name the
+/// tables whose records fit them: every row back in its own table under its own columns
+/// (the INTEGER PRIMARY KEY from the rowid), the index the profile knows made again, and
+/// the evidence in the report.
+#[test]
+fn a_profile_that_knows_the_schema_names_the_lost_tables() -> TestResult {
+    let c = case("page-one-known", "agent-4096-utf8", |_| {
+        vec![Damage::ZeroPage(1)]
+    });
+    c.recover_expecting(&["--allow-partial"], 3)?;
+    let r = c.report();
+    for t in ["sessions", "messages", "state_meta"] {
+        let entry = crate::table_entry(&r, t);
+        assert_eq!(entry["status"], "inferred", "{entry}");
+        assert!(
+            entry["reason"]
+                .to_string()
+                .contains("profile agent knows its CREATE statement"),
+            "{entry}"
+        );
+        let evidence = entry["orphan_groups"][0]["evidence"].to_string();
+        assert!(
+            evidence.contains("fit a CREATE statement profile agent knows"),
+            "{evidence}"
+        );
+        assert_same_rows(
+            &rows_of(&c.dest, t, false),
+            &expected_rows(&c.fixture, t),
+            t,
+        );
+    }
+    // The dropped table's pages are on the freelist, whose trunk page is found without
+    // the header: deleted rows, not a live table.
+    let inferred: Vec<&str> = r["tables"]
+        .as_array()
+        .ok_or("tables")?
+        .iter()
+        .filter(|t| t["status"] == "inferred")
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(inferred, ["sessions", "messages", "state_meta"]);
+    let conn = Connection::open(&c.dest)?;
+    let sql: String = conn.query_row(
+        "SELECT sql FROM sqlite_schema WHERE name = 'messages'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(sql.contains("session_id TEXT NOT NULL"), "{sql}");
+    let index = r["schema_objects"]
+        .as_array()
+        .ok_or("schema_objects")?
+        .iter()
+        .find(|o| o["name"] == "idx_messages_session")
+        .ok_or("the profile's index")?;
+    assert_eq!(index["status"], "created", "{index}");
+    crate::assert_signal!(r, LossSignal::TableInferred { .. });
+    Ok(())
+}
+
+/// A profile's tables are never given to another application's records: the vector
+/// store's tables, with its schema lost, hold text, integers and blobs where the agent
+/// store's declared types call for others (once named `sessions` and `messages`).
+#[test]
+fn a_profile_does_not_name_another_applications_tables() -> TestResult {
+    for fixture in ["vector-4096-utf8", "generic-4096-utf8", "chat-4096-utf8"] {
+        let c = case(&format!("page-one-foreign-{fixture}"), fixture, |_| {
+            vec![Damage::ZeroPage(1)]
+        });
+        c.recover_expecting(&["--allow-partial"], 3)?;
+        let r = c.report();
+        let agent = ["sessions", "messages", "state_meta"];
+        for t in r["tables"].as_array().ok_or("tables")? {
+            let name = t["name"].as_str().unwrap_or_default();
+            assert!(
+                !agent.contains(&name) || c.fixture.tables.iter().any(|f| f.name == name),
+                "{fixture}: `{name}` named from another application's schema: {t}"
+            );
+        }
+        assert_no_garbage(&c, fixture);
+    }
     Ok(())
 }
 

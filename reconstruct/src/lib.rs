@@ -70,7 +70,9 @@ pub use loss::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,
     TableLoss, Verdict,
 };
-pub use naming::{index_columns, name_inferred, Naming, OrphanIndex};
+pub use naming::{
+    index_columns, match_known, name_inferred, KnownMatch, KnownTable, Naming, OrphanIndex,
+};
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, PartialRow, ResolvedCopy};
 pub use placeholders::{

@@ -7,6 +7,10 @@
 //! it, and the values of its entries find which record position is which keyed column.
 //! A match needs most entries' rows present and their values agreeing; otherwise the
 //! table stays inferred.
+//!
+//! An application profile may also know the application's tables (their CREATE
+//! statements, per schema version): an inferred table whose sampled records fit one known
+//! table's columns, clearly better than any other's, takes its name and its statement.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +18,7 @@ use pager::{Database, PageNo, Value};
 
 use crate::plan::InferredTable;
 use crate::rows::{RowEvent, TableRows};
+use crate::shape::{Affinity, TableShape};
 
 /// Index entries sampled to map record positions to keyed columns.
 const SAMPLE: usize = 64;
@@ -162,6 +167,201 @@ pub fn name_inferred(
         });
     }
     out
+}
+
+/// A table an application is known to create: its CREATE statement as SQLite stores it,
+/// and the shape SQLite parsed from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownTable {
+    /// Where it is known from: "profile NAME".
+    pub origin: String,
+    /// The CREATE TABLE statement.
+    pub sql: String,
+    /// Its columns.
+    pub shape: TableShape,
+    /// The indexes the application makes on it: name and CREATE INDEX statement.
+    pub indexes: Vec<(String, String)>,
+}
+
+/// An inferred table whose records fit a known table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownMatch {
+    /// Which inferred table (its position in the list given).
+    pub inferred: usize,
+    /// Which known table (its position in the list given).
+    pub known: usize,
+    /// Records sampled.
+    pub sampled: u32,
+    /// Of those, records that fit the known table's columns.
+    pub fitting: u32,
+    /// The next best known table of another name and how many sampled records fit it.
+    pub runner_up: Option<(String, u32)>,
+}
+
+/// Records sampled from each inferred table to match it against known tables.
+const KNOWN_SAMPLE: usize = 256;
+
+/// Matches inferred tables against the tables an application is known to create. A known
+/// table fits when nine sampled records in ten fit its columns (`TableShape::fit`: the
+/// rowid alias stored as NULL, NOT NULL columns holding a value, values their affinity
+/// admits, a short record only where ALTER TABLE ADD COLUMN could have made it) and nine
+/// values in ten that are not NULL have the storage class its declared types call for
+/// (see [`typed_as_declared`]; a table's records are evidence of its types); of its
+/// versions (known tables of one name), the best fitting one stands for the name. An
+/// inferred table takes a name only when it fits clearly better than any other name (by a
+/// point of `fit`'s score per record). `fixed` gives inferred tables already named (by an
+/// index): those only take a known version of that name. `taken` names tables that exist;
+/// they are never given again, and each name goes to one inferred table, the one whose
+/// records fit it best.
+pub fn match_known(
+    db: &Database<'_>,
+    inferred: &[InferredTable],
+    known: &[KnownTable],
+    fixed: &BTreeMap<usize, String>,
+    taken: &dyn Fn(&str) -> bool,
+) -> Vec<KnownMatch> {
+    let candidates: Vec<(usize, &KnownTable)> = known
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| !k.shape.without_rowid)
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    // Each match with its score per sampled record and its cells.
+    let mut found: Vec<(KnownMatch, f64, u64)> = Vec::new();
+    for (t, table) in inferred.iter().enumerate() {
+        let sample = sample_records(db, table);
+        let Ok(sampled) = u32::try_from(sample.len()) else {
+            continue;
+        };
+        if sampled == 0 {
+            continue;
+        }
+        // Per name: its best version as (known index, fitting records, total score).
+        let mut by_name: BTreeMap<String, (usize, u32, u64)> = BTreeMap::new();
+        for (k, table) in &candidates {
+            let name = table.shape.name.to_ascii_lowercase();
+            if fixed
+                .get(&t)
+                .is_some_and(|f| !f.eq_ignore_ascii_case(&name))
+            {
+                continue;
+            }
+            if !fixed.contains_key(&t) && taken(&name) {
+                continue;
+            }
+            let (mut fitting, mut score, mut typed, mut values) = (0u32, 0u64, 0u64, 0u64);
+            for record in &sample {
+                if let Some(s) = table.shape.fit(record) {
+                    fitting += 1;
+                    score += u64::from(s);
+                    let (t, v) = typed_as_declared(&table.shape, record);
+                    typed += t;
+                    values += v;
+                }
+            }
+            if fitting * 10 < sampled * 9 || typed * 10 < values * 9 {
+                continue;
+            }
+            let better = by_name
+                .get(&name)
+                .is_none_or(|(_, f, s)| (fitting, score) > (*f, *s));
+            if better {
+                by_name.insert(name, (*k, fitting, score));
+            }
+        }
+        let mut ranked: Vec<(usize, u32, u64)> = by_name.into_values().collect();
+        ranked.sort_by_key(|(k, f, s)| (std::cmp::Reverse(*s), std::cmp::Reverse(*f), *k));
+        let Some(&(k, fitting, score)) = ranked.first() else {
+            continue;
+        };
+        let runner_up = ranked.get(1).copied();
+        let per = |s: u64| s as f64 / f64::from(sampled);
+        if runner_up.is_some_and(|(_, _, s2)| per(score) < per(s2) + 1.0) {
+            continue;
+        }
+        let cells = table.groups.iter().map(|g| g.cells).sum();
+        found.push((
+            KnownMatch {
+                inferred: t,
+                known: k,
+                sampled,
+                fitting,
+                runner_up: runner_up
+                    .and_then(|(k2, f2, _)| Some((known.get(k2)?.shape.name.clone(), f2))),
+            },
+            per(score),
+            cells,
+        ));
+    }
+    // Each name once: the inferred table whose records fit it best (by score per record),
+    // then the one with the most cells, takes it.
+    found.sort_by(|(_, a, ca), (_, b, cb)| b.total_cmp(a).then(cb.cmp(ca)));
+    let mut out: Vec<KnownMatch> = Vec::new();
+    for (m, _, _) in found {
+        let name = |m: &KnownMatch| {
+            known
+                .get(m.known)
+                .map(|k| k.shape.name.to_ascii_lowercase())
+        };
+        if out.iter().any(|o| name(o) == name(&m)) {
+            continue;
+        }
+        out.push(m);
+    }
+    out.sort_by_key(|m| m.inferred);
+    out
+}
+
+/// Of a record's values that are not NULL (the rowid alias aside), how many have the
+/// storage class its column's declared type calls for, and how many there are: text in
+/// TEXT, integers in INTEGER, numbers in REAL, numbers or text (dates) in NUMERIC, anything
+/// in a column without a type or declared BLOB.
+pub fn typed_as_declared(shape: &TableShape, record: &[Value]) -> (u64, u64) {
+    let alias = shape.rowid_alias();
+    let (mut typed, mut values) = (0, 0);
+    for (value, col) in record.iter().zip(shape.record_order()) {
+        let Some(c) = shape.columns.get(col) else {
+            continue;
+        };
+        if Some(col) == alias || *value == Value::Null {
+            continue;
+        }
+        values += 1;
+        typed += u64::from(matches!(
+            (c.affinity(), value),
+            (Affinity::Text, Value::Text(_))
+                | (Affinity::Integer, Value::Integer(_))
+                | (Affinity::Real, Value::Integer(_) | Value::Real(_))
+                | (
+                    Affinity::Numeric,
+                    Value::Integer(_) | Value::Real(_) | Value::Text(_)
+                )
+                | (Affinity::Blob, _)
+        ));
+    }
+    (typed, values)
+}
+
+/// Up to [`KNOWN_SAMPLE`] whole records of an inferred table, spread over its groups.
+fn sample_records(db: &Database<'_>, table: &InferredTable) -> Vec<Vec<Value>> {
+    let cells: u64 = table.groups.iter().map(|g| g.cells).sum();
+    let stride = usize::try_from(cells / KNOWN_SAMPLE as u64)
+        .unwrap_or(usize::MAX)
+        .max(1);
+    TableRows::new(db, None, table.groups.iter())
+        .filter_map(|e| match e {
+            RowEvent::Row(r) => Some(r),
+            RowEvent::Unreadable { .. } => None,
+        })
+        .step_by(stride)
+        .filter_map(|r| {
+            let (values, complete) = r.record();
+            complete.then_some(values)
+        })
+        .take(KNOWN_SAMPLE)
+        .collect()
 }
 
 /// Index entries: each one's key values and its rowid.

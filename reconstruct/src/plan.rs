@@ -74,6 +74,28 @@ pub enum Evidence {
         /// Records sampled.
         sampled: u32,
     },
+    /// An index whose schema row survives names the table: its entries' rowids are the
+    /// group's table's rows.
+    NamedByIndex {
+        /// The index.
+        index: String,
+        /// Its entries read.
+        entries: u64,
+        /// Of those, entries naming a row of the table.
+        matched: u64,
+    },
+    /// The table's records fit a CREATE statement the application is known to write
+    /// (a profile's schema), clearly better than any other known table's.
+    KnownSchema {
+        /// Where the statement is known from: "profile NAME".
+        origin: String,
+        /// Records sampled.
+        sampled: u32,
+        /// Of those, records that fit it.
+        fitting: u32,
+        /// The next best known table and how many sampled records fit it.
+        runner_up: Option<(String, u32)>,
+    },
     /// The sampled records fit the table's declared columns and no other table's as well.
     Shape {
         /// Records sampled.

@@ -188,7 +188,7 @@ fn run<'s>(
         let bulk = Bulk::run(evidence, plan, &reader, observer)?;
         observer.stage(Stage::Surveying);
         let survey = survey.join().map_err(panicked(Background::Survey))?;
-        let mut loaded = bulk.load(evidence, survey, &reader, observer)?;
+        let mut loaded = bulk.load(evidence, survey, &request.profiles, &reader, observer)?;
         let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
         // Loss bounds read only the source and the load's record: on the second core.
         let inputs = rebuild::bounds_inputs(evidence, &mut loaded, &copies);

@@ -59,4 +59,30 @@ pub fn create_objects(
         }
         ledger.object(kind.as_str(), &r.name, status, reason);
     }
+    if kind != SchemaKind::Index {
+        return;
+    }
+    // The indexes a profile knows for a table whose CREATE statement it gave, unless
+    // the schema still names an object so.
+    let taken = evidence.taken_names();
+    for t in tables.iter().filter(|t| t.shape.is_some()) {
+        for (origin, name, sql) in &t.known_indexes {
+            if taken.contains(&name.to_ascii_lowercase()) {
+                continue;
+            }
+            let (status, reason) = match out.create_object(sql) {
+                Ok(()) => (
+                    ObjectStatus::Created,
+                    format!("its schema row is lost; {origin} knows its CREATE statement"),
+                ),
+                Err(e) => {
+                    ledger.warnings.push(format!(
+                        "the index `{name}` {origin} knows could not be made: {e}"
+                    ));
+                    (ObjectStatus::Failed, e)
+                }
+            };
+            ledger.object("index", name, status, Some(reason));
+        }
+    }
 }

@@ -20,6 +20,32 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The shape of table `name` of `conn` as SQLite parsed its CREATE statement.
+pub fn table_shape(
+    conn: &Connection,
+    name: &str,
+    without_rowid: bool,
+) -> rusqlite::Result<TableShape> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_xinfo({})", quote(name)))?;
+    let columns = stmt
+        .query_map([], |r| {
+            Ok(Column {
+                name: r.get(1)?,
+                decl_type: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                not_null: r.get::<_, i64>(3)? != 0,
+                pk: u32::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+                kind: ColumnKind::from_hidden(r.get(6)?),
+                default: ColumnDefault::of(r.get::<_, Option<String>>(4)?.as_deref()),
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(TableShape {
+        name: name.to_string(),
+        columns,
+        without_rowid,
+    })
+}
+
 /// Whether `sql` is a `CREATE TABLE` whose name is followed by anything but its column
 /// list: `AS SELECT …`, which would run a query (unbounded, on a hostile schema). SQLite
 /// itself stores such a table as a plain column list, so a real schema never has one.
@@ -254,26 +280,7 @@ impl Output {
 
     /// The shape of a table as SQLite parsed its CREATE statement.
     pub fn shape(&self, name: &str, without_rowid: bool) -> rusqlite::Result<TableShape> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("PRAGMA table_xinfo({})", quote(name)))?;
-        let columns = stmt
-            .query_map([], |r| {
-                Ok(Column {
-                    name: r.get(1)?,
-                    decl_type: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                    not_null: r.get::<_, i64>(3)? != 0,
-                    pk: u32::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
-                    kind: ColumnKind::from_hidden(r.get(6)?),
-                    default: ColumnDefault::of(r.get::<_, Option<String>>(4)?.as_deref()),
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(TableShape {
-            name: name.to_string(),
-            columns,
-            without_rowid,
-        })
+        table_shape(&self.conn, name, without_rowid)
     }
 
     /// Inserts one row into `table`: `rowid` (when the table keeps one outside its

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use pager::{TextEncoding, Value};
-use reconstruct::{Fill, Relationship, TextCopy};
+use reconstruct::{Fill, KnownTable, Relationship, TextCopy};
 use serde::Deserialize;
 
 /// The profiles shipped with the binary.
@@ -39,6 +39,12 @@ pub struct Profile {
     /// (see `reconstruct::textcopy`).
     #[serde(default)]
     pub text_copies: Vec<ProfileTextCopy>,
+    /// The CREATE TABLE statements the application writes, one per table and schema
+    /// version, each followed by the CREATE INDEX statements of its indexes (separated
+    /// by `;`): a table whose schema row is lost is named from the one its records fit,
+    /// and its indexes are made again.
+    #[serde(default)]
+    pub schema: Vec<String>,
 }
 
 /// A full-text table's copy of another table's columns.
@@ -255,6 +261,66 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// The tables of the profile's `schema`, each entry run by SQLite in a scratch
+    /// in-memory database; an entry that does not create exactly one ordinary table (and
+    /// indexes on it) is refused.
+    pub fn known_tables(&self) -> Result<Vec<KnownTable>, String> {
+        self.schema
+            .iter()
+            .map(|sql| {
+                let refuse = |why: String| format!("schema statement `{sql}`: {why}");
+                let conn =
+                    rusqlite::Connection::open_in_memory().map_err(|e| refuse(e.to_string()))?;
+                conn.execute_batch(sql).map_err(|e| refuse(e.to_string()))?;
+                let made: Vec<(String, String, bool)> = conn
+                    .prepare(
+                        "SELECT t.name, s.sql, t.wr FROM pragma_table_list AS t
+                         JOIN sqlite_schema AS s ON s.name = t.name
+                         WHERE t.schema = 'main' AND s.type = 'table'
+                         AND lower(substr(t.name, 1, 7)) <> 'sqlite_'",
+                    )
+                    .and_then(|mut st| {
+                        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                            .collect()
+                    })
+                    .map_err(|e| refuse(e.to_string()))?;
+                let [(name, stored, without_rowid)] = made.as_slice() else {
+                    return Err(refuse("it must create exactly one table".into()));
+                };
+                if reconstruct::is_virtual(Some(stored)) {
+                    return Err(refuse("a virtual table has no records to match".into()));
+                }
+                let shape = crate::output::table_shape(&conn, name, *without_rowid)
+                    .map_err(|e| refuse(e.to_string()))?;
+                let indexes: Vec<(String, String)> = conn
+                    .prepare(
+                        "SELECT name, sql FROM sqlite_schema WHERE type = 'index'
+                         AND sql IS NOT NULL ORDER BY rowid",
+                    )
+                    .and_then(|mut st| st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                    .map_err(|e| refuse(e.to_string()))?;
+                let others: i64 = conn
+                    .query_row(
+                        "SELECT count(*) FROM sqlite_schema WHERE type NOT IN ('table', 'index')",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .map_err(|e| refuse(e.to_string()))?;
+                if others > 0 {
+                    return Err(refuse("only a table and its indexes".into()));
+                }
+                Ok(KnownTable {
+                    origin: format!("profile {}", self.name),
+                    sql: stored.clone(),
+                    shape,
+                    indexes,
+                })
+            })
+            .collect()
+    }
+}
+
 /// The shipped profiles, parsed. A shipped profile that does not parse is a bug caught by
 /// the tests.
 pub fn shipped() -> Vec<Profile> {
@@ -314,6 +380,8 @@ impl ProfileChoice {
                     .map_err(|e| format!("profile `{name}`: {e}"))?;
                 p.text_copies(TextEncoding::Utf8)
                     .map_err(|e| format!("profile `{name}`: {e}"))?;
+                p.known_tables()
+                    .map_err(|e| format!("profile `{name}`: {e}"))?;
                 Profiles {
                     profiles: vec![p],
                     detect: false,
@@ -332,6 +400,16 @@ pub struct Profiles {
 }
 
 impl Profiles {
+    /// Every profile chosen, whether or not it applies.
+    pub fn chosen(&self) -> impl Iterator<Item = &Profile> {
+        self.profiles.iter()
+    }
+
+    /// Whether only the profiles whose tables exist apply (`auto`).
+    pub fn detects(&self) -> bool {
+        self.detect
+    }
+
     /// The profiles that apply to a database with these tables.
     pub fn applying(&self, tables: &[String]) -> Vec<&Profile> {
         self.profiles
@@ -351,6 +429,7 @@ mod tests {
         for p in shipped() {
             assert!(!p.relationships().unwrap().is_empty(), "{}", p.name);
             p.text_copies(TextEncoding::Utf16le).unwrap();
+            assert!(!p.known_tables().unwrap().is_empty(), "{}", p.name);
         }
     }
 

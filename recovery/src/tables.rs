@@ -39,6 +39,10 @@ pub struct TableRun {
     /// of the chain overwritten with other bytes leaves no trace but wrong values, which
     /// the table's index entries can still catch.
     pub spilled_rowids: Vec<i64>,
+    /// Indexes to make on it that the schema lacks: those of a table whose lost CREATE
+    /// statement a profile knows, with where they come from ("profile NAME"), name and
+    /// statement.
+    pub known_indexes: Vec<(String, String, String)>,
 }
 
 /// The tables of a run.
@@ -72,6 +76,7 @@ impl Tables {
             proven_lost: BTreeMap::new(),
             written_rowids: Vec::new(),
             spilled_rowids: Vec::new(),
+            known_indexes: Vec::new(),
         });
         id
     }

@@ -24,6 +24,7 @@ use crate::ledger::Ledger;
 use crate::observer::{Observer, Stage};
 use crate::output::{quote, Output, SqlValue};
 use crate::plan::SchemaPlan;
+use crate::profiles::Profiles;
 use crate::report::ObjectStatus;
 use crate::tables::Tables;
 
@@ -165,6 +166,7 @@ impl<'s> Bulk<'s> {
         self,
         evidence: &Evidence<'s>,
         survey: Survey,
+        profiles: &Profiles,
         reader: &Reader<'_>,
         observer: &dyn Observer,
     ) -> Result<Loaded, Error> {
@@ -189,7 +191,7 @@ impl<'s> Bulk<'s> {
             }
         }
         observer.stage(Stage::PlanningOrphans);
-        let plan = attribute_orphans(evidence, &survey, &out, &mut tables);
+        let plan = attribute_orphans(evidence, &survey, &out, &mut tables, profiles);
         let taken = evidence.taken_names();
         let mut lost_and_found = LostAndFound::default();
         let enc = evidence.encoding();
@@ -278,6 +280,7 @@ fn attribute_orphans(
     survey: &Survey,
     out: &Output,
     tables: &mut Tables,
+    profiles: &Profiles,
 ) -> reconstruct::Plan {
     let targets: Vec<(TableId, TableTarget)> = tables
         .filled()
@@ -315,24 +318,36 @@ fn attribute_orphans(
         })
         .collect();
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
+    let known = known_tables(evidence, &plan.inferred, &namings, tables, profiles);
     for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
         let naming = namings
             .iter()
             .find(|n| n.inferred == i)
             .filter(|n| tables.named(&n.table).is_none());
-        let name = naming.map_or_else(
-            || crate::plan::inferred_name(evidence, tables),
-            |n| n.table.clone(),
-        );
-        // Columns c0, c1, … declared without a type, so that every value keeps its
-        // storage class; a column an index's entries identify takes its name.
-        let cols: Vec<String> = (0..table.columns.len())
-            .map(|i| {
-                let named = naming.and_then(|n| n.columns.get(&i));
-                quote(&named.cloned().unwrap_or_else(|| format!("c{i}")))
-            })
-            .collect();
-        let sql = format!("CREATE TABLE {}({})", quote(&name), cols.join(", "));
+        let known = known
+            .iter()
+            .find(|(m, _)| m.inferred == i)
+            .filter(|(_, k)| tables.named(&k.shape.name).is_none());
+        let name = match (known, naming) {
+            (Some((_, k)), _) => k.shape.name.clone(),
+            (None, Some(n)) => n.table.clone(),
+            (None, None) => crate::plan::inferred_name(evidence, tables),
+        };
+        // Without a known statement: columns c0, c1, … declared without a type, so that
+        // every value keeps its storage class; a column an index's entries identify takes
+        // its name.
+        let sql = match known {
+            Some((_, k)) => k.sql.clone(),
+            None => {
+                let cols: Vec<String> = (0..table.columns.len())
+                    .map(|i| {
+                        let named = naming.and_then(|n| n.columns.get(&i));
+                        quote(&named.cloned().unwrap_or_else(|| format!("c{i}")))
+                    })
+                    .collect();
+                format!("CREATE TABLE {}({})", quote(&name), cols.join(", "))
+            }
+        };
         let Some(shape) = out
             .create_object(&sql)
             .ok()
@@ -348,6 +363,10 @@ fn attribute_orphans(
             table.sampled,
             table.groups.len()
         );
+        let mut found = vec![reconstruct::Evidence::LostSchema {
+            sampled: table.sampled,
+        }];
+        let mut confidence = reconstruct::Confidence::Low;
         if let Some(n) = naming {
             let named: Vec<String> = n
                 .columns
@@ -359,30 +378,116 @@ fn attribute_orphans(
                 n.index,
                 n.matched,
                 n.entries,
-                if named.is_empty() {
+                if named.is_empty() || known.is_some() {
                     String::new()
                 } else {
                     format!(", and their values identify {}", named.join(", "))
                 }
             ));
+            found.push(reconstruct::Evidence::NamedByIndex {
+                index: n.index.clone(),
+                entries: n.entries,
+                matched: n.matched,
+            });
+            confidence = reconstruct::Confidence::Medium;
         }
-        let evidence = vec![reconstruct::Evidence::LostSchema {
-            sampled: table.sampled,
-        }];
+        if let Some((m, k)) = known {
+            reason.push_str(&format!(
+                "; {} knows its CREATE statement: {} of {} sampled records fit its {} columns{}",
+                k.origin,
+                m.fitting,
+                m.sampled,
+                k.shape.columns.len(),
+                m.runner_up
+                    .as_ref()
+                    .map_or(String::new(), |(n, f)| format!(" (next best `{n}`: {f})"))
+            ));
+            found.push(reconstruct::Evidence::KnownSchema {
+                origin: k.origin.clone(),
+                sampled: m.sampled,
+                fitting: m.fitting,
+                runner_up: m.runner_up.clone(),
+            });
+            confidence = if naming.is_some() {
+                reconstruct::Confidence::High
+            } else {
+                reconstruct::Confidence::Medium
+            };
+        }
         let id = tables.push(name, None, TableStatus::Inferred, Some(reason), Some(shape));
         if let Some(t) = tables.get_mut(id) {
+            if let Some((_, k)) = known {
+                t.known_indexes = k
+                    .indexes
+                    .iter()
+                    .map(|(n, sql)| (k.origin.clone(), n.clone(), sql.clone()))
+                    .collect();
+            }
             t.orphans = table
                 .groups
                 .into_iter()
                 .map(|group| Attribution {
                     group,
-                    evidence: evidence.clone(),
-                    confidence: reconstruct::Confidence::Low,
+                    evidence: found.clone(),
+                    confidence,
                 })
                 .collect();
         }
     }
     plan
+}
+
+/// The inferred tables whose records fit a table a chosen profile knows, each with that
+/// table. The known tables of every profile compete (each name given once, to the
+/// inferred table that fits it best). Under `--profile auto`, a profile's matches count
+/// only when every table it detects by exists, in the schema or named here from the
+/// evidence; a profile that fails is left out and the rest matched again.
+fn known_tables(
+    evidence: &Evidence<'_>,
+    inferred: &[reconstruct::InferredTable],
+    namings: &[reconstruct::Naming],
+    tables: &Tables,
+    profiles: &Profiles,
+) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
+    if inferred.is_empty() {
+        return Vec::new();
+    }
+    let schema = evidence.taken_names();
+    let fixed: BTreeMap<usize, String> = namings
+        .iter()
+        .map(|n| (n.inferred, n.table.clone()))
+        .collect();
+    let taken =
+        |name: &str| schema.contains(&name.to_ascii_lowercase()) || tables.named(name).is_some();
+    let mut live: Vec<&crate::profiles::Profile> = profiles.chosen().collect();
+    loop {
+        let known: Vec<reconstruct::KnownTable> = live
+            .iter()
+            .flat_map(|p| p.known_tables().unwrap_or_default())
+            .collect();
+        let matches: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> =
+            reconstruct::match_known(&evidence.db, inferred, &known, &fixed, &taken)
+                .into_iter()
+                .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
+                .collect();
+        if !profiles.detects() {
+            return matches;
+        }
+        let detected = |p: &crate::profiles::Profile| {
+            let origin = format!("profile {}", p.name);
+            p.detect.tables.iter().all(|t| {
+                schema.contains(&t.to_ascii_lowercase())
+                    || matches
+                        .iter()
+                        .any(|(_, k)| k.origin == origin && k.shape.name.eq_ignore_ascii_case(t))
+            })
+        };
+        let before = live.len();
+        live.retain(|p| detected(p));
+        if live.len() == before {
+            return matches;
+        }
+    }
 }
 
 /// Carries `sqlite_sequence` counters over: never below what the rows now need.

@@ -114,6 +114,13 @@ fn evidence_sentence(e: &reconstruct::Evidence) -> String {
         reconstruct::Evidence::LostSchema { sampled } => format!(
             "no table of the schema fits its records: a table of its own is inferred from {sampled} sampled records"
         ),
+        reconstruct::Evidence::NamedByIndex { index, entries, matched } => format!(
+            "index `{index}`, whose schema row survives, names its table: {matched} of its {entries} entries name rows of these pages"
+        ),
+        reconstruct::Evidence::KnownSchema { origin, sampled, fitting, runner_up } => format!(
+            "{fitting} of {sampled} sampled records of its table fit a CREATE statement {origin} knows{}",
+            runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}"))
+        ),
         reconstruct::Evidence::Shape { sampled, fitting, runner_up } => format!(
             "{fitting} of {sampled} sampled records fit the table's columns{}",
             runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}"))
