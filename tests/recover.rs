@@ -1248,6 +1248,76 @@ fn values_read_from_a_page_that_ends_no_chain_are_registered() -> TestResult {
     Ok(())
 }
 
+/// A next-page pointer damaged to lead into the middle of another row's chain, where the
+/// lengths agree: both chains read whole and end as SQLite ends one, and the second row
+/// once got the first row's text as its own. An overflow page two chains claim may be
+/// either row's: in both rows the values read from it are NULL and registered
+/// (`overflow_page_suspect`), the other rows untouched.
+#[test]
+fn values_read_from_a_page_two_chains_claim_are_registered() -> TestResult {
+    let dir = crate::Scratch::new("contested-overflow");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, tag TEXT, body TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 6)
+         INSERT INTO t SELECT x, 'tag-' || x, printf('%.10000c', char(96 + x)) FROM i;",
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    // A row's two overflow pages: the one whose next pointer is 0 is its last.
+    let pages_of = |bytes: &[u8], c: u8| -> Vec<usize> {
+        bytes
+            .chunks(4096)
+            .enumerate()
+            .filter(|(_, p)| p[4..].iter().all(|b| *b == c))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let split = |pages: Vec<usize>, bytes: &[u8]| {
+        let last = *pages
+            .iter()
+            .find(|p| bytes[**p * 4096..**p * 4096 + 4] == [0; 4])
+            .unwrap();
+        let first = *pages.iter().find(|p| **p != last).unwrap();
+        (first, last)
+    };
+    let (_, b_last) = split(pages_of(&bytes, b'b'), &bytes);
+    let (c_first, _) = split(pages_of(&bytes, b'c'), &bytes);
+    // Row 3's first overflow page now leads to row 2's last one.
+    bytes[c_first * 4096..c_first * 4096 + 4].copy_from_slice(&(b_last as u32 + 1).to_be_bytes());
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let conn = Connection::open(&dest)?;
+    let bodies: Vec<(i64, Option<String>)> = conn
+        .prepare("SELECT id, body FROM t ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, body) in &bodies {
+        let want =
+            (*id != 2 && *id != 3).then(|| char::from(96 + *id as u8).to_string().repeat(10000));
+        assert_eq!(body, &want, "row {id}");
+    }
+    let reasons: Vec<(i64, String, String)> = conn
+        .prepare("SELECT rowid, col, reason FROM salvage_damaged_fields ORDER BY rowid")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(
+        reasons,
+        vec![
+            (2, "body".into(), "overflow_page_suspect".into()),
+            (3, "body".into(), "overflow_page_suspect".into())
+        ]
+    );
+    let tags: i64 = conn.query_row("SELECT count(*) FROM t WHERE tag IS NOT NULL", [], |r| {
+        r.get(0)
+    })?;
+    assert_eq!(tags, 6);
+    assert_eq!(crate::table_entry(&r, "t")["rows_damaged"], 2);
+    Ok(())
+}
+
 #[test]
 fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     type Make = fn(&Fixture) -> Vec<Damage>;

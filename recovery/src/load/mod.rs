@@ -30,6 +30,7 @@ use crate::tables::Tables;
 
 pub mod bulk;
 mod bulk_tables;
+mod contested;
 mod crosscheck;
 pub mod damaged;
 pub mod lost_and_found;
@@ -190,6 +191,39 @@ impl<'s> Bulk<'s> {
                 None => t.loss.root_lost = t.status == TableStatus::Recovered,
             }
         }
+        // Rows the bulk writer copied whose chains reach an overflow page another chain
+        // claims are taken back, to be written with those fields registered.
+        let contested = contested::Contested::of(&evidence.db, &survey);
+        for (id, later) in deferred.iter_mut() {
+            let Some(t) = tables.get_mut(*id) else {
+                continue;
+            };
+            if !contested.involves(t.root) {
+                continue;
+            }
+            for event in TableRows::new(&evidence.db, t.root, std::iter::empty()) {
+                let RowEvent::Row(mut row) = event else {
+                    continue;
+                };
+                let Some(rowid) = row.rowid() else { continue };
+                if !contested.mark(&evidence.db, &mut row) {
+                    continue;
+                }
+                let removed = out
+                    .conn
+                    .execute(
+                        &format!("DELETE FROM {} WHERE rowid = ?1", quote(&t.name)),
+                        [rowid],
+                    )
+                    .map_err(Error::db("taking back a row"))?;
+                if removed > 0 {
+                    t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
+                    t.written_rowids.retain(|r| *r != rowid);
+                    t.spilled_rowids.retain(|r| *r != rowid);
+                    later.push(row);
+                }
+            }
+        }
         observer.stage(Stage::PlanningOrphans);
         let plan = attribute_orphans(evidence, &survey, &out, &mut tables, profiles);
         let taken = evidence.taken_names();
@@ -229,7 +263,8 @@ impl<'s> Bulk<'s> {
             for event in rows {
                 match event {
                     RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
-                    RowEvent::Row(row) => {
+                    RowEvent::Row(mut row) => {
+                        contested.mark(&evidence.db, &mut row);
                         sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
                     }
                 }
