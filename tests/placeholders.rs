@@ -228,7 +228,9 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
         "{placeholders} placeholders for {lost} lost embeddings"
     );
     // The placeholders' user-facing ids and segments are what the surviving unique index
-    // proves (once labels), and only the columns nothing proves are listed as filled.
+    // proves (once labels), and only the columns nothing proves are listed as filled:
+    // `seq_id`, and `created_at` (NOT NULL, and its CURRENT_TIMESTAMP default never
+    // fills a row of the past; the fixture's neighbours never agree on a second).
     let want = expected_rows(&c.fixture, "embeddings");
     let made: Vec<(i64, String, String, String)> = conn
         .prepare(
@@ -244,7 +246,7 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
             (want[&id][1].clone(), want[&id][2].clone()),
             "embedding {id}"
         );
-        assert_eq!(filled, "seq_id", "embedding {id}");
+        assert_eq!(filled, "created_at,seq_id", "embedding {id}");
     }
     Ok(())
 }
