@@ -228,7 +228,9 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
         "{placeholders} placeholders for {lost} lost embeddings"
     );
     // The placeholders' user-facing ids and segments are what the surviving unique index
-    // proves (once labels), and only the columns nothing proves are listed as filled.
+    // proves (once labels), and only the columns nothing proves are listed as filled:
+    // `seq_id`, and `created_at` (NOT NULL, and its CURRENT_TIMESTAMP default never
+    // fills a row of the past; the fixture's neighbours never agree on a second).
     let want = expected_rows(&c.fixture, "embeddings");
     let made: Vec<(i64, String, String, String)> = conn
         .prepare(
@@ -244,8 +246,68 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
             (want[&id][1].clone(), want[&id][2].clone()),
             "embedding {id}"
         );
-        assert_eq!(filled, "seq_id", "embedding {id}");
+        assert_eq!(filled, "created_at,seq_id", "embedding {id}");
     }
+    Ok(())
+}
+
+/// Chroma's sysdb tables lost with their unique indexes (nothing proves their rows): the
+/// embeddings and `segment_metadata` rows keep placeholder segments, `collection_metadata`
+/// placeholder collections. Every NOT NULL column of the real schema (`segments.collection`,
+/// `collections.database_id`) holds the profile's marker, so no placeholder is blocked, and
+/// a marker never makes a placeholder of its own.
+#[test]
+fn chroma_sysdb_tables_lost_are_rebuilt_with_markers_in_every_not_null_column() -> TestResult {
+    let c = case("chroma-sysdb-lost", "vector-4096-utf8", |f| {
+        [
+            "segments",
+            "sqlite_autoindex_segments_1",
+            "collections",
+            "sqlite_autoindex_collections_1",
+            "sqlite_autoindex_collections_2",
+        ]
+        .iter()
+        .flat_map(|t| fixtures::table_pages(&f.bytes, f.roots[*t]).all())
+        .map(Damage::ZeroPage)
+        .collect()
+    });
+    let r = c.recover_expecting(&["--allow-partial"], 3)?;
+    assert_eq!(
+        r["placeholders"]["blocked"]["count"].as_u64(),
+        Some(0),
+        "{}",
+        r["placeholders"]
+    );
+    let conn = Connection::open_with_flags(&c.dest, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let rows = |sql: &str| -> rusqlite::Result<Vec<(String, String)>> {
+        conn.prepare(sql)?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect()
+    };
+    // Six segments (three with embeddings, three with segment metadata), three
+    // collections (their metadata), each registered with the columns a rule filled.
+    let segments = rows(
+        "SELECT s.collection, p.filled_columns FROM segments s
+         JOIN salvage_placeholders p ON p.tbl = 'segments' AND p.rowid = s.rowid",
+    )?;
+    assert_eq!(segments.len(), 6);
+    for (collection, filled) in segments {
+        assert_eq!(collection, "salvage-unknown-collection");
+        assert_eq!(filled, "collection,scope,type");
+    }
+    let collections = rows(
+        "SELECT c.database_id, p.filled_columns FROM collections c
+         JOIN salvage_placeholders p ON p.tbl = 'collections' AND p.rowid = c.rowid",
+    )?;
+    assert_eq!(collections.len(), 3);
+    for (database, filled) in collections {
+        assert_eq!(database, "salvage-unknown-database");
+        assert_eq!(filled, "database_id,name");
+    }
+    let made: i64 = conn.query_row("SELECT count(*) FROM salvage_placeholders", [], |r| {
+        r.get(0)
+    })?;
+    assert_eq!(made, 9, "markers make no placeholders of their own");
     Ok(())
 }
 

@@ -236,19 +236,13 @@ fn a_copy_not_kept_in_step_or_shared_is_no_evidence() -> TestResult {
 /// `embedding_metadata` by rowid: (id, key, string_value).
 type Metadata = BTreeMap<i64, (i64, String, Value)>;
 
-/// The Chroma store with its full-text table, as Chroma keeps it: each document under its
-/// embedding's id. Returns the bytes and the metadata rows.
+/// The Chroma store, whose full-text table holds each document under its embedding's id
+/// as Chroma keeps it. Returns the bytes and the metadata rows.
 fn chroma(dir: &Scratch) -> (Vec<u8>, Metadata) {
     let f = fixtures::build_named("vector-4096-utf8").unwrap();
     let path = dir.path("healthy.db");
     std::fs::write(&path, &f.bytes).unwrap();
-    let bytes = built(
-        &path,
-        "CREATE VIRTUAL TABLE embedding_fulltext_search USING fts5(string_value, tokenize='trigram');
-         INSERT INTO embedding_fulltext_search(rowid, string_value)
-             SELECT id, string_value FROM embedding_metadata WHERE key = 'chroma:document';",
-        |_| Ok(()),
-    );
+    let bytes = f.bytes;
     let rows = rows_of(&path, "embedding_metadata", false)
         .into_iter()
         .map(|(rowid, v)| {
