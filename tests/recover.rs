@@ -706,6 +706,55 @@ fn a_profile_that_knows_the_schema_names_the_lost_tables() -> TestResult {
     Ok(())
 }
 
+/// A profile file's known schema names a lost table from its records: `notes` (three
+/// typed columns) comes back under its name with its index, while the (key, text) table
+/// stays inferred although `config` would fit it: a record of one value besides the rowid
+/// is next to no evidence (a full-text content table has that shape too).
+#[test]
+fn a_profile_file_names_a_lost_table_but_not_from_one_value() -> TestResult {
+    let dir = crate::Scratch::new("profile-file-schema");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER);
+         CREATE TABLE config(id INTEGER PRIMARY KEY, json TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;
+         INSERT INTO config VALUES (1, '{\"a\": 1}'), (2, '{\"b\": 2}');",
+    )?;
+    drop(conn);
+    let want = rows_of(&src, "notes", false);
+    let mut bytes = std::fs::read(&src)?;
+    bytes[..4096].fill(0);
+    std::fs::write(&src, &bytes)?;
+    let profile = dir.path("notes.json");
+    std::fs::write(
+        &profile,
+        r#"{"name": "notes", "detect": {"tables": ["notes"]}, "schema": [
+            "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX notes_title ON notes(title)",
+            "CREATE TABLE config(id INTEGER PRIMARY KEY, json TEXT)"]}"#,
+    )?;
+    let dest = dir.path("out.db");
+    let profile = profile.to_string_lossy().into_owned();
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial", "--profile", &profile], 3)?;
+    let names: Vec<&str> = r["tables"]
+        .as_array()
+        .ok_or("tables")?
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"notes"), "{names:?}");
+    assert!(!names.contains(&"config"), "{names:?}");
+    assert_same_rows(&rows_of(&dest, "notes", false), &want, "notes");
+    let index: i64 = Connection::open(&dest)?.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name = 'notes_title'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(index, 1);
+    Ok(())
+}
+
 /// A profile's tables are never given to another application's records: the vector
 /// store's tables, with its schema lost, hold text, integers and blobs where the agent
 /// store's declared types call for others (once named `sessions` and `messages`).

@@ -207,7 +207,10 @@ const KNOWN_SAMPLE: usize = 256;
 /// admits, a short record only where ALTER TABLE ADD COLUMN could have made it) and nine
 /// values in ten that are not NULL have the storage class its declared types call for
 /// (see [`typed_as_declared`]; a table's records are evidence of its types); of its
-/// versions (known tables of one name), the best fitting one stands for the name. An
+/// versions (known tables of one name), the best fitting one stands for the name. A known
+/// table of fewer than two columns besides its INTEGER PRIMARY KEY is never matched (its
+/// records are next to no evidence: a full-text table's content shadow table fits any
+/// such (key, text) table). An
 /// inferred table takes a name only when it fits clearly better than any other name (by a
 /// point of `fit`'s score per record). `fixed` gives inferred tables already named (by an
 /// index): those only take a known version of that name. `taken` names tables that exist;
@@ -223,7 +226,11 @@ pub fn match_known(
     let candidates: Vec<(usize, &KnownTable)> = known
         .iter()
         .enumerate()
-        .filter(|(_, k)| !k.shape.without_rowid)
+        // A record of one value besides the rowid is next to no evidence of its table.
+        .filter(|(_, k)| {
+            !k.shape.without_rowid
+                && k.shape.columns.len() - usize::from(k.shape.rowid_alias().is_some()) >= 2
+        })
         .collect();
     if candidates.is_empty() {
         return Vec::new();
