@@ -1082,10 +1082,7 @@ fn damaged_fields_are_registered_with_their_reason() -> TestResult {
     let dest = dir.path("out.db");
     let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
     let conn = Connection::open(&dest)?;
-    let reasons: Vec<(i64, String, String)> = conn
-        .prepare("SELECT rowid, col, reason FROM salvage_damaged_fields WHERE tbl = 't' ORDER BY rowid, col")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let reasons = registered_fields(&conn)?;
     assert!(
         reasons.contains(&(7, "title".into(), "text_not_in_encoding".into())),
         "{reasons:?}"
@@ -1282,10 +1279,7 @@ fn values_read_from_a_page_that_ends_no_chain_are_registered() -> TestResult {
     let conn = Connection::open(&dest)?;
     let tag: Option<String> = conn.query_row("SELECT tag FROM t WHERE id = 5", [], |r| r.get(0))?;
     assert_eq!(tag, None);
-    let reasons: Vec<(i64, String, String)> = conn
-        .prepare("SELECT rowid, col, reason FROM salvage_damaged_fields ORDER BY col")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let reasons = registered_fields(&conn)?;
     assert_eq!(
         reasons,
         vec![
@@ -1348,10 +1342,7 @@ fn values_read_from_a_page_two_chains_claim_are_registered() -> TestResult {
             (*id != 2 && *id != 3).then(|| char::from(96 + *id as u8).to_string().repeat(10000));
         assert_eq!(body, &want, "row {id}");
     }
-    let reasons: Vec<(i64, String, String)> = conn
-        .prepare("SELECT rowid, col, reason FROM salvage_damaged_fields ORDER BY rowid")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let reasons = registered_fields(&conn)?;
     assert_eq!(
         reasons,
         vec![
@@ -1759,4 +1750,12 @@ fn a_header_that_understates_the_size_hides_no_page() -> TestResult {
         c.report()["warnings"]
     );
     Ok(())
+}
+
+/// The rows of the output's `salvage_damaged_fields`: rowid, column and reason, in rowid
+/// and column order.
+fn registered_fields(conn: &Connection) -> rusqlite::Result<Vec<(i64, String, String)>> {
+    conn.prepare("SELECT rowid, col, reason FROM salvage_damaged_fields ORDER BY rowid, col")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect()
 }
