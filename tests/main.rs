@@ -18,6 +18,7 @@ mod pipeline;
 mod placeholders;
 mod readback;
 mod recover;
+mod schema_sql;
 mod search;
 mod sweep;
 mod textcopy;

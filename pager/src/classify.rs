@@ -286,6 +286,8 @@ pub struct TreeSurvey {
     pub depth: u32,
     /// Payload-carrying cells read: rows of a table, entries of an index.
     pub cells: u64,
+    /// The largest payload of its cells, in bytes (no value it holds is longer).
+    pub max_payload: u64,
     /// Child pointers that could not be followed, with the key ranges they covered.
     pub lost: Vec<LostChild>,
     /// Damage met in this tree.
@@ -412,6 +414,7 @@ pub fn survey_with_schema(
             overflow_pages: 0,
             depth: 0,
             cells: 0,
+            max_payload: 0,
             lost: Vec::new(),
             findings: Vec::new(),
         };
@@ -438,6 +441,7 @@ pub fn survey_with_schema(
                     let Some(payload) = cell.cell.payload() else {
                         continue;
                     };
+                    t.max_payload = t.max_payload.max(payload.total_len);
                     if all {
                         match parse_record_header(payload.local, payload.total_len, cell.location) {
                             Ok(h) if h.record_len() != payload.total_len => {

@@ -26,6 +26,7 @@
 //!         Column { name: "content".into(), decl_type: "TEXT".into(), not_null: false, pk: 0, kind: ColumnKind::Ordinary, default: ColumnDefault::None },
 //!     ],
 //!     without_rowid: false,
+//!     strict: false,
 //! };
 //! assert_eq!(shape.rowid_alias(), Some(0));
 //! assert_eq!(shape.columns[1].affinity(), Affinity::Text);
@@ -89,7 +90,7 @@ pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{
     text_in_encoding, Affinity, Column, ColumnDefault, ColumnKind, DamageReason, FieldDamage,
-    MappedRow, TableShape,
+    MappedRow, StrictType, TableShape,
 };
 pub use table::{creation_order, disposition, is_virtual, Disposition, TableId, TableStatus};
 pub use textcopy::{read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};

@@ -360,6 +360,15 @@ pub enum LossSignal {
         /// Why.
         reason: String,
     },
+    /// An index, view or trigger of the schema could not be re-created on the output.
+    ObjectNotCreated {
+        /// "index", "view" or "trigger".
+        object: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl fmt::Display for LossSignal {
@@ -424,6 +433,7 @@ impl fmt::Display for LossSignal {
             ),
             TableInferred { table, rows } => write!(f, "table `{table}` holds {rows} rows of a table whose schema row is lost; its name and columns are inferred"),
             TableNotRecovered { table, reason } => write!(f, "table `{table}` could not be recovered: {reason}"),
+            ObjectNotCreated { object, name, reason } => write!(f, "the {object} `{name}` could not be re-created: {reason}"),
         }
     }
 }

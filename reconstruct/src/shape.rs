@@ -110,6 +110,48 @@ impl Affinity {
     }
 }
 
+/// The values a column of a STRICT table holds, by its declared type: SQLite refuses any
+/// other on the way in (an integral REAL may be stored as an integer in the record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrictType {
+    /// INT or INTEGER: integers.
+    Integer,
+    /// REAL: numbers.
+    Real,
+    /// TEXT: text.
+    Text,
+    /// BLOB: BLOBs.
+    Blob,
+    /// ANY (or a type STRICT does not know): anything.
+    Any,
+}
+
+impl StrictType {
+    /// The type of a STRICT column declared `decl`.
+    pub fn of_declared_type(decl: &str) -> StrictType {
+        match decl.trim().to_ascii_uppercase().as_str() {
+            "INT" | "INTEGER" => StrictType::Integer,
+            "REAL" => StrictType::Real,
+            "TEXT" => StrictType::Text,
+            "BLOB" => StrictType::Blob,
+            _ => StrictType::Any,
+        }
+    }
+
+    /// Whether a column of this type can hold `v` (NULL aside: NOT NULL decides it).
+    pub fn holds(self, v: &Value) -> bool {
+        matches!(
+            (self, v),
+            (_, Value::Null)
+                | (StrictType::Any, _)
+                | (StrictType::Integer, Value::Integer(_))
+                | (StrictType::Real, Value::Integer(_) | Value::Real(_))
+                | (StrictType::Text, Value::Text(_))
+                | (StrictType::Blob, Value::Blob(_))
+        )
+    }
+}
+
 /// How a column is stored (`hidden` in `PRAGMA table_xinfo`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColumnKind {
@@ -218,6 +260,8 @@ pub struct TableShape {
     pub columns: Vec<Column>,
     /// Declared WITHOUT ROWID: the table is an index-shaped b-tree keyed by its primary key.
     pub without_rowid: bool,
+    /// A STRICT table: each column holds only values of its declared type.
+    pub strict: bool,
 }
 
 impl TableShape {
@@ -344,7 +388,10 @@ impl TableShape {
                 Some(DamageReason::OverflowPageSuspect)
             } else if matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding)) {
                 Some(DamageReason::TextNotInEncoding)
-            } else if !column.affinity().could_store(&value) {
+            } else if self.strict && !StrictType::of_declared_type(&column.decl_type).holds(&value)
+            {
+                Some(DamageReason::StrictTypeNeverStores)
+            } else if !self.strict && !column.affinity().could_store(&value) {
                 Some(DamageReason::AffinityNeverStores)
             } else {
                 None
@@ -475,6 +522,9 @@ pub enum DamageReason {
     TextNotInEncoding,
     /// A value its column's affinity never stores (see [`Affinity::could_store`]): NULL.
     AffinityNeverStores,
+    /// A value of another type than its STRICT column's (see [`StrictType::holds`]),
+    /// which SQLite refuses: NULL.
+    StrictTypeNeverStores,
     /// A value beyond the table's columns: not written.
     BeyondColumns,
     /// A value that disagrees with the table's own index entry for the row (read from
@@ -493,6 +543,7 @@ impl DamageReason {
             DamageReason::Unreadable => "unreadable",
             DamageReason::TextNotInEncoding => "text_not_in_encoding",
             DamageReason::AffinityNeverStores => "affinity_never_stores",
+            DamageReason::StrictTypeNeverStores => "strict_type_never_stores",
             DamageReason::BeyondColumns => "beyond_columns",
             DamageReason::DisagreesWithIndex => "disagrees_with_index",
             DamageReason::OverflowPageSuspect => "overflow_page_suspect",
@@ -568,6 +619,7 @@ mod tests {
             name: "m".into(),
             columns: vec![col("id", "INTEGER", 1), col("body", "TEXT", 0)],
             without_rowid: false,
+            strict: false,
         };
         assert_eq!(t.rowid_alias(), Some(0));
         let row = t.map_record(
@@ -593,6 +645,7 @@ mod tests {
                 col("k", "INTEGER", 2),
             ],
             without_rowid: true,
+            strict: false,
         };
         assert_eq!(t.record_order(), vec![1, 2, 0]);
         assert_eq!(t.rowid_alias(), None);
@@ -617,6 +670,7 @@ mod tests {
             name: "t".into(),
             columns: vec![col("a", "INT", 0), col("b", "INT", 0)],
             without_rowid: false,
+            strict: false,
         };
         let row = t.map_record(
             Some(1),
@@ -634,6 +688,7 @@ mod tests {
             name: "m".into(),
             columns: vec![col("id", "INTEGER", 1), col("n", "INTEGER", 0)],
             without_rowid: false,
+            strict: false,
         };
         assert!(t.fit(&[Value::Null, Value::Integer(3)]).is_some());
         assert!(
@@ -671,6 +726,7 @@ mod tests {
                 col("d", "TEXT", 0),
             ],
             without_rowid: false,
+            strict: false,
         };
         let record = vec![
             Value::Null,
@@ -760,6 +816,7 @@ mod tests {
                 col("flag", "INTEGER", 0),
             ],
             without_rowid: false,
+            strict: false,
         };
         let short = [Value::Null, Value::Text("hi".into())];
         assert!(t.fit(&short).is_some(), "`flag` may have been added later");

@@ -44,7 +44,9 @@ pub fn create_objects(
                 Some(format!("its table `{}` was not created", r.tbl_name)),
             )
         } else {
-            match out.create_object(sql) {
+            // An index computes over its table's rows: within a budget for them.
+            let rows = tables.named(&r.tbl_name).map_or(0, |t| t.loss.written());
+            match out.create_derived(sql, rows) {
                 Ok(()) => (ObjectStatus::Created, None),
                 Err(e) => (ObjectStatus::Failed, Some(e)),
             }

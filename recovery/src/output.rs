@@ -2,21 +2,60 @@
 //! bound as parameters; identifiers quoted, never SQL assembled from recovered values.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 
 use pager::{TextEncoding, Value};
 use reconstruct::{Column, ColumnDefault, ColumnKind, TableShape};
+use rusqlite::config::DbConfig;
+use rusqlite::limits::Limit;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection};
 
+/// SQLite calls the progress handler every this many virtual machine instructions.
+const PROGRESS_EVERY: i32 = 1000;
+
+/// Instructions a statement of the file's schema may run per row of its table, and on top.
+const STEPS_PER_ROW: i64 = 20_000;
+const STEPS_BASE: i64 = 20_000_000;
+
+/// The longest SQL statement the output runs, in bytes: a CREATE statement of a real
+/// schema is a few kilobytes; 2,000 columns with long names stay under this.
+const SQL_LENGTH: i32 = 256 * 1024;
+
+/// The most memory SQLite may hold at once, in bytes (a sort larger than its cache
+/// spills to temporary files, so a large index build stays within it).
+const HEAP_LIMIT: i64 = 1 << 30;
+
 /// Settings of every connection to the output: the journal off while loading (the file
 /// is not the destination until it is verified and renamed), CHECK constraints and foreign
-/// keys not enforced (recovered rows are kept as they were).
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
+/// keys not enforced (recovered rows are kept as they were). The SQL of the damaged file
+/// runs here (its CREATE statements, and the expressions of its indexes, generated
+/// columns and defaults), so the connection defends itself: no writes to the schema
+/// table, functions in the schema only when harmless, bounded expression depth and
+/// trigger recursion, a hard limit on memory, and a budget of instructions that the
+/// progress handler enforces (`budget`: instructions left, in units of
+/// [`PROGRESS_EVERY`]; unbounded unless a statement of the file's schema runs).
+fn configure(conn: &mut Connection, budget: &Arc<AtomicI64>) -> rusqlite::Result<()> {
     conn.pragma_update_and_check(None, "journal_mode", "OFF", |r| r.get::<_, String>(0))?;
     conn.pragma_update(None, "synchronous", "OFF")?;
     conn.pragma_update(None, "ignore_check_constraints", 1)?;
     conn.pragma_update(None, "foreign_keys", 0)?;
     conn.pragma_update(None, "cache_size", -65_536)?; // KiB: 64 MiB
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.set_limit(Limit::SQLITE_LIMIT_EXPR_DEPTH, 256)?;
+    conn.set_limit(Limit::SQLITE_LIMIT_TRIGGER_DEPTH, 16)?;
+    // Compiling a statement runs no instruction the budget counts, and some of it grows
+    // faster than the statement (constants are compared with each other): no statement
+    // of the schema may be longer than a real one ever is.
+    conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, SQL_LENGTH)?;
+    conn.pragma_update(None, "hard_heap_limit", HEAP_LIMIT)?;
+    let left = Arc::clone(budget);
+    conn.progress_handler(
+        PROGRESS_EVERY,
+        Some(move || left.fetch_sub(1, Ordering::Relaxed) <= 0),
+    )?;
     Ok(())
 }
 
@@ -26,6 +65,13 @@ pub fn table_shape(
     name: &str,
     without_rowid: bool,
 ) -> rusqlite::Result<TableShape> {
+    let strict: bool = conn
+        .query_row(
+            "SELECT strict FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .unwrap_or(false);
     let mut stmt = conn.prepare(&format!("PRAGMA table_xinfo({})", quote(name)))?;
     let columns = stmt
         .query_map([], |r| {
@@ -43,7 +89,91 @@ pub fn table_shape(
         name: name.to_string(),
         columns,
         without_rowid,
+        strict,
     })
+}
+
+/// A plain CREATE TABLE statement for a table whose own cannot run here because it names a
+/// function or collation this build lacks: its name and columns in order, each with its
+/// declared type, the INTEGER PRIMARY KEY (the rowid alias) and the primary key of a
+/// WITHOUT ROWID table kept, a stored generated column kept as a plain column (its value
+/// is in the record), a virtual one left out (it is not), every other constraint and
+/// expression dropped. The statement is parsed by SQLite in a scratch database where each
+/// missing function returns NULL and each missing collation compares bytes. Returns the
+/// table's name, the statement, and what was missing.
+pub fn plain_table(sql: &str) -> Result<(String, String, Vec<String>), String> {
+    let conn = Connection::open_in_memory().map_err(|e| e.to_string())?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
+        .map_err(|e| e.to_string())?;
+    let mut missing: Vec<String> = Vec::new();
+    while let Err(e) = create_statement(&conn, sql) {
+        let stub = |prefix: &str| {
+            e.strip_prefix(prefix)
+                .map(|rest| rest.split_whitespace().next().unwrap_or("").to_string())
+                .filter(|n| !n.is_empty() && !missing.contains(n))
+        };
+        if missing.len() >= 32 {
+            return Err(e);
+        }
+        if let Some(name) = stub("no such function: ") {
+            conn.create_scalar_function(
+                name.as_str(),
+                -1,
+                rusqlite::functions::FunctionFlags::SQLITE_UTF8
+                    | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+                |_| Ok(rusqlite::types::Value::Null),
+            )
+            .map_err(|e| e.to_string())?;
+            missing.push(name);
+        } else if let Some(name) = stub("no such collation sequence: ") {
+            conn.create_collation(name.as_str(), |a: &str, b: &str| {
+                a.as_bytes().cmp(b.as_bytes())
+            })
+            .map_err(|e| e.to_string())?;
+            missing.push(name);
+        } else {
+            return Err(e);
+        }
+    }
+    let (name, wr): (String, bool) = conn
+        .query_row(
+            "SELECT name, wr FROM pragma_table_list WHERE schema = 'main'
+             AND lower(substr(name, 1, 7)) <> 'sqlite_' AND type = 'table'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| e.to_string())?;
+    let shape = table_shape(&conn, &name, wr).map_err(|e| e.to_string())?;
+    let alias = shape.rowid_alias();
+    let mut cols: Vec<String> = Vec::new();
+    for (i, c) in shape.columns.iter().enumerate() {
+        if c.kind == ColumnKind::VirtualGenerated {
+            continue;
+        }
+        let mut col = format!("{} {}", quote(&c.name), c.decl_type);
+        if Some(i) == alias {
+            col.push_str(" PRIMARY KEY");
+        }
+        cols.push(col.trim_end().to_string());
+    }
+    if wr {
+        let mut key: Vec<(u32, &str)> = shape
+            .columns
+            .iter()
+            .filter(|c| c.pk > 0)
+            .map(|c| (c.pk, c.name.as_str()))
+            .collect();
+        key.sort_unstable();
+        let key: Vec<String> = key.iter().map(|(_, n)| quote(n)).collect();
+        cols.push(format!("PRIMARY KEY({})", key.join(", ")));
+    }
+    let plain = format!(
+        "CREATE TABLE {}({}){}",
+        quote(&name),
+        cols.join(", "),
+        if wr { " WITHOUT ROWID" } else { "" }
+    );
+    Ok((name, plain, missing))
 }
 
 /// Whether `sql` is a `CREATE TABLE` whose name is followed by anything but its column
@@ -181,6 +311,8 @@ pub struct Output {
     /// The open connection to the output database.
     pub conn: Connection,
     path: std::path::PathBuf,
+    /// Instructions the running statement may still use (see `configure`).
+    budget: Arc<AtomicI64>,
 }
 
 /// Outcome of inserting one row.
@@ -215,10 +347,13 @@ impl Output {
         conn.pragma_update(None, "encoding", enc)?;
         conn.pragma_update(None, "user_version", i64::from(user_version))?;
         conn.pragma_update(None, "application_id", i64::from(application_id as i32))?;
-        configure(&conn)?;
+        let budget = Arc::new(AtomicI64::new(i64::MAX));
+        let mut conn = conn;
+        configure(&mut conn, &budget)?;
         Ok(Output {
             conn,
             path: path.to_owned(),
+            budget,
         })
     }
 
@@ -234,7 +369,7 @@ impl Output {
         conn.close().map_err(|(_, e)| sqlite(e))?;
         let out = write(&self.path)?;
         self.conn = Connection::open(&self.path).map_err(sqlite)?;
-        configure(&self.conn).map_err(sqlite)?;
+        configure(&mut self.conn, &self.budget).map_err(sqlite)?;
         Ok(out)
     }
 
@@ -260,6 +395,34 @@ impl Output {
     /// Runs one CREATE statement taken from the source schema (see [`create_statement`]).
     pub fn create_object(&self, sql: &str) -> Result<(), String> {
         create_statement(&self.conn, sql)
+    }
+
+    /// Runs a CREATE statement of the file's schema that computes over a table's `rows`
+    /// rows (an index), within a budget of instructions proportional to them: a statement
+    /// that needs more (a crafted expression) is interrupted and not made.
+    pub fn create_derived(&self, sql: &str, rows: u64) -> Result<(), String> {
+        let steps = STEPS_BASE
+            .saturating_add(STEPS_PER_ROW.saturating_mul(i64::try_from(rows).unwrap_or(i64::MAX)));
+        self.budget
+            .store(steps / i64::from(PROGRESS_EVERY), Ordering::Relaxed);
+        let made = create_statement(&self.conn, sql);
+        self.budget.store(i64::MAX, Ordering::Relaxed);
+        made.map_err(|e| {
+            if e.contains("interrupted") {
+                format!("it needed more than its budget of {steps} SQLite instructions for {rows} rows, so it was not made (a crafted expression, or one too costly to replay)")
+            } else {
+                e
+            }
+        })
+    }
+
+    /// Limits the length of any text or BLOB SQLite makes from here on to `bytes`: no
+    /// expression of the file's schema builds a value much longer than any the file holds.
+    pub fn limit_length(&self, bytes: u64) -> rusqlite::Result<()> {
+        let bytes = i32::try_from(bytes).unwrap_or(i32::MAX);
+        self.conn
+            .set_limit(Limit::SQLITE_LIMIT_LENGTH, bytes)
+            .map(|_| ())
     }
 
     /// The name of the object of `kind` (`table` or `index`) the last CREATE statement

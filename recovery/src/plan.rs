@@ -265,6 +265,50 @@ impl SchemaPlan {
         }
     }
 
+    /// A table whose CREATE statement fails on the output because it names a function or
+    /// collation this build lacks, or is past the output's limits, is made as a plain table
+    /// with its columns, so that its rows are kept; the statement not re-created is loss
+    /// of the schema, in the report.
+    fn create_plain(
+        &mut self,
+        r: &pager::SchemaRow,
+        sql: &str,
+        e: String,
+    ) -> (TableStatus, Option<String>, Option<reconstruct::TableShape>) {
+        let failed = |why: String| (TableStatus::Failed, Some(why), None);
+        let Ok((name, plain, missing)) = crate::output::plain_table(sql) else {
+            return failed(format!("its CREATE statement failed on the output: {e}"));
+        };
+        if !name.eq_ignore_ascii_case(&r.name) {
+            return failed(format!("its CREATE statement failed on the output: {e}"));
+        }
+        if let Err(e2) = self.out.create_object(&plain) {
+            return failed(format!(
+                "its CREATE statement failed on the output: {e}; as a plain table too: {e2}"
+            ));
+        }
+        match self.out.shape(&name, r.is_without_rowid()) {
+            Ok(shape) if !shape.columns.is_empty() => {
+                let lacks = if missing.is_empty() {
+                    "it cannot run on the output under its limits".to_string()
+                } else {
+                    format!("it names what this build lacks ({})", missing.join(", "))
+                };
+                let why = format!(
+                    "its CREATE statement failed ({lacks}): made as a plain table with its columns and declared types, its other constraints, expressions and virtual generated columns left out"
+                );
+                self.ledger.object(
+                    "table definition",
+                    &name,
+                    ObjectStatus::Failed,
+                    Some(format!("{e}; {why}")),
+                );
+                (TableStatus::Recovered, Some(why), Some(shape))
+            }
+            _ => failed(format!("its CREATE statement failed on the output: {e}")),
+        }
+    }
+
     /// Carries out one table's disposition on the output.
     fn create(
         &mut self,
@@ -312,7 +356,7 @@ impl SchemaPlan {
                         Err(e) => failed(format!("its columns could not be read back: {e}")),
                     }
                 }
-                Err(e) => failed(format!("its CREATE statement failed on the output: {e}")),
+                Err(e) => self.create_plain(r, sql, e),
             },
             Disposition::NoStatement => failed("its schema row has no CREATE statement".into()),
         }

@@ -285,6 +285,7 @@ mod tests {
                 col("model", "TEXT", false, 0),
             ],
             without_rowid: false,
+            strict: false,
         }
     }
 

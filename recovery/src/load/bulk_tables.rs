@@ -5,8 +5,8 @@
 
 use pager::{SerialType, TextEncoding};
 use reconstruct::{
-    text_in_encoding, Affinity, ColumnDefault, RecoveredRow, RowEvent, TableId, TableRows,
-    TableShape,
+    text_in_encoding, Affinity, ColumnDefault, RecoveredRow, RowEvent, StrictType, TableId,
+    TableRows, TableShape,
 };
 
 use super::bulk::{BulkWriter, IndexEntries};
@@ -171,6 +171,8 @@ pub struct Appendable {
     refuses_null: Vec<bool>,
     /// Per record position: the column's affinity.
     affinity: Vec<Affinity>,
+    /// Per record position, in a STRICT table: the type its column holds.
+    strict: Vec<Option<StrictType>>,
     /// The fewest values a record may hold: a column after them that it lacks reads as
     /// its default, and a NOT NULL column without one would read as NULL.
     shortest: usize,
@@ -196,6 +198,16 @@ impl Appendable {
                     .map_or(Affinity::Blob, |c| c.affinity())
             })
             .collect();
+        let strict = order
+            .iter()
+            .map(|&col| {
+                shape
+                    .columns
+                    .get(col)
+                    .filter(|_| shape.strict)
+                    .map(|c| StrictType::of_declared_type(&c.decl_type))
+            })
+            .collect();
         let shortest = order
             .iter()
             .rposition(|&col| {
@@ -209,6 +221,7 @@ impl Appendable {
         Appendable {
             refuses_null,
             affinity,
+            strict,
             shortest,
             encoding,
         }
@@ -248,6 +261,21 @@ impl Appendable {
                     SerialType::Integer(_) | SerialType::Float | SerialType::Zero | SerialType::One
                 );
                 let affinity = self.affinity.get(position).copied();
+                // A STRICT column refuses every other type (SQLite's check fails on one).
+                if let Some(Some(strict)) = self.strict.get(position) {
+                    ok &= match t {
+                        SerialType::Null => true,
+                        SerialType::Integer(_) | SerialType::Zero | SerialType::One => matches!(
+                            strict,
+                            StrictType::Integer | StrictType::Real | StrictType::Any
+                        ),
+                        SerialType::Float => {
+                            matches!(strict, StrictType::Real | StrictType::Any)
+                        }
+                        SerialType::Text(_) => matches!(strict, StrictType::Text | StrictType::Any),
+                        _ => matches!(strict, StrictType::Blob | StrictType::Any),
+                    };
+                }
                 if numeric && affinity == Some(Affinity::Text) {
                     ok = false;
                 }

@@ -296,6 +296,16 @@ impl Loaded {
     /// the source.
     pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
         observer.stage(Stage::Indexes);
+        // From here on the file's own expressions run (indexes, then views, triggers and
+        // the rows rebuilt): no value they make may be much longer than the longest the
+        // file holds.
+        let longest = self.survey.trees.iter().map(|t| t.max_payload).max();
+        let _ = self.out.limit_length(
+            longest
+                .unwrap_or(0)
+                .saturating_mul(2)
+                .saturating_add(1 << 16),
+        );
         crate::objects::create_objects(
             evidence,
             &self.out,

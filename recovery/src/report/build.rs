@@ -89,6 +89,19 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
         })
         .collect();
     out.extend(signals_after_counts(&facts, p.partial_registry));
+    // A schema object not made again is loss of the schema (a table's own failure is
+    // its table's signal).
+    out.extend(
+        p.ledger
+            .objects
+            .iter()
+            .filter(|o| o.status == ObjectStatus::Failed && o.kind != "virtual table")
+            .map(|o| LossSignal::ObjectNotCreated {
+                object: o.kind.clone(),
+                name: o.name.clone(),
+                reason: o.reason.clone().unwrap_or_default(),
+            }),
+    );
     out
 }
 

@@ -1,0 +1,199 @@
+//! The SQL a damaged file carries runs on the output under limits: its CREATE statements,
+//! and the expressions of its indexes and generated columns, are untrusted input. A
+//! crafted one ends in a report saying what was not made, within a bounded time, with
+//! every row kept; one naming what this build lacks leaves its table's rows in a plain
+//! table of the same columns.
+
+use rusqlite::Connection;
+
+use crate::{Scratch, TestResult};
+
+/// A test step's result with a value.
+type Got<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// A database made by `setup`, whose schema row `name` then has `from` replaced by `to`
+/// in its SQL (as an attacker edits the schema table), at `dir/evidence.db`.
+fn crafted(
+    dir: &Scratch,
+    setup: &str,
+    name: &str,
+    from: &str,
+    to: &str,
+) -> Got<std::path::PathBuf> {
+    let src = dir.path("evidence.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(setup)?;
+    conn.execute_batch("PRAGMA writable_schema = ON")?;
+    let changed = conn.execute(
+        "UPDATE sqlite_schema SET sql = replace(sql, ?1, ?2) WHERE name = ?3",
+        [from, to, name],
+    )?;
+    assert_eq!(changed, 1);
+    drop(conn);
+    Ok(src)
+}
+
+/// 500 rows of `t(a, b)`.
+const ROWS: &str = "CREATE TABLE t(a INTEGER, b TEXT);
+    WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 500)
+    INSERT INTO t SELECT x, 'v' || x FROM i;";
+
+fn rows(dest: &std::path::Path, table: &str) -> Got<i64> {
+    Ok(Connection::open(dest)?
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?)
+}
+
+fn object<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    report["schema_objects"]
+        .as_array()
+        .and_then(|a| a.iter().find(|o| o["name"] == name))
+        .unwrap_or(&serde_json::Value::Null)
+}
+
+/// Index expressions and partial-index conditions that build a value far longer than any
+/// the file holds (50 MB per row, or 400 MB: once minutes of work and gigabytes of memory
+/// per run) stop at the length limit: the index is not made, reported as loss, and every
+/// row is kept.
+#[test]
+fn an_index_expression_building_huge_values_is_not_made() -> TestResult {
+    let cases = [
+        (
+            "CREATE INDEX ti ON t(length(printf('%.*c', 7777, b)))",
+            "50000000",
+        ),
+        (
+            "CREATE INDEX ti ON t(a) WHERE length(printf('%.*c', 7777, b)) > 0",
+            "50000000",
+        ),
+        ("CREATE INDEX ti ON t(printf('%.*c', 7777, b))", "400000000"),
+    ];
+    for (i, (index, big)) in cases.into_iter().enumerate() {
+        let dir = Scratch::new(&format!("schema-sql-long-{i}"));
+        let src = crafted(&dir, &format!("{ROWS} {index};"), "ti", "7777", big)?;
+        let dest = dir.path("out.db");
+        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        let ti = object(&report, "ti");
+        assert_eq!(ti["status"], "failed", "{index}: {ti}");
+        assert!(ti["reason"].to_string().contains("too big"), "{ti}");
+        crate::assert_signal!(
+            report,
+            reconstruct::LossSignal::ObjectNotCreated { name, .. } if name == "ti"
+        );
+        assert_eq!(rows(&dest, "t")?, 500);
+    }
+    Ok(())
+}
+
+/// An index expression of 8,000 CASE branches costs more instructions per row than any
+/// real index: the build is interrupted at its budget (proportional to the rows), not
+/// made, and reported. One of 60,000 is longer than any real schema statement, and is
+/// refused before SQLite compiles it (compiling it took 14 s: its constants are compared
+/// with each other).
+#[test]
+fn an_index_past_its_instruction_budget_is_not_made() -> TestResult {
+    let rows_2000 = ROWS.replace("x < 500", "x < 2000");
+    for (n, branch, why) in [
+        (8_000, "WHEN a = a + length(b) THEN b ", "budget"),
+        (60_000, "WHEN a = -77 THEN 77 ", "too long"),
+    ] {
+        let dir = Scratch::new(&format!("schema-sql-budget-{n}"));
+        let src = crafted(
+            &dir,
+            &format!("{rows_2000} CREATE INDEX ti ON t((CASE WHEN a = 0 THEN 0 END));"),
+            "ti",
+            "WHEN a = 0 THEN 0 ",
+            &branch.repeat(n),
+        )?;
+        let dest = dir.path("out.db");
+        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        let ti = object(&report, "ti");
+        assert_eq!(ti["status"], "failed", "{ti}");
+        assert!(ti["reason"].to_string().contains(why), "{ti}");
+        assert_eq!(rows(&dest, "t")?, 2000);
+    }
+    Ok(())
+}
+
+/// A table whose CREATE statement names a function or collation this build lacks (a
+/// generated column of an application's own function, a custom collation) once failed
+/// with every row lost. It is made as a plain table of the same columns, its rows kept
+/// (a stored generated column's values too); the lost definition is reported as loss.
+#[test]
+fn a_table_naming_what_this_build_lacks_keeps_its_rows() -> TestResult {
+    let cases = [
+        (
+            "CREATE TABLE g(a INTEGER PRIMARY KEY, b TEXT, c AS (upper(b)), d AS (upper(b)) STORED);
+             INSERT INTO g(a, b) VALUES (1, 'x'), (2, 'y'), (3, 'z');",
+            "g",
+            "upper",
+            "app_upper",
+            vec!["a", "b", "d"],
+        ),
+        (
+            "CREATE TABLE g(a INTEGER, b TEXT COLLATE NOCASE UNIQUE);
+             INSERT INTO g VALUES (1, 'x'), (2, 'y'), (3, 'z');",
+            "g",
+            "NOCASE",
+            "app_collation",
+            vec!["a", "b"],
+        ),
+    ];
+    for (i, (setup, name, from, to, columns)) in cases.into_iter().enumerate() {
+        let dir = Scratch::new(&format!("schema-sql-lacking-{i}"));
+        let src = crafted(&dir, setup, name, from, to)?;
+        let dest = dir.path("out.db");
+        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        let g = crate::table_entry(&report, "g");
+        assert_eq!(g["status"], "recovered", "{g}");
+        assert!(g["reason"].to_string().contains(to), "{g}");
+        crate::assert_signal!(
+            report,
+            reconstruct::LossSignal::ObjectNotCreated { name, .. } if name == "g"
+        );
+        let conn = Connection::open(&dest)?;
+        let got: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('g')")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        assert_eq!(got, columns);
+        let last: String = conn.query_row(
+            &format!("SELECT {} FROM g WHERE a = 3", columns[columns.len() - 1]),
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(last, if i == 0 { "Z" } else { "z" });
+        assert_eq!(rows(&dest, "g")?, 3);
+    }
+    Ok(())
+}
+
+/// A STRICT table holding a value of another type than its column's (a damaged serial
+/// type, or a crafted file) once made the whole run fail its verification: the value is
+/// NULL in the table and kept in `salvage_damaged_fields`, the run verified.
+#[test]
+fn a_value_a_strict_table_refuses_is_registered() -> TestResult {
+    let dir = Scratch::new("schema-sql-strict");
+    let src = crafted(
+        &dir,
+        "CREATE TABLE s(a INTEGER, b TEXT);
+         INSERT INTO s VALUES (1, 'x'), (2, 'y'), ('three', 'z');",
+        "s",
+        "b TEXT)",
+        "b TEXT) STRICT",
+    )?;
+    let dest = dir.path("out.db");
+    let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    assert_eq!(report["flags"]["verified"], true);
+    let conn = Connection::open(&dest)?;
+    let (col, reason, original): (String, String, String) = conn.query_row(
+        "SELECT col, reason, original FROM salvage_damaged_fields",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    assert_eq!(
+        (col.as_str(), reason.as_str(), original.as_str()),
+        ("a", "strict_type_never_stores", "three")
+    );
+    assert_eq!(rows(&dest, "s")?, 3);
+    Ok(())
+}
