@@ -20,6 +20,7 @@ mod readback;
 mod recover;
 mod schema_sql;
 mod search;
+mod shrinking;
 mod sweep;
 mod textcopy;
 mod wal;

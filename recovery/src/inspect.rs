@@ -40,6 +40,14 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
     let run = RunInfo {
         source_path: source.path.display().to_string(),
     };
+    if source.shrank() {
+        return Err(Error::Source {
+            path: source.path.clone(),
+            source: std::io::Error::other(
+                "the file shrank while it was being read (another process, a failing disk or share): the pages past its new end read as zeros, so no report is given; inspect a copy that nothing changes",
+            ),
+        });
+    }
     let mut report = report::build(&db, &survey, info, run);
     report.sidecars = sidecars(&source.path)?;
     let beside: Vec<&str> = [

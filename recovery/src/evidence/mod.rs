@@ -13,6 +13,7 @@ use reconstruct::{RowEvent, TableRows};
 use crate::error::Error;
 use crate::request::Paths;
 
+pub mod fault;
 pub mod logs;
 pub mod source;
 

@@ -5,12 +5,16 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+use super::fault::Watch;
 use crate::error::Error;
 
 /// The source database, mapped read-only.
 pub struct Source {
     /// The path as given.
     pub path: PathBuf,
+    /// Catches a read past the end of a file that shrank under the map (declared before
+    /// the map: it is dropped first).
+    watch: Option<Watch>,
     map: Option<Mmap>,
 }
 
@@ -47,6 +51,7 @@ impl Source {
             // A zero-length file cannot be mapped; it is simply empty.
             return Ok(Source {
                 path: path.to_owned(),
+                watch: None,
                 map: None,
             });
         }
@@ -63,8 +68,15 @@ impl Source {
         })?;
         Ok(Source {
             path: path.to_owned(),
+            watch: Some(Watch::new(&map)),
             map: Some(map),
         })
+    }
+
+    /// Whether a read found the file shorter than when it was mapped (what lay past its
+    /// new end read as zeros).
+    pub fn shrank(&self) -> bool {
+        self.watch.as_ref().is_some_and(Watch::shrank)
     }
 
     /// The file's bytes.

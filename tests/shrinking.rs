@@ -1,0 +1,76 @@
+//! The evidence file changes under the run. It is read through a memory map; a file cut
+//! short while it is read (by another process, a failing disk or share) once ended
+//! `recover` and `inspect` with SIGBUS and no message. Now the pages past its new end read
+//! as zeros and the run ends in a clear error, nothing committed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use recovery::{Error, Observer, Outcome, RecoverOptions, Stage};
+
+use crate::{Scratch, TestResult};
+
+/// Cuts the source to one page when the first table's rows are about to be read.
+struct CutShort {
+    path: std::path::PathBuf,
+    done: AtomicBool,
+}
+
+impl Observer for CutShort {
+    fn stage(&self, stage: Stage<'_>) {
+        if matches!(stage, Stage::Recovering { .. }) && !self.done.swap(true, Ordering::SeqCst) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .expect("the source, to cut");
+            file.set_len(4096).expect("the cut");
+        }
+    }
+}
+
+#[test]
+fn a_source_cut_short_during_recover_is_an_error_not_a_signal() -> TestResult {
+    let dir = Scratch::new("shrinking-recover");
+    let src = dir.path("src.db");
+    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
+    std::fs::write(&src, &fixture.bytes)?;
+    let dest = dir.path("out.db");
+    let observer = CutShort {
+        path: src.clone(),
+        done: AtomicBool::new(false),
+    };
+    let result = recovery::recover(&RecoverOptions::new(&src, &dest), &observer);
+    assert!(observer.done.load(Ordering::SeqCst));
+    // The run is over, its output kept as `.incomplete` and not committed (the binary's
+    // exit 1), the report saying that the source changed.
+    match result {
+        Ok(done) => assert_eq!(
+            done.outcome,
+            Outcome::NotVerified {
+                source_changed: true
+            }
+        ),
+        Err(Error::VerificationFailed { source_changed, .. }) => assert!(source_changed),
+        Err(e) => panic!("{e}"),
+    }
+    assert!(!dest.exists(), "nothing is committed");
+    Ok(())
+}
+
+#[test]
+fn a_source_cut_short_during_inspect_is_an_error_not_a_signal() -> TestResult {
+    let dir = Scratch::new("shrinking-inspect");
+    let src = dir.path("src.db");
+    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
+    std::fs::write(&src, &fixture.bytes)?;
+    let source = recovery::evidence::source::Source::open(&src)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&src)?
+        .set_len(4096)?;
+    let error = recovery::inspect::inspect(&source, false)
+        .err()
+        .ok_or("inspect gave a report")?;
+    assert!(error.to_string().contains("shrank"), "{error}");
+    assert!(source.shrank());
+    Ok(())
+}
