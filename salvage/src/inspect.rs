@@ -230,14 +230,18 @@ fn freelist(s: &mut String, r: &InspectReport) {
     );
     if !r.damaged_pages.is_empty() {
         let _ = writeln!(s);
-        let _ = writeln!(s, "damaged pages ({}):", r.damaged_pages.len());
+        let _ = writeln!(s, "damaged pages ({}):", r.verdict.damaged_page_count);
         for p in r.damaged_pages.iter().take(40) {
-            let _ = writeln!(s, "  page {} ({}): {}", p.page, p.class, p.why.join("; "));
+            let pages = match p.last {
+                Some(last) => format!("pages {}-{}", p.page, last),
+                None => format!("page {}", p.page),
+            };
+            let _ = writeln!(s, "  {pages} ({}): {}", p.class, p.why.join("; "));
         }
         if r.damaged_pages.len() > 40 {
             let _ = writeln!(
                 s,
-                "  … {} more in the JSON report (--json)",
+                "  … {} more runs in the JSON report (--json)",
                 r.damaged_pages.len() - 40
             );
         }

@@ -8,7 +8,7 @@ use reconstruct::{
     LossSignal, OrphanGroup, PlaceholderOutcome, TableFacts, TableStatus, Verdict,
 };
 
-use super::common::{damaged_page_reasons, page_size_decision, FindingList, Tool};
+use super::common::{damaged_page_runs, page_size_decision, FindingList, Tool};
 use super::loss::*;
 use crate::evidence::logs::LogOutcome;
 use crate::ledger::Ledger;
@@ -250,17 +250,17 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
     let db = p.db;
     let (page_size_source, page_size_evidence) = page_size_decision(db);
     let mut damaged = Listed::default();
-    for (page, why) in damaged_page_reasons(db, p.survey) {
-        damaged.push(DamagedPage {
-            page: page.get(),
-            class: p
-                .survey
-                .page_map
-                .class(page)
-                .map_or("past_end", |c| c.name())
-                .to_string(),
-            why,
-        });
+    for run in damaged_page_runs(db, p.survey) {
+        let pages = run.pages();
+        damaged.push_counting(
+            DamagedPage {
+                page: run.first,
+                last: (run.last != run.first).then_some(run.last),
+                class: run.class.map_or("past_end", |c| c.name()).to_string(),
+                why: run.why,
+            },
+            pages,
+        );
     }
     let mut warnings = p.ledger.warnings.clone();
     // A valid in-header size below the file's: SQLite would read only that many pages;

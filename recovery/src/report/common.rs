@@ -109,15 +109,36 @@ pub fn page_size_decision(db: &Database<'_>) -> (&'static str, Vec<PageSizeEvide
     }
 }
 
-/// The damaged pages, each with why (at most eight reasons a page): every page a finding
-/// names, every orphan b-tree page, and every zeroed or unrecognised page that no
-/// structure claims.
-pub fn damaged_page_reasons(db: &Database<'_>, survey: &Survey) -> BTreeMap<PageNo, Vec<String>> {
-    let mut why: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
-    let findings = db.findings().iter().chain(survey.all_findings());
-    for f in findings {
+/// A run of consecutive damaged pages of one class, damaged for the same reasons.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DamagedRun {
+    /// Its first page.
+    pub first: u32,
+    /// Its last page (the first, for a run of one).
+    pub last: u32,
+    /// The pages' class; `None` for pages a finding names past the file's last page.
+    pub class: Option<PageClass>,
+    /// Why, one sentence each (at most eight findings, then "orphan …" or "… that no
+    /// structure claims").
+    pub why: Vec<String>,
+}
+
+impl DamagedRun {
+    /// Pages in the run.
+    pub fn pages(&self) -> u64 {
+        u64::from(self.last - self.first) + 1
+    }
+}
+
+/// The damaged pages in runs, in page order: every page a finding names, every orphan
+/// b-tree page, and every zeroed or unrecognised page that no structure claims. Pages one
+/// after another of one class and the same reasons make one run, so that a file padded
+/// with gigabytes of zeros gives one entry, not millions.
+pub fn damaged_page_runs(db: &Database<'_>, survey: &Survey) -> Vec<DamagedRun> {
+    let mut named: BTreeMap<PageNo, Vec<String>> = BTreeMap::new();
+    for f in db.findings().iter().chain(survey.all_findings()) {
         if let Some(p) = f.page() {
-            let reasons = why.entry(p).or_default();
+            let reasons = named.entry(p).or_default();
             if reasons.len() < 8 {
                 reasons.push(f.to_string());
             }
@@ -125,19 +146,36 @@ pub fn damaged_page_reasons(db: &Database<'_>, survey: &Survey) -> BTreeMap<Page
     }
     let map = &survey.page_map;
     for (p, c) in map.orphans() {
-        why.entry(p)
+        named
+            .entry(p)
             .or_default()
             .push(format!("orphan {c}: no b-tree of the schema reaches it"));
     }
-    for n in 1..=db.page_count() {
-        let Some(p) = PageNo::new(n) else { continue };
-        if let Some(c @ (PageClass::Zeroed | PageClass::Unrecognised)) = map.class(p) {
+    let mut runs: Vec<DamagedRun> = Vec::new();
+    let mut add = |page: u32, class: Option<PageClass>, why: Vec<String>| match runs.last_mut() {
+        Some(r) if r.last + 1 == page && r.class == class && r.why == why => r.last = page,
+        _ => runs.push(DamagedRun {
+            first: page,
+            last: page,
+            class,
+            why,
+        }),
+    };
+    for p in (1..=db.page_count()).filter_map(PageNo::new) {
+        let mut why = named.remove(&p).unwrap_or_default();
+        let class = map.class(p);
+        if let Some(c @ (PageClass::Zeroed | PageClass::Unrecognised)) = class {
             if map.owner(p).is_none() {
-                why.entry(p)
-                    .or_default()
-                    .push(format!("{} that no structure claims", c));
+                why.push(format!("{c} that no structure claims"));
             }
         }
+        if !why.is_empty() {
+            add(p.get(), class, why);
+        }
     }
-    why
+    // Pages findings name past the file's end.
+    for (p, why) in named {
+        add(p.get(), None, why);
+    }
+    runs
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 pub const FORMAT_VERSION: u32 = 1;
 
 use super::common::{
-    damaged_page_reasons, page_size_decision, FindingList, PageSizeEvidenceReport, Tool,
+    damaged_page_runs, page_size_decision, DamagedRun, FindingList, PageSizeEvidenceReport, Tool,
 };
 
 /// The whole `salvage inspect --json` document.
@@ -250,11 +250,15 @@ pub struct FreelistReport {
     pub findings: FindingList,
 }
 
-/// One damaged page and why it counts as damaged.
+/// One damaged page, or a run of pages one after another of one class damaged for the
+/// same reasons, and why they count as damaged.
 #[derive(Debug, Serialize)]
 pub struct DamagedPage {
-    /// The page number.
+    /// The page number (the run's first).
     pub page: u32,
+    /// The run's last page; absent for a single page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last: Option<u32>,
     /// Its page class (`docs/pager.md`), or "past_end" for a page a finding names beyond
     /// the file's last page.
     pub class: &'static str,
@@ -270,7 +274,7 @@ pub struct Verdict {
     /// All findings: header, whole-file, pages claimed twice, freelist and trees.
     pub finding_count: usize,
     /// Damaged pages, as listed in `damaged_pages`.
-    pub damaged_page_count: usize,
+    pub damaged_page_count: u64,
     /// One line: "healthy: …" or "damaged: N findings, N damaged pages, N orphan b-tree
     /// pages", followed by " Beside it: …" when a log with committed frames or a hot
     /// journal lies beside the file.
@@ -465,20 +469,19 @@ pub fn build(
         })
         .collect();
 
-    let why = damaged_page_reasons(db, survey);
+    let runs = damaged_page_runs(db, survey);
     let all_findings = db.findings().iter().chain(survey.all_findings());
-    let damaged_pages: Vec<DamagedPage> = why
+    let damaged_page_count: u64 = runs.iter().map(DamagedRun::pages).sum();
+    let damaged_pages: Vec<DamagedPage> = runs
         .into_iter()
-        .map(|(page, why)| DamagedPage {
-            page: page.get(),
-            class: Some(page)
-                .and_then(|p| map.class(p))
-                .map_or("past_end", PageClass::name),
-            why,
+        .map(|r| DamagedPage {
+            page: r.first,
+            last: (r.last != r.first).then_some(r.last),
+            class: r.class.map_or("past_end", PageClass::name),
+            why: r.why,
         })
         .collect();
 
-    let damaged_page_count = damaged_pages.len();
     let file_findings: Vec<&Finding> = db.findings().iter().chain(&survey.findings).collect();
     let finding_count = all_findings.count();
     let healthy = finding_count == 0 && damaged_pages.is_empty();

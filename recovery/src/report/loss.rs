@@ -180,11 +180,15 @@ pub struct PageSummary {
     pub damaged: Listed<DamagedPage>,
 }
 
-/// One damaged page and why it counts as damaged.
+/// One damaged page, or a run of pages one after another of one class damaged for the
+/// same reasons, and why they count as damaged.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DamagedPage {
-    /// The page number.
+    /// The page number (the run's first).
     pub page: u32,
+    /// The run's last page; absent for a single page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<u32>,
     /// Its page class (`docs/pager.md`), or "past_end" for a page beyond the database's
     /// last page.
     pub class: String,
@@ -214,7 +218,13 @@ impl<T> Default for Listed<T> {
 impl<T> Listed<T> {
     /// Counts `item`, and lists it while fewer than [`LISTED`] are listed.
     pub fn push(&mut self, item: T) {
-        self.count += 1;
+        self.push_counting(item, 1);
+    }
+
+    /// Counts `n` (an item standing for `n`, a run of pages), and lists it while fewer
+    /// than [`LISTED`] are listed.
+    pub fn push_counting(&mut self, item: T, n: u64) {
+        self.count += n;
         if self.listed.len() < LISTED {
             self.listed.push(item);
         }

@@ -8,8 +8,8 @@ mod loss;
 
 pub use build::LossReportParts;
 pub use common::{
-    damaged_page_reasons, page_size_decision, FindingList, FindingReport, PageSizeEvidenceReport,
-    Tool, FINDINGS_LISTED,
+    damaged_page_runs, page_size_decision, DamagedRun, FindingList, FindingReport,
+    PageSizeEvidenceReport, Tool, FINDINGS_LISTED,
 };
 pub use inspect::InspectReport;
 pub use loss::*;
