@@ -392,7 +392,38 @@ fn refusals_create_nothing() -> TestResult {
         nested.as_os_str(),
     ])?;
     assert_eq!(code(&out), Some(2));
-    assert_eq!(c.dir.listing(), vec!["evidence.db"]);
+    // The report is the output, its `.incomplete`, or a file SQLite writes beside it (the
+    // first once failed halfway with "File exists", the second committed both).
+    for report in ["out.db", "out.db.incomplete", "out.db-journal"] {
+        let report = c.dir.path(report);
+        let out = run_salvage(&[
+            OsStr::new("recover"),
+            c.src.as_os_str(),
+            OsStr::new("-o"),
+            c.dest.as_os_str(),
+            OsStr::new("--report"),
+            report.as_os_str(),
+        ])?;
+        assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("hint:"), "{}", stderr(&out));
+    }
+    // SRC is a loop of symbolic links (once exit 1).
+    let (a, b) = (c.dir.path("loop-a"), c.dir.path("loop-b"));
+    std::os::unix::fs::symlink(&b, &a)?;
+    std::os::unix::fs::symlink(&a, &b)?;
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        a.as_os_str(),
+        OsStr::new("-o"),
+        c.dest.as_os_str(),
+    ])?;
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("loop of symbolic links"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(c.dir.listing(), vec!["evidence.db", "loop-a", "loop-b"]);
     Ok(())
 }
 

@@ -99,7 +99,13 @@ impl Error {
             Error::Source { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 Some("the file must be readable by this user; inspect a copy of the evidence if needed".into())
             }
-            Error::NotAFile { .. } => Some("pass the database file, not the folder holding it".into()),
+            Error::NotAFile { what: "a directory", .. } => {
+                Some("pass the database file, not the folder holding it".into())
+            }
+            Error::NotAFile { .. } => Some(
+                "pass the path of the database file itself (resolve links, check the folders on the way)"
+                    .into(),
+            ),
             Error::Refused { hint, .. } => Some(hint.clone()),
             Error::InvalidProfile { .. } => Some(
                 "--profile takes auto, none, agent, chroma or the path of a profile file".into(),

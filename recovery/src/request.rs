@@ -212,16 +212,25 @@ fn apart_from_source(
             ));
         }
     }
-    let mut outputs = vec![
-        Some(dest_canon),
-        canonical_target(report),
-        canonical_target(incomplete),
-    ];
+    let mut outputs = vec![Some(dest_canon), canonical_target(incomplete)];
     for file in [dest, incomplete] {
         for suffix in ["-journal", "-wal", "-shm"] {
             outputs.push(canonical_target(&with_suffix(file, suffix)));
         }
     }
+    // The report is a file of its own: never the output, its `.incomplete`, or a file
+    // SQLite writes beside either (the run would fail halfway, or commit over it).
+    let report_canon = canonical_target(report);
+    if report_canon.is_some() && outputs.contains(&report_canon) {
+        return Err(refused(
+            format!(
+                "the report `{}` is the output or a file written with it",
+                report.display()
+            ),
+            "give --report a path of its own, or leave it out (DEST.report.json)",
+        ));
+    }
+    outputs.push(report_canon);
     if outputs.contains(&Some(src_canon)) {
         return Err(refused(
             format!(

@@ -20,9 +20,24 @@ pub struct Source {
 
 /// Checks that `path` exists and is a regular file, not a directory or a device.
 pub fn check_regular_file(path: &Path) -> Result<std::fs::Metadata, Error> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::Source {
-        path: path.to_owned(),
-        source: e,
+    let meta = std::fs::metadata(path).map_err(|e| {
+        // A path that cannot lead to a file is refused like a missing one.
+        let what = match e.raw_os_error() {
+            Some(libc::ELOOP) => Some("a loop of symbolic links"),
+            Some(libc::ENOTDIR) => Some("a path through something that is not a folder"),
+            Some(libc::ENAMETOOLONG) => Some("a name too long for the system"),
+            _ => None,
+        };
+        match what {
+            Some(what) => Error::NotAFile {
+                path: path.to_owned(),
+                what,
+            },
+            None => Error::Source {
+                path: path.to_owned(),
+                source: e,
+            },
+        }
     })?;
     if meta.is_dir() {
         return Err(Error::NotAFile {
