@@ -124,14 +124,16 @@ impl Request {
             .report
             .clone()
             .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
-        if incomplete.symlink_metadata().is_ok() {
-            return Err(refused(
-                format!(
-                    "`{}` is left from an earlier run that did not finish or was withheld",
-                    incomplete.display()
-                ),
-                "inspect it, or remove it yourself; salvage never reuses or deletes it",
-            ));
+        for left in [&incomplete, &with_suffix(&report, ".incomplete")] {
+            if left.symlink_metadata().is_ok() {
+                return Err(refused(
+                    format!(
+                        "`{}` is left from an earlier run that did not finish or was withheld",
+                        left.display()
+                    ),
+                    "inspect it, or remove it yourself; salvage never reuses or deletes it",
+                ));
+            }
         }
         for (p, what) in [(&dest, "destination"), (&report, "report")] {
             if p.symlink_metadata().is_ok() {
@@ -152,6 +154,19 @@ impl Request {
                     folder.display()
                 ),
                 "create the folder first",
+            ));
+        }
+        let report_folder = report
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !report_folder.is_dir() {
+            return Err(refused(
+                format!(
+                    "the report's folder `{}` does not exist",
+                    report_folder.display()
+                ),
+                "create the folder first, or leave --report out (DEST.report.json)",
             ));
         }
         let outputs = apart_from_source(&options.src, &dest, &report, &incomplete)?;

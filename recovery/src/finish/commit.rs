@@ -82,11 +82,6 @@ pub fn commit(
     };
     let loss = report.flags.loss_detected;
     let commit = verified && unchanged && (!loss || request.allow_partial);
-    if commit {
-        // A hard link fails if DEST appeared meanwhile: never overwrite.
-        std::fs::hard_link(&paths.incomplete, &paths.dest).map_err(Error::Output)?;
-        std::fs::remove_file(&paths.incomplete).map_err(Error::Output)?;
-    }
     report.output = OutputState {
         committed: commit,
         location: if commit {
@@ -95,7 +90,15 @@ pub fn commit(
             OutputLocation::Incomplete
         },
     };
-    write_report(&paths.report, &report)?;
+    // The report is written whole (and synced) beside its path first; then the output and
+    // the report are put in place together, or neither is.
+    let report_incomplete = crate::request::with_suffix(&paths.report, ".incomplete");
+    write_report(&report_incomplete, &report)?;
+    let placed = place(paths, &report_incomplete, commit);
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&report_incomplete);
+    }
+    placed?;
     let outcome = if !verified || !unchanged {
         Outcome::NotVerified {
             source_changed: !unchanged,
@@ -114,7 +117,43 @@ pub fn commit(
     })
 }
 
-/// Writes the report; `create_new`: it never overwrites a file either.
+/// Puts the report written at `report_incomplete` in place, and the output too when it is
+/// committed: each linked to its path (a hard link fails if the path appeared meanwhile:
+/// never overwrite), synced, and only then are the `.incomplete` names removed. When the
+/// report cannot be placed, the output's link is taken back: both or neither.
+fn place(
+    paths: &crate::request::Paths,
+    report_incomplete: &Path,
+    commit: bool,
+) -> Result<(), Error> {
+    if commit {
+        std::fs::File::open(&paths.incomplete)
+            .and_then(|f| f.sync_all())
+            .map_err(Error::Output)?;
+        std::fs::hard_link(&paths.incomplete, &paths.dest).map_err(Error::Output)?;
+    }
+    if let Err(e) = std::fs::hard_link(report_incomplete, &paths.report) {
+        if commit {
+            let _ = std::fs::remove_file(&paths.dest);
+        }
+        return Err(Error::Output(e));
+    }
+    if commit {
+        std::fs::remove_file(&paths.incomplete).map_err(Error::Output)?;
+    }
+    std::fs::remove_file(report_incomplete).map_err(Error::Output)?;
+    for folder in [&paths.dest, &paths.report].map(|p| p.parent()) {
+        let folder = folder
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let _ = std::fs::File::open(folder).and_then(|f| f.sync_all());
+    }
+    Ok(())
+}
+
+/// Writes the report whole and syncs it; `create_new`: it never overwrites a file. A
+/// report that cannot be written whole (a full disk) is removed: a report is complete or
+/// absent, never a stub that blocks the next run.
 fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
     use std::io::Write;
     let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::Output(e.into()))?;
@@ -124,5 +163,11 @@ fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
         .create_new(true)
         .open(path)
         .map_err(Error::Output)?;
-    f.write_all(text.as_bytes()).map_err(Error::Output)
+    let written = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(Error::Output(e));
+    }
+    Ok(())
 }

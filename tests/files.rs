@@ -2,7 +2,8 @@
 //! memory map: a file cut short while it is read (by another process, a failing disk or
 //! share) once ended `recover` and `inspect` with SIGBUS and no message; now the pages past
 //! its new end read as zeros and the run ends in a clear error, nothing committed. A file
-//! padded with zeros is one run of pages in the reports.
+//! padded with zeros is one run of pages in the reports. The output and its report are
+//! put in place together or not at all.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -99,5 +100,49 @@ fn a_file_padded_with_zeros_is_one_run_of_pages() -> TestResult {
     assert!(report.verdict.damaged_page_count >= (1 << 16) - 300);
     let json = serde_json::to_string(&report)?;
     assert!(json.len() < 64 << 10, "{} bytes of JSON", json.len());
+    Ok(())
+}
+
+/// Creates a file at the report's path when the output is being checked, as another
+/// process might.
+struct TakesTheReportPath {
+    path: std::path::PathBuf,
+}
+
+impl Observer for TakesTheReportPath {
+    fn stage(&self, stage: Stage<'_>) {
+        if matches!(stage, Stage::Verifying) {
+            std::fs::write(&self.path, b"someone else's").expect("the other file");
+        }
+    }
+}
+
+/// The output and its report are put in place together or not at all: when the report
+/// cannot be placed (here its path was taken during the run), the output is not committed
+/// either (the report was once written after the commit, so the run failed with DEST
+/// already in place), and the other file is left as it was.
+#[test]
+fn the_output_is_not_committed_without_its_report() -> TestResult {
+    let dir = Scratch::new("report-or-nothing");
+    let src = dir.path("src.db");
+    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
+    std::fs::write(&src, &fixture.bytes)?;
+    let dest = dir.path("out.db");
+    let report = dir.path("out.db.report.json");
+    let observer = TakesTheReportPath {
+        path: report.clone(),
+    };
+    let result = recovery::recover(&RecoverOptions::new(&src, &dest), &observer);
+    assert!(
+        matches!(result, Err(Error::Output(_))),
+        "{:?}",
+        result.map(|r| r.outcome)
+    );
+    assert!(!dest.exists(), "committed without its report");
+    assert_eq!(std::fs::read(&report)?, b"someone else's");
+    assert_eq!(
+        dir.listing(),
+        vec!["out.db.incomplete", "out.db.report.json", "src.db"]
+    );
     Ok(())
 }
