@@ -3,7 +3,7 @@
 //! share) once ended `recover` and `inspect` with SIGBUS and no message; now the pages past
 //! its new end read as zeros and the run ends in a clear error, nothing committed. A file
 //! padded with zeros is one run of pages in the reports. The output and its report are
-//! put in place together or not at all.
+//! put in place together or not at all, and a run stopped by a signal says what is left.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -144,5 +144,40 @@ fn the_output_is_not_committed_without_its_report() -> TestResult {
         dir.listing(),
         vec!["out.db.incomplete", "out.db.report.json", "src.db"]
     );
+    Ok(())
+}
+
+/// SIGTERM (or Ctrl-C) during a run: one line says what is left and how to go on, the run
+/// ends with 130, nothing is committed and no report written, the source unchanged, the
+/// partial output left as `DEST.incomplete` (once a bare kill with no word).
+#[test]
+fn a_run_stopped_by_a_signal_says_what_is_left() -> TestResult {
+    let dir = Scratch::new("stopped");
+    let src = dir.path("src.db");
+    fixtures::write_agent_store(&src, 24 << 20, 7)?;
+    let before = std::fs::read(&src)?;
+    let dest = dir.path("out.db");
+    let incomplete = dir.path("out.db.incomplete");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_salvage"))
+        .args([std::ffi::OsStr::new("recover"), src.as_os_str()])
+        .args([std::ffi::OsStr::new("-o"), dest.as_os_str()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    // The output is begun after the handler is in place: then the run is stopped.
+    let started = std::time::Instant::now();
+    while !incomplete.exists() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()?;
+    let out = child.wait_with_output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped"), "{stderr}");
+    assert!(stderr.contains("out.db.incomplete"), "{stderr}");
+    assert!(!dest.exists() && incomplete.exists());
+    assert!(!dir.path("out.db.report.json").exists());
+    assert!(std::fs::read(&src)? == before, "the source changed");
     Ok(())
 }

@@ -24,8 +24,28 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
     }
 }
 
+/// Exit code of a run stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+const STOPPED: i32 = 130;
+
+/// On SIGINT or SIGTERM: one line saying what is left and how to go on, then exit. Nothing
+/// is committed before the very end, the source is only read, and the partial output is
+/// `DEST.incomplete`, which a rerun refuses until it is removed.
+fn stop_cleanly_on_signals(args: &RecoverArgs) {
+    let mut incomplete = args.dest.clone().into_os_string();
+    incomplete.push(".incomplete");
+    let incomplete = std::path::PathBuf::from(incomplete);
+    let _ = ctrlc::set_handler(move || {
+        eprintln!(
+            "\nsalvage: stopped; the source is untouched and nothing is committed; the partial output, if it was begun, is `{}` (no report): remove it and run again",
+            incomplete.display()
+        );
+        std::process::exit(STOPPED);
+    });
+}
+
 /// Runs `salvage recover`.
 pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
+    stop_cleanly_on_signals(args);
     let done = recovery::recover(&options(args), crate::progress::from_env().as_ref())?;
     summary(&done, &args.src);
     Ok(match done.verified()?.outcome {
