@@ -8,6 +8,7 @@ mod demo;
 mod export;
 mod files;
 mod fts;
+mod fuzz;
 mod golden;
 mod hostile;
 mod inspect;

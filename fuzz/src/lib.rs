@@ -1,0 +1,300 @@
+//! Fuzzing on stable Rust: a target per parser (b-tree pages, records, overflow chains, the
+//! write-ahead log, the rollback journal, header inference, the whole-file survey) and one
+//! for the whole `recover` run on small files; a seeded mutator over the fixtures' files;
+//! and a runner that keeps every input that panics or runs past its time as a file for
+//! `regressions/`, which the test suite replays.
+//!
+//! `cargo run --release -p fuzz -- TARGET [--runs N] [--seed S]` (`docs/fuzzing.md`).
+
+#![forbid(unsafe_code)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use fixtures::prng::SplitMix64;
+use pager::{BtreeWalk, Database, Location, PageNo, Record, TreeItem};
+
+/// A fuzz target: reads `bytes` every way it can; any panic is a bug.
+pub type Target = fn(&[u8]);
+
+/// Every target, by name.
+pub const TARGETS: [(&str, Target); 8] = [
+    ("header", header),
+    ("page", page),
+    ("record", record),
+    ("overflow", overflow),
+    ("wal", wal),
+    ("journal", journal),
+    ("survey", survey),
+    ("recover", recover),
+];
+
+/// The target named `name`.
+pub fn target(name: &str) -> Option<Target> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Opening a file: the header read, the page size and text encoding inferred when the
+/// header's are damaged.
+pub fn header(bytes: &[u8]) {
+    if let Ok(db) = Database::open(bytes) {
+        let _ = (db.page_size(), db.encoding(), db.findings().len());
+    }
+}
+
+/// Every page as a b-tree page: its header, cells, freeblocks and overlaps.
+pub fn page(bytes: &[u8]) {
+    let Ok(db) = Database::open(bytes) else {
+        return;
+    };
+    for page in db.pages() {
+        if let Ok(h) = page.btree_header() {
+            let _ = page.cells(&h).count();
+            let _ = page.freeblocks(&h).count();
+            let _ = page.overlap_findings(&h);
+        }
+    }
+}
+
+/// The bytes as one record, and every cell's local payload as one.
+pub fn record(bytes: &[u8]) {
+    let at = Location::new(PageNo::FIRST, 0);
+    if let Ok((r, _)) = Record::parse(bytes, at) {
+        let _ = r.values().count();
+    }
+    let Ok(db) = Database::open(bytes) else {
+        return;
+    };
+    for page in db.pages() {
+        let Ok(h) = page.btree_header() else { continue };
+        for cell in page.cells(&h).flatten() {
+            if let Some(p) = cell.cell.payload() {
+                if let Ok((r, _)) = Record::parse(p.local, cell.location) {
+                    let _ = r.values().count();
+                }
+            }
+        }
+    }
+}
+
+/// Every cell's payload joined from its overflow chain, and decoded.
+pub fn overflow(bytes: &[u8]) {
+    let Ok(db) = Database::open(bytes) else {
+        return;
+    };
+    for page in db.pages() {
+        let Ok(h) = page.btree_header() else { continue };
+        for cell in page.cells(&h).flatten() {
+            if let Some(p) = cell.cell.payload() {
+                let _ = db.assemble(p, cell.location);
+                if let Ok(raw) = pager::raw_cell(&db, &cell) {
+                    let _ = raw.decode();
+                }
+            }
+        }
+    }
+}
+
+/// The bytes as a write-ahead log, and as one over the first half of them.
+pub fn wal(bytes: &[u8]) {
+    if let Ok(w) = pager::read_wal(bytes) {
+        let _ = w.findings.len();
+    }
+    let (main, log) = bytes.split_at(bytes.len() / 2);
+    if let Ok(w) = pager::read_wal(log) {
+        if let Ok(db) = Database::open_with_wal(main, Some(&w)) {
+            let _ = pager::survey(&db);
+        }
+    }
+}
+
+/// The bytes as a rollback journal.
+pub fn journal(bytes: &[u8]) {
+    let j = pager::read_journal(bytes);
+    let _ = j.findings.len();
+}
+
+/// The whole-file survey, and every tree walked.
+pub fn survey(bytes: &[u8]) {
+    let Ok(db) = Database::open(bytes) else {
+        return;
+    };
+    let s = pager::survey(&db);
+    for tree in &s.trees {
+        let _ = pager::read_tree(&db, tree.root);
+    }
+    let _ = BtreeWalk::new(&db, PageNo::FIRST)
+        .filter(|i| matches!(i, Ok(TreeItem::Cell(_))))
+        .count();
+}
+
+/// A whole recovery of the bytes as a file, into a scratch folder (removed after).
+pub fn recover(bytes: &[u8]) {
+    static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("salvage-fuzz-{}-{n}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let src = dir.join("src.db");
+    if std::fs::write(&src, bytes).is_ok() {
+        let mut options = recovery::RecoverOptions::new(&src, dir.join("out.db"));
+        options.allow_partial = true;
+        let _ = recovery::recover(&options, &recovery::Quiet);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Seed inputs: every catalog fixture small enough, cut to at most `max` bytes.
+pub fn seeds(max: usize) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = fixtures::catalog()
+        .into_iter()
+        .filter(|f| f.bytes.len() <= 4 << 20)
+        .map(|f| f.bytes[..f.bytes.len().min(max)].to_vec())
+        .collect();
+    let w = fixtures::build_agent_with_wal();
+    out.push(w.wal[..w.wal.len().min(max)].to_vec());
+    let mut both = w.main.clone();
+    both.extend_from_slice(&w.wal);
+    out.push(both[..both.len().min(max)].to_vec());
+    out.extend(hot_journal().map(|j| j[..j.len().min(max)].to_vec()));
+    out
+}
+
+/// A rollback journal as a crash leaves it: a transaction whose changes spilled into the
+/// main file (a one-page cache), its journal read before it ended.
+fn hot_journal() -> Option<Vec<u8>> {
+    let dir = std::env::temp_dir().join(format!("salvage-fuzz-journal-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).ok()?;
+    let db = dir.join("j.db");
+    let conn = rusqlite::Connection::open(&db).ok()?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = DELETE;
+         CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 2000)
+         INSERT INTO t SELECT x, printf('%.40c', 'a') FROM i;
+         PRAGMA cache_size = 1;
+         BEGIN;
+         UPDATE t SET body = 'changed' WHERE id % 3 = 0;",
+    )
+    .ok()?;
+    let journal = std::fs::read(dir.join("j.db-journal")).ok();
+    let _ = conn.execute_batch("ROLLBACK");
+    drop(conn);
+    let _ = std::fs::remove_dir_all(&dir);
+    journal
+}
+
+/// Values that break parsers: bounds of one, two and four bytes, varint extremes.
+const INTERESTING: [&[u8]; 8] = [
+    &[0],
+    &[0xff],
+    &[0x7f],
+    &[0x80],
+    &[0xff, 0xff],
+    &[0x00, 0x00, 0xff, 0xff],
+    &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+    &[0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00],
+];
+
+/// One mutation of `input`, chosen by `rng`: bytes flipped or overwritten, an
+/// interesting value written, a page's worth copied from elsewhere, the end cut, a
+/// 4-byte field set to a small number (page pointers, counts), or a run zeroed.
+pub fn mutate(input: &[u8], rng: &mut SplitMix64) -> Vec<u8> {
+    let mut b = input.to_vec();
+    if b.is_empty() {
+        return vec![0; rng.below(64) as usize];
+    }
+    let len = b.len() as u64;
+    for _ in 0..rng.range(1, 4) {
+        let at = rng.below(len) as usize;
+        match rng.below(7) {
+            0 => {
+                if let Some(x) = b.get_mut(at) {
+                    *x ^= 1 << rng.below(8);
+                }
+            }
+            1 => {
+                for x in b.iter_mut().skip(at).take(rng.range(1, 16) as usize) {
+                    *x = rng.next_u64() as u8;
+                }
+            }
+            2 => {
+                let v = rng.pick(&INTERESTING);
+                for (x, y) in b.iter_mut().skip(at).zip(v) {
+                    *x = *y;
+                }
+            }
+            3 => {
+                let from = rng.below(len) as usize;
+                let n = rng.range(1, 4096) as usize;
+                let chunk: Vec<u8> = b.iter().skip(from).take(n).copied().collect();
+                for (x, y) in b.iter_mut().skip(at).zip(chunk) {
+                    *x = y;
+                }
+            }
+            4 => b.truncate(at.max(1)),
+            5 => {
+                let v = (rng.below(len / 512 + 2) as u32).to_be_bytes();
+                for (x, y) in b.iter_mut().skip(at).zip(v) {
+                    *x = y;
+                }
+            }
+            _ => {
+                for x in b.iter_mut().skip(at).take(rng.range(1, 8192) as usize) {
+                    *x = 0;
+                }
+            }
+        }
+    }
+    b
+}
+
+/// What a run found.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Inputs run.
+    pub runs: u64,
+    /// Inputs that panicked, with the panic's message.
+    pub crashes: Vec<(Vec<u8>, String)>,
+    /// Inputs that ran past the time limit, with how long they took.
+    pub slow: Vec<(Vec<u8>, Duration)>,
+}
+
+/// Runs `target` on `runs` mutations of the seeds (seeded by `seed`; about one input in
+/// five mutated twice over); an input taking longer than `limit` counts as a hang.
+pub fn run(target: Target, seeds: &[Vec<u8>], runs: u64, seed: u64, limit: Duration) -> Outcome {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = Outcome::default();
+    if seeds.is_empty() {
+        return out;
+    }
+    for _ in 0..runs {
+        let base = rng.below(seeds.len() as u64) as usize;
+        let Some(base) = seeds.get(base) else {
+            continue;
+        };
+        let mut input = mutate(base, &mut rng);
+        if rng.one_in(5) {
+            input = mutate(&input, &mut rng);
+        }
+        let started = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| target(&input)));
+        let took = started.elapsed();
+        out.runs += 1;
+        match result {
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                out.crashes.push((input, why));
+            }
+            Ok(()) if took > limit => out.slow.push((input, took)),
+            Ok(()) => {}
+        }
+    }
+    out
+}
