@@ -11,6 +11,25 @@ use recovery::{Error, Observer, Outcome, RecoverOptions, Stage};
 
 use crate::{Scratch, TestResult};
 
+/// A test step's result with a value.
+type Got<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The agent store at `dir/src.db`.
+fn source(dir: &Scratch) -> Got<std::path::PathBuf> {
+    let src = dir.path("src.db");
+    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
+    std::fs::write(&src, &fixture.bytes)?;
+    Ok(src)
+}
+
+/// Sets the length of the file at `path`, as another process might.
+fn resize(path: &std::path::Path, len: u64) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .set_len(len)
+}
+
 /// Cuts the source to one page when the first table's rows are about to be read.
 struct CutShort {
     path: std::path::PathBuf,
@@ -20,11 +39,7 @@ struct CutShort {
 impl Observer for CutShort {
     fn stage(&self, stage: Stage<'_>) {
         if matches!(stage, Stage::Recovering { .. }) && !self.done.swap(true, Ordering::SeqCst) {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&self.path)
-                .expect("the source, to cut");
-            file.set_len(4096).expect("the cut");
+            resize(&self.path, 4096).expect("the cut");
         }
     }
 }
@@ -32,9 +47,7 @@ impl Observer for CutShort {
 #[test]
 fn a_source_cut_short_during_recover_is_an_error_not_a_signal() -> TestResult {
     let dir = Scratch::new("shrinking-recover");
-    let src = dir.path("src.db");
-    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
-    std::fs::write(&src, &fixture.bytes)?;
+    let src = source(&dir)?;
     let dest = dir.path("out.db");
     let observer = CutShort {
         path: src.clone(),
@@ -61,14 +74,9 @@ fn a_source_cut_short_during_recover_is_an_error_not_a_signal() -> TestResult {
 #[test]
 fn a_source_cut_short_during_inspect_is_an_error_not_a_signal() -> TestResult {
     let dir = Scratch::new("shrinking-inspect");
-    let src = dir.path("src.db");
-    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
-    std::fs::write(&src, &fixture.bytes)?;
+    let src = source(&dir)?;
     let source = recovery::evidence::source::Source::open(&src)?;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&src)?
-        .set_len(4096)?;
+    resize(&src, 4096)?;
     let error = recovery::inspect::inspect(&source, false)
         .err()
         .ok_or("inspect gave a report")?;
@@ -83,13 +91,8 @@ fn a_source_cut_short_during_inspect_is_an_error_not_a_signal() -> TestResult {
 #[test]
 fn a_file_padded_with_zeros_is_one_run_of_pages() -> TestResult {
     let dir = Scratch::new("padded-zeros");
-    let src = dir.path("src.db");
-    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
-    std::fs::write(&src, &fixture.bytes)?;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&src)?
-        .set_len(1 << 28)?;
+    let src = source(&dir)?;
+    resize(&src, 1 << 28)?;
     let report = recovery::inspect::inspect_file(&src, false)?;
     let zeroed: Vec<_> = report
         .damaged_pages
@@ -124,9 +127,7 @@ impl Observer for TakesTheReportPath {
 #[test]
 fn the_output_is_not_committed_without_its_report() -> TestResult {
     let dir = Scratch::new("report-or-nothing");
-    let src = dir.path("src.db");
-    let fixture = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
-    std::fs::write(&src, &fixture.bytes)?;
+    let src = source(&dir)?;
     let dest = dir.path("out.db");
     let report = dir.path("out.db.report.json");
     let observer = TakesTheReportPath {

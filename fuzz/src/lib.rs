@@ -56,43 +56,44 @@ pub fn page(bytes: &[u8]) {
     }
 }
 
+/// Calls `each` with every cell of every page of `bytes` opened as a database.
+fn each_cell(bytes: &[u8], mut each: impl FnMut(&Database<'_>, &pager::CellRef<'_>)) {
+    let Ok(db) = Database::open(bytes) else {
+        return;
+    };
+    for page in db.pages() {
+        let Ok(h) = page.btree_header() else { continue };
+        for cell in page.cells(&h).flatten() {
+            each(&db, &cell);
+        }
+    }
+}
+
 /// The bytes as one record, and every cell's local payload as one.
 pub fn record(bytes: &[u8]) {
     let at = Location::new(PageNo::FIRST, 0);
     if let Ok((r, _)) = Record::parse(bytes, at) {
         let _ = r.values().count();
     }
-    let Ok(db) = Database::open(bytes) else {
-        return;
-    };
-    for page in db.pages() {
-        let Ok(h) = page.btree_header() else { continue };
-        for cell in page.cells(&h).flatten() {
-            if let Some(p) = cell.cell.payload() {
-                if let Ok((r, _)) = Record::parse(p.local, cell.location) {
-                    let _ = r.values().count();
-                }
+    each_cell(bytes, |_, cell| {
+        if let Some(p) = cell.cell.payload() {
+            if let Ok((r, _)) = Record::parse(p.local, cell.location) {
+                let _ = r.values().count();
             }
         }
-    }
+    });
 }
 
 /// Every cell's payload joined from its overflow chain, and decoded.
 pub fn overflow(bytes: &[u8]) {
-    let Ok(db) = Database::open(bytes) else {
-        return;
-    };
-    for page in db.pages() {
-        let Ok(h) = page.btree_header() else { continue };
-        for cell in page.cells(&h).flatten() {
-            if let Some(p) = cell.cell.payload() {
-                let _ = db.assemble(p, cell.location);
-                if let Ok(raw) = pager::raw_cell(&db, &cell) {
-                    let _ = raw.decode();
-                }
+    each_cell(bytes, |db, cell| {
+        if let Some(p) = cell.cell.payload() {
+            let _ = db.assemble(p, cell.location);
+            if let Ok(raw) = pager::raw_cell(db, cell) {
+                let _ = raw.decode();
             }
         }
-    }
+    });
 }
 
 /// The bytes as a write-ahead log, and as one over the first half of them.

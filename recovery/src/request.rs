@@ -143,31 +143,21 @@ impl Request {
                 ));
             }
         }
-        let folder = dest
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !folder.is_dir() {
-            return Err(refused(
-                format!(
-                    "the destination folder `{}` does not exist",
-                    folder.display()
-                ),
-                "create the folder first",
-            ));
-        }
-        let report_folder = report
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !report_folder.is_dir() {
-            return Err(refused(
-                format!(
-                    "the report's folder `{}` does not exist",
-                    report_folder.display()
-                ),
+        for (file, what, hint) in [
+            (&dest, "destination folder", "create the folder first"),
+            (
+                &report,
+                "report's folder",
                 "create the folder first, or leave --report out (DEST.report.json)",
-            ));
+            ),
+        ] {
+            let folder = folder_of(file);
+            if !folder.is_dir() {
+                return Err(refused(
+                    format!("the {what} `{}` does not exist", folder.display()),
+                    hint,
+                ));
+            }
         }
         let outputs = apart_from_source(&options.src, &dest, &report, &incomplete)?;
         let profiles = options
@@ -192,6 +182,13 @@ impl Request {
             partial_rows: options.partial_rows,
         })
     }
+}
+
+/// The folder a file is in (`.` for a bare name).
+pub fn folder_of(file: &Path) -> &Path {
+    file.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Checks that nothing the run writes is the source or one of its sidecar files, and that

@@ -142,10 +142,8 @@ fn place(
         std::fs::remove_file(&paths.incomplete).map_err(Error::Output)?;
     }
     std::fs::remove_file(report_incomplete).map_err(Error::Output)?;
-    for folder in [&paths.dest, &paths.report].map(|p| p.parent()) {
-        let folder = folder
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+    for file in [&paths.dest, &paths.report] {
+        let folder = crate::request::folder_of(file);
         let _ = std::fs::File::open(folder).and_then(|f| f.sync_all());
     }
     Ok(())
