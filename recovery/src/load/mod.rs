@@ -178,6 +178,16 @@ impl<'s> Bulk<'s> {
             mut deferred,
             prebuilt,
         } = self;
+        // From here on rows go through SQL, where the file's own expressions run (generated
+        // columns, then indexes, views, triggers and the rows rebuilt): no value they make
+        // may be much longer than the longest the file holds.
+        let longest = survey.trees.iter().map(|t| t.max_payload).max();
+        let _ = out.limit_length(
+            longest
+                .unwrap_or(0)
+                .saturating_mul(2)
+                .saturating_add(1 << 16),
+        );
         for t in tables.iter_mut() {
             match t
                 .root
@@ -296,16 +306,6 @@ impl Loaded {
     /// the source.
     pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
         observer.stage(Stage::Indexes);
-        // From here on the file's own expressions run (indexes, then views, triggers and
-        // the rows rebuilt): no value they make may be much longer than the longest the
-        // file holds.
-        let longest = self.survey.trees.iter().map(|t| t.max_payload).max();
-        let _ = self.out.limit_length(
-            longest
-                .unwrap_or(0)
-                .saturating_mul(2)
-                .saturating_add(1 << 16),
-        );
         crate::objects::create_objects(
             evidence,
             &self.out,
