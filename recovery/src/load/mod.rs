@@ -181,13 +181,8 @@ impl<'s> Bulk<'s> {
         // From here on rows go through SQL, where the file's own expressions run (generated
         // columns, then indexes, views, triggers and the rows rebuilt): no value they make
         // may be much longer than the longest the file holds.
-        let longest = survey.trees.iter().map(|t| t.max_payload).max();
-        let _ = out.limit_length(
-            longest
-                .unwrap_or(0)
-                .saturating_mul(2)
-                .saturating_add(1 << 16),
-        );
+        let longest = longest_payload(&evidence.db, &survey);
+        let _ = out.limit_length(longest.saturating_mul(2).saturating_add(1 << 16));
         for t in tables.iter_mut() {
             match t
                 .root
@@ -533,6 +528,36 @@ fn known_tables(
             return matches;
         }
     }
+}
+
+/// The longest payload of any cell the run may write: in the schema's trees (the survey
+/// measured them) and on the orphan pages (a table whose schema row is lost has no tree).
+fn longest_payload(db: &pager::Database<'_>, survey: &Survey) -> u64 {
+    let in_trees = survey
+        .trees
+        .iter()
+        .map(|t| t.max_payload)
+        .max()
+        .unwrap_or(0);
+    let orphans = survey
+        .page_map
+        .orphans()
+        .filter_map(|(p, _)| db.page(p))
+        .flat_map(|page| {
+            let cells: Vec<u64> = page
+                .btree_header()
+                .map(|h| {
+                    page.cells(&h)
+                        .flatten()
+                        .filter_map(|c| c.cell.payload().map(|p| p.total_len))
+                        .collect()
+                })
+                .unwrap_or_default();
+            cells
+        })
+        .max()
+        .unwrap_or(0);
+    in_trees.max(orphans)
 }
 
 /// Carries `sqlite_sequence` counters over: never below what the rows now need.
