@@ -251,6 +251,6 @@ fn run<'s>(
             })?,
         }?;
         observer.done();
-        finish.commit(evidence, request, [before, after])
+        finish.commit(evidence, request, [before, after], files.shrank())
     })
 }

@@ -30,6 +30,16 @@ pub struct EvidenceFiles {
 }
 
 impl EvidenceFiles {
+    /// Whether a read found one of the files shorter than when it was mapped: it changed
+    /// under the run, whatever its hashes say (a hash read after the cut sees the same
+    /// shorter file twice).
+    pub fn shrank(&self) -> bool {
+        [Some(&self.main), self.wal.as_ref(), self.journal.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(Source::shrank)
+    }
+
     /// Maps the files the request names.
     pub fn open(paths: &Paths) -> Result<EvidenceFiles, Error> {
         Ok(EvidenceFiles {

@@ -20,10 +20,12 @@ pub fn commit(
     rebuilt: Rebuilt,
     verified: bool,
     hashes: [Hashes; 2],
+    shrank: bool,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     let [before, after] = hashes;
-    let unchanged = before == after;
+    // A file cut short under its map changed, even when both hashes read it after the cut.
+    let unchanged = before == after && !shrank;
     let Rebuilt {
         out,
         tables,

@@ -79,7 +79,15 @@ impl Finish {
         evidence: &Evidence<'_>,
         request: &Request,
         hashes: [Hashes; 2],
+        shrank: bool,
     ) -> Result<Recovery, Error> {
-        commit::commit(evidence, request, self.rebuilt, self.verified, hashes)
+        commit::commit(
+            evidence,
+            request,
+            self.rebuilt,
+            self.verified,
+            hashes,
+            shrank,
+        )
     }
 }
