@@ -395,6 +395,19 @@ impl<'a> Database<'a> {
         (1..=self.page_count).filter_map(move |n| PageNo::new(n).and_then(|p| self.page(p)))
     }
 
+    /// Every cell its pointer names on every table leaf page, in page order: where rows
+    /// are searched for without a tree to lead to them.
+    pub fn table_leaf_cells(&self) -> impl Iterator<Item = crate::btree::CellRef<'a>> + '_ {
+        self.pages().flat_map(|page| {
+            page.btree_header()
+                .ok()
+                .filter(|h| h.page_type() == PageType::TableLeaf)
+                .map(|h| page.cells(&h).flatten())
+                .into_iter()
+                .flatten()
+        })
+    }
+
     /// The lock-byte page: the page holding file offset 2^30, when the file reaches it.
     pub fn lock_byte_page(&self) -> Option<PageNo> {
         let n = LOCK_BYTE_OFFSET / u64::from(self.page_size.get()) + 1;
@@ -786,50 +799,43 @@ impl Database<'_> {
     fn text_value_votes(&self) -> [u64; 3] {
         let mut votes = [0u64; 3];
         let mut seen = 0;
-        for no in (2..=self.page_count).filter_map(PageNo::new) {
-            let Some(page) = self.page(no) else { continue };
-            let Ok(h) = page.btree_header() else { continue };
-            if h.page_type() != crate::btree::PageType::TableLeaf {
+        for cell in self.table_leaf_cells() {
+            let Some(payload) = cell.cell.payload() else {
                 continue;
+            };
+            let Ok((record, _)) = Record::parse(payload.local, cell.location) else {
+                continue;
+            };
+            for value in record.values() {
+                let Ok(ValueRef::Text(t)) = value else {
+                    continue;
+                };
+                if t.len() < 4 || seen >= ENCODING_SAMPLE {
+                    continue;
+                }
+                seen += 1;
+                let zero_at = |parity: usize| {
+                    t.iter()
+                        .enumerate()
+                        .filter(|(i, b)| i % 2 == parity && **b == 0)
+                        .count()
+                };
+                let (even, odd) = (zero_at(0), zero_at(1));
+                let slot = if even + odd == 0 {
+                    std::str::from_utf8(t).is_ok().then_some(0)
+                } else if t.len() % 2 == 1 {
+                    None
+                } else if odd > even {
+                    Some(1)
+                } else {
+                    Some(2)
+                };
+                if let Some(v) = slot.and_then(|i| votes.get_mut(i)) {
+                    *v += 1;
+                }
             }
-            for cell in page.cells(&h).flatten() {
-                let Some(payload) = cell.cell.payload() else {
-                    continue;
-                };
-                let Ok((record, _)) = Record::parse(payload.local, cell.location) else {
-                    continue;
-                };
-                for value in record.values() {
-                    let Ok(ValueRef::Text(t)) = value else {
-                        continue;
-                    };
-                    if t.len() < 4 || seen >= ENCODING_SAMPLE {
-                        continue;
-                    }
-                    seen += 1;
-                    let zero_at = |parity: usize| {
-                        t.iter()
-                            .enumerate()
-                            .filter(|(i, b)| i % 2 == parity && **b == 0)
-                            .count()
-                    };
-                    let (even, odd) = (zero_at(0), zero_at(1));
-                    let slot = if even + odd == 0 {
-                        std::str::from_utf8(t).is_ok().then_some(0)
-                    } else if t.len() % 2 == 1 {
-                        None
-                    } else if odd > even {
-                        Some(1)
-                    } else {
-                        Some(2)
-                    };
-                    if let Some(v) = slot.and_then(|i| votes.get_mut(i)) {
-                        *v += 1;
-                    }
-                }
-                if seen >= ENCODING_SAMPLE {
-                    return votes;
-                }
+            if seen >= ENCODING_SAMPLE {
+                return votes;
             }
         }
         votes

@@ -184,60 +184,54 @@ pub fn scan_for_schema_rows(db: &Database<'_>, skip: &crate::types::PageSet) -> 
         .collect();
     let create = enc.encode("CREATE");
     let mut out: Vec<SchemaRow> = Vec::new();
-    for page in db.pages() {
-        if skip.contains(page.no()) {
+    for cell in db.table_leaf_cells() {
+        if skip.contains(cell.location.page) {
             continue;
         }
-        let Ok(h) = page.btree_header() else { continue };
-        if h.page_type() != crate::btree::PageType::TableLeaf {
+        // A cheap look at the record header before decoding: five columns, the first
+        // a short text.
+        let Some(payload) = cell.cell.payload() else {
+            continue;
+        };
+        let Ok(header) =
+            crate::record::parse_record_header(payload.local, payload.total_len, cell.location)
+        else {
+            continue;
+        };
+        if header.serial_types.len() != 5
+            || !matches!(header.serial_types.first(), Some(crate::record::SerialType::Text(n)) if (4..=14).contains(n))
+        {
             continue;
         }
-        for cell in page.cells(&h).flatten() {
-            // A cheap look at the record header before decoding: five columns, the first
-            // a short text.
-            let Some(payload) = cell.cell.payload() else {
-                continue;
-            };
-            let Ok(header) =
-                crate::record::parse_record_header(payload.local, payload.total_len, cell.location)
-            else {
-                continue;
-            };
-            if header.serial_types.len() != 5
-                || !matches!(header.serial_types.first(), Some(crate::record::SerialType::Text(n)) if (4..=14).contains(n))
-            {
-                continue;
+        let Ok(row) = crate::value::decode_cell(db, &cell) else {
+            continue;
+        };
+        let first_is_kind =
+            matches!(row.values.first(), Some(Value::Text(t)) if kinds.iter().any(|k| k == t));
+        let sql_ok = match row.values.get(4) {
+            Some(Value::Null) => true,
+            Some(Value::Text(t)) => {
+                let trimmed: &[u8] = t
+                    .get(
+                        t.iter()
+                            .position(|b| !b.is_ascii_whitespace() && *b != 0)
+                            .unwrap_or(0)..,
+                    )
+                    .unwrap_or_default();
+                trimmed.len() >= create.len()
+                    && trimmed
+                        .iter()
+                        .zip(&create)
+                        .all(|(a, b)| a.eq_ignore_ascii_case(b))
             }
-            let Ok(row) = crate::value::decode_cell(db, &cell) else {
-                continue;
-            };
-            let first_is_kind =
-                matches!(row.values.first(), Some(Value::Text(t)) if kinds.iter().any(|k| k == t));
-            let sql_ok = match row.values.get(4) {
-                Some(Value::Null) => true,
-                Some(Value::Text(t)) => {
-                    let trimmed: &[u8] = t
-                        .get(
-                            t.iter()
-                                .position(|b| !b.is_ascii_whitespace() && *b != 0)
-                                .unwrap_or(0)..,
-                        )
-                        .unwrap_or_default();
-                    trimmed.len() >= create.len()
-                        && trimmed
-                            .iter()
-                            .zip(&create)
-                            .all(|(a, b)| a.eq_ignore_ascii_case(b))
-                }
-                _ => false,
-            };
-            if !(first_is_kind && sql_ok) {
-                continue;
-            }
-            if let Ok((r, _)) = schema_row(db, &row) {
-                if !out.iter().any(|o| o.name.eq_ignore_ascii_case(&r.name)) {
-                    out.push(r);
-                }
+            _ => false,
+        };
+        if !(first_is_kind && sql_ok) {
+            continue;
+        }
+        if let Ok((r, _)) = schema_row(db, &row) {
+            if !out.iter().any(|o| o.name.eq_ignore_ascii_case(&r.name)) {
+                out.push(r);
             }
         }
     }

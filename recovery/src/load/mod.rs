@@ -499,12 +499,14 @@ fn known_tables(
         .collect();
     let taken =
         |name: &str| schema.contains(&name.to_ascii_lowercase()) || tables.named(name).is_some();
-    let mut live: Vec<&crate::profiles::Profile> = profiles.chosen().collect();
+    // Each profile's statements parsed once, however many rounds the detection takes.
+    let mut live: Vec<(&crate::profiles::Profile, Vec<reconstruct::KnownTable>)> = profiles
+        .chosen()
+        .map(|p| (p, p.known_tables().unwrap_or_default()))
+        .collect();
     loop {
-        let known: Vec<reconstruct::KnownTable> = live
-            .iter()
-            .flat_map(|p| p.known_tables().unwrap_or_default())
-            .collect();
+        let known: Vec<reconstruct::KnownTable> =
+            live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
         let matches: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> =
             reconstruct::match_known(&evidence.db, inferred, &known, &fixed, &taken)
                 .into_iter()
@@ -523,7 +525,7 @@ fn known_tables(
             })
         };
         let before = live.len();
-        live.retain(|p| detected(p));
+        live.retain(|(p, _)| detected(p));
         if live.len() == before {
             return matches;
         }
