@@ -106,6 +106,61 @@ fn a_file_padded_with_zeros_is_one_run_of_pages() -> TestResult {
     Ok(())
 }
 
+/// The most memory `salvage inspect` may hold for a small database padded to gigabytes.
+const PADDED_RSS_LIMIT: u64 = 192 << 20;
+
+/// A small database whose header is lost, padded to 2 GiB with zeros (sparse: no disk is
+/// used), is read by `salvage inspect` within a fixed memory budget: the page size is
+/// inferred from a bounded sample (sampling each candidate size elsewhere once made the
+/// whole of a 16 GiB file resident) and mapped pages are let go of as the survey moves
+/// on. The child's peak resident memory is measured by the kernel (`wait4`).
+#[test]
+fn a_file_padded_to_gigabytes_is_read_in_bounded_memory() -> TestResult {
+    let dir = Scratch::new("padded-gigabytes");
+    let src = source(&dir)?;
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&src)?;
+        f.seek(std::io::SeekFrom::Start(0))?;
+        f.write_all(&[0u8; 100])?;
+    }
+    resize(&src, 2 << 30)?;
+    let child = crate::salvage()
+        .arg("inspect")
+        .arg(&src)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let (status, peak) = wait_measured(child.id())?;
+    assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
+    assert!(
+        peak < PADDED_RSS_LIMIT,
+        "peak resident memory {} MiB",
+        peak >> 20
+    );
+    Ok(())
+}
+
+/// Waits for the child `pid`: its exit code and its peak resident memory in bytes.
+fn wait_measured(pid: u32) -> Got<(Option<i32>, u64)> {
+    let pid = libc::pid_t::try_from(pid)?;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data the call fills; `pid` is this process's own child,
+    // spawned above and not waited for by anything else.
+    #[allow(unsafe_code)]
+    // reason: std's `Child::wait` does not report the child's resource usage
+    let (got, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        (libc::wait4(pid, &mut status, 0, &mut usage), usage)
+    };
+    if got != pid {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    // Linux reports the peak in KiB.
+    Ok((code, u64::try_from(usage.ru_maxrss)? * 1024))
+}
+
 /// Creates a file at the report's path when the output is being checked, as another
 /// process might.
 struct TakesTheReportPath {

@@ -18,9 +18,20 @@ use crate::types::{Location, PageNo, PageSize};
 /// The byte offset that SQLite's lock-byte page covers ("The Lock-Byte Page"): 2^30.
 pub const LOCK_BYTE_OFFSET: u64 = 1 << 30;
 
-/// Pages examined at most per candidate size when inferring the page size; spread evenly
-/// over the whole file.
-const PAGE_SIZE_SAMPLE: u64 = 65_536;
+/// When inferring the page size, every page of the file's first this many bytes is
+/// examined at each candidate size (where a database padded or cut short keeps its pages)…
+const PAGE_SIZE_PREFIX: u64 = 4 << 20;
+
+/// …and this many more pages spread evenly over the rest of the file. Few: a read through
+/// a map makes resident the whole cached folio around it (up to 2 MiB on Linux 6.18), and
+/// the sample is read before anything can let go of the map's pages.
+const PAGE_SIZE_SAMPLE: u64 = 64;
+
+/// The sampled pages of every candidate size start at the same offsets, multiples of the
+/// largest page size: the sample reads the same few bytes of a large file whatever the
+/// number of candidates (sampling each size elsewhere, and 65,536 pages of each, once made
+/// the whole of a 16 GiB file resident).
+const SAMPLE_ALIGN: u64 = 65_536;
 
 /// Why the input cannot be read as a database at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -701,23 +712,35 @@ fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
     fit(bytes, PageNo::FIRST, size, reserved) == Fit::Exact
 }
 
-/// Examines up to [`PAGE_SIZE_SAMPLE`] pages spread over the whole file at `size`.
+/// Examines the pages of the first [`PAGE_SIZE_PREFIX`] bytes and up to
+/// [`PAGE_SIZE_SAMPLE`] more spread over the rest of the file at `size`.
 fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvidence {
     let reserved = if size.get() - u32::from(reserved) < 480 {
         0
     } else {
         reserved
     };
-    let pages = bytes.len() as u64 / u64::from(size.get());
-    let stride = pages.div_ceil(PAGE_SIZE_SAMPLE).max(1);
+    let len = bytes.len() as u64;
+    let pages = len / u64::from(size.get());
     let mut ev = PageSizeEvidence {
         page_size: size,
         pages_checked: 0,
         btree_headers: 0,
         exact_fits: 0,
     };
-    let mut n = 1u64;
-    while n <= pages {
+    // Every page of the prefix, then pages at evenly spread aligned offsets.
+    let prefix = (PAGE_SIZE_PREFIX / u64::from(size.get())).min(pages);
+    let at = move |k: u64| {
+        let offset = (u128::from(len) * u128::from(k) / u128::from(PAGE_SIZE_SAMPLE)) as u64;
+        offset / SAMPLE_ALIGN * SAMPLE_ALIGN / u64::from(size.get()) + 1
+    };
+    let mut last = prefix;
+    let spread = (0..PAGE_SIZE_SAMPLE).map(at).filter(move |n| {
+        let new = *n > last && *n <= pages;
+        last = last.max(*n);
+        new
+    });
+    for n in (1..=prefix).chain(spread) {
         if let Some(no) = u32::try_from(n).ok().and_then(PageNo::new) {
             ev.pages_checked += 1;
             match fit(bytes, no, size, reserved) {
@@ -729,7 +752,6 @@ fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvi
                 Fit::None => {}
             }
         }
-        n += stride;
     }
     ev
 }
