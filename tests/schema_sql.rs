@@ -232,3 +232,117 @@ fn a_value_a_strict_table_refuses_is_registered() -> TestResult {
     assert_eq!(rows(&dest, "s")?, 3);
     Ok(())
 }
+
+/// A full-text table whose tokenizer this build lacks (an application's own) once failed
+/// with its text left only in shadow tables, which then stood in the way of the
+/// application making the table again. Its text is kept in a plain table of its columns,
+/// under its name and rowids; its shadow tables are not copied; the index not built is
+/// loss. Over a content table, only the index is lost.
+#[test]
+fn a_full_text_table_whose_tokenizer_is_missing_keeps_its_text() -> TestResult {
+    let notes = "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT);
+        WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+        INSERT INTO notes SELECT x, 'title ' || x, 'the body of note ' || x FROM i;";
+    let cases = [
+        (
+            "CREATE VIRTUAL TABLE ft USING fts5(title, body, tokenize = 'porter unicode61');
+             INSERT INTO ft(rowid, title, body) SELECT id, title, body FROM notes;",
+            "'porter unicode61'",
+        ),
+        (
+            "CREATE VIRTUAL TABLE ft USING fts4(title, body, tokenize=porter);
+             INSERT INTO ft(docid, title, body) SELECT id, title, body FROM notes;",
+            "porter",
+        ),
+        (
+            "CREATE VIRTUAL TABLE ft USING fts5(title, body, content='notes', content_rowid='id', tokenize = 'porter');
+             INSERT INTO ft(ft) VALUES ('rebuild');",
+            "'porter'",
+        ),
+    ];
+    for (i, (fts, tokenizer)) in cases.into_iter().enumerate() {
+        let dir = Scratch::new(&format!("schema-sql-tokenizer-{i}"));
+        let src = crafted(
+            &dir,
+            &format!("{notes}{fts}"),
+            "ft",
+            tokenizer,
+            "app_tokenizer",
+        )?;
+        let dest = dir.path("out.db");
+        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        crate::assert_signal!(
+            report,
+            reconstruct::LossSignal::ObjectNotCreated { name, reason, .. }
+                if name == "ft" && reason.contains("app_tokenizer")
+        );
+        let conn = Connection::open(&dest)?;
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        assert_eq!(rows(&dest, "notes")?, 300);
+        if i == 2 {
+            assert_eq!(
+                tables,
+                ["notes"],
+                "over a content table, only its index is lost"
+            );
+            continue;
+        }
+        assert_eq!(tables, ["ft", "notes"], "no shadow table copied");
+        assert_eq!(rows(&dest, "ft")?, 300);
+        let (title, body): (String, String) =
+            conn.query_row("SELECT title, body FROM ft WHERE rowid = 123", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        assert_eq!(
+            (title.as_str(), body.as_str()),
+            ("title 123", "the body of note 123")
+        );
+    }
+    Ok(())
+}
+
+/// A schema row is replayed only as what it is: a TEMP table's row once sent the rows to a
+/// table the end of the run dropped (the output failed verification), and an index row
+/// holding a CREATE TRIGGER ended the whole run ("no such index"). The TEMP table is made
+/// as a plain table of the database, its rows kept; the row of the wrong kind is refused
+/// and reported; the run ends verified.
+#[test]
+fn a_schema_row_is_replayed_only_as_what_it_is() -> TestResult {
+    let setup = "CREATE TABLE t(a INTEGER, b TEXT); CREATE TABLE u(a INTEGER, b TEXT);
+        WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 500)
+        INSERT INTO t SELECT x, 'v' || x FROM i;
+        INSERT INTO u SELECT * FROM t;
+        CREATE INDEX ui ON u(b);";
+    let cases = [
+        ("t", "CREATE TABLE", "CREATE TEMP TABLE", "table definition"),
+        (
+            "ui",
+            "CREATE INDEX ui ON u(b)",
+            "CREATE TRIGGER tr AFTER INSERT ON u BEGIN DELETE FROM u; END",
+            "index",
+        ),
+    ];
+    for (i, (name, from, to, object)) in cases.into_iter().enumerate() {
+        let dir = Scratch::new(&format!("schema-sql-kind-{i}"));
+        let src = crafted(&dir, setup, name, from, to)?;
+        let dest = dir.path("out.db");
+        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        assert_eq!(report["flags"]["verified"], true);
+        crate::assert_signal!(
+            report,
+            reconstruct::LossSignal::ObjectNotCreated { object: o, name: n, reason }
+                if o == object && n == name && reason.contains("refused, not run")
+        );
+        assert_eq!((rows(&dest, "t")?, rows(&dest, "u")?), (500, 500));
+        let triggers: i64 = Connection::open(&dest)?.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(triggers, 0);
+    }
+    Ok(())
+}

@@ -91,6 +91,100 @@ pub fn has_option(sql: &str, name: &str) -> bool {
     false
 }
 
+/// The suffixes of the shadow tables FTS3, FTS4 and FTS5 make (`NAME_content`, …).
+const FTS_SHADOWS: [&str; 8] = [
+    "content", "segments", "segdir", "docsize", "stat", "data", "idx", "config",
+];
+
+/// The full-text table of `fts_tables` whose shadow table `name` would be, if any.
+pub fn fts_shadow_of<'n>(name: &str, fts_tables: &'n [String]) -> Option<&'n str> {
+    let lower = name.to_ascii_lowercase();
+    fts_tables
+        .iter()
+        .find(|t| {
+            lower
+                .strip_prefix(&format!("{}_", t.to_ascii_lowercase()))
+                .is_some_and(|suffix| FTS_SHADOWS.contains(&suffix))
+        })
+        .map(String::as_str)
+}
+
+/// The columns a full-text table declares, in order, from its `CREATE VIRTUAL TABLE`
+/// statement: each module argument that is not an option (`name=value`, or FTS3's
+/// `tokenize NAME`), by its first word, dequoted. `None` when the statement has no
+/// argument list or declares no column. What SQLite itself would parse, without the
+/// module: a full-text table whose tokenizer this build lacks keeps its text in a plain
+/// table of these columns.
+pub fn fts_columns(sql: &str) -> Option<Vec<String>> {
+    let lower = sql.to_ascii_lowercase();
+    let using = find_word(&lower, "using")?;
+    let open = using + sql.get(using..)?.find('(')?;
+    let mut columns = Vec::new();
+    for arg in split_arguments(sql.get(open + 1..)?) {
+        let arg = arg.trim();
+        let first = first_word(arg);
+        let option = top_level_equals(arg) || first.eq_ignore_ascii_case("tokenize");
+        if !option && !first.is_empty() {
+            columns.push(first);
+        }
+    }
+    (!columns.is_empty()).then_some(columns)
+}
+
+/// The arguments of a module argument list that starts after its `(`: split at commas
+/// outside quotes and nested parentheses, up to the list's closing `)`.
+fn split_arguments(s: &str) -> Vec<&str> {
+    let (mut args, mut depth, mut start, mut quote) = (Vec::new(), 0usize, 0usize, None);
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '[') => quote = Some(']'),
+            (None, '(') => depth += 1,
+            (None, ')') if depth == 0 => {
+                args.push(&s[start..i]);
+                return args;
+            }
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                args.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args
+}
+
+/// Whether an argument holds `=` outside quotes: an option, not a column.
+fn top_level_equals(arg: &str) -> bool {
+    let mut quote = None;
+    for c in arg.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '[') => quote = Some(']'),
+            (None, '=') => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// An argument's first word, dequoted (a quoted name may hold spaces).
+fn first_word(arg: &str) -> String {
+    match arg.chars().next() {
+        Some('\'' | '"' | '`' | '[') => option_value(arg),
+        _ => arg
+            .split(|c: char| c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
 /// Index of `word` in `s` as a whole word (not part of an identifier such as
 /// `content_rowid`).
 fn find_word(s: &str, word: &str) -> Option<usize> {
@@ -158,6 +252,15 @@ mod tests {
             None
         );
         let zipped = "CREATE VIRTUAL TABLE t USING fts4(a, compress=zip, uncompress=unzip)";
+        assert_eq!(
+            fts_columns("CREATE VIRTUAL TABLE t USING fts5(title, \"the body\" UNINDEXED, tokenize = 'app (x, y)', prefix='2 3')"),
+            Some(vec!["title".to_string(), "the body".to_string()])
+        );
+        assert_eq!(
+            fts_columns("CREATE VIRTUAL TABLE t USING fts3(a TEXT, [b c], tokenize porter)"),
+            Some(vec!["a".to_string(), "b c".to_string()])
+        );
+        assert_eq!(fts_columns("CREATE VIRTUAL TABLE t USING fts4"), None);
         assert!(has_option(zipped, "compress"));
         assert!(!has_option(
             "CREATE VIRTUAL TABLE t USING fts4(compress, b)",

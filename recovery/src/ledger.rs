@@ -17,6 +17,10 @@ pub struct Ledger {
     pub damaged_fields: DamagedFields,
     /// Virtual tables not rebuilt whole (full-text and others).
     pub virtual_tables: Vec<LossSignal>,
+    /// Full-text tables whose CREATE statement failed (a tokenizer missing here): their
+    /// shadow tables are not copied, and one storing its own text is a plain table of its
+    /// columns, refilled from that text.
+    pub full_text_unmade: Vec<String>,
     /// Tables a profile expects that a damaged schema lacks.
     pub missing_tables: Vec<LossSignal>,
     /// B-trees filling another table than the one whose schema row names them, or kept

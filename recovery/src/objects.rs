@@ -46,7 +46,7 @@ pub fn create_objects(
         } else {
             // An index computes over its table's rows: within a budget for them.
             let rows = tables.named(&r.tbl_name).map_or(0, |t| t.loss.written());
-            match out.create_derived(sql, rows) {
+            match out.create_derived(kind.clone(), sql, rows) {
                 Ok(()) => (ObjectStatus::Created, None),
                 Err(e) => (ObjectStatus::Failed, Some(e)),
             }
@@ -72,7 +72,7 @@ pub fn create_objects(
             if taken.contains(&name.to_ascii_lowercase()) {
                 continue;
             }
-            let (status, reason) = match out.create_object(sql) {
+            let (status, reason) = match out.create_object(SchemaKind::Index, sql) {
                 Ok(()) => (
                     ObjectStatus::Created,
                     format!("its schema row is lost; {origin} knows its CREATE statement"),

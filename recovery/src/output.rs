@@ -2,7 +2,7 @@
 //! bound as parameters; identifiers quoted, never SQL assembled from recovered values.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use pager::{TextEncoding, Value};
@@ -35,8 +35,14 @@ const HEAP_LIMIT: i64 = 1 << 30;
 /// table, functions in the schema only when harmless, bounded expression depth and
 /// trigger recursion, a hard limit on memory, and a budget of instructions that the
 /// progress handler enforces (`budget`: instructions left, in units of
-/// [`PROGRESS_EVERY`]; unbounded unless a statement of the file's schema runs).
-fn configure(conn: &mut Connection, budget: &Arc<AtomicI64>) -> rusqlite::Result<()> {
+/// [`PROGRESS_EVERY`]; unbounded unless a statement of the file's schema runs). While one
+/// does (`replaying`), an authorizer refuses what no CREATE statement of a schema needs
+/// ([`replay_allows`]).
+fn configure(
+    conn: &mut Connection,
+    budget: &Arc<AtomicI64>,
+    replaying: &Arc<AtomicBool>,
+) -> rusqlite::Result<()> {
     conn.pragma_update_and_check(None, "journal_mode", "OFF", |r| r.get::<_, String>(0))?;
     conn.pragma_update(None, "synchronous", "OFF")?;
     conn.pragma_update(None, "ignore_check_constraints", 1)?;
@@ -56,7 +62,59 @@ fn configure(conn: &mut Connection, budget: &Arc<AtomicI64>) -> rusqlite::Result
         PROGRESS_EVERY,
         Some(move || left.fetch_sub(1, Ordering::Relaxed) <= 0),
     )?;
+    let replay = Arc::clone(replaying);
+    conn.authorizer(Some(move |ctx: rusqlite::hooks::AuthContext<'_>| {
+        if !replay.load(Ordering::Relaxed) || replay_allows(&ctx.action) {
+            rusqlite::hooks::Authorization::Allow
+        } else {
+            rusqlite::hooks::Authorization::Deny
+        }
+    }))?;
     Ok(())
+}
+
+/// Functions no statement of a schema may call while it is replayed: they load code,
+/// touch files or register tokenizers by address.
+const REFUSED_FUNCTIONS: [&str; 5] = [
+    "load_extension",
+    "fts3_tokenizer",
+    "readfile",
+    "writefile",
+    "edit",
+];
+
+/// Whether an action may run while a CREATE statement of the file's schema is prepared
+/// (SQLite asks for each thing the statement, and the statements a virtual table's
+/// module runs to make its shadow tables, would do): creating objects of the database,
+/// writing the schema table and a virtual table's own shadow tables, reading, and calling
+/// functions other than [`REFUSED_FUNCTIONS`]. Never attaching or detaching a file, a
+/// PRAGMA (but reading the page size), dropping or altering anything, TEMP objects, or what SQLite does not name.
+fn replay_allows(action: &rusqlite::hooks::AuthAction<'_>) -> bool {
+    use rusqlite::hooks::AuthAction as A;
+    match action {
+        A::CreateTable { .. }
+        | A::CreateIndex { .. }
+        | A::CreateView { .. }
+        | A::CreateTrigger { .. }
+        | A::CreateVtable { .. }
+        | A::Insert { .. }
+        | A::Update { .. }
+        | A::Delete { .. }
+        | A::Read { .. }
+        | A::Select
+        | A::Recursive
+        // Filling a new index is a REINDEX of it.
+        | A::Reindex { .. } => true,
+        // The R-tree module reads the page size to size its nodes.
+        A::Pragma {
+            pragma_name,
+            pragma_value: None,
+        } => pragma_name.eq_ignore_ascii_case("page_size"),
+        A::Function { function_name } => !REFUSED_FUNCTIONS
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(function_name)),
+        _ => false,
+    }
 }
 
 /// The shape of table `name` of `conn` as SQLite parsed its CREATE statement.
@@ -106,7 +164,10 @@ pub fn plain_table(sql: &str) -> Result<(String, String, Vec<String>), String> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
         .map_err(|e| e.to_string())?;
     let mut missing: Vec<String> = Vec::new();
-    while let Err(e) = create_statement(&conn, sql) {
+    // A TEMP table's schema row (refused as it stands) keeps its rows in a table of the
+    // database like any other.
+    let sql = &without_temp(sql);
+    while let Err(e) = create_statement(&conn, sql, pager::SchemaKind::Table) {
         let stub = |prefix: &str| {
             e.strip_prefix(prefix)
                 .map(|rest| rest.split_whitespace().next().unwrap_or("").to_string())
@@ -176,20 +237,76 @@ pub fn plain_table(sql: &str) -> Result<(String, String, Vec<String>), String> {
     Ok((name, plain, missing))
 }
 
+/// The next word of SQL text `w` (letters, digits, `_`), upper-cased, past white space and
+/// comments; `w` moves past it.
+fn next_word(w: &mut &str) -> String {
+    loop {
+        let t = w.trim_start();
+        if let Some(rest) = t.strip_prefix("--") {
+            *w = rest.find('\n').map_or("", |i| &rest[i..]);
+        } else if let Some(rest) = t.strip_prefix("/*") {
+            *w = rest.find("*/").map_or("", |i| &rest[i + 2..]);
+        } else {
+            *w = t;
+            break;
+        }
+    }
+    let end = w
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(w.len());
+    let (head, rest) = w.split_at(end);
+    *w = rest;
+    head.to_ascii_uppercase()
+}
+
+/// A CREATE statement without its `TEMP` or `TEMPORARY` word, if it has one.
+fn without_temp(sql: &str) -> String {
+    let mut rest = sql;
+    if next_word(&mut rest) == "CREATE" {
+        let head = &sql[..sql.len() - rest.len()];
+        let mut after = rest;
+        if matches!(next_word(&mut after).as_str(), "TEMP" | "TEMPORARY") {
+            return format!("{head}{after}");
+        }
+    }
+    sql.to_string()
+}
+
+/// The kind of object a CREATE statement makes, and whether it says TEMP, from its first
+/// words; `None` when it is not a CREATE statement of a schema object.
+pub fn statement_kind(sql: &str) -> Option<(pager::SchemaKind, bool)> {
+    use pager::SchemaKind;
+    let mut words = sql;
+    if next_word(&mut words) != "CREATE" {
+        return None;
+    }
+    let mut next = next_word(&mut words);
+    let temp = next == "TEMP" || next == "TEMPORARY";
+    if temp {
+        next = next_word(&mut words);
+    }
+    if next == "UNIQUE" {
+        return (next_word(&mut words) == "INDEX").then_some((SchemaKind::Index, temp));
+    }
+    if next == "VIRTUAL" {
+        return (next_word(&mut words) == "TABLE").then_some((SchemaKind::Table, temp));
+    }
+    let kind = match next.as_str() {
+        "TABLE" => SchemaKind::Table,
+        "INDEX" => SchemaKind::Index,
+        "VIEW" => SchemaKind::View,
+        "TRIGGER" => SchemaKind::Trigger,
+        _ => return None,
+    };
+    Some((kind, temp))
+}
+
 /// Whether `sql` is a `CREATE TABLE` whose name is followed by anything but its column
 /// list: `AS SELECT …`, which would run a query (unbounded, on a hostile schema). SQLite
 /// itself stores such a table as a plain column list, so a real schema never has one.
 fn table_as_select(sql: &str) -> bool {
     let mut words = sql.trim_start();
-    let word = |w: &mut &str| -> String {
-        let t = w.trim_start();
-        let end = t
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(t.len());
-        let (head, rest) = t.split_at(end);
-        *w = rest;
-        head.to_ascii_uppercase()
-    };
+    let word = next_word;
     if word(&mut words) != "CREATE" {
         return false;
     }
@@ -250,12 +367,35 @@ fn table_as_select(sql: &str) -> bool {
 }
 
 /// Runs `sql`, text from the (untrusted) source schema, on `conn` only if it is exactly one
-/// CREATE statement: a schema row carrying a further statement (an `ATTACH` that would
-/// write a file, say) is refused, never run.
-pub fn create_statement(conn: &Connection, sql: &str) -> Result<(), String> {
-    let head = sql.trim_start().get(..6).unwrap_or("");
-    if !head.eq_ignore_ascii_case("CREATE") {
-        return Err("not a CREATE statement".into());
+/// CREATE statement of an object of `kind` in the database itself: a schema row carrying a
+/// further statement (an `ATTACH` that would write a file, say), a TEMP object (its rows
+/// would go where the connection's end drops them) or an object of another kind than its
+/// row's is refused, never run.
+pub fn create_statement(
+    conn: &Connection,
+    sql: &str,
+    kind: pager::SchemaKind,
+) -> Result<(), String> {
+    match statement_kind(sql) {
+        None => return Err("not a CREATE statement".into()),
+        Some((_, true)) => {
+            return Err(
+                "a TEMP object: a database's schema never stores one; refused, not run".into(),
+            )
+        }
+        Some((made, false)) if made != kind => {
+            return Err(format!(
+                "the schema row of {} {} holds a CREATE {} statement; refused, not run",
+                if kind == pager::SchemaKind::Index {
+                    "an"
+                } else {
+                    "a"
+                },
+                kind.as_str(),
+                made.as_str().to_ascii_uppercase()
+            ))
+        }
+        Some(_) => {}
     }
     if table_as_select(sql) {
         return Err("CREATE TABLE … AS SELECT runs a query; SQLite never stores one in its schema; refused, not run".into());
@@ -313,6 +453,8 @@ pub struct Output {
     path: std::path::PathBuf,
     /// Instructions the running statement may still use (see `configure`).
     budget: Arc<AtomicI64>,
+    /// Whether a statement of the file's schema is being run (see `configure`).
+    replaying: Arc<AtomicBool>,
 }
 
 /// Outcome of inserting one row.
@@ -348,12 +490,14 @@ impl Output {
         conn.pragma_update(None, "user_version", i64::from(user_version))?;
         conn.pragma_update(None, "application_id", i64::from(application_id as i32))?;
         let budget = Arc::new(AtomicI64::new(i64::MAX));
+        let replaying = Arc::new(AtomicBool::new(false));
         let mut conn = conn;
-        configure(&mut conn, &budget)?;
+        configure(&mut conn, &budget, &replaying)?;
         Ok(Output {
             conn,
             path: path.to_owned(),
             budget,
+            replaying,
         })
     }
 
@@ -369,7 +513,7 @@ impl Output {
         conn.close().map_err(|(_, e)| sqlite(e))?;
         let out = write(&self.path)?;
         self.conn = Connection::open(&self.path).map_err(sqlite)?;
-        configure(&mut self.conn, &self.budget).map_err(sqlite)?;
+        configure(&mut self.conn, &self.budget, &self.replaying).map_err(sqlite)?;
         Ok(out)
     }
 
@@ -392,20 +536,29 @@ impl Output {
             .is_ok_and(|n| n > 0)
     }
 
-    /// Runs one CREATE statement taken from the source schema (see [`create_statement`]).
-    pub fn create_object(&self, sql: &str) -> Result<(), String> {
-        create_statement(&self.conn, sql)
+    /// Runs one CREATE statement of an object of `kind` taken from the source schema (see
+    /// [`create_statement`]).
+    pub fn create_object(&self, kind: pager::SchemaKind, sql: &str) -> Result<(), String> {
+        self.replaying.store(true, Ordering::Relaxed);
+        let made = create_statement(&self.conn, sql, kind);
+        self.replaying.store(false, Ordering::Relaxed);
+        made
     }
 
     /// Runs a CREATE statement of the file's schema that computes over a table's `rows`
     /// rows (an index), within a budget of instructions proportional to them: a statement
     /// that needs more (a crafted expression) is interrupted and not made.
-    pub fn create_derived(&self, sql: &str, rows: u64) -> Result<(), String> {
+    pub fn create_derived(
+        &self,
+        kind: pager::SchemaKind,
+        sql: &str,
+        rows: u64,
+    ) -> Result<(), String> {
         let steps = STEPS_BASE
             .saturating_add(STEPS_PER_ROW.saturating_mul(i64::try_from(rows).unwrap_or(i64::MAX)));
         self.budget
             .store(steps / i64::from(PROGRESS_EVERY), Ordering::Relaxed);
-        let made = create_statement(&self.conn, sql);
+        let made = self.create_object(kind, sql);
         self.budget.store(i64::MAX, Ordering::Relaxed);
         made.map_err(|e| {
             if e.contains("interrupted") {
@@ -567,6 +720,68 @@ impl reconstruct::Columns for Output {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_statement_says_what_it_makes() {
+        use super::statement_kind as k;
+        use pager::SchemaKind::*;
+        assert_eq!(k("CREATE TABLE t(a)"), Some((Table, false)));
+        assert_eq!(
+            k("create /* x */ unique\n index i on t(a)"),
+            Some((Index, false))
+        );
+        assert_eq!(
+            k("CREATE VIRTUAL TABLE f USING fts5(a)"),
+            Some((Table, false))
+        );
+        assert_eq!(
+            k("CREATE -- note\n TEMPORARY VIEW v AS SELECT 1"),
+            Some((View, true))
+        );
+        assert_eq!(
+            k("CREATE TEMP TRIGGER r AFTER INSERT ON t BEGIN SELECT 1; END"),
+            Some((Trigger, true))
+        );
+        assert_eq!(k("ATTACH 'x' AS y"), None);
+        assert_eq!(k("CREATE UNIQUE TABLE t(a)"), None);
+        assert_eq!(
+            super::without_temp("CREATE TEMP TABLE t(a)"),
+            "CREATE TABLE t(a)"
+        );
+    }
+
+    #[test]
+    fn replayed_schema_sql_may_not_reach_outside_the_output() {
+        use rusqlite::hooks::AuthAction as A;
+        let allows = super::replay_allows;
+        assert!(allows(&A::CreateTable { table_name: "t" }));
+        assert!(allows(&A::Insert {
+            table_name: "sqlite_master"
+        }));
+        assert!(allows(&A::Function {
+            function_name: "upper"
+        }));
+        assert!(allows(&A::Pragma {
+            pragma_name: "page_size",
+            pragma_value: None
+        }));
+        assert!(!allows(&A::Attach {
+            filename: "/tmp/x.db"
+        }));
+        assert!(!allows(&A::Pragma {
+            pragma_name: "page_size",
+            pragma_value: Some("512")
+        }));
+        assert!(!allows(&A::Pragma {
+            pragma_name: "writable_schema",
+            pragma_value: None
+        }));
+        assert!(!allows(&A::CreateTempTable { table_name: "t" }));
+        assert!(!allows(&A::DropTable { table_name: "t" }));
+        assert!(!allows(&A::Function {
+            function_name: "LOAD_EXTENSION"
+        }));
+    }
+
     #[test]
     fn a_table_created_from_a_query_is_told_from_a_column_list() {
         use super::table_as_select as q;

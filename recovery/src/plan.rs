@@ -192,11 +192,10 @@ impl SchemaPlan {
             .map(|i| quote(&format!("c{i}")))
             .collect();
         self.out
-            .create_object(&format!(
-                "CREATE TABLE {}({})",
-                quote(&name),
-                cols.join(", ")
-            ))
+            .create_object(
+                pager::SchemaKind::Table,
+                &format!("CREATE TABLE {}({})", quote(&name), cols.join(", ")),
+            )
             .ok()?;
         let shape = self.out.shape(&name, false).ok()?;
         let reason = format!(
@@ -232,7 +231,18 @@ impl SchemaPlan {
             let Some(r) = rows.get(position) else {
                 continue;
             };
-            let d = disposition(r, &virtual_tables, |name| self.out.has_table(name));
+            let d = match disposition(r, &virtual_tables, |name| self.out.has_table(name)) {
+                // The shadow tables of a full-text table made plain hold its index and a
+                // copy of its text: derived, and in the way of the application making the
+                // table again with its tokenizer.
+                Disposition::Ordinary => {
+                    match reconstruct::vtab::fts_shadow_of(&r.name, &self.ledger.full_text_unmade) {
+                        Some(of) => Disposition::Shadow { of: of.to_string() },
+                        None => Disposition::Ordinary,
+                    }
+                }
+                d => d,
+            };
             made.push((position, self.create(r, d)));
         }
         // The report keeps schema order.
@@ -282,7 +292,7 @@ impl SchemaPlan {
         if !name.eq_ignore_ascii_case(&r.name) {
             return failed(format!("its CREATE statement failed on the output: {e}"));
         }
-        if let Err(e2) = self.out.create_object(&plain) {
+        if let Err(e2) = self.out.create_object(pager::SchemaKind::Table, &plain) {
             return failed(format!(
                 "its CREATE statement failed on the output: {e}; as a plain table too: {e2}"
             ));
@@ -290,23 +300,97 @@ impl SchemaPlan {
         match self.out.shape(&name, r.is_without_rowid()) {
             Ok(shape) if !shape.columns.is_empty() => {
                 let lacks = if missing.is_empty() {
-                    "it cannot run on the output under its limits".to_string()
+                    e.clone()
                 } else {
                     format!("it names what this build lacks ({})", missing.join(", "))
                 };
                 let why = format!(
                     "its CREATE statement failed ({lacks}): made as a plain table with its columns and declared types, its other constraints, expressions and virtual generated columns left out"
                 );
+                let reason = if missing.is_empty() {
+                    why.clone()
+                } else {
+                    format!("{e}; {why}")
+                };
                 self.ledger.object(
                     "table definition",
                     &name,
                     ObjectStatus::Failed,
-                    Some(format!("{e}; {why}")),
+                    Some(reason),
                 );
                 (TableStatus::Recovered, Some(why), Some(shape))
             }
             _ => failed(format!("its CREATE statement failed on the output: {e}")),
         }
+    }
+
+    /// A virtual table whose CREATE statement fails on the output (a tokenizer or module
+    /// this build lacks). A full-text table that stores its own text is made as a plain
+    /// table of its columns, refilled from that text like a full-text table (its index is
+    /// not built: loss of the index, in the report); one over a content table loses only
+    /// its index, the text being that table's rows. Any other is not recovered; its shadow
+    /// tables, no longer anyone's, are kept as ordinary tables.
+    fn virtual_failed(
+        &mut self,
+        r: &pager::SchemaRow,
+        sql: &str,
+        e: String,
+    ) -> (TableStatus, Option<String>, Option<reconstruct::TableShape>) {
+        use reconstruct::vtab::{self, Content};
+        let failed = |why: String| (TableStatus::Failed, Some(why), None);
+        let columns = vtab::fts_columns(sql);
+        let (status, why) = match (vtab::classify(sql), columns) {
+            (Some(Content::Own), Some(columns)) => {
+                let cols: Vec<String> = columns.iter().map(|c| quote(c)).collect();
+                let plain = format!("CREATE TABLE {}({})", quote(&r.name), cols.join(", "));
+                if let Err(e2) = self.out.create_object(pager::SchemaKind::Table, &plain) {
+                    return failed(format!(
+                        "its CREATE statement failed on the output: {e}; as a plain table too: {e2}"
+                    ));
+                }
+                self.ledger.full_text_unmade.push(r.name.clone());
+                (
+                    TableStatus::Skipped,
+                    "made as a plain table of its columns, refilled from its stored text; its full-text index is not built (see schema_objects)",
+                )
+            }
+            (Some(Content::External(table)), _) => {
+                self.ledger.full_text_unmade.push(r.name.clone());
+                self.ledger
+                    .virtual_tables
+                    .push(LossSignal::ObjectNotCreated {
+                        object: "full-text index".into(),
+                        name: r.name.clone(),
+                        reason: format!("{e}; its text is the rows of `{table}`"),
+                    });
+                (
+                    TableStatus::Skipped,
+                    "its text is the rows of its content table; only its index is lost",
+                )
+            }
+            _ => {
+                self.ledger.object(
+                    "virtual table",
+                    &r.name,
+                    ObjectStatus::Failed,
+                    Some(e.clone()),
+                );
+                return failed(format!("its CREATE statement failed on the output: {e}"));
+            }
+        };
+        self.ledger.object(
+            "virtual table",
+            &r.name,
+            ObjectStatus::Failed,
+            Some(e.clone()),
+        );
+        (
+            status,
+            Some(format!(
+                "virtual table: its CREATE statement failed on the output ({e}): {why}"
+            )),
+            None,
+        )
     }
 
     /// Carries out one table's disposition on the output.
@@ -325,27 +409,19 @@ impl SchemaPlan {
             Disposition::Internal => skipped(
                 "internal table (statistics are derived data; run ANALYZE on the output)".into(),
             ),
-            Disposition::Virtual => match self.out.create_object(sql) {
+            Disposition::Virtual => match self.out.create_object(pager::SchemaKind::Table, sql) {
                 Ok(()) => {
                     let name = self.created_name(r, "table", true);
                     self.ledger
                         .object("virtual table", &name, ObjectStatus::Created, None);
                     skipped("virtual table: re-created from its CREATE statement; its shadow tables are not copied (a full-text table is rebuilt from canonical rows, see schema_objects)".into())
                 }
-                Err(e) => {
-                    self.ledger.object(
-                        "virtual table",
-                        &r.name,
-                        ObjectStatus::Failed,
-                        Some(e.clone()),
-                    );
-                    failed(format!("its CREATE statement failed on the output: {e}"))
-                }
+                Err(e) => self.virtual_failed(r, sql, e),
             },
             Disposition::Shadow { of } => skipped(format!(
                 "shadow table of virtual table `{of}`: derived, not copied as data"
             )),
-            Disposition::Ordinary => match self.out.create_object(sql) {
+            Disposition::Ordinary => match self.out.create_object(pager::SchemaKind::Table, sql) {
                 Ok(()) => {
                     let name = self.created_name(r, "table", false);
                     match self.out.shape(&name, r.is_without_rowid()) {

@@ -37,7 +37,9 @@ impl Refill<'_, '_> {
                     }
                     refilled
                 }
-                Some(Content::Own) => Some(self.fts(&name)?),
+                Some(Content::Own) => Some(self.fts(&name)?).map(|(status, reason)| {
+                    (status, format!("{reason}, indexed afresh"))
+                }),
                 Some(Content::External(table)) => Some(
                     match self.out.conn.execute(
                         &format!("INSERT INTO {0}({0}) VALUES ('rebuild')", quote(&name)),
@@ -71,6 +73,33 @@ impl Refill<'_, '_> {
                     o.status = status;
                     o.reason = Some(reason);
                 }
+            }
+        }
+        for name in self.ledger.full_text_unmade.clone() {
+            let own =
+                self.evidence.schema_sql(&name).and_then(vtab::classify) == Some(Content::Own);
+            if !own || !self.out.has_table(&name) {
+                continue;
+            }
+            let (_, filled) = self.fts(&name)?;
+            if let Some(o) = self
+                .ledger
+                .objects
+                .iter_mut()
+                .find(|o| o.kind == "virtual table" && o.name == name)
+            {
+                let failed = o.reason.take().unwrap_or_default();
+                let reason = format!(
+                    "{failed}; made as a plain table of its columns, {filled}; its full-text index is not built"
+                );
+                self.ledger
+                    .virtual_tables
+                    .push(LossSignal::ObjectNotCreated {
+                        object: "full-text index".into(),
+                        name: name.clone(),
+                        reason: reason.clone(),
+                    });
+                o.reason = Some(reason);
             }
         }
         Ok(())
@@ -240,7 +269,7 @@ impl Refill<'_, '_> {
         }
         Ok((
             ObjectStatus::Rebuilt,
-            format!("refilled from its own stored text (`{shadow}` in the source): {rows} rows, indexed afresh"),
+            format!("refilled from its own stored text (`{shadow}` in the source): {rows} rows"),
         ))
     }
 }

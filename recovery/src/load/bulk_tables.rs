@@ -88,7 +88,7 @@ pub fn prebuild_indexes(
         .filter_map(|r| Some((r.name.clone(), r.sql.clone()?)))
         .collect();
     for (row_name, sql) in rows {
-        if out.create_object(&sql).is_err() {
+        if out.create_object(pager::SchemaKind::Index, &sql).is_err() {
             continue;
         }
         // The name SQLite gave the index: a damaged schema row may spell it otherwise.

@@ -389,7 +389,7 @@ fn attribute_orphans(
             }
         };
         let Some(shape) = out
-            .create_object(&sql)
+            .create_object(pager::SchemaKind::Table, &sql)
             .ok()
             .and_then(|()| out.shape(&name, false).ok())
         else {

@@ -37,9 +37,11 @@ pub fn index_keys(
     table_sql: Option<&str>,
     indexes: &[(String, PageNo, Option<String>)],
 ) -> Vec<IndexKeys> {
-    let scratch = Connection::open_in_memory()
-        .ok()
-        .filter(|c| table_sql.is_some_and(|sql| crate::output::create_statement(c, sql).is_ok()));
+    let scratch = Connection::open_in_memory().ok().filter(|c| {
+        table_sql.is_some_and(|sql| {
+            crate::output::create_statement(c, sql, pager::SchemaKind::Table).is_ok()
+        })
+    });
     indexes
         .iter()
         .map(|(name, root, sql)| {
@@ -49,7 +51,9 @@ pub fn index_keys(
                 // CREATE statement made it, under the same name, on the scratch database.
                 .filter(|c| {
                     sql.as_deref()
-                        .is_none_or(|sql| crate::output::create_statement(c, sql).is_ok())
+                        .is_none_or(|sql| {
+                            crate::output::create_statement(c, sql, pager::SchemaKind::Index).is_ok()
+                        })
                 })
                 .and_then(|c| {
                     let mut stmt = c
