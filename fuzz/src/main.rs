@@ -35,33 +35,54 @@ fn main() {
     let started = std::time::Instant::now();
     // Panics are expected and caught: their messages would only flood the terminal.
     std::panic::set_hook(Box::new(|_| {}));
-    let out = fuzz::run(target, &seeds, runs, seed, Duration::from_millis(limit));
-    let _ = std::panic::take_hook();
     let found = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("found");
-    let mut n = 0;
-    for (input, _) in out
-        .crashes
-        .iter()
-        .map(|(i, w)| (i, w.clone()))
-        .chain(out.slow.iter().map(|(i, d)| (i, format!("took {d:?}"))))
-    {
-        let _ = std::fs::create_dir_all(&found);
-        let _ = std::fs::write(found.join(format!("{name}-{n}.bin")), input);
-        n += 1;
+    // Run in rounds, each from its own seed, so that a long run killed before its end
+    // has said how far it got and kept what it found.
+    let (mut done, mut crashes, mut slow, mut n) = (0u64, 0usize, 0usize, 0usize);
+    for round in 0u64.. {
+        let count = ROUND.min(runs - done);
+        if count == 0 {
+            break;
+        }
+        let round_seed = if round == 0 {
+            seed
+        } else {
+            seed ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        };
+        let out = fuzz::run(
+            target,
+            &seeds,
+            count,
+            round_seed,
+            Duration::from_millis(limit),
+        );
+        done += out.runs;
+        for (input, why) in out
+            .crashes
+            .iter()
+            .map(|(i, w)| (i, format!("panic: {w}")))
+            .chain(out.slow.iter().map(|(i, d)| (i, format!("took {d:?}"))))
+        {
+            let _ = std::fs::create_dir_all(&found);
+            let path = found.join(format!("{name}-{n}.bin"));
+            let _ = std::fs::write(&path, input);
+            eprintln!("  {why}: {}", path.display());
+            n += 1;
+        }
+        crashes += out.crashes.len();
+        slow += out.slow.len();
+        eprintln!(
+            "{name}: {done} runs in {:.1?} ({:.0}/s), {crashes} panics, {slow} past {limit} ms",
+            started.elapsed(),
+            done as f64 / started.elapsed().as_secs_f64().max(1e-9),
+        );
     }
-    eprintln!(
-        "{name}: {} runs in {:.1?} ({:.0}/s), {} panics, {} past {limit} ms",
-        out.runs,
-        started.elapsed(),
-        out.runs as f64 / started.elapsed().as_secs_f64().max(1e-9),
-        out.crashes.len(),
-        out.slow.len()
-    );
-    for (_, why) in &out.crashes {
-        eprintln!("  panic: {why}");
-    }
+    let _ = std::panic::take_hook();
     if n > 0 {
         eprintln!("inputs written to {}", found.display());
         std::process::exit(1);
     }
 }
+
+/// Inputs per round: the runner reports after each.
+const ROUND: u64 = 100_000;
