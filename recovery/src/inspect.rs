@@ -11,6 +11,8 @@ use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo}
 /// Inspects the database file at `path` (mapped read-only; nothing is written beside it),
 /// with the SHA-256 of the file when `sha256` is set.
 pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
+    // A bundle (`salvage quarantine`) is read through its database file.
+    let path = &crate::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
     let source = Source::open(path)?;
     inspect(&source, sha256)
 }

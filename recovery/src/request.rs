@@ -117,6 +117,18 @@ fn canonical_target(p: &Path) -> Option<PathBuf> {
 impl Request {
     /// Checks every part of `options` before anything is created.
     pub fn check(options: &RecoverOptions) -> Result<Request, Error> {
+        // A bundle (`salvage quarantine`) is read through its database file.
+        let bundled;
+        let options = match crate::bundle::database_in(&options.src) {
+            Some(src) => {
+                bundled = RecoverOptions {
+                    src,
+                    ..options.clone()
+                };
+                &bundled
+            }
+            None => options,
+        };
         crate::evidence::check_regular_file(&options.src)?;
         let dest = options.dest.clone();
         let incomplete = with_suffix(&dest, ".incomplete");

@@ -40,6 +40,41 @@ pub enum Command {
     Export(ExportArgs),
     /// Build a damaged sample database, salvage it and print the result.
     Demo(DemoArgs),
+    /// Copy a database and its sidecars (-wal, -shm, -journal) byte for byte into a new
+    /// evidence bundle folder, read-only, with MANIFEST.json (sizes, SHA-256, times). Never
+    /// opens the database with SQLite. `inspect` and `recover` accept the bundle folder.
+    /// Exit 0: made; 2: refused; 1: failed.
+    Quarantine(QuarantineArgs),
+    /// Re-hash every file of a bundle (quarantine, repair archive) against its manifest
+    /// and say exactly what differs. Exit 0: intact; 3: differences; 2: not a bundle.
+    Verify(VerifyArgs),
+}
+
+/// Arguments of `salvage quarantine`.
+#[derive(Debug, clap::Args)]
+pub struct QuarantineArgs {
+    /// The database to copy (with the sidecars beside it).
+    pub src: PathBuf,
+    /// The bundle folder to create. Must not exist; written as DIR.incomplete and renamed
+    /// into place once every file is copied, synced and hashed.
+    #[arg(long, value_name = "DIR")]
+    pub to: PathBuf,
+    /// A case number or name, written into the manifest.
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Who made the bundle, written into the manifest.
+    #[arg(long)]
+    pub examiner: Option<String>,
+}
+
+/// Arguments of `salvage verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The bundle folder.
+    pub dir: PathBuf,
+    /// Print one JSON document instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `salvage export`.

@@ -1,0 +1,385 @@
+//! Evidence bundles: a database and its sidecars (`-wal`, `-shm`, `-journal`) copied byte
+//! for byte into a folder, never through SQLite, with a `MANIFEST.json` of their sizes and
+//! SHA-256 hashes. `salvage quarantine` makes one for an examiner, `salvage repair` makes
+//! one as its archive of the original; [`verify`] re-hashes one and says what differs.
+//!
+//! A bundle is written as `DIR.incomplete/`, each file synced, the manifest last, the
+//! files made read-only, then renamed to `DIR`: a folder named `DIR` is always whole.
+
+pub mod files;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use files::{copy_durably, hash_file, mtime, rename_durably, utc, write_atomically};
+
+/// The manifest's file name in a bundle.
+pub const MANIFEST: &str = "MANIFEST.json";
+
+/// The sidecar suffixes SQLite gives the files beside a database, in the order copied.
+pub const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// What a bundle holds, as `MANIFEST.json` says.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Manifest {
+    /// The manifest's layout version.
+    pub format_version: u32,
+    /// What made the bundle: `quarantine`, `repair-archive` or `backup`.
+    pub kind: String,
+    /// The tool and its version.
+    pub tool: String,
+    /// When the copy was made, UTC.
+    pub created_utc: String,
+    /// The command line that made it.
+    pub command: Vec<String>,
+    /// The absolute path the database was copied from.
+    pub source: String,
+    /// The case the bundle belongs to (`--case`), if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    /// Who made it (`--examiner`), if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examiner: Option<String>,
+    /// Every file of the bundle but the manifest.
+    pub files: Vec<ManifestFile>,
+}
+
+/// One file of a bundle.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ManifestFile {
+    /// Its path inside the bundle (`/`-separated).
+    pub path: String,
+    /// `database`, `wal`, `shm`, `journal` or `other`.
+    pub role: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// Its SHA-256, lower-case hex.
+    pub sha256: String,
+    /// The original's modification time, UTC, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtime_utc: Option<String>,
+}
+
+impl Manifest {
+    /// The bundle's database file.
+    pub fn database(&self) -> Option<&ManifestFile> {
+        self.files.iter().find(|f| f.role == "database")
+    }
+
+    /// Reads the manifest of the bundle at `dir`.
+    pub fn read(dir: &Path) -> Result<Manifest, Error> {
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::Source {
+            path: path.clone(),
+            source: e,
+        })?;
+        serde_json::from_str(&text).map_err(|e| Error::Refused {
+            what: format!("`{}` is not a bundle manifest: {e}", path.display()),
+            hint: "a bundle is a folder made by `salvage quarantine`, `repair` or `backup`".into(),
+        })
+    }
+}
+
+/// Who asks for a bundle, and why: written into its manifest.
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    /// The command line.
+    pub command: Vec<String>,
+    /// `--case`.
+    pub case: Option<String>,
+    /// `--examiner`.
+    pub examiner: Option<String>,
+}
+
+/// The database at `dir` when `dir` is a bundle (a folder with a manifest naming one):
+/// `inspect` and `recover` read a bundle through its database file, whose sidecars lie
+/// beside it under their usual names.
+pub fn database_in(dir: &Path) -> Option<PathBuf> {
+    if !dir.is_dir() || !dir.join(MANIFEST).is_file() {
+        return None;
+    }
+    let manifest = Manifest::read(dir).ok()?;
+    let file = manifest.database()?;
+    safe_relative(&file.path).map(|p| dir.join(p))
+}
+
+/// A manifest's path, when it stays inside the bundle (no root, no `..`).
+fn safe_relative(path: &str) -> Option<PathBuf> {
+    let p = Path::new(path);
+    p.components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+        .then(|| p.to_path_buf())
+}
+
+/// The files SQLite keeps for the database at `db`: the database and each sidecar that
+/// exists, with their roles.
+pub fn database_files(db: &Path) -> Vec<(PathBuf, &'static str)> {
+    let mut out = vec![(db.to_path_buf(), "database")];
+    for (suffix, role) in SIDECARS.iter().zip(["wal", "shm", "journal"]) {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        let path = PathBuf::from(name);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            out.push((path, role));
+        }
+    }
+    out
+}
+
+/// `DIR.incomplete`: where a bundle is written before it is whole.
+pub fn incomplete(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push(".incomplete");
+    PathBuf::from(name)
+}
+
+/// Checks that a bundle can be made at `to` before anything is created: neither `to` nor
+/// `to.incomplete` exists, and the folder that will hold it does.
+pub fn check_target(to: &Path) -> Result<(), Error> {
+    let refuse = |what: String, hint: &str| {
+        Err(Error::Refused {
+            what,
+            hint: hint.into(),
+        })
+    };
+    if std::fs::symlink_metadata(to).is_ok() {
+        return refuse(
+            format!("`{}` exists", to.display()),
+            "name a new folder: a bundle is never written over anything",
+        );
+    }
+    let partial = incomplete(to);
+    if std::fs::symlink_metadata(&partial).is_ok() {
+        return refuse(
+            format!(
+                "`{}` is left from an earlier run that did not finish",
+                partial.display()
+            ),
+            "inspect it, or remove it yourself; salvage never reuses or deletes it",
+        );
+    }
+    let parent = to
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return refuse(
+            format!("the folder `{}` does not exist", parent.display()),
+            "create it first",
+        );
+    }
+    Ok(())
+}
+
+/// Copies the database at `db` and its sidecars byte for byte into a new bundle at `to`
+/// (`kind` says what for). Each file is hashed as it is copied and hashed again at its
+/// source afterwards: a file that changed during the copy ends the run with nothing at
+/// `to` (its partial copy is left at `to.incomplete` for the person to look at).
+pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manifest, Error> {
+    crate::evidence::check_regular_file(db)?;
+    check_target(to)?;
+    let partial = incomplete(to);
+    let out = |e: std::io::Error| Error::Output(e);
+    std::fs::create_dir(&partial).map_err(out)?;
+    let mut manifest = Manifest {
+        format_version: 1,
+        kind: kind.into(),
+        tool: format!("salvage {}", env!("CARGO_PKG_VERSION")),
+        created_utc: utc(files::now()),
+        command: who.command.clone(),
+        source: std::path::absolute(db)
+            .unwrap_or_else(|_| db.to_path_buf())
+            .display()
+            .to_string(),
+        case: who.case.clone(),
+        examiner: who.examiner.clone(),
+        files: Vec::new(),
+    };
+    for (path, role) in database_files(db) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let meta = std::fs::metadata(&path).map_err(|e| Error::Source {
+            path: path.clone(),
+            source: e,
+        })?;
+        let copied = copy_durably(&path, &partial.join(&name)).map_err(|e| Error::Source {
+            path: path.clone(),
+            source: e,
+        })?;
+        let again = hash_file(&path).map_err(|e| Error::Source {
+            path: path.clone(),
+            source: e,
+        })?;
+        if again != copied {
+            return Err(Error::Refused {
+                what: format!("`{}` changed while it was copied", path.display()),
+                hint: format!(
+                    "something is writing to it: stop the application using it and run again (the partial copy is at `{}`)",
+                    partial.display()
+                ),
+            });
+        }
+        manifest.files.push(ManifestFile {
+            path: name,
+            role: role.into(),
+            size: copied.size,
+            sha256: copied.sha256,
+            mtime_utc: mtime(&meta).map(utc),
+        });
+    }
+    let json = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Output(e.into()))?;
+    write_atomically(&partial.join(MANIFEST), &json).map_err(out)?;
+    for f in &manifest.files {
+        set_read_only(&partial.join(&f.path)).map_err(out)?;
+    }
+    set_read_only(&partial.join(MANIFEST)).map_err(out)?;
+    rename_durably(&partial, to).map_err(out)?;
+    Ok(manifest)
+}
+
+/// Makes a file read-only for everyone.
+fn set_read_only(path: &Path) -> std::io::Result<()> {
+    let mut perms = std::fs::metadata(path)?.permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(path, perms)
+}
+
+/// One way a bundle's files differ from its manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Difference {
+    /// A file the manifest lists is not there (or cannot be read).
+    Missing {
+        /// Its path in the bundle.
+        path: String,
+        /// Why it cannot be read.
+        error: String,
+    },
+    /// A file's length or hash is not the manifest's.
+    Changed {
+        /// Its path in the bundle.
+        path: String,
+        /// The manifest's length and hash.
+        expected_size: u64,
+        /// The manifest's hash.
+        expected_sha256: String,
+        /// The length now.
+        size: u64,
+        /// The hash now.
+        sha256: String,
+    },
+    /// A file in the bundle the manifest does not list.
+    Unlisted {
+        /// Its path in the bundle.
+        path: String,
+    },
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Difference::Missing { path, error } => write!(f, "`{path}` is missing: {error}"),
+            Difference::Changed {
+                path,
+                expected_size,
+                expected_sha256,
+                size,
+                sha256,
+            } => write!(
+                f,
+                "`{path}` differs: {size} bytes, SHA-256 {sha256}; the manifest says {expected_size} bytes, {expected_sha256}"
+            ),
+            Difference::Unlisted { path } => write!(f, "`{path}` is not in the manifest"),
+        }
+    }
+}
+
+/// What re-hashing a bundle found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verification {
+    /// The manifest read.
+    pub manifest: Manifest,
+    /// Files that match it.
+    pub matching: Vec<String>,
+    /// Every difference, in manifest order, then unlisted files by name.
+    pub differences: Vec<Difference>,
+}
+
+impl Verification {
+    /// Whether every file is as the manifest says and nothing else is there.
+    pub fn intact(&self) -> bool {
+        self.differences.is_empty()
+    }
+}
+
+/// Re-hashes every file the manifest of the bundle at `dir` lists, and lists every file
+/// there that it does not.
+pub fn verify(dir: &Path) -> Result<Verification, Error> {
+    let manifest = Manifest::read(dir)?;
+    let (mut matching, mut differences) = (Vec::new(), Vec::new());
+    for f in &manifest.files {
+        let Some(rel) = safe_relative(&f.path) else {
+            differences.push(Difference::Missing {
+                path: f.path.clone(),
+                error: "the manifest names a path outside the bundle".into(),
+            });
+            continue;
+        };
+        match hash_file(&dir.join(rel)) {
+            Err(e) => differences.push(Difference::Missing {
+                path: f.path.clone(),
+                error: e.to_string(),
+            }),
+            Ok(now) if now.size == f.size && now.sha256 == f.sha256 => {
+                matching.push(f.path.clone())
+            }
+            Ok(now) => differences.push(Difference::Changed {
+                path: f.path.clone(),
+                expected_size: f.size,
+                expected_sha256: f.sha256.clone(),
+                size: now.size,
+                sha256: now.sha256,
+            }),
+        }
+    }
+    let mut unlisted: Vec<String> = Vec::new();
+    list_files(dir, dir, &mut unlisted).map_err(|e| Error::Source {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    unlisted.sort();
+    differences.extend(
+        unlisted
+            .into_iter()
+            .filter(|p| p != MANIFEST && !manifest.files.iter().any(|f| &f.path == p))
+            .map(|path| Difference::Unlisted { path }),
+    );
+    Ok(Verification {
+        manifest,
+        matching,
+        differences,
+    })
+}
+
+/// Every file under `dir`, as `/`-separated paths relative to `root`.
+fn list_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            list_files(root, &path, out)?;
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            );
+        }
+    }
+    Ok(())
+}
