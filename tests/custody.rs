@@ -142,3 +142,267 @@ fn a_quarantine_refuses_before_creating_anything() -> TestResult {
     }
     Ok(())
 }
+
+/// The agent store in WAL mode at `dir/state.db`, its main file damaged (page 3 zeroed),
+/// with its `-wal` and an `-shm`.
+fn damaged_wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
+    let db = wal_store(dir)?;
+    let mut bytes = std::fs::read(&db)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(3))?;
+    std::fs::write(&db, bytes)?;
+    Ok(db)
+}
+
+/// The hashes of the database's files as they are now, by suffix ("", "-wal", "-shm").
+fn originals(db: &std::path::Path) -> Got<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        if path.exists() {
+            out.push((suffix.to_string(), sha256(&path)?));
+        }
+    }
+    Ok(out)
+}
+
+/// Every original file is at its path or in an archive beside the database, with its
+/// hash (the archive file read afresh).
+fn assert_originals_kept(db: &std::path::Path, files: &[(String, String)]) -> TestResult {
+    let dir = db.parent().ok_or("folder")?;
+    let archives: Vec<std::path::PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_dir()
+                && p.to_string_lossy().contains(".salvage-2")
+                && !p.to_string_lossy().ends_with(".incomplete")
+        })
+        .collect();
+    for (suffix, hash) in files {
+        let at_path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        let here = at_path.exists() && sha256(&at_path)? == *hash;
+        let name = format!("state.db{suffix}");
+        let archived = archives
+            .iter()
+            .any(|a| a.join(&name).exists() && sha256(&a.join(&name)).is_ok_and(|h| h == *hash));
+        assert!(
+            here || archived,
+            "the original `{name}` is neither at its path nor archived"
+        );
+    }
+    Ok(())
+}
+
+fn repair(db: &std::path::Path, extra: &[&str], fault: Option<&str>) -> Got<(i32, String)> {
+    let mut cmd = crate::salvage();
+    cmd.arg("repair").arg(db).args(extra);
+    match fault {
+        Some(f) => cmd.env("SALVAGE_REPAIR_FAULT", f),
+        None => cmd.env_remove("SALVAGE_REPAIR_FAULT"),
+    };
+    let out = cmd.output()?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+/// SQLite's integrity check of the database at `db`, and its row counts.
+fn check(db: &std::path::Path) -> Got<(String, i64, i64)> {
+    let conn = rusqlite::Connection::open(db)?;
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+    let messages: i64 = conn.query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?;
+    Ok((ok, sessions, messages))
+}
+
+/// `repair` puts at the database's path a database SQLite opens with its integrity check
+/// ok, holding what `recover` recovers from the same files; the original and its
+/// sidecars are archived byte for byte; no old `-wal` or `-shm` is left beside the new
+/// file; the repair's own files are gone.
+#[test]
+fn repair_puts_what_recover_recovers_in_place() -> TestResult {
+    let dir = Scratch::new("custody-repair");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let expected = dir.path("expected.db");
+    crate::recover_expecting(&db, &expected, &["--allow-partial"], 3)?;
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 4, "loss without --allow-partial is withheld: {err}");
+    assert_eq!(originals(&db)?, files, "the original untouched");
+    let (code, err) = repair(&db, &["--resume", "--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    let got = check(&db)?;
+    assert_eq!(got.0, "ok");
+    assert_eq!((got.1, got.2), (check(&expected)?.1, check(&expected)?.2));
+    assert!(!dir.path("state.db-wal").exists() || sha256(&dir.path("state.db-wal"))? != files[1].1);
+    assert_originals_kept(&db, &files)?;
+    let listing = dir.listing();
+    assert!(
+        !listing
+            .iter()
+            .any(|n| n.ends_with(".salvage-repair.json") || n.contains(".salvage-new")),
+        "{listing:?}"
+    );
+    let archive = listing
+        .iter()
+        .find(|n| n.starts_with("state.db.salvage-2") && !n.ends_with(".json"))
+        .ok_or("archive")?;
+    assert!(recovery::bundle::verify(&dir.path(archive))?.intact());
+    Ok(())
+}
+
+/// A healthy database is left as it is: exit 0, nothing made, nothing moved.
+#[test]
+fn repair_of_a_healthy_database_is_a_no_op() -> TestResult {
+    let dir = Scratch::new("custody-repair-healthy");
+    let db = dir.path("state.db");
+    std::fs::write(
+        &db,
+        fixtures::build_named("agent-4096-utf8")
+            .ok_or("fixture")?
+            .bytes,
+    )?;
+    let (before, hash) = (dir.listing(), sha256(&db)?);
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("healthy"), "{err}");
+    assert_eq!((dir.listing(), sha256(&db)?), (before, hash));
+    Ok(())
+}
+
+/// A repair stopped at each phase boundary (a crash there) keeps the original bytes at
+/// the path or in the archive; the old `-wal` is never beside the new file; a plain rerun
+/// is refused with instructions; `--resume` converges on the repaired database and
+/// `--rollback` on the original, byte for byte with its sidecars.
+#[test]
+fn a_repair_stopped_at_any_phase_resumes_or_rolls_back() -> TestResult {
+    let phases = [
+        "validated",
+        "archived",
+        "recovered",
+        "verified",
+        "sidecars_removed",
+        "swapped",
+        "done",
+    ];
+    for (i, phase) in phases.iter().enumerate() {
+        for resume in [true, false] {
+            let dir = Scratch::new(&format!("custody-repair-fault-{i}-{resume}"));
+            let db = damaged_wal_store(&dir)?;
+            let files = originals(&db)?;
+            let (code, err) = repair(&db, &["--allow-partial"], Some(phase))?;
+            assert_eq!(code, 99, "{phase}: {err}");
+            assert_originals_kept(&db, &files)?;
+            if sha256(&db)? != files[0].1 {
+                assert!(
+                    !dir.path("state.db-wal").exists(),
+                    "{phase}: an old -wal beside the new file"
+                );
+                assert!(
+                    !dir.path("state.db-shm").exists(),
+                    "{phase}: an old -shm beside the new file"
+                );
+            }
+            let (code, err) = repair(&db, &[], None)?;
+            assert_eq!(code, 2, "{phase}: {err}");
+            assert!(
+                err.contains("--resume") && err.contains("--rollback"),
+                "{err}"
+            );
+            if resume {
+                let (code, err) = repair(&db, &["--resume"], None)?;
+                assert_eq!(code, 3, "{phase}: {err}");
+                assert_eq!(check(&db)?.0, "ok", "{phase}");
+                assert!(!dir.path("state.db-wal").exists(), "{phase}");
+            } else {
+                let (code, err) = repair(&db, &["--rollback"], None)?;
+                assert_eq!(code, 0, "{phase}: {err}");
+                assert_eq!(
+                    originals(&db)?,
+                    files,
+                    "{phase}: the original back, with its sidecars"
+                );
+            }
+            assert_originals_kept(&db, &files)?;
+            assert!(
+                !dir.path("state.db.salvage-repair.json").exists(),
+                "{phase}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A repair is refused while another process holds SQLite's lock on the database (here
+/// this test process, in a write transaction), naming it; nothing is created.
+#[test]
+fn repair_refuses_while_the_database_is_in_use() -> TestResult {
+    let dir = Scratch::new("custody-repair-in-use");
+    let db = dir.path("state.db");
+    let mut bytes = fixtures::build_named("agent-4096-utf8")
+        .ok_or("fixture")?
+        .bytes;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(3))?;
+    std::fs::write(&db, bytes)?;
+    let conn = rusqlite::Connection::open(&db)?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let before = dir.listing();
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("in use") && err.contains(&std::process::id().to_string()),
+        "{err}"
+    );
+    assert_eq!(dir.listing(), before);
+    conn.execute_batch("ROLLBACK")?;
+    Ok(())
+}
+
+/// A repair killed (SIGKILL) at moments spread over its run on a larger store never
+/// loses the original, and a rerun (`--resume` when a journal records the repair, else a
+/// new repair) converges on a repaired database SQLite checks ok.
+#[test]
+fn a_repair_killed_at_any_moment_converges() -> TestResult {
+    let dir = Scratch::new("custody-repair-kill");
+    let pristine = dir.path("pristine.db");
+    fixtures::write_agent_store(&pristine, 8 << 20, 7)?;
+    let mut bytes = std::fs::read(&pristine)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
+    // How long one whole repair takes here.
+    let timed = dir.path("timed/state.db");
+    std::fs::create_dir_all(timed.parent().ok_or("folder")?)?;
+    std::fs::write(&timed, &bytes)?;
+    let started = std::time::Instant::now();
+    assert_eq!(repair(&timed, &["--allow-partial"], None)?.0, 3);
+    let whole = started.elapsed();
+    for k in 1..=6u32 {
+        let run = dir.path(&format!("run-{k}/state.db"));
+        std::fs::create_dir_all(run.parent().ok_or("folder")?)?;
+        std::fs::write(&run, &bytes)?;
+        let files = originals(&run)?;
+        let mut child = crate::salvage()
+            .arg("repair")
+            .arg(&run)
+            .arg("--allow-partial")
+            .env_remove("SALVAGE_REPAIR_FAULT")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        std::thread::sleep(whole * k / 7);
+        let _ = child.kill();
+        let _ = child.wait()?;
+        assert_originals_kept(&run, &files)?;
+        let journal = run.with_file_name("state.db.salvage-repair.json");
+        let (code, err) = if journal.exists() {
+            repair(&run, &["--resume"], None)?
+        } else if sha256(&run)? == files[0].1 {
+            repair(&run, &["--allow-partial"], None)?
+        } else {
+            (3, String::new()) // killed after the journal was removed: repaired
+        };
+        assert_eq!(code, 3, "kill {k}: {err}");
+        assert_eq!(check(&run)?.0, "ok", "kill {k}");
+        assert_originals_kept(&run, &files)?;
+    }
+    Ok(())
+}

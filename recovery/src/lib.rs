@@ -63,6 +63,7 @@ pub mod output;
 pub mod plan;
 pub mod profiles;
 pub mod rebuild;
+pub mod repair;
 pub mod report;
 pub mod request;
 pub mod tables;

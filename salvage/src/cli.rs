@@ -40,6 +40,13 @@ pub enum Command {
     Export(ExportArgs),
     /// Build a damaged sample database, salvage it and print the result.
     Demo(DemoArgs),
+    /// Repair a damaged database at its own path, for the application that uses it: archive
+    /// the original and its sidecars (hashed), recover the archived copy, verify it, and
+    /// exchange it into place; crash-safe at every step (a journal DB.salvage-repair.json
+    /// records each phase). Exit 0: repaired completely, or healthy and left alone; 3: loss
+    /// recorded, the recovery put in place (--allow-partial); 4: loss detected, the
+    /// original untouched; 2: refused; 1: failed.
+    Repair(RepairArgs),
     /// Copy a database and its sidecars (-wal, -shm, -journal) byte for byte into a new
     /// evidence bundle folder, read-only, with MANIFEST.json (sizes, SHA-256, times). Never
     /// opens the database with SQLite. `inspect` and `recover` accept the bundle folder.
@@ -48,6 +55,26 @@ pub enum Command {
     /// Re-hash every file of a bundle (quarantine, repair archive) against its manifest
     /// and say exactly what differs. Exit 0: intact; 3: differences; 2: not a bundle.
     Verify(VerifyArgs),
+}
+
+/// Arguments of `salvage repair`.
+#[derive(Debug, clap::Args)]
+pub struct RepairArgs {
+    /// The database, at the path its application opens.
+    pub db: PathBuf,
+    /// Put a recovery with loss in place (exit 3) instead of leaving the original (exit 4).
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// The archive folder for the original and its sidecars (default:
+    /// DB.salvage-<UTC timestamp>). Must not exist.
+    #[arg(long, value_name = "DIR")]
+    pub archive: Option<PathBuf>,
+    /// Finish a repair that stopped (its journal says where).
+    #[arg(long, conflicts_with = "rollback")]
+    pub resume: bool,
+    /// Undo a repair that stopped: the original back at its path.
+    #[arg(long)]
+    pub rollback: bool,
 }
 
 /// Arguments of `salvage quarantine`.

@@ -12,6 +12,7 @@ mod export;
 mod inspect;
 mod progress;
 mod recover;
+mod repair;
 mod report;
 mod run;
 

@@ -90,6 +90,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Report(args) => crate::report::run(args),
         Command::Export(args) => crate::export::run(args),
         Command::Demo(args) => crate::demo::run(args),
+        Command::Repair(args) => crate::repair::run(args),
         Command::Quarantine(args) => crate::bundle::quarantine(args),
         Command::Verify(args) => crate::bundle::verify(args),
     }
