@@ -406,3 +406,84 @@ fn a_repair_killed_at_any_moment_converges() -> TestResult {
     }
     Ok(())
 }
+
+/// The rows of every table of `db` but the full-text index's shadow tables, in order.
+fn canonical_rows(db: &std::path::Path) -> Got<Vec<(String, Vec<String>)>> {
+    let conn = rusqlite::Connection::open(db)?;
+    let tables: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
+             AND name NOT LIKE 'embedding_fulltext_search%' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    for t in tables {
+        let rows: Vec<String> = conn
+            .prepare(&format!(
+                "SELECT quote(t.rowid), t.* FROM \"{t}\" AS t ORDER BY 1"
+            ))
+            .or_else(|_| conn.prepare(&format!("SELECT * FROM \"{t}\" ORDER BY 1")))?
+            .query_map([], |r| {
+                let n = r.as_ref().column_count();
+                Ok((0..n)
+                    .map(|i| format!("{:?}", r.get_ref(i).map(|v| v.to_owned())))
+                    .collect::<Vec<_>>()
+                    .join("|"))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        out.push((t, rows));
+    }
+    Ok(out)
+}
+
+/// A Chroma store whose only damage is in its full-text index (a real incident: the
+/// FTS5 index malformed, SQLite's integrity check failing) is repaired completely: the
+/// index rebuilt from the canonical rows, every other table verbatim, exit 0.
+#[test]
+fn repair_rebuilds_a_malformed_full_text_index_and_keeps_the_rest_verbatim() -> TestResult {
+    let dir = Scratch::new("custody-repair-fts");
+    let db = dir.path("chroma.sqlite3");
+    std::fs::write(
+        &db,
+        fixtures::build_named("vector-4096-utf8")
+            .ok_or("fixture")?
+            .bytes,
+    )?;
+    let before = canonical_rows(&db)?;
+    {
+        let conn = rusqlite::Connection::open(&db)?;
+        let id: i64 = conn.query_row(
+            "SELECT max(id) FROM embedding_fulltext_search_data",
+            [],
+            |r| r.get(0),
+        )?;
+        let mut block: Vec<u8> = conn.query_row(
+            "SELECT block FROM embedding_fulltext_search_data WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
+        for b in block.iter_mut().skip(4).take(56) {
+            *b ^= 0x5a;
+        }
+        conn.execute(
+            "UPDATE embedding_fulltext_search_data SET block = ?1 WHERE id = ?2",
+            rusqlite::params![block, id],
+        )?;
+        let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        assert_ne!(check, "ok", "the index is malformed");
+    }
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    let conn = rusqlite::Connection::open(&db)?;
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    assert_eq!(check, "ok");
+    let found: i64 = conn.query_row(
+        "SELECT count(*) FROM embedding_fulltext_search WHERE embedding_fulltext_search MATCH 'the'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(found > 0);
+    assert_eq!(canonical_rows(&db)?, before);
+    Ok(())
+}
