@@ -279,13 +279,7 @@ impl SchemaPlan {
     /// collation this build lacks, or is past the output's limits, is made as a plain table
     /// with its columns, so that its rows are kept; the statement not re-created is loss
     /// of the schema, in the report.
-    fn create_plain(
-        &mut self,
-        r: &pager::SchemaRow,
-        sql: &str,
-        e: String,
-    ) -> (TableStatus, Option<String>, Option<reconstruct::TableShape>) {
-        let failed = |why: String| (TableStatus::Failed, Some(why), None);
+    fn create_plain(&mut self, r: &pager::SchemaRow, sql: &str, e: String) -> Made {
         let Ok((name, plain, missing)) = crate::output::plain_table(sql) else {
             return failed(format!("its CREATE statement failed on the output: {e}"));
         };
@@ -330,14 +324,8 @@ impl SchemaPlan {
     /// not built: loss of the index, in the report); one over a content table loses only
     /// its index, the text being that table's rows. Any other is not recovered; its shadow
     /// tables, no longer anyone's, are kept as ordinary tables.
-    fn virtual_failed(
-        &mut self,
-        r: &pager::SchemaRow,
-        sql: &str,
-        e: String,
-    ) -> (TableStatus, Option<String>, Option<reconstruct::TableShape>) {
+    fn virtual_failed(&mut self, r: &pager::SchemaRow, sql: &str, e: String) -> Made {
         use reconstruct::vtab::{self, Content};
-        let failed = |why: String| (TableStatus::Failed, Some(why), None);
         let columns = vtab::fts_columns(sql);
         let (status, why) = match (vtab::classify(sql), columns) {
             (Some(Content::Own), Some(columns)) => {
@@ -394,14 +382,8 @@ impl SchemaPlan {
     }
 
     /// Carries out one table's disposition on the output.
-    fn create(
-        &mut self,
-        r: &pager::SchemaRow,
-        d: Disposition,
-    ) -> (TableStatus, Option<String>, Option<reconstruct::TableShape>) {
+    fn create(&mut self, r: &pager::SchemaRow, d: Disposition) -> Made {
         let sql = r.sql.as_deref().unwrap_or_default();
-        let skipped = |why: String| (TableStatus::Skipped, Some(why), None);
-        let failed = |why: String| (TableStatus::Failed, Some(why), None);
         match d {
             Disposition::Sequence => skipped(
                 "internal table: its counters are carried over after the rows are in".into(),
@@ -437,6 +419,20 @@ impl SchemaPlan {
             Disposition::NoStatement => failed("its schema row has no CREATE statement".into()),
         }
     }
+}
+
+/// What carrying out a table's disposition made: its status, the reason, and its shape
+/// when it was made to be filled.
+type Made = (TableStatus, Option<String>, Option<reconstruct::TableShape>);
+
+/// A table not made, and why.
+fn failed(why: String) -> Made {
+    (TableStatus::Failed, Some(why), None)
+}
+
+/// A table made to be left empty (or filled otherwise), and why.
+fn skipped(why: String) -> Made {
+    (TableStatus::Skipped, Some(why), None)
 }
 
 /// A name for a table inferred from its records, `salvage_inferred_N`, that neither the

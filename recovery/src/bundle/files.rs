@@ -6,6 +6,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::Path;
 
+use std::time::SystemTime;
+
 use sha2::{Digest, Sha256};
 
 /// Bytes copied per read.
@@ -24,8 +26,24 @@ pub struct Copied {
 /// as they go, and syncs `to` to the disk before returning. `from` is opened read-only
 /// and never through SQLite: no lock is taken and no sidecar is made.
 pub fn copy_durably(from: &Path, to: &Path) -> std::io::Result<Copied> {
-    let mut src = File::open(from)?;
     let mut dst = OpenOptions::new().write(true).create_new(true).open(to)?;
+    let copied = read_through(from, |chunk| dst.write_all(chunk))?;
+    dst.sync_all()?;
+    Ok(copied)
+}
+
+/// The length and SHA-256 of the file at `path`, read afresh.
+pub fn hash_file(path: &Path) -> std::io::Result<Copied> {
+    read_through(path, |_| Ok(()))
+}
+
+/// Reads the file at `path` from start to end, handing each chunk to `sink`: its length
+/// and SHA-256.
+fn read_through(
+    path: &Path,
+    mut sink: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<Copied> {
+    let mut src = File::open(path)?;
     let mut hash = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
     let mut size = 0u64;
@@ -38,30 +56,7 @@ pub fn copy_durably(from: &Path, to: &Path) -> std::io::Result<Copied> {
         };
         let chunk = buf.get(..n).unwrap_or_default();
         hash.update(chunk);
-        dst.write_all(chunk)?;
-        size += n as u64;
-    }
-    dst.sync_all()?;
-    Ok(Copied {
-        size,
-        sha256: hex(&hash.finalize()),
-    })
-}
-
-/// The length and SHA-256 of the file at `path`, read afresh.
-pub fn hash_file(path: &Path) -> std::io::Result<Copied> {
-    let mut src = File::open(path)?;
-    let mut hash = Sha256::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut size = 0u64;
-    loop {
-        let n = match src.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hash.update(buf.get(..n).unwrap_or_default());
+        sink(chunk)?;
         size += n as u64;
     }
     Ok(Copied {
@@ -113,52 +108,19 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Seconds since the Unix epoch as a UTC timestamp, `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn utc(seconds: i64) -> String {
-    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+/// A time as a UTC timestamp, `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn utc(time: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time).to_string()
 }
 
 /// The same timestamp with only digits and `T`/`Z` (`YYYYMMDDTHHMMSSZ`), for file names.
-pub fn utc_compact(seconds: i64) -> String {
-    utc(seconds).replace(['-', ':'], "")
+pub fn utc_compact(time: SystemTime) -> String {
+    utc(time).replace(['-', ':'], "")
 }
 
-/// Now, in seconds since the Unix epoch.
-pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// The modification time of `meta` in seconds since the Unix epoch.
-pub fn mtime(meta: &std::fs::Metadata) -> Option<i64> {
-    let t = meta.modified().ok()?;
-    match t.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_secs()).ok(),
-        Err(e) => i64::try_from(e.duration().as_secs()).ok().map(|s| -s),
-    }
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+/// Now.
+pub fn now() -> SystemTime {
+    SystemTime::now()
 }
 
 #[cfg(test)]
@@ -167,10 +129,10 @@ mod tests {
 
     #[test]
     fn timestamps_are_utc_calendar_dates() {
-        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(utc(1_796_083_199), "2026-11-30T23:59:59Z");
-        assert_eq!(utc(-1), "1969-12-31T23:59:59Z");
-        assert_eq!(utc_compact(1_796_083_199), "20261130T235959Z");
+        let at = |s: u64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s);
+        assert_eq!(utc(at(0)), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(at(951_782_400)), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(at(1_796_083_199)), "2026-11-30T23:59:59Z");
+        assert_eq!(utc_compact(at(1_796_083_199)), "20261130T235959Z");
     }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use files::{copy_durably, hash_file, mtime, rename_durably, utc, write_atomically};
+use files::{copy_durably, hash_file, rename_durably, utc, write_atomically};
 
 /// The manifest's file name in a bundle.
 pub const MANIFEST: &str = "MANIFEST.json";
@@ -228,7 +228,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             role: role.into(),
             size: copied.size,
             sha256: copied.sha256,
-            mtime_utc: mtime(&meta).map(utc),
+            mtime_utc: meta.modified().ok().map(utc),
         });
     }
     let json = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Output(e.into()))?;
