@@ -49,6 +49,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod backup;
 pub mod bundle;
 pub mod error;
 pub mod evidence;

@@ -55,6 +55,46 @@ pub enum Command {
     /// Re-hash every file of a bundle (quarantine, repair archive) against its manifest
     /// and say exactly what differs. Exit 0: intact; 3: differences; 2: not a bundle.
     Verify(VerifyArgs),
+    /// Back up a healthy, live database, or a folder holding several (a Chroma persist
+    /// directory), into a new folder inside DIR named from the UTC time and the source's
+    /// name: SQLite files through SQLite's online backup API from a read-only connection
+    /// (consistent while writers go on; nothing created beside them), every other file
+    /// byte for byte; each copy checked (quick_check, row counts) and hashed into
+    /// MANIFEST.json before the folder is put in place, then the oldest backups beyond
+    /// --keep removed. Exit 0: made; 2: refused, nothing created; 1: failed (only
+    /// NAME.incomplete is left, named by the next run).
+    Backup(BackupArgs),
+    /// Put a backup made by `salvage backup` back at TARGET (the database file or folder
+    /// it was made from): the backup verified against its manifest, copied beside TARGET,
+    /// TARGET and its -wal, -shm, -journal moved aside to TARGET.pre-restore-STAMP and
+    /// kept, the copy put in place and verified (hashes, quick_check). Exit 0: restored;
+    /// 2: refused (a damaged backup, an unfinished earlier restore), nothing moved; 1: failed.
+    Restore(RestoreArgs),
+}
+
+/// Arguments of `salvage backup`.
+#[derive(Debug, clap::Args)]
+pub struct BackupArgs {
+    /// The database file, or the folder, to back up.
+    pub src: PathBuf,
+    /// The folder that holds the backups (it must exist); each backup is a new folder in
+    /// it, written as NAME.incomplete and renamed once verified.
+    #[arg(long, value_name = "DIR")]
+    pub to: PathBuf,
+    /// Keep this many backups of SRC in DIR, the new one among them: the oldest beyond N
+    /// are removed once the new one is in place. Default: keep every one.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: Option<u32>,
+}
+
+/// Arguments of `salvage restore`.
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// The backup folder (made by `salvage backup`).
+    pub backup: PathBuf,
+    /// Where to put it: the database file or folder it was made from. What is there is
+    /// moved aside to TARGET.pre-restore-STAMP, never written over.
+    pub target: PathBuf,
 }
 
 /// Arguments of `salvage repair`.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod backup;
 mod bundle;
 mod cli;
 mod demo;

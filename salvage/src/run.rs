@@ -93,5 +93,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Repair(args) => crate::repair::run(args),
         Command::Quarantine(args) => crate::bundle::quarantine(args),
         Command::Verify(args) => crate::bundle::verify(args),
+        Command::Backup(args) => crate::backup::backup(args),
+        Command::Restore(args) => crate::backup::restore(args),
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod files;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,23 @@ pub struct Manifest {
     pub examiner: Option<String>,
     /// Every file of the bundle but the manifest.
     pub files: Vec<ManifestFile>,
+    /// What a backup holds at its top (`salvage backup`); absent in other bundles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<BackupRoot>,
+}
+
+/// The top of a backup: the source's own name, under which the backup holds it
+/// (`BACKUP/NAME`), and whether that is one database file or a folder of files.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BackupRoot {
+    /// The source's file name.
+    pub name: String,
+    /// The source was a folder (else one database file).
+    pub folder: bool,
+    /// Every folder under a folder source, `/`-separated and relative to it, so that a
+    /// restore makes the empty ones too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<String>,
 }
 
 /// One file of a bundle.
@@ -60,9 +78,38 @@ pub struct ManifestFile {
     /// The original's modification time, UTC, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtime_utc: Option<String>,
+    /// A backup's database copy: the rows of each table counted in it, by table name
+    /// (virtual tables are not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<BTreeMap<String, u64>>,
 }
 
 impl Manifest {
+    /// A manifest of no files yet, for a bundle of `kind` made at `created` from `source`,
+    /// by `who`.
+    pub fn new(
+        kind: &str,
+        source: &Path,
+        who: &Provenance,
+        created: std::time::SystemTime,
+    ) -> Manifest {
+        Manifest {
+            format_version: 1,
+            kind: kind.into(),
+            tool: format!("salvage {}", env!("CARGO_PKG_VERSION")),
+            created_utc: utc(created),
+            command: who.command.clone(),
+            source: std::path::absolute(source)
+                .unwrap_or_else(|_| source.to_path_buf())
+                .display()
+                .to_string(),
+            case: who.case.clone(),
+            examiner: who.examiner.clone(),
+            files: Vec::new(),
+            root: None,
+        }
+    }
+
     /// The bundle's database file.
     pub fn database(&self) -> Option<&ManifestFile> {
         self.files.iter().find(|f| f.role == "database")
@@ -106,7 +153,7 @@ pub fn database_in(dir: &Path) -> Option<PathBuf> {
 }
 
 /// A manifest's path, when it stays inside the bundle (no root, no `..`).
-fn safe_relative(path: &str) -> Option<PathBuf> {
+pub fn safe_relative(path: &str) -> Option<PathBuf> {
     let p = Path::new(path);
     p.components()
         .all(|c| matches!(c, std::path::Component::Normal(_)))
@@ -183,20 +230,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     let partial = incomplete(to);
     let out = |e: std::io::Error| Error::Output(e);
     std::fs::create_dir(&partial).map_err(out)?;
-    let mut manifest = Manifest {
-        format_version: 1,
-        kind: kind.into(),
-        tool: format!("salvage {}", env!("CARGO_PKG_VERSION")),
-        created_utc: utc(files::now()),
-        command: who.command.clone(),
-        source: std::path::absolute(db)
-            .unwrap_or_else(|_| db.to_path_buf())
-            .display()
-            .to_string(),
-        case: who.case.clone(),
-        examiner: who.examiner.clone(),
-        files: Vec::new(),
-    };
+    let mut manifest = Manifest::new(kind, db, who, files::now());
     for (path, role) in database_files(db) {
         let name = path
             .file_name()
@@ -229,16 +263,23 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             size: copied.size,
             sha256: copied.sha256,
             mtime_utc: meta.modified().ok().map(utc),
+            rows: None,
         });
     }
-    let json = serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Output(e.into()))?;
-    write_atomically(&partial.join(MANIFEST), &json).map_err(out)?;
-    for f in &manifest.files {
-        set_read_only(&partial.join(&f.path)).map_err(out)?;
-    }
-    set_read_only(&partial.join(MANIFEST)).map_err(out)?;
+    seal(&partial, &manifest).map_err(out)?;
     rename_durably(&partial, to).map_err(out)?;
     Ok(manifest)
+}
+
+/// Writes `manifest` into the bundle being made at `partial` (atomically, synced) and
+/// makes it and every file it lists read-only.
+pub fn seal(partial: &Path, manifest: &Manifest) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(manifest)?;
+    write_atomically(&partial.join(MANIFEST), &json)?;
+    for f in &manifest.files {
+        set_read_only(&partial.join(&f.path))?;
+    }
+    set_read_only(&partial.join(MANIFEST))
 }
 
 /// Makes a file read-only for everyone.

@@ -1,0 +1,53 @@
+//! A switch for the crash tests: `SALVAGE_FAULT_AT=PHASE` ends the process at once (exit
+//! 99: no unwinding, no cleanup, nothing flushed) at the named boundary between two phases
+//! of `backup` or `restore`, so that a test can look at what a crash there leaves on disk.
+//! Unset, or naming another phase, it does nothing.
+
+/// The environment variable that names the phase to stop at.
+pub const VAR: &str = "SALVAGE_FAULT_AT";
+
+/// The exit status of a process the switch stopped.
+pub const EXIT: i32 = 99;
+
+/// The boundaries of `backup`, in the order it reaches them.
+pub const BACKUP_PHASES: [&str; 8] = [
+    // `NAME.incomplete/` created, empty.
+    "backup:created",
+    // The first file copied (of a folder, the others not yet).
+    "backup:copying",
+    // Every file copied, nothing checked.
+    "backup:copied",
+    // Every copy checked (quick_check, row counts) and hashed; no manifest yet.
+    "backup:verified",
+    // The manifest written and every file synced and read-only; not renamed yet.
+    "backup:manifest",
+    // Renamed into place; older backups not pruned yet.
+    "backup:renamed",
+    // The first backup to prune renamed to `NAME.pruned`, not removed yet.
+    "backup:pruning",
+    // Every backup beyond `--keep` removed.
+    "backup:pruned",
+];
+
+/// The boundaries of `restore`, in the order it reaches them.
+pub const RESTORE_PHASES: [&str; 6] = [
+    // The backup verified and the target checked; nothing created or moved.
+    "restore:checked",
+    // The first file copied into `TARGET.incomplete`.
+    "restore:staging",
+    // Every file copied into `TARGET.incomplete`, hashed and checked.
+    "restore:staged",
+    // The target moved aside, its sidecars not yet (a database file only).
+    "restore:moving-aside",
+    // The target and its sidecars moved aside; nothing at TARGET.
+    "restore:moved-aside",
+    // `TARGET.incomplete` renamed to TARGET; the result not verified yet.
+    "restore:placed",
+];
+
+/// Ends the process with [`EXIT`] when [`VAR`] names `phase`.
+pub fn point(phase: &str) {
+    if std::env::var_os(VAR).is_some_and(|v| v == phase) {
+        std::process::exit(EXIT);
+    }
+}
