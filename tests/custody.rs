@@ -196,8 +196,8 @@ fn repair(db: &std::path::Path, extra: &[&str], fault: Option<&str>) -> Got<(i32
     let mut cmd = crate::salvage();
     cmd.arg("repair").arg(db).args(extra);
     match fault {
-        Some(f) => cmd.env("SALVAGE_REPAIR_FAULT", f),
-        None => cmd.env_remove("SALVAGE_REPAIR_FAULT"),
+        Some(f) => cmd.env("SALVAGE_FAULT_AT", format!("repair:{f}")),
+        None => cmd.env_remove("SALVAGE_FAULT_AT"),
     };
     let out = cmd.output()?;
     Ok((
@@ -384,7 +384,7 @@ fn a_repair_killed_at_any_moment_converges() -> TestResult {
             .arg("repair")
             .arg(&run)
             .arg("--allow-partial")
-            .env_remove("SALVAGE_REPAIR_FAULT")
+            .env_remove("SALVAGE_FAULT_AT")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()?;

@@ -51,6 +51,7 @@
 
 pub mod backup;
 pub mod bundle;
+pub mod crash;
 pub mod error;
 pub mod evidence;
 pub mod export;

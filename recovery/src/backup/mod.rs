@@ -20,7 +20,6 @@
 //! verifies a backup against its manifest, copies it beside the target, moves the target
 //! (and a database's sidecars) aside, puts the copy in place and verifies it.
 
-pub mod fault;
 pub mod restore;
 pub mod sqlite;
 pub mod tree;
@@ -138,17 +137,17 @@ impl Plan {
     pub fn run(self) -> Result<Backup, Error> {
         let partial = incomplete(&self.path);
         std::fs::create_dir(&partial).map_err(Error::Output)?;
-        fault::point("backup:created");
+        crate::crash::point("backup:created");
         let copies = self.copy_all(&partial)?;
-        fault::point("backup:copied");
+        crate::crash::point("backup:copied");
         let files = self.check_all(&partial, copies)?;
-        fault::point("backup:verified");
+        crate::crash::point("backup:verified");
         let manifest = self.seal(&partial, files)?;
-        fault::point("backup:manifest");
+        crate::crash::point("backup:manifest");
         rename_durably(&partial, &self.path).map_err(Error::Output)?;
-        fault::point("backup:renamed");
+        crate::crash::point("backup:renamed");
         let pruned = self.prune()?;
-        fault::point("backup:pruned");
+        crate::crash::point("backup:pruned");
         Ok(Backup {
             path: self.path,
             manifest,
@@ -175,7 +174,10 @@ impl Plan {
                 path: entry.path.clone(),
                 source: e,
             };
-            let mtime = std::fs::metadata(&entry.path).map_err(source)?.modified().ok();
+            let mtime = std::fs::metadata(&entry.path)
+                .map_err(source)?
+                .modified()
+                .ok();
             let (written, rows) = if entry.database {
                 (None, Some(sqlite::snapshot(&entry.path, &to)?))
             } else {
@@ -188,7 +190,7 @@ impl Plan {
                 mtime,
             });
             if copies.len() == 1 {
-                fault::point("backup:copying");
+                crate::crash::point("backup:copying");
             }
         }
         Ok(copies)
@@ -271,7 +273,7 @@ impl Plan {
         for (_, path) in older.into_iter().take(excess) {
             let doomed = with_suffix(&path, ".pruned");
             rename_durably(&path, &doomed).map_err(Error::Output)?;
-            fault::point("backup:pruning");
+            crate::crash::point("backup:pruning");
             std::fs::remove_dir_all(&doomed).map_err(Error::Output)?;
             sync_parent(&doomed).map_err(Error::Output)?;
             pruned.push(path);

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use super::tree::refused;
-use super::{failed, fault, names_in, sqlite};
+use super::{failed, names_in, sqlite};
 use crate::bundle::files::{
     copy_durably, hash_file, rename_durably, sync_dir, sync_parent, utc_compact,
 };
@@ -66,18 +66,18 @@ struct Plan {
 /// moved aside, the copy put in place and verified again.
 pub fn restore(backup: &Path, target: &Path) -> Result<Restored, Error> {
     let plan = Plan::check(backup, target)?;
-    fault::point("restore:checked");
+    crate::crash::point("restore:checked");
     plan.stage()?;
-    fault::point("restore:staged");
+    crate::crash::point("restore:staged");
     for (n, (from, to)) in plan.moves.iter().enumerate() {
         rename_durably(from, to).map_err(Error::Output)?;
         if n == 0 {
-            fault::point("restore:moving-aside");
+            crate::crash::point("restore:moving-aside");
         }
     }
-    fault::point("restore:moved-aside");
+    crate::crash::point("restore:moved-aside");
     plan.place()?;
-    fault::point("restore:placed");
+    crate::crash::point("restore:placed");
     plan.check_placed()?;
     Ok(Restored {
         aside: (!plan.moves.is_empty()).then(|| plan.aside.clone()),
@@ -180,7 +180,7 @@ impl Plan {
                 )));
             }
             if n == 0 {
-                fault::point("restore:staging");
+                crate::crash::point("restore:staging");
             }
         }
         folders.push(crate::request::folder_of(&self.staging).to_path_buf());

@@ -36,7 +36,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// The phase's name, as the journal and `SALVAGE_REPAIR_FAULT` spell it.
+    /// The phase's name, as the journal and the crash switch spell it.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Validated => "validated",
@@ -105,13 +105,11 @@ impl Journal {
     }
 
     /// Records `phase` durably, then stops the process there if the test-only switch
-    /// `SALVAGE_REPAIR_FAULT` names it (exit 99: a crash at that instant).
+    /// names it (`SALVAGE_FAULT_AT=repair:PHASE`, see [`crate::crash`]).
     pub fn advance(&mut self, phase: Phase) -> Result<(), Error> {
         self.phase = phase;
         self.write()?;
-        if std::env::var("SALVAGE_REPAIR_FAULT").is_ok_and(|f| f == phase.name()) {
-            std::process::exit(99);
-        }
+        crate::crash::point(&format!("repair:{}", phase.name()));
         Ok(())
     }
 

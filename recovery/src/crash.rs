@@ -1,6 +1,7 @@
 //! A switch for the crash tests: `SALVAGE_FAULT_AT=PHASE` ends the process at once (exit
 //! 99: no unwinding, no cleanup, nothing flushed) at the named boundary between two phases
-//! of `backup` or `restore`, so that a test can look at what a crash there leaves on disk.
+//! of `repair`, `backup` or `restore`, so that a test can look at what a crash there leaves
+//! on disk.
 //! Unset, or naming another phase, it does nothing.
 
 /// The environment variable that names the phase to stop at.
@@ -8,6 +9,18 @@ pub const VAR: &str = "SALVAGE_FAULT_AT";
 
 /// The exit status of a process the switch stopped.
 pub const EXIT: i32 = 99;
+
+/// The boundaries of `repair` (each right after its journal records the phase), in the
+/// order it reaches them.
+pub const REPAIR_PHASES: [&str; 7] = [
+    "repair:validated",
+    "repair:archived",
+    "repair:recovered",
+    "repair:verified",
+    "repair:sidecars_removed",
+    "repair:swapped",
+    "repair:done",
+];
 
 /// The boundaries of `backup`, in the order it reaches them.
 pub const BACKUP_PHASES: [&str; 8] = [
