@@ -101,7 +101,7 @@ pub fn repair(options: &RepairOptions, observer: &dyn Observer) -> Result<Repair
         }),
         (Action::Resume, Some(mut j)) => {
             j.allow_partial |= options.allow_partial;
-            run(&mut j, &options.provenance, observer)
+            run(&mut j, &options.provenance, observer, Known::FromJournal)
         }
         (Action::Rollback, Some(j)) => rollback(&j),
     }
@@ -171,7 +171,7 @@ fn start(db: &Path, options: &RepairOptions, observer: &dyn Observer) -> Result<
     }
     let mut j = j;
     j.advance(Phase::Validated)?;
-    run(&mut j, &options.provenance, observer)
+    run(&mut j, &options.provenance, observer, Known::ByThisRun)
 }
 
 /// Refuses while another process holds SQLite's locks on the database or its `-shm`.
@@ -235,8 +235,23 @@ fn healthy(db: &Path) -> bool {
         && place::integrity(db).is_ok()
 }
 
+/// How a run knows where the files are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known {
+    /// It did every step itself: each file is where its last step put it.
+    ByThisRun,
+    /// It resumes a stopped repair: a stop may fall between a step and its record, so the
+    /// files' hashes say where each is.
+    FromJournal,
+}
+
 /// Carries the repair on from the phase its journal records.
-fn run(j: &mut Journal, who: &Provenance, observer: &dyn Observer) -> Result<Repaired, Error> {
+fn run(
+    j: &mut Journal,
+    who: &Provenance,
+    observer: &dyn Observer,
+    known: Known,
+) -> Result<Repaired, Error> {
     loop {
         match j.phase {
             Phase::Validated => archive(j, who)?,
@@ -249,8 +264,8 @@ fn run(j: &mut Journal, who: &Provenance, observer: &dyn Observer) -> Result<Rep
             Phase::Withheld => return Err(unfinished(j)),
             Phase::Recovered => verify(j)?,
             Phase::Verified => remove_sidecars(j)?,
-            Phase::SidecarsRemoved => swap(j)?,
-            Phase::Swapped => finish(j)?,
+            Phase::SidecarsRemoved => swap(j, known)?,
+            Phase::Swapped => finish(j, known)?,
             Phase::Done => {
                 j.remove()?;
                 return Ok(Repaired::Replaced {
@@ -385,12 +400,13 @@ fn remove_sidecars(j: &mut Journal) -> Result<(), Error> {
 /// Puts the shadow at the database's path: an atomic exchange of the two paths, else the
 /// original renamed aside and the shadow renamed in (the window the journal covers).
 /// A stop between the exchange and its record is told by the files' hashes.
-fn swap(j: &mut Journal) -> Result<(), Error> {
+fn swap(j: &mut Journal, known: Known) -> Result<(), Error> {
     let recovered = j.recovered_sha256.clone().unwrap_or_default();
-    let at_db = if j.db.exists() {
-        Some(hash(&j.db)?.sha256)
-    } else {
-        None
+    let at_db = match (known, j.db.exists()) {
+        (_, false) => None,
+        // This run checked the original at DB a step ago and has not swapped yet.
+        (Known::ByThisRun, true) => j.archived("database").map(|f| f.sha256.clone()),
+        (Known::FromJournal, true) => Some(hash(&j.db)?.sha256),
     };
     if at_db.as_deref() != Some(recovered.as_str()) {
         if j.db.exists() {
@@ -407,14 +423,15 @@ fn swap(j: &mut Journal) -> Result<(), Error> {
 }
 
 /// Removes the original's leftover copy beside the database (the shadow or aside path),
-/// only when it is byte for byte the archived original.
-fn finish(j: &mut Journal) -> Result<(), Error> {
+/// only when it is byte for byte the archived original (known without reading it when
+/// this run put it there a step ago).
+fn finish(j: &mut Journal, known: Known) -> Result<(), Error> {
     let original = j
         .archived("database")
         .map(|f| f.sha256.clone())
         .unwrap_or_default();
     for left in [&j.shadow, &j.aside] {
-        if left.exists() && hash(left)?.sha256 == original {
+        if left.exists() && (known == Known::ByThisRun || hash(left)?.sha256 == original) {
             std::fs::remove_file(left).map_err(Error::Output)?;
         }
     }
