@@ -498,7 +498,8 @@ fn a_restore_refuses_a_damaged_backup_and_moves_nothing() -> TestResult {
 }
 
 /// Restored over a WAL database, the old `-wal` and `-shm` go aside with it: left at
-/// TARGET, SQLite would replay the old log into the restored file.
+/// TARGET, SQLite would replay the old log into the restored file. While the application
+/// still has the database open, the restore is refused and nothing is moved.
 #[test]
 fn a_restore_moves_the_old_log_aside_with_its_database() -> TestResult {
     let (src, to) = (Scratch::new("restore-log"), Scratch::new("restore-log-to"));
@@ -509,6 +510,23 @@ fn a_restore_moves_the_old_log_aside_with_its_database() -> TestResult {
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     for _ in 0..5 {
         commit_one(&conn)?;
+    }
+    let before = names(&src.path(""))?;
+    let (code, _, err) = restore(&made, &db, None)?;
+    assert_eq!(code, 2, "refused while open: {err}");
+    assert!(err.contains("in use"), "{err}");
+    assert_eq!(names(&src.path(""))?, before, "nothing moved");
+    // The application stops without a checkpoint (a crash): its log stays beside it.
+    let files: Vec<(PathBuf, Vec<u8>)> = ["", "-wal", "-shm"]
+        .iter()
+        .map(|s| {
+            let p = with_suffix(&db, s);
+            std::fs::read(&p).map(|b| (p, b))
+        })
+        .collect::<std::io::Result<_>>()?;
+    drop(conn);
+    for (p, b) in &files {
+        std::fs::write(p, b)?;
     }
     let (main, wal) = (sha256(&db)?, sha256(&src.path("app.db-wal"))?);
     let (code, out, err) = restore(&made, &db, None)?;
@@ -526,7 +544,6 @@ fn a_restore_moves_the_old_log_aside_with_its_database() -> TestResult {
     let aside = src.path(&aside);
     assert_eq!(sha256(&aside)?, main);
     assert_eq!(sha256(&with_suffix(&aside, "-wal"))?, wal);
-    drop(conn);
     assert_eq!(
         assert_one_committed_state(&aside)?,
         7,

@@ -106,6 +106,14 @@ impl Plan {
         }
         check_layout(backup, &manifest, &root)?;
         check_target(backup, target, &root)?;
+        // A database the application still has open is not replaced under it.
+        for f in manifest.files.iter().filter(|f| f.rows.is_some()) {
+            let at = match within(&root, &f.path) {
+                Some(rel) if !rel.as_os_str().is_empty() => target.join(rel),
+                _ => target.to_path_buf(),
+            };
+            crate::repair::check_not_in_use(&at)?;
+        }
         let staging = incomplete(target);
         if std::fs::symlink_metadata(&staging).is_ok() {
             return Err(interrupted(target, &staging));

@@ -175,7 +175,7 @@ fn start(db: &Path, options: &RepairOptions, observer: &dyn Observer) -> Result<
 }
 
 /// Refuses while another process holds SQLite's locks on the database or its `-shm`.
-fn check_not_in_use(db: &Path) -> Result<(), Error> {
+pub(crate) fn check_not_in_use(db: &Path) -> Result<(), Error> {
     for path in [db.to_path_buf(), beside(db, "-shm")] {
         if let Some(h) = place::lock_holder(&path) {
             let who = place::process_name(h.pid).map_or(format!("process {}", h.pid), |c| {
