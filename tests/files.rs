@@ -237,3 +237,51 @@ fn a_run_stopped_by_a_signal_says_what_is_left() -> TestResult {
     assert!(std::fs::read(&src)? == before, "the source changed");
     Ok(())
 }
+
+/// A run whose output cannot grow (here the file-size limit of the process, as a full disk
+/// stops a write) ends with the operating system's reason (never "database disk image is
+/// malformed"), exit 1, its partial output kept as `.incomplete` and no report at all: a
+/// 0-byte report once blocked the rerun.
+#[test]
+fn a_run_stopped_by_a_full_output_names_why_and_leaves_no_report() -> TestResult {
+    use std::os::unix::process::CommandExt as _;
+    let dir = Scratch::new("full-output");
+    let src = dir.path("big.db");
+    fixtures::write_agent_store(&src, 8 << 20, 3)?;
+    let dest = dir.path("out.db");
+    let mut cmd = crate::salvage();
+    cmd.arg("recover").arg(&src).arg("-o").arg(&dest);
+    // SAFETY: between fork and exec the child only calls `setrlimit` and `signal`, both
+    // async-signal-safe, on plain data.
+    #[allow(unsafe_code)]
+    // reason: std cannot set a child's resource limits
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: 1 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0
+                || libc::signal(libc::SIGXFSZ, libc::SIG_IGN) == libc::SIG_ERR
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert!(!err.contains("malformed"), "{err}");
+    let listing = dir.listing();
+    assert!(
+        listing.contains(&"out.db.incomplete".to_string()),
+        "{listing:?}"
+    );
+    assert!(
+        !listing.iter().any(|n| n.contains("report")),
+        "no report, not even an empty one: {listing:?}"
+    );
+    Ok(())
+}
