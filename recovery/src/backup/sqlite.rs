@@ -156,7 +156,7 @@ fn step_all(src: &Connection, dst: &mut Connection, db: &Path) -> Result<(), Err
 }
 
 /// Read-only open flags, URI filenames allowed.
-fn read_only() -> OpenFlags {
+pub(crate) fn read_only() -> OpenFlags {
     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
@@ -212,7 +212,7 @@ pub fn check_copy(path: &Path, expected: &Rows) -> Result<(), String> {
 
 /// `path` as a SQLite URI filename with `query` ("URI Filenames"): every byte but the
 /// unreserved ones and `/` percent-encoded, so that `?`, `#` and `%` in a name are names.
-fn uri(path: &Path, query: &str) -> String {
+pub(crate) fn uri(path: &Path, query: &str) -> String {
     use std::os::unix::ffi::OsStrExt;
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut s = String::from("file:");

@@ -165,9 +165,7 @@ pub fn safe_relative(path: &str) -> Option<PathBuf> {
 pub fn database_files(db: &Path) -> Vec<(PathBuf, &'static str)> {
     let mut out = vec![(db.to_path_buf(), "database")];
     for (suffix, role) in SIDECARS.iter().zip(["wal", "shm", "journal"]) {
-        let mut name = db.as_os_str().to_owned();
-        name.push(suffix);
-        let path = PathBuf::from(name);
+        let path = crate::request::with_suffix(db, suffix);
         if std::fs::symlink_metadata(&path).is_ok() {
             out.push((path, role));
         }
@@ -177,9 +175,7 @@ pub fn database_files(db: &Path) -> Vec<(PathBuf, &'static str)> {
 
 /// `DIR.incomplete`: where a bundle is written before it is whole.
 pub fn incomplete(dir: &Path) -> PathBuf {
-    let mut name = dir.as_os_str().to_owned();
-    name.push(".incomplete");
-    PathBuf::from(name)
+    crate::request::with_suffix(dir, ".incomplete")
 }
 
 /// Checks that a bundle can be made at `to` before anything is created: neither `to` nor

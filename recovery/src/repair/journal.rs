@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::files::{now, utc, write_atomically};
 use crate::bundle::ManifestFile;
 use crate::error::Error;
+use crate::request::with_suffix as beside;
 
 /// How far a repair got. Each phase is recorded once its work is durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -131,11 +132,4 @@ impl Journal {
     pub fn archived(&self, role: &str) -> Option<&ManifestFile> {
         self.archived.iter().find(|f| f.role == role)
     }
-}
-
-/// `path` with `suffix` appended to its file name.
-pub fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }

@@ -24,8 +24,9 @@ use crate::bundle::files::{copy_durably, hash_file, now, utc, utc_compact};
 use crate::bundle::{self, Provenance};
 use crate::error::Error;
 use crate::observer::Observer;
+use crate::request::with_suffix as beside;
 use crate::{Outcome, RecoverOptions};
-use journal::{beside, Journal, Phase};
+use journal::{Journal, Phase};
 
 /// What a repair run should do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -109,12 +109,9 @@ pub fn device(path: &Path) -> Option<u64> {
 /// immutable (no lock taken, no sidecar made or read): `Ok(())` or the first problems it
 /// names.
 pub fn integrity(path: &Path) -> Result<(), String> {
-    let uri = format!(
-        "file:{}?mode=ro&immutable=1",
-        percent_path(&std::path::absolute(path).map_err(|e| e.to_string())?)
-    );
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    let conn = rusqlite::Connection::open_with_flags(uri, flags).map_err(|e| e.to_string())?;
+    use crate::backup::sqlite::{read_only, uri};
+    let conn = rusqlite::Connection::open_with_flags(uri(path, "immutable=1"), read_only())
+        .map_err(|e| e.to_string())?;
     let problems: Vec<String> = conn
         .prepare("PRAGMA integrity_check(20)")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -123,17 +120,4 @@ pub fn integrity(path: &Path) -> Result<(), String> {
         [ok] if ok == "ok" => Ok(()),
         _ => Err(problems.join("; ")),
     }
-}
-
-/// A path for a `file:` URI: `%`, `?` and `#` escaped.
-fn percent_path(path: &Path) -> String {
-    let mut out = String::new();
-    for b in path.as_os_str().as_bytes() {
-        match b {
-            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
-            _ if b.is_ascii() => out.push(char::from(*b)),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
