@@ -133,60 +133,219 @@ pub fn classify_by_content(db: &Database<'_>, no: PageNo) -> PageClass {
     }
 }
 
-/// Every page's class and owning b-tree.
+/// Pages per chunk of a [`PageMap`].
+const CHUNK: usize = 4096;
+
+/// One chunk of a [`PageMap`]: [`CHUNK`] pages (fewer for the last).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Chunk {
+    /// Every page of the chunk has this class and owner (0 for none): a run of zeroed
+    /// padding costs a few bytes however long it is.
+    Uniform(PageClass, u32),
+    /// Page by page.
+    Mixed {
+        classes: Box<[PageClass]>,
+        owners: Box<[u32]>,
+    },
+}
+
+impl Chunk {
+    /// A chunk of `classes`, owned by no tree.
+    fn of(classes: &[PageClass]) -> Chunk {
+        match classes.first() {
+            Some(first) if classes.iter().all(|c| c == first) => Chunk::Uniform(*first, 0),
+            _ => Chunk::Mixed {
+                classes: classes.into(),
+                owners: vec![0; classes.len()].into(),
+            },
+        }
+    }
+
+    /// The class and owner of its `k`th page.
+    fn at(&self, k: usize) -> Option<(PageClass, u32)> {
+        match self {
+            Chunk::Uniform(c, o) => Some((*c, *o)),
+            Chunk::Mixed { classes, owners } => Some((*classes.get(k)?, *owners.get(k)?)),
+        }
+    }
+
+    /// Whether any page of it can match `keep` (a uniform chunk has one answer).
+    fn may_hold(&self, keep: fn(PageClass, u32) -> bool) -> bool {
+        match self {
+            Chunk::Uniform(c, o) => keep(*c, *o),
+            Chunk::Mixed { .. } => true,
+        }
+    }
+}
+
+/// Every page's class and owning b-tree, in chunks of [`CHUNK`] pages: a chunk whose pages
+/// all agree (zeroed padding, a run of unclaimed pages) is one entry, so the map of a file
+/// padded to any size stays small; pages of varied content cost 5 bytes each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageMap {
-    classes: Vec<PageClass>,
-    /// Root page of the b-tree that owns each page (tree pages and overflow pages); 0 for none.
-    owners: Vec<u32>,
+    /// Pages mapped.
+    len: usize,
+    chunks: Vec<Chunk>,
 }
 
 impl PageMap {
+    /// A map of pages 1.. with these classes, owned by no tree.
+    fn from_classes(classes: impl IntoIterator<Item = PageClass>) -> PageMap {
+        let mut map = PageMap::default();
+        let mut buffer = Vec::with_capacity(CHUNK);
+        for c in classes {
+            buffer.push(c);
+            if buffer.len() == CHUNK {
+                map.chunks.push(Chunk::of(&buffer));
+                map.len += buffer.len();
+                buffer.clear();
+            }
+        }
+        if !buffer.is_empty() {
+            map.chunks.push(Chunk::of(&buffer));
+            map.len += buffer.len();
+        }
+        map
+    }
+
+    /// The class and owner (0 for none) of `page`.
+    fn get(&self, page: PageNo) -> Option<(PageClass, u32)> {
+        let i = page.index();
+        if i >= self.len {
+            return None;
+        }
+        self.chunks.get(i / CHUNK)?.at(i % CHUNK)
+    }
+
+    /// Sets the class and owner of `page`; a uniform chunk becomes page by page when they
+    /// differ from its own.
+    fn set(&mut self, page: PageNo, class: PageClass, owner: u32) {
+        let i = page.index();
+        if i >= self.len {
+            return;
+        }
+        let len = CHUNK.min(self.len - i / CHUNK * CHUNK);
+        let Some(chunk) = self.chunks.get_mut(i / CHUNK) else {
+            return;
+        };
+        if let Chunk::Uniform(c, o) = *chunk {
+            if (c, o) == (class, owner) {
+                return;
+            }
+            *chunk = Chunk::Mixed {
+                classes: vec![c; len].into(),
+                owners: vec![o; len].into(),
+            };
+        }
+        if let Chunk::Mixed { classes, owners } = chunk {
+            if let (Some(c), Some(o)) = (classes.get_mut(i % CHUNK), owners.get_mut(i % CHUNK)) {
+                (*c, *o) = (class, owner);
+            }
+        }
+    }
+
+    /// Sets the class of `page`, keeping its owner.
+    fn set_class(&mut self, page: PageNo, class: PageClass) {
+        if let Some((_, owner)) = self.get(page) {
+            self.set(page, class, owner);
+        }
+    }
+
+    /// The pages for which `keep(class, owner)` holds, in page order; chunks that cannot
+    /// hold one are skipped whole.
+    fn pages_where(
+        &self,
+        keep: fn(PageClass, u32) -> bool,
+    ) -> impl Iterator<Item = (PageNo, PageClass)> + '_ {
+        self.chunks.iter().enumerate().flat_map(move |(n, chunk)| {
+            let first = n * CHUNK;
+            let len = if chunk.may_hold(keep) {
+                CHUNK.min(self.len.saturating_sub(first))
+            } else {
+                0
+            };
+            (0..len).filter_map(move |k| {
+                let (c, o) = chunk.at(k)?;
+                let no = u32::try_from(first + k + 1).ok().and_then(PageNo::new)?;
+                keep(c, o).then_some((no, c))
+            })
+        })
+    }
+
     /// The class of `page`.
     pub fn class(&self, page: PageNo) -> Option<PageClass> {
-        self.classes.get(page.index()).copied()
+        self.get(page).map(|(c, _)| c)
     }
 
     /// The root of the b-tree that owns `page`, if any tree reached it.
     pub fn owner(&self, page: PageNo) -> Option<PageNo> {
-        self.owners.get(page.index()).and_then(|o| PageNo::new(*o))
+        self.get(page).and_then(|(_, o)| PageNo::new(o))
     }
 
     /// Pages in each class, in [`PageClass::ALL`] order.
     pub fn counts(&self) -> Vec<(PageClass, u32)> {
         let mut counts = [0u32; 11];
-        for c in &self.classes {
+        let mut add = |c: PageClass, n: usize| {
             if let Some(slot) = PageClass::ALL
                 .iter()
-                .position(|x| x == c)
+                .position(|x| *x == c)
                 .and_then(|i| counts.get_mut(i))
             {
-                *slot += 1;
+                *slot = slot.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+            }
+        };
+        for (n, chunk) in self.chunks.iter().enumerate() {
+            match chunk {
+                Chunk::Uniform(c, _) => add(*c, CHUNK.min(self.len.saturating_sub(n * CHUNK))),
+                Chunk::Mixed { classes, .. } => classes.iter().for_each(|c| add(*c, 1)),
             }
         }
         PageClass::ALL.iter().copied().zip(counts).collect()
     }
 
+    /// Runs of consecutive pages of one class and owner, in page order: `(first page,
+    /// pages, class, owner)`. A file padded with zeros is one run however long.
+    pub fn runs(&self) -> impl Iterator<Item = (PageNo, u32, PageClass, Option<PageNo>)> + '_ {
+        let mut next = 0usize;
+        std::iter::from_fn(move || {
+            let start = next;
+            let at = |i: usize| self.chunks.get(i / CHUNK)?.at(i % CHUNK);
+            let (class, owner) = if start < self.len {
+                at(start)?
+            } else {
+                return None;
+            };
+            let mut end = start + 1;
+            while end < self.len {
+                match self.chunks.get(end / CHUNK) {
+                    // A whole uniform chunk ahead that agrees: step over it at once.
+                    Some(Chunk::Uniform(c, o))
+                        if end.is_multiple_of(CHUNK) && (*c, *o) == (class, owner) =>
+                    {
+                        end = (end + CHUNK).min(self.len);
+                    }
+                    Some(chunk) if chunk.at(end % CHUNK) == Some((class, owner)) => end += 1,
+                    _ => break,
+                }
+            }
+            next = end;
+            let first = u32::try_from(start + 1).ok().and_then(PageNo::new)?;
+            let pages = u32::try_from(end - start).ok()?;
+            Some((first, pages, class, PageNo::new(owner)))
+        })
+    }
+
     /// B-tree pages that no b-tree from the schema reaches, in page order.
     pub fn orphans(&self) -> impl Iterator<Item = (PageNo, PageClass)> + '_ {
-        self.classes
-            .iter()
-            .zip(&self.owners)
-            .enumerate()
-            .filter_map(|(i, (c, o))| {
-                (c.is_btree() && *o == 0)
-                    .then(|| PageNo::new(i as u32 + 1).map(|p| (p, *c)))
-                    .flatten()
-            })
+        self.pages_where(|c, o| c.is_btree() && o == 0)
     }
 
     /// The class of `page` when some structure already holds it: a b-tree, a chain, or
     /// the freelist.
     fn held(&self, page: PageNo) -> Option<PageClass> {
-        let class = self.classes.get(page.index()).copied()?;
-        let owned = self.owners.get(page.index()).is_some_and(|o| *o != 0);
+        let (class, owner) = self.get(page)?;
         let free = matches!(class, PageClass::FreelistTrunk | PageClass::FreelistLeaf);
-        (owned || free).then_some(class)
+        (owner != 0 || free).then_some(class)
     }
 
     /// Records that the b-tree rooted at `root` holds `page` as `class`. A page another
@@ -198,11 +357,11 @@ impl PageMap {
         root: PageNo,
         findings: &mut Vec<Finding>,
     ) -> bool {
-        let Some(owner) = self.owners.get_mut(page.index()) else {
+        let Some((_, owner)) = self.get(page) else {
             return false;
         };
-        if *owner != 0 && *owner != root.get() {
-            if let Some(first_root) = PageNo::new(*owner) {
+        if owner != 0 && owner != root.get() {
+            if let Some(first_root) = PageNo::new(owner) {
                 findings.push(Finding::PageInTwoTrees {
                     page,
                     first_root,
@@ -211,10 +370,7 @@ impl PageMap {
             }
             return false;
         }
-        *owner = root.get();
-        if let Some(c) = self.classes.get_mut(page.index()) {
-            *c = class;
-        }
+        self.set(page, class, root.get());
         true
     }
 
@@ -234,9 +390,7 @@ impl PageMap {
                     self.held(p).or(self.orphan_overflow(p))
                 });
                 for p in chain.pages {
-                    if let Some(c) = self.classes.get_mut(p.index()) {
-                        *c = PageClass::Overflow;
-                    }
+                    self.set_class(p, PageClass::Overflow);
                 }
             }
         }
@@ -244,28 +398,23 @@ impl PageMap {
 
     /// `Some(Overflow)` for a page already marked as an orphan's overflow page.
     fn orphan_overflow(&self, page: PageNo) -> Option<PageClass> {
-        let owned = self.owners.get(page.index()).is_some_and(|o| *o != 0);
-        let class = self.classes.get(page.index()).copied();
-        (!owned && class == Some(PageClass::Overflow)).then_some(PageClass::Overflow)
+        (self.get(page)? == (PageClass::Overflow, 0)).then_some(PageClass::Overflow)
     }
 
     /// Overflow pages that no tree of the schema reaches (they hang off orphan b-tree pages).
     pub fn orphan_overflow_pages(&self) -> usize {
-        self.classes
-            .iter()
-            .zip(&self.owners)
-            .filter(|(c, o)| **c == PageClass::Overflow && **o == 0)
+        self.pages_where(|c, o| c == PageClass::Overflow && o == 0)
             .count()
     }
 
     /// Number of pages mapped.
     pub fn len(&self) -> usize {
-        self.classes.len()
+        self.len
     }
 
     /// Whether no page is mapped.
     pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
+        self.len == 0
     }
 }
 
@@ -372,28 +521,20 @@ pub fn survey_with_schema(
             observe(*read);
         }
     };
-    let mut classes: Vec<PageClass> = Vec::with_capacity(n as usize);
-    for i in 1..=n {
-        classes
-            .push(PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p)));
+    let mut map = PageMap::from_classes((1..=n).map(|i| {
         tick(&mut read);
-    }
-    let owners = vec![0u32; n as usize];
+        PageNo::new(i).map_or(PageClass::Unrecognised, |p| classify_by_content(db, p))
+    }));
     let mut findings = Vec::new();
 
     let freelist = read_freelist(db);
     for p in &freelist.trunks {
-        if let Some(c) = classes.get_mut(p.index()) {
-            *c = PageClass::FreelistTrunk;
-        }
+        map.set_class(*p, PageClass::FreelistTrunk);
     }
     for p in &freelist.leaves {
-        if let Some(c) = classes.get_mut(p.index()) {
-            *c = PageClass::FreelistLeaf;
-        }
+        map.set_class(*p, PageClass::FreelistLeaf);
     }
 
-    let mut map = PageMap { classes, owners };
     let mut roots: Vec<(String, SchemaKind, PageNo)> =
         vec![("sqlite_schema".into(), SchemaKind::Table, PageNo::FIRST)];
     roots.extend(
@@ -490,9 +631,7 @@ pub fn survey_with_schema(
             (&found.leaves, PageClass::FreelistLeaf),
         ] {
             for p in pages {
-                if let Some(c) = map.classes.get_mut(p.index()) {
-                    *c = class;
-                }
+                map.set_class(*p, class);
             }
         }
         found
@@ -622,6 +761,61 @@ mod tests {
             }
         }
         assert!(owned);
+    }
+
+    /// The chunked map answers as a plain array of pages would, through any order of
+    /// claims and class changes, across chunk borders and a short last chunk; its runs
+    /// are maximal and spell the array out.
+    #[test]
+    fn the_chunked_page_map_answers_as_an_array_of_pages() {
+        let mut rng = fixtures::prng::SplitMix64::new(0xc4a7);
+        for _ in 0..40 {
+            let len = rng.range(1, 3 * CHUNK as u64 + 100) as usize;
+            let mut want: Vec<(PageClass, u32)> = Vec::new();
+            while want.len() < len {
+                let class = PageClass::ALL[rng.below(11) as usize];
+                let run = rng.range(1, 2 * CHUNK as u64) as usize;
+                want.extend(std::iter::repeat_n((class, 0), run.min(len - want.len())));
+            }
+            let mut map = PageMap::from_classes(want.iter().map(|(c, _)| *c));
+            for _ in 0..rng.below(300) {
+                let i = rng.below(len as u64) as usize;
+                let page = PageNo::new(i as u32 + 1).unwrap();
+                let class = PageClass::ALL[rng.below(11) as usize];
+                if rng.one_in(2) {
+                    let owner = rng.below(4) as u32;
+                    map.set(page, class, owner);
+                    want[i] = (class, owner);
+                } else {
+                    map.set_class(page, class);
+                    want[i].0 = class;
+                }
+            }
+            assert_eq!(map.len(), len);
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(map.get(PageNo::new(i as u32 + 1).unwrap()), Some(*w));
+            }
+            assert_eq!(map.get(PageNo::new(len as u32 + 1).unwrap()), None);
+            let orphans: Vec<u32> = map.orphans().map(|(p, _)| p.get()).collect();
+            let want_orphans: Vec<u32> = (0..len)
+                .filter(|i| want[*i].0.is_btree() && want[*i].1 == 0)
+                .map(|i| i as u32 + 1)
+                .collect();
+            assert_eq!(orphans, want_orphans);
+            for (class, n) in map.counts() {
+                assert_eq!(n as usize, want.iter().filter(|w| w.0 == class).count());
+            }
+            let mut spelt = Vec::new();
+            let mut before = None;
+            for (first, pages, class, owner) in map.runs() {
+                assert_eq!(first.get() as usize, spelt.len() + 1);
+                let page = (class, owner.map_or(0, PageNo::get));
+                assert_ne!(before, Some(page), "two runs that should be one");
+                before = Some(page);
+                spelt.extend(std::iter::repeat_n(page, pages as usize));
+            }
+            assert_eq!(spelt, want);
+        }
     }
 
     #[test]

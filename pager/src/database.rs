@@ -112,9 +112,10 @@ pub struct Database<'a> {
     encoding: TextEncoding,
     encoding_source: EncodingSource,
     page_count: u32,
-    /// Page images read instead of the file's, by page index: a write-ahead log's
+    /// Page images read instead of the file's, sorted by page: a write-ahead log's
     /// committed frames, or a hot journal's original images; empty when neither is read.
-    overlay: Vec<Option<&'a [u8]>>,
+    /// As long as the log, not the file: a log over a huge file costs what it holds.
+    overlay: Vec<(PageNo, &'a [u8])>,
     findings: Vec<Finding>,
 }
 
@@ -306,13 +307,12 @@ impl<'a> Database<'a> {
             findings,
         };
         if let Some(o) = overlay {
-            let mut images = vec![None; page_count as usize];
-            for (no, image) in o.pages {
-                if let Some(slot) = images.get_mut(no.index()) {
-                    *slot = Some(image);
-                }
-            }
-            db.overlay = images;
+            // The map is in page order, so the images are sorted for the search in `page`.
+            db.overlay = o
+                .pages
+                .into_iter()
+                .filter(|(no, _)| no.get() <= page_count)
+                .collect();
         }
         if TextEncoding::from_header_field(raw_encoding).is_none() {
             db.findings
@@ -390,8 +390,12 @@ impl<'a> Database<'a> {
         if no.get() > self.page_count {
             return None;
         }
-        if let Some(Some(image)) = self.overlay.get(no.index()) {
-            return Some(Page::new(no, image, self.usable_size().min(image.len())));
+        if !self.overlay.is_empty() {
+            if let Ok(i) = self.overlay.binary_search_by_key(&no, |(p, _)| *p) {
+                if let Some((_, image)) = self.overlay.get(i) {
+                    return Some(Page::new(no, image, self.usable_size().min(image.len())));
+                }
+            }
         }
         let start = usize::try_from(no.file_offset(self.page_size)).ok()?;
         let end = start
@@ -428,7 +432,7 @@ impl<'a> Database<'a> {
     /// Pages whose image comes from the write-ahead log (or the rollback journal, when
     /// the database was opened with one).
     pub fn pages_from_wal(&self) -> usize {
-        self.overlay.iter().filter(|p| p.is_some()).count()
+        self.overlay.len()
     }
 
     /// Whether `page` is a pointer-map page ("Pointer Map or Ptrmap Pages"); only

@@ -152,30 +152,44 @@ pub fn damaged_page_runs(db: &Database<'_>, survey: &Survey) -> Vec<DamagedRun> 
             .push(format!("orphan {c}: no b-tree of the schema reaches it"));
     }
     let mut runs: Vec<DamagedRun> = Vec::new();
-    let mut add = |page: u32, class: Option<PageClass>, why: Vec<String>| match runs.last_mut() {
-        Some(r) if r.last + 1 == page && r.class == class && r.why == why => r.last = page,
-        _ => runs.push(DamagedRun {
-            first: page,
-            last: page,
-            class,
-            why,
-        }),
-    };
-    for p in (1..=db.page_count()).filter_map(PageNo::new) {
-        let mut why = named.remove(&p).unwrap_or_default();
-        let class = map.class(p);
-        if let Some(c @ (PageClass::Zeroed | PageClass::Unrecognised)) = class {
-            if map.owner(p).is_none() {
-                why.push(format!("{c} that no structure claims"));
+    let mut add =
+        |first: u32, last: u32, class: Option<PageClass>, why: Vec<String>| match runs.last_mut() {
+            Some(r) if r.last + 1 == first && r.class == class && r.why == why => r.last = last,
+            _ => runs.push(DamagedRun {
+                first,
+                last,
+                class,
+                why,
+            }),
+        };
+    // Run by run of the map, so that a run of zeroed padding costs one step, not one per page.
+    for (first, pages, class, owner) in map.runs() {
+        let last = first.get().saturating_add(pages - 1);
+        let unclaimed =
+            matches!(class, PageClass::Zeroed | PageClass::Unrecognised) && owner.is_none();
+        let plain = || vec![format!("{class} that no structure claims")];
+        let inside: Vec<PageNo> = PageNo::new(last)
+            .map(|end| named.range(first..=end).map(|(p, _)| *p).collect())
+            .unwrap_or_default();
+        let mut next = first.get();
+        for p in inside {
+            if unclaimed && next < p.get() {
+                add(next, p.get() - 1, Some(class), plain());
             }
+            let mut why = named.remove(&p).unwrap_or_default();
+            if unclaimed {
+                why.extend(plain());
+            }
+            add(p.get(), p.get(), Some(class), why);
+            next = p.get() + 1;
         }
-        if !why.is_empty() {
-            add(p.get(), class, why);
+        if unclaimed && next <= last {
+            add(next, last, Some(class), plain());
         }
     }
     // Pages findings name past the file's end.
     for (p, why) in named {
-        add(p.get(), None, why);
+        add(p.get(), p.get(), None, why);
     }
     runs
 }
