@@ -285,3 +285,153 @@ fn a_run_stopped_by_a_full_output_names_why_and_leaves_no_report() -> TestResult
     );
     Ok(())
 }
+
+/// How a run on a small disk ended: its exit code, its standard error, and the disk's
+/// files with their sizes.
+struct SmallDiskRun {
+    code: i32,
+    stderr: String,
+    files: Vec<(String, u64)>,
+}
+
+/// Runs `salvage ARGS` in a mount namespace of its own with a tmpfs of `size` mounted at
+/// `mnt`, first filled with `fill` bytes: a disk that really runs out of space (ENOSPC), as
+/// no file-size limit can stand in for. The tmpfs's files are listed before the namespace
+/// (and the tmpfs) goes.
+///
+/// Needs `unshare` and a user namespace (as on the CI machine); set
+/// `SALVAGE_SKIP_NAMESPACE_TESTS=1` where the kernel refuses them.
+fn on_a_small_disk(
+    mnt: &std::path::Path,
+    size: &str,
+    fill: u64,
+    args: &[&std::ffi::OsStr],
+) -> Got<Option<SmallDiskRun>> {
+    if std::env::var_os("SALVAGE_SKIP_NAMESPACE_TESTS").is_some() {
+        eprintln!("skipped: SALVAGE_SKIP_NAMESPACE_TESTS is set");
+        return Ok(None);
+    }
+    std::fs::create_dir_all(mnt)?;
+    let script = r#"
+        mnt=$1; size=$2; fill=$3; shift 3
+        mount -t tmpfs -o "size=$size" tmpfs "$mnt" || exit 97
+        [ "$fill" -gt 0 ] && head -c "$fill" /dev/zero > "$mnt/fill" 2>/dev/null
+        "$@"; rc=$?
+        for f in "$mnt"/*; do [ -e "$f" ] && echo "file $(basename "$f") $(stat -c %s "$f")"; done
+        echo "rc $rc"
+    "#;
+    let salvage = crate::salvage();
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(mnt)
+        .arg(size)
+        .arg(fill.to_string())
+        .arg(salvage.get_program())
+        .args(args)
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut rc = None;
+    let mut files = Vec::new();
+    for line in stdout.lines() {
+        match line.split_whitespace().collect::<Vec<_>>()[..] {
+            ["rc", n] => rc = n.parse().ok(),
+            ["file", name, len] => files.push((name.to_string(), len.parse()?)),
+            _ => {}
+        }
+    }
+    let rc = rc.ok_or_else(|| {
+        format!(
+            "no mount namespace with a tmpfs here (exit {:?}): {stderr}\n\
+             set SALVAGE_SKIP_NAMESPACE_TESTS=1 where the kernel refuses user namespaces",
+            out.status.code()
+        )
+    })?;
+    Ok(Some(SmallDiskRun {
+        code: rc,
+        stderr,
+        files,
+    }))
+}
+
+/// A disk that fills up while the output is written: the run ends with the operating
+/// system's reason ("No space left on device", never "malformed"), exit 1, the partial
+/// output kept as `.incomplete` and no report, not even an empty one.
+#[test]
+fn a_run_that_fills_the_disk_names_why_and_leaves_no_report() -> TestResult {
+    let dir = Scratch::new("full-disk");
+    let src = dir.path("big.db");
+    fixtures::write_agent_store(&src, 4 << 20, 3)?;
+    let mnt = dir.path("mnt");
+    let dest = mnt.join("out.db");
+    let args = [
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ];
+    let Some(SmallDiskRun {
+        code: rc,
+        stderr: err,
+        files,
+    }) = on_a_small_disk(&mnt, "1m", 0, &args)?
+    else {
+        return Ok(());
+    };
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("malformed"), "{err}");
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"out.db.incomplete"), "{files:?}");
+    assert!(!names.iter().any(|n| n.contains("report")), "{files:?}");
+    Ok(())
+}
+
+/// The report's disk is full, the output's is not: the output is not committed without
+/// its report (both or neither), exit 1, the reason named, the source untouched.
+#[test]
+fn a_report_that_cannot_be_written_keeps_the_output_from_being_committed() -> TestResult {
+    let dir = Scratch::new("full-report-disk");
+    let src = source(&dir)?;
+    let before = std::fs::read(&src)?;
+    let dest = dir.path("out.db");
+    let mnt = dir.path("mnt");
+    let report = mnt.join("report.json");
+    let args = [
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+        "--report".as_ref(),
+        report.as_os_str(),
+    ];
+    // The tmpfs is filled to its last byte before the run.
+    let Some(SmallDiskRun {
+        code: rc,
+        stderr: err,
+        files,
+    }) = on_a_small_disk(&mnt, "64k", 64 << 10, &args)?
+    else {
+        return Ok(());
+    };
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        !dest.exists(),
+        "the output was committed without its report"
+    );
+    assert!(
+        files.iter().all(|(n, _)| n == "fill"),
+        "no report, not even an empty one: {files:?}"
+    );
+    assert!(std::fs::read(&src)? == before, "the source changed");
+    Ok(())
+}
