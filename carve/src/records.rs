@@ -1,0 +1,527 @@
+//! Records found in a run of free bytes: whole ones (a header read as it is), and the one
+//! at the start of a freeblock, whose first 4 bytes the freeblock's header overwrote.
+//!
+//! A freed table-leaf cell is laid out as
+//!
+//! ```text
+//! | payload length | rowid  | header size | serial types ... | body ... |
+//! | varint         | varint | varint      | varints          |          |
+//! ```
+//!
+//! and a freeblock starts where the cell started. With a payload length and rowid of
+//! 1 or 2 bytes, the header starts at byte 2 or 3, so the header size (and, at byte 2, the
+//! first serial type) are lost: the shape gives the column count, so the remaining serial
+//! types are read from byte 4 on, and a lost first type is the one of its column's types
+//! whose body makes the record end exactly where the freeblock does.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use pager::varint::read_varint;
+use pager::{SerialType, TextEncoding, Value};
+use reconstruct::shape::{text_in_encoding, Affinity};
+
+use crate::template::Template;
+
+/// A record found in a run of bytes, before it is placed on its page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    /// Where its record header starts in the run (for a rebuilt header, where it started).
+    pub start: usize,
+    /// Where it ends in the run.
+    pub end: usize,
+    /// The templates it fits.
+    pub tables: Vec<usize>,
+    /// Its rowid, when the cell's payload length and rowid before it survive.
+    pub rowid: Option<i64>,
+    /// Its values.
+    pub values: Vec<Value>,
+    /// Header bytes inferred.
+    pub inferred: u32,
+}
+
+/// The longest record header the carver reads: 9-byte serial types for 2,000 columns
+/// would be longer, but real headers of carved rows are short.
+const MAX_HEADER: usize = 4096;
+
+/// Every whole record in `run` from `from` on, left to right; bytes before `intact` are
+/// known to be overwritten (a freeblock's header), so no rowid is read from them.
+pub fn whole_records(
+    run: &[u8],
+    from: usize,
+    intact: usize,
+    templates: &[Template],
+    allowed: &dyn Fn(usize) -> bool,
+    enc: TextEncoding,
+) -> Vec<Found> {
+    let mut out = Vec::new();
+    // Free space holds old copies of cells from earlier layouts of the page, which
+    // overlap: a record starting inside one already found is taken only when its whole
+    // cell (payload length and rowid before it) bears it out, not its header alone.
+    let mut covered = 0;
+    for at in from..run.len().saturating_sub(1) {
+        let Some(found) = whole_record_at(run, at, intact, templates, allowed, enc) else {
+            continue;
+        };
+        if at < covered && found.rowid.is_none() {
+            continue;
+        }
+        covered = covered.max(found.end);
+        out.push(found);
+    }
+    out
+}
+
+/// The whole record whose header starts at `at`, if one does and it fits a template.
+fn whole_record_at(
+    run: &[u8],
+    at: usize,
+    intact: usize,
+    templates: &[Template],
+    allowed: &dyn Fn(usize) -> bool,
+    enc: TextEncoding,
+) -> Option<Found> {
+    let (header_size, size_len) = read_varint_at(run, at)?;
+    let header_size = usize::try_from(header_size).ok()?;
+    if header_size <= size_len || header_size > MAX_HEADER {
+        return None;
+    }
+    // Most offsets of free space are no record: counted first, without allocating, the
+    // serial types tell them apart before anything is decoded.
+    let count = count_serial_types(run, at + size_len, at + header_size, templates)?;
+    if !templates.iter().any(|t| t.slots.len() == count) {
+        return None;
+    }
+    let types = serial_types(run, at + size_len, at + header_size, usize::MAX)?;
+    let body = at + header_size;
+    let tables: Vec<usize> = (0..templates.len())
+        .filter(|i| allowed(*i) && templates.get(*i).is_some_and(|t| t.fits(&types)))
+        .collect();
+    if tables.is_empty() {
+        return None;
+    }
+    let (mut values, end) = decode(run, body, &types, enc)?;
+    as_read(&mut values, templates, &tables);
+    let record_len = (end - at) as u64;
+    Some(Found {
+        start: at,
+        end,
+        rowid: rowid_before(run, at, record_len, intact),
+        tables,
+        values,
+        inferred: 0,
+    })
+}
+
+/// How many serial types `run[from..to]` holds, exactly filling it; `None` when it holds
+/// a reserved one, more than any template has columns, or does not end at `to`.
+fn count_serial_types(run: &[u8], from: usize, to: usize, templates: &[Template]) -> Option<usize> {
+    let most = templates.iter().map(|t| t.slots.len()).max()?;
+    // Each type takes 1 to 9 bytes.
+    if to - from > most * 9 || to - from < 1 {
+        return None;
+    }
+    let (mut at, mut count) = (from, 0);
+    while at < to {
+        let (code, len) = read_varint_at(run, at)?;
+        if code == 10 || code == 11 || count == most {
+            return None;
+        }
+        count += 1;
+        at += len;
+    }
+    (at == to).then_some(count)
+}
+
+/// The serial types in `run[from..to]`, exactly filling it (at most `count` of them).
+fn serial_types(run: &[u8], from: usize, to: usize, count: usize) -> Option<Vec<SerialType>> {
+    let mut types = Vec::new();
+    let mut at = from;
+    while at < to && types.len() < count {
+        let (code, len) = read_varint_at(run, at)?;
+        let t = SerialType::from_code(code);
+        if matches!(t, SerialType::Reserved(_)) {
+            return None;
+        }
+        types.push(t);
+        at += len;
+    }
+    (at == to || (count != usize::MAX && types.len() == count)).then_some(types)
+}
+
+/// Decodes the body of a record of `types` starting at `body`; its values and where it
+/// ends. Text must be valid in the database's encoding.
+fn decode(
+    run: &[u8],
+    body: usize,
+    types: &[SerialType],
+    enc: TextEncoding,
+) -> Option<(Vec<Value>, usize)> {
+    let mut at = body;
+    let mut values = Vec::with_capacity(types.len());
+    for t in types {
+        let len = usize::try_from(t.body_len()).ok()?;
+        let bytes = run.get(at..at.checked_add(len)?)?;
+        // Text must be valid, and not only NUL bytes (what a wipe leaves).
+        if let SerialType::Text(_) = t {
+            if !text_in_encoding(bytes, enc) || (!bytes.is_empty() && bytes.iter().all(|b| *b == 0))
+            {
+                return None;
+            }
+        }
+        values.push(pager::record::decode_value(*t, bytes, 0)?.into());
+        at += len;
+    }
+    Some((values, at))
+}
+
+/// The rowid of the cell whose record of `record_len` bytes starts at `at`: the varint
+/// ending just before it, preceded by a varint that is the payload length. Bytes before
+/// `intact` are overwritten and prove nothing.
+fn rowid_before(run: &[u8], at: usize, record_len: u64, intact: usize) -> Option<i64> {
+    for rowid_len in 1..=9usize {
+        let Some(rowid_at) = at.checked_sub(rowid_len).filter(|r| *r >= intact) else {
+            break;
+        };
+        let Some((rowid, n)) = read_varint_at(run, rowid_at) else {
+            continue;
+        };
+        if n != rowid_len {
+            continue;
+        }
+        for size_len in 1..=3usize {
+            let Some(size_at) = rowid_at.checked_sub(size_len).filter(|s| *s >= intact) else {
+                break;
+            };
+            if read_varint_at(run, size_at) == Some((record_len, size_len)) {
+                return Some(rowid as i64);
+            }
+        }
+    }
+    None
+}
+
+/// The records of one freeblock. Its first 4 bytes are its header, written over the
+/// start of the freed cell; a freed neighbour joined to it keeps the header of its own
+/// freeblock the same way, so a block holds cells one after another, each starting
+/// whole or overwritten.
+pub struct FreeblockRecords<'r> {
+    run: &'r [u8],
+    templates: &'r [Template],
+    allowed: &'r dyn Fn(usize) -> bool,
+    enc: TextEncoding,
+    /// The reading of an overwritten cell at each offset, once worked out.
+    overwritten: RefCell<HashMap<usize, Option<Found>>>,
+    /// How the end at each offset is borne out, once worked out.
+    endings: RefCell<HashMap<usize, Ending>>,
+}
+
+impl<'r> FreeblockRecords<'r> {
+    /// The reader of freeblock `run` (its bytes, header included).
+    pub fn new(
+        run: &'r [u8],
+        templates: &'r [Template],
+        allowed: &'r dyn Fn(usize) -> bool,
+        enc: TextEncoding,
+    ) -> FreeblockRecords<'r> {
+        FreeblockRecords {
+            run,
+            templates,
+            allowed,
+            enc,
+            overwritten: RefCell::new(HashMap::new()),
+            endings: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Every record of the block, in order: its cells one after another from its start,
+    /// then whole records in whatever follows them.
+    pub fn records(&self) -> Vec<Found> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while let Some(f) = self.overwritten_at(at).or_else(|| self.whole_cell_at(at)) {
+            if f.end <= at {
+                break;
+            }
+            at = f.end;
+            out.push(f);
+        }
+        let from = if out.is_empty() { 4 } else { at };
+        out.extend(whole_records(
+            self.run,
+            from,
+            from,
+            self.templates,
+            self.allowed,
+            self.enc,
+        ));
+        out
+    }
+
+    /// The whole cell (payload length, rowid, record) starting at `at`.
+    fn whole_cell_at(&self, at: usize) -> Option<Found> {
+        (at + 2..=(at + 12).min(self.run.len())).find_map(|header_at| {
+            let f = whole_record_at(
+                self.run,
+                header_at,
+                at,
+                self.templates,
+                self.allowed,
+                self.enc,
+            )?;
+            (f.rowid.is_some() && cell_start(self.run, header_at, f.end - header_at) == Some(at))
+                .then_some(f)
+        })
+    }
+
+    /// The record of the cell at `at` whose first 4 bytes a freeblock header overwrote,
+    /// rebuilt from what is left (or read whole, when its header starts after them): one
+    /// reading or none.
+    fn overwritten_at(&self, at: usize) -> Option<Found> {
+        if let Some(known) = self.overwritten.borrow().get(&at) {
+            return known.clone();
+        }
+        let reading = self
+            .read_overwritten(at)
+            .or_else(|| self.header_after_overwrite(at));
+        self.overwritten.borrow_mut().insert(at, reading.clone());
+        reading
+    }
+
+    fn read_overwritten(&self, at: usize) -> Option<Found> {
+        let cell = self.run.get(at..)?;
+        // A freed neighbour's first 4 bytes are the header of the freeblock it once was
+        // alone: its size field says how far that block reached, within this one.
+        if at > 0 {
+            let size = usize::from(u16::from_be_bytes([*cell.get(2)?, *cell.get(3)?]));
+            if size < 4 || size > cell.len() {
+                return None;
+            }
+        }
+        // Every reading the bytes allow, with how well its end is borne out.
+        let mut answers: Vec<(Ending, Found)> = Vec::new();
+        // The header starts after a payload length and a rowid of 1 or 2 bytes together.
+        for header_at in [2usize, 3] {
+            // Serial types that stood in the overwritten bytes (after the header size).
+            let lost = 3 - header_at;
+            for (i, t) in self.templates.iter().enumerate() {
+                if !(self.allowed)(i) {
+                    continue;
+                }
+                let borne_out = |end: usize| self.ending(at + end) != Ending::Unexplained;
+                for mut found in rebuilt(cell, header_at, lost, t, self.enc, &borne_out) {
+                    found.start += at;
+                    found.end += at;
+                    let ending = self.ending(found.end);
+                    match answers
+                        .iter_mut()
+                        .find(|(e, a)| *e == ending && a.values == found.values)
+                    {
+                        Some((_, same)) => same.tables.push(i),
+                        None => answers.push((
+                            ending,
+                            Found {
+                                tables: vec![i],
+                                ..found
+                            },
+                        )),
+                    }
+                }
+            }
+        }
+        // The best-borne-out ending decides; two different readings there, and none is taken.
+        let best = answers.iter().map(|(e, _)| *e).min()?;
+        let mut at_best = answers.into_iter().filter(|(e, _)| *e == best);
+        let (_, mut one) = at_best.next()?;
+        if at_best.next().is_some() {
+            return None;
+        }
+        as_read(&mut one.values, self.templates, &one.tables);
+        Some(one)
+    }
+
+    /// The record of the cell at `at` whose payload length and rowid took 4 bytes or more,
+    /// so that the freeblock header overwrote only them: its header is whole, and what
+    /// follows it bears out its end.
+    fn header_after_overwrite(&self, at: usize) -> Option<Found> {
+        (at + 4..=(at + 12).min(self.run.len())).find_map(|header_at| {
+            let f = whole_record_at(
+                self.run,
+                header_at,
+                at + 4,
+                self.templates,
+                self.allowed,
+                self.enc,
+            )?;
+            (self.ending(f.end) != Ending::Unexplained).then_some(f)
+        })
+    }
+
+    /// How the bytes after `end` bear out a record ending there.
+    fn ending(&self, end: usize) -> Ending {
+        if let Some(known) = self.endings.borrow().get(&end) {
+            return *known;
+        }
+        let ending = self.work_out_ending(end);
+        self.endings.borrow_mut().insert(end, ending);
+        ending
+    }
+
+    fn work_out_ending(&self, end: usize) -> Ending {
+        let left = self.run.len().saturating_sub(end);
+        if left == 0 {
+            Ending::Exact
+        } else if self.whole_cell_at(end).is_some() {
+            Ending::Neighbour
+        } else if self.overwritten_at(end).is_some() {
+            Ending::FreedNeighbour
+        } else if left <= 3 {
+            Ending::Fragment
+        } else {
+            Ending::Unexplained
+        }
+    }
+}
+
+/// How the end of a rebuilt record is borne out by what follows it in the freeblock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ending {
+    /// It ends where the freeblock does: the freed cell was the whole block.
+    Exact,
+    /// A whole cell starts right after it: a neighbour joined the block.
+    Neighbour,
+    /// A cell starts right after it whose start the header of its own earlier freeblock
+    /// overwrote: a neighbour freed first, then joined.
+    FreedNeighbour,
+    /// At most 3 bytes follow: a fragment the block absorbed.
+    Fragment,
+    /// Anything else.
+    Unexplained,
+}
+
+/// Where the cell whose record of `record_len` bytes starts at `at` begins: before its
+/// rowid and payload length varints.
+fn cell_start(run: &[u8], at: usize, record_len: usize) -> Option<usize> {
+    for rowid_len in 1..=9usize {
+        let rowid_at = at.checked_sub(rowid_len)?;
+        if read_varint_at(run, rowid_at).map(|(_, n)| n) != Some(rowid_len) {
+            continue;
+        }
+        for size_len in 1..=3usize {
+            let size_at = rowid_at.checked_sub(size_len)?;
+            if read_varint_at(run, size_at) == Some((record_len as u64, size_len)) {
+                return Some(size_at);
+            }
+        }
+    }
+    None
+}
+
+/// The readings of a record of template `t` whose header started at `header_at`, with
+/// `lost` serial types (0 or 1) in the overwritten bytes: one for each type the lost
+/// column could have that the bytes bear out, and whose end `borne_out` accepts.
+fn rebuilt(
+    run: &[u8],
+    header_at: usize,
+    lost: usize,
+    t: &Template,
+    enc: TextEncoding,
+    borne_out: &dyn Fn(usize) -> bool,
+) -> Vec<Found> {
+    let n = t.slots.len();
+    let Some(known_count) = n.checked_sub(lost) else {
+        return Vec::new();
+    };
+    // Types from byte 4 on: the header ends after the last one.
+    let mut known = Vec::with_capacity(known_count);
+    let mut at = 4;
+    while known.len() < known_count {
+        let Some((code, len)) = read_varint_at(run, at) else {
+            return Vec::new();
+        };
+        known.push(SerialType::from_code(code));
+        at += len;
+    }
+    let header_end = at;
+    // Types that are all NULL say nothing: zeroed bytes read so.
+    if known.iter().all(|t| *t == SerialType::Null) {
+        return Vec::new();
+    }
+    // The lost bytes held the header size (1 byte) and 1-byte serial types.
+    if header_end - header_at >= 0x80 {
+        return Vec::new();
+    }
+    // A lost type of a TEXT column is not read as a blob: the same bytes would give two
+    // readings, and a TEXT column holds blobs only when an application binds them so.
+    let text_column = t
+        .slots
+        .first()
+        .is_some_and(|s| s.affinity == Affinity::Text);
+    let firsts: Vec<Option<SerialType>> = if lost == 1 {
+        lost_candidates()
+            .filter(|c| !(text_column && matches!(c, SerialType::Blob(_))))
+            .map(Some)
+            .collect()
+    } else {
+        vec![None]
+    };
+    let mut out = Vec::new();
+    for first in firsts {
+        let types: Vec<SerialType> = first.into_iter().chain(known.iter().copied()).collect();
+        if !t.fits(&types) {
+            continue;
+        }
+        // Where it would end is known before any value is decoded.
+        let body: u64 = types.iter().map(|t| t.body_len()).sum();
+        let Some(end) = usize::try_from(body)
+            .ok()
+            .and_then(|b| header_end.checked_add(b))
+        else {
+            continue;
+        };
+        if end > run.len() || !borne_out(end) {
+            continue;
+        }
+        if let Some((values, end)) = decode(run, header_end, &types, enc) {
+            out.push(Found {
+                start: header_at,
+                end,
+                tables: Vec::new(),
+                rowid: None,
+                values,
+                inferred: 1 + lost as u32,
+            });
+        }
+    }
+    out
+}
+
+/// The serial types a lost 1-byte serial type can be: every code below 0x80 but the
+/// reserved ones (text and blobs of up to 57 bytes).
+fn lost_candidates() -> impl Iterator<Item = SerialType> {
+    (0u64..0x80)
+        .filter(|c| *c != 10 && *c != 11)
+        .map(SerialType::from_code)
+}
+
+/// The values as SQLite reads them back: an integer in a column of REAL affinity (where
+/// SQLite stores a whole number as an integer to save space) is a real, when every table
+/// the record fits agrees.
+pub(crate) fn as_read(values: &mut [Value], templates: &[Template], tables: &[usize]) {
+    for (i, v) in values.iter_mut().enumerate() {
+        let real = tables.iter().all(|t| {
+            templates
+                .get(*t)
+                .and_then(|t| t.slots.get(i))
+                .is_some_and(|s| s.affinity == Affinity::Real)
+        });
+        if let (true, Value::Integer(n)) = (real && !tables.is_empty(), &*v) {
+            *v = Value::Real(*n as f64);
+        }
+    }
+}
+
+/// The varint at `at` in `run`: its value and length.
+fn read_varint_at(run: &[u8], at: usize) -> Option<(u64, usize)> {
+    read_varint(run.get(at..)?)
+}
