@@ -6,6 +6,7 @@ mod backup;
 mod corpus;
 mod custody;
 mod damage;
+mod deleted;
 mod demo;
 mod export;
 mod files;

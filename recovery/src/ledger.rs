@@ -30,6 +30,8 @@ pub struct Ledger {
     pub warnings: Vec<String>,
     /// Sentences saying what the output was checked against.
     pub verified: Vec<String>,
+    /// What `--carve` found, when it was asked for.
+    pub carved: Option<crate::carve::CarvedReport>,
 }
 
 impl Ledger {

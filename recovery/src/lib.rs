@@ -51,6 +51,7 @@
 
 pub mod backup;
 pub mod bundle;
+pub mod carve;
 pub mod crash;
 pub mod error;
 pub mod evidence;
@@ -239,6 +240,18 @@ fn run<'s>(
             &reader,
             observer,
         )?;
+        let mut rebuilt = rebuilt;
+        if request.carve {
+            let carved = carve::carve_into(
+                &evidence.db,
+                &rebuilt.out,
+                &rebuilt.tables,
+                &rebuilt.survey,
+                &evidence.taken_names(),
+            )
+            .map_err(Error::db("writing carved records"))?;
+            rebuilt.ledger.carved = Some(carved);
+        }
         let mut finish = Finish::objects(evidence, rebuilt, observer)?;
         let late_hash = late_reads.then(|| scope.spawn(second_hash));
         finish.verify(observer);

@@ -27,6 +27,8 @@ pub struct RecoverOptions {
     pub journal: Log,
     /// The application profiles for placeholder parents and text copies.
     pub profile: ProfileChoice,
+    /// Carve deleted records from free space into `salvage_carved`.
+    pub carve: bool,
 }
 
 impl RecoverOptions {
@@ -42,6 +44,7 @@ impl RecoverOptions {
             wal: Log::Beside,
             journal: Log::Beside,
             profile: ProfileChoice::Auto,
+            carve: false,
         }
     }
 }
@@ -89,6 +92,8 @@ pub struct Request {
     pub allow_partial: bool,
     /// Rebuild lost rows from index entries and full-text copies.
     pub partial_rows: bool,
+    /// Carve deleted records from free space.
+    pub carve: bool,
 }
 
 /// `p` with `suffix` appended to its file name.
@@ -192,6 +197,7 @@ impl Request {
             profiles,
             allow_partial: options.allow_partial,
             partial_rows: options.partial_rows,
+            carve: options.carve,
         })
     }
 }

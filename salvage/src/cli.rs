@@ -205,6 +205,9 @@ pub struct RecoverArgs {
     /// Do not rebuild lost rows from their surviving index entries and full-text copies (see `salvage_partial_rows`); they stay evidence.
     #[arg(long)]
     pub no_partial_rows: bool,
+    /// Also carve deleted records from free space (freeblocks, unallocated space, freed pages) into the table `salvage_carved`, never into the recovered tables.
+    #[arg(long)]
+    pub carve: bool,
     /// Read the main database file alone, ignoring SRC-wal.
     #[arg(long, conflicts_with = "wal")]
     pub no_wal: bool,

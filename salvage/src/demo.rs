@@ -56,6 +56,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         allow_partial: true,
         no_wal: false,
         no_partial_rows: false,
+        carve: false,
         wal: None,
         no_journal: false,
         journal: None,

@@ -21,6 +21,7 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         wal: log(args.no_wal, &args.wal),
         journal: log(args.no_journal, &args.journal),
         profile: args.profile.clone(),
+        carve: args.carve,
     }
 }
 

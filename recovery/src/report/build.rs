@@ -339,6 +339,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             rows: p.tables.iter().map(|t| t.loss.partial_rows).sum(),
             refused: p.tables.iter().map(|t| t.loss.partial_refused).sum(),
         },
+        carved: p.ledger.carved.clone(),
         damaged_fields: DamagedFieldsReport {
             registry: p.ledger.damaged_fields.name.clone(),
             fields: p.ledger.damaged_fields.fields,

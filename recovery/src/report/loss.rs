@@ -44,6 +44,9 @@ pub struct LossReport {
     pub placeholders: PlaceholderReport,
     /// Lost rows rebuilt from surviving index entries and full-text copies.
     pub partial_rows: PartialRowsReport,
+    /// Deleted records carved from free space (`recover --carve` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carved: Option<crate::carve::CarvedReport>,
     /// Values of written rows that are not in their tables as read (NULL there instead),
     /// registered with their reasons.
     #[serde(default)]

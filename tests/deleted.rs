@@ -1,0 +1,204 @@
+//! `recover --carve`: the deleted rows of a messenger's store, carved from its free space
+//! into `salvage_carved`, never into its tables; old versions of edited rows marked as
+//! such; nothing that is a live row; the run still complete (deleting is not loss).
+
+use rusqlite::types::Value as Sql;
+
+use crate::{Scratch, TestResult};
+
+/// Rows of `messages`, each its five values.
+type Rows = Vec<Vec<Sql>>;
+
+/// A carved row: its status, its rowid where known, and its values.
+type CarvedRow = (String, Option<i64>, Vec<Sql>);
+
+/// A chat store written by SQLite: messages inserted, some deleted, some edited. Returns
+/// the deleted rows and the edited rows' old values, as `(id, chat_id, sender, body, sent)`.
+fn chat_store(path: &std::path::Path) -> rusqlite::Result<(Rows, Rows)> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA page_size = 4096;
+         CREATE TABLE chats(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+         CREATE TABLE messages(id INTEGER PRIMARY KEY, chat_id INTEGER NOT NULL REFERENCES chats(id),
+             sender TEXT NOT NULL, body TEXT, sent REAL NOT NULL);
+         CREATE INDEX messages_chat ON messages(chat_id, sent);",
+    )?;
+    let mut rng = fixtures::prng::SplitMix64::new(0xde1e7e);
+    conn.execute_batch("BEGIN")?;
+    for c in 1..=8 {
+        conn.execute(
+            "INSERT INTO chats VALUES (?1, ?2)",
+            rusqlite::params![c, format!("chat {c}")],
+        )?;
+    }
+    for i in 1..=900i64 {
+        let words = rng.range(2, 40) as usize;
+        let body: Vec<String> = (0..words).map(|w| format!("m{i}w{w}")).collect();
+        conn.execute(
+            "INSERT INTO messages VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![
+                i,
+                i % 8 + 1,
+                ["alice", "bob", "carol"][i as usize % 3],
+                body.join(" "),
+                1.7e9 + i as f64 * 0.5
+            ],
+        )?;
+    }
+    conn.execute_batch("COMMIT")?;
+    let rows = |filter: &str| -> rusqlite::Result<Vec<Vec<Sql>>> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT id, chat_id, sender, body, sent FROM messages WHERE {filter}"
+        ))?;
+        let rows = stmt.query_map([], |r| (0..5).map(|i| r.get::<_, Sql>(i)).collect())?;
+        rows.collect()
+    };
+    let deleted = rows("id % 11 = 0 OR id BETWEEN 500 AND 560")?;
+    conn.execute_batch("DELETE FROM messages WHERE id % 11 = 0 OR id BETWEEN 500 AND 560")?;
+    // Edited: the body grows, so the old cell is freed and the new one written elsewhere.
+    let edited = rows("id % 13 = 1")?;
+    conn.execute_batch(
+        "UPDATE messages SET body = body || ' (edited, and made longer)' WHERE id % 13 = 1",
+    )?;
+    Ok((deleted, edited))
+}
+
+/// The carved rows of `messages`, as `(status, rowid, [c0..c4])` with c0 (the INTEGER
+/// PRIMARY KEY, NULL in the record) replaced by the rowid where it is known.
+fn carved(dest: &std::path::Path) -> rusqlite::Result<Vec<CarvedRow>> {
+    let conn = rusqlite::Connection::open(dest)?;
+    let mut stmt = conn.prepare(
+        "SELECT status, rowid, c0, c1, c2, c3, c4 FROM salvage_carved WHERE tbl = 'messages'",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let rowid: Option<i64> = r.get(1)?;
+        let mut values: Vec<Sql> = (2..7)
+            .map(|i| r.get::<_, Sql>(i))
+            .collect::<rusqlite::Result<_>>()?;
+        values[0] = rowid.map_or(Sql::Null, Sql::Integer);
+        Ok((r.get(0)?, rowid, values))
+    })?;
+    rows.collect()
+}
+
+/// Whether `row` (its first value NULL when the rowid is unknown) is one of `rows`.
+fn among(row: &[Sql], rows: &[Vec<Sql>]) -> bool {
+    rows.iter()
+        .any(|r| r[1..] == row[1..] && (row[0] == Sql::Null || r[0] == row[0]))
+}
+
+#[test]
+fn deleted_messages_are_carved_beside_the_tables_and_edits_show_their_old_versions() -> TestResult {
+    let dir = Scratch::new("carve-chat");
+    let src = dir.path("chat.db");
+    let (deleted, edited) = chat_store(&src)?;
+    let dest = dir.path("out.db");
+    let out = crate::salvage()
+        .arg("recover")
+        .arg(&src)
+        .arg("-o")
+        .arg(&dest)
+        .arg("--carve")
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "deleting is not loss: {err}");
+    let rows = carved(&dest)?;
+    let conn = rusqlite::Connection::open(&dest)?;
+    let live: Vec<Vec<Sql>> = conn
+        .prepare("SELECT id, chat_id, sender, body, sent FROM messages")?
+        .query_map([], |r| (0..5).map(|i| r.get::<_, Sql>(i)).collect())?
+        .collect::<rusqlite::Result<_>>()?;
+    let live_count: i64 = conn.query_row("SELECT count(*) FROM messages", [], |r| r.get(0))?;
+    assert_eq!(
+        live_count,
+        900 - deleted.len() as i64,
+        "the tables hold the live rows only"
+    );
+    let mut found_old = 0;
+    for (status, _, row) in &rows {
+        assert!(!among(row, &live), "a live row carved as {status}: {row:?}");
+        match status.as_str() {
+            "deleted" if among(row, &deleted) => {}
+            // An edit's old cell without its rowid cannot be told from a deleted row.
+            "deleted" if among(row, &edited) => found_old += 1,
+            "previous version" if among(row, &edited) => found_old += 1,
+            _ => panic!("carved a row that never was: {status} {row:?}"),
+        }
+    }
+    let distinct_deleted = deleted
+        .iter()
+        .filter(|d| {
+            rows.iter()
+                .any(|(_, _, r)| among(r, std::slice::from_ref(d)))
+        })
+        .count();
+    eprintln!(
+        "{} deleted: {distinct_deleted} carved; {} edited: {found_old} old versions; {} carved in all",
+        deleted.len(),
+        edited.len(),
+        rows.len()
+    );
+    // A deleted row is still in the file when the end of its record is: sender, body
+    // and `sent` (8 bytes, a real where it is not a whole number) one after another.
+    let bytes = std::fs::read(&src)?;
+    let present: Vec<&Vec<Sql>> = deleted
+        .iter()
+        .filter(|d| match &d[2..] {
+            [Sql::Text(sender), Sql::Text(body), Sql::Real(sent)] if sent.fract() != 0.0 => {
+                let tail = [sender.as_bytes(), body.as_bytes(), &sent.to_be_bytes()].concat();
+                bytes.windows(tail.len()).any(|w| w == tail.as_slice())
+            }
+            _ => false,
+        })
+        .collect();
+    let carved_present = present
+        .iter()
+        .filter(|d| {
+            rows.iter()
+                .any(|(_, _, r)| among(r, std::slice::from_ref(**d)))
+        })
+        .count();
+    eprintln!(
+        "{} of the deleted rows still in the file, {carved_present} of those carved",
+        present.len()
+    );
+    assert!(
+        carved_present * 100 >= present.len() * 95,
+        "{carved_present} of {}",
+        present.len()
+    );
+    assert!(found_old > 0);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    let total: i64 = conn.query_row("SELECT count(*) FROM salvage_carved", [], |r| r.get(0))?;
+    assert_eq!(report["carved"]["rows"], total);
+    assert_eq!(report["carved"]["registry"], "salvage_carved");
+    assert!(report["flags"]["loss_detected"] == false);
+    Ok(())
+}
+
+#[test]
+fn without_carve_nothing_is_carved() -> TestResult {
+    let dir = Scratch::new("carve-off");
+    let src = dir.path("chat.db");
+    chat_store(&src)?;
+    let dest = dir.path("out.db");
+    let out = crate::salvage()
+        .arg("recover")
+        .arg(&src)
+        .arg("-o")
+        .arg(&dest)
+        .output()?;
+    assert_eq!(out.status.code(), Some(0));
+    let conn = rusqlite::Connection::open(&dest)?;
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name = 'salvage_carved'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(n, 0);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    assert!(report.get("carved").is_none());
+    Ok(())
+}
