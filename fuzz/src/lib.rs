@@ -18,7 +18,7 @@ use pager::{BtreeWalk, Database, Location, PageNo, Record, TreeItem};
 pub type Target = fn(&[u8]);
 
 /// Every target, by name.
-pub const TARGETS: [(&str, Target); 8] = [
+pub const TARGETS: [(&str, Target); 9] = [
     ("header", header),
     ("page", page),
     ("record", record),
@@ -26,6 +26,7 @@ pub const TARGETS: [(&str, Target); 8] = [
     ("wal", wal),
     ("journal", journal),
     ("survey", survey),
+    ("carve", carve),
     ("recover", recover),
 ];
 
@@ -127,6 +128,62 @@ pub fn survey(bytes: &[u8]) {
     let _ = BtreeWalk::new(&db, PageNo::FIRST)
         .filter(|i| matches!(i, Ok(TreeItem::Cell(_))))
         .count();
+}
+
+/// Every page carved for deleted records, as a live page of each template's table and as
+/// a freed page, against shapes that admit much: an agent store's messages, a table of
+/// text, and columns without a type (which hold anything).
+pub fn carve(bytes: &[u8]) {
+    let Ok(db) = Database::open(bytes) else {
+        return;
+    };
+    let templates = carve_templates();
+    for n in 1..=db.page_count() {
+        let Some(no) = PageNo::new(n) else { continue };
+        for role in [
+            carve::PageRole::Free,
+            carve::PageRole::Live(Some(0)),
+            carve::PageRole::Live(Some(2)),
+        ] {
+            let _ = carve::carve_page(&db, no, role, templates);
+        }
+    }
+}
+
+/// The shapes the `carve` target carves with.
+fn carve_templates() -> &'static [carve::Template] {
+    use reconstruct::shape::{Column, ColumnDefault, ColumnKind, TableShape};
+    static TEMPLATES: std::sync::OnceLock<Vec<carve::Template>> = std::sync::OnceLock::new();
+    TEMPLATES.get_or_init(|| {
+        let col = |name: &str, decl: &str, pk: u32| Column {
+            name: name.into(),
+            decl_type: decl.into(),
+            not_null: false,
+            pk,
+            kind: ColumnKind::Ordinary,
+            default: ColumnDefault::None,
+        };
+        let shape = |columns: Vec<Column>| TableShape {
+            name: "t".into(),
+            columns,
+            without_rowid: false,
+            strict: false,
+        };
+        [
+            shape(vec![
+                col("id", "INTEGER", 1),
+                col("session_id", "TEXT", 0),
+                col("role", "TEXT", 0),
+                col("content", "TEXT", 0),
+                col("created", "REAL", 0),
+            ]),
+            shape(vec![col("a", "TEXT", 0), col("b", "TEXT", 0)]),
+            shape(vec![col("a", "", 0), col("b", "", 0), col("c", "", 0)]),
+        ]
+        .iter()
+        .filter_map(carve::Template::of)
+        .collect()
+    })
 }
 
 /// A whole recovery of the bytes as a file, into a scratch folder (removed after).
