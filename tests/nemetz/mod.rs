@@ -60,6 +60,7 @@
 
 #![allow(dead_code)]
 
+pub mod record;
 pub mod xml;
 
 use std::path::{Path, PathBuf};
