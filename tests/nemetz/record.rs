@@ -20,22 +20,17 @@
 //! the column's affinity ("Type Affinity"), as SQLite decided it on insert. Where the key
 //! cannot tell (a number in a column without affinity), every plausible record is tried.
 
-use super::{KeyRow, KeyTable, KeyValue};
+use pager::varint::varint_len;
+use pager::TextEncoding;
+use reconstruct::shape::Affinity;
+use recovery::load::bulk::put_varint;
 
-/// The database text encoding, database header offset 56 ("Database Header Format").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TextEncoding {
-    /// 1: UTF-8.
-    Utf8,
-    /// 2: UTF-16 little-endian.
-    Utf16le,
-    /// 3: UTF-16 big-endian.
-    Utf16be,
-}
+use super::{KeyRow, KeyTable, KeyValue};
 
 /// What the record format of a database depends on, from its header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordFormat {
+    /// The database text encoding (header offset 56).
     pub text_encoding: TextEncoding,
     /// The schema format number (header offset 44). From 4 on, the integers 0 and 1 take
     /// serial types 8 and 9 and no body bytes; format 1 to 3 stores them in one byte.
@@ -52,45 +47,10 @@ impl RecordFormat {
                 .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
                 .unwrap_or(0)
         };
-        let text_encoding = match u32_at(56) {
-            2 => TextEncoding::Utf16le,
-            3 => TextEncoding::Utf16be,
-            _ => TextEncoding::Utf8,
-        };
         RecordFormat {
-            text_encoding,
+            text_encoding: TextEncoding::from_header_field(u32_at(56))
+                .unwrap_or(TextEncoding::Utf8),
             schema_format: u32_at(44),
-        }
-    }
-}
-
-/// Column affinity ("Determination Of Column Affinity").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Affinity {
-    Integer,
-    Text,
-    Blob,
-    Real,
-    Numeric,
-}
-
-impl Affinity {
-    /// SQLite's five rules, in their order, applied to a declared type. The tests apply
-    /// them to the key's `<columnTypeName>` (`INTEGER`, `REAL`, `TEXT`), not to its
-    /// `<attribute>`: the attribute carries the constraints too, and a word such as
-    /// `CONSTRAINT` contains `INT`.
-    pub fn of_declared_type(declared: &str) -> Affinity {
-        let t = declared.to_ascii_uppercase();
-        if t.contains("INT") {
-            Affinity::Integer
-        } else if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") {
-            Affinity::Text
-        } else if t.contains("BLOB") || t.trim().is_empty() {
-            Affinity::Blob
-        } else if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") {
-            Affinity::Real
-        } else {
-            Affinity::Numeric
         }
     }
 }
@@ -161,6 +121,9 @@ pub fn stored_records(
             if Some(i) == rowid_alias {
                 return vec![null()];
             }
+            // The key's `<columnTypeName>` (`INTEGER`, `REAL`, `TEXT`) names the declared
+            // type; its `<attribute>` carries the constraints too, and SQLite's rules
+            // would find the `INT` of a word such as `CONSTRAINT` in it.
             let declared = t.column_types.get(i).map(String::as_str).unwrap_or("");
             stored_values(v, Affinity::of_declared_type(declared), format)
         })
@@ -284,11 +247,7 @@ fn stored_integer(i: i64, format: RecordFormat) -> StoredValue {
 }
 
 fn stored_text(s: &str, encoding: TextEncoding) -> StoredValue {
-    let bytes: Vec<u8> = match encoding {
-        TextEncoding::Utf8 => s.as_bytes().to_vec(),
-        TextEncoding::Utf16le => s.encode_utf16().flat_map(u16::to_le_bytes).collect(),
-        TextEncoding::Utf16be => s.encode_utf16().flat_map(u16::to_be_bytes).collect(),
-    };
+    let bytes = encoding.encode(s);
     StoredValue {
         serial_type: 13 + 2 * bytes.len() as u64,
         bytes,
@@ -300,20 +259,6 @@ fn null() -> StoredValue {
         serial_type: 0,
         bytes: Vec::new(),
     }
-}
-
-/// SQLite's variable-length integer ("Variable-Length Integers"), for values below 2^56
-/// (record headers never need the nine-byte form).
-fn put_varint(out: &mut Vec<u8>, v: u64) {
-    let len = varint_len(v);
-    for k in (0..len).rev() {
-        let seven = ((v >> (7 * k)) & 0x7f) as u8;
-        out.push(if k == 0 { seven } else { seven | 0x80 });
-    }
-}
-
-fn varint_len(v: u64) -> usize {
-    (1..=8).find(|&n| v < 1u64 << (7 * n)).unwrap_or(9)
 }
 
 /// Bodies shorter than this occur by chance anywhere in a file (4 bytes: one in 2^32 at
