@@ -123,14 +123,19 @@ impl std::ops::Add for OracleTally {
 ///   the record header intact in front of it. None is shorter than four bytes. Each body
 ///   occurs exactly once in its file and equals the body of no live row (checked once with
 ///   a script, not asserted here), so "present" never means "a live row looks the same".
-/// * Where they lie (by a page walk done once by hand, not asserted here): 0A's 100 in
-///   the freelist pages the dropped tables became (70 trunk, 30 leaf); 0C's 101 in
-///   freeblocks (68) and the unallocated area (33); 09-01's 36 in freeblocks (20) and
-///   unallocated space (16); 0B's 8 and 0D's 19 in what the later inserts left; 0E's 3 in
-///   a freelist leaf (2) and unallocated space (1). The other 9 rows of 0E, 26 of 0D and
-///   12 of 0B are overwritten (0D, 0B) or spread over freed overflow pages whose parts
-///   are not contiguous (0E); 1112 of 09-01's 1148 went when `auto_vacuum=FULL` moved
-///   pages and truncated the file.
+/// * Where they lie (by a page walk done once with a script, not asserted here): 0A's 100
+///   in the freelist pages the dropped tables became (70 on trunk pages, 30 on leaf
+///   pages); 0C's 101 in freeblocks (68) and unallocated space (33); 09-01's 36 in
+///   freeblocks (20) and unallocated space (16); 0D's 19 in freeblocks (14) and
+///   unallocated space (5); 0B's 8 in unallocated space; 0E's 3 on a freelist leaf page
+///   (2) and in unallocated space (1); 07-03's one in a freeblock. The other 26 rows of 0D
+///   and 12 of 0B were overwritten by later inserts. Of 0E's other 9, 2 spill onto
+///   overflow pages: their local part and most of the overflow part are still there, but
+///   not as one run of bytes (a carver that follows the chain can return them; the scorer
+///   counts such rows "beyond oracle"); the 7 others are gone but for a few bytes, with no
+///   later insert (presumably overwritten as SQLite rebalanced the tree: each filled
+///   most of a page). 1112 of 09-01's 1148 went when `auto_vacuum=FULL` moved pages
+///   and truncated the file.
 /// * Every script that deletes or drops turns `secure_delete` off first, so nothing
 ///   removed was wiped by it. The only other change, 05-02's `UPDATE`, runs with
 ///   `secure_delete` on: the row's old version is zeroed, and the key does not list it.
