@@ -3,6 +3,7 @@
 //! rusqlite and damaged at byte level by `fixtures`, and the third-party Nemetz corpus.
 
 mod backup;
+mod carving;
 mod corpus;
 mod custody;
 mod damage;

@@ -60,6 +60,7 @@
 
 #![allow(dead_code)]
 
+pub mod record;
 pub mod xml;
 
 use std::path::{Path, PathBuf};
@@ -293,6 +294,18 @@ pub fn deleted_rows<'a>(t: &'a KeyTable) -> impl Iterator<Item = &'a KeyRow> + '
     t.rows.iter().filter(|r| r.deleted)
 }
 
+/// Every row of `t` that the database no longer holds as a live row: the rows the key
+/// flags deleted, the rows of a dropped table (see [`Case`]) whatever their flag, and the
+/// [`known_key_error`] rows of 09-01. These are the rows a carver may find in free space.
+///
+/// Over the corpus: 209 flagged deleted + 70 alive in dropped tables + 1148 of 09-01 =
+/// 1427 rows (the "1,427 deleted rows" of the Nemetz v1 keys).
+pub fn removed_rows<'a>(case: &'a Case, t: &'a KeyTable) -> impl Iterator<Item = &'a KeyRow> + 'a {
+    t.rows
+        .iter()
+        .filter(move |r| r.deleted || t.deleted || known_key_error(case, &t.name, r))
+}
+
 /// Exactly the rows that a reader of live tables (walking `sqlite_schema`) must return
 /// for `t`: none for a dropped table, otherwise the key's live rows minus
 /// [`known_key_error`] rows.
@@ -383,20 +396,83 @@ pub fn known_value_error(case: &Case, table: &str, column: &str, key: &KeyValue)
 /// compared with [`KeyValue::matches_f32`], and [`known_value_error`] cells are accepted
 /// whatever their value. Everything else uses [`KeyValue::matches`].
 pub fn row_matches(case: &Case, t: &KeyTable, row: &KeyRow, actual: &[Actual]) -> bool {
-    let loose = readback(case, &t.name) == Readback::RTreeFloat32;
     row.values.len() == actual.len()
         && row
             .values
             .iter()
             .zip(actual)
-            .zip(&t.columns)
-            .all(|((k, a), col)| {
-                if loose {
-                    k.matches_f32(a)
-                } else {
-                    k.matches(a) || known_value_error(case, &t.name, col, k)
-                }
+            .enumerate()
+            .all(|(column, (k, a))| cell_matches(case, t, column, k, a))
+}
+
+/// Does `actual` agree with the key's value `key` in column `column` of `t`: the cell
+/// comparison of [`row_matches`].
+pub fn cell_matches(
+    case: &Case,
+    t: &KeyTable,
+    column: usize,
+    key: &KeyValue,
+    actual: &Actual,
+) -> bool {
+    if readback(case, &t.name) == Readback::RTreeFloat32 {
+        return key.matches_f32(actual);
+    }
+    key.matches(actual)
+        || t.columns
+            .get(column)
+            .is_some_and(|col| known_value_error(case, &t.name, col, key))
+}
+
+/// For each table of `case` (in [`Case::tables`] order), the column that is an alias for
+/// the rowid, an `INTEGER PRIMARY KEY` ("Rowid Tables"): its value is the rowid and its
+/// records hold NULL in its place. Decided by SQLite itself on the database, opened
+/// read-only and immutable: the column is an alias when a lookup by it is planned as
+/// `USING INTEGER PRIMARY KEY`. Only columns the key types `INTEGER` are asked.
+///
+/// A dropped table has no schema to ask and gets `None`; no dropped table of the corpus
+/// declares an `INTEGER` column (their ids are `INT UNSIGNED`, never an alias). In the
+/// corpus the only alias is `03-05` `users.id` (a table constraint `PRIMARY KEY (id)`);
+/// `03-02` declares `INTEGER PRIMARY KEY DESC`, which SQLite does not make an alias, and
+/// `03-01` is `WITHOUT ROWID`.
+pub fn rowid_aliases(case: &Case) -> Vec<Option<usize>> {
+    use rusqlite::{Connection, OpenFlags};
+    let conn = Connection::open_with_flags(
+        format!("file:{}?immutable=1", case.db_path.display()),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .unwrap_or_else(|e| panic!("{}: cannot open {}: {e}", case.id, case.db_path.display()));
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    let planned_as_rowid_lookup = |t: &KeyTable, column: &str| -> bool {
+        let sql = format!(
+            "EXPLAIN QUERY PLAN SELECT * FROM {} WHERE {} = 1",
+            quote(&t.name),
+            quote(column)
+        );
+        // A virtual table whose module this SQLite lacks cannot be planned; it has no
+        // rowid alias the key would know of either.
+        let Ok(mut stmt) = conn.prepare(&sql) else {
+            return false;
+        };
+        let details: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .and_then(|rows| rows.collect())
+            .unwrap_or_else(|e| panic!("{}: {sql}: {e}", case.id));
+        details
+            .iter()
+            .any(|d| d.contains("USING INTEGER PRIMARY KEY"))
+    };
+    case.tables
+        .iter()
+        .map(|t| {
+            if t.deleted {
+                return None;
+            }
+            (0..t.columns.len()).find(|&i| {
+                t.column_types[i].eq_ignore_ascii_case("INTEGER")
+                    && planned_as_rowid_lookup(t, &t.columns[i])
             })
+        })
+        .collect()
 }
 
 /// The corpus vendored in the repository, `tests/nemetz/corpus` seen from the workspace

@@ -404,3 +404,26 @@ fn vendored_corpus_matches_sha256sums() {
         mismatched.join("\n")
     );
 }
+
+#[test]
+fn the_only_rowid_alias_of_the_keys_is_03_05_users_id() {
+    let mut aliases = Vec::new();
+    for c in all() {
+        for (t, alias) in c.tables.iter().zip(rowid_aliases(c)) {
+            if let Some(i) = alias {
+                aliases.push(format!("{}:{}.{}", c.id, t.name, t.columns[i]));
+            }
+        }
+    }
+    // 03-02's `INTEGER PRIMARY KEY DESC` is no alias; 03-01 is WITHOUT ROWID.
+    assert_eq!(aliases, ["03-05:users.id"]);
+}
+
+#[test]
+fn removed_rows_are_the_flagged_the_dropped_and_the_09_01_key_errors() {
+    let removed: usize = all()
+        .iter()
+        .flat_map(|c| c.tables.iter().map(move |t| removed_rows(c, t).count()))
+        .sum();
+    assert_eq!(removed, 209 + 70 + 1148);
+}
