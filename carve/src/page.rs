@@ -2,7 +2,7 @@
 
 use pager::{Database, Page, PageNo, PageType};
 
-use crate::records::{as_read, whole_records, Found, FreeblockRecords};
+use crate::records::{as_read, stale_freeblocks, whole_records, Found, FreeblockRecords};
 use crate::template::Template;
 use crate::{Carved, Source};
 
@@ -33,6 +33,7 @@ pub fn carve_page(
         return Vec::new();
     };
     let mut out = Vec::new();
+    let here = |i: usize| templates.get(i).is_some_and(|t| t.can_be_on(no));
     let header = page.btree_header().ok();
     let leaf = header.filter(|h| h.page_type() == PageType::TableLeaf);
     // A table's interior page was once its leaf (a root that split): rows stay in its
@@ -40,7 +41,10 @@ pub fn carve_page(
     let interior = header.filter(|h| h.page_type() == PageType::TableInterior);
     match (role, leaf.or(interior)) {
         (PageRole::Live(table), Some(h)) => {
-            let allowed = |i: usize| table == Some(i);
+            // The page's own table, or a dropped one whose page it may once have been.
+            let allowed = |i: usize| {
+                here(i) && (table == Some(i) || templates.get(i).is_some_and(|t| t.dropped))
+            };
             free_space(
                 &page,
                 &h,
@@ -49,7 +53,7 @@ pub fn carve_page(
                 &allowed,
                 enc,
                 (Source::Freeblock, Source::Unallocated),
-                true,
+                table,
                 &mut out,
             );
         }
@@ -67,12 +71,12 @@ pub fn carve_page(
                 let fits: Vec<usize> = templates
                     .iter()
                     .enumerate()
-                    .filter(|(_, t)| fits_values(t, &row.values))
+                    .filter(|(i, t)| here(*i) && fits_values(t, &row.values))
                     .map(|(i, _)| i)
                     .collect();
-                if fits.is_empty() {
-                    continue;
-                }
+                // A cell the page's pointers name is a record of the page's table even
+                // when no shape known fits it (a dropped table whose statement is lost):
+                // kept, unattributed.
                 owners.extend(fits.iter().copied());
                 as_read(&mut row.values, templates, &fits);
                 out.push(Carved {
@@ -94,12 +98,11 @@ pub fn carve_page(
                 _ => None,
             };
             if let Some(o) = owner {
-                for c in &mut out {
-                    c.table = Some(o);
+                for c in out.iter_mut().filter(|c| c.table == Some(o)) {
                     c.certain = true;
                 }
             }
-            let allowed = |i: usize| owner.is_none_or(|o| o == i);
+            let allowed = |i: usize| here(i) && owner.is_none_or(|o| o == i);
             free_space(
                 &page,
                 &h,
@@ -108,16 +111,15 @@ pub fn carve_page(
                 &allowed,
                 enc,
                 (Source::Freelist, Source::Freelist),
-                owner.is_some(),
+                owner,
                 &mut out,
             );
         }
         (PageRole::Free, None) => {
             // No b-tree header: a trunk page (its first 8 bytes and its list overwritten),
             // or a page whose header is gone. Records anywhere in it.
-            let all = |_: usize| true;
-            let found = whole_records(bytes, 0, 0, templates, &all, enc);
-            place(found, no, 0, Source::Freelist, false, &mut out);
+            let found = free_bytes(bytes, 0, templates, &here, enc);
+            place(found, no, 0, Source::Freelist, None, &mut out);
         }
     }
     out
@@ -133,27 +135,42 @@ fn free_space(
     allowed: &dyn Fn(usize) -> bool,
     enc: pager::TextEncoding,
     (in_freeblock, in_unallocated): (Source, Source),
-    certain: bool,
+    own: Option<usize>,
     out: &mut Vec<Carved>,
 ) {
     let no = page.no();
     for block in page.freeblocks(h).flatten() {
         let found = FreeblockRecords::new(block.bytes, templates, allowed, enc).records();
-        place(
-            found,
-            no,
-            usize::from(block.offset),
-            in_freeblock,
-            certain,
-            out,
-        );
+        place(found, no, usize::from(block.offset), in_freeblock, own, out);
     }
     let start = h.cell_pointers_end();
     let end = (h.cell_content_area() as usize).min(bytes.len());
     if let Some(run) = bytes.get(start..end) {
-        let found = whole_records(run, 0, 0, templates, allowed, enc);
-        place(found, no, start, in_unallocated, certain, out);
+        let found = free_bytes(run, start, templates, allowed, enc);
+        place(found, no, start, in_unallocated, own, out);
     }
+}
+
+/// The records in a run of free bytes at offset `base` of its page: whole ones, and those
+/// of freeblocks whose headers are still there; a record both find is taken once.
+fn free_bytes(
+    run: &[u8],
+    base: usize,
+    templates: &[Template],
+    allowed: &dyn Fn(usize) -> bool,
+    enc: pager::TextEncoding,
+) -> Vec<Found> {
+    let mut found = whole_records(run, 0, 0, templates, allowed, enc);
+    for f in stale_freeblocks(run, base, templates, allowed, enc) {
+        let again = found
+            .iter()
+            .any(|w| w.values == f.values && w.start < f.end && f.start < w.end);
+        if !again {
+            found.push(f);
+        }
+    }
+    found.sort_by_key(|f| f.start);
+    found
 }
 
 /// Places records found in a run that starts at `base` on page `no`.
@@ -162,7 +179,7 @@ fn place(
     no: PageNo,
     base: usize,
     source: Source,
-    certain: bool,
+    own: Option<usize>,
     out: &mut Vec<Carved>,
 ) {
     for f in found {
@@ -178,7 +195,7 @@ fn place(
             rowid: f.rowid,
             values: f.values,
             inferred: f.inferred,
-            certain: certain && table.is_some(),
+            certain: table.is_some() && table == own,
         });
     }
 }

@@ -237,15 +237,8 @@ impl<'r> FreeblockRecords<'r> {
     /// Every record of the block, in order: its cells one after another from its start,
     /// then whole records in whatever follows them.
     pub fn records(&self) -> Vec<Found> {
-        let mut out = Vec::new();
-        let mut at = 0;
-        while let Some(f) = self.overwritten_at(at).or_else(|| self.whole_cell_at(at)) {
-            if f.end <= at {
-                break;
-            }
-            at = f.end;
-            out.push(f);
-        }
+        let mut out = self.cells();
+        let at = out.last().map_or(0, |f| f.end);
         let from = if out.is_empty() { 4 } else { at };
         out.extend(whole_records(
             self.run,
@@ -255,6 +248,20 @@ impl<'r> FreeblockRecords<'r> {
             self.allowed,
             self.enc,
         ));
+        out
+    }
+
+    /// The cells one after another from the block's start, the first overwritten.
+    fn cells(&self) -> Vec<Found> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while let Some(f) = self.overwritten_at(at).or_else(|| self.whole_cell_at(at)) {
+            if f.end <= at {
+                break;
+            }
+            at = f.end;
+            out.push(f);
+        }
         out
     }
 
@@ -383,6 +390,51 @@ impl<'r> FreeblockRecords<'r> {
     }
 }
 
+/// The records of the freeblocks whose headers are still in `run`, a run of free bytes
+/// starting at offset `base` of its page: a block that stopped being one (the content area
+/// moved past it, the page was freed) keeps its header and its cells, the first of them
+/// overwritten. A header is 4 bytes: the next block's offset (0, or further on the page)
+/// and the block's size (within the run); the block is taken when its first cell is
+/// rebuilt from it and every cell after it is borne out.
+pub fn stale_freeblocks(
+    run: &[u8],
+    base: usize,
+    templates: &[Template],
+    allowed: &dyn Fn(usize) -> bool,
+    enc: TextEncoding,
+) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 4 <= run.len() {
+        let word = |i: usize| {
+            run.get(i)
+                .zip(run.get(i + 1))
+                .map_or(0, |(a, b)| usize::from(u16::from_be_bytes([*a, *b])))
+        };
+        let (next, size) = (word(at), word(at + 2));
+        let plausible =
+            size >= 6 && at + size <= run.len() && (next == 0 || next > base + at + size);
+        if plausible {
+            if let Some(block) = run.get(at..at + size) {
+                let cells = FreeblockRecords::new(block, templates, allowed, enc).cells();
+                // Its cells must fill the block its header measures, up to a fragment.
+                let tiled = cells.last().is_some_and(|f| f.end + 3 >= size);
+                if tiled && cells.first().is_some_and(|f| f.inferred > 0) {
+                    out.extend(cells.into_iter().map(|f| Found {
+                        start: f.start + at,
+                        end: f.end + at,
+                        ..f
+                    }));
+                    at += size;
+                    continue;
+                }
+            }
+        }
+        at += 1;
+    }
+    out
+}
+
 /// How the end of a rebuilt record is borne out by what follows it in the freeblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ending {
@@ -483,6 +535,12 @@ fn rebuilt(
             continue;
         }
         if let Some((values, end)) = decode(run, header_end, &types, enc) {
+            // A value whose type was inferred is text a person wrote, not bytes that
+            // happen to decode: no control characters but tab and line breaks.
+            let control = |v: &Value| matches!(v, Value::Text(t) if t.iter().any(|b| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')));
+            if first.is_some() && values.first().is_some_and(control) {
+                continue;
+            }
             out.push(Found {
                 start: header_at,
                 end,

@@ -48,6 +48,13 @@ pub struct Template {
     pub name: String,
     /// Its stored columns, in record order.
     pub slots: Vec<Slot>,
+    /// A table no longer in the schema (its CREATE statement carved from the schema's
+    /// free space): its pages may have gone to any live table since, so a record in a
+    /// live page's free space may be its.
+    pub dropped: bool,
+    /// The one page its records can be on: a dropped table whose root page was freed as
+    /// a leaf had no other page.
+    pub only_on: Option<pager::PageNo>,
 }
 
 impl Template {
@@ -73,7 +80,14 @@ impl Template {
         (!slots.is_empty()).then(|| Template {
             name: shape.name.clone(),
             slots,
+            dropped: false,
+            only_on: None,
         })
+    }
+
+    /// Whether a record of this table can be on page `no`.
+    pub fn can_be_on(&self, no: pager::PageNo) -> bool {
+        self.only_on.is_none_or(|p| p == no)
     }
 
     /// Whether a record of these serial types fits the table.

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use carve::{carve_page, Carved, PageRole, Template};
-use pager::{Database, PageClass, PageNo, Survey};
+use pager::{Database, PageClass, PageNo, Survey, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::output::{quote, Output, SqlValue};
@@ -40,15 +40,132 @@ pub struct CarvedCount {
     pub rows: u64,
 }
 
-/// A table the carver knows: its template, name and record order on the output.
+/// A table the carver knows: its template, name, and how a carved record of it is told
+/// from a live row.
 struct Known {
     template: Template,
     name: String,
-    /// The output's columns in record order (the rowid alias as `NULL`).
-    record_columns: Vec<String>,
+    live: LiveRows,
 }
 
-/// Carves every table leaf's free space and every freed page, and writes what is found.
+/// Where the live rows a carved record is compared with are.
+enum LiveRows {
+    /// A recovered table: the output's columns in record order (the rowid alias `NULL`).
+    Table(Vec<String>),
+    /// `sqlite_schema`: the schema rows read.
+    Schema,
+    /// A dropped table: none is live.
+    Dropped,
+}
+
+/// The shape of `sqlite_schema` ("Storage Of The SQL Database Schema").
+fn schema_template() -> Option<Template> {
+    use reconstruct::{Column, ColumnDefault, ColumnKind, TableShape};
+    let col = |name: &str, decl: &str| Column {
+        name: name.into(),
+        decl_type: decl.into(),
+        not_null: false,
+        pk: 0,
+        kind: ColumnKind::Ordinary,
+        default: ColumnDefault::None,
+    };
+    Template::of(&TableShape {
+        name: "sqlite_schema".into(),
+        columns: vec![
+            col("type", "TEXT"),
+            col("name", "TEXT"),
+            col("tbl_name", "TEXT"),
+            col("rootpage", "INTEGER"),
+            col("sql", "TEXT"),
+        ],
+        without_rowid: false,
+        strict: false,
+    })
+}
+
+/// How each page is carved: a live table page's free space as its table's (`by_root`
+/// gives the template of each root), freed and unclaimed pages whole.
+fn roles(survey: &Survey, by_root: &BTreeMap<PageNo, usize>) -> Vec<(PageNo, PageRole)> {
+    let mut out = Vec::new();
+    for (first, pages, class, owner) in survey.page_map.runs() {
+        let role = match class {
+            PageClass::TableLeaf | PageClass::TableInterior => match owner {
+                Some(root) => PageRole::Live(by_root.get(&root).copied()),
+                // Orphan leaves' rows are recovered as rows (their tables or lost_and_found).
+                None => continue,
+            },
+            PageClass::FreelistLeaf | PageClass::FreelistTrunk => PageRole::Free,
+            PageClass::Unrecognised if owner.is_none() => PageRole::Free,
+            _ => continue,
+        };
+        out.extend(
+            (first.get()..first.get().saturating_add(pages))
+                .filter_map(PageNo::new)
+                .map(|p| (p, role)),
+        );
+    }
+    out
+}
+
+/// The tables dropped from the schema whose CREATE statements are still in its free space
+/// (or on freed pages): their shapes, as SQLite parses the statements.
+fn dropped_tables(
+    db: &Database<'_>,
+    survey: &Survey,
+    schema: &Template,
+    live: &BTreeSet<String>,
+) -> Vec<Template> {
+    let by_root = BTreeMap::from([(PageNo::FIRST, 0)]);
+    let mut out: Vec<Template> = Vec::new();
+    for (page, role) in roles(survey, &by_root) {
+        if matches!(role, PageRole::Live(None)) {
+            continue;
+        }
+        for c in carve_page(db, page, role, std::slice::from_ref(schema)) {
+            let [Value::Text(kind), Value::Text(name), _, root, Value::Text(sql)] =
+                c.values.as_slice()
+            else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(name).into_owned();
+            if kind.as_slice() != b"table"
+                || live.contains(&name.to_lowercase())
+                || name.to_lowercase().starts_with("sqlite_")
+                || out.iter().any(|t| t.name.eq_ignore_ascii_case(&name))
+            {
+                continue;
+            }
+            let sql = String::from_utf8_lossy(sql);
+            let Ok((shape, _)) = crate::output::scratch_shape(&sql) else {
+                continue;
+            };
+            if let Some(mut t) = Template::of(&shape) {
+                t.name = name;
+                t.dropped = true;
+                t.only_on = lone_leaf(db, survey, root);
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// The root page of a dropped table, when it was freed as a table leaf: the table had no
+/// other page. (A root that a live table has taken since says nothing.)
+fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo> {
+    let Value::Integer(n) = root else {
+        return None;
+    };
+    let page = PageNo::new(u32::try_from(*n).ok()?)?;
+    let freed = survey.page_map.class(page) == Some(PageClass::FreelistLeaf);
+    let leaf = db
+        .page(page)?
+        .btree_header()
+        .is_ok_and(|h| h.page_type() == pager::PageType::TableLeaf);
+    (freed && leaf).then_some(page)
+}
+
+/// Carves every table page's free space and every freed page, and writes what is found.
 pub fn carve_into(
     db: &Database<'_>,
     out: &Output,
@@ -58,6 +175,15 @@ pub fn carve_into(
 ) -> rusqlite::Result<CarvedReport> {
     let mut known: Vec<Known> = Vec::new();
     let mut by_root: BTreeMap<PageNo, usize> = BTreeMap::new();
+    let schema = schema_template();
+    if let Some(t) = &schema {
+        by_root.insert(PageNo::FIRST, known.len());
+        known.push(Known {
+            template: t.clone(),
+            name: "sqlite_schema".into(),
+            live: LiveRows::Schema,
+        });
+    }
     for (t, shape) in tables.filled() {
         let Some(template) = Template::of(shape) else {
             continue;
@@ -81,32 +207,32 @@ pub fn carve_into(
         known.push(Known {
             template,
             name: t.name.clone(),
-            record_columns,
+            live: LiveRows::Table(record_columns),
         });
+    }
+    let live_names: BTreeSet<String> = survey
+        .schema
+        .rows
+        .iter()
+        .map(|r| r.name.to_lowercase())
+        .chain(tables.iter().map(|t| t.name.to_lowercase()))
+        .collect();
+    if let Some(schema) = &schema {
+        for template in dropped_tables(db, survey, schema, &live_names) {
+            known.push(Known {
+                name: template.name.clone(),
+                template,
+                live: LiveRows::Dropped,
+            });
+        }
     }
     let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
     let mut carved: Vec<Carved> = Vec::new();
-    for (first, pages, class, owner) in survey.page_map.runs() {
-        let role = match class {
-            PageClass::TableLeaf | PageClass::TableInterior => match owner {
-                Some(root) => PageRole::Live(by_root.get(&root).copied()),
-                // Orphan leaves' rows are recovered as rows (their tables or lost_and_found).
-                None => continue,
-            },
-            PageClass::FreelistLeaf | PageClass::FreelistTrunk => PageRole::Free,
-            PageClass::Unrecognised if owner.is_none() => PageRole::Free,
-            _ => continue,
-        };
-        for n in first.get()..first.get().saturating_add(pages) {
-            if let Some(no) = PageNo::new(n) {
-                carved.extend(carve_page(db, no, role, &templates));
-            }
-        }
+    for (page, role) in roles(survey, &by_root) {
+        carved.extend(carve_page(db, page, role, &templates));
     }
+    // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();
-    if carved.is_empty() {
-        return Ok(report);
-    }
     let mut seen: BTreeSet<(Option<usize>, Option<i64>, String)> = BTreeSet::new();
     let mut rows: Vec<(Carved, bool)> = Vec::new();
     for c in carved {
@@ -115,7 +241,19 @@ pub fn carve_into(
             continue;
         }
         let k = c.table.and_then(|i| known.get(i));
-        match k.map(|k| live(out, k, &c, db)).transpose()? {
+        let state = match k {
+            Some(Known {
+                name,
+                live: LiveRows::Table(columns),
+                ..
+            }) => Some(live(out, name, columns, &c, db)?),
+            Some(Known {
+                live: LiveRows::Schema,
+                ..
+            }) => Some(schema_row_live(survey, &c)),
+            _ => None,
+        };
+        match state {
             Some(Live::Same) => report.live_copies += 1,
             Some(Live::Older) => rows.push((c, true)),
             _ => rows.push((c, false)),
@@ -212,21 +350,27 @@ enum Live {
     No,
 }
 
-/// Compares a carved record with its table's live rows on the output.
-fn live(out: &Output, k: &Known, c: &Carved, db: &Database<'_>) -> rusqlite::Result<Live> {
+/// Compares a carved record of `table` (whose columns in record order are `columns`) with
+/// its live rows on the output.
+fn live(
+    out: &Output,
+    table: &str,
+    columns: &[String],
+    c: &Carved,
+    db: &Database<'_>,
+) -> rusqlite::Result<Live> {
     let enc = db.encoding();
     let values: Vec<SqlValue<'_>> = c
         .values
         .iter()
         .map(|v| SqlValue::from_value(v, enc))
         .collect();
-    let same: Vec<String> = k
-        .record_columns
+    let same: Vec<String> = columns
         .iter()
         .enumerate()
         .map(|(i, col)| format!("{col} IS ?{}", i + 2))
         .collect();
-    let table = quote(&k.name);
+    let table = quote(table);
     let found = |sql: String, rowid: Option<i64>| -> rusqlite::Result<bool> {
         let mut params: Vec<SqlValue<'_>> = vec![rowid.map_or(SqlValue::Null, SqlValue::Integer)];
         params.extend(values.iter().cloned());
@@ -234,7 +378,7 @@ fn live(out: &Output, k: &Known, c: &Carved, db: &Database<'_>) -> rusqlite::Res
             .prepare_cached(&sql)?
             .exists(rusqlite::params_from_iter(params.iter()))
     };
-    if k.record_columns.len() != c.values.len() {
+    if columns.len() != c.values.len() {
         return Ok(Live::No);
     }
     match c.rowid {
@@ -267,5 +411,23 @@ fn live(out: &Output, k: &Known, c: &Carved, db: &Database<'_>) -> rusqlite::Res
                 Live::No
             })
         }
+    }
+}
+
+/// Whether a carved schema record is a schema row as read: same name and statement.
+fn schema_row_live(survey: &Survey, c: &Carved) -> Live {
+    let [_, Value::Text(name), _, _, sql] = c.values.as_slice() else {
+        return Live::No;
+    };
+    let sql = match sql {
+        Value::Text(s) => Some(String::from_utf8_lossy(s).into_owned()),
+        _ => None,
+    };
+    let name = String::from_utf8_lossy(name);
+    let row = survey.schema.rows.iter().find(|r| r.name == name);
+    match row {
+        Some(r) if r.sql == sql => Live::Same,
+        Some(_) => Live::Older,
+        None => Live::No,
     }
 }

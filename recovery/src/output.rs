@@ -160,6 +160,44 @@ pub fn table_shape(
 /// missing function returns NULL and each missing collation compares bytes. Returns the
 /// table's name, the statement, and what was missing.
 pub fn plain_table(sql: &str) -> Result<(String, String, Vec<String>), String> {
+    let (shape, missing) = scratch_shape(sql)?;
+    let (name, wr) = (shape.name.clone(), shape.without_rowid);
+    let alias = shape.rowid_alias();
+    let mut cols: Vec<String> = Vec::new();
+    for (i, c) in shape.columns.iter().enumerate() {
+        if c.kind == ColumnKind::VirtualGenerated {
+            continue;
+        }
+        let mut col = format!("{} {}", quote(&c.name), c.decl_type);
+        if Some(i) == alias {
+            col.push_str(" PRIMARY KEY");
+        }
+        cols.push(col.trim_end().to_string());
+    }
+    if wr {
+        let mut key: Vec<(u32, &str)> = shape
+            .columns
+            .iter()
+            .filter(|c| c.pk > 0)
+            .map(|c| (c.pk, c.name.as_str()))
+            .collect();
+        key.sort_unstable();
+        let key: Vec<String> = key.iter().map(|(_, n)| quote(n)).collect();
+        cols.push(format!("PRIMARY KEY({})", key.join(", ")));
+    }
+    let plain = format!(
+        "CREATE TABLE {}({}){}",
+        quote(&name),
+        cols.join(", "),
+        if wr { " WITHOUT ROWID" } else { "" }
+    );
+    Ok((name, plain, missing))
+}
+
+/// The shape of the table a CREATE TABLE statement makes, as SQLite parses it in a
+/// scratch database (defensive, under the replay's limits) where each missing function
+/// returns NULL and each missing collation compares bytes; with what was missing.
+pub fn scratch_shape(sql: &str) -> Result<(TableShape, Vec<String>), String> {
     let conn = Connection::open_in_memory().map_err(|e| e.to_string())?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
         .map_err(|e| e.to_string())?;
@@ -205,36 +243,7 @@ pub fn plain_table(sql: &str) -> Result<(String, String, Vec<String>), String> {
         )
         .map_err(|e| e.to_string())?;
     let shape = table_shape(&conn, &name, wr).map_err(|e| e.to_string())?;
-    let alias = shape.rowid_alias();
-    let mut cols: Vec<String> = Vec::new();
-    for (i, c) in shape.columns.iter().enumerate() {
-        if c.kind == ColumnKind::VirtualGenerated {
-            continue;
-        }
-        let mut col = format!("{} {}", quote(&c.name), c.decl_type);
-        if Some(i) == alias {
-            col.push_str(" PRIMARY KEY");
-        }
-        cols.push(col.trim_end().to_string());
-    }
-    if wr {
-        let mut key: Vec<(u32, &str)> = shape
-            .columns
-            .iter()
-            .filter(|c| c.pk > 0)
-            .map(|c| (c.pk, c.name.as_str()))
-            .collect();
-        key.sort_unstable();
-        let key: Vec<String> = key.iter().map(|(_, n)| quote(n)).collect();
-        cols.push(format!("PRIMARY KEY({})", key.join(", ")));
-    }
-    let plain = format!(
-        "CREATE TABLE {}({}){}",
-        quote(&name),
-        cols.join(", "),
-        if wr { " WITHOUT ROWID" } else { "" }
-    );
-    Ok((name, plain, missing))
+    Ok((shape, missing))
 }
 
 /// The next word of SQL text `w` (letters, digits, `_`), upper-cased, past white space and
