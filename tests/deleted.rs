@@ -93,13 +93,7 @@ fn deleted_messages_are_carved_beside_the_tables_and_edits_show_their_old_versio
     let src = dir.path("chat.db");
     let (deleted, edited) = chat_store(&src)?;
     let dest = dir.path("out.db");
-    let out = crate::salvage()
-        .arg("recover")
-        .arg(&src)
-        .arg("-o")
-        .arg(&dest)
-        .arg("--carve")
-        .output()?;
+    let out = crate::recover_file(&src, &dest, &["--carve"])?;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "deleting is not loss: {err}");
     let rows = carved(&dest)?;
@@ -183,12 +177,7 @@ fn without_carve_nothing_is_carved() -> TestResult {
     let src = dir.path("chat.db");
     chat_store(&src)?;
     let dest = dir.path("out.db");
-    let out = crate::salvage()
-        .arg("recover")
-        .arg(&src)
-        .arg("-o")
-        .arg(&dest)
-        .output()?;
+    let out = crate::recover_file(&src, &dest, &[])?;
     assert_eq!(out.status.code(), Some(0));
     let conn = rusqlite::Connection::open(&dest)?;
     let n: i64 = conn.query_row(

@@ -166,12 +166,15 @@ fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo>
 }
 
 /// Carves every table page's free space and every freed page, and writes what is found.
+/// `read` is told the bytes of each page read (to keep the mapped evidence's resident
+/// pages bounded).
 pub fn carve_into(
     db: &Database<'_>,
     out: &Output,
     tables: &Tables,
     survey: &Survey,
     taken: &BTreeSet<String>,
+    read: &mut dyn FnMut(u64),
 ) -> rusqlite::Result<CarvedReport> {
     let mut known: Vec<Known> = Vec::new();
     let mut by_root: BTreeMap<PageNo, usize> = BTreeMap::new();
@@ -228,8 +231,10 @@ pub fn carve_into(
     }
     let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
     let mut carved: Vec<Carved> = Vec::new();
+    let page_size = u64::from(db.page_size().get());
     for (page, role) in roles(survey, &by_root) {
         carved.extend(carve_page(db, page, role, &templates));
+        read(page_size);
     }
     // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();

@@ -242,12 +242,14 @@ fn run<'s>(
         )?;
         let mut rebuilt = rebuilt;
         if request.carve {
+            let mut residency = files.residency();
             let carved = carve::carve_into(
                 &evidence.db,
                 &rebuilt.out,
                 &rebuilt.tables,
                 &rebuilt.survey,
                 &evidence.taken_names(),
+                &mut |n| residency.read(n),
             )
             .map_err(Error::db("writing carved records"))?;
             rebuilt.ledger.carved = Some(carved);
