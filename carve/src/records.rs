@@ -405,7 +405,10 @@ pub fn stale_freeblocks(
 ) -> Vec<Found> {
     let mut out = Vec::new();
     let mut at = 0;
-    while at + 4 <= run.len() {
+    // Bytes that look like a header are common in data: each block read costs a search of
+    // its readings, so a run gives up after this many that come to nothing.
+    let mut budget = STALE_BLOCKS_READ;
+    while at + 4 <= run.len() && budget > 0 {
         let word = |i: usize| {
             run.get(i)
                 .zip(run.get(i + 1))
@@ -414,8 +417,9 @@ pub fn stale_freeblocks(
         let (next, size) = (word(at), word(at + 2));
         let plausible =
             size >= 6 && at + size <= run.len() && (next == 0 || next > base + at + size);
-        if plausible {
-            if let Some(block) = run.get(at..at + size) {
+        let block = run.get(at..at + size).filter(|_| plausible);
+        if let Some(block) = block.filter(|b| may_start_cell(b, templates, allowed)) {
+            {
                 let cells = FreeblockRecords::new(block, templates, allowed, enc).cells();
                 // Its cells must fill the block its header measures, up to a fragment.
                 let tiled = cells.last().is_some_and(|f| f.end + 3 >= size);
@@ -428,11 +432,45 @@ pub fn stale_freeblocks(
                     at += size;
                     continue;
                 }
+                budget -= 1;
             }
         }
         at += 1;
     }
     out
+}
+
+/// Candidate stale freeblocks a run of free bytes reads in vain before it stops looking
+/// ([`stale_freeblocks`]).
+const STALE_BLOCKS_READ: usize = 8;
+
+/// Whether a freeblock `block` can start with an overwritten cell of an allowed template:
+/// the serial types from its byte 4 on fit the template's columns (all of them, or all
+/// but a first one lost). A cheap test before the readings are searched.
+fn may_start_cell(block: &[u8], templates: &[Template], allowed: &dyn Fn(usize) -> bool) -> bool {
+    templates.iter().enumerate().any(|(i, t)| {
+        allowed(i)
+            && [0usize, 1].iter().any(|&lost| {
+                let Some(count) = t.slots.len().checked_sub(lost) else {
+                    return false;
+                };
+                let mut at = 4;
+                let mut types = Vec::with_capacity(count);
+                while types.len() < count {
+                    let Some((code, len)) = read_varint_at(block, at) else {
+                        return false;
+                    };
+                    types.push(SerialType::from_code(code));
+                    at += len;
+                }
+                types.iter().any(|t| *t != SerialType::Null)
+                    && t.slots
+                        .iter()
+                        .skip(lost)
+                        .zip(&types)
+                        .all(|(slot, ty)| slot.admits(*ty))
+            })
+    })
 }
 
 /// How the end of a rebuilt record is borne out by what follows it in the freeblock.
@@ -509,22 +547,33 @@ fn rebuilt(
         .slots
         .first()
         .is_some_and(|s| s.affinity == Affinity::Text);
-    let firsts: Vec<Option<SerialType>> = if lost == 1 {
-        lost_candidates()
-            .filter(|c| !(text_column && matches!(c, SerialType::Blob(_))))
-            .map(Some)
-            .collect()
-    } else {
-        vec![None]
-    };
+    // The known types are checked once; each candidate for the lost one costs a test of
+    // its column and of where the record would end, before anything is decoded.
+    if known.len() != known_count
+        || !t
+            .slots
+            .iter()
+            .skip(lost)
+            .zip(&known)
+            .all(|(s, ty)| s.admits(*ty))
+    {
+        return Vec::new();
+    }
+    let known_body: u64 = known.iter().map(|t| t.body_len()).sum();
+    let first_slot = t.slots.first().copied();
+    let firsts = (lost == 1)
+        .then(lost_candidates)
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            first_slot.is_some_and(|s| s.admits(*c))
+                && !(text_column && matches!(c, SerialType::Blob(_)))
+        })
+        .map(Some)
+        .chain((lost == 0).then_some(None));
     let mut out = Vec::new();
     for first in firsts {
-        let types: Vec<SerialType> = first.into_iter().chain(known.iter().copied()).collect();
-        if !t.fits(&types) {
-            continue;
-        }
-        // Where it would end is known before any value is decoded.
-        let body: u64 = types.iter().map(|t| t.body_len()).sum();
+        let body = known_body + first.map_or(0, |f| f.body_len());
         let Some(end) = usize::try_from(body)
             .ok()
             .and_then(|b| header_end.checked_add(b))
@@ -534,6 +583,7 @@ fn rebuilt(
         if end > run.len() || !borne_out(end) {
             continue;
         }
+        let types: Vec<SerialType> = first.into_iter().chain(known.iter().copied()).collect();
         if let Some((values, end)) = decode(run, header_end, &types, enc) {
             // A value whose type was inferred is text a person wrote, not bytes that
             // happen to decode: no control characters but tab and line breaks.
