@@ -10,7 +10,9 @@
 //!   freed at the start of the content area, and old copies left by defragmentation, whole;
 //! - **freed pages** on the freelist (a dropped table's, a deleted subtree's): their cells,
 //!   freeblocks and unallocated space as on a live page, or, when the page's header is
-//!   gone, records anywhere in it.
+//!   gone, records anywhere in it;
+//! - **stale freeblocks**: a freeblock that stopped being one (the content area moved past
+//!   it, its page was freed) keeps its 4-byte header and its cells, found by the header.
 //!
 //! A record is kept only when it fits a table's shape ([`Template`]): its column count,
 //! and for every column a serial type that column's affinity can hold. A header whose first
