@@ -92,7 +92,7 @@ fn whole_record_at(
     if !templates.iter().any(|t| t.slots.len() == count) {
         return None;
     }
-    let types = serial_types(run, at + size_len, at + header_size, usize::MAX)?;
+    let types = serial_types(run, at + size_len, at + header_size)?;
     let body = at + header_size;
     let tables: Vec<usize> = (0..templates.len())
         .filter(|i| allowed(*i) && templates.get(*i).is_some_and(|t| t.fits(&types)))
@@ -106,7 +106,7 @@ fn whole_record_at(
     Some(Found {
         start: at,
         end,
-        rowid: rowid_before(run, at, record_len, intact),
+        rowid: cell_before(run, at, record_len, intact).map(|(_, rowid)| rowid),
         tables,
         values,
         inferred: 0,
@@ -133,11 +133,11 @@ fn count_serial_types(run: &[u8], from: usize, to: usize, templates: &[Template]
     (at == to).then_some(count)
 }
 
-/// The serial types in `run[from..to]`, exactly filling it (at most `count` of them).
-fn serial_types(run: &[u8], from: usize, to: usize, count: usize) -> Option<Vec<SerialType>> {
+/// The serial types in `run[from..to]`, exactly filling it.
+fn serial_types(run: &[u8], from: usize, to: usize) -> Option<Vec<SerialType>> {
     let mut types = Vec::new();
     let mut at = from;
-    while at < to && types.len() < count {
+    while at < to {
         let (code, len) = read_varint_at(run, at)?;
         let t = SerialType::from_code(code);
         if matches!(t, SerialType::Reserved(_)) {
@@ -146,7 +146,7 @@ fn serial_types(run: &[u8], from: usize, to: usize, count: usize) -> Option<Vec<
         types.push(t);
         at += len;
     }
-    (at == to || (count != usize::MAX && types.len() == count)).then_some(types)
+    (at == to).then_some(types)
 }
 
 /// Decodes the body of a record of `types` starting at `body`; its values and where it
@@ -175,10 +175,10 @@ fn decode(
     Some((values, at))
 }
 
-/// The rowid of the cell whose record of `record_len` bytes starts at `at`: the varint
-/// ending just before it, preceded by a varint that is the payload length. Bytes before
-/// `intact` are overwritten and prove nothing.
-fn rowid_before(run: &[u8], at: usize, record_len: u64, intact: usize) -> Option<i64> {
+/// The cell whose record of `record_len` bytes starts at `at`: where it starts and its
+/// rowid, read from the varint ending just before the record, preceded by a varint that
+/// is the payload length. Bytes before `intact` are overwritten and prove nothing.
+fn cell_before(run: &[u8], at: usize, record_len: u64, intact: usize) -> Option<(usize, i64)> {
     for rowid_len in 1..=9usize {
         let Some(rowid_at) = at.checked_sub(rowid_len).filter(|r| *r >= intact) else {
             break;
@@ -194,7 +194,7 @@ fn rowid_before(run: &[u8], at: usize, record_len: u64, intact: usize) -> Option
                 break;
             };
             if read_varint_at(run, size_at) == Some((record_len, size_len)) {
-                return Some(rowid as i64);
+                return Some((size_at, rowid as i64));
             }
         }
     }
@@ -276,8 +276,8 @@ impl<'r> FreeblockRecords<'r> {
                 self.allowed,
                 self.enc,
             )?;
-            (f.rowid.is_some() && cell_start(self.run, header_at, f.end - header_at) == Some(at))
-                .then_some(f)
+            let start = cell_before(self.run, header_at, (f.end - header_at) as u64, 0);
+            (f.rowid.is_some() && start.map(|(s, _)| s) == Some(at)).then_some(f)
         })
     }
 
@@ -487,24 +487,6 @@ enum Ending {
     Fragment,
     /// Anything else.
     Unexplained,
-}
-
-/// Where the cell whose record of `record_len` bytes starts at `at` begins: before its
-/// rowid and payload length varints.
-fn cell_start(run: &[u8], at: usize, record_len: usize) -> Option<usize> {
-    for rowid_len in 1..=9usize {
-        let rowid_at = at.checked_sub(rowid_len)?;
-        if read_varint_at(run, rowid_at).map(|(_, n)| n) != Some(rowid_len) {
-            continue;
-        }
-        for size_len in 1..=3usize {
-            let size_at = rowid_at.checked_sub(size_len)?;
-            if read_varint_at(run, size_at) == Some((record_len as u64, size_len)) {
-                return Some(size_at);
-            }
-        }
-    }
-    None
 }
 
 /// The readings of a record of template `t` whose header started at `header_at`, with
