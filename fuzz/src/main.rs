@@ -1,7 +1,8 @@
-//! `fuzz TARGET [--runs N] [--seed S] [--limit-ms MS]`: runs a target on mutations of the
-//! fixtures and writes each input that panics or runs past the limit to
-//! `fuzz/found/TARGET-N.bin` (add it to `fuzz/regressions/` with its fix). Exit 1 when any
-//! was found.
+//! `fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K]`: runs a target on
+//! mutations of the fixtures and writes each input that panics or runs past the limit to
+//! `fuzz/found/TARGET-SEED-ROUND-N.bin` (add it to `fuzz/regressions/` with its fix). Exit 1 when any
+//! was found. A run goes in rounds of 100,000 inputs, each from its own seed; `--from-round`
+//! goes on with a run that was stopped, so that one long run can be done in parts.
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: fuzz TARGET [--runs N] [--seed S] [--limit-ms MS]\ntargets: {}",
+            "usage: fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K]\ntargets: {}",
             fuzz::TARGETS.map(|(n, _)| n).join(", ")
         );
         std::process::exit(2);
@@ -25,10 +26,11 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    let (runs, seed, limit) = (
+    let (runs, seed, limit, first) = (
         value("--runs", 100_000),
         value("--seed", 1),
         value("--limit-ms", 10_000),
+        value("--from-round", 0),
     );
     // The first 64 KiB of each seed file: every structure, and a mutation is cheap.
     let seeds = fuzz::seeds(64 << 10);
@@ -38,8 +40,15 @@ fn main() {
     let found = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("found");
     // Run in rounds, each from its own seed, so that a long run killed before its end
     // has said how far it got and kept what it found.
-    let (mut done, mut crashes, mut slow, mut n) = (0u64, 0usize, 0usize, 0usize);
-    for round in 0u64.. {
+    // Rounds before `first` ran in an earlier part of the same run: they count as done.
+    let (mut done, mut crashes, mut slow, mut n) = (
+        first.saturating_mul(ROUND).min(runs),
+        0usize,
+        0usize,
+        0usize,
+    );
+    let resumed = done;
+    for round in first.. {
         let count = ROUND.min(runs - done);
         if count == 0 {
             break;
@@ -64,7 +73,7 @@ fn main() {
             .chain(out.slow.iter().map(|(i, d)| (i, format!("took {d:?}"))))
         {
             let _ = std::fs::create_dir_all(&found);
-            let path = found.join(format!("{name}-{n}.bin"));
+            let path = found.join(format!("{name}-{seed}-{round}-{n}.bin"));
             let _ = std::fs::write(&path, input);
             eprintln!("  {why}: {}", path.display());
             n += 1;
@@ -72,9 +81,9 @@ fn main() {
         crashes += out.crashes.len();
         slow += out.slow.len();
         eprintln!(
-            "{name}: {done} runs in {:.1?} ({:.0}/s), {crashes} panics, {slow} past {limit} ms",
+            "{name}: round {round} done, {done} runs (this part {:.1?}, {:.0}/s), {crashes} panics, {slow} past {limit} ms",
             started.elapsed(),
-            done as f64 / started.elapsed().as_secs_f64().max(1e-9),
+            (done - resumed) as f64 / started.elapsed().as_secs_f64().max(1e-9),
         );
     }
     let _ = std::panic::take_hook();
