@@ -405,6 +405,36 @@ impl<'a> Database<'a> {
         Some(Page::new(no, bytes, self.usable_size().min(bytes.len())))
     }
 
+    /// This database with `images` read instead of the pages they are of (a later image
+    /// of a page listed twice wins) and, when given, `pages_in_use` pages (never past the
+    /// file and the images): the next state of a history, without reading the header or
+    /// deciding the geometry again. Costs what the images held so far cost.
+    pub fn with_images(
+        &self,
+        images: &[(PageNo, &'a [u8])],
+        pages_in_use: Option<u32>,
+    ) -> Database<'a> {
+        let mut next = self.clone();
+        let mut merged: std::collections::BTreeMap<PageNo, &'a [u8]> =
+            next.overlay.iter().copied().collect();
+        merged.extend(images.iter().copied());
+        if let Some(size) = pages_in_use {
+            let file_pages =
+                u32::try_from((self.bytes.len() as u64).div_ceil(u64::from(self.page_size.get())))
+                    .unwrap_or(u32::MAX);
+            let held = merged.keys().next_back().map_or(0, |p| p.get());
+            next.page_count = size.min(file_pages.max(held));
+        }
+        if let Some(first) = merged.get(&PageNo::FIRST) {
+            next.header = DatabaseHeader::parse(first);
+        }
+        next.overlay = merged
+            .into_iter()
+            .filter(|(no, _)| no.get() <= next.page_count)
+            .collect();
+        next
+    }
+
     /// Every page, in file order.
     pub fn pages(&self) -> impl Iterator<Item = Page<'a>> + '_ {
         (1..=self.page_count).filter_map(move |n| PageNo::new(n).and_then(|p| self.page(p)))

@@ -211,6 +211,64 @@ pub fn read_journal(bytes: &[u8]) -> Journal<'_> {
     journal
 }
 
+/// [`read_journal`], and for a journal whose header is gone the records its committed
+/// transaction left: in `journal_mode=PERSIST` SQLite commits by zeroing the header, and
+/// the page images from before the transaction stay after it. The records are read at
+/// `page_size` from each sector size SQLite uses (where the header's padding ends); they
+/// count while they agree on the checksum nonce (each checksum is the nonce plus the
+/// image's sampled bytes, so each record gives the nonce it was written with) and each
+/// image starts as a page can (a b-tree page's type, or a page number's high byte, or
+/// the database header on page 1) and is of a page up to `max_page`. The longest run
+/// wins. Such a journal is not hot: `header` stays `None`.
+pub fn read_persisted_journal(bytes: &[u8], page_size: PageSize, max_page: u32) -> Journal<'_> {
+    let hot = read_journal(bytes);
+    if hot.header.is_some() {
+        return hot;
+    }
+    let size = page_size.bytes();
+    let record_len = size + 8;
+    let lock_page = u32::try_from(PENDING_BYTE / size as u64 + 1).unwrap_or(u32::MAX);
+    let mut best: Vec<(PageNo, &[u8])> = Vec::new();
+    for sector in (9..=16).map(|shift| 1usize << shift) {
+        let mut run: Vec<(PageNo, &[u8])> = Vec::new();
+        let mut nonce = None;
+        let mut at = sector;
+        while let Some(rec) = bytes.get(at..at.saturating_add(record_len)) {
+            at += record_len;
+            let page = u32_at(rec, 0).unwrap_or(0);
+            let image = rec.get(4..4 + size).unwrap_or_default();
+            let Some(no) = PageNo::new(page).filter(|_| page != lock_page && page <= max_page)
+            else {
+                break;
+            };
+            let starts_as_a_page = match image.first() {
+                Some(0 | 2 | 5 | 10 | 13) => true,
+                _ => page == 1 && image.starts_with(b"SQLite format 3\0"),
+            };
+            let own = u32_at(rec, 4 + size)
+                .unwrap_or(0)
+                .wrapping_sub(checksum(0, image));
+            if !starts_as_a_page || nonce.is_some_and(|n| n != own) {
+                break;
+            }
+            nonce = Some(own);
+            run.push((no, image));
+        }
+        if run.len() > best.len() {
+            best = run;
+        }
+    }
+    let mut journal = Journal {
+        records_valid: best.len() as u32,
+        ..Journal::default()
+    };
+    for (no, image) in best {
+        // The first record of a page is its image before the transaction.
+        journal.pages.entry(no).or_insert(image);
+    }
+    journal
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +341,33 @@ mod tests {
         committed[..28].fill(0);
         assert!(read_journal(&committed).header.is_none());
         assert!(read_journal(&[]).pages.is_empty());
+    }
+
+    #[test]
+    fn a_persisted_journal_keeps_its_records_after_the_header_is_zeroed() {
+        let page = PageSize::new(512).unwrap();
+        // Images that start as b-tree leaves do (0x0d).
+        let mut committed = journal(&[(2, 13), (4, 13), (5, 13)], 3, 77);
+        committed[..28].fill(0);
+        let j = read_persisted_journal(&committed, page, 9);
+        assert!(j.header.is_none());
+        assert_eq!(
+            j.pages.keys().map(|p| p.get()).collect::<Vec<_>>(),
+            [2, 4, 5]
+        );
+        // A record of another transaction (another nonce) ends the run.
+        let mut mixed = committed.clone();
+        let third = 512 + 2 * (512 + 8);
+        let stale = journal(&[(5, 13)], 1, 78);
+        mixed[third..].copy_from_slice(&stale[512..]);
+        assert_eq!(read_persisted_journal(&mixed, page, 9).pages.len(), 2);
+        // Bytes that are no page image are no record.
+        let mut junk = committed;
+        junk[512 + 4] = 0x77;
+        assert!(read_persisted_journal(&junk, page, 9).pages.is_empty());
+        // A hot journal is read as one.
+        let hot = journal(&[(2, 13)], 1, 77);
+        assert!(read_persisted_journal(&hot, page, 9).header.is_some());
     }
 
     #[test]

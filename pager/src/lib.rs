@@ -76,10 +76,13 @@ pub use database::{
 pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};
 pub use header::{DatabaseHeader, TextEncoding};
-pub use journal::{read_journal, Journal, JournalHeader};
+pub use journal::{read_journal, read_persisted_journal, Journal, JournalHeader};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};
 pub use schema::{read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRow};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
 pub use value::{decode_cell, raw_cell, read_tree, DecodedRow, RawRow, Value};
-pub use wal::{read_wal, FrameNo, Wal, WalFrameHeader, WalHeader, WalHeaderDefect};
+pub use wal::{
+    read_wal, FrameNo, StrayFrame, StrayKind, Wal, WalCommit, WalFrameHeader, WalHeader,
+    WalHeaderDefect,
+};
 pub use walk::{BtreeWalk, KeyBounds, LostChild, TreeItem, TreePage};

@@ -87,8 +87,85 @@ pub struct Wal<'a> {
     pub pages: BTreeMap<PageNo, (FrameNo, &'a [u8])>,
     /// Database size in pages after the last valid commit, if any commit is valid.
     pub db_size: Option<u32>,
+    /// The committed transactions, in commit order: the history the pages sum up.
+    pub commits: Vec<WalCommit<'a>>,
+    /// Frames that are not part of the database but are still evidence: valid frames of
+    /// a transaction that never committed, and frames of an earlier generation of the log.
+    pub strays: Vec<StrayFrame<'a>>,
     /// Why frames were ignored, and other damage.
     pub findings: Vec<Finding>,
+}
+
+/// One committed transaction of the log: its frames, in log order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalCommit<'a> {
+    /// Its first frame.
+    pub first: FrameNo,
+    /// Its commit frame.
+    pub last: FrameNo,
+    /// The database size in pages after it.
+    pub db_size: u32,
+    /// Each page it wrote, with the frame and image; a page written twice in one
+    /// transaction is listed twice (the later frame wins).
+    pub frames: Vec<(PageNo, FrameNo, &'a [u8])>,
+}
+
+/// A frame outside the committed log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrayFrame<'a> {
+    /// Its number in the file.
+    pub no: FrameNo,
+    /// Its header, as stored.
+    pub header: WalFrameHeader,
+    /// The page image.
+    pub image: &'a [u8],
+    /// Why it is not part of the database.
+    pub kind: StrayKind,
+}
+
+/// Why a frame with a page image is not part of the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrayKind {
+    /// Its checksum is right and its salts are the log's, but no commit frame follows:
+    /// a transaction that never committed.
+    Uncommitted,
+    /// Its salts are not the log's: written before the log was last reset by a
+    /// checkpoint, and overwritten from the start since. `chained` when its checksum
+    /// follows from the frame before it (same salts): its bytes are as that generation
+    /// wrote them. The first frame of such a run has no checksum to follow from.
+    OlderGeneration {
+        /// Whether its checksum was verified from the previous frame's.
+        chained: bool,
+    },
+}
+
+impl<'a> Wal<'a> {
+    /// The log as it stood after its commit `n` (1-based; 0: before the first): what
+    /// SQLite would have read at that moment, over a main file not yet checkpointed past
+    /// it.
+    pub fn as_of(&self, n: usize) -> Wal<'a> {
+        let commits: Vec<WalCommit<'a>> = self.commits.iter().take(n).cloned().collect();
+        let mut pages = BTreeMap::new();
+        for c in &commits {
+            for (p, no, image) in &c.frames {
+                pages.insert(*p, (*no, *image));
+            }
+        }
+        let db_size = commits.last().map(|c| c.db_size);
+        if let Some(size) = db_size {
+            pages.retain(|p, _| p.get() <= size);
+        }
+        Wal {
+            header: self.header,
+            frames_present: self.frames_present,
+            frames_committed: commits.last().map_or(0, |c| c.last.0),
+            pages,
+            db_size,
+            commits,
+            strays: Vec::new(),
+            findings: self.findings.clone(),
+        }
+    }
 }
 
 // SQLite: walChecksumBytes (wal.c). `big_endian` is true for magic 0x377f0683.
@@ -161,12 +238,13 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
         frames_committed: 0,
         pages: BTreeMap::new(),
         db_size: None,
+        commits: Vec::new(),
+        strays: Vec::new(),
         findings: Vec::new(),
     };
     let mut pending: Vec<(PageNo, FrameNo, &[u8])> = Vec::new();
     let mut sum = seed;
-    for (i, frame) in body.chunks_exact(frame_len).enumerate() {
-        let no = FrameNo(i as u32 + 1);
+    let frames = body.chunks_exact(frame_len).enumerate().map(|(i, frame)| {
         let f = |o: usize| u32_at(frame, o).unwrap_or(0);
         let fh = WalFrameHeader {
             page_no: f(0),
@@ -176,13 +254,19 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
             checksum1: f(16),
             checksum2: f(20),
         };
+        let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
+        (FrameNo(i as u32 + 1), fh, frame, image)
+    });
+    // Where the current generation's frames end: an older frame, or a broken one.
+    let mut rest = None;
+    for (no, fh, frame, image) in frames.clone() {
         if (fh.salt1, fh.salt2) != (header.salt1, header.salt2) {
             // Frames of an earlier generation of the log: normal after a checkpoint reset.
             wal.findings
                 .push(Finding::WalFrameSaltMismatch { frame: no.0 });
+            rest = Some(no);
             break;
         }
-        let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
         sum = checksum(big_endian, frame.get(..8).unwrap_or_default(), sum);
         sum = checksum(big_endian, image, sum);
         if sum != (fh.checksum1, fh.checksum2) {
@@ -197,12 +281,52 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
         };
         pending.push((page, no, image));
         if fh.is_commit() {
-            for (p, n, img) in pending.drain(..) {
-                wal.pages.insert(p, (n, img));
+            let first = pending.first().map_or(no, |(_, n, _)| *n);
+            for (p, n, img) in &pending {
+                wal.pages.insert(*p, (*n, *img));
             }
+            wal.commits.push(WalCommit {
+                first,
+                last: no,
+                db_size: fh.db_size_after_commit,
+                frames: std::mem::take(&mut pending),
+            });
             wal.frames_committed = no.0;
             wal.db_size = Some(fh.db_size_after_commit);
         }
+    }
+    let headers: Vec<_> = frames.clone().map(|(no, fh, ..)| (no, fh)).collect();
+    wal.strays
+        .extend(pending.iter().filter_map(|(_, no, image)| {
+            let (_, header) = headers.get(no.0 as usize - 1)?;
+            Some(StrayFrame {
+                no: *no,
+                header: *header,
+                image,
+                kind: StrayKind::Uncommitted,
+            })
+        }));
+    // An older generation's frames: each checked against the frame before it.
+    let mut previous: Option<WalFrameHeader> = None;
+    for (no, fh, frame, image) in frames.skip(rest.map_or(usize::MAX, |n| n.0 as usize - 1)) {
+        let own = (fh.salt1, fh.salt2) == (header.salt1, header.salt2);
+        if own || PageNo::new(fh.page_no).is_none() {
+            previous = None;
+            continue;
+        }
+        let chained = previous.is_some_and(|p| {
+            let seed = (p.checksum1, p.checksum2);
+            let s = checksum(big_endian, frame.get(..8).unwrap_or_default(), seed);
+            (p.salt1, p.salt2) == (fh.salt1, fh.salt2)
+                && checksum(big_endian, image, s) == (fh.checksum1, fh.checksum2)
+        });
+        wal.strays.push(StrayFrame {
+            no,
+            header: fh,
+            image,
+            kind: StrayKind::OlderGeneration { chained },
+        });
+        previous = Some(fh);
     }
     let uncommitted = frames_present - wal.frames_committed;
     if uncommitted > 0 {
@@ -248,12 +372,17 @@ mod tests {
 
     /// A log of `frames` (page number, commit size) over 512-byte pages, checksums right.
     fn log(frames: &[(u32, u32)]) -> Vec<u8> {
+        log_with((11, 22), frames)
+    }
+
+    /// [`log`] with other salts.
+    fn log_with(salts: (u32, u32), frames: &[(u32, u32)]) -> Vec<u8> {
         let mut b = vec![0u8; 32];
         b[0..4].copy_from_slice(&0x377f_0682u32.to_be_bytes());
         b[4..8].copy_from_slice(&3_007_000u32.to_be_bytes());
         b[8..12].copy_from_slice(&512u32.to_be_bytes());
-        b[16..20].copy_from_slice(&11u32.to_be_bytes());
-        b[20..24].copy_from_slice(&22u32.to_be_bytes());
+        b[16..20].copy_from_slice(&salts.0.to_be_bytes());
+        b[20..24].copy_from_slice(&salts.1.to_be_bytes());
         let (c1, c2) = checksum(false, &b[..24], (0, 0));
         b[24..28].copy_from_slice(&c1.to_be_bytes());
         b[28..32].copy_from_slice(&c2.to_be_bytes());
@@ -262,8 +391,8 @@ mod tests {
             let mut fh = vec![0u8; 24];
             fh[0..4].copy_from_slice(&page.to_be_bytes());
             fh[4..8].copy_from_slice(&commit.to_be_bytes());
-            fh[8..12].copy_from_slice(&11u32.to_be_bytes());
-            fh[12..16].copy_from_slice(&22u32.to_be_bytes());
+            fh[8..12].copy_from_slice(&salts.0.to_be_bytes());
+            fh[12..16].copy_from_slice(&salts.1.to_be_bytes());
             let image = vec![i as u8 + 1; 512];
             sum = checksum(false, &fh[..8], sum);
             sum = checksum(false, &image, sum);
@@ -284,6 +413,58 @@ mod tests {
         let (frame, image) = wal.pages[&PageNo::new(2).unwrap()];
         assert_eq!((frame, image[0]), (FrameNo(3), 3));
         assert!(wal.findings.is_empty());
+    }
+
+    #[test]
+    fn commits_in_order_and_the_log_as_of_each() {
+        let bytes = log(&[(2, 0), (3, 3), (2, 3), (4, 0), (4, 4), (5, 0)]);
+        let wal = read_wal(&bytes).unwrap();
+        let spans: Vec<_> = wal
+            .commits
+            .iter()
+            .map(|c| (c.first.0, c.last.0, c.db_size, c.frames.len()))
+            .collect();
+        assert_eq!(spans, vec![(1, 2, 3, 2), (3, 3, 3, 1), (4, 5, 4, 2)]);
+        let first = wal.as_of(1);
+        assert_eq!((first.frames_committed, first.db_size), (2, Some(3)));
+        assert_eq!(first.pages[&PageNo::new(2).unwrap()].0, FrameNo(1));
+        let second = wal.as_of(2);
+        assert_eq!(second.pages[&PageNo::new(2).unwrap()].0, FrameNo(3));
+        assert!(!second.pages.contains_key(&PageNo::new(4).unwrap()));
+        let none = wal.as_of(0);
+        assert!(none.pages.is_empty() && none.db_size.is_none());
+        assert_eq!(wal.as_of(9).pages, wal.pages);
+        // The frame after the last commit is a stray, not part of any state.
+        assert_eq!(wal.strays.len(), 1);
+        assert_eq!(wal.strays[0].no, FrameNo(6));
+        assert_eq!(wal.strays[0].kind, StrayKind::Uncommitted);
+    }
+
+    #[test]
+    fn frames_of_an_older_generation_are_strays() {
+        // Four frames of one generation, then the log reset and two frames written over
+        // the start: frames 3 and 4 are the older generation's.
+        let older = log_with((7, 8), &[(2, 0), (3, 3), (4, 4), (5, 5)]);
+        let newer = log(&[(2, 2), (3, 3)]);
+        let mut bytes = older.clone();
+        bytes[..newer.len()].copy_from_slice(&newer);
+        let wal = read_wal(&bytes).unwrap();
+        assert_eq!(wal.commits.len(), 2);
+        let strays: Vec<_> = wal.strays.iter().map(|s| (s.no.0, s.kind)).collect();
+        assert_eq!(
+            strays,
+            vec![
+                (3, StrayKind::OlderGeneration { chained: false }),
+                (4, StrayKind::OlderGeneration { chained: true }),
+            ]
+        );
+        // A changed byte breaks the chain.
+        bytes[32 + 3 * 536 + 24 + 9] ^= 1;
+        let wal = read_wal(&bytes).unwrap();
+        assert_eq!(
+            wal.strays[1].kind,
+            StrayKind::OlderGeneration { chained: false }
+        );
     }
 
     #[test]
