@@ -14,6 +14,7 @@ mod files;
 mod fts;
 mod fuzz;
 mod golden;
+mod history;
 mod hostile;
 mod inspect;
 mod journal;

@@ -18,7 +18,7 @@ use pager::{BtreeWalk, Database, Location, PageNo, Record, TreeItem};
 pub type Target = fn(&[u8]);
 
 /// Every target, by name.
-pub const TARGETS: [(&str, Target); 9] = [
+pub const TARGETS: [(&str, Target); 10] = [
     ("header", header),
     ("page", page),
     ("record", record),
@@ -27,6 +27,7 @@ pub const TARGETS: [(&str, Target); 9] = [
     ("journal", journal),
     ("survey", survey),
     ("carve", carve),
+    ("history", history),
     ("recover", recover),
 ];
 
@@ -114,6 +115,32 @@ pub fn wal(bytes: &[u8]) {
 pub fn journal(bytes: &[u8]) {
     let j = pager::read_journal(bytes);
     let _ = j.findings.len();
+}
+
+/// The history of a log over a main file: the input up to the first 512-byte boundary
+/// where a write-ahead log's magic number is is the main file, the rest the log (each
+/// commit's rows diffed, the log as of each commit opened); and the input as a persisted
+/// journal over itself.
+pub fn history(bytes: &[u8]) {
+    let at = (512..bytes.len()).step_by(512).find(|at| {
+        matches!(
+            bytes.get(*at..*at + 4),
+            Some([0x37, 0x7f, 0x06, 0x82 | 0x83])
+        )
+    });
+    if let Some((main, log)) = at.map(|at| bytes.split_at(at)) {
+        if let Ok(w) = pager::read_wal(log) {
+            let h = history::wal_history(main, None, &w);
+            let _ = (h.steps.len(), h.strays.len());
+        }
+    }
+    for size in [512, 4096] {
+        let Some(size) = pager::PageSize::new(size) else {
+            continue;
+        };
+        let j = pager::read_persisted_journal(bytes, size, 1 << 16);
+        let _ = history::journal_history(bytes, &j);
+    }
 }
 
 /// The whole-file survey, and every tree walked.
@@ -216,6 +243,19 @@ pub fn seeds(max: usize) -> Vec<Vec<u8>> {
     both.extend_from_slice(&w.wal);
     out.push(both[..both.len().min(max)].to_vec());
     out.extend(hot_journal().map(|j| j[..j.len().min(max)].to_vec()));
+    // Logs and journals with a history: a main file followed by its log, cut at four
+    // times the others' length so that some commits follow the main file.
+    let story = fixtures::history::wal_story();
+    let persisted = fixtures::history::journal_story();
+    for (main, log) in [
+        (&story.main, &story.wal),
+        (&persisted.main, &persisted.journal),
+    ] {
+        let mut both = main.clone();
+        both.extend_from_slice(log);
+        both.truncate(max.saturating_mul(4));
+        out.push(both);
+    }
     out
 }
 

@@ -51,7 +51,7 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
         });
     }
     let mut report = report::build(&db, &survey, info, run);
-    report.sidecars = sidecars(&source.path)?;
+    report.sidecars = sidecars(&source.path, bytes)?;
     let beside: Vec<&str> = [
         report
             .sidecars
@@ -80,7 +80,7 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
 
 /// The log and journal beside `path`, read (mapped read-only) when they exist and are not
 /// empty.
-fn sidecars(path: &std::path::Path) -> Result<report::Sidecars, Error> {
+fn sidecars(path: &std::path::Path, main: &[u8]) -> Result<report::Sidecars, Error> {
     let beside = |suffix: &str| -> Result<Option<Source>, Error> {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
@@ -91,7 +91,7 @@ fn sidecars(path: &std::path::Path) -> Result<report::Sidecars, Error> {
         }
     };
     Ok(report::Sidecars {
-        wal: beside("-wal")?.map(|s| report::WalSidecar::of(s.bytes())),
+        wal: beside("-wal")?.map(|s| report::WalSidecar::of(s.bytes(), main)),
         journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes())),
     })
 }

@@ -32,6 +32,8 @@ pub struct Ledger {
     pub verified: Vec<String>,
     /// What `--carve` found, when it was asked for.
     pub carved: Option<crate::carve::CarvedReport>,
+    /// What `--history` found, when it was asked for.
+    pub history: Option<crate::history::HistoryReport>,
 }
 
 impl Ledger {

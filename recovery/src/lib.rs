@@ -57,6 +57,7 @@ pub mod error;
 pub mod evidence;
 pub mod export;
 pub mod finish;
+pub mod history;
 pub mod inspect;
 pub mod ledger;
 pub mod load;
@@ -151,7 +152,7 @@ impl Recovery {
 pub fn recover(options: &RecoverOptions, observer: &dyn Observer) -> Result<Recovery, Error> {
     let request = Request::check(options)?;
     let files = EvidenceFiles::open(&request.paths)?;
-    let mut evidence = Evidence::open(&files, &request.paths)?;
+    let mut evidence = Evidence::open_as_of(&files, &request.paths, request.as_of)?;
     run(&request, &files, &mut evidence, observer)
 }
 
@@ -253,6 +254,27 @@ fn run<'s>(
             )
             .map_err(Error::db("writing carved records"))?;
             rebuilt.ledger.carved = Some(carved);
+        }
+        if request.history {
+            let journal = files.journal.as_ref().map(|j| {
+                let db = &evidence.db;
+                pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
+            });
+            let read = history::read(files.main.bytes(), evidence.usable_wal(), journal.as_ref());
+            let mut taken = evidence.taken_names();
+            taken.extend(
+                rebuilt
+                    .ledger
+                    .carved
+                    .iter()
+                    .filter_map(|c| c.registry.clone()),
+            );
+            let mut readings = history::Reading::of_schema(&evidence.schema);
+            history::Reading::of_history(&mut readings, &read);
+            let report =
+                history::write(&rebuilt.out, &read, evidence.encoding(), &readings, &taken)
+                    .map_err(Error::db("writing the history of the logs"))?;
+            rebuilt.ledger.history = Some(report);
         }
         let mut finish = Finish::objects(evidence, rebuilt, observer)?;
         let late_hash = late_reads.then(|| scope.spawn(second_hash));

@@ -29,6 +29,11 @@ pub struct RecoverOptions {
     pub profile: ProfileChoice,
     /// Carve deleted records from free space into `salvage_carved`.
     pub carve: bool,
+    /// Write every version of every row the logs hold into `salvage_history`.
+    pub history: bool,
+    /// Recover the database as it was after this commit of the write-ahead log (0: before
+    /// its first), instead of after its last.
+    pub as_of: Option<u32>,
 }
 
 impl RecoverOptions {
@@ -45,6 +50,8 @@ impl RecoverOptions {
             journal: Log::Beside,
             profile: ProfileChoice::Auto,
             carve: false,
+            history: false,
+            as_of: None,
         }
     }
 }
@@ -94,6 +101,10 @@ pub struct Request {
     pub partial_rows: bool,
     /// Carve deleted records from free space.
     pub carve: bool,
+    /// Write the logs' row versions.
+    pub history: bool,
+    /// The write-ahead log commit to recover the database as of.
+    pub as_of: Option<u32>,
 }
 
 /// `p` with `suffix` appended to its file name.
@@ -183,6 +194,12 @@ impl Request {
             .map_err(|why| Error::InvalidProfile { why })?;
         let wal = log_to_read(&options.wal, &options.src, "-wal", &outputs)?;
         let journal = log_to_read(&options.journal, &options.src, "-journal", &outputs)?;
+        if let (Some(n), None) = (options.as_of, &wal) {
+            return Err(refused(
+                format!("--as-of {n} names a commit of a write-ahead log, and none is read"),
+                "give the log with --wal, or leave --as-of out",
+            ));
+        }
         Ok(Request {
             paths: Paths {
                 src: options.src.clone(),
@@ -198,6 +215,8 @@ impl Request {
             allow_partial: options.allow_partial,
             partial_rows: options.partial_rows,
             carve: options.carve,
+            history: options.history,
+            as_of: options.as_of,
         })
     }
 }

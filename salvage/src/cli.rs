@@ -208,6 +208,16 @@ pub struct RecoverArgs {
     /// Also carve deleted records from free space (freeblocks, unallocated space, freed pages) into the table `salvage_carved`, never into the recovered tables.
     #[arg(long)]
     pub carve: bool,
+    /// Also write every version of every row the write-ahead log and the rollback journal
+    /// hold (each commit's inserts, updates and deletes, frames that never committed, an
+    /// older generation of the log, a persisted journal's images) into the tables
+    /// `salvage_history` and `salvage_commits`, never into the recovered tables.
+    #[arg(long)]
+    pub history: bool,
+    /// Recover the database as it was after commit N of the write-ahead log (0: before its
+    /// first), as SQLite read it then; `salvage inspect` lists the commits.
+    #[arg(long, value_name = "N", conflicts_with = "no_wal")]
+    pub as_of: Option<u32>,
     /// Read the main database file alone, ignoring SRC-wal.
     #[arg(long, conflicts_with = "wal")]
     pub no_wal: bool,

@@ -57,6 +57,8 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         no_wal: false,
         no_partial_rows: false,
         carve: false,
+        history: false,
+        as_of: None,
         wal: None,
         no_journal: false,
         journal: None,

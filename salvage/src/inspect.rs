@@ -128,6 +128,7 @@ fn beside(s: &mut String, r: &InspectReport) {
                 w.size
             )
         };
+        timeline(s, w);
     }
     if let Some(j) = &r.sidecars.journal {
         let _ = if j.hot {
@@ -143,6 +144,37 @@ fn beside(s: &mut String, r: &InspectReport) {
                 j.size
             )
         };
+    }
+}
+
+/// The log's commits in order, with the rows each changed.
+fn timeline(s: &mut String, w: &recovery::report::inspect::WalSidecar) {
+    if w.timeline.is_empty() && w.older_generation_frames == 0 {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "    {:<12} {:<10} {:>6} {:>9} {:>8} {:>8} {:>10}",
+        "step", "frames", "pages", "inserted", "updated", "deleted", "db pages"
+    );
+    for t in &w.timeline {
+        let step = t
+            .commit
+            .map_or_else(|| t.kind.clone(), |c| format!("commit {c}"));
+        let frames = t.frames.map_or(String::new(), |[a, b]| format!("{a}-{b}"));
+        let size = t.db_size.map_or(String::new(), |d| d.to_string());
+        let _ = writeln!(
+            s,
+            "    {step:<12} {frames:<10} {:>6} {:>9} {:>8} {:>8} {size:>10}",
+            t.pages, t.inserted, t.updated, t.deleted
+        );
+    }
+    if w.older_generation_frames > 0 {
+        let _ = writeln!(
+            s,
+            "    and {} frames of an earlier generation of the log (`recover --history` reads their rows)",
+            w.older_generation_frames
+        );
     }
 }
 

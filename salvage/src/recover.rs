@@ -22,6 +22,8 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         journal: log(args.no_journal, &args.journal),
         profile: args.profile.clone(),
         carve: args.carve,
+        history: args.history,
+        as_of: args.as_of,
     }
 }
 

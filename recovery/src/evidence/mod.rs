@@ -99,7 +99,30 @@ impl<'s> Evidence<'s> {
     /// Opens the database in `files` as SQLite would; its schema is read by
     /// [`Evidence::read_schema`].
     pub fn open(files: &'s EvidenceFiles, paths: &Paths) -> Result<Evidence<'s>, Error> {
-        let wal = files.wal.as_ref().map(|w| pager::read_wal(w.bytes()));
+        Evidence::open_as_of(files, paths, None)
+    }
+
+    /// [`Evidence::open`] as the database was after commit `as_of` of the write-ahead log
+    /// (0: before its first): refused when the log does not have that many.
+    pub fn open_as_of(
+        files: &'s EvidenceFiles,
+        paths: &Paths,
+        as_of: Option<u32>,
+    ) -> Result<Evidence<'s>, Error> {
+        let mut wal = files.wal.as_ref().map(|w| pager::read_wal(w.bytes()));
+        if let Some(n) = as_of {
+            let commits = match &wal {
+                Some(Ok(w)) => w.commits.len(),
+                _ => 0,
+            };
+            if n as usize > commits {
+                return Err(Error::Refused {
+                    what: format!("--as-of {n}: the write-ahead log holds {commits} commits"),
+                    hint: "`salvage inspect` lists them; give a number up to that".into(),
+                });
+            }
+            wal = wal.map(|w| w.map(|w| w.as_of(n as usize)));
+        }
         let journal = files
             .journal
             .as_ref()

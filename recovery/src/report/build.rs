@@ -340,6 +340,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             refused: p.tables.iter().map(|t| t.loss.partial_refused).sum(),
         },
         carved: p.ledger.carved.clone(),
+        history: p.ledger.history.clone(),
         damaged_fields: DamagedFieldsReport {
             registry: p.ledger.damaged_fields.name.clone(),
             fields: p.ledger.damaged_fields.fields,

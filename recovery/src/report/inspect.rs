@@ -310,6 +310,12 @@ pub struct WalSidecar {
     /// The database size in pages after the last valid commit; `null` when no commit is
     /// valid.
     pub database_size: Option<u32>,
+    /// The timeline: every committed transaction in commit order, the frames that never
+    /// committed, with the rows each changed (see `recover --history`).
+    pub timeline: Vec<crate::history::StepReport>,
+    /// Frames of an earlier generation of the log (before a checkpoint reset it),
+    /// overwritten from the start since: evidence of older versions.
+    pub older_generation_frames: usize,
     /// Damage in the log: why frames were ignored, or why it is unusable.
     pub findings: FindingList,
 }
@@ -338,10 +344,21 @@ pub struct JournalSidecar {
 }
 
 impl WalSidecar {
-    /// Reads the log's bytes; an unusable header gives `usable: false` and its finding.
-    pub fn of(bytes: &[u8]) -> WalSidecar {
+    /// Reads the log's bytes, over the main file `main` (for the rows each commit
+    /// changed); an unusable header gives `usable: false` and its finding.
+    pub fn of(bytes: &[u8], main: &[u8]) -> WalSidecar {
         match pager::read_wal(bytes) {
             Ok(w) => WalSidecar {
+                timeline: history::wal_history(main, None, &w)
+                    .steps
+                    .iter()
+                    .map(crate::history::StepReport::of)
+                    .collect(),
+                older_generation_frames: w
+                    .strays
+                    .iter()
+                    .filter(|s| matches!(s.kind, pager::StrayKind::OlderGeneration { .. }))
+                    .count(),
                 size: bytes.len() as u64,
                 usable: true,
                 page_size: Some(w.header.page_size),
@@ -359,6 +376,8 @@ impl WalSidecar {
                 frames_committed: 0,
                 pages_committed: 0,
                 database_size: None,
+                timeline: Vec::new(),
+                older_generation_frames: 0,
                 findings: FindingList::new(std::slice::from_ref(&f)),
             },
         }

@@ -1,0 +1,387 @@
+//! `history`: every version of every row that a write-ahead log or a rollback journal
+//! still holds. Pure: it reads the bytes the caller gives and decides; it writes nothing.
+//!
+//! A write-ahead log is a sequence of committed transactions, each a set of page images
+//! ("The WAL File Format"). The database after commit `k` is the main file with the images
+//! of commits `1..=k` read over it. A row changes only on a page its commit wrote, so the
+//! rows of those pages before and after each commit, compared by table and rowid, are
+//! that commit's inserts, updates and deletes: a row that moved to another page (a split)
+//! was written there by the same commit and is no change. Which table a leaf belongs to
+//! is read from the schema and the trees of the state it is read in ([`Owners`]), again
+//! only when a commit wrote more than leaves.
+//!
+//! Beyond the commits, a log holds frames of a transaction that never committed and
+//! frames of an earlier generation of the log, overwritten from the start since: their
+//! rows are evidence too, labelled so ([`StepKind::Uncommitted`], [`Stray`]).
+//!
+//! A rollback journal holds the images of the pages its transaction changed, as they were
+//! before it ("The Rollback Journal"): a hot one (the transaction never committed) and a
+//! persisted one (`journal_mode=PERSIST`: committed, header zeroed, records left) give
+//! one step each, from the journal's images to the main file's.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use pager::{Database, FrameNo, Journal, PageNo, PageType, StrayKind, Value, Wal};
+use reconstruct::{RowEvent, TableRows};
+
+mod owners;
+
+pub use owners::{Owners, SCHEMA_TABLE};
+
+/// What a change did to a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Op {
+    /// The row was not there before.
+    Insert,
+    /// The row was there with other values.
+    Update,
+    /// The row is not there after.
+    Delete,
+}
+
+impl Op {
+    /// The name the output and the report use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::Update => "update",
+            Op::Delete => "delete",
+        }
+    }
+}
+
+/// One row changed by one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// Its table.
+    pub table: String,
+    /// Its rowid.
+    pub rowid: i64,
+    /// Its values before the step, in record order; `None` when it was not there.
+    pub before: Option<Vec<Value>>,
+    /// Its values after the step; `None` when it is not there.
+    pub after: Option<Vec<Value>>,
+}
+
+impl Change {
+    /// What the step did to the row.
+    pub fn op(&self) -> Op {
+        match (&self.before, &self.after) {
+            (None, _) => Op::Insert,
+            (Some(_), Some(_)) => Op::Update,
+            (Some(_), None) => Op::Delete,
+        }
+    }
+}
+
+/// What a step of a history is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// A committed transaction of the log: its number in commit order (1-based), its
+    /// frames, and the database size after it.
+    Commit {
+        /// Its number.
+        no: u32,
+        /// Its first frame.
+        first: FrameNo,
+        /// Its commit frame.
+        last: FrameNo,
+        /// Pages in the database after it.
+        db_size: u32,
+    },
+    /// Frames after the last commit: a transaction that never committed.
+    Uncommitted {
+        /// The first of them.
+        first: FrameNo,
+        /// The last.
+        last: FrameNo,
+    },
+    /// A rollback journal's transaction: from the journal's images to the main file's.
+    /// `hot`: it never committed (SQLite rolls it back; the main file's versions were
+    /// never committed); otherwise a persisted journal of a committed transaction.
+    Journal {
+        /// Whether the journal is hot.
+        hot: bool,
+    },
+}
+
+/// One step of a history: the pages it wrote and the rows that changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// What it is.
+    pub kind: StepKind,
+    /// The pages it wrote, in page order.
+    pub pages: Vec<PageNo>,
+    /// The rows it changed, by table and rowid.
+    pub changes: Vec<Change>,
+    /// Cells on its pages (before or after) whose record could not be read.
+    pub unreadable: u64,
+}
+
+/// A row on a page image of an earlier generation of the log that no state of the
+/// history holds: a version from before the main file's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stray {
+    /// The table the page number belongs to now.
+    pub table: String,
+    /// Its rowid.
+    pub rowid: i64,
+    /// Its values, in record order.
+    pub values: Vec<Value>,
+    /// The frame holding it.
+    pub frame: FrameNo,
+    /// The page the frame is of.
+    pub page: PageNo,
+    /// Whether the frame's checksum follows from the frame before it.
+    pub chained: bool,
+}
+
+/// The history of a log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    /// The steps, in order: each commit, then the uncommitted frames if any.
+    pub steps: Vec<Step>,
+    /// Rows only an earlier generation of the log holds.
+    pub strays: Vec<Stray>,
+    /// Pages the log wrote whose main-file image is one of the log's images: the main
+    /// file was checkpointed past the log's start, so their state before the first
+    /// commit that wrote them is not known (that commit shows no change for them).
+    pub checkpointed: Vec<PageNo>,
+}
+
+/// A state of the database and who owns its leaves. Owners are shared between the states
+/// no structural page separates.
+struct State<'a> {
+    db: Database<'a>,
+    owners: Rc<Owners>,
+}
+
+impl<'a> State<'a> {
+    fn new(db: Database<'a>) -> State<'a> {
+        let owners = Rc::new(Owners::of(&db));
+        State { db, owners }
+    }
+
+    /// The state after `images` are written (and the database has `pages_in_use` pages).
+    fn next(&self, images: &[(PageNo, &'a [u8])], pages_in_use: Option<u32>) -> State<'a> {
+        let db = self.db.with_images(images, pages_in_use);
+        let pages: BTreeSet<PageNo> = images.iter().map(|(p, _)| *p).collect();
+        let still_leaves = pages.iter().all(|p| {
+            db.page(*p)
+                .and_then(|page| page.btree_header().ok())
+                .is_some_and(|h| h.page_type() == PageType::TableLeaf)
+        });
+        let owners = if still_leaves && !self.owners.moved_by(&pages) {
+            Rc::clone(&self.owners)
+        } else {
+            Rc::new(Owners::of(&db))
+        };
+        State { db, owners }
+    }
+
+    /// The rows on `pages` in this state, by table and rowid; and how many cells on them
+    /// could not be read.
+    fn rows(&self, pages: &BTreeSet<PageNo>) -> (BTreeMap<(String, i64), Vec<Value>>, u64) {
+        let mut rows = BTreeMap::new();
+        let mut unreadable = 0;
+        for page in pages {
+            let Some(table) = self.owners.table_of(*page) else {
+                continue;
+            };
+            for event in TableRows::new(&self.db, Some(*page), std::iter::empty()) {
+                match event {
+                    RowEvent::Row(row) => {
+                        let Some(rowid) = row.rowid() else { continue };
+                        rows.insert((table.to_string(), rowid), row.record().0);
+                    }
+                    RowEvent::Unreadable { .. } => unreadable += 1,
+                }
+            }
+        }
+        (rows, unreadable)
+    }
+}
+
+/// The rows that differ between `before` and `after`.
+fn diff(
+    mut before: BTreeMap<(String, i64), Vec<Value>>,
+    after: BTreeMap<(String, i64), Vec<Value>>,
+) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for ((table, rowid), values) in after {
+        let old = before.remove(&(table.clone(), rowid));
+        if old.as_ref() != Some(&values) {
+            changes.push(Change {
+                table,
+                rowid,
+                before: old,
+                after: Some(values),
+            });
+        }
+    }
+    changes.extend(before.into_iter().map(|((table, rowid), values)| Change {
+        table,
+        rowid,
+        before: Some(values),
+        after: None,
+    }));
+    changes.sort_by(|a, b| (&a.table, a.rowid).cmp(&(&b.table, b.rowid)));
+    changes
+}
+
+/// One step from `from` to `to` over `pages`.
+fn step(kind: StepKind, from: Option<&State<'_>>, to: &State<'_>, pages: BTreeSet<PageNo>) -> Step {
+    let (before, u1) = from.map(|s| s.rows(&pages)).unwrap_or_default();
+    let (after, u2) = to.rows(&pages);
+    Step {
+        kind,
+        changes: diff(before, after),
+        pages: pages.into_iter().collect(),
+        unreadable: u1 + u2,
+    }
+}
+
+/// The history of `wal` over the main file `main` (rolled back by `journal` first, when
+/// it is hot, as SQLite opens it).
+pub fn wal_history<'a>(main: &'a [u8], journal: Option<&Journal<'a>>, wal: &Wal<'a>) -> History {
+    let mut history = History::default();
+    // Before the first commit: the main file alone, at the log's page size. A log whose
+    // main file is empty (never checkpointed) starts from nothing.
+    let mut state = Database::open_with_logs(main, journal, Some(&wal.as_of(0)))
+        .ok()
+        .map(State::new);
+    let base = state.as_ref().map(|s| (s.db.clone(), Rc::clone(&s.owners)));
+    for (i, commit) in wal.commits.iter().enumerate() {
+        let images: Vec<(PageNo, &'a [u8])> = commit
+            .frames
+            .iter()
+            .map(|(p, _, image)| (*p, *image))
+            .collect();
+        let next = match &state {
+            Some(s) => Some(s.next(&images, Some(commit.db_size))),
+            None => Database::open_with_logs(main, journal, Some(&wal.as_of(i + 1)))
+                .ok()
+                .map(State::new),
+        };
+        let Some(next) = next else { continue };
+        let kind = StepKind::Commit {
+            no: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            first: commit.first,
+            last: commit.last,
+            db_size: commit.db_size,
+        };
+        let pages = images.iter().map(|(p, _)| *p).collect();
+        history.steps.push(step(kind, state.as_ref(), &next, pages));
+        state = Some(next);
+    }
+    let uncommitted: Vec<_> = wal
+        .strays
+        .iter()
+        .filter(|s| s.kind == StrayKind::Uncommitted)
+        .filter_map(|s| Some((PageNo::new(s.header.page_no)?, s.no, s.image)))
+        .collect();
+    if let (Some(s), Some(first), Some(last)) = (&state, uncommitted.first(), uncommitted.last()) {
+        let images: Vec<(PageNo, &'a [u8])> =
+            uncommitted.iter().map(|(p, _, i)| (*p, *i)).collect();
+        let next = s.next(&images, None);
+        let kind = StepKind::Uncommitted {
+            first: first.1,
+            last: last.1,
+        };
+        let pages = images.iter().map(|(p, _)| *p).collect();
+        history.steps.push(step(kind, Some(s), &next, pages));
+    }
+    if let Some((db, owners)) = &base {
+        history.checkpointed = checkpointed(db, wal);
+        history.strays = strays(db, owners, wal, &history.steps);
+    }
+    history
+}
+
+/// Pages the log wrote whose image in `base` (the main file) equals one of the log's.
+fn checkpointed(base: &Database<'_>, wal: &Wal<'_>) -> Vec<PageNo> {
+    let mut out = BTreeSet::new();
+    for (page, _, image) in wal.commits.iter().flat_map(|c| &c.frames) {
+        if base.page(*page).is_some_and(|p| p.bytes() == *image) {
+            out.insert(*page);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The rows of the older generation's frames that no state of the history holds: not in
+/// the main file's table, and no version a step shows.
+fn strays(base: &Database<'_>, owners: &Rc<Owners>, wal: &Wal<'_>, steps: &[Step]) -> Vec<Stray> {
+    let mut known: BTreeSet<(String, i64, String)> = BTreeSet::new();
+    let key = |t: &str, r: i64, v: &[Value]| (t.to_string(), r, format!("{v:?}"));
+    for c in steps.iter().flat_map(|s| &s.changes) {
+        for v in [&c.before, &c.after].into_iter().flatten() {
+            known.insert(key(&c.table, c.rowid, v));
+        }
+    }
+    // The main file's rows of each table an older frame is of, read once.
+    let mut read: BTreeSet<usize> = BTreeSet::new();
+    let mut out = Vec::new();
+    for frame in &wal.strays {
+        let StrayKind::OlderGeneration { chained } = frame.kind else {
+            continue;
+        };
+        let Some(page) = PageNo::new(frame.header.page_no) else {
+            continue;
+        };
+        let Some(table) = owners.table_of(page) else {
+            continue;
+        };
+        let pages = BTreeSet::from([page]);
+        let index = owners.leaf_of.get(&page).copied().unwrap_or(0);
+        if read.insert(index) {
+            let root = owners.roots.get(index).copied();
+            for event in TableRows::new(base, root, std::iter::empty()) {
+                if let RowEvent::Row(row) = event {
+                    if let Some(rowid) = row.rowid() {
+                        known.insert(key(table, rowid, &row.record().0));
+                    }
+                }
+            }
+        }
+        let then = State {
+            db: base.with_images(&[(page, frame.image)], None),
+            owners: Rc::clone(owners),
+        };
+        let (rows, _) = then.rows(&pages);
+        for ((_, rowid), values) in rows {
+            if known.insert(key(table, rowid, &values)) {
+                out.push(Stray {
+                    table: table.to_string(),
+                    rowid,
+                    values,
+                    frame: frame.no,
+                    page,
+                    chained,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The step a rollback journal holds: from its images (the pages before its transaction)
+/// to the main file's. `None` when the journal holds no page.
+pub fn journal_history<'a>(main: &'a [u8], journal: &Journal<'a>) -> Option<Step> {
+    if journal.pages.is_empty() {
+        return None;
+    }
+    let after = State::new(Database::open(main).ok()?);
+    let images: Vec<(PageNo, &'a [u8])> = journal.pages.iter().map(|(p, i)| (*p, *i)).collect();
+    let before = State::new(after.db.with_images(&images, journal.original_pages()));
+    let pages = journal.pages.keys().copied().collect();
+    Some(step(
+        StepKind::Journal {
+            hot: journal.header.is_some(),
+        },
+        Some(&before),
+        &after,
+        pages,
+    ))
+}

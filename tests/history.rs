@@ -1,0 +1,439 @@
+//! History: every version of every row a write-ahead log and a rollback journal hold
+//! (`recover --history`), and the database as of any commit (`recover --as-of`), checked
+//! against what SQLite itself read after each commit of logs it wrote.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fixtures::history::{State, WalStory};
+use fixtures::Value;
+use rusqlite::Connection;
+
+use crate::recover::{assert_same_rows, rows_of};
+use crate::{recover_expecting, recover_file, Scratch, TestResult};
+
+/// `main` and its log (`-wal` or `-journal`) written to a scratch folder.
+fn setup(name: &str, main: &[u8], suffix: &str, log: &[u8]) -> Scratch {
+    let dir = Scratch::new(&format!("history-{name}"));
+    std::fs::write(dir.path("chat.db"), main).unwrap();
+    std::fs::write(dir.path(&format!("chat.db{suffix}")), log).unwrap();
+    dir
+}
+
+/// One row of `salvage_history`.
+#[derive(Clone, Debug, PartialEq)]
+struct Version {
+    table: String,
+    rowid: i64,
+    version: Option<i64>,
+    source: String,
+    commit: Option<i64>,
+    op: Option<String>,
+    values: Vec<Value>,
+}
+
+fn versions(db: &std::path::Path) -> Vec<Version> {
+    let conn = Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT * FROM salvage_history ORDER BY rowid")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            let nfield: i64 = r.get(6)?;
+            Ok(Version {
+                table: r.get(0)?,
+                rowid: r.get(1)?,
+                version: r.get(2)?,
+                source: r.get(3)?,
+                commit: r.get(4)?,
+                op: r.get(5)?,
+                values: (0..nfield as usize)
+                    .map(|i| r.get(7 + i))
+                    .collect::<Result<_, _>>()?,
+            })
+        })
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// The rows of every table of `state`, by table and rowid.
+fn rows(state: &State) -> BTreeMap<(String, i64), Vec<Value>> {
+    state
+        .tables
+        .iter()
+        .flat_map(|t| {
+            t.rows
+                .iter()
+                .map(|r| ((t.name.clone(), r.rowid.unwrap_or(0)), r.values.clone()))
+        })
+        .collect()
+}
+
+/// The schema rows of `state` as `sqlite_schema` holds them (without their rowids).
+fn schema_rows(state: &State) -> Vec<Vec<Value>> {
+    state
+        .schema
+        .iter()
+        .map(|e| {
+            vec![
+                Value::Text(e.kind.clone()),
+                Value::Text(e.name.clone()),
+                Value::Text(e.tbl_name.clone()),
+                Value::Integer(i64::from(e.rootpage)),
+                e.sql.clone().map_or(Value::Null, Value::Text),
+            ]
+        })
+        .collect()
+}
+
+/// What changed from `before` to `after`: (table, rowid, op, values after, or before for
+/// a delete).
+fn changes(before: &State, after: &State) -> BTreeSet<(String, i64, String, String)> {
+    let (b, a) = (rows(before), rows(after));
+    let mut out = BTreeSet::new();
+    for (k, v) in &a {
+        match b.get(k) {
+            None => out.insert((k.0.clone(), k.1, "insert".into(), format!("{v:?}"))),
+            Some(old) if old != v => {
+                out.insert((k.0.clone(), k.1, "update".into(), format!("{v:?}")))
+            }
+            _ => false,
+        };
+    }
+    for (k, v) in &b {
+        if !a.contains_key(k) {
+            out.insert((k.0.clone(), k.1, "delete".into(), format!("{v:?}")));
+        }
+    }
+    out
+}
+
+/// The versions of step `commit` (ordinary tables only), in the form of [`changes`].
+fn of_commit(versions: &[Version], commit: i64) -> BTreeSet<(String, i64, String, String)> {
+    versions
+        .iter()
+        .filter(|v| v.commit == Some(commit) && v.table != "sqlite_schema")
+        .map(|v| {
+            let op = v.op.clone().unwrap_or_default();
+            (v.table.clone(), v.rowid, op, format!("{:?}", v.values))
+        })
+        .collect()
+}
+
+fn recover_history(dir: &Scratch, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--history"];
+    args.extend(extra);
+    recover_expecting(&dir.path("chat.db"), &dir.path("out.db"), &args, 0).unwrap()
+}
+
+#[test]
+fn every_commit_of_the_log_gives_its_inserts_updates_and_deletes() -> TestResult {
+    let story: WalStory = fixtures::history::wal_story();
+    let dir = setup("wal", &story.main, "-wal", &story.wal);
+    let report = recover_history(&dir, &[]);
+    let got = versions(&dir.path("out.db"));
+    assert_eq!(story.states.len(), 10);
+    for k in 1..story.states.len() {
+        let want = changes(&story.states[k - 1], &story.states[k]);
+        assert!(!want.is_empty(), "commit {k} changed nothing");
+        assert_eq!(
+            of_commit(&got, k as i64),
+            want,
+            "commit {k}: {}",
+            story.commits[k - 1]
+        );
+    }
+    // Each changed row's version before its first change is the main file's.
+    let base = rows(&story.states[0]);
+    let originals: Vec<&Version> = got.iter().filter(|v| v.version == Some(0)).collect();
+    assert!(!originals.is_empty());
+    for v in originals {
+        assert_eq!(v.commit, Some(0));
+        assert_eq!(v.op.as_deref(), Some("original"));
+        if v.table != "sqlite_schema" {
+            assert_eq!(
+                base.get(&(v.table.clone(), v.rowid)),
+                Some(&v.values),
+                "{v:?}"
+            );
+        }
+    }
+    // A row updated twice: three versions in order.
+    let renamed: Vec<(Option<i64>, Option<i64>)> = got
+        .iter()
+        .filter(|v| v.table == "conversations" && v.rowid == 2)
+        .map(|v| (v.version, v.commit))
+        .collect();
+    assert_eq!(
+        renamed,
+        vec![(Some(0), Some(0)), (Some(1), Some(2)), (Some(2), Some(6))]
+    );
+    // The schema's own history: a table created, one dropped.
+    let schema: Vec<(Option<i64>, String, String)> = got
+        .iter()
+        .filter(|v| v.table == "sqlite_schema" && v.op.as_deref() != Some("original"))
+        .map(|v| {
+            let name = match v.values.get(1) {
+                Some(Value::Text(t)) => t.clone(),
+                other => format!("{other:?}"),
+            };
+            (v.commit, v.op.clone().unwrap_or_default(), name)
+        })
+        .collect();
+    assert!(
+        schema.contains(&(Some(8), "insert".into(), "reactions".into())),
+        "{schema:?}"
+    );
+    assert!(
+        schema.contains(&(Some(9), "delete".into(), "drafts".into())),
+        "{schema:?}"
+    );
+    // The report and the steps table agree.
+    let steps = report["history"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 9);
+    for (i, s) in steps.iter().enumerate() {
+        assert_eq!(s["kind"], "commit");
+        assert_eq!(s["commit"], i + 1);
+        assert_eq!(s["frames"][1], story.commit_frames[i]);
+    }
+    let conn = Connection::open(dir.path("out.db"))?;
+    let n: i64 = conn.query_row("SELECT count(*) FROM salvage_commits", [], |r| r.get(0))?;
+    assert_eq!(n, 9);
+    // The recovered tables are the last state, untouched by the history.
+    for t in &story.states[9].tables {
+        let want: BTreeMap<i64, Vec<Value>> = t
+            .rows
+            .iter()
+            .map(|r| (r.rowid.unwrap_or(0), r.values.clone()))
+            .collect();
+        assert_same_rows(
+            &rows_of(&dir.path("out.db"), &t.name, false),
+            &want,
+            &t.name,
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn as_of_each_commit_is_the_database_sqlite_read_then() -> TestResult {
+    let story = fixtures::history::wal_story();
+    let dir = setup("as-of", &story.main, "-wal", &story.wal);
+    for (k, state) in story.states.iter().enumerate() {
+        let dest = dir.path(&format!("as-of-{k}.db"));
+        let n = k.to_string();
+        recover_expecting(&dir.path("chat.db"), &dest, &["--as-of", &n], 0)?;
+        for t in &state.tables {
+            let want: BTreeMap<i64, Vec<Value>> = t
+                .rows
+                .iter()
+                .map(|r| (r.rowid.unwrap_or(0), r.values.clone()))
+                .collect();
+            assert_same_rows(
+                &rows_of(&dest, &t.name, false),
+                &want,
+                &format!("{} as of {k}", t.name),
+            );
+        }
+        // A table not yet created, or dropped by then, is not there.
+        let conn = Connection::open(&dest)?;
+        for name in ["reactions", "drafts"] {
+            let there: bool = conn.query_row(
+                "SELECT count(*) > 0 FROM sqlite_schema WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )?;
+            assert_eq!(there, state.table(name).is_some(), "{name} as of {k}");
+        }
+    }
+    // A commit the log does not have is refused before anything is written.
+    let out = recover_file(
+        &dir.path("chat.db"),
+        &dir.path("ten.db"),
+        &["--as-of", "10"],
+    )?;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds 9 commits"));
+    assert!(!dir.listing().iter().any(|f| f.starts_with("ten.db")));
+    Ok(())
+}
+
+#[test]
+fn frames_that_never_committed_are_a_step_of_their_own() -> TestResult {
+    let story = fixtures::history::wal_story();
+    let mut wal = story.wal.clone();
+    fixtures::history::uncommit_last(&mut wal).unwrap();
+    let dir = setup("uncommitted", &story.main, "-wal", &wal);
+    let report = recover_history(&dir, &[]);
+    let steps = report["history"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 9);
+    assert_eq!(steps[8]["kind"], "uncommitted");
+    let got = versions(&dir.path("out.db"));
+    // The dropped table's rows: deleted by a transaction that never committed.
+    let drafts: Vec<&Version> = got
+        .iter()
+        .filter(|v| v.table == "drafts" && v.op.as_deref() == Some("delete"))
+        .collect();
+    assert!(!drafts.is_empty());
+    assert!(drafts
+        .iter()
+        .all(|v| v.source == "wal uncommitted" && v.commit.is_none()));
+    // The recovered database is the last committed state: the table is still there.
+    let want = story.states[8].table("drafts").unwrap();
+    assert_eq!(
+        rows_of(&dir.path("out.db"), "drafts", false).len(),
+        want.rows.len()
+    );
+    Ok(())
+}
+
+#[test]
+fn an_older_generation_of_the_log_gives_only_real_earlier_versions() -> TestResult {
+    let g = fixtures::history::older_generation();
+    let dir = setup("older", &g.main, "-wal", &g.wal);
+    let report = recover_history(&dir, &[]);
+    let got = versions(&dir.path("out.db"));
+    let older: Vec<&Version> = got
+        .iter()
+        .filter(|v| v.source.starts_with("wal older generation"))
+        .collect();
+    assert!(!older.is_empty(), "no row read from the older frames");
+    assert_eq!(report["history"]["older_generation"], older.len());
+    // Every one is a version SQLite once read (some state of the older generation), and
+    // none is a row of the main file as it is.
+    let once: BTreeSet<(String, i64, String)> = g
+        .older
+        .states
+        .iter()
+        .flat_map(rows)
+        .map(|((t, r), v)| (t, r, format!("{v:?}")))
+        .collect();
+    let schemas: Vec<Vec<Value>> = g.older.states.iter().flat_map(schema_rows).collect();
+    let now = rows(&g.states[0]);
+    for v in &older {
+        if v.table == "sqlite_schema" {
+            assert!(
+                schemas.contains(&v.values),
+                "not a schema row SQLite read: {v:?}"
+            );
+            continue;
+        }
+        let key = (v.table.clone(), v.rowid, format!("{:?}", v.values));
+        assert!(once.contains(&key), "not a version SQLite read: {v:?}");
+        assert_ne!(
+            now.get(&(v.table.clone(), v.rowid)),
+            Some(&v.values),
+            "{v:?}"
+        );
+    }
+    // The current generation's commits are there as usual.
+    let steps = report["history"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), g.commit_frames.len());
+    Ok(())
+}
+
+#[test]
+fn a_persisted_journal_gives_the_versions_before_its_transaction() -> TestResult {
+    let story = fixtures::history::journal_story();
+    let dir = setup("persist", &story.main, "-journal", &story.journal);
+    let report = recover_history(&dir, &[]);
+    let steps = report["history"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0]["kind"], "journal");
+    assert_eq!(steps[0]["hot"], false);
+    let got = versions(&dir.path("out.db"));
+    let after: BTreeSet<_> = got
+        .iter()
+        .filter(|v| v.version.is_some_and(|n| n > 0) && v.table != "sqlite_schema")
+        .map(|v| {
+            let op = v.op.clone().unwrap_or_default();
+            (v.table.clone(), v.rowid, op, format!("{:?}", v.values))
+        })
+        .collect();
+    assert_eq!(after, changes(&story.before, &story.after));
+    let before = rows(&story.before);
+    for v in got.iter().filter(|v| v.version == Some(0)) {
+        assert_eq!(v.source, "journal");
+        if v.table != "sqlite_schema" {
+            assert_eq!(
+                before.get(&(v.table.clone(), v.rowid)),
+                Some(&v.values),
+                "{v:?}"
+            );
+        }
+    }
+    // The journal is not hot: the recovered tables are the committed state.
+    for t in &story.after.tables {
+        assert_eq!(
+            rows_of(&dir.path("out.db"), &t.name, false).len(),
+            t.rows.len()
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_hot_journal_gives_the_committed_versions_and_what_never_committed() -> TestResult {
+    let story = fixtures::history::hot_journal_story();
+    let dir = setup("hot", &story.main, "-journal", &story.journal);
+    let report = recover_history(&dir, &[]);
+    let steps = report["history"]["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["kind"], "journal");
+    assert_eq!(steps[0]["hot"], true);
+    let got = versions(&dir.path("out.db"));
+    let before = rows(&story.before);
+    let originals: Vec<&Version> = got.iter().filter(|v| v.version == Some(0)).collect();
+    assert!(!originals.is_empty());
+    for v in originals {
+        if v.table != "sqlite_schema" {
+            assert_eq!(
+                before.get(&(v.table.clone(), v.rowid)),
+                Some(&v.values),
+                "{v:?}"
+            );
+        }
+    }
+    assert!(got
+        .iter()
+        .filter(|v| v.version.is_some_and(|n| n > 0))
+        .all(|v| v.source == "main file uncommitted"));
+    Ok(())
+}
+
+#[test]
+fn inspect_prints_the_timeline_of_commits() -> TestResult {
+    let story = fixtures::history::wal_story();
+    let dir = setup("inspect", &story.main, "-wal", &story.wal);
+    let src = dir.path("chat.db");
+    let out = crate::run_salvage(&["inspect".as_ref(), src.as_os_str(), "--json".as_ref()])?;
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let timeline = report["sidecars"]["wal"]["timeline"].as_array().unwrap();
+    assert_eq!(timeline.len(), 9);
+    for (k, step) in timeline.iter().enumerate() {
+        let want = changes(&story.states[k], &story.states[k + 1]);
+        let count = |op: &str| want.iter().filter(|c| c.2 == op).count();
+        // The schema's own rows count too: a table created (commit 8), one dropped (9).
+        let schema = [0, 0, 0];
+        let schema = match k + 1 {
+            8 => [1, 0, 0],
+            9 => [0, 0, 1],
+            _ => schema,
+        };
+        let got = ["inserted", "updated", "deleted"].map(|f| step[f].as_u64().unwrap() as usize);
+        let want = [
+            count("insert") + schema[0],
+            count("update") + schema[1],
+            count("delete") + schema[2],
+        ];
+        assert_eq!(got, want, "commit {}", k + 1);
+        assert_eq!(step["frames"][1], story.commit_frames[k]);
+    }
+    let human = crate::run_salvage(&["inspect".as_ref(), src.as_os_str()])?;
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("commit 9"), "{text}");
+    Ok(())
+}
