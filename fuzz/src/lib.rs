@@ -130,7 +130,7 @@ pub fn history(bytes: &[u8]) {
     });
     if let Some((main, log)) = at.map(|at| bytes.split_at(at)) {
         if let Ok(w) = pager::read_wal(log) {
-            let h = history::wal_history(main, None, &w);
+            let h = history::wal_history(main, None, &w, &mut |_| {});
             let _ = (h.steps.len(), h.strays.len());
         }
     }

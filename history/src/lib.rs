@@ -163,44 +163,81 @@ impl<'a> State<'a> {
         State { db, owners }
     }
 
-    /// The state after `images` are written (and the database has `pages_in_use` pages).
-    fn next(&self, images: &[(PageNo, &'a [u8])], pages_in_use: Option<u32>) -> State<'a> {
-        let db = self.db.with_images(images, pages_in_use);
-        let pages: BTreeSet<PageNo> = images.iter().map(|(p, _)| *p).collect();
-        let still_leaves = pages.iter().all(|p| {
-            db.page(*p)
-                .and_then(|page| page.btree_header().ok())
-                .is_some_and(|h| h.page_type() == PageType::TableLeaf)
-        });
-        let owners = if still_leaves && !self.owners.moved_by(&pages) {
-            Rc::clone(&self.owners)
-        } else {
-            Rc::new(Owners::of(&db))
+    /// The state `db` that writing `pages` made of this one: its owners are this one's
+    /// unless the pages can have moved a leaf to another table.
+    /// The step from this state to `db`, which writing `written` made: the rows that
+    /// changed, on the pages written and on the leaves that left or joined a table without
+    /// being written (a freed leaf keeps its bytes, its rows gone all the same).
+    fn step(
+        self,
+        kind: StepKind,
+        db: Database<'a>,
+        written: BTreeSet<PageNo>,
+    ) -> (Step, State<'a>) {
+        let (mut before, mut unreadable) = self.rows(&written);
+        let mut owners = self.owners;
+        let mut moved = Vec::new();
+        if owners.moved_by(&written, &db) {
+            // Copied only while an earlier state still shares them.
+            moved = Rc::make_mut(&mut owners).update(&self.db, &db, &written);
+        }
+        let mut pages = written;
+        for (page, table) in moved {
+            if !pages.insert(page) {
+                continue;
+            }
+            if let Some(table) = table {
+                let (rows, n) = rows_on(&self.db, [(page, table.as_str())]);
+                before.extend(rows);
+                unreadable += n;
+            }
+        }
+        let next = State { db, owners };
+        let (after, n) = next.rows(&pages);
+        let step = Step {
+            kind,
+            changes: diff(before, after),
+            pages: pages.into_iter().collect(),
+            unreadable: unreadable + n,
         };
-        State { db, owners }
+        (step, next)
     }
 
     /// The rows on `pages` in this state, by table and rowid; and how many cells on them
     /// could not be read.
-    fn rows(&self, pages: &BTreeSet<PageNo>) -> (BTreeMap<(String, i64), Vec<Value>>, u64) {
-        let mut rows = BTreeMap::new();
-        let mut unreadable = 0;
-        for page in pages {
-            let Some(table) = self.owners.table_of(*page) else {
-                continue;
-            };
-            for event in TableRows::new(&self.db, Some(*page), std::iter::empty()) {
-                match event {
-                    RowEvent::Row(row) => {
-                        let Some(rowid) = row.rowid() else { continue };
-                        rows.insert((table.to_string(), rowid), row.record().0);
-                    }
-                    RowEvent::Unreadable { .. } => unreadable += 1,
+    fn rows(&self, pages: &BTreeSet<PageNo>) -> Rows {
+        rows_on(
+            &self.db,
+            pages
+                .iter()
+                .filter_map(|p| Some((*p, self.owners.table_of(*p)?))),
+        )
+    }
+}
+
+/// The rows of each table leaf of `pages` in `db`, attributed to the table named with it.
+fn rows_on<'t>(db: &Database<'_>, pages: impl IntoIterator<Item = (PageNo, &'t str)>) -> Rows {
+    let mut rows = BTreeMap::new();
+    let mut unreadable = 0;
+    for (page, table) in pages {
+        let leaf = db
+            .page(page)
+            .and_then(|p| p.btree_header().ok())
+            .is_some_and(|h| h.page_type() == PageType::TableLeaf);
+        if !leaf {
+            continue;
+        }
+        for event in TableRows::new(db, Some(page), std::iter::empty()) {
+            match event {
+                RowEvent::Row(row) => {
+                    let Some(rowid) = row.rowid() else { continue };
+                    rows.insert((table.to_string(), rowid), row.record().0);
                 }
+                RowEvent::Unreadable { .. } => unreadable += 1,
             }
         }
-        (rows, unreadable)
     }
+    (rows, unreadable)
 }
 
 /// The rows that differ between `before` and `after`.
@@ -230,69 +267,95 @@ fn diff(
     changes
 }
 
-/// One step from `from` to `to` over `pages`.
-fn step(kind: StepKind, from: Option<&State<'_>>, to: &State<'_>, pages: BTreeSet<PageNo>) -> Step {
-    let (before, u1) = from.map(|s| s.rows(&pages)).unwrap_or_default();
-    let (after, u2) = to.rows(&pages);
+/// Rows by table and rowid, and how many cells could not be read.
+type Rows = (BTreeMap<(String, i64), Vec<Value>>, u64);
+
+/// The first step of a log over an empty main file: every row on its pages is new.
+fn first_step(kind: StepKind, to: &State<'_>, pages: BTreeSet<PageNo>) -> Step {
+    let (after, unreadable) = to.rows(&pages);
     Step {
         kind,
-        changes: diff(before, after),
+        changes: diff(BTreeMap::new(), after),
         pages: pages.into_iter().collect(),
-        unreadable: u1 + u2,
+        unreadable,
     }
 }
 
 /// The history of `wal` over the main file `main` (rolled back by `journal` first, when
 /// it is hot, as SQLite opens it).
-pub fn wal_history<'a>(main: &'a [u8], journal: Option<&Journal<'a>>, wal: &Wal<'a>) -> History {
+/// `read` is told about how many bytes of the files each step read (to keep mapped files'
+/// resident pages bounded).
+pub fn wal_history<'a>(
+    main: &'a [u8],
+    journal: Option<&Journal<'a>>,
+    wal: &Wal<'a>,
+    read: &mut dyn FnMut(u64),
+) -> History {
     let mut history = History::default();
+    let uncommitted: Vec<(PageNo, FrameNo, &'a [u8])> = wal
+        .strays
+        .iter()
+        .filter(|s| s.kind == StrayKind::Uncommitted)
+        .filter_map(|s| Some((PageNo::new(s.header.page_no)?, s.no, s.image)))
+        .collect();
+    // Every image the log holds, once: each state is a frame limit over them.
+    let versions: Vec<(PageNo, u32, &'a [u8])> = wal
+        .commits
+        .iter()
+        .flat_map(|c| &c.frames)
+        .chain(&uncommitted)
+        .map(|(p, f, image)| (*p, f.0, *image))
+        .collect();
     // Before the first commit: the main file alone, at the log's page size. A log whose
-    // main file is empty (never checkpointed) starts from nothing.
-    let mut state = Database::open_with_logs(main, journal, Some(&wal.as_of(0)))
-        .ok()
-        .map(State::new);
-    let base = state.as_ref().map(|s| (s.db.clone(), Rc::clone(&s.owners)));
+    // main file is empty (never checkpointed) starts from its first commit.
+    let base = Database::open_with_logs(main, journal, Some(&wal.as_of(0))).ok();
+    let Some(shared) = base
+        .as_ref()
+        .cloned()
+        .or_else(|| Database::open_with_logs(main, journal, Some(&wal.as_of(1))).ok())
+        .map(|db| db.with_versions(versions))
+    else {
+        return history;
+    };
+    let mut state = base.as_ref().map(|db| State::new(db.clone()));
+    let base_owners = state.as_ref().map(|s| Rc::clone(&s.owners));
+    let mut size = None;
     for (i, commit) in wal.commits.iter().enumerate() {
-        let images: Vec<(PageNo, &'a [u8])> = commit
-            .frames
-            .iter()
-            .map(|(p, _, image)| (*p, *image))
-            .collect();
-        let next = match &state {
-            Some(s) => Some(s.next(&images, Some(commit.db_size))),
-            None => Database::open_with_logs(main, journal, Some(&wal.as_of(i + 1)))
-                .ok()
-                .map(State::new),
-        };
-        let Some(next) = next else { continue };
+        let pages: BTreeSet<PageNo> = commit.frames.iter().map(|(p, _, _)| *p).collect();
+        let db = shared.at_frame(commit.last.0, Some(commit.db_size));
         let kind = StepKind::Commit {
             no: u32::try_from(i + 1).unwrap_or(u32::MAX),
             first: commit.first,
             last: commit.last,
             db_size: commit.db_size,
         };
-        let pages = images.iter().map(|(p, _)| *p).collect();
-        history.steps.push(step(kind, state.as_ref(), &next, pages));
+        // Each page before and after, its overflow pages and the trees' pages, roughly.
+        read(u64::from(wal.header.page_size) * (4 * pages.len() as u64 + 1));
+        let next = match state.take() {
+            Some(s) => {
+                let (step, next) = s.step(kind, db, pages);
+                history.steps.push(step);
+                next
+            }
+            None => {
+                let next = State::new(db);
+                history.steps.push(first_step(kind, &next, pages));
+                next
+            }
+        };
         state = Some(next);
+        size = Some(commit.db_size);
     }
-    let uncommitted: Vec<_> = wal
-        .strays
-        .iter()
-        .filter(|s| s.kind == StrayKind::Uncommitted)
-        .filter_map(|s| Some((PageNo::new(s.header.page_no)?, s.no, s.image)))
-        .collect();
-    if let (Some(s), Some(first), Some(last)) = (&state, uncommitted.first(), uncommitted.last()) {
-        let images: Vec<(PageNo, &'a [u8])> =
-            uncommitted.iter().map(|(p, _, i)| (*p, *i)).collect();
-        let next = s.next(&images, None);
+    if let (Some(s), Some(first), Some(last)) = (state, uncommitted.first(), uncommitted.last()) {
+        let pages: BTreeSet<PageNo> = uncommitted.iter().map(|(p, _, _)| *p).collect();
         let kind = StepKind::Uncommitted {
             first: first.1,
             last: last.1,
         };
-        let pages = images.iter().map(|(p, _)| *p).collect();
-        history.steps.push(step(kind, Some(s), &next, pages));
+        let (step, _) = s.step(kind, shared.at_frame(last.1 .0, size), pages);
+        history.steps.push(step);
     }
-    if let Some((db, owners)) = &base {
+    if let (Some(db), Some(owners)) = (&base, &base_owners) {
         history.checkpointed = checkpointed(db, wal);
         history.strays = strays(db, owners, wal, &history.steps);
     }
@@ -372,16 +435,12 @@ pub fn journal_history<'a>(main: &'a [u8], journal: &Journal<'a>) -> Option<Step
     if journal.pages.is_empty() {
         return None;
     }
-    let after = State::new(Database::open(main).ok()?);
+    let after = Database::open(main).ok()?;
     let images: Vec<(PageNo, &'a [u8])> = journal.pages.iter().map(|(p, i)| (*p, *i)).collect();
-    let before = State::new(after.db.with_images(&images, journal.original_pages()));
-    let pages = journal.pages.keys().copied().collect();
-    Some(step(
-        StepKind::Journal {
-            hot: journal.header.is_some(),
-        },
-        Some(&before),
-        &after,
-        pages,
-    ))
+    let before = State::new(after.with_images(&images, journal.original_pages()));
+    let pages: BTreeSet<PageNo> = journal.pages.keys().copied().collect();
+    let kind = StepKind::Journal {
+        hot: journal.header.is_some(),
+    };
+    Some(before.step(kind, after, pages).0)
 }

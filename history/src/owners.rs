@@ -1,6 +1,8 @@
 //! Which table each leaf page belongs to, in one state of the database: the schema read
-//! in that state, and each rowid table's tree walked through its interior pages only
-//! (a leaf is never decoded here).
+//! in that state, and each rowid table's tree walked through its interior pages (a leaf's
+//! header is read, never its cells). From one state to the next the trees are not walked
+//! again: only the children an interior page written by the step gained or lost are
+//! (see [`Owners::update`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,7 +11,7 @@ use pager::{Database, PageNo, PageType, SchemaKind};
 /// The name the schema table is known by in a history.
 pub const SCHEMA_TABLE: &str = "sqlite_schema";
 
-/// The leaves of every rowid table in one state.
+/// The pages of every rowid table in one state.
 #[derive(Clone, Debug, Default)]
 pub struct Owners {
     /// The tables, by index: `sqlite_schema` first.
@@ -19,13 +21,37 @@ pub struct Owners {
     /// Each table leaf reached, with its table's index. A page two trees reach is the
     /// first's.
     pub leaf_of: BTreeMap<PageNo, usize>,
-    /// Every other page the walks read: interior pages, and the schema's own leaves
-    /// (whose change can change every tree).
-    pub structural: BTreeSet<PageNo>,
+    /// Each interior page reached, with its table's index.
+    pub interior_of: BTreeMap<PageNo, usize>,
+    /// While an update runs: each leaf it touched, with its table before (`None`: none).
+    touched: BTreeMap<PageNo, Option<usize>>,
+}
+
+/// A leaf whose table changed from one state to the next (its rows left or joined a
+/// table without the page being written: a freed leaf keeps its bytes), with its table
+/// before, by name.
+pub type Moved = Vec<(PageNo, Option<String>)>;
+
+/// A page's type and, for an interior table page, its children, in `db`.
+fn read(db: &Database<'_>, no: PageNo) -> Option<(PageType, Vec<PageNo>)> {
+    let page = db.page(no)?;
+    let header = page.btree_header().ok()?;
+    let kind = header.page_type();
+    let children = if kind == PageType::TableInterior {
+        page.cells(&header)
+            .flatten()
+            .filter_map(|c| c.cell.left_child())
+            .chain(header.right_most_pointer())
+            .filter_map(|c| db.page_no(c))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Some((kind, children))
 }
 
 impl Owners {
-    /// Reads the schema of `db` and walks each rowid table's interior pages.
+    /// Reads the schema of `db` and walks each rowid table's tree.
     pub fn of(db: &Database<'_>) -> Owners {
         let schema = pager::read_schema(db);
         let mut owners = Owners::default();
@@ -34,45 +60,71 @@ impl Owners {
             let plain = r.kind == SchemaKind::Table && !r.is_without_rowid();
             Some((r.name.clone(), r.rootpage.filter(|_| plain)?))
         }));
-        let mut seen: BTreeSet<PageNo> = BTreeSet::new();
         for (name, root) in roots {
             let table = owners.tables.len();
             owners.tables.push(name);
             owners.roots.push(root);
-            let mut stack = vec![(root, 0u32)];
-            while let Some((no, depth)) = stack.pop() {
-                if depth > pager::walk::MAX_DEPTH || !seen.insert(no) {
-                    continue;
+            owners.add(db, root, table);
+        }
+        owners
+    }
+
+    /// Adds the subtree under `top` in `db` to `table`; pages another tree holds stay
+    /// its. A b-tree is balanced: when an interior page's first child is a leaf, its other
+    /// children are taken for leaves without being read, so that a walk reads the interior
+    /// pages only (and a page in memory a leaf is not brought there for). A child that is
+    /// no leaf after all reads as none when its rows are read.
+    fn add(&mut self, db: &Database<'_>, top: PageNo, table: usize) {
+        let mut stack = vec![(top, 0u32)];
+        while let Some((no, depth)) = stack.pop() {
+            let held = self.leaf_of.contains_key(&no) || self.interior_of.contains_key(&no);
+            if depth > pager::walk::MAX_DEPTH || held {
+                continue;
+            }
+            match read(db, no) {
+                Some((PageType::TableLeaf, _)) => {
+                    self.touched.entry(no).or_insert(None);
+                    self.leaf_of.insert(no, table);
                 }
-                let Some(page) = db.page(no) else { continue };
-                let Ok(header) = page.btree_header() else {
-                    continue;
-                };
-                match header.page_type() {
-                    PageType::TableLeaf => {
-                        owners.leaf_of.insert(no, table);
-                        if table == 0 {
-                            owners.structural.insert(no);
+                Some((PageType::TableInterior, children)) => {
+                    self.interior_of.insert(no, table);
+                    let first = children.first().and_then(|c| read(db, *c));
+                    if matches!(first, Some((PageType::TableLeaf, _))) {
+                        for c in children {
+                            let held = self.interior_of.contains_key(&c)
+                                || self.leaf_of.contains_key(&c)
+                                || c == no;
+                            if !held {
+                                self.touched.entry(c).or_insert(None);
+                                self.leaf_of.insert(c, table);
+                            }
                         }
+                    } else {
+                        stack.extend(children.into_iter().map(|c| (c, depth + 1)));
                     }
-                    PageType::TableInterior => {
-                        owners.structural.insert(no);
-                        let children = page
-                            .cells(&header)
-                            .flatten()
-                            .filter_map(|c| c.cell.left_child())
-                            .chain(header.right_most_pointer());
-                        stack.extend(
-                            children
-                                .filter_map(|c| db.page_no(c))
-                                .map(|c| (c, depth + 1)),
-                        );
-                    }
-                    _ => {}
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Takes the subtree under `top` in `db` (a state where it is held) out.
+    fn remove(&mut self, db: &Database<'_>, top: PageNo) {
+        let mut stack = vec![(top, 0u32)];
+        while let Some((no, depth)) = stack.pop() {
+            if depth > pager::walk::MAX_DEPTH {
+                continue;
+            }
+            if let Some(table) = self.leaf_of.remove(&no) {
+                self.touched.entry(no).or_insert(Some(table));
+                continue;
+            }
+            if self.interior_of.remove(&no).is_some() {
+                if let Some((_, children)) = read(db, no) {
+                    stack.extend(children.into_iter().map(|c| (c, depth + 1)));
                 }
             }
         }
-        owners
     }
 
     /// The table whose leaf `page` is, by name.
@@ -81,11 +133,146 @@ impl Owners {
         self.tables.get(i).map(String::as_str)
     }
 
-    /// Whether writing `pages` can have changed which table owns which leaf: unless every
-    /// one is a known leaf of a table other than the schema, it can.
-    pub fn moved_by(&self, pages: &BTreeSet<PageNo>) -> bool {
-        pages
+    /// Whether writing `pages` (which made `next` of this state) can have changed which
+    /// table owns which leaf: when one was an interior page or a schema leaf, is a table
+    /// page now and was no known leaf, or was a leaf and is not one now. Index, overflow
+    /// and freelist pages written change no table's leaves: a leaf added or freed writes
+    /// its parent, a table dropped or created writes the schema.
+    pub fn moved_by(&self, pages: &BTreeSet<PageNo>, next: &Database<'_>) -> bool {
+        pages.iter().any(|p| {
+            let now = next
+                .page(*p)
+                .and_then(|page| page.btree_header().ok())
+                .map(|h| h.page_type());
+            let table_page = matches!(now, Some(PageType::TableLeaf | PageType::TableInterior));
+            let leaf = self.leaf_of.contains_key(p);
+            self.interior_of.contains_key(p)
+                || self.leaf_of.get(p) == Some(&0)
+                || (table_page && !leaf)
+                || (leaf && now != Some(PageType::TableLeaf))
+        })
+    }
+
+    /// Brings the owners of state `old` to state `new`, which writing `pages` made, and
+    /// returns the leaves whose table changed. A change of the schema's rows reads
+    /// everything again; otherwise each written page that was or is a table's interior
+    /// page gives the children it lost (their old subtrees taken out) and gained (their
+    /// new subtrees added to its table), all losses before all gains, so that a child
+    /// moved between two written parents ends up under its new one.
+    pub fn update(
+        &mut self,
+        old: &Database<'_>,
+        new: &Database<'_>,
+        pages: &BTreeSet<PageNo>,
+    ) -> Moved {
+        let schema_written = pages
             .iter()
-            .any(|p| self.structural.contains(p) || !self.leaf_of.contains_key(p))
+            .any(|p| self.leaf_of.get(p) == Some(&0) || self.interior_of.get(p) == Some(&0));
+        // Page 1 is written whenever the header changes (the database grew, the freelist
+        // moved): only a change of the schema's rows reads everything again.
+        let rows = |db: &Database<'_>| {
+            pager::read_schema(db)
+                .rows
+                .into_iter()
+                .map(|r| (r.kind, r.name, r.rootpage, r.sql))
+                .collect::<Vec<_>>()
+        };
+        if schema_written && rows(old) != rows(new) {
+            let next = Owners::of(new);
+            let pages: BTreeSet<PageNo> = self
+                .leaf_of
+                .keys()
+                .chain(next.leaf_of.keys())
+                .copied()
+                .collect();
+            let moved = pages
+                .into_iter()
+                .filter_map(|p| {
+                    let before = self.table_of(p);
+                    (before != next.table_of(p)).then(|| (p, before.map(str::to_string)))
+                })
+                .collect();
+            *self = next;
+            return moved;
+        }
+        self.touched.clear();
+        if schema_written {
+            let schema: Vec<PageNo> = self
+                .leaf_of
+                .iter()
+                .filter(|(_, t)| **t == 0)
+                .map(|(p, _)| *p)
+                .collect();
+            for p in schema {
+                self.leaf_of.remove(&p);
+                self.touched.insert(p, Some(0));
+            }
+            self.interior_of.retain(|_, t| *t != 0);
+            self.add(new, PageNo::FIRST, 0);
+        }
+        self.change(old, new, pages);
+        let touched = std::mem::take(&mut self.touched);
+        let name = |t: Option<usize>| t.and_then(|t| self.tables.get(t)).cloned();
+        touched
+            .into_iter()
+            .filter(|(p, before)| self.leaf_of.get(p).copied() != *before)
+            .map(|(p, before)| (p, name(before)))
+            .collect()
+    }
+
+    /// The children written interior pages lost and gained, followed (see
+    /// [`Owners::update`]).
+    fn change(&mut self, old: &Database<'_>, new: &Database<'_>, pages: &BTreeSet<PageNo>) {
+        let mut lost: Vec<PageNo> = Vec::new();
+        let mut gained: Vec<(PageNo, usize)> = Vec::new();
+        let mut changed: Vec<(PageNo, usize, Option<PageType>)> = Vec::new();
+        for p in pages {
+            let Some(table) = self
+                .interior_of
+                .get(p)
+                .or_else(|| self.leaf_of.get(p))
+                .copied()
+                .filter(|t| *t != 0)
+            else {
+                continue;
+            };
+            let before: BTreeSet<PageNo> = read(old, *p)
+                .map(|(_, c)| c.into_iter().collect())
+                .unwrap_or_default();
+            let (kind, after) = match read(new, *p) {
+                Some((kind, c)) => (Some(kind), c.into_iter().collect::<BTreeSet<_>>()),
+                None => (None, BTreeSet::new()),
+            };
+            lost.extend(before.difference(&after));
+            gained.extend(after.difference(&before).map(|c| (*c, table)));
+            changed.push((*p, table, kind));
+        }
+        for c in lost {
+            self.remove(old, c);
+        }
+        // A written page still held may have changed kind: a root leaf that split, an
+        // interior page emptied to a leaf, a page no table's any more.
+        for (p, table, kind) in changed {
+            let leaf = self.leaf_of.remove(&p);
+            if let Some(t) = leaf {
+                self.touched.entry(p).or_insert(Some(t));
+            }
+            if leaf.is_none() && self.interior_of.remove(&p).is_none() {
+                continue;
+            }
+            match kind {
+                Some(PageType::TableLeaf) => {
+                    self.touched.entry(p).or_insert(None);
+                    self.leaf_of.insert(p, table);
+                }
+                Some(PageType::TableInterior) => {
+                    self.interior_of.insert(p, table);
+                }
+                _ => {}
+            }
+        }
+        for (c, table) in gained {
+            self.add(new, c, table);
+        }
     }
 }

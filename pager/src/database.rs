@@ -115,9 +115,18 @@ pub struct Database<'a> {
     /// Page images read instead of the file's, sorted by page: a write-ahead log's
     /// committed frames, or a hot journal's original images; empty when neither is read.
     /// As long as the log, not the file: a log over a huge file costs what it holds.
-    overlay: Vec<(PageNo, &'a [u8])>,
+    overlay: std::sync::Arc<[(PageNo, &'a [u8])]>,
+    /// Every image of every page a log wrote, sorted by page and frame, shared by the
+    /// states of a history (see [`Database::with_versions`]); read over `overlay` up to
+    /// `frame_limit`.
+    versions: Option<Versions<'a>>,
+    /// The last frame of `versions` this state reads.
+    frame_limit: u32,
     findings: Vec<Finding>,
 }
+
+/// Every image of every page a log wrote, with its frame number, sorted by page and frame.
+type Versions<'a> = std::sync::Arc<[(PageNo, u32, &'a [u8])]>;
 
 /// Page images read instead of the main file's (see [`Database::open_with_overlay`]).
 struct Overlay<'a> {
@@ -303,7 +312,9 @@ impl<'a> Database<'a> {
             encoding: TextEncoding::from_header_field(raw_encoding).unwrap_or(TextEncoding::Utf8),
             encoding_source: EncodingSource::Header,
             page_count,
-            overlay: Vec::new(),
+            overlay: std::sync::Arc::from(Vec::new()),
+            versions: None,
+            frame_limit: u32::MAX,
             findings,
         };
         if let Some(o) = overlay {
@@ -390,6 +401,15 @@ impl<'a> Database<'a> {
         if no.get() > self.page_count {
             return None;
         }
+        if let Some(versions) = &self.versions {
+            // The newest image of the page up to the frame limit, if any.
+            let end = versions.partition_point(|(p, f, _)| (*p, *f) <= (no, self.frame_limit));
+            if let Some((p, _, image)) = end.checked_sub(1).and_then(|i| versions.get(i)) {
+                if *p == no {
+                    return Some(Page::new(no, image, self.usable_size().min(image.len())));
+                }
+            }
+        }
         if !self.overlay.is_empty() {
             if let Ok(i) = self.overlay.binary_search_by_key(&no, |(p, _)| *p) {
                 if let Some((_, image)) = self.overlay.get(i) {
@@ -432,6 +452,41 @@ impl<'a> Database<'a> {
             .into_iter()
             .filter(|(no, _)| no.get() <= next.page_count)
             .collect();
+        next
+    }
+
+    /// This database with a log's page images kept as versions (each with its frame
+    /// number), read over its own pages up to a frame limit that [`Database::at_frame`]
+    /// sets: every state of a history shares them, and a state costs no copy. The limit
+    /// starts past every frame.
+    pub fn with_versions(&self, mut versions: Vec<(PageNo, u32, &'a [u8])>) -> Database<'a> {
+        versions.sort_by_key(|(p, f, _)| (*p, *f));
+        let mut next = self.clone();
+        next.versions = Some(std::sync::Arc::from(versions));
+        next.frame_limit = u32::MAX;
+        next
+    }
+
+    /// This database as of frame `last` of the versions it was given (see
+    /// [`Database::with_versions`]), with `pages_in_use` pages when given (never past the
+    /// file and the versions held). Page 1's image of that state gives the header.
+    pub fn at_frame(&self, last: u32, pages_in_use: Option<u32>) -> Database<'a> {
+        let mut next = self.clone();
+        next.frame_limit = last;
+        if let Some(size) = pages_in_use {
+            let file_pages =
+                u32::try_from((self.bytes.len() as u64).div_ceil(u64::from(self.page_size.get())))
+                    .unwrap_or(u32::MAX);
+            let held = next
+                .versions
+                .as_ref()
+                .and_then(|v| v.last())
+                .map_or(0, |(p, _, _)| p.get());
+            next.page_count = size.min(file_pages.max(held));
+        }
+        if let Some(first) = next.page(PageNo::FIRST) {
+            next.header = DatabaseHeader::parse(first.bytes());
+        }
         next
     }
 

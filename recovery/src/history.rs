@@ -96,9 +96,17 @@ impl StepReport {
 /// The history of the logs read with the source: the write-ahead log's commits over the
 /// main file (rolled back by a hot journal first), and the journal's transaction (hot, or
 /// persisted with its header zeroed).
-pub fn read(main: &[u8], wal: Option<&Wal<'_>>, journal: Option<&Journal<'_>>) -> History {
+/// `read` is told the bytes read (see [`history::wal_history`]).
+pub fn read(
+    main: &[u8],
+    wal: Option<&Wal<'_>>,
+    journal: Option<&Journal<'_>>,
+    read: &mut dyn FnMut(u64),
+) -> History {
     let hot = journal.filter(|j| j.header.is_some());
-    let mut out = wal.map_or_else(History::default, |w| history::wal_history(main, hot, w));
+    let mut out = wal.map_or_else(History::default, |w| {
+        history::wal_history(main, hot, w, read)
+    });
     if let Some(step) = journal.and_then(|j| history::journal_history(main, j)) {
         out.steps.insert(0, step);
     }

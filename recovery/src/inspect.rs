@@ -51,7 +51,7 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
         });
     }
     let mut report = report::build(&db, &survey, info, run);
-    report.sidecars = sidecars(&source.path, bytes)?;
+    report.sidecars = sidecars(source)?;
     let beside: Vec<&str> = [
         report
             .sidecars
@@ -80,7 +80,8 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
 
 /// The log and journal beside `path`, read (mapped read-only) when they exist and are not
 /// empty.
-fn sidecars(path: &std::path::Path, main: &[u8]) -> Result<report::Sidecars, Error> {
+fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
+    let path = &main.path;
     let beside = |suffix: &str| -> Result<Option<Source>, Error> {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
@@ -91,7 +92,12 @@ fn sidecars(path: &std::path::Path, main: &[u8]) -> Result<report::Sidecars, Err
         }
     };
     Ok(report::Sidecars {
-        wal: beside("-wal")?.map(|s| report::WalSidecar::of(s.bytes(), main)),
+        wal: beside("-wal")?.map(|s| {
+            // The rows of each commit are read from both files: their resident pages stay
+            // bounded together.
+            let mut residency = Residency::new(vec![main, &s], RESIDENT_LIMIT);
+            report::WalSidecar::of(s.bytes(), main.bytes(), &mut |n| residency.read(n))
+        }),
         journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes())),
     })
 }

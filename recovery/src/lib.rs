@@ -260,7 +260,13 @@ fn run<'s>(
                 let db = &evidence.db;
                 pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
             });
-            let read = history::read(files.main.bytes(), evidence.usable_wal(), journal.as_ref());
+            let mut residency = files.residency();
+            let read = history::read(
+                files.main.bytes(),
+                evidence.usable_wal(),
+                journal.as_ref(),
+                &mut |n| residency.read(n),
+            );
             let mut taken = evidence.taken_names();
             taken.extend(
                 rebuilt

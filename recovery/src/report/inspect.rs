@@ -345,11 +345,12 @@ pub struct JournalSidecar {
 
 impl WalSidecar {
     /// Reads the log's bytes, over the main file `main` (for the rows each commit
-    /// changed); an unusable header gives `usable: false` and its finding.
-    pub fn of(bytes: &[u8], main: &[u8]) -> WalSidecar {
+    /// changed; `read` is told the bytes read); an unusable header gives `usable: false`
+    /// and its finding.
+    pub fn of(bytes: &[u8], main: &[u8], read: &mut dyn FnMut(u64)) -> WalSidecar {
         match pager::read_wal(bytes) {
             Ok(w) => WalSidecar {
-                timeline: history::wal_history(main, None, &w)
+                timeline: history::wal_history(main, None, &w, read)
                     .steps
                     .iter()
                     .map(crate::history::StepReport::of)
