@@ -49,6 +49,7 @@
     )
 )]
 
+pub mod audit;
 pub mod bounds;
 pub mod loss;
 pub mod naming;
@@ -63,6 +64,7 @@ pub mod table;
 pub mod textcopy;
 pub mod vtab;
 
+pub use audit::{audit, Concern, Severity};
 pub use bounds::{
     bound_loss, bound_table, disguises_cells, Bounded, BoundsInput, KnownMissing, LossBounds,
     LostRange, Proven,

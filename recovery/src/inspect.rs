@@ -11,10 +11,44 @@ use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo}
 /// Inspects the database file at `path` (mapped read-only; nothing is written beside it),
 /// with the SHA-256 of the file when `sha256` is set.
 pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
+    inspect_file_with(path, sha256, false)
+}
+
+/// [`inspect_file`], with the audit (`audit`: what looks deliberate or abnormal, graded)
+/// when asked.
+pub fn inspect_file_with(path: &Path, sha256: bool, audit: bool) -> Result<InspectReport, Error> {
     // A bundle (`salvage quarantine`) is read through its database file.
     let path = &crate::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
     let source = Source::open(path)?;
-    inspect(&source, sha256)
+    let mut report = inspect(&source, sha256)?;
+    if audit {
+        report.audit = Some(audit_source(&source)?);
+    }
+    Ok(report)
+}
+
+/// The audit of a mapped source, with the write-ahead log beside it when there is one.
+fn audit_source(source: &Source) -> Result<Vec<reconstruct::Concern>, Error> {
+    let db = Database::open(source.bytes()).map_err(|why| Error::NotADatabase {
+        path: source.path.clone(),
+        why,
+    })?;
+    let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
+    let page_size = u64::from(db.page_size().get());
+    let survey = pager::survey_observed(&db, &mut |_| {
+        residency.read(pager::OBSERVE_EVERY * page_size)
+    });
+    let mut wal_path = source.path.as_os_str().to_owned();
+    wal_path.push("-wal");
+    let wal_path = std::path::PathBuf::from(wal_path);
+    let wal_source = match std::fs::metadata(&wal_path) {
+        Ok(m) if m.is_file() && m.len() > 0 => Some(Source::open(&wal_path)?),
+        _ => None,
+    };
+    let wal = wal_source
+        .as_ref()
+        .and_then(|s| pager::read_wal(s.bytes()).ok());
+    Ok(reconstruct::audit(&db, &survey, wal.as_ref()))
 }
 
 /// Inspects a mapped source.

@@ -249,6 +249,11 @@ pub struct InspectArgs {
     /// Also compute the SHA-256 of the source (one more read of the whole file).
     #[arg(long)]
     pub sha256: bool,
+    /// Also grade what looks deliberate or abnormal (wiped free space, header fields that
+    /// disagree with the file, pointer loops, shared pages, roots that do not fit, counters
+    /// that disagree with the rows, an older generation of the log), with the evidence.
+    #[arg(long)]
+    pub audit: bool,
 }
 
 /// Arguments of `salvage demo`.

@@ -46,6 +46,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         src: PathBuf::from(&path),
         json: args.json,
         sha256: true,
+        audit: false,
     })?;
     let dest = dir.join("recovered.db");
     eprintln!();

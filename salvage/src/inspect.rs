@@ -10,7 +10,7 @@ use crate::run::{print_stdout, Error, Exit};
 
 /// Runs `salvage inspect`.
 pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
-    let report = recovery::inspect::inspect_file(&args.src, args.sha256)?;
+    let report = recovery::inspect::inspect_file_with(&args.src, args.sha256, args.audit)?;
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&report).map_err(|e| Error::Stdout(e.into()))?;
         s.push('\n');
@@ -38,7 +38,29 @@ pub fn render(r: &InspectReport) -> String {
     trees(&mut s, r);
     freelist(&mut s, r);
     findings(&mut s, r);
+    audit(&mut s, r);
     s
+}
+
+/// The audit, most severe first.
+fn audit(s: &mut String, r: &InspectReport) {
+    let Some(concerns) = &r.audit else { return };
+    let _ = writeln!(s);
+    if concerns.is_empty() {
+        let _ = writeln!(s, "audit: nothing looks deliberate or abnormal");
+        return;
+    }
+    let _ = writeln!(s, "audit ({}):", concerns.len());
+    for c in concerns {
+        let severity = format!("{:?}", c.severity).to_uppercase();
+        let pages = if c.pages.is_empty() {
+            String::new()
+        } else {
+            let listed: Vec<String> = c.pages.iter().map(u32::to_string).collect();
+            format!(" [pages {}]", listed.join(", "))
+        };
+        let _ = writeln!(s, "  {severity:<7} {}: {}{pages}", c.kind, c.what);
+    }
 }
 
 /// The header as declared and as used.

@@ -48,6 +48,9 @@ pub struct InspectReport {
     pub findings: FindingList,
     /// Whether the file is healthy, with the counts and a one-line summary.
     pub verdict: Verdict,
+    /// What looks deliberate or abnormal, most severe first (`inspect --audit` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Vec<reconstruct::Concern>>,
     /// What differs between two runs over the same bytes: the path as given.
     pub run: RunInfo,
 }
@@ -559,6 +562,7 @@ pub fn build(
             damaged_page_count,
             summary,
         },
+        audit: None,
         run,
     }
 }
