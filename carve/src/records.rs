@@ -212,8 +212,9 @@ pub struct FreeblockRecords<'r> {
     enc: TextEncoding,
     /// The reading of an overwritten cell at each offset, once worked out.
     overwritten: RefCell<HashMap<usize, Option<Found>>>,
-    /// How the end at each offset is borne out, once worked out.
-    endings: RefCell<HashMap<usize, Ending>>,
+    /// How the end at each offset is borne out, once worked out (by offset: a block is
+    /// at most a page).
+    endings: RefCell<Vec<Option<Ending>>>,
 }
 
 impl<'r> FreeblockRecords<'r> {
@@ -230,7 +231,7 @@ impl<'r> FreeblockRecords<'r> {
             allowed,
             enc,
             overwritten: RefCell::new(HashMap::new()),
-            endings: RefCell::new(HashMap::new()),
+            endings: RefCell::new(vec![None; run.len() + 1]),
         }
     }
 
@@ -366,11 +367,13 @@ impl<'r> FreeblockRecords<'r> {
 
     /// How the bytes after `end` bear out a record ending there.
     fn ending(&self, end: usize) -> Ending {
-        if let Some(known) = self.endings.borrow().get(&end) {
+        if let Some(Some(known)) = self.endings.borrow().get(end) {
             return *known;
         }
         let ending = self.work_out_ending(end);
-        self.endings.borrow_mut().insert(end, ending);
+        if let Some(slot) = self.endings.borrow_mut().get_mut(end) {
+            *slot = Some(ending);
+        }
         ending
     }
 

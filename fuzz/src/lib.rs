@@ -157,9 +157,10 @@ pub fn survey(bytes: &[u8]) {
         .count();
 }
 
-/// Every page carved for deleted records, as a live page of each template's table and as
-/// a freed page, against shapes that admit much: an agent store's messages, a table of
-/// text, and columns without a type (which hold anything).
+/// Every page carved for deleted records as a run carves it, against shapes that admit
+/// much (an agent store's messages, a table of text, and columns without a type, which
+/// hold anything): a table page's free space as its table's (two ways), any other page as
+/// a freed one, read whole.
 pub fn carve(bytes: &[u8]) {
     let Ok(db) = Database::open(bytes) else {
         return;
@@ -167,12 +168,20 @@ pub fn carve(bytes: &[u8]) {
     let templates = carve_templates();
     for n in 1..=db.page_count() {
         let Some(no) = PageNo::new(n) else { continue };
-        for role in [
-            carve::PageRole::Free,
-            carve::PageRole::Live(Some(0)),
-            carve::PageRole::Live(Some(2)),
-        ] {
-            let _ = carve::carve_page(&db, no, role, templates);
+        let table = db
+            .page(no)
+            .and_then(|p| p.btree_header().ok())
+            .is_some_and(|h| h.page_type().is_table());
+        let roles: &[carve::PageRole] = if table {
+            &[
+                carve::PageRole::Live(Some(0)),
+                carve::PageRole::Live(Some(2)),
+            ]
+        } else {
+            &[carve::PageRole::Free]
+        };
+        for role in roles {
+            let _ = carve::carve_page(&db, no, *role, templates);
         }
     }
 }
