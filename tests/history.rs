@@ -167,6 +167,28 @@ fn every_commit_of_the_log_gives_its_inserts_updates_and_deletes() -> TestResult
         renamed,
         vec![(Some(0), Some(0)), (Some(1), Some(2)), (Some(2), Some(6))]
     );
+    // The same three versions through the table's own view, by its column names.
+    let conn = Connection::open(dir.path("out.db"))?;
+    let titles: Vec<String> = conn
+        .prepare("SELECT title FROM salvage_history_conversations WHERE id = 2 ORDER BY version")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let want: Vec<String> = [0, 2, 6]
+        .iter()
+        .map(|k| {
+            let t = story.states[*k].table("conversations").unwrap();
+            let row = t.rows.iter().find(|r| r.rowid == Some(2)).unwrap();
+            match &row.values[1] {
+                Value::Text(s) => s.clone(),
+                v => format!("{v:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(titles, want);
+    assert_eq!(
+        report["history"]["views"]["conversations"],
+        "salvage_history_conversations"
+    );
     // The schema's own history: a table created, one dropped.
     let schema: Vec<(Option<i64>, String, String)> = got
         .iter()

@@ -28,6 +28,10 @@ pub struct HistoryReport {
     /// Pages whose state before the log is not known: the main file already holds one of
     /// the log's images of them (it was checkpointed past the log's start).
     pub checkpointed_pages: Vec<u32>,
+    /// Per table with versions, a view of them with the table's column names
+    /// (`salvage_history_TABLE`), by table.
+    #[serde(default)]
+    pub views: BTreeMap<String, String>,
 }
 
 /// One step of the history.
@@ -131,6 +135,8 @@ fn source_of(step: &Step) -> (&'static str, &'static str, Option<u32>) {
 pub struct Reading {
     alias: Option<usize>,
     real: Vec<bool>,
+    /// The columns' names in record order.
+    names: Vec<String>,
 }
 
 impl Reading {
@@ -165,6 +171,10 @@ impl Reading {
                                 .get(*i)
                                 .is_some_and(|c| c.affinity() == reconstruct::Affinity::Real)
                         })
+                        .collect(),
+                    names: order
+                        .iter()
+                        .filter_map(|i| shape.columns.get(*i).map(|c| c.name.clone()))
                         .collect(),
                 },
             );
@@ -364,7 +374,60 @@ pub fn write(
         report.older_generation += 1;
     }
     out.conn.execute_batch("COMMIT")?;
+    report.views = views(out, history, readings, [&name, &steps_name], taken)?;
     Ok(report)
+}
+
+/// Creates, for each table with versions whose columns are known, a view of its versions
+/// with its column names, named apart from the `taken` names and the tables just made.
+fn views(
+    out: &Output,
+    history: &History,
+    readings: &BTreeMap<String, Reading>,
+    [registry, steps]: [&str; 2],
+    taken: &BTreeSet<String>,
+) -> rusqlite::Result<BTreeMap<String, String>> {
+    let tables: BTreeSet<&str> = history
+        .steps
+        .iter()
+        .flat_map(|s| &s.changes)
+        .map(|c| c.table.as_str())
+        .chain(history.strays.iter().map(|s| s.table.as_str()))
+        .collect();
+    let mut made = BTreeMap::new();
+    let mut taken = taken.clone();
+    taken.insert(registry.to_lowercase());
+    taken.insert(steps.to_lowercase());
+    for table in tables {
+        let Some(reading) = readings.get(&table.to_lowercase()) else {
+            continue;
+        };
+        let name = free_name(&format!("salvage_history_{table}"), &taken);
+        taken.insert(name.to_lowercase());
+        let columns: String = reading
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!(", c{i} AS {}", quote(n)))
+            .collect();
+        out.conn.execute(
+            &format!(
+                "CREATE VIEW {} AS SELECT rowid, version, source, commit_no, op{columns} \
+                 FROM {} WHERE tbl = {}",
+                quote(&name),
+                quote(registry),
+                sql_text(table),
+            ),
+            [],
+        )?;
+        made.insert(table.to_string(), name);
+    }
+    Ok(made)
+}
+
+/// `text` as an SQL string literal.
+fn sql_text(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// One row of `salvage_history`.
