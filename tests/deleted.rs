@@ -63,22 +63,32 @@ fn chat_store(path: &std::path::Path) -> rusqlite::Result<(Rows, Rows)> {
     Ok((deleted, edited))
 }
 
-/// The carved rows of `messages`, as `(status, rowid, [c0..c4])` with c0 (the INTEGER
-/// PRIMARY KEY, NULL in the record) replaced by the rowid where it is known.
+/// The carved rows of `messages`, as `(status, rowid, values)`, read through the view of
+/// them by the table's column names: the INTEGER PRIMARY KEY (NULL in the record) is the
+/// rowid where it is known.
 fn carved(dest: &std::path::Path) -> rusqlite::Result<Vec<CarvedRow>> {
     let conn = rusqlite::Connection::open(dest)?;
-    let mut stmt = conn.prepare(
-        "SELECT status, rowid, c0, c1, c2, c3, c4 FROM salvage_carved WHERE tbl = 'messages'",
-    )?;
+    let mut stmt = conn.prepare("SELECT * FROM salvage_carved_messages")?;
+    let names: Vec<String> = stmt.column_names().map(|n| n.to_string()).collect();
+    assert_eq!(
+        names[..6],
+        ["source", "page", "offset", "confidence", "status", "rowid"]
+    );
     let rows = stmt.query_map([], |r| {
-        let rowid: Option<i64> = r.get(1)?;
-        let mut values: Vec<Sql> = (2..7)
+        let values: Vec<Sql> = (6..11)
             .map(|i| r.get::<_, Sql>(i))
             .collect::<rusqlite::Result<_>>()?;
-        values[0] = rowid.map_or(Sql::Null, Sql::Integer);
-        Ok((r.get(0)?, rowid, values))
+        Ok((r.get(4)?, r.get(5)?, values))
     })?;
-    rows.collect()
+    let rows: Vec<CarvedRow> = rows.collect::<rusqlite::Result<_>>()?;
+    // The same records as the registry holds for the table.
+    let all: i64 = conn.query_row(
+        "SELECT count(*) FROM salvage_carved WHERE tbl = 'messages'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(rows.len() as i64, all);
+    Ok(rows)
 }
 
 /// Whether `row` (its first value NULL when the rowid is unknown) is one of `rows`.

@@ -48,6 +48,8 @@ pub struct Template {
     pub name: String,
     /// Its stored columns, in record order.
     pub slots: Vec<Slot>,
+    /// Their names, in the same order.
+    pub names: Vec<String>,
     /// A table no longer in the schema (its CREATE statement carved from the schema's
     /// free space): its pages may have gone to any live table since, so a record in a
     /// live page's free space may be its.
@@ -77,9 +79,15 @@ impl Template {
                 })
             })
             .collect();
+        let names = shape
+            .record_order()
+            .into_iter()
+            .filter_map(|i| shape.columns.get(i).map(|c| c.name.clone()))
+            .collect();
         (!slots.is_empty()).then(|| Template {
             name: shape.name.clone(),
             slots,
+            names,
             dropped: false,
             only_on: None,
         })

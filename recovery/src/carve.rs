@@ -27,6 +27,10 @@ pub struct CarvedReport {
     pub live_copies: u64,
     /// Records found more than once (the same table, rowid and values): written once.
     pub duplicates: u64,
+    /// Per table with carved records, a view of them with the table's column names
+    /// (`salvage_carved_TABLE`), by table.
+    #[serde(default)]
+    pub views: BTreeMap<String, String>,
 }
 
 /// Carved records of one table from one source.
@@ -333,6 +337,46 @@ pub fn carve_into(
         report.previous_versions += u64::from(*older);
     }
     out.conn.execute_batch("COMMIT")?;
+    let mut taken = taken.clone();
+    taken.insert(name.to_lowercase());
+    for k in known
+        .iter()
+        .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
+    {
+        let view = std::iter::once(format!("salvage_carved_{}", k.name))
+            .chain((1..).map(|i| format!("salvage_carved_{}_{i}", k.name)))
+            .find(|n| !taken.contains(&n.to_lowercase()))
+            .unwrap_or_default();
+        taken.insert(view.to_lowercase());
+        // The rowid alias is NULL in the record: the view reads it from the rowid.
+        let columns: String = k
+            .template
+            .slots
+            .iter()
+            .zip(&k.template.names)
+            .enumerate()
+            .map(|(i, (s, n))| {
+                let value = if s.rowid_alias {
+                    "rowid".to_string()
+                } else {
+                    format!("c{i}")
+                };
+                format!(", {value} AS {}", quote(n))
+            })
+            .collect();
+        out.conn.execute(
+            &format!(
+                "CREATE VIEW {} AS SELECT source, page, offset, confidence, status, rowid{columns} \
+                 FROM {} WHERE tbl = ?1 AND nfield = {}",
+                quote(&view),
+                quote(&name),
+                k.template.slots.len()
+            )
+            .replace("?1", &format!("'{}'", k.name.replace('\'', "''"))),
+            [],
+        )?;
+        report.views.insert(k.name.clone(), view);
+    }
     report.registry = Some(name);
     report.by_source = counts
         .into_iter()
