@@ -224,7 +224,8 @@ impl Owners {
     /// [`Owners::update`]).
     fn change(&mut self, old: &Database<'_>, new: &Database<'_>, pages: &BTreeSet<PageNo>) {
         let mut lost: Vec<PageNo> = Vec::new();
-        let mut gained: Vec<(PageNo, usize)> = Vec::new();
+        // Each child gained, with the page that gained it.
+        let mut gained: Vec<(PageNo, PageNo)> = Vec::new();
         let mut changed: Vec<(PageNo, usize, Option<PageType>)> = Vec::new();
         for p in pages {
             let Some(table) = self
@@ -244,7 +245,7 @@ impl Owners {
                 None => (None, BTreeSet::new()),
             };
             lost.extend(before.difference(&after));
-            gained.extend(after.difference(&before).map(|c| (*c, table)));
+            gained.extend(after.difference(&before).map(|c| (*c, *p)));
             changed.push((*p, table, kind));
         }
         for c in lost {
@@ -271,8 +272,13 @@ impl Owners {
                 _ => {}
             }
         }
-        for (c, table) in gained {
-            self.add(new, c, table);
+        // A child joins the table its parent is in now: a page freed from one table and
+        // taken as an interior page of another in the same step is added, with its
+        // children, under its new parent; its own gains wait for that.
+        for (c, parent) in gained {
+            if let Some(table) = self.interior_of.get(&parent).copied() {
+                self.add(new, c, table);
+            }
         }
     }
 }

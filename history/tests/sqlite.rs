@@ -148,62 +148,119 @@ fn random_transactions_give_exactly_the_changes_sqlite_read() {
         drop(conn);
         let _ = std::fs::remove_dir_all(&dir);
 
-        let wal = pager::read_wal(&log).unwrap();
-        let h = wal_history(&main, None, &wal, &mut |_| {});
-        // Commits that changed nothing wrote no frame: compare the states that differ.
-        let distinct: Vec<&Rows> = states
-            .iter()
-            .enumerate()
-            .filter(|(i, s)| *i == 0 || states.get(i - 1) != Some(s))
-            .map(|(_, s)| s)
-            .collect();
-        let steps: Vec<&history::Step> = h
-            .steps
-            .iter()
-            .filter(|s| s.changes.iter().any(|c| c.table != "sqlite_schema"))
-            .collect();
-        assert_eq!(steps.len() + 1, distinct.len(), "seed {seed}");
-        for (k, step) in steps.iter().enumerate() {
-            let (before, after) = (distinct[k], distinct[k + 1]);
-            let mut want: Vec<Change<'_>> = Vec::new();
-            for key in before
-                .keys()
-                .chain(after.keys())
-                .collect::<std::collections::BTreeSet<_>>()
-            {
-                let (b, a) = (before.get(key), after.get(key));
-                if b != a {
-                    want.push((key.0.clone(), key.1, b, a));
-                }
-            }
-            let got: Vec<_> = step
-                .changes
-                .iter()
-                .filter(|c| c.table != "sqlite_schema")
-                .map(|c| {
-                    (
-                        c.table.clone(),
-                        c.rowid,
-                        c.before.as_ref(),
-                        c.after.as_ref(),
-                    )
-                })
-                .collect();
-            if got != want {
-                let keys = |v: &[Change<'_>]| -> Vec<String> {
-                    v.iter()
-                        .map(|(t, r, b, a)| {
-                            format!("{t}{r}:{}{}", u8::from(b.is_some()), u8::from(a.is_some()))
-                        })
-                        .collect()
-                };
-                let (g, w) = (keys(&got), keys(&want));
-                let missing: Vec<_> = w.iter().filter(|k| !g.contains(k)).collect();
-                let extra: Vec<_> = g.iter().filter(|k| !w.contains(k)).collect();
-                panic!("seed {seed}, step {k}: missing {missing:?}, extra {extra:?}");
-            }
-            assert_eq!(got.len(), want.len(), "seed {seed}, step {k}");
-        }
-        assert!(h.checkpointed.is_empty());
+        compare(&main, &log, &states, &format!("seed {seed}"));
     }
+}
+
+/// Checks the history of `log` over `main` against `states`, what SQLite read before the
+/// first commit and after each.
+fn compare(main: &[u8], log: &[u8], states: &[Rows], label: &str) {
+    let wal = pager::read_wal(log).unwrap();
+    let h = wal_history(main, None, &wal, &mut |_| {});
+    // Commits that changed nothing wrote no frame: compare the states that differ.
+    let distinct: Vec<&Rows> = states
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| *i == 0 || states.get(i - 1) != Some(s))
+        .map(|(_, s)| s)
+        .collect();
+    let steps: Vec<&history::Step> = h
+        .steps
+        .iter()
+        .filter(|s| s.changes.iter().any(|c| c.table != "sqlite_schema"))
+        .collect();
+    assert_eq!(steps.len() + 1, distinct.len(), "{label}");
+    for (k, step) in steps.iter().enumerate() {
+        let (before, after) = (distinct[k], distinct[k + 1]);
+        let mut want: Vec<Change<'_>> = Vec::new();
+        for key in before
+            .keys()
+            .chain(after.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let (b, a) = (before.get(key), after.get(key));
+            if b != a {
+                want.push((key.0.clone(), key.1, b, a));
+            }
+        }
+        let got: Vec<_> = step
+            .changes
+            .iter()
+            .filter(|c| c.table != "sqlite_schema")
+            .map(|c| {
+                (
+                    c.table.clone(),
+                    c.rowid,
+                    c.before.as_ref(),
+                    c.after.as_ref(),
+                )
+            })
+            .collect();
+        if got != want {
+            let keys = |v: &[Change<'_>]| -> Vec<String> {
+                v.iter()
+                    .map(|(t, r, b, a)| {
+                        format!("{t}{r}:{}{}", u8::from(b.is_some()), u8::from(a.is_some()))
+                    })
+                    .collect()
+            };
+            let (g, w) = (keys(&got), keys(&want));
+            let missing: Vec<_> = w.iter().filter(|k| !g.contains(k)).take(20).collect();
+            let extra: Vec<_> = g.iter().filter(|k| !w.contains(k)).take(20).collect();
+            panic!("{label}, step {k}: missing {missing:?}, extra {extra:?}");
+        }
+        assert_eq!(got.len(), want.len(), "{label}, step {k}");
+    }
+    assert!(h.checkpointed.is_empty());
+}
+
+/// A table's leaves freed while another table grows in the same commits: a freed leaf of
+/// one is taken as an interior page of the other, and its children are the other's.
+#[test]
+fn pages_taken_from_one_table_by_another_are_the_other_tables() {
+    let dir = std::env::temp_dir().join(format!("salvage-history-reuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA page_size = 512; PRAGMA secure_delete = OFF; CREATE TABLE a(x);
+         WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 2000)
+         INSERT INTO a SELECT printf('%.40c%d', 'x', n) FROM i;
+         CREATE TABLE b(y);
+         PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;",
+    )
+    .unwrap();
+    let mut states = vec![read_rows(&conn)];
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    let mut n = 0;
+    conn.execute_batch("BEGIN").unwrap();
+    for _ in 0..50 {
+        n += 1;
+        conn.execute("INSERT INTO b VALUES (printf('%.40c%d', 'y', ?1))", [n])
+            .unwrap();
+    }
+    conn.execute_batch("COMMIT").unwrap();
+    states.push(read_rows(&conn));
+    for k in 0..40 {
+        conn.execute_batch("BEGIN").unwrap();
+        conn.execute(
+            "DELETE FROM a WHERE rowid BETWEEN ?1 AND ?2",
+            [1 + k * 50, k * 50 + 50],
+        )
+        .unwrap();
+        for _ in 0..60 {
+            n += 1;
+            conn.execute("INSERT INTO b VALUES (printf('%.40c%d', 'y', ?1))", [n])
+                .unwrap();
+        }
+        conn.execute_batch("COMMIT").unwrap();
+        states.push(read_rows(&conn));
+    }
+    let main = std::fs::read(&path).unwrap();
+    let log = std::fs::read(dir.join("r.db-wal")).unwrap();
+    drop(conn);
+    let _ = std::fs::remove_dir_all(&dir);
+    compare(&main, &log, &states, "reuse");
 }
