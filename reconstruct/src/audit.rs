@@ -78,9 +78,9 @@ fn wiped_free_pages(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) 
     let Some(severity) = wiped(zeroed.len() as u64, leaves.len() as u64) else {
         return;
     };
-    let what = if severity == Severity::Medium {
+    let what = if severity == Severity::Info {
         format!(
-            "all {} freed pages are zeros: secure_delete was on, or they were wiped; nothing deleted can be carved from them",
+            "all {} freed pages are zeros: secure_delete was on (the default of some builds: Debian's, Android's), they were freed in the transaction that made them, or they were wiped; nothing deleted can be carved from them",
             leaves.len()
         )
     } else {
@@ -93,13 +93,14 @@ fn wiped_free_pages(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) 
     out.push(concern(severity, "wiped_free_pages", what, &zeroed));
 }
 
-/// How much `zeroed` of `all` freed places weigh. SQLite itself leaves a zero page or
-/// block now and then (a page freed before anything was written to it): all of them, at
-/// least two, is a wipe or `secure_delete`; a quarter or more, at least four, is unusual;
-/// fewer is nothing.
+/// How much `zeroed` of `all` freed places weigh. SQLite itself leaves zero pages (freed
+/// in the transaction that made them, never written) and builds of it zero every freed
+/// place (`secure_delete` on by default): all of them, at least two, is a fact to know;
+/// a quarter or more, at least four, while the others keep their bytes, is unusual; fewer
+/// is nothing.
 fn wiped(zeroed: u64, all: u64) -> Option<Severity> {
     if zeroed >= 2 && zeroed == all {
-        Some(Severity::Medium)
+        Some(Severity::Info)
     } else if zeroed >= 4 && zeroed * 4 >= all {
         Some(Severity::Low)
     } else {
@@ -130,8 +131,10 @@ fn wiped_freeblocks(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) 
             };
             let mut wiped_here = false;
             for block in page.freeblocks(&header).flatten() {
+                // A freed record of NULLs is zeros after its first 4 bytes too: only a
+                // block longer than such small records says anything.
                 let body = block.bytes.get(4..).unwrap_or_default();
-                if body.len() < 4 {
+                if body.len() < 12 {
                     continue;
                 }
                 blocks += 1;
@@ -148,9 +151,9 @@ fn wiped_freeblocks(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) 
     let Some(severity) = wiped(zeroed, blocks) else {
         return;
     };
-    let what = if severity == Severity::Medium {
+    let what = if severity == Severity::Info {
         format!(
-            "all {blocks} freed cells inside live pages are zeros: secure_delete was on, or they were wiped"
+            "all {blocks} freed cells inside live pages are zeros: secure_delete was on (the default of some builds), or they were wiped"
         )
     } else {
         format!(
@@ -302,10 +305,10 @@ fn counters(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
         }
         if max > *seq {
             out.push(concern(
-                Severity::High,
+                Severity::Low,
                 "sequence_behind_rows",
                 format!(
-                    "`{name}`: sqlite_sequence says {seq}, but a row has rowid {max}: the counter was edited (SQLite keeps it at the largest rowid ever given)"
+                    "`{name}`: sqlite_sequence says {seq}, but a row has rowid {max}: an UPDATE (or upsert) of the rowid does this, and so does an edit of the counter (an INSERT keeps it at the largest rowid given)"
                 ),
                 &[seq_root],
             ));
