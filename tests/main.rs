@@ -2,6 +2,7 @@
 //! `salvage` binary and the real `pager` on real files: databases built by SQLite through
 //! rusqlite and damaged at byte level by `fixtures`, and the third-party Nemetz corpus.
 
+mod antiforensic;
 mod audit;
 mod backup;
 mod carving;
