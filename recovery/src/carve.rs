@@ -309,29 +309,21 @@ pub fn carve_into(
                 .iter()
                 .map(|v| SqlValue::from_value(v, db.encoding())),
         );
-        let ph: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
-        let named: Vec<String> = [
-            "tbl",
-            "source",
-            "page",
-            "offset",
-            "confidence",
-            "status",
-            "rowid",
-            "nfield",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain((0..c.values.len()).map(|i| format!("c{i}")))
-        .collect();
-        out.conn
-            .prepare_cached(&format!(
-                "INSERT INTO {}({}) VALUES ({})",
-                quote(&name),
-                named.join(", "),
-                ph.join(", ")
-            ))?
-            .execute(rusqlite::params_from_iter(values.iter()))?;
+        crate::output::insert_positional(
+            &out.conn,
+            &name,
+            &[
+                "tbl",
+                "source",
+                "page",
+                "offset",
+                "confidence",
+                "status",
+                "rowid",
+                "nfield",
+            ],
+            &values,
+        )?;
         *counts.entry((table, c.source.name())).or_default() += 1;
         report.rows += 1;
         report.previous_versions += u64::from(*older);

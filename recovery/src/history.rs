@@ -283,29 +283,20 @@ pub fn write(
                 .iter()
                 .map(|v| SqlValue::from_value(v, encoding)),
         );
-        let named: Vec<String> = [
-            "tbl",
-            "rowid",
-            "version",
-            "source",
-            "commit_no",
-            "op",
-            "nfield",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain((0..row.values.len()).map(|i| format!("c{i}")))
-        .collect();
-        let ph: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
-        out.conn
-            .prepare_cached(&format!(
-                "INSERT INTO {}({}) VALUES ({})",
-                quote(&name),
-                named.join(", "),
-                ph.join(", ")
-            ))?
-            .execute(rusqlite::params_from_iter(values.iter()))?;
-        Ok(())
+        crate::output::insert_positional(
+            &out.conn,
+            &name,
+            &[
+                "tbl",
+                "rowid",
+                "version",
+                "source",
+                "commit_no",
+                "op",
+                "nfield",
+            ],
+            &values,
+        )
     };
     for (i, step) in history.steps.iter().enumerate() {
         let (before_source, after_source, commit) = source_of(step);

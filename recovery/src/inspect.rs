@@ -20,39 +20,17 @@ pub fn inspect_file_with(path: &Path, sha256: bool, audit: bool) -> Result<Inspe
     // A bundle (`salvage quarantine`) is read through its database file.
     let path = &crate::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
     let source = Source::open(path)?;
-    let mut report = inspect(&source, sha256)?;
-    if audit {
-        report.audit = Some(audit_source(&source)?);
-    }
-    Ok(report)
-}
-
-/// The audit of a mapped source, with the write-ahead log beside it when there is one.
-fn audit_source(source: &Source) -> Result<Vec<reconstruct::Concern>, Error> {
-    let db = Database::open(source.bytes()).map_err(|why| Error::NotADatabase {
-        path: source.path.clone(),
-        why,
-    })?;
-    let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
-    let page_size = u64::from(db.page_size().get());
-    let survey = pager::survey_observed(&db, &mut |_| {
-        residency.read(pager::OBSERVE_EVERY * page_size)
-    });
-    let mut wal_path = source.path.as_os_str().to_owned();
-    wal_path.push("-wal");
-    let wal_path = std::path::PathBuf::from(wal_path);
-    let wal_source = match std::fs::metadata(&wal_path) {
-        Ok(m) if m.is_file() && m.len() > 0 => Some(Source::open(&wal_path)?),
-        _ => None,
-    };
-    let wal = wal_source
-        .as_ref()
-        .and_then(|s| pager::read_wal(s.bytes()).ok());
-    Ok(reconstruct::audit(&db, &survey, wal.as_ref()))
+    inspect_audited(&source, sha256, audit)
 }
 
 /// Inspects a mapped source.
 pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
+    inspect_audited(source, sha256, false)
+}
+
+/// [`inspect`], with the audit when `audit` is set: of the same survey, with the
+/// write-ahead log beside the source when there is one.
+pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<InspectReport, Error> {
     let bytes = source.bytes();
     let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
         path: source.path.clone(),
@@ -86,6 +64,11 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
     }
     let mut report = report::build(&db, &survey, info, run);
     report.sidecars = sidecars(source)?;
+    if audit {
+        let wal = beside(&source.path, "-wal")?;
+        let wal = wal.as_ref().and_then(|s| pager::read_wal(s.bytes()).ok());
+        report.audit = Some(reconstruct::audit(&db, &survey, wal.as_ref()));
+    }
     let beside: Vec<&str> = [
         report
             .sidecars
@@ -112,19 +95,22 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
     Ok(report)
 }
 
+/// The file `path` + `suffix` (`-wal`, `-journal`), mapped read-only, when it exists and
+/// is not empty.
+fn beside(path: &Path, suffix: &str) -> Result<Option<Source>, Error> {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    let p = std::path::PathBuf::from(p);
+    match std::fs::metadata(&p) {
+        Ok(m) if m.is_file() && m.len() > 0 => Source::open(&p).map(Some),
+        _ => Ok(None),
+    }
+}
+
 /// The log and journal beside `path`, read (mapped read-only) when they exist and are not
 /// empty.
 fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
-    let path = &main.path;
-    let beside = |suffix: &str| -> Result<Option<Source>, Error> {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let p = std::path::PathBuf::from(p);
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_file() && m.len() > 0 => Source::open(&p).map(Some),
-            _ => Ok(None),
-        }
-    };
+    let beside = |suffix: &str| beside(&main.path, suffix);
     Ok(report::Sidecars {
         wal: beside("-wal")?.map(|s| {
             // The rows of each commit are read from both files: their resident pages stay

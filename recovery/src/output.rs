@@ -455,6 +455,30 @@ pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// Inserts into `table` a row of `values`: the first fill the columns `named`, the rest
+/// the positional columns `c0`, `c1`, … (a registry laid out like `lost_and_found`).
+pub fn insert_positional(
+    conn: &Connection,
+    table: &str,
+    named: &[&str],
+    values: &[SqlValue<'_>],
+) -> rusqlite::Result<()> {
+    let columns: Vec<String> = named
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..values.len().saturating_sub(named.len())).map(|i| format!("c{i}")))
+        .collect();
+    let ph: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
+    conn.prepare_cached(&format!(
+        "INSERT INTO {}({}) VALUES ({})",
+        quote(table),
+        columns.join(", "),
+        ph.join(", ")
+    ))?
+    .execute(rusqlite::params_from_iter(values.iter()))?;
+    Ok(())
+}
+
 /// The output database being written.
 pub struct Output {
     /// The open connection to the output database.
