@@ -439,11 +439,8 @@ impl<'a> Database<'a> {
             next.overlay.iter().copied().collect();
         merged.extend(images.iter().copied());
         if let Some(size) = pages_in_use {
-            let file_pages =
-                u32::try_from((self.bytes.len() as u64).div_ceil(u64::from(self.page_size.get())))
-                    .unwrap_or(u32::MAX);
             let held = merged.keys().next_back().map_or(0, |p| p.get());
-            next.page_count = size.min(file_pages.max(held));
+            next.page_count = size.min(self.file_pages().max(held));
         }
         if let Some(first) = merged.get(&PageNo::FIRST) {
             next.header = DatabaseHeader::parse(first);
@@ -471,23 +468,40 @@ impl<'a> Database<'a> {
     /// [`Database::with_versions`]), with `pages_in_use` pages when given (never past the
     /// file and the versions held). Page 1's image of that state gives the header.
     pub fn at_frame(&self, last: u32, pages_in_use: Option<u32>) -> Database<'a> {
-        let mut next = self.clone();
-        next.frame_limit = last;
+        // A state is a view of this database: the findings of opening it stay its own, and
+        // are not copied once a commit.
+        let mut next = Database {
+            bytes: self.bytes,
+            header: self.header.clone(),
+            page_size: self.page_size,
+            page_size_source: self.page_size_source.clone(),
+            reserved_space: self.reserved_space,
+            encoding: self.encoding,
+            encoding_source: self.encoding_source.clone(),
+            page_count: self.page_count,
+            overlay: std::sync::Arc::clone(&self.overlay),
+            versions: self.versions.clone(),
+            frame_limit: last,
+            findings: Vec::new(),
+        };
         if let Some(size) = pages_in_use {
-            let file_pages =
-                u32::try_from((self.bytes.len() as u64).div_ceil(u64::from(self.page_size.get())))
-                    .unwrap_or(u32::MAX);
             let held = next
                 .versions
                 .as_ref()
                 .and_then(|v| v.last())
                 .map_or(0, |(p, _, _)| p.get());
-            next.page_count = size.min(file_pages.max(held));
+            next.page_count = size.min(self.file_pages().max(held));
         }
         if let Some(first) = next.page(PageNo::FIRST) {
             next.header = DatabaseHeader::parse(first.bytes());
         }
         next
+    }
+
+    /// Pages the file holds (a last one cut short counts).
+    fn file_pages(&self) -> u32 {
+        let len = self.bytes.len() as u64;
+        u32::try_from(len.div_ceil(u64::from(self.page_size.get()))).unwrap_or(u32::MAX)
     }
 
     /// Every page, in file order.

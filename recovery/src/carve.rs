@@ -268,10 +268,7 @@ pub fn carve_into(
             _ => rows.push((c, false)),
         }
     }
-    let name = std::iter::once("salvage_carved".to_string())
-        .chain((1..).map(|i| format!("salvage_carved_{i}")))
-        .find(|n| !taken.contains(n))
-        .unwrap_or_else(|| "salvage_carved".into());
+    let name = crate::output::registry_name("salvage_carved", taken);
     let width = rows.iter().map(|(c, _)| c.values.len()).max().unwrap_or(0);
     let cols: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
     out.conn.execute_batch(&format!(
@@ -335,10 +332,7 @@ pub fn carve_into(
         .iter()
         .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
     {
-        let view = std::iter::once(format!("salvage_carved_{}", k.name))
-            .chain((1..).map(|i| format!("salvage_carved_{}_{i}", k.name)))
-            .find(|n| !taken.contains(&n.to_lowercase()))
-            .unwrap_or_default();
+        let view = crate::output::registry_name(&format!("salvage_carved_{}", k.name), &taken);
         taken.insert(view.to_lowercase());
         // The rowid alias is NULL in the record: the view reads it from the rowid.
         let columns: String = k

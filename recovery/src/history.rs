@@ -233,8 +233,8 @@ pub fn write(
     readings: &BTreeMap<String, Reading>,
     taken: &BTreeSet<String>,
 ) -> rusqlite::Result<HistoryReport> {
-    let name = free_name("salvage_history", taken);
-    let steps_name = free_name("salvage_commits", taken);
+    let name = crate::output::registry_name("salvage_history", taken);
+    let steps_name = crate::output::registry_name("salvage_commits", taken);
     let width = history
         .steps
         .iter()
@@ -393,7 +393,7 @@ fn views(
         let Some(reading) = readings.get(&table.to_lowercase()) else {
             continue;
         };
-        let name = free_name(&format!("salvage_history_{table}"), &taken);
+        let name = crate::output::registry_name(&format!("salvage_history_{table}"), &taken);
         taken.insert(name.to_lowercase());
         let columns: String = reading
             .names
@@ -451,12 +451,4 @@ impl<'a> Version<'a> {
             values,
         }
     }
-}
-
-/// `base`, or `base_N` for the first N that is not `taken`.
-fn free_name(base: &str, taken: &BTreeSet<String>) -> String {
-    std::iter::once(base.to_string())
-        .chain((1..).map(|i| format!("{base}_{i}")))
-        .find(|n| !taken.contains(n))
-        .unwrap_or_else(|| base.into())
 }

@@ -442,11 +442,12 @@ pub fn refuses_row(e: &rusqlite::Error) -> bool {
 }
 
 /// The name a registry table of the run takes: `base`, or the first of `base_1`, `base_2`,
-/// … that the schema does not use (`taken`: its names, lower-cased).
+/// … that the schema does not use (`taken`: its names, lower-cased; SQLite compares names
+/// without case).
 pub fn registry_name(base: &str, taken: &std::collections::BTreeSet<String>) -> String {
     std::iter::once(base.to_string())
         .chain((1..).map(|i| format!("{base}_{i}")))
-        .find(|n| !taken.contains(n))
+        .find(|n| !taken.contains(&n.to_lowercase()))
         .unwrap_or_default()
 }
 
