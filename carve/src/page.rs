@@ -118,7 +118,7 @@ pub fn carve_page(
         (PageRole::Free, None) => {
             // No b-tree header: a trunk page (its first 8 bytes and its list overwritten),
             // or a page whose header is gone. Records anywhere in it.
-            let found = free_bytes(bytes, 0, templates, &here, enc);
+            let found = free_bytes(bytes, (0, bytes.len()), templates, &here, enc);
             place(found, no, 0, Source::Freelist, None, &mut out);
         }
     }
@@ -140,28 +140,30 @@ fn free_space(
 ) {
     let no = page.no();
     for block in page.freeblocks(h).flatten() {
-        let found = FreeblockRecords::new(block.bytes, templates, allowed, enc).records();
+        let on_page = (usize::from(block.offset), bytes.len());
+        let found = FreeblockRecords::new(block.bytes, on_page, templates, allowed, enc).records();
         place(found, no, usize::from(block.offset), in_freeblock, own, out);
     }
     let start = h.cell_pointers_end();
     let end = (h.cell_content_area() as usize).min(bytes.len());
     if let Some(run) = bytes.get(start..end) {
-        let found = free_bytes(run, start, templates, allowed, enc);
+        let found = free_bytes(run, (start, bytes.len()), templates, allowed, enc);
         place(found, no, start, in_unallocated, own, out);
     }
 }
 
-/// The records in a run of free bytes at offset `base` of its page: whole ones, and those
-/// of freeblocks whose headers are still there; a record both find is taken once.
+/// The records in a run of free bytes at offset `on_page.0` of a page of `on_page.1`
+/// usable bytes: whole ones, and those of freeblocks whose headers are still there; a
+/// record both find is taken once.
 fn free_bytes(
     run: &[u8],
-    base: usize,
+    on_page: (usize, usize),
     templates: &[Template],
     allowed: &dyn Fn(usize) -> bool,
     enc: pager::TextEncoding,
 ) -> Vec<Found> {
     let mut found = whole_records(run, 0, 0, templates, allowed, enc);
-    for f in stale_freeblocks(run, base, templates, allowed, enc) {
+    for f in stale_freeblocks(run, on_page, templates, allowed, enc) {
         let again = found
             .iter()
             .any(|w| w.values == f.values && w.start < f.end && f.start < w.end);

@@ -157,22 +157,38 @@ fn decode(
     types: &[SerialType],
     enc: TextEncoding,
 ) -> Option<(Vec<Value>, usize)> {
-    let mut at = body;
     let mut values = Vec::with_capacity(types.len());
+    let end = walk_body(run, body, types.iter().copied(), enc, |t, bytes| {
+        values.push(pager::record::decode_value(t, bytes, 0)?.into());
+        Some(())
+    })?;
+    Some((values, end))
+}
+
+/// Where a body of `types` starting at `body` ends, when every value is in `run` and its
+/// text is valid in the database's encoding and not only NUL bytes (what a wipe leaves);
+/// `each` is given every value's type and bytes, and can refuse it.
+fn walk_body<'r>(
+    run: &'r [u8],
+    body: usize,
+    types: impl IntoIterator<Item = SerialType>,
+    enc: TextEncoding,
+    mut each: impl FnMut(SerialType, &'r [u8]) -> Option<()>,
+) -> Option<usize> {
+    let mut at = body;
     for t in types {
         let len = usize::try_from(t.body_len()).ok()?;
         let bytes = run.get(at..at.checked_add(len)?)?;
-        // Text must be valid, and not only NUL bytes (what a wipe leaves).
         if let SerialType::Text(_) = t {
             if !text_in_encoding(bytes, enc) || (!bytes.is_empty() && bytes.iter().all(|b| *b == 0))
             {
                 return None;
             }
         }
-        values.push(pager::record::decode_value(*t, bytes, 0)?.into());
+        each(t, bytes)?;
         at += len;
     }
-    Some((values, at))
+    Some(at)
 }
 
 /// The cell whose record of `record_len` bytes starts at `at`: where it starts and its
@@ -207,6 +223,8 @@ fn cell_before(run: &[u8], at: usize, record_len: u64, intact: usize) -> Option<
 /// whole or overwritten.
 pub struct FreeblockRecords<'r> {
     run: &'r [u8],
+    /// Where the block starts on its page, and the page's usable size.
+    on_page: (usize, usize),
     templates: &'r [Template],
     allowed: &'r dyn Fn(usize) -> bool,
     enc: TextEncoding,
@@ -218,15 +236,18 @@ pub struct FreeblockRecords<'r> {
 }
 
 impl<'r> FreeblockRecords<'r> {
-    /// The reader of freeblock `run` (its bytes, header included).
+    /// The reader of freeblock `run` (its bytes, header included), at offset `on_page.0`
+    /// of a page of `on_page.1` usable bytes.
     pub fn new(
         run: &'r [u8],
+        on_page: (usize, usize),
         templates: &'r [Template],
         allowed: &'r dyn Fn(usize) -> bool,
         enc: TextEncoding,
     ) -> FreeblockRecords<'r> {
         FreeblockRecords {
             run,
+            on_page,
             templates,
             allowed,
             enc,
@@ -268,24 +289,28 @@ impl<'r> FreeblockRecords<'r> {
 
     /// The whole cell (payload length, rowid, record) starting at `at`.
     fn whole_cell_at(&self, at: usize) -> Option<Found> {
-        (at + 2..=(at + 12).min(self.run.len())).find_map(|header_at| {
-            let f = whole_record_at(
-                self.run,
-                header_at,
-                at,
-                self.templates,
-                self.allowed,
-                self.enc,
-            )?;
-            let start = cell_before(self.run, header_at, (f.end - header_at) as u64, 0);
-            (f.rowid.is_some() && start.map(|(s, _)| s) == Some(at)).then_some(f)
-        })
+        // The payload length (at most 3 bytes) and the rowid say where the header starts.
+        let (_, size_len) = read_varint_at(self.run, at).filter(|(_, n)| *n <= 3)?;
+        let (_, rowid_len) = read_varint_at(self.run, at + size_len)?;
+        let header_at = at + size_len + rowid_len;
+        let f = whole_record_at(
+            self.run,
+            header_at,
+            at,
+            self.templates,
+            self.allowed,
+            self.enc,
+        )?;
+        let start = cell_before(self.run, header_at, (f.end - header_at) as u64, 0);
+        (f.rowid.is_some() && start.map(|(s, _)| s) == Some(at)).then_some(f)
     }
 
     /// The record of the cell at `at` whose first 4 bytes a freeblock header overwrote,
     /// rebuilt from what is left (or read whole, when its header starts after them): one
     /// reading or none.
     fn overwritten_at(&self, at: usize) -> Option<Found> {
+        // Most offsets hold no freeblock header: told apart before anything is kept.
+        self.old_block(at)?;
         if let Some(known) = self.overwritten.borrow().get(&at) {
             return known.clone();
         }
@@ -297,15 +322,7 @@ impl<'r> FreeblockRecords<'r> {
     }
 
     fn read_overwritten(&self, at: usize) -> Option<Found> {
-        let cell = self.run.get(at..)?;
-        // A freed neighbour's first 4 bytes are the header of the freeblock it once was
-        // alone: its size field says how far that block reached, within this one.
-        if at > 0 {
-            let size = usize::from(u16::from_be_bytes([*cell.get(2)?, *cell.get(3)?]));
-            if size < 4 || size > cell.len() {
-                return None;
-            }
-        }
+        let cell = self.run.get(at..at + self.old_block(at)?)?;
         // Every reading the bytes allow, with how well its end is borne out.
         let mut answers: Vec<(Ending, Found)> = Vec::new();
         // The header starts after a payload length and a rowid of 1 or 2 bytes together.
@@ -348,11 +365,33 @@ impl<'r> FreeblockRecords<'r> {
         Some(one)
     }
 
+    /// How many bytes from `at` on the freeblock whose header is at `at` held, within
+    /// this one: the whole block at its start; for a freed neighbour, the size field of
+    /// the freeblock it once was (it ends inside this one, and its next pointer is 0 or
+    /// a block past it on the page). A cell read at `at` ends within them: the freed cell lay in its block,
+    /// and bytes past a block that shrank (SQLite hands out a block's last bytes) were
+    /// written since.
+    fn old_block(&self, at: usize) -> Option<usize> {
+        let left = self.run.len().checked_sub(at)?;
+        if at == 0 {
+            return Some(left);
+        }
+        let word = |i: usize| {
+            let b = self.run.get(at + i..at + i + 2)?;
+            Some(usize::from(u16::from_be_bytes([*b.first()?, *b.get(1)?])))
+        };
+        let (next, size) = (word(0)?, word(2)?);
+        let (offset, page_len) = self.on_page;
+        (size >= 4 && size <= left && next_block_fits(next, offset + at + size, page_len))
+            .then_some(size)
+    }
+
     /// The record of the cell at `at` whose payload length and rowid took 4 bytes or more,
     /// so that the freeblock header overwrote only them: its header is whole, and what
     /// follows it bears out its end.
     fn header_after_overwrite(&self, at: usize) -> Option<Found> {
-        (at + 4..=(at + 12).min(self.run.len())).find_map(|header_at| {
+        let limit = at + self.old_block(at)?;
+        (at + 4..=(at + 12).min(limit)).find_map(|header_at| {
             let f = whole_record_at(
                 self.run,
                 header_at,
@@ -361,7 +400,7 @@ impl<'r> FreeblockRecords<'r> {
                 self.allowed,
                 self.enc,
             )?;
-            (self.ending(f.end) != Ending::Unexplained).then_some(f)
+            (f.end <= limit && self.ending(f.end) != Ending::Unexplained).then_some(f)
         })
     }
 
@@ -378,15 +417,16 @@ impl<'r> FreeblockRecords<'r> {
     }
 
     fn work_out_ending(&self, end: usize) -> Ending {
+        // No cell fits in 3 bytes.
         let left = self.run.len().saturating_sub(end);
         if left == 0 {
             Ending::Exact
+        } else if left <= 3 {
+            Ending::Fragment
         } else if self.whole_cell_at(end).is_some() {
             Ending::Neighbour
         } else if self.overwritten_at(end).is_some() {
             Ending::FreedNeighbour
-        } else if left <= 3 {
-            Ending::Fragment
         } else {
             Ending::Unexplained
         }
@@ -401,7 +441,7 @@ impl<'r> FreeblockRecords<'r> {
 /// rebuilt from it and every cell after it is borne out.
 pub fn stale_freeblocks(
     run: &[u8],
-    base: usize,
+    (base, page_len): (usize, usize),
     templates: &[Template],
     allowed: &dyn Fn(usize) -> bool,
     enc: TextEncoding,
@@ -418,12 +458,15 @@ pub fn stale_freeblocks(
                 .map_or(0, |(a, b)| usize::from(u16::from_be_bytes([*a, *b])))
         };
         let (next, size) = (word(at), word(at + 2));
-        let plausible =
-            size >= 6 && at + size <= run.len() && (next == 0 || next > base + at + size);
+        let plausible = size >= 6
+            && at + size <= run.len()
+            && next_block_fits(next, base + at + size, page_len);
         let block = run.get(at..at + size).filter(|_| plausible);
         if let Some(block) = block.filter(|b| may_start_cell(b, templates, allowed)) {
             {
-                let cells = FreeblockRecords::new(block, templates, allowed, enc).cells();
+                let cells =
+                    FreeblockRecords::new(block, (base + at, page_len), templates, allowed, enc)
+                        .cells();
                 // Its cells must fill the block its header measures, up to a fragment.
                 let tiled = cells.last().is_some_and(|f| f.end + 3 >= size);
                 if tiled && cells.first().is_some_and(|f| f.inferred > 0) {
@@ -443,6 +486,14 @@ pub fn stale_freeblocks(
     out
 }
 
+/// Whether `next`, a freeblock's pointer to the next one, can be one on a page of
+/// `page_len` usable bytes from a block that ends at `end`: 0 (the last), or a block of
+/// at least its 4-byte header after this one (blocks are kept in order, and adjacent ones
+/// are joined).
+fn next_block_fits(next: usize, end: usize, page_len: usize) -> bool {
+    next == 0 || (next > end && next + 4 <= page_len)
+}
+
 /// Candidate stale freeblocks a run of free bytes reads in vain before it stops looking
 /// ([`stale_freeblocks`]).
 const STALE_BLOCKS_READ: usize = 8;
@@ -454,24 +505,19 @@ fn may_start_cell(block: &[u8], templates: &[Template], allowed: &dyn Fn(usize) 
     templates.iter().enumerate().any(|(i, t)| {
         allowed(i)
             && [0usize, 1].iter().any(|&lost| {
-                let Some(count) = t.slots.len().checked_sub(lost) else {
-                    return false;
-                };
                 let mut at = 4;
-                let mut types = Vec::with_capacity(count);
-                while types.len() < count {
-                    let Some((code, len)) = read_varint_at(block, at) else {
-                        return false;
-                    };
-                    types.push(SerialType::from_code(code));
-                    at += len;
-                }
-                types.iter().any(|t| *t != SerialType::Null)
-                    && t.slots
-                        .iter()
-                        .skip(lost)
-                        .zip(&types)
-                        .all(|(slot, ty)| slot.admits(*ty))
+                let mut not_null = false;
+                t.slots.len() > lost
+                    && t.slots.iter().skip(lost).all(|slot| {
+                        let Some((code, len)) = read_varint_at(block, at) else {
+                            return false;
+                        };
+                        at += len;
+                        let ty = SerialType::from_code(code);
+                        not_null |= ty != SerialType::Null;
+                        slot.admits(ty)
+                    })
+                    && not_null
             })
     })
 }
@@ -556,26 +602,47 @@ fn rebuilt(
         })
         .map(Some)
         .chain((lost == 0).then_some(None));
+    // A value whose type was inferred is text a person wrote, not bytes that happen to
+    // decode: no control characters but tab and line breaks.
+    let control = |b: &u8| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r');
+    // Whether the known values decode depends only on where they start, after the lost
+    // value: worked out once per length of its body (at most 57 bytes).
+    let mut tails = [None::<bool>; 58];
     let mut out = Vec::new();
     for first in firsts {
-        let body = known_body + first.map_or(0, |f| f.body_len());
-        let Some(end) = usize::try_from(body)
-            .ok()
-            .and_then(|b| header_end.checked_add(b))
-        else {
+        let first_len = first.map_or(0, |f| f.body_len());
+        let Some((tail, end)) = usize::try_from(first_len).ok().and_then(|l| {
+            let tail = header_end.checked_add(l)?;
+            Some((tail, tail.checked_add(usize::try_from(known_body).ok()?)?))
+        }) else {
             continue;
         };
-        if end > run.len() || !borne_out(end) {
+        if end > run.len() {
+            continue;
+        }
+        // Whether the bytes decode is checked before whether what follows bears the end
+        // out: that asks for the readings of the cells after it, and most candidates do
+        // not decode.
+        let Some(slot) = tails.get_mut(tail - header_end) else {
+            continue;
+        };
+        let tail_decodes = *slot.get_or_insert_with(|| {
+            walk_body(run, tail, known.iter().copied(), enc, |_, _| Some(())) == Some(end)
+        });
+        let first_decodes = first.is_none_or(|f| {
+            let person = |t: SerialType, bytes: &[u8]| {
+                (!matches!(t, SerialType::Text(_)) || !bytes.iter().any(control)).then_some(())
+            };
+            walk_body(run, header_end, [f], enc, person) == Some(tail)
+        });
+        if !tail_decodes || !first_decodes {
+            continue;
+        }
+        if !borne_out(end) {
             continue;
         }
         let types: Vec<SerialType> = first.into_iter().chain(known.iter().copied()).collect();
         if let Some((values, end)) = decode(run, header_end, &types, enc) {
-            // A value whose type was inferred is text a person wrote, not bytes that
-            // happen to decode: no control characters but tab and line breaks.
-            let control = |v: &Value| matches!(v, Value::Text(t) if t.iter().any(|b| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')));
-            if first.is_some() && values.first().is_some_and(control) {
-                continue;
-            }
             out.push(Found {
                 start: header_at,
                 end,
