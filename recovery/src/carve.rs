@@ -3,7 +3,9 @@
 //! record that is a live row as recovered (same rowid and values) is not deleted and is
 //! left out; one whose rowid a live row holds with other values is an older version of it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rusqlite::types::ValueRef;
 
 use carve::{carve_page, Carved, PageRole, Template};
 use pager::{Database, PageClass, PageNo, Survey, Value};
@@ -242,20 +244,16 @@ pub fn carve_into(
     }
     // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();
-    let mut seen: BTreeSet<(Option<usize>, Option<i64>, String)> = BTreeSet::new();
     let mut rows: Vec<(Carved, bool)> = Vec::new();
-    for c in carved {
-        if !seen.insert((c.table, c.rowid, format!("{:?}", c.values))) {
-            report.duplicates += 1;
-            continue;
-        }
+    let mut live_rows = LiveIndex::default();
+    for c in once_each(carved, &mut report.duplicates) {
         let k = c.table.and_then(|i| known.get(i));
         let state = match k {
             Some(Known {
                 name,
                 live: LiveRows::Table(columns),
                 ..
-            }) => Some(live(out, name, columns, &c, db)?),
+            }) => Some(live_rows.compare(out, name, columns, &c, db)?),
             Some(Known {
                 live: LiveRows::Schema,
                 ..
@@ -385,68 +383,153 @@ enum Live {
     No,
 }
 
-/// Compares a carved record of `table` (whose columns in record order are `columns`) with
-/// its live rows on the output.
-fn live(
-    out: &Output,
-    table: &str,
-    columns: &[String],
-    c: &Carved,
-    db: &Database<'_>,
-) -> rusqlite::Result<Live> {
-    let enc = db.encoding();
-    let values: Vec<SqlValue<'_>> = c
-        .values
-        .iter()
-        .map(|v| SqlValue::from_value(v, enc))
-        .collect();
-    let same: Vec<String> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, col)| format!("{col} IS ?{}", i + 2))
-        .collect();
-    let table = quote(table);
-    let found = |sql: String, rowid: Option<i64>| -> rusqlite::Result<bool> {
-        let mut params: Vec<SqlValue<'_>> = vec![rowid.map_or(SqlValue::Null, SqlValue::Integer)];
-        params.extend(values.iter().cloned());
-        out.conn
-            .prepare_cached(&sql)?
-            .exists(rusqlite::params_from_iter(params.iter()))
-    };
-    if columns.len() != c.values.len() {
-        return Ok(Live::No);
+/// The carved records, each (the same table, rowid and values) once, in order; `twice`
+/// counts the others.
+fn once_each(carved: Vec<Carved>, twice: &mut u64) -> Vec<Carved> {
+    let mut first: HashMap<(Option<usize>, Option<i64>, u64), Vec<usize>> = HashMap::new();
+    let mut keep = Vec::with_capacity(carved.len());
+    for (i, c) in carved.iter().enumerate() {
+        let print = fingerprint(c.values.iter().map(|v| match v {
+            Value::Null => ValueRef::Null,
+            Value::Integer(n) => ValueRef::Integer(*n),
+            Value::Real(r) => ValueRef::Real(*r),
+            Value::Text(t) => ValueRef::Text(t),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }));
+        let same = first.entry((c.table, c.rowid, print)).or_default();
+        let again = same
+            .iter()
+            .any(|j| carved.get(*j).is_some_and(|o| o.values == c.values));
+        if again {
+            *twice += 1;
+        } else {
+            same.push(i);
+        }
+        keep.push(!again);
     }
-    match c.rowid {
-        Some(rowid) => {
-            let exists = out
-                .conn
-                .prepare_cached(&format!("SELECT 1 FROM {table} WHERE rowid = ?1"))?
-                .exists([rowid])?;
-            if !exists {
-                return Ok(Live::No);
+    carved
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(c, keep)| keep.then_some(c))
+        .collect()
+}
+
+/// The live rows of the output's tables, as a carved record is compared with them: by
+/// rowid, or, for a record whose rowid was overwritten, by its values. Values compare
+/// exactly (an integer equals the same whole real, as SQLite compares numbers; text is
+/// not folded by a column's collation: a deleted `abc` is not a live `ABC`).
+#[derive(Default)]
+struct LiveIndex {
+    /// Per table, its live rows' values fingerprinted ([`fingerprint`]) with their
+    /// rowids, sorted: read once, when a record of the table without a rowid is first
+    /// compared (a query per record would read the whole table each time).
+    by_values: BTreeMap<String, Vec<(u64, i64)>>,
+}
+
+impl LiveIndex {
+    /// How carved record `c` of `table` (whose columns in record order are `columns`)
+    /// stands to its live rows on the output.
+    fn compare(
+        &mut self,
+        out: &Output,
+        table: &str,
+        columns: &[String],
+        c: &Carved,
+        db: &Database<'_>,
+    ) -> rusqlite::Result<Live> {
+        let enc = db.encoding();
+        let values: Vec<SqlValue<'_>> = c
+            .values
+            .iter()
+            .map(|v| SqlValue::from_value(v, enc))
+            .collect();
+        if columns.len() != values.len() {
+            return Ok(Live::No);
+        }
+        let select = format!(
+            "SELECT {} FROM {} WHERE rowid = ?1",
+            columns.join(", "),
+            quote(table)
+        );
+        let mut row_of = out.conn.prepare_cached(&select)?;
+        // Whether the live row `rowid` exists, and holds these values.
+        let mut live_row = |rowid: i64| -> rusqlite::Result<Option<bool>> {
+            let mut rows = row_of.query([rowid])?;
+            let Some(row) = rows.next()? else {
+                return Ok(None);
+            };
+            for (i, v) in values.iter().enumerate() {
+                if !same_value(v.value_ref(), row.get_ref(i)?) {
+                    return Ok(Some(false));
+                }
             }
-            let sql = format!(
-                "SELECT 1 FROM {table} WHERE rowid = ?1 AND {}",
-                same.join(" AND ")
-            );
-            Ok(if found(sql, Some(rowid))? {
-                Live::Same
-            } else {
-                Live::Older
-            })
+            Ok(Some(true))
+        };
+        if let Some(rowid) = c.rowid {
+            return Ok(match live_row(rowid)? {
+                None => Live::No,
+                Some(true) => Live::Same,
+                Some(false) => Live::Older,
+            });
         }
-        None => {
-            let sql = format!(
-                "SELECT 1 FROM {table} WHERE ?1 IS NULL AND {}",
-                same.join(" AND ")
-            );
-            Ok(if found(sql, None)? {
-                Live::Same
-            } else {
-                Live::No
-            })
+        if !self.by_values.contains_key(table) {
+            let all = format!("SELECT rowid, {} FROM {}", columns.join(", "), quote(table));
+            let mut stmt = out.conn.prepare(&all)?;
+            let mut rows = stmt.query([])?;
+            let mut prints = Vec::new();
+            while let Some(row) = rows.next()? {
+                let rowid: i64 = row.get(0)?;
+                let mut cells = Vec::with_capacity(columns.len());
+                for i in 0..columns.len() {
+                    cells.push(row.get_ref(i + 1)?);
+                }
+                prints.push((fingerprint(cells), rowid));
+            }
+            prints.sort_unstable();
+            self.by_values.insert(table.to_string(), prints);
+        }
+        let print = fingerprint(values.iter().map(SqlValue::value_ref));
+        let prints = self.by_values.get(table).map_or(&[][..], Vec::as_slice);
+        let from = prints.partition_point(|(p, _)| *p < print);
+        for (_, rowid) in prints.iter().skip(from).take_while(|(p, _)| *p == print) {
+            if live_row(*rowid)? == Some(true) {
+                return Ok(Live::Same);
+            }
+        }
+        Ok(Live::No)
+    }
+}
+
+/// A number as an integer when it is a whole one that fits, so that 5 and 5.0 are one.
+fn whole(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::ValueRef<'_> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Real(r) if r.fract() == 0.0 && r.abs() < 9.0e15 => ValueRef::Integer(r as i64),
+        other => other,
+    }
+}
+
+/// Whether two values are the same value: the same storage class and bytes, numbers by
+/// their value.
+fn same_value(a: rusqlite::types::ValueRef<'_>, b: rusqlite::types::ValueRef<'_>) -> bool {
+    whole(a) == whole(b)
+}
+
+/// A 64-bit digest of a row's values, equal for rows of [`same_value`] values.
+fn fingerprint<'v>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'v>>) -> u64 {
+    use rusqlite::types::ValueRef;
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    for v in values {
+        match whole(v) {
+            ValueRef::Null => 0u8.hash(&mut h),
+            ValueRef::Integer(i) => (1u8, i).hash(&mut h),
+            ValueRef::Real(r) => (2u8, r.to_bits()).hash(&mut h),
+            ValueRef::Text(t) => (3u8, t).hash(&mut h),
+            ValueRef::Blob(b) => (4u8, b).hash(&mut h),
         }
     }
+    h.finish()
 }
 
 /// Whether a carved schema record is a schema row as read: same name and statement.
@@ -464,5 +547,31 @@ fn schema_row_live(survey: &Survey, c: &Carved) -> Live {
         Some(r) if r.sql == sql => Live::Same,
         Some(_) => Live::Older,
         None => Live::No,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fingerprint, same_value};
+    use rusqlite::types::ValueRef as V;
+
+    #[test]
+    fn values_compare_exactly_and_numbers_by_value() {
+        // A deleted `abc` is not the live `ABC` of a NOCASE column.
+        assert!(!same_value(V::Text(b"abc"), V::Text(b"ABC")));
+        assert!(!same_value(V::Text(b"5"), V::Integer(5)));
+        assert!(!same_value(V::Blob(b"abc"), V::Text(b"abc")));
+        assert!(same_value(V::Integer(5), V::Real(5.0)));
+        assert!(!same_value(V::Integer(5), V::Real(5.5)));
+        assert!(same_value(V::Null, V::Null));
+    }
+
+    #[test]
+    fn rows_of_the_same_values_have_one_fingerprint() {
+        let a = [V::Integer(1), V::Text(b"hi"), V::Null];
+        let b = [V::Real(1.0), V::Text(b"hi"), V::Null];
+        let c = [V::Integer(1), V::Blob(b"hi"), V::Null];
+        assert_eq!(fingerprint(a), fingerprint(b));
+        assert_ne!(fingerprint(a), fingerprint(c));
     }
 }

@@ -733,16 +733,23 @@ impl<'v> SqlValue<'v> {
     }
 }
 
-impl rusqlite::ToSql for SqlValue<'_> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(match self {
+impl SqlValue<'_> {
+    /// The value as it is bound.
+    pub fn value_ref(&self) -> ValueRef<'_> {
+        match self {
             SqlValue::Null => ValueRef::Null,
             SqlValue::Integer(i) => ValueRef::Integer(*i),
             SqlValue::Real(r) => ValueRef::Real(*r),
             SqlValue::Text(s) => ValueRef::Text(s.as_bytes()),
             SqlValue::RawText(b) => ValueRef::Text(b),
             SqlValue::Blob(b) => ValueRef::Blob(b),
-        }))
+        }
+    }
+}
+
+impl rusqlite::ToSql for SqlValue<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(self.value_ref()))
     }
 }
 
