@@ -443,25 +443,21 @@ fn root_page_of_another_table() -> TestResult {
 }
 
 #[test]
-#[ignore = "salvage writes the 34 rows of `drafts` into `messages` (rowids 1-40, nothing registered): both schema rows name root 5 and both tables are filled from it, with no root_of_another_table signal; messages' own 312 rows (its tree at page 3, now unnamed) go to lost_and_found (exit 3)"]
 fn root_page_of_same_shaped_table() -> TestResult {
     both(antiforensic::root_page_of_same_shaped_table())
 }
 
 #[test]
-#[ignore = "salvage follows messages' root cell 25 into calls leaf 134 and writes 33 rows of `calls` into `messages` (rowids 206-238 in the pointer's range (174, 238], and 245, 252, 259 outside it), each with `contact_id` and `sent` the call's contact_id and at, registered only as `body` affinity_never_stores; messages rowid 237 (orphan page 60) is displaced to lost_and_found (exit 3)"]
 fn left_child_to_another_tables_leaf() -> TestResult {
     both(antiforensic::left_child_to_another_tables_leaf())
 }
 
 #[test]
-#[ignore = "salvage follows messages' root cell 3 into drafts leaf 138 and writes drafts rows 20-23 and 25-27 into `messages`, nothing registered; messages' own rows 20, 22, 23, 25, 26, 27 (orphan page 17) go to lost_and_found as key conflicts (exit 3)"]
 fn left_child_to_same_shaped_leaf() -> TestResult {
     both(antiforensic::left_child_to_same_shaped_leaf())
 }
 
 #[test]
-#[ignore = "salvage follows messages' root cell 25 into freelist page 135 (a freed leaf of `calls` holding stale copies of calls rows 246-260) and writes calls rows 252 and 259, outside the pointer's range (174, 238], into `messages`, registered only as `body` affinity_never_stores; the other 13 conflict and go to lost_and_found (exit 3)"]
 fn left_child_to_freelist_page() -> TestResult {
     both(antiforensic::left_child_to_freelist_page())
 }

@@ -113,7 +113,8 @@ pub fn table_entry<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_j
         .unwrap_or_else(|| panic!("no table `{name}` in the report"))
 }
 
-/// A fresh scratch folder under the target dir, removed when dropped.
+/// A fresh scratch folder under the target dir, removed when dropped (kept, to look at
+/// what a test wrote, with `SALVAGE_KEEP_SCRATCH=1`).
 pub struct Scratch(PathBuf);
 
 impl Scratch {
@@ -142,6 +143,9 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        if std::env::var_os("SALVAGE_KEEP_SCRATCH").is_some() {
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -272,6 +272,12 @@ impl PageMap {
         })
     }
 
+    /// Hands `page` over to the b-tree rooted at `owner` as `class` (`None`: to no tree),
+    /// when a page two structures claimed is found to be the other one's.
+    pub fn hand_over(&mut self, page: PageNo, class: PageClass, owner: Option<PageNo>) {
+        self.set(page, class, owner.map_or(0, PageNo::get));
+    }
+
     /// The class of `page`.
     pub fn class(&self, page: PageNo) -> Option<PageClass> {
         self.get(page).map(|(c, _)| c)

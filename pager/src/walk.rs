@@ -95,6 +95,8 @@ pub struct BtreeWalk<'a, 'd> {
     pending_root: Option<PageNo>,
     queue: std::collections::VecDeque<Result<TreeItem<'a>, Finding>>,
     scratch: leaf::Scratch,
+    /// Pages not entered: their pointers are lost children.
+    cut: Option<PageSet>,
 }
 
 impl<'a, 'd> BtreeWalk<'a, 'd> {
@@ -109,7 +111,15 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             pending_root: Some(root),
             queue: std::collections::VecDeque::new(),
             scratch: leaf::Scratch::default(),
+            cut: None,
         }
+    }
+
+    /// The walk with the subtrees at `pages` cut off (pages found to be another
+    /// structure's): a pointer to one is yielded as a lost child, and not followed.
+    pub fn without(mut self, pages: PageSet) -> BtreeWalk<'a, 'd> {
+        self.cut = Some(pages);
+        self
     }
 
     /// The pages visited so far.
@@ -151,6 +161,10 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             return;
         };
         let parent_page = parent.map(|(p, _)| p);
+        if let Some(p) = parent_page.filter(|_| self.cut.as_ref().is_some_and(|c| c.contains(no))) {
+            self.queue.push_back(Ok(lost(p)));
+            return;
+        }
         if !self.visited.insert(no) {
             self.queue.push_back(Err(Finding::BtreeCycle {
                 page: parent_page.unwrap_or(no),

@@ -51,6 +51,7 @@
 
 pub mod audit;
 pub mod bounds;
+pub mod claims;
 pub mod loss;
 pub mod naming;
 pub mod partial;
@@ -69,6 +70,7 @@ pub use bounds::{
     bound_loss, bound_table, disguises_cells, Bounded, BoundsInput, KnownMissing, LossBounds,
     LostRange, Proven,
 };
+pub use claims::{settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use loss::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,
     TableLoss, Verdict,

@@ -10,10 +10,15 @@
 //!   that table's own tree does not fit it (or it has none): in a healthy database every
 //!   tree fits its own table and nothing moves, whatever two tables' shapes share;
 //! - a tree that fits no table free to take it is kept apart, as a table of its own,
-//!   never forced into the wrong one.
+//!   never forced into the wrong one;
+//! - a root two tables' schema rows name, whose records fit both, is the one table's whose
+//!   index holds its rows, when the other's index does not ([`crate::claims`]): the other
+//!   table's own tree is then an orphan, attributed as one.
 
 use pager::{decode_cell, BtreeWalk, Database, PageNo, TreeItem, Value};
 
+use crate::claims::{weigh_claim, Claimant};
+use crate::partial::IndexKeys;
 use crate::shape::TableShape;
 use crate::table::TableId;
 
@@ -29,6 +34,9 @@ pub struct NamedRoot {
     pub shape: TableShape,
     /// The root page its schema row names.
     pub root: Option<PageNo>,
+    /// Its indexes, where another table's schema row names the same root: their entries
+    /// tell whose rows the tree holds when both tables' columns fit them.
+    pub indexes: Vec<IndexKeys>,
 }
 
 /// How a tree's sampled records fit one table.
@@ -177,6 +185,29 @@ pub fn attribute_roots(
         .map(|(_, _, s)| named.iter().map(|n| fit(&n.shape, s)).collect())
         .collect();
     let owners: Vec<Option<usize>> = trees.iter().map(|(i, _, _)| *i).collect();
+    // Trees whose root another table's schema row also names, and whose records that
+    // table's indexes hold while their own table's do not: not their table's.
+    let refuted = |t: usize| -> bool {
+        let (Some(i), root) = (owners[t], trees[t].1) else {
+            return false;
+        };
+        let weigh = |j: usize| {
+            let claimant = Claimant {
+                root,
+                shape: &named[j].shape,
+                indexes: &named[j].indexes,
+            };
+            weigh_claim(db, &claimant, root, pager::KeyBounds::default())
+        };
+        let rivals: Vec<usize> = trees
+            .iter()
+            .filter_map(|(j, r, _)| j.filter(|j| *r == root && *j != i))
+            .collect();
+        !rivals.is_empty()
+            && !named[i].indexes.is_empty()
+            && weigh(i).refutes()
+            && rivals.iter().any(|&j| !weigh(j).refutes())
+    };
     let sizes: Vec<u32> = trees.iter().map(|(_, _, s)| s.len() as u32).collect();
     // A stray tree has no table of its own: none of its records fit one.
     let own = |t: usize| -> Fit {
@@ -193,7 +224,7 @@ pub fn attribute_roots(
     let mut holder: Vec<Option<usize>> = vec![None; named.len()];
     let mut fills: Vec<Option<usize>> = vec![None; trees.len()];
     for (t, (i, _, s)) in trees.iter().enumerate() {
-        if let Some(i) = i.filter(|_| s.is_empty() || own(t).fits()) {
+        if let Some(i) = i.filter(|_| (s.is_empty() || own(t).fits()) && !refuted(t)) {
             holder[i] = Some(t);
             fills[t] = Some(i);
         }

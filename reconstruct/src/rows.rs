@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use pager::{
-    raw_cell, BtreeWalk, CellIndex, CellSource, Database, Finding, Location, PageNo, PageType,
-    RawRow, TreeItem, Value,
+    raw_cell, BtreeWalk, CellIndex, CellSource, Database, Finding, Location, PageNo, PageSet,
+    PageType, RawRow, TreeItem, Value,
 };
 
 use crate::plan::OrphanGroup;
@@ -103,6 +103,8 @@ pub struct TableRows<'a, 'd> {
     current: Option<(Source, BtreeWalk<'a, 'd>)>,
     /// The table leaf the walk is in: a cell of it the walk cannot reach is a row lost.
     leaf: Option<PageNo>,
+    /// Pages of the tree that are another structure's ([`crate::claims`]): not entered.
+    cut: Option<PageSet>,
 }
 
 impl<'a, 'd> TableRows<'a, 'd> {
@@ -125,7 +127,15 @@ impl<'a, 'd> TableRows<'a, 'd> {
             sources,
             current: None,
             leaf: None,
+            cut: None,
         }
+    }
+
+    /// The rows without those of `pages`, pages the table's tree reaches that are found to
+    /// be another structure's ([`crate::claims::settle_claims`]).
+    pub fn without(mut self, pages: Option<PageSet>) -> TableRows<'a, 'd> {
+        self.cut = pages;
+        self
     }
 }
 
@@ -137,6 +147,10 @@ impl<'a> Iterator for TableRows<'a, '_> {
             if self.current.is_none() {
                 let source = self.sources.pop_front()?;
                 let walk = BtreeWalk::new(self.db, source.top);
+                let walk = match (&source.group, &self.cut) {
+                    (None, Some(cut)) => walk.without(cut.clone()),
+                    _ => walk,
+                };
                 self.current = Some((source, walk));
             }
             let (source, walk) = self.current.as_mut()?;

@@ -62,8 +62,19 @@ impl SchemaPlan {
                 table: t.id,
                 shape: shape.clone(),
                 root: t.root,
+                indexes: Vec::new(),
             })
             .collect();
+        // A root two schema rows name: their tables' indexes tell whose it is.
+        let mut named = named;
+        let roots: Vec<Option<PageNo>> = named.iter().map(|n| n.root).collect();
+        for n in named.iter_mut() {
+            if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {
+                if let Some(t) = self.tables.get(n.table) {
+                    n.indexes = crate::rebuild::partial::table_indexes(evidence, &t.name);
+                }
+            }
+        }
         // The roots index rows name: one that is a table's b-tree (an index's root swapped
         // with a table's) looks for its table too.
         let stray: Vec<(PageNo, String)> = evidence

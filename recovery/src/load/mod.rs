@@ -30,6 +30,7 @@ use crate::tables::Tables;
 
 pub mod bulk;
 mod bulk_tables;
+mod claims;
 mod contested;
 mod crosscheck;
 pub mod damaged;
@@ -178,6 +179,17 @@ impl<'s> Bulk<'s> {
             mut deferred,
             prebuilt,
         } = self;
+        let mut survey = survey;
+        // Pages a table's tree reaches that are another table's, or free: cut from it
+        // before its loss is counted and its orphans attributed.
+        let cuts = claims::cut_foreign_pages(
+            evidence,
+            &mut survey,
+            &out,
+            &mut tables,
+            &mut deferred,
+            &mut ledger,
+        )?;
         // From here on rows go through SQL, where the file's own expressions run (generated
         // columns, then indexes, views, triggers and the rows rebuilt): no value they make
         // may be much longer than the longest the file holds.
@@ -250,11 +262,10 @@ impl<'s> Bulk<'s> {
                 None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
             };
             let groups: Vec<Attribution> = t.orphans.clone();
-            let rows = early.into_iter().chain(TableRows::new(
-                &evidence.db,
-                tree,
-                groups.iter().map(|a| &a.group),
-            ));
+            let cut = tree.and_then(|r| cuts.get(&r)).cloned();
+            let rows = early.into_iter().chain(
+                TableRows::new(&evidence.db, tree, groups.iter().map(|a| &a.group)).without(cut),
+            );
             let dberr = Error::db("writing rows");
             out.conn.execute_batch("BEGIN").map_err(&dberr)?;
             let writer = TableWriter::new(&shape);

@@ -1,0 +1,366 @@
+//! Whose page is it, when two structures claim it? In a file SQLite wrote, every b-tree
+//! page is reached from one root by one path, and no page of the freelist is in a tree.
+//! An anti-forensic edit (or a flipped pointer) can aim a child pointer of one table's
+//! interior page at a leaf of another table, or at a freed leaf still holding old cells:
+//! followed as it stands, that page's rows are written into the wrong table, and the
+//! table's own page, now unreachable, loses every key conflict against them.
+//!
+//! The survey says which pages two trees reach (`Finding::PageInTwoTrees`) and which
+//! pages a tree reaches that the freelist lists. For each, every claiming tree is weighed
+//! against the page's cells:
+//!
+//! - keys: a child of an interior page holds only the keys its parent's divider keys
+//!   assign to it; one key outside that range refutes the claim;
+//! - shape: nearly every record must fit the table's declared columns;
+//! - witnesses: where the table has an index whose entries read as stored (plain columns,
+//!   BINARY collation), the rows of its own pages are in it: most sampled rows missing from
+//!   it refutes the claim.
+//!
+//! A page is cut from a tree whose claim is refuted when the rival's is not (a rival
+//! tree), or outright (the freelist, which needs no proof to hold a freed page). A cut
+//! page is a lost child of the tree it is cut from, with the key range its pointer
+//! covered, so that the tree's own page, orphaned by the edit, is attributed there by
+//! that range. Two claims that both stand, or both fall, are left as they are.
+
+use std::collections::BTreeMap;
+
+use pager::search::index_holds;
+use pager::{
+    decode_cell, BtreeWalk, Cell, Database, Finding, KeyBounds, PageNo, Survey, TreeItem, Value,
+};
+
+use crate::partial::IndexKeys;
+use crate::shape::TableShape;
+
+/// Cells read from a claimed page (and the pages below it) to weigh a claim.
+const CELLS: usize = 256;
+
+/// Rows of those looked up in each witnessing index.
+const WITNESSED: usize = 64;
+
+/// A table whose tree may claim a page: its root, its columns and its indexes.
+#[derive(Clone, Copy, Debug)]
+pub struct Claimant<'s> {
+    /// The root of its b-tree.
+    pub root: PageNo,
+    /// Its declared columns.
+    pub shape: &'s TableShape,
+    /// Its indexes in the source.
+    pub indexes: &'s [IndexKeys],
+}
+
+/// What holds a page cut from a tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// The tree rooted at this page, whose claim stands.
+    Tree(PageNo),
+    /// The freelist: a freed page, its cells stale.
+    Freelist,
+}
+
+/// How a page's cells bear out one tree's claim to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClaimEvidence {
+    /// Table cells read.
+    pub cells: u32,
+    /// Of those, cells whose key lies outside the range the tree's pointer assigns.
+    pub outside: u32,
+    /// Records read whole.
+    pub sampled: u32,
+    /// Of those, records that fit the tree's table.
+    pub fitting: u32,
+    /// Rows looked up in the table's indexes, and how many an index holds.
+    pub witnessed: Option<(u32, u32)>,
+}
+
+impl ClaimEvidence {
+    /// Whether the cells refute the claim: a key out of range, records that do not fit,
+    /// or rows the table's own index does not hold.
+    pub fn refutes(&self) -> bool {
+        let misfit = self.sampled > 0 && self.fitting * 20 < self.sampled * 19;
+        let unwitnessed = self
+            .witnessed
+            .is_some_and(|(checked, held)| checked >= 4 && held * 2 < checked);
+        self.outside > 0 || misfit || unwitnessed
+    }
+}
+
+/// A page cut from a tree that reaches it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageCut {
+    /// The root of the tree it is cut from.
+    pub tree: PageNo,
+    /// The page.
+    pub page: PageNo,
+    /// The interior page whose pointer reaches it.
+    pub parent: PageNo,
+    /// The key range that pointer assigns.
+    pub bounds: KeyBounds,
+    /// What holds it.
+    pub holder: Holder,
+    /// Its cells against the tree's claim.
+    pub evidence: ClaimEvidence,
+    /// The page and every page below it.
+    pub pages: Vec<PageNo>,
+}
+
+/// The pages to cut from the claimants' trees (see the module docs).
+pub fn settle_claims(
+    db: &Database<'_>,
+    survey: &Survey,
+    claimants: &[Claimant<'_>],
+) -> Vec<PageCut> {
+    let by_root: BTreeMap<PageNo, &Claimant<'_>> = claimants.iter().map(|c| (c.root, c)).collect();
+    // Per tree, the pages it reaches that something else claims, with the rival.
+    let mut contested: BTreeMap<PageNo, Vec<(PageNo, Option<PageNo>)>> = BTreeMap::new();
+    for f in &survey.findings {
+        if let Finding::PageInTwoTrees {
+            page,
+            first_root,
+            second_root,
+        } = f
+        {
+            if by_root.contains_key(first_root) && by_root.contains_key(second_root) {
+                contested
+                    .entry(*first_root)
+                    .or_default()
+                    .push((*page, Some(*second_root)));
+                contested
+                    .entry(*second_root)
+                    .or_default()
+                    .push((*page, Some(*first_root)));
+            }
+        }
+    }
+    // A freed page a tree reaches: the survey gave it to the tree.
+    for page in survey.freelist.trunks.iter().chain(&survey.freelist.leaves) {
+        if let Some(root) = survey
+            .page_map
+            .owner(*page)
+            .filter(|r| by_root.contains_key(r))
+        {
+            contested.entry(root).or_default().push((*page, None));
+        }
+    }
+    // Each contested page as each of its trees reaches it: (parent, bounds).
+    let mut placed: BTreeMap<(PageNo, PageNo), (PageNo, KeyBounds)> = BTreeMap::new();
+    for (root, pages) in &contested {
+        let mut wanted: Vec<PageNo> = pages.iter().map(|(p, _)| *p).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        for (page, at) in place_in_tree(db, *root, &wanted) {
+            placed.insert((*root, page), at);
+        }
+    }
+    let weigh = |root: PageNo, page: PageNo| -> Option<(PageNo, KeyBounds, ClaimEvidence)> {
+        let (parent, bounds) = *placed.get(&(root, page))?;
+        let claimant = by_root.get(&root)?;
+        Some((parent, bounds, weigh_claim(db, claimant, page, bounds)))
+    };
+    let mut cuts = Vec::new();
+    for (root, pages) in &contested {
+        for (page, rival) in pages {
+            // A root is not reached through a pointer: whose tree it is, is the schema's
+            // question (`attribute_roots`).
+            let Some((parent, bounds, own)) = weigh(*root, *page) else {
+                continue;
+            };
+            if !own.refutes() {
+                continue;
+            }
+            let holder = match rival {
+                None => Holder::Freelist,
+                Some(rival) => match weigh(*rival, *page) {
+                    Some((_, _, theirs)) if !theirs.refutes() => Holder::Tree(*rival),
+                    _ => continue,
+                },
+            };
+            if cuts
+                .iter()
+                .any(|c: &PageCut| c.tree == *root && c.page == *page)
+            {
+                continue;
+            }
+            cuts.push(PageCut {
+                tree: *root,
+                page: *page,
+                parent,
+                bounds,
+                holder,
+                evidence: own,
+                pages: subtree(db, *page),
+            });
+        }
+    }
+    cuts
+}
+
+/// The pages `wanted` of the tree at `root` (the root itself left out), each with the
+/// interior page that reaches it and the key range it is assigned; the walk stops when
+/// all are found.
+fn place_in_tree(
+    db: &Database<'_>,
+    root: PageNo,
+    wanted: &[PageNo],
+) -> BTreeMap<PageNo, (PageNo, KeyBounds)> {
+    let mut found = BTreeMap::new();
+    for item in BtreeWalk::new(db, root).flatten() {
+        if let TreeItem::Page(p) = item {
+            if let Some(parent) = p.parent.filter(|_| wanted.contains(&p.page)) {
+                found.insert(p.page, (parent, p.bounds));
+                if found.len() >= wanted.len() {
+                    break;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Every page of the subtree at `top`, top first.
+fn subtree(db: &Database<'_>, top: PageNo) -> Vec<PageNo> {
+    BtreeWalk::new(db, top)
+        .flatten()
+        .filter_map(|item| match item {
+            TreeItem::Page(p) => Some(p.page),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An index whose entries witness a table's rows.
+struct Witness<'s> {
+    /// Its root.
+    root: PageNo,
+    /// Where each key value comes from: a field of the record, or (`None`) the rowid.
+    key: Vec<Option<usize>>,
+    /// Whether each key position sorts descending.
+    desc: &'s [bool],
+}
+
+/// The cells of the subtree at `page` against `claimant`'s claim to it under `bounds`.
+pub(crate) fn weigh_claim(
+    db: &Database<'_>,
+    claimant: &Claimant<'_>,
+    page: PageNo,
+    bounds: KeyBounds,
+) -> ClaimEvidence {
+    let shape = claimant.shape;
+    let order = shape.record_order();
+    let alias = shape.rowid_alias();
+    let witnesses: Vec<Witness<'_>> = claimant
+        .indexes
+        .iter()
+        .filter(|i| i.binary && !i.columns.is_empty())
+        .filter_map(|i| {
+            let key = i
+                .columns
+                .iter()
+                .map(|name| {
+                    let name = name.as_deref()?;
+                    let column = shape
+                        .columns
+                        .iter()
+                        .position(|c| c.name.eq_ignore_ascii_case(name))?;
+                    // The rowid alias is NULL in the record: its value is the rowid.
+                    Some(match alias {
+                        Some(a) if a == column => None,
+                        _ => Some(order.iter().position(|&o| o == column)?),
+                    })
+                })
+                .collect::<Option<Vec<Option<usize>>>>()?;
+            Some(Witness {
+                root: i.root,
+                key,
+                desc: &i.desc,
+            })
+        })
+        .collect();
+    let mut e = ClaimEvidence::default();
+    let (mut checked, mut held) = (0u32, 0u32);
+    let cells = BtreeWalk::new(db, page)
+        .flatten()
+        .filter_map(|item| match item {
+            TreeItem::Cell(c) => Some(c),
+            _ => None,
+        })
+        .take(CELLS);
+    for cell in cells {
+        let Cell::TableLeaf(leaf) = cell.cell else {
+            continue;
+        };
+        e.cells += 1;
+        if !bounds.contains(leaf.rowid) {
+            e.outside += 1;
+        }
+        let Ok(record) = decode_cell(db, &cell) else {
+            continue;
+        };
+        if !record.complete {
+            continue;
+        }
+        e.sampled += 1;
+        if shape.fit(&record.values).is_some() {
+            e.fitting += 1;
+        }
+        if (e.sampled as usize) > WITNESSED {
+            continue;
+        }
+        for Witness { root, key, desc } in &witnesses {
+            let values: Option<Vec<Value>> = key
+                .iter()
+                .map(|k| match k {
+                    None => Some(Value::Integer(leaf.rowid)),
+                    Some(at) => Some(record.values.get(*at).cloned().unwrap_or(Value::Null)),
+                })
+                .chain(std::iter::once(Some(Value::Integer(leaf.rowid))))
+                .collect();
+            let Some(values) = values else { continue };
+            if let Some(found) = index_holds(db, *root, &values, desc) {
+                checked += 1;
+                held += u32::from(found);
+            }
+        }
+    }
+    e.witnessed = (!witnesses.is_empty()).then_some((checked, held));
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClaimEvidence;
+
+    #[test]
+    fn one_key_out_of_range_or_rows_the_index_lacks_refute_a_claim() {
+        let fine = ClaimEvidence {
+            cells: 40,
+            outside: 0,
+            sampled: 40,
+            fitting: 39,
+            witnessed: Some((40, 38)),
+        };
+        assert!(!fine.refutes());
+        assert!(ClaimEvidence { outside: 1, ..fine }.refutes());
+        assert!(ClaimEvidence {
+            fitting: 30,
+            ..fine
+        }
+        .refutes());
+        assert!(ClaimEvidence {
+            witnessed: Some((40, 19)),
+            ..fine
+        }
+        .refutes());
+        // Too few rows looked up to say; no index to ask.
+        assert!(!ClaimEvidence {
+            witnessed: Some((3, 0)),
+            ..fine
+        }
+        .refutes());
+        assert!(!ClaimEvidence {
+            witnessed: None,
+            ..fine
+        }
+        .refutes());
+    }
+}
