@@ -233,6 +233,10 @@ pub struct FreeblockRecords<'r> {
     /// How the end at each offset is borne out, once worked out (by offset: a block is
     /// at most a page).
     endings: RefCell<Vec<Option<Ending>>>,
+    /// Whether the block ran on past the end of `run` (a stale block in unallocated space,
+    /// whose end the content area has since grown over): the sizes of freed neighbours
+    /// inside it may reach past the run too.
+    cut: bool,
 }
 
 impl<'r> FreeblockRecords<'r> {
@@ -253,7 +257,14 @@ impl<'r> FreeblockRecords<'r> {
             enc,
             overwritten: RefCell::new(HashMap::new()),
             endings: RefCell::new(vec![None; run.len() + 1]),
+            cut: false,
         }
+    }
+
+    /// The reader of a stale block whose end lay past the end of `run`.
+    fn cut(mut self) -> FreeblockRecords<'r> {
+        self.cut = true;
+        self
     }
 
     /// Every record of the block, in order: its cells one after another from its start,
@@ -382,8 +393,11 @@ impl<'r> FreeblockRecords<'r> {
         };
         let (next, size) = (word(0)?, word(2)?);
         let (offset, page_len) = self.on_page;
-        (size >= 4 && size <= left && next_block_fits(next, offset + at + size, page_len))
-            .then_some(size)
+        // In a block cut at the run's end, a neighbour's old extent may reach past it
+        // too (within the page): what is read of it stops at the run's end.
+        let within = size <= left || (self.cut && offset + at + size <= page_len);
+        (size >= 4 && within && next_block_fits(next, offset + at + size, page_len))
+            .then_some(size.min(left))
     }
 
     /// The record of the cell at `at` whose payload length and rowid took 4 bytes or more,
@@ -427,6 +441,14 @@ impl<'r> FreeblockRecords<'r> {
             Ending::Neighbour
         } else if self.overwritten_at(end).is_some() {
             Ending::FreedNeighbour
+        } else if self.cut
+            && self.old_block(end).is_some()
+            && self
+                .run
+                .get(end..)
+                .is_some_and(|rest| may_start_cell(rest, self.templates, self.allowed))
+        {
+            Ending::StaleHeader
         } else {
             Ending::Unexplained
         }
@@ -458,24 +480,34 @@ pub fn stale_freeblocks(
                 .map_or(0, |(a, b)| usize::from(u16::from_be_bytes([*a, *b])))
         };
         let (next, size) = (word(at), word(at + 2));
+        // A block that ran on past the run: the content area has grown over its end
+        // since (SQLite takes new cells from the top of the unallocated space), and what
+        // is left of it is read up to the run's end.
+        let cut = at + size > run.len() && base + at + size <= page_len;
         let plausible = size >= 6
-            && at + size <= run.len()
+            && (at + size <= run.len() || cut)
             && next_block_fits(next, base + at + size, page_len);
-        let block = run.get(at..at + size).filter(|_| plausible);
+        let block = run
+            .get(at..(at + size).min(run.len()))
+            .filter(|_| plausible);
         if let Some(block) = block.filter(|b| may_start_cell(b, templates, allowed)) {
             {
-                let cells =
-                    FreeblockRecords::new(block, (base + at, page_len), templates, allowed, enc)
-                        .cells();
-                // Its cells must fill the block its header measures, up to a fragment.
-                let tiled = cells.last().is_some_and(|f| f.end + 3 >= size);
+                let reader =
+                    FreeblockRecords::new(block, (base + at, page_len), templates, allowed, enc);
+                let cells = if cut { reader.cut() } else { reader }.cells();
+                let len = block.len();
+                // Its cells must fill the block its header measures, up to a fragment; of
+                // a block cut short, each cell is borne out by what follows it.
+                let tiled =
+                    cells.last().is_some_and(|f| f.end + 3 >= len) || (cut && !cells.is_empty());
                 if tiled && cells.first().is_some_and(|f| f.inferred > 0) {
+                    let end = cells.last().map_or(size, |f| f.end);
                     out.extend(cells.into_iter().map(|f| Found {
                         start: f.start + at,
                         end: f.end + at,
                         ..f
                     }));
-                    at += size;
+                    at += end.max(1);
                     continue;
                 }
                 budget -= 1;
@@ -534,6 +566,10 @@ enum Ending {
     FreedNeighbour,
     /// At most 3 bytes follow: a fragment the block absorbed.
     Fragment,
+    /// In a block cut short, the header of an earlier freeblock follows, over the start
+    /// of a cell of an allowed table whose record cannot be read whole (the content area
+    /// has since grown over its end).
+    StaleHeader,
     /// Anything else.
     Unexplained,
 }
