@@ -458,6 +458,11 @@ fn left_child_to_same_shaped_leaf() -> TestResult {
 }
 
 #[test]
+fn left_child_to_another_tables_root() -> TestResult {
+    both(antiforensic::left_child_to_another_tables_root())
+}
+
+#[test]
 fn left_child_to_freelist_page() -> TestResult {
     both(antiforensic::left_child_to_freelist_page())
 }

@@ -26,7 +26,8 @@ use std::collections::BTreeMap;
 
 use pager::search::index_holds;
 use pager::{
-    decode_cell, BtreeWalk, Cell, Database, Finding, KeyBounds, PageNo, Survey, TreeItem, Value,
+    decode_cell, BtreeWalk, Cell, Database, Finding, KeyBounds, PageNo, PageSet, Survey, TreeItem,
+    Value,
 };
 
 use crate::partial::IndexKeys;
@@ -142,6 +143,10 @@ pub fn settle_claims(
             contested.entry(root).or_default().push((*page, None));
         }
     }
+    for pages in contested.values_mut() {
+        pages.sort_unstable();
+        pages.dedup();
+    }
     // Each contested page as each of its trees reaches it: (parent, bounds).
     let mut placed: BTreeMap<(PageNo, PageNo), (PageNo, KeyBounds)> = BTreeMap::new();
     for (root, pages) in &contested {
@@ -158,6 +163,7 @@ pub fn settle_claims(
         Some((parent, bounds, weigh_claim(db, claimant, page, bounds)))
     };
     let mut cuts = Vec::new();
+    let mut cut_once = std::collections::BTreeSet::new();
     for (root, pages) in &contested {
         for (page, rival) in pages {
             // A root is not reached through a pointer: whose tree it is, is the schema's
@@ -170,15 +176,15 @@ pub fn settle_claims(
             }
             let holder = match rival {
                 None => Holder::Freelist,
+                // The rival's own root: its claim is its schema row's, which
+                // `attribute_roots` has weighed.
+                Some(rival) if rival == page => Holder::Tree(*rival),
                 Some(rival) => match weigh(*rival, *page) {
                     Some((_, _, theirs)) if !theirs.refutes() => Holder::Tree(*rival),
                     _ => continue,
                 },
             };
-            if cuts
-                .iter()
-                .any(|c: &PageCut| c.tree == *root && c.page == *page)
-            {
+            if !cut_once.insert((*root, *page)) {
                 continue;
             }
             cuts.push(PageCut {
@@ -195,23 +201,26 @@ pub fn settle_claims(
     cuts
 }
 
-/// The pages `wanted` of the tree at `root` (the root itself left out), each with the
-/// interior page that reaches it and the key range it is assigned; the walk stops when
-/// all are found.
+/// The pages `wanted` (sorted) of the tree at `root` (the root itself left out), each with
+/// the interior page that reaches it and the key range it is assigned. A wanted page below
+/// another is left out: a cut of the upper one takes it along, and each subtree is weighed
+/// once however many of its pages are claimed twice.
 fn place_in_tree(
     db: &Database<'_>,
     root: PageNo,
     wanted: &[PageNo],
 ) -> BTreeMap<PageNo, (PageNo, KeyBounds)> {
+    let is_wanted = |p: PageNo| wanted.binary_search(&p).is_ok();
+    // Pages below a wanted one (a parent is entered before its children).
+    let mut below = PageSet::with_page_count(db.page_count());
     let mut found = BTreeMap::new();
     for item in BtreeWalk::new(db, root).flatten() {
-        if let TreeItem::Page(p) = item {
-            if let Some(parent) = p.parent.filter(|_| wanted.contains(&p.page)) {
-                found.insert(p.page, (parent, p.bounds));
-                if found.len() >= wanted.len() {
-                    break;
-                }
-            }
+        let TreeItem::Page(p) = item else { continue };
+        let Some(parent) = p.parent else { continue };
+        if is_wanted(parent) || below.contains(parent) {
+            below.insert(p.page);
+        } else if is_wanted(p.page) {
+            found.insert(p.page, (parent, p.bounds));
         }
     }
     found

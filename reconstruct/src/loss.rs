@@ -409,7 +409,13 @@ impl fmt::Display for LossSignal {
             TreeMoved { table, root, named_by, sampled, fitting, fitting_named } => write!(f, "table `{table}` is filled from root page {root}, which the schema row of `{named_by}` names: {fitting} of {sampled} sampled records fit `{table}`, {fitting_named} fit `{named_by}` (the schema's root pages were swapped or damaged)"),
             RootNotATable { table, root } => write!(f, "table `{table}`: its schema row names root page {root}, an index b-tree page, which holds none of its rows"),
             RootOfAnotherTable { table, root, holder } => write!(f, "table `{table}`: its schema row names root page {root}, which holds the rows of `{holder}`: its own rows are not found"),
-            PageOfAnother { table, page, holder, cells, outside, sampled, fitting, looked_up, held } => write!(f, "table `{table}`: page {page}, which its b-tree reaches, is {holder}'s: {outside} of its {cells} keys lie outside the range the pointer assigns, {fitting} of {sampled} records fit the table, {held} of {looked_up} rows are in its indexes; its rows are not read as the table's"),
+            PageOfAnother { table, page, holder, cells, outside, sampled, fitting, looked_up, held } => {
+                write!(f, "table `{table}`: page {page}, which its b-tree reaches, is {holder}'s: {outside} of its {cells} keys lie outside the range the pointer assigns, {fitting} of {sampled} records fit the table")?;
+                if *looked_up > 0 {
+                    write!(f, ", {held} of {looked_up} rows are in its indexes")?;
+                }
+                write!(f, "; its rows are not read as the table's")
+            }
             TreeKeptApart { table, root, named_by, sampled, fitting_named } => write!(f, "the b-tree at root page {root}, which the schema row of `{named_by}` names, is kept as `{table}`: {fitting_named} of {sampled} sampled records fit `{named_by}` and no other table is free to take them"),
             RowsUnwritable { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by the table and by lost_and_found, and are not in the output"),
             TreeFindings { table, findings } => write!(f, "table `{table}`: {findings} findings in its b-tree"),

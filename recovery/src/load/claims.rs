@@ -154,17 +154,20 @@ fn take_back<'s>(
         }
         let mut retaken = BTreeSet::new();
         let delete = format!("DELETE FROM {} WHERE rowid = ?1", quote(&t.name));
+        let dberr = Error::db("taking back a row of another structure's page");
+        out.conn.execute_batch("BEGIN").map_err(&dberr)?;
         for rowid in rowids {
             let removed = out
                 .conn
                 .prepare_cached(&delete)
                 .and_then(|mut s| s.execute([rowid]))
-                .map_err(Error::db("taking back a row of another structure's page"))?;
+                .map_err(&dberr)?;
             if removed > 0 {
                 t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
                 retaken.insert(rowid);
             }
         }
+        out.conn.execute_batch("COMMIT").map_err(&dberr)?;
         if retaken.is_empty() {
             continue;
         }
