@@ -433,7 +433,11 @@ impl<'r> FreeblockRecords<'r> {
     fn work_out_ending(&self, end: usize) -> Ending {
         // No cell fits in 3 bytes.
         let left = self.run.len().saturating_sub(end);
-        if left == 0 {
+        // A block cut short ends where the content area starts, not where a record did:
+        // reaching it bears nothing out.
+        if self.cut && left <= 3 {
+            Ending::Unexplained
+        } else if left == 0 {
             Ending::Exact
         } else if left <= 3 {
             Ending::Fragment

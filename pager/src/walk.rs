@@ -127,6 +127,19 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         &self.visited
     }
 
+    /// The walk as if the pages of `seen` were entered already (by an earlier walk): a
+    /// pointer to one is a cycle, not followed, so that walks handing the set on enter
+    /// each page once between them.
+    pub fn after(mut self, seen: PageSet) -> BtreeWalk<'a, 'd> {
+        self.visited = seen;
+        self
+    }
+
+    /// The pages the walk entered, with those it was given ([`BtreeWalk::after`]).
+    pub fn into_visited(self) -> PageSet {
+        self.visited
+    }
+
     fn enter(
         &mut self,
         parent: Option<(PageNo, Option<CellIndex>)>,

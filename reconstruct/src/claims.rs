@@ -84,6 +84,13 @@ impl ClaimEvidence {
             .is_some_and(|(checked, held)| checked >= 4 && held * 2 < checked);
         self.outside > 0 || misfit || unwitnessed
     }
+
+    /// Whether the page's own structure refutes the claim (a key out of range, records
+    /// that do not fit), not the indexes alone: needed where nothing else weighs the
+    /// rival's claim (the freelist's, a root's).
+    pub fn refutes_structurally(&self) -> bool {
+        self.outside > 0 || (self.sampled > 0 && self.fitting * 20 < self.sampled * 19)
+    }
 }
 
 /// A page cut from a tree that reaches it.
@@ -175,10 +182,14 @@ pub fn settle_claims(
                 continue;
             }
             let holder = match rival {
-                None => Holder::Freelist,
+                // The freelist's claim and a root's are not weighed here: the page must
+                // refute this tree's by its own keys or records.
+                None if own.refutes_structurally() => Holder::Freelist,
+                None => continue,
                 // The rival's own root: its claim is its schema row's, which
                 // `attribute_roots` has weighed.
-                Some(rival) if rival == page => Holder::Tree(*rival),
+                Some(rival) if rival == page && own.refutes_structurally() => Holder::Tree(*rival),
+                Some(rival) if rival == page => continue,
                 Some(rival) => match weigh(*rival, *page) {
                     Some((_, _, theirs)) if !theirs.refutes() => Holder::Tree(*rival),
                     _ => continue,
@@ -194,8 +205,27 @@ pub fn settle_claims(
                 bounds,
                 holder,
                 evidence: own,
-                pages: subtree(db, *page),
+                pages: Vec::new(),
             });
+        }
+    }
+    // The pages each cut takes along: those below it the tree reaches through no other
+    // pointer (a freed interior page's stale pointers may name live leaves), each page
+    // walked once however many cuts lead to it.
+    let mut tops: BTreeMap<PageNo, PageSet> = BTreeMap::new();
+    for c in &cuts {
+        tops.entry(c.tree)
+            .or_insert_with(|| PageSet::with_page_count(db.page_count()))
+            .insert(c.page);
+    }
+    for (root, tops) in tops {
+        let mut walk = BtreeWalk::new(db, root).without(tops);
+        walk.by_ref().for_each(drop);
+        let mut taken = walk.into_visited();
+        for cut in cuts.iter_mut().filter(|c| c.tree == root) {
+            let mut walk = BtreeWalk::new(db, cut.page).after(taken);
+            cut.pages = reached(&mut walk);
+            taken = walk.into_visited();
         }
     }
     cuts
@@ -226,10 +256,9 @@ fn place_in_tree(
     found
 }
 
-/// Every page of the subtree at `top`, top first.
-fn subtree(db: &Database<'_>, top: PageNo) -> Vec<PageNo> {
-    BtreeWalk::new(db, top)
-        .flatten()
+/// Every page a walk enters, in walk order.
+fn reached(walk: &mut BtreeWalk<'_, '_>) -> Vec<PageNo> {
+    walk.flatten()
         .filter_map(|item| match item {
             TreeItem::Page(p) => Some(p.page),
             _ => None,
@@ -320,7 +349,9 @@ pub(crate) fn weigh_claim(
                 .iter()
                 .map(|k| match k {
                     None => Some(Value::Integer(leaf.rowid)),
-                    Some(at) => Some(record.values.get(*at).cloned().unwrap_or(Value::Null)),
+                    // A record shorter than the key (a column added since, its default
+                    // in the index) is not looked up.
+                    Some(at) => record.values.get(*at).cloned(),
                 })
                 .chain(std::iter::once(Some(Value::Integer(leaf.rowid))))
                 .collect();

@@ -71,7 +71,7 @@ impl SchemaPlan {
         for n in named.iter_mut() {
             if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {
                 if let Some(t) = self.tables.get(n.table) {
-                    n.indexes = crate::rebuild::partial::table_indexes(evidence, &t.name);
+                    n.indexes = crate::load::claims::witnesses(evidence, &t.name);
                 }
             }
         }

@@ -41,10 +41,7 @@ pub fn cut_foreign_pages<'s>(
         .filter(|(_, shape)| !shape.without_rowid)
         .filter_map(|(t, _)| {
             let root = t.root?;
-            Some((
-                root,
-                crate::rebuild::partial::table_indexes(evidence, &t.name),
-            ))
+            Some((root, witnesses(evidence, &t.name)))
         })
         .collect();
     let claimants: Vec<Claimant<'_>> = tables
@@ -66,6 +63,7 @@ pub fn cut_foreign_pages<'s>(
             .find(|(t, _)| t.root == Some(root))
             .map(|(t, _)| t.name.clone())
     };
+    let trunks: BTreeSet<PageNo> = survey.freelist.trunks.iter().copied().collect();
     for cut in &settled {
         let Some(table) = name_of(tables, cut.tree) else {
             continue;
@@ -96,7 +94,6 @@ pub fn cut_foreign_pages<'s>(
                 bounds: cut.bounds,
             });
         }
-        let trunks: BTreeSet<PageNo> = survey.freelist.trunks.iter().copied().collect();
         for p in &cut.pages {
             let (class, owner) = match cut.holder {
                 Holder::Tree(root) => (survey.page_map.class(*p), Some(root)),
@@ -117,6 +114,23 @@ pub fn cut_foreign_pages<'s>(
     }
     take_back(evidence, &cuts, &tops, out, tables, deferred)?;
     Ok(cuts)
+}
+
+/// The indexes of `table` whose entries witness every row: a partial index (`WHERE`)
+/// holds only some, and is no witness that a row is not the table's.
+pub fn witnesses(evidence: &Evidence<'_>, table: &str) -> Vec<IndexKeys> {
+    let partial = |name: &str| {
+        evidence.schema.rows.iter().any(|r| {
+            r.name.eq_ignore_ascii_case(name)
+                && r.sql
+                    .as_deref()
+                    .is_some_and(|sql| sql.to_ascii_uppercase().contains("WHERE"))
+        })
+    };
+    crate::rebuild::partial::table_indexes(evidence, table)
+        .into_iter()
+        .filter(|i| !partial(&i.name))
+        .collect()
 }
 
 /// Takes the rows of cut pages back out of the bulk-loaded tables, and out of the rows they
@@ -143,14 +157,18 @@ fn take_back<'s>(
         };
         later.retain(|row| !cut.contains(row.provenance.page()));
         let mut rowids = BTreeSet::new();
+        // Each page once, however many cuts lead to it.
+        let mut seen = PageSet::with_page_count(db.page_count());
         for top in tops {
-            for item in BtreeWalk::new(db, *top).flatten() {
+            let mut walk = BtreeWalk::new(db, *top).after(seen);
+            for item in walk.by_ref().flatten() {
                 if let TreeItem::Cell(c) = item {
                     if let (Cell::TableLeaf(leaf), true) = (c.cell, cut.contains(c.location.page)) {
                         rowids.insert(leaf.rowid);
                     }
                 }
             }
+            seen = walk.into_visited();
         }
         let mut retaken = BTreeSet::new();
         let delete = format!("DELETE FROM {} WHERE rowid = ?1", quote(&t.name));

@@ -30,7 +30,7 @@ use crate::tables::Tables;
 
 pub mod bulk;
 mod bulk_tables;
-mod claims;
+pub(crate) mod claims;
 mod contested;
 mod crosscheck;
 pub mod damaged;

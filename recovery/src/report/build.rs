@@ -52,11 +52,19 @@ pub struct LossReportParts<'p> {
 /// Every sign of loss of the run, in the report's order.
 fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
     let mut out: Vec<LossSignal> = p.ledger.roots.clone();
-    out.extend(
-        p.tables
-            .filled()
-            .flat_map(|(t, _)| table_signals(&t.name, &t.loss)),
-    );
+    // A table whose schema row names another table's tree, or an index's, has no root
+    // of its own: that signal says so, not that its root is unreadable.
+    let rootless = |table: &str| {
+        p.ledger.roots.iter().any(|s| {
+            matches!(s, LossSignal::RootOfAnotherTable { table: t, .. }
+                | LossSignal::RootNotATable { table: t, .. } if t == table)
+        })
+    };
+    out.extend(p.tables.filled().flat_map(|(t, _)| {
+        table_signals(&t.name, &t.loss)
+            .into_iter()
+            .filter(|s| !matches!(s, LossSignal::RootUnreadable { .. }) || !rootless(&t.name))
+    }));
     out.extend(file_signals(
         p.survey,
         (p.lost_and_found.orphan_rows, p.unattributed.len()),
