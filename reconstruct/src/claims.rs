@@ -31,6 +31,7 @@ use pager::{
 };
 
 use crate::partial::IndexKeys;
+use crate::roots::Fit;
 use crate::shape::TableShape;
 
 /// Cells read from a claimed page (and the pages below it) to weigh a claim.
@@ -78,18 +79,22 @@ impl ClaimEvidence {
     /// Whether the cells refute the claim: a key out of range, records that do not fit,
     /// or rows the table's own index does not hold.
     pub fn refutes(&self) -> bool {
-        let misfit = self.sampled > 0 && self.fitting * 20 < self.sampled * 19;
         let unwitnessed = self
             .witnessed
             .is_some_and(|(checked, held)| checked >= 4 && held * 2 < checked);
-        self.outside > 0 || misfit || unwitnessed
+        self.refutes_structurally() || unwitnessed
     }
 
     /// Whether the page's own structure refutes the claim (a key out of range, records
     /// that do not fit), not the indexes alone: needed where nothing else weighs the
     /// rival's claim (the freelist's, a root's).
     pub fn refutes_structurally(&self) -> bool {
-        self.outside > 0 || (self.sampled > 0 && self.fitting * 20 < self.sampled * 19)
+        let fit = Fit {
+            sampled: self.sampled,
+            fitting: self.fitting,
+            score: 0,
+        };
+        self.outside > 0 || (self.sampled > 0 && !fit.fits())
     }
 }
 
@@ -119,41 +124,7 @@ pub fn settle_claims(
     claimants: &[Claimant<'_>],
 ) -> Vec<PageCut> {
     let by_root: BTreeMap<PageNo, &Claimant<'_>> = claimants.iter().map(|c| (c.root, c)).collect();
-    // Per tree, the pages it reaches that something else claims, with the rival.
-    let mut contested: BTreeMap<PageNo, Vec<(PageNo, Option<PageNo>)>> = BTreeMap::new();
-    for f in &survey.findings {
-        if let Finding::PageInTwoTrees {
-            page,
-            first_root,
-            second_root,
-        } = f
-        {
-            if by_root.contains_key(first_root) && by_root.contains_key(second_root) {
-                contested
-                    .entry(*first_root)
-                    .or_default()
-                    .push((*page, Some(*second_root)));
-                contested
-                    .entry(*second_root)
-                    .or_default()
-                    .push((*page, Some(*first_root)));
-            }
-        }
-    }
-    // A freed page a tree reaches: the survey gave it to the tree.
-    for page in survey.freelist.trunks.iter().chain(&survey.freelist.leaves) {
-        if let Some(root) = survey
-            .page_map
-            .owner(*page)
-            .filter(|r| by_root.contains_key(r))
-        {
-            contested.entry(root).or_default().push((*page, None));
-        }
-    }
-    for pages in contested.values_mut() {
-        pages.sort_unstable();
-        pages.dedup();
-    }
+    let contested = contested(survey, |r| by_root.contains_key(&r));
     // Each contested page as each of its trees reaches it: (parent, bounds).
     let mut placed: BTreeMap<(PageNo, PageNo), (PageNo, KeyBounds)> = BTreeMap::new();
     for (root, pages) in &contested {
@@ -229,6 +200,51 @@ pub fn settle_claims(
         }
     }
     cuts
+}
+
+/// The roots of the trees that reach a page something else claims: the only claimants
+/// [`settle_claims`] weighs (so only their indexes need reading).
+pub fn contested_roots(survey: &Survey) -> Vec<PageNo> {
+    contested(survey, |_| true).into_keys().collect()
+}
+
+/// Per tree for which `claims` holds, the pages it reaches that something else claims,
+/// each with the rival tree's root (`None`: the freelist), sorted.
+fn contested(
+    survey: &Survey,
+    claims: impl Fn(PageNo) -> bool,
+) -> BTreeMap<PageNo, Vec<(PageNo, Option<PageNo>)>> {
+    let mut contested: BTreeMap<PageNo, Vec<(PageNo, Option<PageNo>)>> = BTreeMap::new();
+    for f in &survey.findings {
+        if let Finding::PageInTwoTrees {
+            page,
+            first_root,
+            second_root,
+        } = f
+        {
+            if claims(*first_root) && claims(*second_root) {
+                contested
+                    .entry(*first_root)
+                    .or_default()
+                    .push((*page, Some(*second_root)));
+                contested
+                    .entry(*second_root)
+                    .or_default()
+                    .push((*page, Some(*first_root)));
+            }
+        }
+    }
+    // A freed page a tree reaches: the survey gave it to the tree.
+    for page in survey.freelist.trunks.iter().chain(&survey.freelist.leaves) {
+        if let Some(root) = survey.page_map.owner(*page).filter(|r| claims(*r)) {
+            contested.entry(root).or_default().push((*page, None));
+        }
+    }
+    for pages in contested.values_mut() {
+        pages.sort_unstable();
+        pages.dedup();
+    }
+    contested
 }
 
 /// The pages `wanted` (sorted) of the tree at `root` (the root itself left out), each with

@@ -70,7 +70,7 @@ pub use bounds::{
     bound_loss, bound_table, disguises_cells, Bounded, BoundsInput, KnownMissing, LossBounds,
     LostRange, Proven,
 };
-pub use claims::{settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
+pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use loss::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,
     TableLoss, Verdict,

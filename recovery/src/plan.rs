@@ -53,7 +53,7 @@ impl SchemaPlan {
     /// Checks that each table's b-tree holds its records ([`reconstruct::attribute_roots`]):
     /// a tree moves to the table its records fit, or is kept as a table of its own.
     fn check_roots(&mut self, evidence: &Evidence<'_>) {
-        let named: Vec<NamedRoot> = self
+        let mut named: Vec<NamedRoot> = self
             .tables
             .filled()
             // WITHOUT ROWID tables live in index b-trees: only rowid tables are checked.
@@ -66,7 +66,6 @@ impl SchemaPlan {
             })
             .collect();
         // A root two schema rows name: their tables' indexes tell whose it is.
-        let mut named = named;
         let roots: Vec<Option<PageNo>> = named.iter().map(|n| n.root).collect();
         for n in named.iter_mut() {
             if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {

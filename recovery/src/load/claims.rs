@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{BtreeWalk, Cell, LostChild, PageClass, PageNo, PageSet, Survey, TreeItem};
 use reconstruct::{
-    settle_claims, Claimant, Holder, IndexKeys, LossSignal, RecoveredRow, RowEvent, TableId,
-    TableRows,
+    contested_roots, settle_claims, Claimant, Holder, IndexKeys, LossSignal, RecoveredRow,
+    RowEvent, TableId, TableRows,
 };
 
 use crate::error::Error;
@@ -33,14 +33,17 @@ pub fn cut_foreign_pages<'s>(
     let db = &evidence.db;
     let mut cuts = Cuts::new();
     let mut tops: BTreeMap<PageNo, Vec<PageNo>> = BTreeMap::new();
-    if survey.findings.is_empty() && survey.freelist.page_count() == 0 {
+    // Only the trees that reach a page something else claims are weighed: only their
+    // indexes are read.
+    let involved = contested_roots(survey);
+    if involved.is_empty() {
         return Ok(cuts);
     }
     let indexes: Vec<(PageNo, Vec<IndexKeys>)> = tables
         .filled()
         .filter(|(_, shape)| !shape.without_rowid)
         .filter_map(|(t, _)| {
-            let root = t.root?;
+            let root = t.root.filter(|r| involved.contains(r))?;
             Some((root, witnesses(evidence, &t.name)))
         })
         .collect();
