@@ -161,6 +161,12 @@ pub fn survey(bytes: &[u8]) {
 /// much (an agent store's messages, a table of text, and columns without a type, which
 /// hold anything): a table page's free space as its table's (two ways), any other page as
 /// a freed one, read whole.
+///
+/// A mutation changes a page or two of an input: carving the others again would repeat,
+/// to the byte, work done before. What carving a page here reads is its bytes, its number,
+/// the page and usable sizes and the text encoding (a table page is carved as a live one,
+/// any other as one without cells of a table, so no overflow chain is followed): each
+/// page is carved once for each distinct such context.
 pub fn carve(bytes: &[u8]) {
     let Ok(db) = Database::open(bytes) else {
         return;
@@ -168,11 +174,9 @@ pub fn carve(bytes: &[u8]) {
     let templates = carve_templates();
     for n in 1..=db.page_count() {
         let Some(no) = PageNo::new(n) else { continue };
-        let table = db
-            .page(no)
-            .and_then(|p| p.btree_header().ok())
-            .is_some_and(|h| h.page_type().is_table());
-        let roles: &[carve::PageRole] = if table {
+        let Some(page) = db.page(no) else { continue };
+        let kind = page.btree_header().ok().map(|h| h.page_type());
+        let roles: &[carve::PageRole] = if kind.is_some_and(|k| k.is_table()) {
             &[
                 carve::PageRole::Live(Some(0)),
                 carve::PageRole::Live(Some(2)),
@@ -180,11 +184,43 @@ pub fn carve(bytes: &[u8]) {
         } else {
             &[carve::PageRole::Free]
         };
+        if !CARVED.with(|seen| seen.borrow_mut().first_time(&db, n, page.bytes())) {
+            continue;
+        }
         for role in roles {
             let _ = carve::carve_page(&db, no, *role, templates);
         }
     }
 }
+
+thread_local! {
+    /// The pages the `carve` target carved, by what carving them reads.
+    static CARVED: std::cell::RefCell<Seen> = std::cell::RefCell::new(Seen::default());
+}
+
+/// Digests of the pages carved so far, forgotten all at once when there are too many.
+#[derive(Default)]
+struct Seen(std::collections::HashSet<[u8; 32]>);
+
+impl Seen {
+    /// Whether page `n` of `db`, of `bytes`, is carved here for the first time.
+    fn first_time(&mut self, db: &Database<'_>, n: u32, bytes: &[u8]) -> bool {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(n.to_be_bytes());
+        h.update((db.page_size().bytes() as u64).to_be_bytes());
+        h.update((db.usable_size() as u64).to_be_bytes());
+        h.update([db.encoding() as u8]);
+        h.update(bytes);
+        if self.0.len() >= SEEN_MOST {
+            self.0.clear();
+        }
+        self.0.insert(h.finalize().into())
+    }
+}
+
+/// Page digests the `carve` target keeps (32 bytes each, about 200 MiB in all).
+const SEEN_MOST: usize = 4 << 20;
 
 /// The shapes the `carve` target carves with.
 fn carve_templates() -> &'static [carve::Template] {
