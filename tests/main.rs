@@ -20,6 +20,7 @@ mod history;
 mod hostile;
 mod inspect;
 mod journal;
+mod manual;
 mod mutation;
 mod nemetz;
 mod partial;

@@ -23,53 +23,118 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Read-only forensic inspection of a database file: header, page classes, b-trees,
-    /// freelist, damaged pages. Never writes beside the source and never opens it with SQLite.
+    /// Read-only forensic inspection of a database file
+    ///
+    /// Header, page classes, b-trees, freelist, damaged pages. Never writes beside the
+    /// source and never opens it with SQLite.
+    #[command(
+        after_help = "Examples:\n  salvage inspect damaged.db\n  salvage inspect damaged.db --json --sha256 > inspect.json\n  salvage inspect evidence.db --audit"
+    )]
     Inspect(InspectArgs),
-    /// Recover every row still physically present into a new database, with a loss report.
-    /// Exit 0: complete; 3: loss recorded, partial output committed (--allow-partial);
-    /// 4: loss detected, output withheld; 2: refused; 1: failed.
+    /// Recover every row still physically present into a new database
+    ///
+    /// A loss report is written beside it (DEST.report.json). Exit 0: complete; 3: loss recorded, partial output committed (--allow-partial); 4:
+    /// loss detected, output withheld; 2: refused; 1: failed.
+    #[command(
+        after_help = "Examples:\n  salvage recover damaged.db -o recovered.db\n  salvage recover damaged.db -o recovered.db --allow-partial\n  salvage recover evidence.db -o out.db --carve --history\n  salvage report recovered.db.report.json"
+    )]
     Recover(RecoverArgs),
-    /// Render a loss report (REPORT.json from `recover`) for a person: the verdict, a line
-    /// per table, the warnings and the next step.
+    /// Render a loss report (REPORT.json from `recover`) for a person
+    ///
+    /// The verdict, a line per table, the warnings and the next step.
+    #[command(
+        after_help = "Examples:\n  salvage report recovered.db.report.json\n  salvage report recovered.db.report.json --format markdown > ticket.md"
+    )]
     Report(ReportArgs),
-    /// Export a salvaged Chroma store as JSON lines (stdout, or -o FILE), one embedding per
-    /// line: id, collection, document, typed metadata, whether it was reconstructed or
-    /// rebuilt in part. Exit 0: every line original; 3: some reconstructed, partial or left
-    /// out; 2: refused.
+    /// Export a salvaged Chroma store as JSON lines, one embedding per line
+    ///
+    /// On stdout, or into -o FILE. Each line: id, collection, document, typed metadata, whether it was reconstructed or rebuilt in
+    /// part. Exit 0: every line original; 3: some reconstructed, partial or left out; 2:
+    /// refused.
+    #[command(
+        after_help = "Examples:\n  salvage export recovered.sqlite3 -o embeddings.jsonl\n  salvage export recovered.sqlite3 --collection docs | head"
+    )]
     Export(ExportArgs),
     /// Build a damaged sample database, salvage it and print the result.
+    #[command(
+        after_help = "Examples:\n  salvage demo\n  salvage demo --dir /tmp/salvage-demo --json"
+    )]
     Demo(DemoArgs),
-    /// Repair a damaged database at its own path, for the application that uses it: archive
-    /// the original and its sidecars (hashed), recover the archived copy, verify it, and
-    /// exchange it into place; crash-safe at every step (a journal DB.salvage-repair.json
-    /// records each phase). Exit 0: repaired completely, or healthy and left alone; 3: loss
-    /// recorded, the recovery put in place (--allow-partial); 4: loss detected, the
-    /// original untouched; 2: refused; 1: failed.
+    /// Repair a damaged database at its own path, for the application that uses it
+    ///
+    /// Archive the original and its sidecars (hashed), recover the archived copy, verify
+    /// it, and exchange it into place; crash-safe at every step (a journal
+    /// DB.salvage-repair.json records each phase). Exit 0: repaired completely, or healthy and left
+    /// alone; 3: loss recorded, the recovery put in place (--allow-partial); 4: loss
+    /// detected, the original untouched; 2: refused; 1: failed.
+    #[command(
+        after_help = "Examples:\n  salvage repair state.db\n  salvage repair state.db --allow-partial\n  salvage repair state.db --resume\n  salvage repair state.db --rollback"
+    )]
     Repair(RepairArgs),
-    /// Copy a database and its sidecars (-wal, -shm, -journal) byte for byte into a new
-    /// evidence bundle folder, read-only, with MANIFEST.json (sizes, SHA-256, times). Never
-    /// opens the database with SQLite. `inspect` and `recover` accept the bundle folder.
-    /// Exit 0: made; 2: refused; 1: failed.
+    /// Copy a database and its sidecars byte for byte into a new evidence bundle folder
+    ///
+    /// The sidecars are -wal, -shm and -journal; the folder is read-only, with
+    /// MANIFEST.json (sizes, SHA-256, times). Never opens the database with SQLite. `inspect` and `recover` accept the bundle
+    /// folder. Exit 0: made; 2: refused; 1: failed.
+    #[command(
+        after_help = "Examples:\n  salvage quarantine damaged.db --to case-7 --case 2026-117 --examiner \"J. Doe\"\n  salvage verify case-7"
+    )]
     Quarantine(QuarantineArgs),
-    /// Re-hash every file of a bundle (quarantine, repair archive) against its manifest
-    /// and say exactly what differs. Exit 0: intact; 3: differences; 2: not a bundle.
+    /// Re-hash every file of a bundle against its manifest and say exactly what differs
+    ///
+    /// A bundle is a quarantine folder or a repair's archive. Exit 0: intact; 3: differences; 2: not a bundle.
+    #[command(
+        after_help = "Examples:\n  salvage verify case-7\n  salvage verify state.db.salvage-20261201T004500Z --json"
+    )]
     Verify(VerifyArgs),
-    /// Back up a healthy, live database, or a folder holding several (a Chroma persist
-    /// directory), into a new folder inside DIR named from the UTC time and the source's
-    /// name: SQLite files through SQLite's online backup API from a read-only connection
-    /// (consistent while writers go on; nothing created beside them), every other file
-    /// byte for byte; each copy checked (quick_check, row counts) and hashed into
-    /// MANIFEST.json before the folder is put in place, then the oldest backups beyond
-    /// --keep removed. Exit 0: made; 2: refused, nothing created; 1: failed (only
-    /// NAME.incomplete is left, named by the next run).
+    /// Back up a healthy, live database, or a folder holding several, into a new folder
+    ///
+    /// The folder (a Chroma persist directory, say) is backed up into a new folder inside
+    /// DIR named from the UTC time and the source's name. SQLite files through SQLite's online backup API from a read-only connection
+    /// (consistent while writers go on; nothing created beside them), every other file byte
+    /// for byte; each copy checked (quick_check, row counts) and hashed into MANIFEST.json
+    /// before the folder is put in place, then the oldest backups beyond --keep removed.
+    /// Exit 0: made; 2: refused, nothing created; 1: failed (only NAME.incomplete is left,
+    /// named by the next run).
+    #[command(
+        after_help = "Examples:\n  salvage backup state.db --to backups --keep 7\n  salvage backup ./chroma --to backups"
+    )]
     Backup(BackupArgs),
-    /// Put a backup made by `salvage backup` back at TARGET (the database file or folder
-    /// it was made from): the backup verified against its manifest, copied beside TARGET,
-    /// TARGET and its -wal, -shm, -journal moved aside to TARGET.pre-restore-STAMP and
-    /// kept, the copy put in place and verified (hashes, quick_check). Exit 0: restored;
-    /// 2: refused (a damaged backup, an unfinished earlier restore), nothing moved; 1: failed.
+    /// Put a backup made by `salvage backup` back at TARGET
+    ///
+    /// TARGET is the database file or folder it was made from. The backup verified against its manifest, copied beside TARGET, TARGET and its -wal,
+    /// -shm, -journal moved aside to TARGET.pre-restore-STAMP and kept, the copy put in
+    /// place and verified (hashes, quick_check). Exit 0: restored; 2: refused (a damaged
+    /// backup, an unfinished earlier restore), nothing moved; 1: failed.
+    #[command(
+        after_help = "Examples:\n  salvage restore backups/20261201T004500Z-state.db state.db"
+    )]
     Restore(RestoreArgs),
+    /// Print a completion script for SHELL on stdout
+    #[command(
+        after_help = "Examples:\n  salvage completions bash > ~/.local/share/bash-completion/completions/salvage\n  salvage completions zsh > ~/.zfunc/_salvage"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of salvage or of one of its commands on stdout
+    #[command(
+        after_help = "Examples:\n  salvage man | man -l -\n  salvage man recover > salvage-recover.1"
+    )]
+    Man(ManArgs),
+}
+
+/// Arguments of `salvage man`.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The command whose page to print (salvage-COMMAND(1)); default: salvage(1).
+    pub command: Option<String>,
+}
+
+/// Arguments of `salvage completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Arguments of `salvage backup`.

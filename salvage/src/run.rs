@@ -3,6 +3,8 @@
 use std::fmt;
 use std::io::Write;
 
+use clap::CommandFactory;
+
 use crate::cli::{Cli, Command};
 
 /// How a command ended when it ran to completion.
@@ -37,6 +39,8 @@ pub enum Error {
     Stdout(std::io::Error),
     /// The demo could not be built.
     Demo(String),
+    /// The command line names something that does not exist.
+    Usage(String),
 }
 
 impl From<recovery::Error> for Error {
@@ -50,6 +54,7 @@ impl Error {
     pub fn code(&self) -> u8 {
         match self {
             Error::Run(e) if e.is_refusal() => 2,
+            Error::Usage(_) => 2,
             _ => 1,
         }
     }
@@ -69,6 +74,7 @@ impl fmt::Display for Error {
             Error::Run(e) => e.fmt(f),
             Error::Stdout(e) => write!(f, "cannot write output: {e}"),
             Error::Demo(e) => write!(f, "cannot build the demo database: {e}"),
+            Error::Usage(e) => f.write_str(e),
         }
     }
 }
@@ -95,5 +101,43 @@ pub fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Verify(args) => crate::bundle::verify(args),
         Command::Backup(args) => crate::backup::backup(args),
         Command::Restore(args) => crate::backup::restore(args),
+        Command::Completions(args) => shell_completions(args.shell),
+        Command::Man(args) => manual_page(args.command.as_deref()),
     }
+}
+
+/// `salvage completions SHELL`: the completion script, generated from the command line's
+/// definition.
+fn shell_completions(shell: clap_complete::Shell) -> Result<Exit, Error> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "salvage", &mut script);
+    print_stdout(&String::from_utf8_lossy(&script))?;
+    Ok(Exit::Clean)
+}
+
+/// `salvage man [COMMAND]`: the manual page of `salvage`, or of one of its commands as
+/// `salvage-COMMAND`, generated from the command line's definition.
+fn manual_page(command: Option<&str>) -> Result<Exit, Error> {
+    let cli = Cli::command();
+    let page = match command {
+        None => cli,
+        Some(name) => {
+            let Some(sub) = cli.find_subcommand(name) else {
+                return Err(Error::Usage(format!(
+                    "no command `{name}`; the commands are: {}",
+                    cli.get_subcommands()
+                        .map(|c| c.get_name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            };
+            sub.clone().name(format!("salvage-{name}"))
+        }
+    };
+    let mut roff = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut roff)
+        .map_err(Error::Stdout)?;
+    print_stdout(&String::from_utf8_lossy(&roff))?;
+    Ok(Exit::Clean)
 }
