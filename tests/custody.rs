@@ -487,3 +487,84 @@ fn repair_rebuilds_a_malformed_full_text_index_and_keeps_the_rest_verbatim() -> 
     assert_eq!(canonical_rows(&db)?, before);
     Ok(())
 }
+
+/// The run as a case file records it: when, by whom, how, with which build, and the hash
+/// of every file read and written, in the JSON and in both renderings.
+#[test]
+fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
+    let dir = Scratch::new("custody-run");
+    let src = damaged_wal_store(&dir)?;
+    let dest = dir.path("out.db");
+    let (code, _, err) = run(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+        "--allow-partial".as_ref(),
+        "--case".as_ref(),
+        "2026-117".as_ref(),
+        "--examiner".as_ref(),
+        "J. O'Doe".as_ref(),
+    ])?;
+    assert_eq!(code, 3, "{err}");
+    let report_path = dir.path("out.db.report.json");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path)?)?;
+    let r = &report["run"];
+    for time in ["started_utc", "finished_utc"] {
+        let t = r[time].as_str().ok_or(time)?;
+        humantime::parse_rfc3339(t).map_err(|e| format!("{time} {t}: {e}"))?;
+    }
+    assert!(r["started_utc"].as_str() <= r["finished_utc"].as_str());
+    assert_eq!(r["case"], "2026-117");
+    assert_eq!(r["examiner"], "J. O'Doe");
+    assert!(r["build"]
+        .as_str()
+        .is_some_and(|b| b.contains(env!("CARGO_PKG_VERSION"))));
+    let line: Vec<&str> = r["command_line"]
+        .as_array()
+        .ok_or("command_line")?
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert_eq!(line.get(1), Some(&"recover"));
+    assert!(line.contains(&"--examiner") && line.contains(&"J. O'Doe"));
+    for path in ["source_path", "dest_path", "report_path", "wal_path"] {
+        let p = r[path].as_str().ok_or(path)?;
+        assert!(std::path::Path::new(p).is_absolute(), "{path}: {p}");
+    }
+    let (source, wal, output, own) = (
+        sha256(&src)?,
+        sha256(&dir.path("state.db-wal"))?,
+        sha256(&dest)?,
+        sha256(&report_path)?,
+    );
+    assert_eq!(report["source"]["sha256_before"], source.as_str());
+    assert_eq!(report["wal"]["sha256_after"], wal.as_str());
+    assert_eq!(report["output"]["sha256"], output.as_str());
+    for format in ["text", "markdown"] {
+        let (_, text, _) = run(&[
+            "report".as_ref(),
+            report_path.as_os_str(),
+            "--format".as_ref(),
+            format.as_ref(),
+        ])?;
+        for (what, hash) in [
+            ("source", &source),
+            ("log", &wal),
+            ("output", &output),
+            ("report", &own),
+        ] {
+            assert!(
+                text.contains(hash.as_str()),
+                "{format}: no {what} hash\n{text}"
+            );
+        }
+        assert!(
+            text.contains("2026-117") && text.contains("J. O"),
+            "{format}\n{text}"
+        );
+        // The command line reads back as the words it was.
+        assert!(text.contains(r"'J. O'\''Doe'"), "{format}\n{text}");
+    }
+    Ok(())
+}

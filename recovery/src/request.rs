@@ -34,6 +34,13 @@ pub struct RecoverOptions {
     /// Recover the database as it was after this commit of the write-ahead log (0: before
     /// its first), instead of after its last.
     pub as_of: Option<u32>,
+    /// A case number or name, written into the report's `run`.
+    pub case: Option<String>,
+    /// Who ran the recovery, written into the report's `run`.
+    pub examiner: Option<String>,
+    /// The command line that asked for the run, written into the report's `run` (empty
+    /// when a program calls the library).
+    pub command_line: Vec<String>,
 }
 
 impl RecoverOptions {
@@ -52,6 +59,9 @@ impl RecoverOptions {
             carve: false,
             history: false,
             as_of: None,
+            case: None,
+            examiner: None,
+            command_line: Vec::new(),
         }
     }
 }
@@ -105,6 +115,21 @@ pub struct Request {
     pub history: bool,
     /// The write-ahead log commit to recover the database as of.
     pub as_of: Option<u32>,
+    /// When the run began, and who asked for it how: for the report.
+    pub about: About,
+}
+
+/// When a run began, and who asked for it how.
+#[derive(Clone, Debug)]
+pub struct About {
+    /// When the request was checked, before anything was read.
+    pub started: std::time::SystemTime,
+    /// A case number or name.
+    pub case: Option<String>,
+    /// Who ran it.
+    pub examiner: Option<String>,
+    /// The command line.
+    pub command_line: Vec<String>,
 }
 
 /// `p` with `suffix` appended to its file name.
@@ -133,6 +158,7 @@ fn canonical_target(p: &Path) -> Option<PathBuf> {
 impl Request {
     /// Checks every part of `options` before anything is created.
     pub fn check(options: &RecoverOptions) -> Result<Request, Error> {
+        let started = std::time::SystemTime::now();
         // A bundle (`salvage quarantine`) is read through its database file.
         let bundled;
         let options = match crate::bundle::database_in(&options.src) {
@@ -217,6 +243,12 @@ impl Request {
             carve: options.carve,
             history: options.history,
             as_of: options.as_of,
+            about: About {
+                started,
+                case: options.case.clone(),
+                examiner: options.examiner.clone(),
+                command_line: options.command_line.clone(),
+            },
         })
     }
 }

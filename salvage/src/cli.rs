@@ -301,6 +301,12 @@ pub struct RecoverArgs {
     /// or the path of a profile file (docs/profiles.md).
     #[arg(long, value_name = "auto|none|agent|chroma|FILE", default_value = "auto", value_parser = profile)]
     pub profile: ProfileChoice,
+    /// A case number or name, written into the report.
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Who runs the recovery, written into the report.
+    #[arg(long)]
+    pub examiner: Option<String>,
 }
 
 /// Arguments of `salvage inspect`.

@@ -64,6 +64,8 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         no_journal: false,
         journal: None,
         profile: recovery::profiles::ProfileChoice::Auto,
+        case: None,
+        examiner: None,
     })?;
     // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.
     match outcome {

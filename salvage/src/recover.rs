@@ -24,6 +24,11 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         carve: args.carve,
         history: args.history,
         as_of: args.as_of,
+        case: args.case.clone(),
+        examiner: args.examiner.clone(),
+        command_line: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
     }
 }
 

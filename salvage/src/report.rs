@@ -45,7 +45,13 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
             "pass the REPORT.json that `salvage recover` wrote",
         )
     })?;
-    print_stdout(&render(&report, args.format == ReportFormat::Markdown))?;
+    // The report cannot hold its own hash: it is taken of the file as read here.
+    let own = sha256_hex(text.as_bytes());
+    print_stdout(&render(
+        &report,
+        Some(&own),
+        args.format == ReportFormat::Markdown,
+    ))?;
     Ok(if clean(&report) {
         Exit::Clean
     } else {
@@ -68,8 +74,34 @@ fn printable(s: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// The report for a person. Markdown uses headings and a table; text aligns columns.
-pub fn render(r: &LossReport, markdown: bool) -> String {
+/// `args` as one line a POSIX shell reads back as them: an argument with anything but
+/// letters, digits and `-_./:=@,+%` in it is single-quoted.
+fn shell_words(args: &[String]) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c);
+    args.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(plain) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The SHA-256 of `bytes`, lower-case hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The report for a person; `own_sha256` is the report file's own hash, when it was read
+/// from a file. Markdown uses headings and a table; text aligns columns.
+pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> String {
     let mut s = String::new();
     let flags = &r.flags;
     let committed = r.output.committed;
@@ -128,7 +160,90 @@ pub fn render(r: &LossReport, markdown: bool) -> String {
     tables(&mut s, r, markdown, h2);
     losses(&mut s, r, h2);
     next_step(&mut s, r, h2);
+    custody(&mut s, r, own_sha256, markdown, h2);
     s
+}
+
+/// The run and the hashes of every file it read and wrote: what a case file records.
+fn custody(s: &mut String, r: &LossReport, own_sha256: Option<&str>, markdown: bool, h2: &str) {
+    let run = &r.run;
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{h2}Run");
+    let _ = writeln!(s);
+    let mut fields: Vec<(&str, String)> = vec![
+        ("started", run.started_utc.clone()),
+        ("finished", run.finished_utc.clone()),
+        ("case", run.case.clone().unwrap_or_default()),
+        ("examiner", run.examiner.clone().unwrap_or_default()),
+        ("tool", run.build.clone()),
+        ("command", shell_words(&run.command_line)),
+    ];
+    fields.retain(|(_, v)| !v.is_empty());
+    let pair = |a: &Option<String>, b: &Option<String>| match (a, b) {
+        (Some(a), Some(b)) if a == b => a.clone(),
+        (Some(a), Some(b)) => format!("{a} before, {b} after: CHANGED"),
+        (Some(a), None) => a.clone(),
+        _ => String::new(),
+    };
+    let hashes: Vec<(String, String, String)> = [
+        (
+            "source",
+            run.source_path.clone(),
+            pair(
+                &Some(r.source.sha256_before.clone()),
+                &Some(r.source.sha256_after.clone()),
+            ),
+        ),
+        (
+            "write-ahead log",
+            run.wal_path.clone().unwrap_or_default(),
+            pair(&r.wal.sha256_before, &r.wal.sha256_after),
+        ),
+        (
+            "journal",
+            run.journal_path.clone().unwrap_or_default(),
+            pair(&r.journal.sha256_before, &r.journal.sha256_after),
+        ),
+        (
+            "output",
+            if r.output.committed {
+                run.dest_path.clone()
+            } else {
+                format!("{}.incomplete", run.dest_path)
+            },
+            r.output.sha256.clone().unwrap_or_default(),
+        ),
+        (
+            "this report",
+            run.report_path.clone(),
+            own_sha256.unwrap_or_default().to_string(),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, _, h)| !h.is_empty())
+    .map(|(what, path, h)| (what.to_string(), printable(&path), h))
+    .collect();
+    if markdown {
+        for (k, v) in &fields {
+            let _ = writeln!(s, "- **{k}:** {}", printable(v));
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "| file | path | SHA-256 |");
+        let _ = writeln!(s, "|---|---|---|");
+        for (what, path, h) in &hashes {
+            let _ = writeln!(s, "| {what} | `{path}` | `{h}` |");
+        }
+    } else {
+        for (k, v) in &fields {
+            let _ = writeln!(s, "  {k:<10} {}", printable(v));
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "  SHA-256");
+        for (what, path, h) in &hashes {
+            let _ = writeln!(s, "  {what:<16} {h}");
+            let _ = writeln!(s, "  {:<16} {path}", "");
+        }
+    }
 }
 
 /// A line per table: status, rows, placeholders, partial rows, loss bounds.

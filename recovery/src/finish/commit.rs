@@ -75,12 +75,26 @@ pub fn commit(
             unchanged,
         },
     });
+    let about = &request.about;
+    // Absolute, as a case file needs them; a path that cannot be made so stays as given.
+    let shown = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
     report.run = RunPaths {
-        source_path: paths.src.display().to_string(),
-        dest_path: paths.dest.display().to_string(),
-        report_path: paths.report.display().to_string(),
-        wal_path: paths.wal.as_ref().map(|p| p.display().to_string()),
-        journal_path: paths.journal.as_ref().map(|p| p.display().to_string()),
+        started_utc: crate::bundle::files::utc(about.started),
+        finished_utc: crate::bundle::files::utc(std::time::SystemTime::now()),
+        command_line: about.command_line.clone(),
+        case: about.case.clone(),
+        examiner: about.examiner.clone(),
+        build: crate::report::Tool::build(),
+        source_path: shown(&paths.src),
+        dest_path: shown(&paths.dest),
+        report_path: shown(&paths.report),
+        wal_path: paths.wal.as_deref().map(shown),
+        journal_path: paths.journal.as_deref().map(shown),
     };
     let loss = report.flags.loss_detected;
     let commit = verified && unchanged && (!loss || request.allow_partial);
@@ -91,6 +105,8 @@ pub fn commit(
         } else {
             OutputLocation::Incomplete
         },
+        // Of the file as verified: what is linked to DEST is this file.
+        sha256: crate::evidence::sha256_file(&paths.incomplete).ok(),
     };
     // The report is written whole (and synced) beside its path first; then the output and
     // the report are put in place together, or neither is.

@@ -365,8 +365,15 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
         output: OutputState {
             committed: false,
             location: OutputLocation::None,
+            sha256: None,
         },
         run: RunPaths {
+            started_utc: String::new(),
+            finished_utc: String::new(),
+            command_line: Vec::new(),
+            case: None,
+            examiner: None,
+            build: String::new(),
             source_path: String::new(),
             dest_path: String::new(),
             report_path: String::new(),

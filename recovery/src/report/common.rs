@@ -19,6 +19,22 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// This build: the version, the platform and whether it was built optimized, e.g.
+    /// `salvage 0.1.0 (x86_64-linux, release)`.
+    pub fn build() -> String {
+        format!(
+            "salvage {} ({}-{}, {})",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::ARCH,
+            std::env::consts::OS,
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        )
+    }
+
     /// This tool.
     pub fn this() -> Tool {
         Tool {

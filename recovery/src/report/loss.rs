@@ -500,6 +500,10 @@ pub struct OutputState {
     pub committed: bool,
     /// Where the output is.
     pub location: OutputLocation,
+    /// SHA-256 of the output file as verified (at DEST, or at `DEST.incomplete` when
+    /// withheld), hex; absent when there is no output file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// Where a run's output is.
@@ -528,9 +532,28 @@ pub enum ObjectStatus {
     Skipped,
 }
 
-/// The paths of a run, as given: they differ between runs, so tests filter them.
+/// What differs between runs (so tests filter it): the paths, made absolute, the times,
+/// the command line, the case and the build.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunPaths {
+    /// When the run began, UTC (RFC 3339, seconds).
+    #[serde(default)]
+    pub started_utc: String,
+    /// When the report was written, UTC.
+    #[serde(default)]
+    pub finished_utc: String,
+    /// The command line that asked for the run; absent when a program called the library.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
+    /// A case number or name (`--case`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    /// Who ran it (`--examiner`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examiner: Option<String>,
+    /// The build of the tool: version, target and profile.
+    #[serde(default)]
+    pub build: String,
     /// The source database.
     pub source_path: String,
     /// The output database (DEST).
