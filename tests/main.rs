@@ -28,6 +28,7 @@ mod pipeline;
 mod placeholders;
 mod readback;
 mod recover;
+mod report_html;
 mod schema_sql;
 mod search;
 mod sweep;

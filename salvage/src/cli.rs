@@ -231,7 +231,8 @@ pub struct ExportArgs {
 pub struct ReportArgs {
     /// The loss report written by `salvage recover`.
     pub report: PathBuf,
-    /// `text` for a terminal, `markdown` for pasting into a ticket.
+    /// `text` for a terminal, `markdown` for pasting into a ticket, `html` for a page
+    /// with a map of the file.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
 }
@@ -243,6 +244,9 @@ pub enum ReportFormat {
     Text,
     /// Markdown, for a ticket or a case file.
     Markdown,
+    /// One self-contained HTML page (no script, nothing fetched) with a map of every page
+    /// of the file: where the damage is, at a glance.
+    Html,
 }
 
 /// What `salvage export` writes.

@@ -10,6 +10,7 @@ mod bundle;
 mod cli;
 mod demo;
 mod export;
+mod html;
 mod inspect;
 mod progress;
 mod recover;

@@ -47,11 +47,10 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
     })?;
     // The report cannot hold its own hash: it is taken of the file as read here.
     let own = sha256_hex(text.as_bytes());
-    print_stdout(&render(
-        &report,
-        Some(&own),
-        args.format == ReportFormat::Markdown,
-    ))?;
+    print_stdout(&match args.format {
+        ReportFormat::Html => crate::html::render(&report, Some(&own)),
+        format => render(&report, Some(&own), format == ReportFormat::Markdown),
+    })?;
     Ok(if clean(&report) {
         Exit::Clean
     } else {
@@ -103,24 +102,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// from a file. Markdown uses headings and a table; text aligns columns.
 pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> String {
     let mut s = String::new();
-    let flags = &r.flags;
     let committed = r.output.committed;
-    let loss = flags.loss_detected;
-    let verdict = if !flags.verified {
-        if loss {
-            "NOT VERIFIED: the output failed its checks, and rows were lost"
-        } else {
-            "NOT VERIFIED: the output failed its checks"
-        }
-    } else if !r.source.unchanged {
-        "SOURCE CHANGED: the source was not the same after the run; nothing is trusted"
-    } else if clean(r) {
-        "COMPLETE: every source of evidence agrees nothing is missing; the output is verified"
-    } else if loss {
-        "LOSS: rows were recovered, but not provably all (partial recovery)"
-    } else {
-        "NOT COMMITTED: the output was not put in place"
-    };
+    let verdict = verdict(r);
     let (h1, h2) = if markdown { ("# ", "## ") } else { ("", "") };
     let _ = writeln!(s, "{h1}Salvage of `{}`", printable(&r.run.source_path));
     let _ = writeln!(s);
@@ -166,11 +149,45 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
 
 /// The run and the hashes of every file it read and wrote: what a case file records.
 fn custody(s: &mut String, r: &LossReport, own_sha256: Option<&str>, markdown: bool, h2: &str) {
-    let run = &r.run;
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Run");
     let _ = writeln!(s);
-    let mut fields: Vec<(&str, String)> = vec![
+    let (fields, hashes) = run_record(r, own_sha256);
+    if markdown {
+        for (k, v) in &fields {
+            let _ = writeln!(s, "- **{k}:** {}", printable(v));
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "| file | path | SHA-256 |");
+        let _ = writeln!(s, "|---|---|---|");
+        for (what, path, h) in &hashes {
+            let _ = writeln!(s, "| {what} | `{}` | `{h}` |", printable(path));
+        }
+    } else {
+        for (k, v) in &fields {
+            let _ = writeln!(s, "  {k:<10} {}", printable(v));
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "  SHA-256");
+        for (what, path, h) in &hashes {
+            let _ = writeln!(s, "  {what:<16} {h}");
+            let _ = writeln!(s, "  {:<16} {}", "", printable(path));
+        }
+    }
+}
+
+/// A field of the run: its name and value.
+pub type Field = (&'static str, String);
+
+/// A file of the run: its role, path and SHA-256.
+pub type FileHash = (&'static str, String, String);
+
+/// The run's record, as given (not yet made printable): its fields (started, finished,
+/// case, examiner, tool, command), and each file's role, path and SHA-256 (one hash when
+/// before and after agree); `own_sha256` is the report's own.
+pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<FileHash>) {
+    let run = &r.run;
+    let mut fields: Vec<(&'static str, String)> = vec![
         ("started", run.started_utc.clone()),
         ("finished", run.finished_utc.clone()),
         ("case", run.case.clone().unwrap_or_default()),
@@ -185,7 +202,7 @@ fn custody(s: &mut String, r: &LossReport, own_sha256: Option<&str>, markdown: b
         (Some(a), None) => a.clone(),
         _ => String::new(),
     };
-    let hashes: Vec<(String, String, String)> = [
+    let hashes = vec![
         (
             "source",
             run.source_path.clone(),
@@ -218,31 +235,32 @@ fn custody(s: &mut String, r: &LossReport, own_sha256: Option<&str>, markdown: b
             run.report_path.clone(),
             own_sha256.unwrap_or_default().to_string(),
         ),
-    ]
-    .into_iter()
-    .filter(|(_, _, h)| !h.is_empty())
-    .map(|(what, path, h)| (what.to_string(), printable(&path), h))
-    .collect();
-    if markdown {
-        for (k, v) in &fields {
-            let _ = writeln!(s, "- **{k}:** {}", printable(v));
+    ];
+    let hashes = hashes
+        .into_iter()
+        .filter(|(_, _, h)| !h.is_empty())
+        .collect();
+    (fields, hashes)
+}
+
+/// The verdict, as a sentence that begins with its word in capitals.
+pub fn verdict(r: &LossReport) -> &'static str {
+    let flags = &r.flags;
+    let loss = flags.loss_detected;
+    if !flags.verified {
+        if loss {
+            "NOT VERIFIED: the output failed its checks, and rows were lost"
+        } else {
+            "NOT VERIFIED: the output failed its checks"
         }
-        let _ = writeln!(s);
-        let _ = writeln!(s, "| file | path | SHA-256 |");
-        let _ = writeln!(s, "|---|---|---|");
-        for (what, path, h) in &hashes {
-            let _ = writeln!(s, "| {what} | `{path}` | `{h}` |");
-        }
+    } else if !r.source.unchanged {
+        "SOURCE CHANGED: the source was not the same after the run; nothing is trusted"
+    } else if clean(r) {
+        "COMPLETE: every source of evidence agrees nothing is missing; the output is verified"
+    } else if loss {
+        "LOSS: rows were recovered, but not provably all (partial recovery)"
     } else {
-        for (k, v) in &fields {
-            let _ = writeln!(s, "  {k:<10} {}", printable(v));
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(s, "  SHA-256");
-        for (what, path, h) in &hashes {
-            let _ = writeln!(s, "  {what:<16} {h}");
-            let _ = writeln!(s, "  {:<16} {path}", "");
-        }
+        "NOT COMMITTED: the output was not put in place"
     }
 }
 
@@ -336,12 +354,17 @@ fn incomplete(r: &LossReport) -> String {
 
 /// What the person should do next.
 fn next_step(s: &mut String, r: &LossReport, h2: &str) {
-    let flags = &r.flags;
-    let committed = r.output.committed;
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Next step");
     let _ = writeln!(s);
-    let next = if clean(r) {
+    let _ = writeln!(s, "{}", next_step_text(r));
+}
+
+/// What the person should do next, as a sentence or two.
+pub fn next_step_text(r: &LossReport) -> String {
+    let flags = &r.flags;
+    let committed = r.output.committed;
+    if clean(r) {
         "Use the output as the database; keep the source as evidence.".to_string()
     } else if !flags.verified || !r.source.unchanged {
         format!("Do not use the output. Keep `{}` and the source for inspection, and report the run with this report attached.", incomplete(r))
@@ -349,6 +372,5 @@ fn next_step(s: &mut String, r: &LossReport, h2: &str) {
         "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string()
     } else {
         format!("The output was withheld because rows are missing. To accept a partial recovery, remove `{}` and run again with --allow-partial.", incomplete(r))
-    };
-    let _ = writeln!(s, "{next}");
+    }
 }

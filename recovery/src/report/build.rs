@@ -313,6 +313,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
                 .collect(),
             orphan_btree_pages: p.survey.page_map.orphans().count() as u32,
             damaged,
+            map: page_map(&p),
         },
         schema: SchemaSource {
             rows: p.schema_rows.0,
@@ -381,4 +382,29 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             journal_path: None,
         },
     }
+}
+
+/// The page map: each b-tree page by the table or index whose tree reaches it, each orphan
+/// page by the table it was given to.
+fn page_map(p: &LossReportParts<'_>) -> super::map::PageMapReport {
+    use std::collections::HashMap;
+    let mut names: Vec<String> = vec!["sqlite_schema".into()];
+    let mut objects: HashMap<PageNo, usize> = HashMap::from([(PageNo::FIRST, 0)]);
+    for row in p.survey.schema.rows.iter().filter(|r| r.has_btree()) {
+        if let Some(root) = row.rootpage {
+            objects.entry(root).or_insert(names.len());
+            names.push(row.name.clone());
+        }
+    }
+    let mut given: HashMap<PageNo, usize> = HashMap::new();
+    for t in p.tables.iter().filter(|t| !t.orphans.is_empty()) {
+        let at = names.len();
+        names.push(t.name.clone());
+        for a in &t.orphans {
+            for page in &a.group.pages {
+                given.insert(*page, at);
+            }
+        }
+    }
+    super::map::page_map(&p.survey.page_map, &objects, &given, &names)
 }

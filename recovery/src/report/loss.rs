@@ -185,6 +185,10 @@ pub struct PageSummary {
     /// The damaged pages, in page order: every page a finding names, every orphan b-tree
     /// page, and every zeroed or unrecognised page that no structure claims.
     pub damaged: Listed<DamagedPage>,
+    /// Every page by class and by the b-tree that holds it, in runs of at most
+    /// [`super::map::MAP_CELLS`] cells.
+    #[serde(default)]
+    pub map: super::map::PageMapReport,
 }
 
 /// One damaged page, or a run of pages one after another of one class damaged for the

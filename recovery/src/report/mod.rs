@@ -5,6 +5,7 @@ pub(crate) mod build;
 mod common;
 pub mod inspect;
 mod loss;
+pub mod map;
 
 pub use build::LossReportParts;
 pub use common::{
