@@ -46,13 +46,14 @@ pub enum Command {
         after_help = "Examples:\n  salvage report recovered.db.report.json\n  salvage report recovered.db.report.json --format markdown > ticket.md"
     )]
     Report(ReportArgs),
-    /// Export a salvaged Chroma store as JSON lines, one embedding per line
+    /// Export a salvaged Chroma store as JSON lines, or any table as CSV
     ///
-    /// On stdout, or into -o FILE. Each line: id, collection, document, typed metadata, whether it was reconstructed or rebuilt in
+    /// On stdout, or into -o FILE. `--format csv --table T`: the table or view T of any
+    /// database, a header line then a line per row. JSON lines: one embedding per line, id, collection, document, typed metadata, whether it was reconstructed or rebuilt in
     /// part. Exit 0: every line original; 3: some reconstructed, partial or left out; 2:
     /// refused.
     #[command(
-        after_help = "Examples:\n  salvage export recovered.sqlite3 -o embeddings.jsonl\n  salvage export recovered.sqlite3 --collection docs | head"
+        after_help = "Examples:\n  salvage export recovered.sqlite3 -o embeddings.jsonl\n  salvage export recovered.sqlite3 --collection docs | head\n  salvage export recovered.db --format csv --table messages -o messages.csv\n  salvage export recovered.db --format csv --table lost_and_found"
     )]
     Export(ExportArgs),
     /// Build a damaged sample database, salvage it and print the result.
@@ -214,12 +215,17 @@ pub struct VerifyArgs {
 pub struct ExportArgs {
     /// The salvaged database (DEST of `salvage recover`), opened read-only.
     pub db: PathBuf,
-    /// Output format; JSON lines is the one a vector store re-upserts from.
+    /// Output format: `jsonl`, a Chroma store's embeddings as a vector store re-upserts
+    /// them; `csv`, any table or view (--table).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = ExportFormat::Jsonl)]
     pub format: ExportFormat,
-    /// Export this collection only (by name); default: every collection.
-    #[arg(long, value_name = "NAME")]
+    /// Export this collection only (by name); default: every collection (`jsonl`).
+    #[arg(long, value_name = "NAME", conflicts_with = "table")]
     pub collection: Option<String>,
+    /// The table or view to export as CSV: any of the database's, `lost_and_found`,
+    /// `salvage_carved` and the registries (`salvage_placeholders`, …) included.
+    #[arg(long, value_name = "TABLE")]
+    pub table: Option<String>,
     /// Write the lines to FILE instead of stdout. Must not exist; written as
     /// FILE.incomplete and renamed into place once every line is written.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -254,6 +260,8 @@ pub enum ReportFormat {
 pub enum ExportFormat {
     /// One JSON object per line.
     Jsonl,
+    /// Comma-separated values (RFC 4180), with a header line.
+    Csv,
 }
 
 /// Arguments of `salvage recover`.

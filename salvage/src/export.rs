@@ -2,13 +2,22 @@
 
 use recovery::export::Export;
 
-use crate::cli::ExportArgs;
+use crate::cli::{ExportArgs, ExportFormat};
 use crate::run::{Error, Exit};
 
 /// Runs `salvage export`.
 pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
     // Every path is checked before anything is read or created.
     let file = args.output.as_deref().map(OutputFile::check).transpose()?;
+    if args.format == ExportFormat::Csv {
+        return csv(args, file.as_ref());
+    }
+    if args.table.is_some() {
+        return Err(refused(
+            "--table names a table to export as CSV".into(),
+            "add --format csv",
+        ));
+    }
     let export = Export::open(&args.db, args.collection.as_deref())?;
     let summary = match &file {
         Some(f) => {
@@ -41,6 +50,34 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
     } else {
         Exit::Damaged
     })
+}
+
+/// `salvage export --format csv --table T`.
+fn csv(args: &ExportArgs, file: Option<&OutputFile>) -> Result<Exit, Error> {
+    let Some(table) = args.table.as_deref() else {
+        return Err(refused(
+            "--format csv exports one table: name it with --table".into(),
+            "e.g. --table lost_and_found; `salvage report` lists the tables",
+        ));
+    };
+    let export = recovery::export::csv::CsvExport::open(&args.db, table)?;
+    match file {
+        Some(f) => {
+            let mut sink = f.create()?;
+            let summary = export.write_to(&mut sink)?;
+            drop(sink);
+            f.commit()?;
+            eprintln!(
+                "salvage export: {} rows written to `{}`",
+                summary.rows,
+                f.path.display()
+            );
+        }
+        None => {
+            export.write_to(&mut std::io::stdout().lock())?;
+        }
+    }
+    Ok(Exit::Clean)
 }
 
 fn refused(what: String, hint: &str) -> Error {

@@ -62,20 +62,19 @@ impl Export {
             what,
             hint: hint.into(),
         };
-        let conn =
-            Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
-                refused(
-                    format!("`{}`: {e}", db.display()),
-                    "pass a database written by `salvage recover`",
-                )
-            })?;
+        let recover_first = format!(
+            "a damaged store is recovered first: `salvage recover {} -o recovered.sqlite3`, then export from recovered.sqlite3",
+            db.display()
+        );
+        let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| refused(format!("`{}`: {e}", db.display()), &recover_first))?;
         let tables: BTreeSet<String> = conn
             .prepare("SELECT lower(name) FROM sqlite_schema WHERE type = 'table'")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(|e| {
                 refused(
                     format!("`{}` is not a readable database: {e}", db.display()),
-                    "pass a database written by `salvage recover`",
+                    &recover_first,
                 )
             })?;
         let needed = [

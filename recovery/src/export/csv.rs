@@ -1,0 +1,185 @@
+//! Any table or view of a database (a salvaged one: its tables, `lost_and_found`,
+//! `salvage_carved`, the registries) as CSV (RFC 4180): a header line of the column
+//! names, then a line per row, fields separated by commas and lines by CRLF.
+//!
+//! A field is quoted when it holds a comma, a quote, a line break, or space at its ends,
+//! and when it is the empty string, so that NULL (an empty field, unquoted) and `''`
+//! (`""`) stay apart for a reader that tells them apart. Integers are written in decimal,
+//! reals in the shortest form that reads back to the same value, always with a point or
+//! an exponent (`0.1`, `-2.0`, `1e300`), text as it is, a blob as lower-case hex.
+
+use std::io::Write;
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::Error;
+
+/// What a CSV export wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsvSummary {
+    /// Rows written (the header apart).
+    pub rows: u64,
+    /// The reader closed the pipe before the end: the rest was not written.
+    pub closed: bool,
+}
+
+/// A table of a database opened for a CSV export, checked to exist.
+pub struct CsvExport {
+    conn: Connection,
+    /// The table's name as the schema spells it.
+    table: String,
+}
+
+impl CsvExport {
+    /// Opens `db` read-only and finds the table or view `table` (named as SQLite matches
+    /// names: ASCII case-insensitively).
+    pub fn open(db: &Path, table: &str) -> Result<CsvExport, Error> {
+        crate::evidence::check_regular_file(db)?;
+        let refused = |what: String, hint: String| Error::Refused { what, hint };
+        let unreadable = |e: rusqlite::Error| {
+            refused(
+                format!("SQLite cannot read `{}`: {e}", db.display()),
+                format!(
+                    "a damaged database is recovered first: `salvage recover {} -o recovered.db`, then export from recovered.db",
+                    db.display()
+                ),
+            )
+        };
+        let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(unreadable)?;
+        let names: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(unreadable)?;
+        let Some(found) = names.iter().find(|n| n.eq_ignore_ascii_case(table)) else {
+            return Err(refused(
+                format!("`{}` has no table or view named `{table}`", db.display()),
+                format!("its tables and views: {}", names.join(", ")),
+            ));
+        };
+        Ok(CsvExport {
+            table: found.clone(),
+            conn,
+        })
+    }
+
+    /// Writes the header and every row to `sink`. A closed pipe ends the export early, and
+    /// is no error (see [`CsvSummary::closed`]).
+    pub fn write_to(&self, sink: &mut dyn Write) -> Result<CsvSummary, Error> {
+        let quoted = format!("\"{}\"", self.table.replace('"', "\"\""));
+        let read = Error::db("reading the table to export");
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT * FROM {quoted}"))
+            .map_err(read)?;
+        let columns: Vec<String> = stmt.column_names().map(str::to_string).collect();
+        let mut summary = CsvSummary::default();
+        let mut line = String::new();
+        let header: Vec<Field<'_>> = columns.iter().map(|c| Field::Text(c)).collect();
+        let mut out = std::io::BufWriter::new(sink);
+        let emit = |line: &str, out: &mut std::io::BufWriter<&mut dyn Write>| match out
+            .write_all(line.as_bytes())
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+            other => other.map(|()| true).map_err(Error::Output),
+        };
+        csv_line(&mut line, &header);
+        if !emit(&line, &mut out)? {
+            summary.closed = true;
+            return Ok(summary);
+        }
+        let mut rows = stmt
+            .query([])
+            .map_err(Error::db("reading the table to export"))?;
+        while let Some(row) = rows
+            .next()
+            .map_err(Error::db("reading the table to export"))?
+        {
+            let mut fields = Vec::with_capacity(columns.len());
+            for i in 0..columns.len() {
+                let value = row
+                    .get_ref(i)
+                    .map_err(Error::db("reading the table to export"))?;
+                fields.push(match value {
+                    ValueRef::Null => Field::Null,
+                    ValueRef::Integer(n) => Field::Owned(n.to_string()),
+                    ValueRef::Real(x) => Field::Owned(real(x)),
+                    ValueRef::Text(t) => Field::Owned(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => {
+                        Field::Owned(b.iter().map(|x| format!("{x:02x}")).collect())
+                    }
+                });
+            }
+            csv_line(&mut line, &fields);
+            if !emit(&line, &mut out)? {
+                summary.closed = true;
+                return Ok(summary);
+            }
+            summary.rows += 1;
+        }
+        match out.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => summary.closed = true,
+            other => other.map_err(Error::Output)?,
+        }
+        Ok(summary)
+    }
+}
+
+/// A field of a line.
+enum Field<'a> {
+    /// NULL: an empty field, never quoted.
+    Null,
+    /// Text borrowed.
+    Text(&'a str),
+    /// Text made for the field.
+    Owned(String),
+}
+
+/// A real in the shortest form that reads back to the same value, always with a point or
+/// an exponent so that it reads back as a real.
+fn real(x: f64) -> String {
+    if !x.is_finite() {
+        return if x.is_nan() {
+            String::new()
+        } else if x > 0.0 {
+            "Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    let s = format!("{x:?}");
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// `fields` as one CSV line (CRLF-terminated) in `line`.
+fn csv_line(line: &mut String, fields: &[Field<'_>]) {
+    line.clear();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            line.push(',');
+        }
+        let text = match f {
+            Field::Null => continue,
+            Field::Text(t) => *t,
+            Field::Owned(t) => t.as_str(),
+        };
+        let quote = text.is_empty()
+            || text.contains([',', '"', '\n', '\r'])
+            || text.starts_with(char::is_whitespace)
+            || text.ends_with(char::is_whitespace);
+        if quote {
+            line.push('"');
+            line.push_str(&text.replace('"', "\"\""));
+            line.push('"');
+        } else {
+            line.push_str(text);
+        }
+    }
+    line.push_str("\r\n");
+}
