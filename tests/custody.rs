@@ -568,3 +568,124 @@ fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
     }
     Ok(())
 }
+
+/// `salvage report --format case`: the run as CASE/UCO JSON-LD. It parses, every node it
+/// refers to is in it, it carries the hash of every file with the action's times, who ran
+/// it and the case; and where CASE's own validator is (`case_validate`, from the PyPI
+/// package `case-utils`, which `.ci/run` installs and names in `SALVAGE_CASE_VALIDATE`),
+/// the graph conforms to the ontology.
+#[test]
+fn the_run_as_case_uco_json_ld_carries_every_hash_and_conforms() -> TestResult {
+    let dir = Scratch::new("custody-case");
+    let src = damaged_wal_store(&dir)?;
+    let dest = dir.path("out.db");
+    let (code, _, err) = run(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+        "--allow-partial".as_ref(),
+        "--case".as_ref(),
+        "2026-117".as_ref(),
+        "--examiner".as_ref(),
+        "Ann Lee".as_ref(),
+    ])?;
+    assert_eq!(code, 3, "{err}");
+    let report_path = dir.path("out.db.report.json");
+    let (_, text, _) = run(&[
+        "report".as_ref(),
+        report_path.as_os_str(),
+        "--format".as_ref(),
+        "case".as_ref(),
+    ])?;
+    let doc: serde_json::Value = serde_json::from_str(&text)?;
+    let graph = doc["@graph"].as_array().ok_or("no @graph")?;
+    let ids: Vec<&str> = graph.iter().filter_map(|n| n["@id"].as_str()).collect();
+    assert_eq!(ids.len(), graph.len(), "a node without @id");
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "an @id given twice");
+    // Every reference is to a node of the graph.
+    fn references<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if let (1, Some(id)) = (o.len(), o.get("@id").and_then(|i| i.as_str())) {
+                    out.push(id);
+                }
+                o.values().for_each(|x| references(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| references(x, out)),
+            _ => {}
+        }
+    }
+    let mut refs = Vec::new();
+    references(&doc["@graph"], &mut refs);
+    assert!(!refs.is_empty());
+    for r in refs {
+        assert!(
+            unique.contains(r),
+            "{r} is referred to and not in the graph"
+        );
+    }
+    let of_type = |t: &'static str| graph.iter().filter(move |n| n["@type"] == t);
+    let action = of_type("case-investigation:InvestigativeAction")
+        .next()
+        .ok_or("no action")?;
+    for time in ["uco-action:startTime", "uco-action:endTime"] {
+        assert_eq!(action[time]["@type"], "xsd:dateTime", "{time}");
+    }
+    assert_eq!(
+        action["uco-action:object"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(
+        action["uco-action:result"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let performer = action["uco-action:performer"]["@id"]
+        .as_str()
+        .ok_or("performer")?;
+    assert!(graph
+        .iter()
+        .any(|n| n["@id"] == performer && n["uco-core:name"] == "Ann Lee"));
+    assert!(of_type("case-investigation:Investigation").any(|n| n["uco-core:name"] == "2026-117"));
+    let hashes: Vec<&str> = of_type("uco-observable:File")
+        .flat_map(|f| f["uco-core:hasFacet"].as_array().into_iter().flatten())
+        .flat_map(|facet| {
+            facet["uco-observable:hash"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        })
+        .filter(|h| h["uco-types:hashMethod"] == "SHA256")
+        .filter_map(|h| h["uco-types:hashValue"]["@value"].as_str())
+        .collect();
+    for file in [src.clone(), dir.path("state.db-wal"), dest, report_path] {
+        let h = sha256(&file)?;
+        assert!(
+            hashes.contains(&h.as_str()),
+            "no hash of {}",
+            file.display()
+        );
+    }
+    // The ontology's own validator, where it is installed.
+    let validator = std::env::var_os("SALVAGE_CASE_VALIDATE").map(std::path::PathBuf::from);
+    let required = validator.is_some();
+    let validator = validator.unwrap_or_else(|| "case_validate".into());
+    let jsonld = dir.path("run.jsonld");
+    std::fs::write(&jsonld, &text)?;
+    match std::process::Command::new(&validator).arg(&jsonld).output() {
+        Ok(out) => {
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && said.contains("Conforms: True"),
+                "case_validate:\n{said}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Err(e) if !required => {
+            eprintln!("case_validate not run ({e}): set SALVAGE_CASE_VALIDATE, as .ci/run does");
+        }
+        Err(e) => return Err(format!("{}: {e}", validator.display()).into()),
+    }
+    Ok(())
+}

@@ -43,7 +43,7 @@ pub enum Command {
     ///
     /// The verdict, a line per table, the warnings and the next step.
     #[command(
-        after_help = "Examples:\n  salvage report recovered.db.report.json\n  salvage report recovered.db.report.json --format markdown > ticket.md"
+        after_help = "Examples:\n  salvage report recovered.db.report.json\n  salvage report recovered.db.report.json --format markdown > ticket.md\n  salvage report recovered.db.report.json --format html > report.html\n  salvage report recovered.db.report.json --format case > run.jsonld"
     )]
     Report(ReportArgs),
     /// Export a salvaged Chroma store as JSON lines, or any table as CSV
@@ -253,6 +253,9 @@ pub enum ReportFormat {
     /// One self-contained HTML page (no script, nothing fetched) with a map of every page
     /// of the file: where the damage is, at a glance.
     Html,
+    /// The run as CASE/UCO JSON-LD (caseontology.org): the tool, the action, every file
+    /// with its SHA-256, for a case-management system.
+    Case,
 }
 
 /// What `salvage export` writes.

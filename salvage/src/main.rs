@@ -7,6 +7,7 @@ use clap::Parser;
 
 mod backup;
 mod bundle;
+mod case;
 mod cli;
 mod demo;
 mod export;

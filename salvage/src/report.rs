@@ -49,6 +49,7 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
     let own = sha256_hex(text.as_bytes());
     print_stdout(&match args.format {
         ReportFormat::Html => crate::html::render(&report, Some(&own)),
+        ReportFormat::Case => crate::case::render(&report, &own),
         format => render(&report, Some(&own), format == ReportFormat::Markdown),
     })?;
     Ok(if clean(&report) {

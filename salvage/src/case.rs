@@ -1,0 +1,183 @@
+//! `salvage report --format case`: the run as CASE/UCO JSON-LD, the exchange format of
+//! the forensic community (<https://caseontology.org>): the tool, the investigative action
+//! (when, by whom, what it read and what it made), and each file with its path, size when
+//! known and SHA-256, so that a case-management system takes the run in with its chain of
+//! custody. Identifiers are derived from the report's own content, so that the same report
+//! gives the same graph.
+
+use serde_json::{json, Value};
+
+use recovery::report::LossReport;
+
+use crate::report::{run_record, verdict};
+
+/// The prefixes of the ontologies used, and `kb:` for this graph's own nodes.
+fn context() -> Value {
+    json!({
+        "case-investigation": "https://ontology.caseontology.org/case/investigation/",
+        "uco-action": "https://ontology.unifiedcyberontology.org/uco/action/",
+        "uco-core": "https://ontology.unifiedcyberontology.org/uco/core/",
+        "uco-identity": "https://ontology.unifiedcyberontology.org/uco/identity/",
+        "uco-observable": "https://ontology.unifiedcyberontology.org/uco/observable/",
+        "uco-tool": "https://ontology.unifiedcyberontology.org/uco/tool/",
+        "uco-types": "https://ontology.unifiedcyberontology.org/uco/types/",
+        "uco-vocabulary": "https://ontology.unifiedcyberontology.org/uco/vocabulary/",
+        "xsd": "http://www.w3.org/2001/XMLSchema#",
+        "kb": "urn:salvage:kb:"
+    })
+}
+
+/// A node identifier from `parts`: `kb:KIND-` and a name-based UUID (version 5's layout,
+/// from SHA-256) of them.
+fn id(kind: &str, parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(kind.as_bytes());
+    for p in parts {
+        h.update([0]);
+        h.update(p.as_bytes());
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let part = |from: usize, to: usize| hex.get(from..to).unwrap_or_default();
+    // The version nibble 5, and the variant bits 10.
+    let variant = ['8', '9', 'a', 'b']
+        .get(usize::from(
+            hex.as_bytes().get(16).copied().unwrap_or(0) % 4,
+        ))
+        .copied()
+        .unwrap_or('8');
+    format!(
+        "kb:{kind}-{}-{}-5{}-{variant}{}-{}",
+        part(0, 8),
+        part(8, 12),
+        part(13, 16),
+        part(17, 20),
+        part(20, 32)
+    )
+}
+
+/// A typed literal.
+fn typed(kind: &str, value: impl ToString) -> Value {
+    json!({ "@type": kind, "@value": value.to_string() })
+}
+
+/// A file node: its name and path, its size when known, its SHA-256.
+fn file(role: &str, path: &str, sha256: &str, size: Option<u64>, report_id: &str) -> Value {
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+    let node = id("file", &[report_id, role, path, sha256]);
+    let mut file_facet = json!({
+        "@id": id("file-facet", &[&node]),
+        "@type": "uco-observable:FileFacet",
+        "uco-observable:fileName": name,
+        "uco-observable:filePath": path,
+    });
+    if let (Some(size), Some(obj)) = (size, file_facet.as_object_mut()) {
+        obj.insert(
+            "uco-observable:sizeInBytes".into(),
+            typed("xsd:integer", size),
+        );
+    }
+    json!({
+        "@id": node,
+        "@type": "uco-observable:File",
+        "uco-core:name": role,
+        "uco-core:hasFacet": [
+            file_facet,
+            {
+                "@id": id("content-facet", &[&node]),
+                "@type": "uco-observable:ContentDataFacet",
+                "uco-observable:hash": [{
+                    "@id": id("hash", &[&node]),
+                    "@type": "uco-types:Hash",
+                    "uco-types:hashMethod": "SHA256",
+                    "uco-types:hashValue": typed("xsd:hexBinary", sha256),
+                }]
+            }
+        ]
+    })
+}
+
+/// The graph of the run.
+pub fn render(r: &LossReport, own_sha256: &str) -> String {
+    let run = &r.run;
+    let (fields, hashes) = run_record(r, Some(own_sha256));
+    let field = |k: &str| {
+        fields
+            .iter()
+            .find(|(name, _)| *name == k)
+            .map(|(_, v)| v.clone())
+    };
+    // Every node's identifier derives from the report's hash: one report, one graph.
+    let tool_id = id("tool", &[&run.build]);
+    let mut graph = vec![json!({
+        "@id": tool_id,
+        "@type": "uco-tool:Tool",
+        "uco-core:name": "salvage",
+        "uco-tool:toolType": "forensic SQLite salvage",
+        "uco-tool:version": r.tool.version,
+        "uco-core:description": run.build,
+    })];
+    let (mut objects, mut results) = (Vec::new(), Vec::new());
+    for (role, path, sha256) in &hashes {
+        // A hash that changed during the run is both, and the file is named by the first.
+        let sha = sha256.split(' ').next().unwrap_or_default();
+        let size = (*role == "source").then_some(r.source.size);
+        let node = file(role, path, sha, size, own_sha256);
+        let reference = json!({ "@id": node["@id"] });
+        if matches!(*role, "output" | "this report") {
+            results.push(reference);
+        } else {
+            objects.push(reference);
+        }
+        graph.push(node);
+    }
+    let action_id = id("action", &[own_sha256]);
+    let mut action = json!({
+        "@id": action_id,
+        "@type": "case-investigation:InvestigativeAction",
+        "uco-core:name": "salvage recover",
+        "uco-core:description": verdict(r),
+        "uco-action:instrument": { "@id": tool_id },
+        "uco-action:object": objects,
+        "uco-action:result": results,
+    });
+    let Some(obj) = action.as_object_mut() else {
+        return String::new();
+    };
+    for (k, key) in [
+        ("started", "uco-action:startTime"),
+        ("finished", "uco-action:endTime"),
+    ] {
+        if let Some(t) = field(k) {
+            obj.insert(key.into(), typed("xsd:dateTime", t));
+        }
+    }
+    if let Some(who) = &run.examiner {
+        let person = id("identity", &[who]);
+        graph.push(json!({
+            "@id": person,
+            "@type": "uco-identity:Identity",
+            "uco-core:name": who,
+        }));
+        obj.insert("uco-action:performer".into(), json!({ "@id": person }));
+    }
+    if let Some(line) = field("command") {
+        obj.insert(
+            "uco-core:description".into(),
+            json!([verdict(r), format!("command line: {line}")]),
+        );
+    }
+    graph.push(action);
+    if let Some(case) = &run.case {
+        graph.push(json!({
+            "@id": id("investigation", &[case]),
+            "@type": "case-investigation:Investigation",
+            "uco-core:name": case,
+            "uco-core:object": [{ "@id": action_id }],
+        }));
+    }
+    let doc = json!({ "@context": context(), "@graph": graph });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
