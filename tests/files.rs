@@ -435,3 +435,58 @@ fn a_report_that_cannot_be_written_keeps_the_output_from_being_committed() -> Te
     assert!(std::fs::read(&src)? == before, "the source changed");
     Ok(())
 }
+
+/// A write-ahead log, a rollback journal or a compressed archive given as the database is
+/// named for what it is, with what to pass instead; a path with nothing there is named as
+/// such, whatever the command. Refused, nothing created.
+#[test]
+fn a_log_journal_or_archive_given_as_the_database_says_what_to_pass() -> TestResult {
+    let dir = Scratch::new("files-not-a-database");
+    let mut junk = vec![0x5a_u8; 8192];
+    let wal = fixtures::build_agent_with_wal().wal;
+    let mut journal = vec![0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+    journal.append(&mut junk.clone());
+    let mut gzip = vec![0x1f, 0x8b, 0x08, 0x00];
+    gzip.append(&mut junk.clone());
+    let mut zstd = vec![0x28, 0xb5, 0x2f, 0xfd];
+    zstd.append(&mut junk);
+    for (name, bytes, is, pass) in [
+        ("state.db-wal", wal, "write-ahead log", "without `-wal`"),
+        (
+            "state.db-journal",
+            journal,
+            "rollback journal",
+            "without `-journal`",
+        ),
+        ("state.db.gz", gzip, "gzip archive", "gunzip"),
+        ("state.db.zst", zstd, "zstd archive", "zstd -d"),
+    ] {
+        let src = dir.path(name);
+        std::fs::write(&src, &bytes)?;
+        let dest = dir.path("out.db");
+        for command in ["inspect", "recover"] {
+            let mut args: Vec<&std::ffi::OsStr> = vec![command.as_ref(), src.as_os_str()];
+            if command == "recover" {
+                args.extend(["-o".as_ref(), dest.as_os_str()]);
+            }
+            let out = crate::run_salvage(&args)?;
+            let err = String::from_utf8(out.stderr)?;
+            assert_eq!(out.status.code(), Some(2), "{command} {name}: {err}");
+            assert!(
+                err.contains(is) && err.contains(pass),
+                "{command} {name}: {err}"
+            );
+        }
+        assert!(!dest.exists() && !dir.path("out.db.incomplete").exists());
+    }
+    // Nothing at the path: said so, with no other command's name in the hint.
+    let missing = dir.path("nothing-here.json");
+    for command in ["inspect", "report"] {
+        let out = crate::run_salvage(&[command.as_ref(), missing.as_os_str()])?;
+        let err = String::from_utf8(out.stderr)?;
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains("no file is at that path"), "{command}: {err}");
+        assert!(!err.contains("salvage inspect"), "{command}: {err}");
+    }
+    Ok(())
+}

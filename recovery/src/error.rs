@@ -31,6 +31,8 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         why: pager::OpenError,
+        /// What the file looks like instead, by its first bytes ([`looks_like`]).
+        looks_like: Option<LooksLike>,
     },
     /// The request was refused before anything was created.
     Refused {
@@ -93,9 +95,10 @@ impl Error {
     /// A next step for the person, where there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::Source { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                Some("check the path; `salvage inspect` takes the database file itself".into())
-            }
+            Error::Source { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Some(
+                "no file is at that path: check it (a relative path is read from the current folder)"
+                    .into(),
+            ),
             Error::Source { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 Some("the file must be readable by this user; inspect a copy of the evidence if needed".into())
             }
@@ -110,6 +113,10 @@ impl Error {
             Error::InvalidProfile { .. } => Some(
                 "--profile takes auto, none, agent, chroma or the path of a profile file".into(),
             ),
+            Error::NotADatabase {
+                looks_like: Some(l),
+                ..
+            } => Some(l.advice.into()),
             Error::NotADatabase { .. } => Some(
                 "if this is a carved or encrypted file, it needs another tool first; nothing in it parses as SQLite pages"
                     .into(),
@@ -130,7 +137,17 @@ impl fmt::Display for Error {
                 write!(f, "cannot read `{}`: {source}", path.display())
             }
             Error::NotAFile { path, what } => write!(f, "`{}` is {what}", path.display()),
-            Error::NotADatabase { path, why } => write!(f, "`{}`: {why}", path.display()),
+            Error::NotADatabase {
+                path,
+                why,
+                looks_like,
+            } => {
+                write!(f, "`{}`: {why}", path.display())?;
+                match looks_like {
+                    Some(l) => write!(f, "; it is {}", l.what),
+                    None => Ok(()),
+                }
+            }
             Error::Refused { what, .. } => f.write_str(what),
             Error::InvalidProfile { why } => write!(f, "invalid profile: {why}"),
             Error::Output(e) => write!(f, "cannot write output: {e}"),
@@ -165,4 +182,49 @@ impl std::error::Error for Error {
             _ => None,
         }
     }
+}
+
+/// What a file that is not a database looks like, by its first bytes, and what to pass
+/// instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LooksLike {
+    /// What it is, as words after "it is".
+    pub what: &'static str,
+    /// What to do instead.
+    pub advice: &'static str,
+}
+
+/// What `bytes`, the start of a file given as a database, are instead: a SQLite
+/// write-ahead log or rollback journal, or a compressed archive.
+pub fn looks_like(bytes: &[u8]) -> Option<LooksLike> {
+    const KINDS: [(&[u8], LooksLike); 9] = [
+        (&[0x37, 0x7f, 0x06, 0x82], WAL),
+        (&[0x37, 0x7f, 0x06, 0x83], WAL),
+        (
+            &[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7],
+            LooksLike {
+                what: "a SQLite rollback journal (a `-journal` file)",
+                advice: "pass the database file it belongs to (the same name without `-journal`): a hot journal beside it is rolled back in memory, or name it with --journal",
+            },
+        ),
+        (&[0x1f, 0x8b], archive("a gzip archive", "decompress it first (`gunzip -k FILE`), then pass the database inside")),
+        (&[0x28, 0xb5, 0x2f, 0xfd], archive("a zstd archive", "decompress it first (`zstd -d FILE`), then pass the database inside")),
+        (&[0xfd, b'7', b'z', b'X', b'Z', 0], archive("an xz archive", "decompress it first (`xz -dk FILE`), then pass the database inside")),
+        (b"BZh", archive("a bzip2 archive", "decompress it first (`bunzip2 -k FILE`), then pass the database inside")),
+        (b"PK\x03\x04", archive("a zip archive", "extract it first (`unzip FILE`), then pass the database inside")),
+        (&[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c], archive("a 7-Zip archive", "extract it first (`7z x FILE`), then pass the database inside")),
+    ];
+    KINDS
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map(|(_, l)| *l)
+}
+
+const WAL: LooksLike = LooksLike {
+    what: "a SQLite write-ahead log (a `-wal` file)",
+    advice: "pass the database file it belongs to (the same name without `-wal`): the log beside it is read, or name it with --wal",
+};
+
+const fn archive(what: &'static str, advice: &'static str) -> LooksLike {
+    LooksLike { what, advice }
 }

@@ -35,6 +35,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
         path: source.path.clone(),
         why,
+        looks_like: crate::error::looks_like(bytes),
     })?;
     // The map's pages are let go of as the survey moves on: resident memory stays flat.
     let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);

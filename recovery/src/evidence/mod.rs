@@ -135,6 +135,7 @@ impl<'s> Evidence<'s> {
         .map_err(|why| Error::NotADatabase {
             path: paths.src.clone(),
             why,
+            looks_like: crate::error::looks_like(files.main.bytes()),
         })?;
         Ok(Evidence {
             db,
