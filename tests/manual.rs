@@ -107,7 +107,7 @@ fn manual_pages_render_for_salvage_and_each_command() -> TestResult {
         // Rendered the way `man` renders it, when groff is here: the page is well-formed
         // and says what its command does.
         if let Ok(rendered) = Command::new("groff")
-            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

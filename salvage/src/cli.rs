@@ -223,7 +223,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "table")]
     pub collection: Option<String>,
     /// The table or view to export as CSV: any of the database's, `lost_and_found`,
-    /// `salvage_carved` and the registries (`salvage_placeholders`, …) included.
+    /// `salvage_carved` and the registries (`salvage_placeholders` and the others) included.
     #[arg(long, value_name = "TABLE")]
     pub table: Option<String>,
     /// Write the lines to FILE instead of stdout. Must not exist; written as
