@@ -488,12 +488,10 @@ fn repair_rebuilds_a_malformed_full_text_index_and_keeps_the_rest_verbatim() -> 
     Ok(())
 }
 
-/// The run as a case file records it: when, by whom, how, with which build, and the hash
-/// of every file read and written, in the JSON and in both renderings.
-#[test]
-fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
-    let dir = Scratch::new("custody-run");
-    let src = damaged_wal_store(&dir)?;
+/// A damaged WAL store in `dir` recovered with loss allowed, for case 2026-117 by
+/// `examiner`: the source, the output and the report's paths.
+fn recover_for_case(dir: &Scratch, examiner: &str) -> Got<[std::path::PathBuf; 3]> {
+    let src = damaged_wal_store(dir)?;
     let dest = dir.path("out.db");
     let (code, _, err) = run(&[
         "recover".as_ref(),
@@ -504,10 +502,18 @@ fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
         "--case".as_ref(),
         "2026-117".as_ref(),
         "--examiner".as_ref(),
-        "J. O'Doe".as_ref(),
+        examiner.as_ref(),
     ])?;
     assert_eq!(code, 3, "{err}");
-    let report_path = dir.path("out.db.report.json");
+    Ok([src, dest, dir.path("out.db.report.json")])
+}
+
+/// The run as a case file records it: when, by whom, how, with which build, and the hash
+/// of every file read and written, in the JSON and in both renderings.
+#[test]
+fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
+    let dir = Scratch::new("custody-run");
+    let [src, dest, report_path] = recover_for_case(&dir, "J. O'Doe")?;
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path)?)?;
     let r = &report["run"];
     for time in ["started_utc", "finished_utc"] {
@@ -577,21 +583,7 @@ fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
 #[test]
 fn the_run_as_case_uco_json_ld_carries_every_hash_and_conforms() -> TestResult {
     let dir = Scratch::new("custody-case");
-    let src = damaged_wal_store(&dir)?;
-    let dest = dir.path("out.db");
-    let (code, _, err) = run(&[
-        "recover".as_ref(),
-        src.as_os_str(),
-        "-o".as_ref(),
-        dest.as_os_str(),
-        "--allow-partial".as_ref(),
-        "--case".as_ref(),
-        "2026-117".as_ref(),
-        "--examiner".as_ref(),
-        "Ann Lee".as_ref(),
-    ])?;
-    assert_eq!(code, 3, "{err}");
-    let report_path = dir.path("out.db.report.json");
+    let [src, dest, report_path] = recover_for_case(&dir, "Ann Lee")?;
     let (_, text, _) = run(&[
         "report".as_ref(),
         report_path.as_os_str(),

@@ -3,6 +3,7 @@
 //! `fuzz/found/TARGET-SEED-ROUND-N.bin` (add it to `fuzz/regressions/` with its fix). Exit 1 when any
 //! was found. A run goes in rounds of 100,000 inputs, each from its own seed; `--from-round`
 //! goes on with a run that was stopped, so that one long run can be done in parts.
+//! `fuzz TARGET --replay FILE…` runs the target once on each file and says how long it took.
 
 use std::time::Duration;
 
@@ -19,6 +20,27 @@ fn main() {
         eprintln!("unknown target `{name}`");
         std::process::exit(2);
     };
+    // `--replay FILE…`: each file run once, with its time, as a found input is checked.
+    if let Some(at) = args.iter().position(|a| a == "--replay") {
+        std::panic::set_hook(Box::new(|_| {}));
+        let mut failed = false;
+        for file in args.iter().skip(at + 1) {
+            let Ok(input) = std::fs::read(file) else {
+                eprintln!("{file}: cannot read");
+                failed = true;
+                continue;
+            };
+            let started = std::time::Instant::now();
+            let result = std::panic::catch_unwind(|| target(&input));
+            let took = started.elapsed();
+            failed |= result.is_err();
+            eprintln!(
+                "{file}: {} in {took:.2?}",
+                if result.is_ok() { "ran" } else { "PANICKED" }
+            );
+        }
+        std::process::exit(i32::from(failed));
+    }
     let value = |flag: &str, default: u64| {
         args.iter()
             .position(|a| a == flag)
