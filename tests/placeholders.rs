@@ -173,6 +173,17 @@ fn the_rendered_report_says_loss_and_names_the_placeholders() -> TestResult {
     let refused = crate::salvage().arg("report").arg(&not_a_report).output()?;
     assert_eq!(refused.status.code(), Some(2));
     assert!(refused.stdout.is_empty());
+    // Nor is the inspection of the source: it is named for what it is.
+    let inspection = c.dir.path("inspect.json");
+    let inspect = crate::salvage()
+        .args(["inspect", "--json"])
+        .arg(&c.src)
+        .output()?;
+    std::fs::write(&inspection, &inspect.stdout)?;
+    let refused = crate::salvage().arg("report").arg(&inspection).output()?;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(refused.stdout.is_empty());
+    assert!(String::from_utf8(refused.stderr)?.contains("salvage inspect"));
     Ok(())
 }
 

@@ -26,6 +26,17 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
             "pass the REPORT.json that `salvage recover` wrote",
         )
     })?;
+    // The document `salvage inspect --json` writes: a description of the file, not of a
+    // recovery, which would render as a report of nothing recovered.
+    if value.get("trees").is_some() && value.get("header").is_some() {
+        return Err(refused(
+            format!(
+                "`{}` is the JSON of `salvage inspect`, not a loss report",
+                path.display()
+            ),
+            "`salvage report` renders the REPORT.json that `salvage recover` writes; `salvage inspect DB` prints the inspection for a person",
+        ));
+    }
     if value
         .get("format_version")
         .and_then(serde_json::Value::as_u64)
