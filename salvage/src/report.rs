@@ -104,10 +104,7 @@ fn shell_words(args: &[String]) -> String {
 /// The SHA-256 of `bytes`, lower-case hex.
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    recovery::bundle::files::hex(&Sha256::digest(bytes))
 }
 
 /// The report for a person; `own_sha256` is the report file's own hash, when it was read
