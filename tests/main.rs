@@ -6,6 +6,7 @@ mod antiforensic;
 mod audit;
 mod backup;
 mod carving;
+mod commit;
 mod corpus;
 mod custody;
 mod damage;
@@ -26,6 +27,7 @@ mod nemetz;
 mod partial;
 mod pipeline;
 mod placeholders;
+mod progress;
 mod readback;
 mod recover;
 mod report_html;
@@ -77,7 +79,46 @@ pub fn recover_expecting(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Ok(report_beside(dest))
+    let report = report_beside(dest);
+    assert_counts_add_up(dest, &report);
+    Ok(report)
+}
+
+/// Asserts that every table's `rows_in_output` in a loss report is the number of rows its
+/// output (at DEST, or DEST.incomplete when withheld) holds.
+pub fn assert_counts_add_up(dest: &Path, report: &serde_json::Value) {
+    let at = if report["output"]["committed"] == true {
+        dest.to_path_buf()
+    } else {
+        let mut p = dest.as_os_str().to_owned();
+        p.push(".incomplete");
+        PathBuf::from(p)
+    };
+    if !at.exists() {
+        return;
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(&at, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    for t in report["tables"].as_array().into_iter().flatten() {
+        let Some(claimed) = t["rows_in_output"].as_u64() else {
+            continue;
+        };
+        let name = t["name"].as_str().unwrap_or_default();
+        let held: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM \"{}\"", name.replace('"', "\"\"")),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap_or_else(|e| panic!("{}: `{name}`: {e}", at.display()));
+        assert_eq!(
+            held as u64,
+            claimed,
+            "{}: rows of `{name}` against the report",
+            at.display()
+        );
+    }
 }
 
 /// A loss report's signals of loss, typed as the library gives them.

@@ -395,17 +395,52 @@ pub enum LossSignal {
     },
 }
 
+/// `n` and a noun, the noun in the plural unless `n` is 1 ("1 page", "2 pages"); a
+/// noun phrase ending in a preposition ("row with") puts its first word in the plural.
+struct N<'a>(u64, &'a str);
+
+impl fmt::Display for N<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let N(n, noun) = *self;
+        if n == 1 {
+            return write!(f, "1 {noun}");
+        }
+        match noun.split_once(' ') {
+            Some((first, rest)) if rest == "with" => write!(f, "{n} {first}s {rest}"),
+            _ => write!(f, "{n} {noun}s"),
+        }
+    }
+}
+
+/// "is" or "are", agreeing with `n`.
+fn are(n: u64) -> &'static str {
+    if n == 1 {
+        "is"
+    } else {
+        "are"
+    }
+}
+
+/// "was" or "were", agreeing with `n`.
+fn was(n: u64) -> &'static str {
+    if n == 1 {
+        "was"
+    } else {
+        "were"
+    }
+}
+
 impl fmt::Display for LossSignal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use LossSignal::*;
         match self {
             RootUnreadable { table } => write!(f, "table `{table}`: its root page is unreadable"),
-            SubtreesLost { table, pointers } => write!(f, "table `{table}`: {pointers} child pointers of its b-tree could not be followed"),
-            RowsFromOrphans { table, rows } => write!(f, "table `{table}`: {rows} rows came from orphan pages, outside its b-tree"),
-            DamagedFields { table, rows } => write!(f, "table `{table}`: {rows} rows have damaged fields, stored as NULL"),
-            UndecodableCells { table, cells } => write!(f, "table `{table}`: {cells} cells could not be decoded"),
-            KeyConflicts { table, rows } => write!(f, "table `{table}`: {rows} rows conflicted with a row of the same key"),
-            RowsRefused { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by its constraints"),
+            SubtreesLost { table, pointers } => write!(f, "table `{table}`: {} of its b-tree could not be followed", N(*pointers, "child pointer")),
+            RowsFromOrphans { table, rows } => write!(f, "table `{table}`: {} came from orphan pages, outside its b-tree", N(*rows, "row")),
+            DamagedFields { table, rows } => write!(f, "table `{table}`: {} damaged fields, stored as NULL", N(*rows, "row with")),
+            UndecodableCells { table, cells } => write!(f, "table `{table}`: {} could not be decoded", N(*cells, "cell")),
+            KeyConflicts { table, rows } => write!(f, "table `{table}`: {} conflicted with a row of the same key", N(*rows, "row")),
+            RowsRefused { table, rows } => write!(f, "table `{table}`: {} {} refused by its constraints", N(*rows, "row"), was(*rows)),
             TreeMoved { table, root, named_by, sampled, fitting, fitting_named } => write!(f, "table `{table}` is filled from root page {root}, which the schema row of `{named_by}` names: {fitting} of {sampled} sampled records fit `{table}`, {fitting_named} fit `{named_by}` (the schema's root pages were swapped or damaged)"),
             RootNotATable { table, root } => write!(f, "table `{table}`: its schema row names root page {root}, an index b-tree page, which holds none of its rows"),
             RootOfAnotherTable { table, root, holder } => write!(f, "table `{table}`: its schema row names root page {root}, which holds the rows of `{holder}`: its own rows are not found"),
@@ -417,10 +452,10 @@ impl fmt::Display for LossSignal {
                 write!(f, "; its rows are not read as the table's")
             }
             TreeKeptApart { table, root, named_by, sampled, fitting_named } => write!(f, "the b-tree at root page {root}, which the schema row of `{named_by}` names, is kept as `{table}`: {fitting_named} of {sampled} sampled records fit `{named_by}` and no other table is free to take them"),
-            RowsUnwritable { table, rows } => write!(f, "table `{table}`: {rows} rows were refused by the table and by lost_and_found, and are not in the output"),
-            TreeFindings { table, findings } => write!(f, "table `{table}`: {findings} findings in its b-tree"),
-            LostAndFound { rows, groups } => write!(f, "{rows} rows from {groups} orphan page groups could not be given a table and are in `lost_and_found`"),
-            PagesUnreadable { pages } => write!(f, "{pages} pages are zeroed or unrecognisable and may have held rows"),
+            RowsUnwritable { table, rows } => write!(f, "table `{table}`: {} {} refused by the table and by lost_and_found, and {} not in the output", N(*rows, "row"), was(*rows), are(*rows)),
+            TreeFindings { table, findings } => write!(f, "table `{table}`: {} in its b-tree", N(*findings, "finding")),
+            LostAndFound { rows, groups } => write!(f, "{} from {} could not be given a table and {} in `lost_and_found`", N(*rows, "row"), N(*groups, "orphan page group"), are(*rows)),
+            PagesUnreadable { pages } => write!(f, "{} {} zeroed or unrecognisable and may have held rows", N(*pages, "page"), are(*pages)),
             SchemaDamaged { findings } => write!(f, "the schema table has {findings} findings; tables may be missing"),
             FileCutShort { finding } => write!(f, "the file is cut short: {finding}"),
             PagesMissing { present, declared } => write!(f, "the file holds {present} pages but its header declares {declared}: pages are missing"),
@@ -453,7 +488,8 @@ impl fmt::Display for LossSignal {
             PartialRowsRefused { table, rows, registry } => write!(f, "{rows} lost `{table}` rows proven by index entries or full-text copies could not be rebuilt: the table's constraints refused what the evidence holds; their known values are kept in `{registry}`"),
             RowsLost { table, lower, upper, by_index, by_text } => write!(
                 f,
-                "table `{table}`: at least {lower} rows lost{}{}",
+                "table `{table}`: at least {} lost{}{}",
+                N(*lower, "row"),
                 upper.map_or(", how many more is unknown".to_string(), |u| format!(", at most {u}")),
                 match (by_index, by_text) {
                     (0, 0) => String::new(),
@@ -462,7 +498,7 @@ impl fmt::Display for LossSignal {
                     (i, t) => format!(" ({i} proven by index entries, {t} more by full-text copies)"),
                 }
             ),
-            TableInferred { table, rows } => write!(f, "table `{table}` holds {rows} rows of a table whose schema row is lost; its name and columns are inferred"),
+            TableInferred { table, rows } => write!(f, "table `{table}` holds {} of a table whose schema row is lost; its name and columns are inferred", N(*rows, "row")),
             TableNotRecovered { table, reason } => write!(f, "table `{table}` could not be recovered: {reason}"),
             ObjectNotCreated { object, name, reason } => write!(f, "the {object} `{name}` could not be re-created: {reason}"),
         }

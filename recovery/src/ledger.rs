@@ -17,6 +17,9 @@ pub struct Ledger {
     pub damaged_fields: DamagedFields,
     /// Virtual tables not rebuilt whole (full-text and others).
     pub virtual_tables: Vec<LossSignal>,
+    /// Rows put into each virtual table refilled row by row (a full-text table from its
+    /// own stored text, an R-tree from its node blobs), by name.
+    pub refilled: std::collections::BTreeMap<String, u64>,
     /// Full-text tables whose CREATE statement failed (a tokenizer missing here): their
     /// shadow tables are not copied, and one storing its own text is a plain table of its
     /// columns, refilled from that text.

@@ -75,7 +75,7 @@ pub mod tables;
 use std::sync::mpsc;
 
 pub use error::Error;
-pub use observer::{Background, Observer, Quiet, Stage};
+pub use observer::{Background, Observer, Progress, Quiet, Stage};
 pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
 pub use request::{Log, RecoverOptions};
 
@@ -161,7 +161,7 @@ fn run<'s>(
     request: &Request,
     files: &'s EvidenceFiles,
     evidence: &mut Evidence<'s>,
-    observer: &dyn Observer,
+    observer: &'s dyn Observer,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     let panicked = |work| move |_| Error::WorkerPanicked { work };
@@ -175,18 +175,22 @@ fn run<'s>(
         });
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
-        let reader = Reader::new(files);
+        let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
         let plan = SchemaPlan::make(evidence, paths)?;
         // The survey runs on the second core while the first loads the tables' own rows,
         // which need only the schema; the orphan pages it finds are planned after.
         let survey = scope.spawn(move || {
             let mut residency = files.residency();
             let page_size = u64::from(evidence.db.page_size().get());
+            let of = 2 * u64::from(evidence.db.page_count());
             let survey = pager::survey_with_schema(
                 &evidence.db,
                 evidence.schema.clone(),
                 pager::SurveyChecks::Structure,
-                &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
+                &mut |steps| {
+                    residency.read(pager::OBSERVE_EVERY * page_size);
+                    observer.progress(Progress::Surveyed { steps, of });
+                },
             );
             observer.finished(Background::Survey);
             survey

@@ -80,10 +80,38 @@ impl fmt::Display for Background {
     }
 }
 
+/// How far the run has come, in counts a caller can show with a rate and an estimate of
+/// the time left. Sent every few hundred pages, never per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Progress {
+    /// The survey on the second core: `steps` of about `of` (it classifies every page,
+    /// then walks every structure, so `of` is twice the file's pages and the survey may
+    /// end before reaching it).
+    Surveyed {
+        /// Pages classified, then pages walked.
+        steps: u64,
+        /// Twice the pages of the file.
+        of: u64,
+    },
+    /// The main thread's reading of rows from the file's tables.
+    Read {
+        /// Table pages read so far.
+        pages: u64,
+        /// Pages in the file: more than the tables hold (indexes, free pages), so the
+        /// reading ends below it.
+        of: u64,
+        /// Rows read so far.
+        rows: u64,
+    },
+}
+
 /// Told what the run is doing. Called from the run's threads, so it is `Sync`.
 pub trait Observer: Sync {
     /// A stage starts on the run's main thread.
     fn stage(&self, _stage: Stage<'_>) {}
+    /// Work advanced.
+    fn progress(&self, _progress: Progress) {}
     /// Work on the second core ended.
     fn finished(&self, _work: Background) {}
     /// The run is over.

@@ -178,24 +178,42 @@ impl Request {
             .report
             .clone()
             .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
-        for left in [&incomplete, &with_suffix(&report, ".incomplete")] {
-            if left.symlink_metadata().is_ok() {
-                return Err(refused(
-                    format!(
-                        "`{}` is left from an earlier run that did not finish or was withheld",
-                        left.display()
-                    ),
-                    "inspect it, or remove it yourself; salvage never reuses or deletes it",
+        // Every file in the way is named at once, so that one move clears the way.
+        let report_incomplete = with_suffix(&report, ".incomplete");
+        let exists = |p: &Path| p.symlink_metadata().is_ok();
+        let mut blocking = Vec::new();
+        let mut what = Vec::new();
+        for left in [&incomplete, &report_incomplete] {
+            if exists(left) {
+                what.push(format!(
+                    "`{}` is left from an earlier run that did not finish or was withheld",
+                    left.display()
                 ));
+                blocking.push(format!("`{}`", left.display()));
             }
         }
-        for (p, what) in [(&dest, "destination"), (&report, "report")] {
-            if p.symlink_metadata().is_ok() {
-                return Err(refused(
-                    format!("the {what} `{}` already exists", p.display()),
-                    "salvage never overwrites a file: choose a new path or move the old one away",
-                ));
+        for (p, name) in [(&dest, "destination"), (&report, "report")] {
+            if exists(p) {
+                what.push(format!("the {name} `{}` already exists", p.display()));
+                blocking.push(format!("`{}`", p.display()));
             }
+        }
+        if !what.is_empty() {
+            let commit = if exists(&incomplete) && exists(&report) && !exists(&dest) {
+                format!(
+                    "to commit that withheld output, accepting its loss, run `salvage commit {}`; ",
+                    incomplete.display()
+                )
+            } else {
+                String::new()
+            };
+            return Err(Error::Refused {
+                what: what.join("; "),
+                hint: format!(
+                    "{commit}to run again, choose a new path or move away {}: salvage never overwrites, reuses or deletes a file",
+                    blocking.join(", ")
+                ),
+            });
         }
         for (file, what, hint) in [
             (&dest, "destination folder", "create the folder first"),

@@ -39,6 +39,17 @@ pub enum Command {
         after_help = "Examples:\n  salvage recover damaged.db -o recovered.db\n  salvage recover damaged.db -o recovered.db --allow-partial\n  salvage recover evidence.db -o out.db --carve --history\n  salvage report recovered.db.report.json"
     )]
     Recover(RecoverArgs),
+    /// Commit a withheld recovery (DEST.incomplete), accepting its loss
+    ///
+    /// Without running it again: the file must be the one its run verified (its SHA-256
+    /// against the loss report's), pass SQLite's integrity check again and hold the rows
+    /// the report says. It is renamed to DEST, never over a file, and the report is
+    /// rewritten to say when and by what command it was accepted. Exit 3: committed with
+    /// its loss; 2: refused, nothing changed; 1: failed.
+    #[command(
+        after_help = "Examples:\n  salvage recover damaged.db -o recovered.db      # exit 4: loss, withheld\n  salvage report recovered.db.report.json         # read what was lost\n  salvage commit recovered.db.incomplete"
+    )]
+    Commit(CommitArgs),
     /// Render a loss report (REPORT.json from `recover`) for a person
     ///
     /// The verdict, a line per table, the warnings and the next step.
@@ -181,6 +192,9 @@ pub struct RepairArgs {
     /// Undo a repair that stopped: the original back at its path.
     #[arg(long)]
     pub rollback: bool,
+    /// No progress on stderr (the summary and any error are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Arguments of `salvage quarantine`.
@@ -230,6 +244,17 @@ pub struct ExportArgs {
     /// FILE.incomplete and renamed into place once every line is written.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// Arguments of `salvage commit`.
+#[derive(Debug, clap::Args)]
+pub struct CommitArgs {
+    /// The withheld output, as `salvage recover` kept it: DEST.incomplete.
+    #[arg(value_name = "DEST.incomplete")]
+    pub incomplete: PathBuf,
+    /// Its loss report (default: DEST.report.json).
+    #[arg(long, value_name = "REPORT.json")]
+    pub report: Option<PathBuf>,
 }
 
 /// Arguments of `salvage report`.
@@ -322,6 +347,9 @@ pub struct RecoverArgs {
     /// Who runs the recovery, written into the report.
     #[arg(long)]
     pub examiner: Option<String>,
+    /// No progress on stderr (the summary and any error are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Arguments of `salvage inspect`.

@@ -66,6 +66,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         profile: recovery::profiles::ProfileChoice::Auto,
         case: None,
         examiner: None,
+        quiet: false,
     })?;
     // The demo succeeds when the salvage finds, recovers and reports the damage it was shown.
     match outcome {

@@ -282,8 +282,8 @@ fn tables(s: &mut String, r: &LossReport) {
     if lf.rows > 0 {
         let _ = writeln!(
             s,
-            "<p>{} rows are in <code>{}</code>: rows no evidence could give a table, and rows their table's constraints refused.</p>",
-            lf.rows,
+            "<p>{} in <code>{}</code>: rows no evidence could give a table, and rows their table's constraints refused.</p>",
+            if lf.rows == 1 { "1 row is".to_string() } else { format!("{} rows are", lf.rows) },
             esc(lf.table.as_deref().unwrap_or("lost_and_found"))
         );
     }

@@ -339,3 +339,28 @@ pub fn ellipsize(s: &str, width: usize) -> String {
         t
     }
 }
+
+/// `text` as lines of at most `width` columns, the first starting with `first` and the
+/// others with `rest`, broken at spaces (a word longer than a line has a line of its own).
+pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
+    let mut out = String::from(first);
+    let mut column = first.chars().count();
+    let mut at_start = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = word.chars().count();
+        if !at_start && column + 1 + len > width {
+            out.push('\n');
+            out.push_str(rest);
+            column = rest.chars().count();
+            at_start = true;
+        }
+        if !at_start {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += len;
+        at_start = false;
+    }
+    out
+}

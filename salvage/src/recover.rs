@@ -54,7 +54,10 @@ fn stop_cleanly_on_signals(args: &RecoverArgs) {
 /// Runs `salvage recover`.
 pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
     stop_cleanly_on_signals(args);
-    let done = recovery::recover(&options(args), crate::progress::from_env().as_ref())?;
+    let done = recovery::recover(
+        &options(args),
+        crate::progress::observer(args.quiet).as_ref(),
+    )?;
     summary(&done, &args.src);
     Ok(match done.verified()?.outcome {
         Outcome::Complete => Exit::Clean,
@@ -63,37 +66,33 @@ pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
     })
 }
 
+/// Runs `salvage commit`: the library commits the withheld output, then the summary.
+pub fn commit(args: &crate::cli::CommitArgs) -> Result<Exit, Error> {
+    let done = recovery::finish::accept::accept(&recovery::finish::accept::AcceptOptions {
+        incomplete: args.incomplete.clone(),
+        report: args.report.clone(),
+        command_line: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+    })?;
+    eprintln!(
+        "salvage commit: `{}` is committed as `{}`, its loss accepted",
+        args.incomplete.display(),
+        done.paths.dest.display()
+    );
+    summary(&done, std::path::Path::new(&done.report.run.source_path));
+    Ok(match done.outcome {
+        Outcome::Complete => Exit::Clean,
+        _ => Exit::Damaged,
+    })
+}
+
 /// The one-screen summary on stderr.
 fn summary(done: &Recovery, src: &std::path::Path) {
     let r = &done.report;
     eprintln!("salvage recover: `{}`", src.display());
-    // The columns of `salvage report`: rows read from the file, then what was rebuilt.
-    eprintln!(
-        "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>8} {:>9}",
-        "table", "rows", "orphans", "damaged", "placeholders", "partial", "status"
-    );
-    for t in &r.tables {
-        eprintln!(
-            "  {:<28} {:>10} {:>10} {:>9} {:>12} {:>8} {:>9}",
-            crate::inspect::ellipsize(&t.name, 28),
-            t.rows_written,
-            t.rows_from_orphans,
-            t.rows_damaged,
-            t.placeholders,
-            t.rows_partial,
-            t.status
-        );
-    }
-    if r.lost_and_found.rows > 0 {
-        eprintln!(
-            "  {:<28} {:>10}",
-            r.lost_and_found
-                .table
-                .as_deref()
-                .unwrap_or("lost_and_found"),
-            r.lost_and_found.rows
-        );
-    }
+    eprint!("{}", crate::report::table_text(r));
+    let wrap = |text: &str, first: &str| crate::inspect::wrap(text, first, "    ", 80);
     let verdict = if r.flags.complete {
         "complete: no loss detected, output verified"
     } else if r.flags.loss_detected {
@@ -103,7 +102,7 @@ fn summary(done: &Recovery, src: &std::path::Path) {
     };
     eprintln!("\n  {verdict}");
     for w in r.evidence.loss.iter().take(8) {
-        eprintln!("  - {w}");
+        eprintln!("{}", wrap(w, "  - "));
     }
     if r.evidence.loss.len() > 8 {
         eprintln!("  - … {} more in the report", r.evidence.loss.len() - 8);
@@ -115,8 +114,18 @@ fn summary(done: &Recovery, src: &std::path::Path) {
             "\n  output NOT committed: kept as `{}`",
             done.paths.incomplete.display()
         );
-        if r.flags.loss_detected {
-            eprintln!("  hint: rerun with --allow-partial to accept a partial recovery (remove the .incomplete file first)");
+        if r.flags.loss_detected && r.flags.verified && r.source.unchanged {
+            eprintln!(
+                "{}",
+                wrap(
+                    &format!(
+                        "hint: read what was lost (`salvage report {}`); to accept it, `salvage commit {}`",
+                        done.paths.report.display(),
+                        done.paths.incomplete.display()
+                    ),
+                    "  "
+                )
+            );
         }
     }
     eprintln!("  report: `{}`", done.paths.report.display());

@@ -25,7 +25,7 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
         },
     };
     let db = args.db.display();
-    let done = recovery::repair::repair(&options, crate::progress::from_env().as_ref())?;
+    let done = recovery::repair::repair(&options, crate::progress::observer(args.quiet).as_ref())?;
     Ok(match done {
         Repaired::Healthy => {
             eprintln!("salvage repair: `{db}` is healthy (every page as the format says, SQLite's integrity check ok): nothing to repair, nothing moved");

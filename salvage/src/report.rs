@@ -179,8 +179,8 @@ fn custody(s: &mut String, r: &LossReport, own_sha256: Option<&str>, markdown: b
         let _ = writeln!(s);
         let _ = writeln!(s, "  SHA-256");
         for (what, path, h) in &hashes {
-            let _ = writeln!(s, "  {what:<16} {h}");
-            let _ = writeln!(s, "  {:<16} {}", "", printable(path));
+            let _ = writeln!(s, "  {what:<11} {h}");
+            let _ = writeln!(s, "  {:<11} {}", "", printable(path));
         }
     }
 }
@@ -289,27 +289,33 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
         "lost (at least .. at most)",
     ]
     .map(String::from);
-    // One aligned line of the text table.
-    let line = |s: &mut String, c: &[String; 8]| {
-        let _ = writeln!(
-            s,
-            "  {:<26} {:>9} {:>10} {:>12} {:>8} {:>12} {:>8}  {}",
-            crate::inspect::ellipsize(&c[0], 26),
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7]
-        );
-    };
-    if markdown {
-        let _ = writeln!(s, "| {} |", header.join(" | "));
-        let _ = writeln!(s, "|{}", "---|".repeat(header.len()));
-    } else {
-        line(s, &header);
+    if !markdown {
+        // 80 columns: the summary's table, then the bounds of what was lost.
+        s.push_str(&table_text(r));
+        let bounds: Vec<String> = r
+            .tables
+            .iter()
+            .filter_map(|t| {
+                let l = t.lost_rows.as_ref()?;
+                Some(format!(
+                    "`{}` at least {}, at most {}",
+                    printable(&t.name),
+                    l.lower_bound,
+                    l.upper_bound
+                        .map_or_else(|| "unknown".into(), |u| u.to_string())
+                ))
+            })
+            .collect();
+        if !bounds.is_empty() {
+            let _ = writeln!(s);
+            let text = format!("rows lost: {}", bounds.join("; "));
+            let _ = writeln!(s, "{}", crate::inspect::wrap(&text, "  ", "    ", 80));
+        }
+        lost_and_found_line(s, r);
+        return;
     }
+    let _ = writeln!(s, "| {} |", header.join(" | "));
+    let _ = writeln!(s, "|{}", "---|".repeat(header.len()));
     for t in &r.tables {
         let lost = match &t.lost_rows {
             Some(l) => format!(
@@ -330,17 +336,115 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
             t.rows_partial.to_string(),
             lost,
         ];
-        if markdown {
-            let _ = writeln!(s, "| `{}` | {} |", row[0], row[1..].join(" | "));
-        } else {
-            line(s, &row);
-        }
+        let _ = writeln!(s, "| `{}` | {} |", row[0], row[1..].join(" | "));
     }
+    lost_and_found_line(s, r);
+}
+
+/// The sentence on the rows in `lost_and_found`, when it holds any.
+fn lost_and_found_line(s: &mut String, r: &LossReport) {
     let lf = &r.lost_and_found;
     if lf.rows > 0 {
         let _ = writeln!(s);
-        let _ = writeln!(s, "{} rows are in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", lf.rows, lf.table.as_deref().map_or_else(|| "lost_and_found".into(), printable));
+        let _ = writeln!(s, "{}", crate::inspect::wrap(&format!("{} in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", if lf.rows == 1 { "1 row is".to_string() } else { format!("{} rows are", lf.rows) }, lf.table.as_deref().map_or_else(|| "lost_and_found".into(), printable)), "", "", 80));
     }
+}
+
+/// The tables in 80 columns: the rows each output table holds, of them those read from
+/// the file (and of those, from orphan pages) and those rebuilt; then, a line each, the
+/// tables not filled with rows. `salvage recover`'s summary and `salvage report` show it.
+pub fn table_text(r: &LossReport) -> String {
+    let mut s = String::new();
+    let line = |s: &mut String, c: [&str; 7]| {
+        let _ = writeln!(
+            s,
+            "  {:<18} {:>10} {:>10} {:>8} {:>8} {:>8}  {}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6]
+        );
+    };
+    line(
+        &mut s,
+        [
+            "table",
+            "rows",
+            "from file",
+            "orphans",
+            "damaged",
+            "rebuilt",
+            "status",
+        ],
+    );
+    let g = crate::progress::grouped;
+    let (mut rebuilt_any, mut not_filled) = (false, std::collections::BTreeMap::new());
+    for t in &r.tables {
+        let Some(rows) = t.rows_in_output else {
+            not_filled
+                .entry(t.status.to_string())
+                .or_insert_with(Vec::new)
+                .push(format!("`{}`", crate::inspect::ellipsize(&t.name, 40)));
+            continue;
+        };
+        let rebuilt = t.placeholders + t.rows_partial;
+        rebuilt_any |= rebuilt > 0;
+        line(
+            &mut s,
+            [
+                &crate::inspect::ellipsize(&t.name, 18),
+                &g(rows),
+                &g(t.rows_written),
+                &g(t.rows_from_orphans),
+                &g(t.rows_damaged),
+                &g(rebuilt),
+                &t.status.to_string(),
+            ],
+        );
+    }
+    if r.lost_and_found.rows > 0 {
+        let name = r
+            .lost_and_found
+            .table
+            .as_deref()
+            .unwrap_or("lost_and_found");
+        let rows = g(r.lost_and_found.rows);
+        line(
+            &mut s,
+            [
+                &crate::inspect::ellipsize(name, 18),
+                &rows,
+                &rows,
+                "",
+                "",
+                "",
+                "no table",
+            ],
+        );
+    }
+    let wrap = |text: &str, first: &str| crate::inspect::wrap(text, first, "    ", 80);
+    if rebuilt_any {
+        let _ = writeln!(s,
+            "{}",
+            wrap(
+                "(rows = from file + rebuilt; rebuilt rows are placeholders and partial rows, registered and still loss)",
+                "  "
+            )
+        );
+    }
+    for (status, names) in &not_filled {
+        let shown = names.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+        let more = match names.len().saturating_sub(4) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap(
+                &format!("{status}, not filled with rows: {shown}{more}"),
+                "  "
+            )
+        );
+    }
+    s
 }
 
 /// The rows in `lost_and_found`, then every sign of loss.
@@ -351,7 +455,7 @@ fn losses(s: &mut String, r: &LossReport, h2: &str) {
         let _ = writeln!(s, "{h2}What was lost");
         let _ = writeln!(s);
         for w in &warnings {
-            let _ = writeln!(s, "- {}", printable(w));
+            let _ = writeln!(s, "{}", crate::inspect::wrap(&printable(w), "- ", "  ", 80));
         }
     }
 }
@@ -366,7 +470,11 @@ fn next_step(s: &mut String, r: &LossReport, h2: &str) {
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Next step");
     let _ = writeln!(s);
-    let _ = writeln!(s, "{}", next_step_text(r));
+    let _ = writeln!(
+        s,
+        "{}",
+        crate::inspect::wrap(&next_step_text(r), "", "", 80)
+    );
 }
 
 /// What the person should do next, as a sentence or two.
@@ -380,6 +488,6 @@ pub fn next_step_text(r: &LossReport) -> String {
     } else if committed {
         "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string()
     } else {
-        format!("The output was withheld because rows are missing. To accept a partial recovery, remove `{}` and run again with --allow-partial.", incomplete(r))
+        format!("The output was withheld because rows are missing. To accept the loss and use it, run `salvage commit {}`: it checks the file again and commits it without a rerun.", incomplete(r))
     }
 }

@@ -93,6 +93,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Error> {
     match &cli.command {
         Command::Inspect(args) => crate::inspect::run(args),
         Command::Recover(args) => crate::recover::run(args),
+        Command::Commit(args) => crate::recover::commit(args),
         Command::Report(args) => crate::report::run(args),
         Command::Export(args) => crate::export::run(args),
         Command::Demo(args) => crate::demo::run(args),

@@ -4,6 +4,7 @@
 //! in memory; the schema is read from page 1, completed by a scan of the file when page 1
 //! is damaged. Nothing is ever written beside the source.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -11,6 +12,7 @@ use pager::{Database, Finding, Journal, PageNo, Schema, TextEncoding, Value, Wal
 use reconstruct::{RowEvent, TableRows};
 
 use crate::error::Error;
+use crate::observer::{Observer, Progress};
 use crate::request::Paths;
 
 pub mod fault;
@@ -63,21 +65,62 @@ impl EvidenceFiles {
     }
 }
 
-/// The main thread's tracker of bytes read from the evidence (see [`Residency`]): stages
-/// tell it what they read, by shared reference.
-pub struct Reader<'s>(std::cell::RefCell<Residency<'s>>);
+/// The main thread's tracker of what it read from the evidence (see [`Residency`]):
+/// stages tell it what they read, by shared reference, and it tells the observer how many
+/// table pages and rows were read.
+pub struct Reader<'s> {
+    residency: RefCell<Residency<'s>>,
+    observer: &'s dyn Observer,
+    tally: Cell<Tally>,
+    pages: u64,
+}
+
+/// Table pages and rows read, and the page of the last row.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    pages: u64,
+    rows: u64,
+    last: u32,
+}
+
+/// Table pages read between two reports to the observer.
+const TELL_EVERY: u64 = 256;
 
 impl<'s> Reader<'s> {
-    /// A tracker for `files`.
-    pub fn new(files: &'s EvidenceFiles) -> Reader<'s> {
-        Reader(std::cell::RefCell::new(files.residency()))
+    /// A tracker for `files`, of `pages` pages, telling `observer`.
+    pub fn new(files: &'s EvidenceFiles, pages: u64, observer: &'s dyn Observer) -> Reader<'s> {
+        Reader {
+            residency: RefCell::new(files.residency()),
+            observer,
+            tally: Cell::new(Tally::default()),
+            pages,
+        }
     }
 
     /// Records that `bytes` more of the evidence were read.
     pub fn read(&self, bytes: u64) {
-        if let Ok(mut r) = self.0.try_borrow_mut() {
+        if let Ok(mut r) = self.residency.try_borrow_mut() {
             r.read(bytes);
         }
+    }
+
+    /// Records a row read from a table page: its payload's bytes and the page it starts on.
+    pub fn row(&self, page: PageNo, bytes: u64) {
+        self.read(bytes + 64);
+        let mut t = self.tally.get();
+        t.rows += 1;
+        if t.last != page.get() {
+            t.last = page.get();
+            t.pages += 1;
+            if t.pages.is_multiple_of(TELL_EVERY) {
+                self.observer.progress(Progress::Read {
+                    pages: t.pages,
+                    of: self.pages,
+                    rows: t.rows,
+                });
+            }
+        }
+        self.tally.set(t);
     }
 }
 

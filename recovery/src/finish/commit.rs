@@ -107,6 +107,7 @@ pub fn commit(
         },
         // Of the file as verified: what is linked to DEST is this file.
         sha256: crate::evidence::sha256_file(&paths.incomplete).ok(),
+        accepted: None,
     };
     // The report is written whole (and synced) beside its path first; then the output and
     // the report are put in place together, or neither is.
@@ -170,7 +171,7 @@ fn place(
 /// Writes the report whole and syncs it; `create_new`: it never overwrites a file. A
 /// report that cannot be written whole (a full disk) is removed: a report is complete or
 /// absent, never a stub that blocks the next run.
-fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
+pub(super) fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
     use std::io::Write;
     let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::Output(e.into()))?;
     text.push('\n');

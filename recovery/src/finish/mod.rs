@@ -12,6 +12,7 @@ use crate::rebuild::Rebuilt;
 use crate::request::Request;
 use crate::Recovery;
 
+pub mod accept;
 mod commit;
 mod verify;
 mod vtab;

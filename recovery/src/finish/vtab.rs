@@ -205,6 +205,7 @@ impl Refill<'_, '_> {
                     defects: found.defects.clone(),
                 });
         }
+        self.ledger.refilled.insert(name.to_string(), rows);
         Ok(Some((
             ObjectStatus::Rebuilt,
             format!("refilled from the node blobs of `{node_table}` in the source: {rows} rows"),
@@ -267,6 +268,7 @@ impl Refill<'_, '_> {
                     tree,
                 });
         }
+        self.ledger.refilled.insert(name.to_string(), rows);
         Ok((
             ObjectStatus::Rebuilt,
             format!("refilled from its own stored text (`{shadow}` in the source): {rows} rows"),

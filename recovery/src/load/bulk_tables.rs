@@ -339,7 +339,7 @@ pub fn write_table<'s>(
     for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
         let row = match event {
             RowEvent::Row(row) => {
-                reader.read(row.raw.payload.len() as u64 + 64);
+                reader.row(row.raw.location.page, row.raw.payload.len() as u64);
                 row
             }
             RowEvent::Unreadable { .. } => {

@@ -280,6 +280,7 @@ impl<'s> Bulk<'s> {
                 match event {
                     RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
                     RowEvent::Row(mut row) => {
+                        reader.row(row.raw.location.page, row.raw.payload.len() as u64);
                         contested.mark(&evidence.db, &mut row);
                         sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
                     }

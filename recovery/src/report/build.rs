@@ -179,6 +179,13 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
                     })
                 }),
                 root: t.root.map(PageNo::get),
+                rows_in_output: match (lost, rebuilt, t.status) {
+                    (_, Some(o), _) => p.ledger.refilled.get(&o.name).copied(),
+                    (true, ..) | (_, _, TableStatus::Recovered | TableStatus::Inferred) => {
+                        Some(t.loss.written() + t.loss.placeholders + t.loss.partial_rows)
+                    }
+                    _ => None,
+                },
                 rows_written: t.loss.written(),
                 rows_from_tree: t.loss.from_tree,
                 rows_from_orphans: t.loss.from_orphans,
@@ -367,6 +374,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             committed: false,
             location: OutputLocation::None,
             sha256: None,
+            accepted: None,
         },
         run: RunPaths {
             started_utc: String::new(),

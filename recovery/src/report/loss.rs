@@ -272,6 +272,13 @@ pub struct TableReport {
     /// The table's root page in the source; `null` when it has none (an inferred, missing
     /// or virtual table).
     pub root: Option<u32>,
+    /// Rows the output table holds at the end of the run: `rows_written` +
+    /// `placeholders` + `rows_partial` for a table filled with rows, the rows refilled
+    /// for a rebuilt virtual table; `null` for a table not filled (skipped, failed,
+    /// missing, or a full-text table rebuilt from an external content table, whose rows
+    /// are that table's).
+    #[serde(default)]
+    pub rows_in_output: Option<u64>,
     /// Rows read from the file and written: `rows_from_tree` + `rows_from_orphans`
     /// (placeholders and partial rows apart).
     pub rows_written: u64,
@@ -508,6 +515,19 @@ pub struct OutputState {
     /// withheld), hex; absent when there is no output file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// Present when a withheld output was committed later by `salvage commit`, which
+    /// accepted the loss this report records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<Accepted>,
+}
+
+/// A withheld output committed later, its loss accepted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepted {
+    /// When (UTC, RFC 3339).
+    pub utc: String,
+    /// The command line that committed it.
+    pub command_line: Vec<String>,
 }
 
 /// Where a run's output is.

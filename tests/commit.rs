@@ -1,0 +1,130 @@
+//! `salvage commit`: a withheld recovery committed without a rerun once its loss is
+//! accepted, only when the file is the one its run verified; and a rerun refused with
+//! every file in its way named, and the commit offered.
+
+use fixtures::Damage;
+
+use crate::recover::{case, Case};
+use crate::{report_beside, salvage, TestResult};
+
+/// A recovery withheld (exit 4): `sessions` lost with its only page.
+fn withheld(name: &str) -> Result<Case, Box<dyn std::error::Error>> {
+    let c = case(name, "agent-4096-utf8", |f| {
+        vec![Damage::ZeroPage(f.roots["sessions"])]
+    });
+    c.recover_expecting(&[], 4)?;
+    Ok(c)
+}
+
+fn incomplete(c: &Case) -> std::path::PathBuf {
+    c.dir.path("out.db.incomplete")
+}
+
+/// `salvage commit ARGS`.
+fn commit(args: &[&std::ffi::OsStr]) -> std::io::Result<std::process::Output> {
+    salvage().arg("commit").args(args).output()
+}
+
+fn sha256_hex(path: &std::path::Path) -> Result<String, Box<dyn std::error::Error>> {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(std::fs::read(path)?);
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[test]
+fn a_withheld_recovery_is_committed_without_a_rerun_and_the_report_says_so() -> TestResult {
+    let c = withheld("commit-accepted")?;
+    let before = report_beside(&c.dest);
+    let hash = sha256_hex(&incomplete(&c))?;
+    assert_eq!(before["output"]["sha256"].as_str(), Some(hash.as_str()));
+
+    // The rerun is refused, naming every file in its way and the commit.
+    let again = c.recover(&[])?;
+    assert_eq!(again.status.code(), Some(2));
+    let said = String::from_utf8(again.stderr)?;
+    let commit_line = format!("salvage commit {}", incomplete(&c).display());
+    assert!(said.contains(&commit_line), "{said}");
+    assert!(said.contains("out.db.report.json"), "{said}");
+
+    let out = commit(&[incomplete(&c).as_os_str()])?;
+    let said = String::from_utf8(out.stderr)?;
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(!incomplete(&c).exists());
+    // The very file the run verified, now at DEST.
+    assert_eq!(sha256_hex(&c.dest)?, hash);
+    let after = report_beside(&c.dest);
+    assert_eq!(after["output"]["committed"], true);
+    assert_eq!(after["output"]["location"], "dest");
+    assert_eq!(after["output"]["sha256"].as_str(), Some(hash.as_str()));
+    let accepted = &after["output"]["accepted"];
+    assert!(
+        accepted["utc"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{accepted}"
+    );
+    assert_eq!(accepted["command_line"][1], "commit", "{accepted}");
+    // Still loss: accepting it does not make it clean; nothing else of the report changed.
+    assert_eq!(after["flags"]["loss_detected"], true);
+    assert_eq!(after["tables"], before["tables"]);
+    assert_eq!(after["evidence"], before["evidence"]);
+    crate::assert_counts_add_up(&c.dest, &after);
+    assert!(said.contains("LOSS DETECTED"), "{said}");
+    // No file but DEST and its report is left.
+    let left: Vec<String> = c
+        .dir
+        .listing()
+        .into_iter()
+        .filter(|f| f.starts_with("out.db"))
+        .collect();
+    assert_eq!(left, ["out.db", "out.db.report.json"]);
+    Ok(())
+}
+
+#[test]
+fn a_changed_or_misnamed_output_is_refused_and_nothing_moves() -> TestResult {
+    let c = withheld("commit-refused")?;
+    let report_before = std::fs::read(c.dir.path("out.db.report.json"))?;
+    let listing = c.dir.listing();
+
+    // Not a withheld output's name.
+    let out = commit(&[c.src.as_os_str()])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr)?.contains("not a withheld output"));
+
+    // One byte of the output changed after its run verified it: a page of a table, so
+    // that SQLite may even read it without complaint.
+    let mut bytes = std::fs::read(incomplete(&c))?;
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x01;
+    std::fs::write(incomplete(&c), &bytes)?;
+    let out = commit(&[incomplete(&c).as_os_str()])?;
+    let said = String::from_utf8(out.stderr)?;
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("not the file its run verified"), "{said}");
+    assert!(!c.dest.exists());
+    assert_eq!(c.dir.listing(), listing);
+    assert_eq!(
+        std::fs::read(c.dir.path("out.db.report.json"))?,
+        report_before
+    );
+
+    // A report of another run.
+    let other = withheld("commit-other")?;
+    bytes[at] ^= 0x01;
+    std::fs::write(incomplete(&c), &bytes)?;
+    let out = commit(&[
+        incomplete(&c).as_os_str(),
+        "--report".as_ref(),
+        other.dir.path("out.db.report.json").as_os_str(),
+    ])?;
+    let said = String::from_utf8(out.stderr)?;
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("is of a run whose output is"), "{said}");
+
+    // DEST appeared meanwhile: never overwritten.
+    std::fs::write(&c.dest, b"someone else's")?;
+    let out = commit(&[incomplete(&c).as_os_str()])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&c.dest)?, b"someone else's");
+    assert!(incomplete(&c).exists());
+    Ok(())
+}

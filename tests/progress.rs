@@ -1,0 +1,206 @@
+//! What a person sees during a long run: on a terminal, counts with a rate and the time
+//! left; elsewhere a plain line per stage; with `--quiet`, nothing but the summary.
+
+use std::io::Read;
+use std::process::Stdio;
+
+use crate::{salvage, Scratch, TestResult};
+
+/// An agent store big enough that reading its rows takes a while, and its recovery.
+fn big_store(scratch: &Scratch) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    let src = scratch.path("state.db");
+    fixtures::write_agent_store(&src, 48 << 20, 7)?;
+    Ok(src)
+}
+
+/// What `salvage ARGS` writes to a pseudo-terminal of 80 columns as its stderr, and its
+/// exit code.
+fn on_a_terminal(
+    args: &[&std::ffi::OsStr],
+) -> Result<(String, Option<i32>), Box<dyn std::error::Error>> {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let name = ptsname(&master, Vec::new())?;
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes())?))?;
+    rustix::termios::tcsetwinsize(
+        &terminal,
+        rustix::termios::Winsize {
+            ws_row: 24,
+            ws_col: 80,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )?;
+    let mut command = salvage();
+    command
+        .args(args)
+        .env("TERM", "xterm")
+        .env_remove("SALVAGE_TIMINGS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(terminal));
+    let mut child = command.spawn()?;
+    // The terminal's other end is the child's alone now: reading ends (EIO) when it exits.
+    drop(command);
+    let mut master = std::fs::File::from(master);
+    let reading = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = master.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&chunk[..n]);
+        }
+        seen
+    });
+    let status = child.wait()?;
+    let seen = reading
+        .join()
+        .map_err(|_| "the reader of the terminal panicked")?;
+    Ok((String::from_utf8(seen)?, status.code()))
+}
+
+/// The lines a terminal of 80 columns shows from `raw`: split at carriage returns and line
+/// feeds and wrapped at the 80th column, with the escape sequences that move the cursor
+/// and clear lines taken out.
+fn screen_lines(raw: &str) -> Vec<String> {
+    let mut plain = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                // Parameters, then one final letter.
+                for p in chars.by_ref() {
+                    if p.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        plain.push(c);
+    }
+    let mut lines = Vec::new();
+    for segment in plain.split(['\r', '\n']) {
+        let chars: Vec<char> = segment.chars().collect();
+        for row in chars.chunks(80) {
+            let row: String = row.iter().collect();
+            if !row.trim().is_empty() {
+                lines.push(row.trim_end().to_string());
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn a_terminal_sees_counts_a_rate_and_the_time_left() -> TestResult {
+    let scratch = Scratch::new("progress-tty");
+    let src = big_store(&scratch)?;
+    let dest = scratch.path("out.db");
+    let (seen, code) = on_a_terminal(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ])?;
+    assert_eq!(code, Some(0), "{seen}");
+    let lines = screen_lines(&seen);
+    // While the rows of `messages` are read: the table, the rows read, the pages read of
+    // the file's, a rate and the time left.
+    let counting = lines
+        .iter()
+        .position(|l| l.starts_with("recovering `messages`: ") && l.ends_with(" rows read"))
+        .ok_or_else(|| format!("no count of rows read on the terminal:\n{lines:#?}"))?;
+    let counts = lines
+        .iter()
+        .skip(counting)
+        .find(|l| l.contains(" pages ") && l.contains("/s") && l.contains("ETA "))
+        .ok_or_else(|| format!("no pages, rate and time left:\n{lines:#?}"))?;
+    let of = counts
+        .split(" of ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .ok_or("no `N of M pages`")?
+        .replace(',', "");
+    assert_eq!(
+        of.parse::<u64>()?,
+        std::fs::metadata(&src)?.len() / 4096,
+        "{counts}"
+    );
+    // The survey of every page on the second core has its own bar.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("survey of every page [")),
+        "{lines:#?}"
+    );
+    // The summary is still written, once the bars are cleared.
+    assert!(seen.contains("complete: no loss detected"), "{seen}");
+    Ok(())
+}
+
+#[test]
+fn elsewhere_each_stage_is_one_plain_line_and_quiet_is_quiet() -> TestResult {
+    let scratch = Scratch::new("progress-lines");
+    let src = scratch.path("state.db");
+    fixtures::write_agent_store(&src, 1 << 20, 3)?;
+    let out = salvage()
+        .env_remove("SALVAGE_TIMINGS")
+        .args(["recover".as_ref(), src.as_os_str(), "-o".as_ref()])
+        .arg(scratch.path("out.db"))
+        .output()?;
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr)?;
+    assert!(
+        !stderr.contains('\x1b') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
+    let stages: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("salvage: "))
+        .map(|l| l.trim_start().split_once("s ").map_or(l, |(_, what)| what))
+        .collect();
+    // The bulk writer reads the big table while the survey runs; then every table takes
+    // what the survey found.
+    let wanted = [
+        "recovering `messages`",
+        "surveying pages",
+        "planning orphan pages",
+        "recovering `sessions`",
+        "re-creating indexes",
+        "verifying the output",
+        "done",
+    ];
+    let mut at = 0;
+    for w in wanted {
+        at += stages
+            .iter()
+            .skip(at)
+            .position(|s| *s == w)
+            .ok_or_else(|| format!("no line `{w}` in order:\n{stderr}"))?;
+    }
+    assert!(stderr.contains("complete: no loss detected"), "{stderr}");
+
+    let quiet = salvage()
+        .env_remove("SALVAGE_TIMINGS")
+        .args(["recover".as_ref(), src.as_os_str(), "-o".as_ref()])
+        .arg(scratch.path("quiet.db"))
+        .arg("--quiet")
+        .output()?;
+    assert_eq!(quiet.status.code(), Some(0));
+    let stderr = String::from_utf8(quiet.stderr)?;
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("salvage: ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("complete: no loss detected"), "{stderr}");
+    Ok(())
+}
