@@ -1,0 +1,191 @@
+"""Forensic SQLite salvage, in-process: inspect and recover damaged databases.
+
+The recovery library of ``sqlite-salvage`` (Rust), called without a subprocess::
+
+    import salvage
+
+    facts = salvage.inspect("state.db")                 # dict, as `salvage inspect --json`
+    try:
+        report = salvage.recover("state.db", "recovered.db")
+    except salvage.LossDetected as e:                   # output withheld: rows are missing
+        print(e.report.tables, e.report.incomplete)
+    report = salvage.recover("state.db", "again.db", allow_partial=True)
+    for line in salvage.export_chroma("recovered.sqlite3"):
+        collection.upsert(ids=[line["id"]], ...)
+
+The source is only read, nothing is written beside it, and the output is committed only
+once verified. A recovery with loss raises ``LossDetected`` (carrying the report) unless
+``allow_partial`` is true; then ``report.loss_detected`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from . import _salvage
+from ._salvage import Refused, SalvageError
+
+__all__ = [
+    "inspect",
+    "recover",
+    "export_chroma",
+    "LossReport",
+    "TableReport",
+    "LostRows",
+    "SalvageError",
+    "Refused",
+    "LossDetected",
+    "NotVerified",
+]
+
+__version__ = _salvage.__version__
+
+
+@dataclass(frozen=True)
+class LostRows:
+    """Bounds of the rows a table lost (``lost_rows`` in the report)."""
+
+    lower_bound: int
+    upper_bound: Optional[int]
+    proven_by_index: int
+    proven_by_text: int
+
+
+@dataclass(frozen=True)
+class TableReport:
+    """What one table got back (an entry of the report's ``tables``)."""
+
+    name: str
+    status: str
+    rows_in_output: Optional[int]
+    rows_written: int
+    rows_from_orphans: int
+    rows_damaged: int
+    placeholders: int
+    rows_partial: int
+    lost_rows: Optional[LostRows]
+
+    @classmethod
+    def _of(cls, t: dict) -> "TableReport":
+        lost = t.get("lost_rows")
+        return cls(
+            name=t["name"],
+            status=t["status"],
+            rows_in_output=t.get("rows_in_output"),
+            rows_written=t["rows_written"],
+            rows_from_orphans=t["rows_from_orphans"],
+            rows_damaged=t["rows_damaged"],
+            placeholders=t["placeholders"],
+            rows_partial=t["rows_partial"],
+            lost_rows=None
+            if lost is None
+            else LostRows(
+                lower_bound=lost["lower_bound"],
+                upper_bound=lost.get("upper_bound"),
+                proven_by_index=lost["proven_by_index"],
+                proven_by_text=lost["proven_by_text"],
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class LossReport:
+    """A recovery's loss report (docs/report.md), typed; ``raw`` is the whole JSON."""
+
+    outcome: str
+    complete: bool
+    partial: bool
+    loss_detected: bool
+    verified: bool
+    committed: bool
+    dest: str
+    incomplete: str
+    report_path: str
+    loss: list
+    tables: list = field(default_factory=list)
+    raw: dict = field(default_factory=dict, repr=False)
+
+    def table(self, name: str) -> TableReport:
+        """The entry of the table ``name``."""
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+class LossDetected(SalvageError):
+    """Rows are missing and the output was withheld (kept as ``report.incomplete``):
+    read ``report``, then accept it with ``salvage commit`` or ``allow_partial=True``."""
+
+    def __init__(self, report: LossReport):
+        super().__init__(
+            f"loss detected: output withheld as {report.incomplete}; "
+            + "; ".join(report.loss[:3])
+        )
+        self.report = report
+
+
+class NotVerified(SalvageError):
+    """The output failed verification or the source changed during the run: it must not
+    be used; it is kept as ``report.incomplete`` for inspection."""
+
+    def __init__(self, report: LossReport):
+        super().__init__(f"output not verified: kept as {report.incomplete}")
+        self.report = report
+
+
+def inspect(path: str, sha256: bool = False) -> dict:
+    """Inspects a database file read-only: header, pages, b-trees, findings (the JSON of
+    ``salvage inspect --json``, docs/inspect.md)."""
+    return json.loads(_salvage.inspect(str(path), sha256))
+
+
+def recover(
+    src: str,
+    dest: str,
+    allow_partial: bool = False,
+    profile: str = "auto",
+    report: Optional[str] = None,
+) -> LossReport:
+    """Recovers every row still in ``src`` into the new database ``dest`` (which must not
+    exist), and writes the loss report beside it (``dest + ".report.json"``).
+
+    Raises ``Refused`` for a request refused before anything was created,
+    ``LossDetected`` when rows are missing and ``allow_partial`` is false (the output is
+    withheld), ``NotVerified`` when the output must not be used, ``SalvageError`` when
+    the run could not go on."""
+    outcome, text, report_path, incomplete = _salvage.recover(
+        str(src), str(dest), None if report is None else str(report), allow_partial, profile
+    )
+    raw: dict[str, Any] = json.loads(text)
+    flags = raw["flags"]
+    result = LossReport(
+        outcome=outcome,
+        complete=flags["complete"],
+        partial=flags["partial"],
+        loss_detected=flags["loss_detected"],
+        verified=flags["verified"],
+        committed=raw["output"]["committed"],
+        dest=str(dest),
+        incomplete=incomplete,
+        report_path=report_path,
+        loss=list(raw["evidence"]["loss"]),
+        tables=[TableReport._of(t) for t in raw["tables"]],
+        raw=raw,
+    )
+    if outcome == "withheld":
+        raise LossDetected(result)
+    if outcome == "not_verified":
+        raise NotVerified(result)
+    return result
+
+
+def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict]:
+    """The embeddings of a recovered Chroma store, one dict each, ready to upsert again:
+    id, collection, document, typed metadata, and whether the row was reconstructed or
+    rebuilt in part (the lines of ``salvage export``)."""
+    lines, _clean = _salvage.export_chroma(str(path), collection)
+    for line in lines:
+        yield json.loads(line)

@@ -1,0 +1,125 @@
+"""The Python package, installed from its wheel, on databases written by SQLite and
+damaged at byte level by the project's `make-fixture` (its path in SALVAGE_MAKE_FIXTURE,
+or found under target/)."""
+
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import salvage
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_fixture_binary() -> str:
+    given = os.environ.get("SALVAGE_MAKE_FIXTURE")
+    if given:
+        return given
+    for profile in ("debug", "release"):
+        p = ROOT / "target" / profile / "make-fixture"
+        if p.exists():
+            return str(p)
+    found = shutil.which("make-fixture")
+    if not found:
+        pytest.skip("no make-fixture binary (cargo build -p fixtures)")
+    return found
+
+
+def fixture(tmp: Path, name: str, *damage: str) -> Path:
+    out = tmp / f"{name}-{len(list(tmp.iterdir()))}.db"
+    args = [make_fixture_binary(), name, str(out)]
+    for d in damage:
+        args += ["--damage", d]
+    subprocess.run(args, check=True, capture_output=True)
+    return out
+
+
+def root_page(db: Path, table: str) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        return c.execute("SELECT rootpage FROM sqlite_schema WHERE name = ?", (table,)).fetchone()[0]
+
+
+def count(db: Path, table: str) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        return c.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+
+
+def test_inspect_gives_the_json_of_the_cli_as_a_dict(tmp_path):
+    db = fixture(tmp_path, "agent-4096-utf8")
+    facts = salvage.inspect(str(db), sha256=True)
+    assert facts["header"]["in_use"]["page_size"] == 4096
+    assert len(facts["source"]["sha256"]) == 64
+    names = {t["name"] for t in facts["trees"]}
+    assert {"sessions", "messages"} <= names
+
+
+def test_a_healthy_store_is_recovered_complete(tmp_path):
+    db = fixture(tmp_path, "agent-4096-utf8")
+    dest = tmp_path / "out.db"
+    report = salvage.recover(str(db), str(dest))
+    assert report.outcome == "complete"
+    assert report.complete and report.verified and report.committed
+    assert not report.loss_detected and not report.partial
+    assert Path(report.report_path).exists()
+    messages = report.table("messages")
+    assert messages.status == "recovered"
+    assert messages.rows_in_output == count(db, "messages") == count(dest, "messages")
+
+
+def test_a_damaged_agent_store_is_withheld_then_recovered_with_placeholders(tmp_path):
+    clean = fixture(tmp_path, "agent-4096-utf8")
+    sessions = root_page(clean, "sessions")
+    db = fixture(tmp_path, "agent-4096-utf8", f"zero-page:{sessions}")
+
+    with pytest.raises(salvage.LossDetected) as withheld:
+        salvage.recover(str(db), str(tmp_path / "withheld.db"))
+    report = withheld.value.report
+    assert report.loss_detected and not report.committed
+    assert Path(report.incomplete).exists()
+    assert not (tmp_path / "withheld.db").exists()
+    assert any("sessions" in line for line in report.loss)
+
+    dest = tmp_path / "partial.db"
+    report = salvage.recover(str(db), str(dest), allow_partial=True)
+    assert report.outcome == "partial_committed"
+    assert report.partial and report.loss_detected and report.committed
+    # Every message survives; the lost sessions are registered placeholders.
+    assert report.table("messages").rows_written == count(clean, "messages")
+    s = report.table("sessions")
+    assert s.placeholders > 0 and s.rows_written == 0
+    assert s.rows_in_output == count(dest, "sessions") == s.placeholders
+    with sqlite3.connect(f"file:{dest}?mode=ro", uri=True) as c:
+        registered = c.execute(
+            "SELECT count(*) FROM salvage_placeholders WHERE tbl = 'sessions'"
+        ).fetchone()[0]
+    assert registered == s.placeholders
+
+
+def test_refusals_are_typed_and_create_nothing(tmp_path):
+    db = fixture(tmp_path, "agent-4096-utf8")
+    taken = tmp_path / "taken.db"
+    taken.write_bytes(b"someone else's")
+    with pytest.raises(salvage.Refused, match="already exists"):
+        salvage.recover(str(db), str(taken))
+    assert taken.read_bytes() == b"someone else's"
+    assert not (tmp_path / "taken.db.report.json").exists()
+
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("hello " * 100)
+    with pytest.raises(salvage.SalvageError):
+        salvage.recover(str(not_a_db), str(tmp_path / "x.db"))
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_recovered_chroma_store_exports_dicts_ready_to_upsert(tmp_path):
+    db = fixture(tmp_path, "vector-4096-utf8")
+    dest = tmp_path / "chroma.sqlite3"
+    salvage.recover(str(db), str(dest))
+    lines = list(salvage.export_chroma(str(dest)))
+    assert len(lines) == count(dest, "embeddings")
+    first = lines[0]
+    assert {"id", "collection", "document", "metadata"} <= set(first)
