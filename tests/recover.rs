@@ -384,6 +384,16 @@ fn refusals_create_nothing() -> TestResult {
         c.dest.as_os_str(),
     ])?;
     assert_eq!(code(&out), Some(2));
+    // DEST is a folder: said as such, with the file it should name.
+    let out = run_salvage(&[
+        OsStr::new("recover"),
+        c.src.as_os_str(),
+        OsStr::new("-o"),
+        c.dir.path("").as_os_str(),
+    ])?;
+    assert_eq!(code(&out), Some(2));
+    assert!(stderr(&out).contains("is a folder"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("recovered.db`"), "{}", stderr(&out));
     let nested = c.dir.path("no/such/dir/out.db");
     let out = run_salvage(&[
         OsStr::new("recover"),

@@ -178,6 +178,15 @@ impl Request {
             .report
             .clone()
             .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
+        if dest.is_dir() {
+            return Err(refused(
+                format!("the destination `{}` is a folder", dest.display()),
+                &format!(
+                    "-o names the new database file itself, e.g. `{}`",
+                    dest.join("recovered.db").display()
+                ),
+            ));
+        }
         // Every file in the way is named at once, so that one move clears the way.
         let report_incomplete = with_suffix(&report, ".incomplete");
         let exists = |p: &Path| p.symlink_metadata().is_ok();
