@@ -858,6 +858,74 @@ fn lost_tables_of_one_shape_stay_apart() -> TestResult {
     Ok(())
 }
 
+/// The same collision in tables whose schema asks SQLite to settle conflicts itself
+/// (`ON CONFLICT IGNORE` on the key, `ON CONFLICT REPLACE` on a UNIQUE column, as Android
+/// schemas do): a colliding row is never silently dropped or put over a recovered one; it
+/// is a conflict kept in `lost_and_found`, and every count says what the table holds (once
+/// the ignored rows were counted as written, and replaced rows vanished unreported).
+#[test]
+fn a_schema_that_ignores_or_replaces_conflicts_does_not_hide_them() -> TestResult {
+    let dir = Scratch::new("conflict-clauses");
+    let src = dir.path("app.db");
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA page_size = 4096;
+             CREATE TABLE notes(id INTEGER PRIMARY KEY ON CONFLICT IGNORE, body TEXT);
+             CREATE TABLE tags(id INTEGER PRIMARY KEY, name TEXT UNIQUE ON CONFLICT REPLACE, note INTEGER);",
+        )?;
+        let tx = conn.unchecked_transaction()?;
+        for i in 0..400i64 {
+            tx.execute(
+                "INSERT INTO notes(id, body) VALUES (?1, ?2)",
+                rusqlite::params![i + 1, format!("note {i} {}", "x".repeat(150))],
+            )?;
+            tx.execute(
+                "INSERT INTO tags(name, note) VALUES (?1, ?2)",
+                rusqlite::params![format!("tag-{i}-{}", "y".repeat(120)), i + 1],
+            )?;
+        }
+        tx.commit()?;
+    }
+    let mut bytes = std::fs::read(&src)?;
+    let roots: BTreeMap<String, u32> = {
+        let conn = Connection::open(&src)?;
+        let mut stmt =
+            conn.prepare("SELECT name, rootpage FROM sqlite_schema WHERE type = 'table'")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    // Each table's root lost, and a stale copy of one of its leaves appended.
+    for table in ["notes", "tags"] {
+        let root = roots[table];
+        let leaf = fixtures::table_pages(&bytes, root).leaves[2] as usize;
+        let copy = bytes[(leaf - 1) * 4096..leaf * 4096].to_vec();
+        bytes.extend_from_slice(&copy);
+        let at = (root as usize - 1) * 4096;
+        bytes[at..at + 4096].fill(0);
+    }
+    let pages = (bytes.len() / 4096) as u32;
+    bytes[28..32].copy_from_slice(&pages.to_be_bytes());
+    std::fs::write(&src, &bytes)?;
+
+    let dest = dir.path("out.db");
+    // Also checks every table's rows_in_output against the output's count.
+    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    for table in ["notes", "tags"] {
+        let listed = r["conflicts"]["listed"]
+            .as_array()
+            .ok_or("conflicts")?
+            .iter()
+            .filter(|l| l["table"] == table)
+            .count();
+        assert!(listed > 3, "{table}: {}", r["conflicts"]);
+        let t = crate::table_entry(&r, table);
+        assert_eq!(t["conflicts"].as_u64(), Some(listed as u64), "{t}");
+        assert_eq!(t["rows_in_output"].as_u64(), Some(400), "{t}");
+    }
+    Ok(())
+}
+
 /// A table whose root page is lost, and beside its leaves a stale copy of one of them (a
 /// page rewritten elsewhere, its old image left behind): every orphan leaf is given to
 /// the table its records fit, and the copy's rows collide with the live ones. Each such

@@ -652,11 +652,14 @@ impl Output {
         names.extend(columns.iter().map(|c| quote(c)));
         params.extend(values.iter().cloned());
         let placeholders: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
+        // OR ABORT over the table's own ON CONFLICT clauses: a row that collides is a
+        // conflict to keep and report, never one SQLite drops (IGNORE) or writes over a
+        // recovered row (REPLACE).
         let sql = if names.is_empty() {
-            format!("INSERT INTO {} DEFAULT VALUES", quote(table))
+            format!("INSERT OR ABORT INTO {} DEFAULT VALUES", quote(table))
         } else {
             format!(
-                "INSERT INTO {} ({}) VALUES ({})",
+                "INSERT OR ABORT INTO {} ({}) VALUES ({})",
                 quote(table),
                 names.join(", "),
                 placeholders.join(", ")

@@ -193,8 +193,9 @@ impl ParentStore for OutputParents<'_> {
             .map(|(_, v)| SqlValue::from_value(v, TextEncoding::Utf8))
             .collect();
         let ph: Vec<String> = (1..=values.len()).map(|i| format!("?{i}")).collect();
+        // OR ABORT: a schema's ON CONFLICT IGNORE would leave no row and a stale rowid.
         let insert = format!(
-            "INSERT INTO {} ({}) VALUES ({})",
+            "INSERT OR ABORT INTO {} ({}) VALUES ({})",
             quote(&p.table),
             names.join(", "),
             ph.join(", ")
