@@ -68,6 +68,17 @@ fn a_withheld_recovery_is_committed_without_a_rerun_and_the_report_says_so() -> 
     assert_eq!(after["evidence"], before["evidence"]);
     crate::assert_counts_add_up(&c.dest, &after);
     assert!(said.contains("LOSS DETECTED"), "{said}");
+    // Rendered for a person: committed later, by whom it was accepted.
+    let shown = salvage()
+        .arg("report")
+        .arg(c.dir.path("out.db.report.json"))
+        .output()?;
+    let shown = String::from_utf8(shown.stdout)?;
+    assert!(shown.contains("committed at 20"), "{shown}");
+    assert!(
+        shown.contains("by `salvage commit`, its loss accepted"),
+        "{shown}"
+    );
     // No file but DEST and its report is left.
     let left: Vec<String> = c
         .dir
@@ -119,6 +130,20 @@ fn a_changed_or_misnamed_output_is_refused_and_nothing_moves() -> TestResult {
     let said = String::from_utf8(out.stderr)?;
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("is of a run whose output is"), "{said}");
+
+    // A link to the output, not the output: refused.
+    let link = c.dir.path("link.db.incomplete");
+    std::os::unix::fs::symlink(incomplete(&c), &link)?;
+    let out = commit(&[
+        link.as_os_str(),
+        "--report".as_ref(),
+        c.dir.path("out.db.report.json").as_os_str(),
+    ])?;
+    let said = String::from_utf8(out.stderr)?;
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("is a symbolic link"), "{said}");
+    assert!(!c.dir.path("link.db").exists());
+    std::fs::remove_file(&link)?;
 
     // DEST appeared meanwhile: never overwritten.
     std::fs::write(&c.dest, b"someone else's")?;

@@ -30,6 +30,7 @@ from ._salvage import Refused, SalvageError
 __all__ = [
     "inspect",
     "recover",
+    "commit",
     "export_chroma",
     "LossReport",
     "TableReport",
@@ -117,7 +118,8 @@ class LossReport:
 
 class LossDetected(SalvageError):
     """Rows are missing and the output was withheld (kept as ``report.incomplete``):
-    read ``report``, then accept it with ``salvage commit`` or ``allow_partial=True``."""
+    read ``report``, then accept it with ``salvage.commit(report.incomplete)`` (no rerun)
+    or recover again with ``allow_partial=True``."""
 
     def __init__(self, report: LossReport):
         super().__init__(
@@ -159,22 +161,7 @@ def recover(
     outcome, text, report_path, incomplete = _salvage.recover(
         str(src), str(dest), None if report is None else str(report), allow_partial, profile
     )
-    raw: dict[str, Any] = json.loads(text)
-    flags = raw["flags"]
-    result = LossReport(
-        outcome=outcome,
-        complete=flags["complete"],
-        partial=flags["partial"],
-        loss_detected=flags["loss_detected"],
-        verified=flags["verified"],
-        committed=raw["output"]["committed"],
-        dest=str(dest),
-        incomplete=incomplete,
-        report_path=report_path,
-        loss=list(raw["evidence"]["loss"]),
-        tables=[TableReport._of(t) for t in raw["tables"]],
-        raw=raw,
-    )
+    result = _report(outcome, text, str(dest), incomplete, report_path)
     if outcome == "withheld":
         raise LossDetected(result)
     if outcome == "not_verified":
@@ -182,10 +169,41 @@ def recover(
     return result
 
 
+def commit(incomplete: str, report: Optional[str] = None) -> LossReport:
+    """Commits an output a recovery withheld (``LossDetected.report.incomplete``), accepting
+    the loss its report records, without running the recovery again (``salvage commit``):
+    refused (``Refused``) unless the file is the one its run verified and SQLite's
+    integrity check passes on it again. The report is rewritten to say so."""
+    outcome, text, report_path = _salvage.commit(
+        str(incomplete), None if report is None else str(report)
+    )
+    dest = str(incomplete)[: -len(".incomplete")]
+    return _report(outcome, text, dest, str(incomplete), report_path)
+
+
+def _report(outcome: str, text: str, dest: str, incomplete: str, report_path: str) -> LossReport:
+    raw: dict[str, Any] = json.loads(text)
+    flags = raw["flags"]
+    return LossReport(
+        outcome=outcome,
+        complete=flags["complete"],
+        partial=flags["partial"],
+        loss_detected=flags["loss_detected"],
+        verified=flags["verified"],
+        committed=raw["output"]["committed"],
+        dest=dest,
+        incomplete=incomplete,
+        report_path=report_path,
+        loss=list(raw["evidence"]["loss"]),
+        tables=[TableReport._of(t) for t in raw["tables"]],
+        raw=raw,
+    )
+
+
 def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict]:
     """The embeddings of a recovered Chroma store, one dict each, ready to upsert again:
     id, collection, document, typed metadata, and whether the row was reconstructed or
-    rebuilt in part (the lines of ``salvage export``)."""
+    rebuilt in part (the lines of ``salvage export``). The store is read when this is
+    called, so an error is raised here, not at the first iteration."""
     lines, _clean = _salvage.export_chroma(str(path), collection)
-    for line in lines:
-        yield json.loads(line)
+    return (json.loads(line) for line in lines)

@@ -96,6 +96,34 @@ fn recover(
     ))
 }
 
+/// Commits a withheld output (`DEST.incomplete`), accepting its loss (`salvage commit`):
+/// how it ended and the rewritten report's JSON.
+#[pyfunction]
+#[pyo3(signature = (incomplete, report = None))]
+fn commit(
+    py: Python<'_>,
+    incomplete: PathBuf,
+    report: Option<PathBuf>,
+) -> PyResult<(String, String, String)> {
+    let options = recovery::finish::accept::AcceptOptions {
+        incomplete,
+        report,
+        command_line: Vec::new(),
+    };
+    let done = py
+        .detach(|| recovery::finish::accept::accept(&options))
+        .map_err(|e| raise(&e))?;
+    let outcome = match done.outcome {
+        Outcome::Complete => "complete",
+        _ => "partial_committed",
+    };
+    Ok((
+        outcome.to_string(),
+        json(&done.report)?,
+        done.paths.report.display().to_string(),
+    ))
+}
+
 /// A recovered Chroma store's embeddings, as JSON lines ready to upsert again (the lines
 /// of `salvage export`), and whether every line is original.
 #[pyfunction]
@@ -122,6 +150,7 @@ fn export_chroma(
 fn _salvage(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(recover, m)?)?;
+    m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(export_chroma, m)?)?;
     m.add("SalvageError", m.py().get_type::<SalvageError>())?;
     m.add("Refused", m.py().get_type::<Refused>())?;

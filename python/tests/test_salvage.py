@@ -83,6 +83,14 @@ def test_a_damaged_agent_store_is_withheld_then_recovered_with_placeholders(tmp_
     assert not (tmp_path / "withheld.db").exists()
     assert any("sessions" in line for line in report.loss)
 
+    # Accepted without a rerun: the very file, committed, the report saying so.
+    accepted = salvage.commit(report.incomplete)
+    assert accepted.committed and accepted.loss_detected
+    assert accepted.raw["output"]["accepted"]["utc"].endswith("Z")
+    assert (tmp_path / "withheld.db").exists() and not Path(report.incomplete).exists()
+    with pytest.raises(salvage.Refused):
+        salvage.commit(report.incomplete)
+
     dest = tmp_path / "partial.db"
     report = salvage.recover(str(db), str(dest), allow_partial=True)
     assert report.outcome == "partial_committed"

@@ -209,8 +209,12 @@ impl Request {
         }
         if !what.is_empty() {
             let commit = if exists(&incomplete) && exists(&report) && !exists(&dest) {
+                let report = match &options.report {
+                    Some(r) => format!(" --report {}", r.display()),
+                    None => String::new(),
+                };
                 format!(
-                    "to commit that withheld output, accepting its loss, run `salvage commit {}`; ",
+                    "if that run was withheld for its loss, accept it with `salvage commit {}{report}`; ",
                     incomplete.display()
                 )
             } else {

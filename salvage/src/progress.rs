@@ -151,6 +151,14 @@ fn clock(d: Duration) -> String {
     }
 }
 
+/// A run that ends early (a refusal, an error) leaves no bar behind on the terminal.
+impl Drop for Bars {
+    fn drop(&mut self) {
+        self.survey.finish_and_clear();
+        self.main.finish_and_clear();
+    }
+}
+
 impl Observer for Bars {
     fn stage(&self, stage: Stage<'_>) {
         let words = match stage {

@@ -119,9 +119,9 @@ fn summary(done: &Recovery, src: &std::path::Path) {
                 "{}",
                 wrap(
                     &format!(
-                        "hint: read what was lost (`salvage report {}`); to accept it, `salvage commit {}`",
+                        "hint: read what was lost (`salvage report {}`); to accept it, `{}`",
                         done.paths.report.display(),
-                        done.paths.incomplete.display()
+                        crate::report::commit_command(r)
                     ),
                     "  "
                 )

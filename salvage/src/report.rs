@@ -130,7 +130,14 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
         "{}{}",
         if markdown { "**Output:** " } else { "output: " },
         match r.output.location {
-            _ if committed => format!("`{}`", printable(&r.run.dest_path)),
+            _ if committed => match &r.output.accepted {
+                Some(a) => format!(
+                    "`{}` (withheld by the run, committed at {} by `salvage commit`, its loss accepted)",
+                    printable(&r.run.dest_path),
+                    a.utc
+                ),
+                None => format!("`{}`", printable(&r.run.dest_path)),
+            },
             OutputLocation::Incomplete => format!("not committed (kept as `{}`)", incomplete(r)),
             _ => "not written".into(),
         }
@@ -386,12 +393,15 @@ pub fn table_text(r: &LossReport) -> String {
         };
         let rebuilt = t.placeholders + t.rows_partial;
         rebuilt_any |= rebuilt > 0;
+        // Rows read from the file: for a virtual table refilled from its stored text,
+        // every row it holds.
+        let from_file = rows.saturating_sub(rebuilt);
         line(
             &mut s,
             [
                 &crate::inspect::ellipsize(&t.name, 18),
                 &g(rows),
-                &g(t.rows_written),
+                &g(from_file),
                 &g(t.rows_from_orphans),
                 &g(t.rows_damaged),
                 &g(rebuilt),
@@ -477,6 +487,20 @@ fn next_step(s: &mut String, r: &LossReport, h2: &str) {
     );
 }
 
+/// The `salvage commit` that accepts a withheld run's output, with `--report` when the
+/// report is not at its default path.
+pub fn commit_command(r: &LossReport) -> String {
+    let default = format!("{}.report.json", r.run.dest_path);
+    let mut command = format!("salvage commit {}", shell_words(&[incomplete(r)]));
+    if r.run.report_path != default {
+        command.push_str(&format!(
+            " --report {}",
+            shell_words(&[printable(&r.run.report_path)])
+        ));
+    }
+    command
+}
+
 /// What the person should do next, as a sentence or two.
 pub fn next_step_text(r: &LossReport) -> String {
     let flags = &r.flags;
@@ -488,6 +512,6 @@ pub fn next_step_text(r: &LossReport) -> String {
     } else if committed {
         "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string()
     } else {
-        format!("The output was withheld because rows are missing. To accept the loss and use it, run `salvage commit {}`: it checks the file again and commits it without a rerun.", incomplete(r))
+        format!("The output was withheld because rows are missing. To accept the loss and use it, run `{}`: it checks the file again and commits it without a rerun.", commit_command(r))
     }
 }

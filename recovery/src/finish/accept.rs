@@ -53,10 +53,34 @@ pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
         .clone()
         .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
     crate::evidence::check_regular_file(&incomplete)?;
+    // The file itself, not a link to one: DEST becomes this very inode.
+    let pinned = std::fs::symlink_metadata(&incomplete).map_err(|source| Error::Source {
+        path: incomplete.clone(),
+        source,
+    })?;
+    if !pinned.file_type().is_file() {
+        return Err(refused(
+            format!(
+                "`{}` is a symbolic link, not the output file",
+                incomplete.display()
+            ),
+            "pass the DEST.incomplete file itself",
+        ));
+    }
     if std::fs::symlink_metadata(&dest).is_ok() {
         return Err(refused(
             format!("`{}` exists; it is never overwritten", dest.display()),
             "move it aside first, or keep using the .incomplete file where it is",
+        ));
+    }
+    let report_incomplete = with_suffix(&report_path, ".incomplete");
+    if std::fs::symlink_metadata(&report_incomplete).is_ok() {
+        return Err(refused(
+            format!(
+                "`{}` is left from a commit that did not finish",
+                report_incomplete.display()
+            ),
+            "look at it, then move it away and commit again",
         ));
     }
     let mut report = read_report(&report_path)?;
@@ -72,6 +96,13 @@ pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
         ));
     }
     recheck(&incomplete, &report)?;
+    // Unchanged since it was hashed: the same inode, size and modification time.
+    if !same_file(&pinned, &incomplete) {
+        return Err(refused(
+            format!("`{}` changed while it was checked", incomplete.display()),
+            "run the commit again once nothing writes to it",
+        ));
+    }
     report.output.committed = true;
     report.output.location = OutputLocation::Dest;
     report.output.accepted = Some(Accepted {
@@ -88,7 +119,7 @@ pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
         incomplete,
         report: report_path,
     };
-    place(&paths, &report)?;
+    place(&paths, &report, &pinned)?;
     let outcome = if report.flags.loss_detected {
         Outcome::PartialCommitted
     } else {
@@ -207,19 +238,45 @@ fn recheck(path: &Path, report: &LossReport) -> Result<(), Error> {
     Ok(())
 }
 
+/// Whether `path` is still the file `pinned` describes: same device, inode, size and
+/// modification time.
+fn same_file(pinned: &std::fs::Metadata, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        m.dev() == pinned.dev()
+            && m.ino() == pinned.ino()
+            && m.len() == pinned.len()
+            && m.mtime() == pinned.mtime()
+            && m.mtime_nsec() == pinned.mtime_nsec()
+    })
+}
+
 /// The report rewritten beside its path, then the output linked to DEST (never over a
-/// file), the report moved over the old one, and the `.incomplete` name removed; when the
-/// report cannot be put in place, the output's link is taken back.
-fn place(paths: &Paths, report: &LossReport) -> Result<(), Error> {
+/// file) and DEST's folder synced, the report moved over the old one, and the
+/// `.incomplete` name removed; when the report cannot be put in place, or DEST is not the
+/// file that was checked, the output's link is taken back.
+fn place(paths: &Paths, report: &LossReport, pinned: &std::fs::Metadata) -> Result<(), Error> {
     let report_incomplete = with_suffix(&paths.report, ".incomplete");
     super::commit::write_report(&report_incomplete, report)?;
     std::fs::File::open(&paths.incomplete)
         .and_then(|f| f.sync_all())
         .and_then(|()| std::fs::hard_link(&paths.incomplete, &paths.dest))
+        .and_then(|()| std::fs::File::open(folder_of(&paths.dest))?.sync_all())
         .map_err(|e| {
             let _ = std::fs::remove_file(&report_incomplete);
             Error::Output(e)
         })?;
+    if !same_file(pinned, &paths.dest) {
+        let _ = std::fs::remove_file(&paths.dest);
+        let _ = std::fs::remove_file(&report_incomplete);
+        return Err(refused(
+            format!(
+                "`{}` changed while it was committed",
+                paths.incomplete.display()
+            ),
+            "run the commit again once nothing writes to it",
+        ));
+    }
     if let Err(e) = std::fs::rename(&report_incomplete, &paths.report) {
         let _ = std::fs::remove_file(&paths.dest);
         let _ = std::fs::remove_file(&report_incomplete);
