@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use recovery::{Log, Outcome, RecoverOptions};
+use recovery::{Outcome, RecoverOptions};
 
 pyo3::create_exception!(
     _salvage,
@@ -64,20 +64,10 @@ fn recover(
     profile: &str,
 ) -> PyResult<(String, String, String, String)> {
     let options = RecoverOptions {
-        src,
-        dest,
         report,
         allow_partial,
-        partial_rows: true,
-        wal: Log::Beside,
-        journal: Log::Beside,
         profile: recovery::profiles::ProfileChoice::parse(profile),
-        carve: false,
-        history: false,
-        as_of: None,
-        case: None,
-        examiner: None,
-        command_line: Vec::new(),
+        ..RecoverOptions::new(src, dest)
     };
     let done = py
         .detach(|| recovery::recover(&options, &recovery::Quiet))
