@@ -174,11 +174,11 @@ def commit(incomplete: str, report: Optional[str] = None) -> LossReport:
     the loss its report records, without running the recovery again (``salvage commit``):
     refused (``Refused``) unless the file is the one its run verified and SQLite's
     integrity check passes on it again. The report is rewritten to say so."""
-    outcome, text, report_path = _salvage.commit(
+    outcome, text, report_path, incomplete = _salvage.commit(
         str(incomplete), None if report is None else str(report)
     )
     dest = str(incomplete)[: -len(".incomplete")]
-    return _report(outcome, text, dest, str(incomplete), report_path)
+    return _report(outcome, text, dest, incomplete, report_path)
 
 
 def _report(outcome: str, text: str, dest: str, incomplete: str, report_path: str) -> LossReport:

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use recovery::{Outcome, RecoverOptions};
+use recovery::{Outcome, RecoverOptions, Recovery};
 
 pyo3::create_exception!(
     _salvage,
@@ -72,6 +72,12 @@ fn recover(
     let done = py
         .detach(|| recovery::recover(&options, &recovery::Quiet))
         .map_err(|e| raise(&e))?;
+    ended(&done)
+}
+
+/// How a run ended (`complete`, `partial_committed`, `withheld`, `not_verified`), its
+/// loss report's JSON, and where the report and a withheld output are.
+fn ended(done: &Recovery) -> PyResult<(String, String, String, String)> {
     let outcome = match done.outcome {
         Outcome::Complete => "complete",
         Outcome::PartialCommitted => "partial_committed",
@@ -87,14 +93,14 @@ fn recover(
 }
 
 /// Commits a withheld output (`DEST.incomplete`), accepting its loss (`salvage commit`):
-/// how it ended and the rewritten report's JSON.
+/// what [`recover`] gives, of the rewritten report.
 #[pyfunction]
 #[pyo3(signature = (incomplete, report = None))]
 fn commit(
     py: Python<'_>,
     incomplete: PathBuf,
     report: Option<PathBuf>,
-) -> PyResult<(String, String, String)> {
+) -> PyResult<(String, String, String, String)> {
     let options = recovery::finish::accept::AcceptOptions {
         incomplete,
         report,
@@ -103,15 +109,7 @@ fn commit(
     let done = py
         .detach(|| recovery::finish::accept::accept(&options))
         .map_err(|e| raise(&e))?;
-    let outcome = match done.outcome {
-        Outcome::Complete => "complete",
-        _ => "partial_committed",
-    };
-    Ok((
-        outcome.to_string(),
-        json(&done.report)?,
-        done.paths.report.display().to_string(),
-    ))
+    ended(&done)
 }
 
 /// A recovered Chroma store's embeddings, as JSON lines ready to upsert again (the lines

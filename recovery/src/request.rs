@@ -139,7 +139,8 @@ pub fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn refused(what: String, hint: &str) -> Error {
+/// A request refused before anything is created: what is wrong, and what to do.
+pub(crate) fn refused(what: String, hint: &str) -> Error {
     Error::Refused {
         what,
         hint: hint.to_string(),

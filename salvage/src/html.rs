@@ -283,7 +283,7 @@ fn tables(s: &mut String, r: &LossReport) {
         let _ = writeln!(
             s,
             "<p>{} in <code>{}</code>: rows no evidence could give a table, and rows their table's constraints refused.</p>",
-            if lf.rows == 1 { "1 row is".to_string() } else { format!("{} rows are", lf.rows) },
+            crate::report::rows_are(lf.rows),
             esc(lf.table.as_deref().unwrap_or("lost_and_found"))
         );
     }

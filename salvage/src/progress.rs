@@ -7,7 +7,9 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{
+    HumanCount, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle,
+};
 use recovery::{Background, Observer, Progress, Quiet, Stage};
 
 /// The observer the command line and the environment ask for.
@@ -108,37 +110,18 @@ fn spinner() -> ProgressStyle {
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
-/// A bar style from `template`, with `{rate}` (pages a second) and `{left}` (the time
-/// left, as `m:ss`, or `h:mm:ss`).
+/// A bar style from `template`, with `{rate}` (pages a second, thousands separated as
+/// `{human_pos}` is) and `{left}` (the time left, as `m:ss`, or `h:mm:ss`).
 fn bar(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ")
         .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = write!(w, "{}/s", grouped(s.per_sec() as u64));
+            let _ = write!(w, "{}/s", HumanCount(s.per_sec() as u64));
         })
         .with_key("left", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
             let _ = w.write_str(&clock(s.eta()));
         })
-        .with_key("done", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = w.write_str(&grouped(s.pos()));
-        })
-        .with_key("of", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            let _ = w.write_str(&grouped(s.len().unwrap_or(0)));
-        })
-}
-
-/// `n` with thousands separated by commas.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A duration as `m:ss`, or `h:mm:ss` from an hour.
@@ -194,13 +177,13 @@ impl Observer for Bars {
                 if !state.counting {
                     state.counting = true;
                     self.main.set_style(bar(
-                        "{msg}\n  [{bar:24}] {done} of {of} pages  {rate}  ETA {left}",
+                        "{msg}\n  [{bar:24}] {human_pos} of {human_len} pages  {rate}  ETA {left}",
                     ));
                 }
                 self.main.set_length(of);
                 self.main.set_position(pages.min(of));
                 self.main
-                    .set_message(format!("{}: {} rows read", state.words, grouped(rows)));
+                    .set_message(format!("{}: {} rows read", state.words, HumanCount(rows)));
             }
             _ => {}
         }

@@ -352,8 +352,25 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
 fn lost_and_found_line(s: &mut String, r: &LossReport) {
     let lf = &r.lost_and_found;
     if lf.rows > 0 {
+        let table = lf
+            .table
+            .as_deref()
+            .map_or_else(|| "lost_and_found".into(), printable);
+        let sentence = format!(
+            "{} in `{table}`: rows no evidence could give a table, and rows their table's constraints refused.",
+            rows_are(lf.rows)
+        );
         let _ = writeln!(s);
-        let _ = writeln!(s, "{}", crate::inspect::wrap(&format!("{} in `{}`: rows no evidence could give a table, and rows their table's constraints refused.", if lf.rows == 1 { "1 row is".to_string() } else { format!("{} rows are", lf.rows) }, lf.table.as_deref().map_or_else(|| "lost_and_found".into(), printable)), "", "", 80));
+        let _ = writeln!(s, "{}", crate::inspect::wrap(&sentence, "", "", 80));
+    }
+}
+
+/// "1 row is" or "N rows are".
+pub fn rows_are(n: u64) -> String {
+    if n == 1 {
+        "1 row is".into()
+    } else {
+        format!("{n} rows are")
     }
 }
 
@@ -381,7 +398,7 @@ pub fn table_text(r: &LossReport) -> String {
             "status",
         ],
     );
-    let g = crate::progress::grouped;
+    let g = |n: u64| indicatif::HumanCount(n).to_string();
     let (mut rebuilt_any, mut not_filled) = (false, std::collections::BTreeMap::new());
     for t in &r.tables {
         let Some(rows) = t.rows_in_output else {

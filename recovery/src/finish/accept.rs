@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::report::{Accepted, LossReport, OutputLocation};
-use crate::request::{folder_of, with_suffix, Paths};
+use crate::request::{folder_of, refused, with_suffix, Paths};
 use crate::{Outcome, Recovery};
 
 /// What a caller asks to commit.
@@ -21,14 +21,6 @@ pub struct AcceptOptions {
     pub report: Option<PathBuf>,
     /// The command line, recorded in the report.
     pub command_line: Vec<String>,
-}
-
-/// A refusal before anything is touched.
-fn refused(what: String, hint: &str) -> Error {
-    Error::Refused {
-        what,
-        hint: hint.to_string(),
-    }
 }
 
 /// Commits a withheld output, accepting the loss its report records.
@@ -205,10 +197,9 @@ fn recheck(path: &Path, report: &LossReport) -> Result<(), Error> {
             "run the recovery again; an output that changed or is damaged must not be committed",
         )
         };
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
     let conn = rusqlite::Connection::open_with_flags(
         crate::backup::sqlite::uri(path, "immutable=1"),
-        flags,
+        crate::backup::sqlite::read_only(),
     )
     .map_err(|e| failed(format!("SQLite cannot open it: {e}")))?;
     let verdict: String = conn

@@ -179,17 +179,16 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
                     })
                 }),
                 root: t.root.map(PageNo::get),
-                rows_in_output: match (lost, rebuilt, t.status) {
-                    // Refilled row by row: rebuilt, or made a plain table of its columns
-                    // when its module is missing here.
-                    _ if p.ledger.refilled.contains_key(&t.name) => {
-                        p.ledger.refilled.get(&t.name).copied()
-                    }
-                    (_, Some(o), _) => p.ledger.refilled.get(&o.name).copied(),
-                    (true, ..) | (_, _, TableStatus::Recovered | TableStatus::Inferred) => {
+                // A virtual table refilled row by row (rebuilt, or made a plain table of its
+                // columns when its module is missing here) holds the rows refilled.
+                rows_in_output: match p.ledger.refilled.get(rebuilt.map_or(&t.name, |o| &o.name)) {
+                    Some(refilled) => Some(*refilled),
+                    None if lost
+                        || matches!(t.status, TableStatus::Recovered | TableStatus::Inferred) =>
+                    {
                         Some(t.loss.written() + t.loss.placeholders + t.loss.partial_rows)
                     }
-                    _ => None,
+                    None => None,
                 },
                 rows_written: t.loss.written(),
                 rows_from_tree: t.loss.from_tree,
