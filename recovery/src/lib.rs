@@ -71,6 +71,7 @@ pub mod repair;
 pub mod report;
 pub mod request;
 pub mod tables;
+pub mod writeback;
 
 use std::sync::mpsc;
 
@@ -166,20 +167,18 @@ fn run<'s>(
     let paths = &request.paths;
     let panicked = |work| move |_| Error::WorkerPanicked { work };
     std::thread::scope(|scope| {
-        // The evidence is hashed on the second core while the first one works, read from
-        // the file (not through the map, which would keep every page resident).
-        let first_hash = scope.spawn(|| {
-            let hashes = Hashes::of(paths);
-            observer.finished(Background::FirstHash);
-            hashes
-        });
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
         let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
         let plan = SchemaPlan::make(evidence, paths)?;
-        // The survey runs on the second core while the first loads the tables' own rows,
-        // which need only the schema; the orphan pages it finds are planned after.
-        let survey = scope.spawn(move || {
+        // The second core hashes the evidence, read from the file (not through the map,
+        // which would keep every page resident), then surveys every page, while the first
+        // loads the tables' own rows, which need only the schema; the orphan pages the
+        // survey finds are planned after. One after the other, they leave the first core
+        // to the load.
+        let hash_and_survey = scope.spawn(move || {
+            let hashes = Hashes::of(paths);
+            observer.finished(Background::FirstHash);
             let mut residency = files.residency();
             let page_size = u64::from(evidence.db.page_size().get());
             let of = 2 * u64::from(evidence.db.page_count());
@@ -193,11 +192,13 @@ fn run<'s>(
                 },
             );
             observer.finished(Background::Survey);
-            survey
+            (hashes, survey)
         });
         let bulk = Bulk::run(evidence, plan, &reader, observer)?;
         observer.stage(Stage::Surveying);
-        let survey = survey.join().map_err(panicked(Background::Survey))?;
+        let (before, survey) = hash_and_survey
+            .join()
+            .map_err(panicked(Background::Survey))?;
         let mut loaded = bulk.load(evidence, survey, &request.profiles, &reader, observer)?;
         let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
         // Loss bounds read only the source and the load's record: on the second core.
@@ -288,10 +289,14 @@ fn run<'s>(
         }
         let mut finish = Finish::objects(evidence, rebuilt, observer)?;
         let late_hash = late_reads.then(|| scope.spawn(second_hash));
+        // The output is whole: while SQLite checks it, it is hashed on the second core (it
+        // is only read from here on) and set on its way to the disk for the commit's sync.
+        let output_hash = scope.spawn(|| {
+            writeback::start_all(&paths.incomplete);
+            evidence::sha256_file(&paths.incomplete).ok()
+        });
         finish.verify(observer);
-        let before = first_hash
-            .join()
-            .map_err(panicked(Background::FirstHash))??;
+        let before = before?;
         let early = second_core
             .join()
             .map_err(panicked(Background::LossBounds))?;
@@ -301,7 +306,16 @@ fn run<'s>(
                 work: Background::SecondHash,
             })?,
         }?;
+        let output_hash = output_hash
+            .join()
+            .map_err(panicked(Background::OutputHash))?;
         observer.done();
-        finish.commit(evidence, request, [before, after], files.shrank())
+        finish.commit(
+            evidence,
+            request,
+            [before, after],
+            output_hash,
+            files.shrank(),
+        )
     })
 }

@@ -67,6 +67,8 @@ pub enum Background {
     LossBounds,
     /// The hash of the evidence after its last read.
     SecondHash,
+    /// The hash of the finished output.
+    OutputHash,
 }
 
 impl fmt::Display for Background {
@@ -76,6 +78,7 @@ impl fmt::Display for Background {
             Background::Survey => "survey",
             Background::LossBounds => "loss bounds",
             Background::SecondHash => "second hash of the source",
+            Background::OutputHash => "hash of the output",
         })
     }
 }

@@ -20,6 +20,7 @@ pub fn commit(
     rebuilt: Rebuilt,
     verified: bool,
     hashes: [Hashes; 2],
+    output_sha256: Option<String>,
     shrank: bool,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
@@ -106,7 +107,7 @@ pub fn commit(
             OutputLocation::Incomplete
         },
         // Of the file as verified: what is linked to DEST is this file.
-        sha256: crate::evidence::sha256_file(&paths.incomplete).ok(),
+        sha256: output_sha256,
         accepted: None,
     };
     // The report is written whole (and synced) beside its path first; then the output and

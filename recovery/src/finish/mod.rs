@@ -74,12 +74,14 @@ impl Finish {
     }
 
     /// Builds the loss report, commits or withholds the output, writes the report.
-    /// `hashes`: the evidence's hashes before and after the run.
+    /// `hashes`: the evidence's hashes before and after the run; `output_sha256`: the
+    /// output's as verified (none when it could not be read).
     pub fn commit(
         self,
         evidence: &Evidence<'_>,
         request: &Request,
         hashes: [Hashes; 2],
+        output_sha256: Option<String>,
         shrank: bool,
     ) -> Result<Recovery, Error> {
         commit::commit(
@@ -88,6 +90,7 @@ impl Finish {
             self.rebuilt,
             self.verified,
             hashes,
+            output_sha256,
             shrank,
         )
     }

@@ -35,6 +35,8 @@ pub struct BulkWriter {
     /// Consecutive pages not yet written, starting at page `pending_first`.
     pending: Vec<u8>,
     pending_first: u32,
+    /// Each run of pages written is set on its way to the disk at once.
+    writeback: crate::writeback::Writeback,
 }
 
 /// Writes a varint ("Varint") into `buf`; returns its length.
@@ -77,6 +79,7 @@ impl BulkWriter {
         let lock_byte_page =
             u32::try_from(pager::LOCK_BYTE_OFFSET / page_size as u64 + 1).unwrap_or(u32::MAX);
         Ok(BulkWriter {
+            writeback: crate::writeback::Writeback::of(&file),
             file,
             page_size,
             next: pages + 1,
@@ -121,8 +124,9 @@ impl BulkWriter {
 
     fn flush(&mut self) -> io::Result<()> {
         if !self.pending.is_empty() {
-            self.file
-                .write_all_at(&self.pending, self.offset(self.pending_first))?;
+            let offset = self.offset(self.pending_first);
+            self.file.write_all_at(&self.pending, offset)?;
+            self.writeback.written(offset, self.pending.len() as u64);
             self.pending_first += (self.pending.len() / self.page_size) as u32;
             self.pending.clear();
         }

@@ -1,0 +1,77 @@
+//! The output on its way to the disk while the run goes on.
+//!
+//! The output is synced once, when it is committed. Left to itself the kernel would start
+//! writing the gigabytes the load wrote only then (or after half a minute), and the run
+//! would wait for all of them at its end. So each range written is handed to a helper
+//! thread that asks the kernel to start writing it out (`sync_file_range` with
+//! `SYNC_FILE_RANGE_WRITE`): that only starts the writes, it neither waits for them nor
+//! takes an error from the file (the sync at the commit still sees every error), and
+//! when the disk's queue is full it is the helper that waits, never the run.
+//! Elsewhere than on Linux the writes wait for the commit's sync, as before.
+
+use std::fs::File;
+use std::sync::mpsc;
+
+/// Hands written ranges of one file to a helper thread that starts their writeback.
+/// Dropping it lets the helper end after the ranges already handed over.
+pub struct Writeback {
+    ranges: Option<mpsc::Sender<(u64, u64)>>,
+}
+
+impl Writeback {
+    /// A helper for `file` (a handle of its own); none when the file cannot be shared or
+    /// the thread cannot start, and the writes then wait for the commit's sync.
+    pub fn of(file: &File) -> Writeback {
+        if !cfg!(target_os = "linux") {
+            return Writeback { ranges: None };
+        }
+        let Ok(file) = file.try_clone() else {
+            return Writeback { ranges: None };
+        };
+        let (tx, rx) = mpsc::channel::<(u64, u64)>();
+        let started = std::thread::Builder::new()
+            .name("salvage-writeback".into())
+            .spawn(move || {
+                for (offset, len) in rx {
+                    start(&file, offset, len);
+                }
+            });
+        Writeback {
+            ranges: started.is_ok().then_some(tx),
+        }
+    }
+
+    /// `len` bytes from `offset` were written: start writing them out. A `len` of 0 means
+    /// to the end of the file.
+    pub fn written(&self, offset: u64, len: u64) {
+        if let Some(tx) = &self.ranges {
+            let _ = tx.send((offset, len));
+        }
+    }
+}
+
+/// Starts the writeback of the whole file at `path`, from a helper thread.
+pub fn start_all(path: &std::path::Path) {
+    if let Ok(file) = File::open(path) {
+        Writeback::of(&file).written(0, 0);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn start(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: a plain system call on a descriptor this thread owns (`file` outlives the
+    // call); it reads and writes no memory of this process. SYNC_FILE_RANGE_WRITE alone
+    // only starts writes of dirty pages: it changes no data and consumes no error.
+    #[allow(unsafe_code)]
+    // reason: std has no binding for sync_file_range, and rustix has none either
+    let _ = unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+    };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start(_file: &File, _offset: u64, _len: u64) {}
