@@ -29,10 +29,26 @@ pub fn cross_check(
     taken: &BTreeSet<String>,
     reader: &Reader<'_>,
 ) -> rusqlite::Result<u64> {
-    let enc = evidence.encoding();
     // Pages a search reads are scattered over the file: they are accounted like any
     // read of the evidence, so that resident pages are let go.
     let page = u64::from(evidence.db.page_size().get());
+    // One transaction: a statement per row would take and drop the file's lock each time.
+    out.conn.execute_batch("BEGIN")?;
+    let corrected = check_tables(evidence, out, tables, ledger, taken, reader, page)?;
+    out.conn.execute_batch("COMMIT")?;
+    Ok(corrected)
+}
+
+fn check_tables(
+    evidence: &Evidence<'_>,
+    out: &Output,
+    tables: &mut Tables,
+    ledger: &mut Ledger,
+    taken: &BTreeSet<String>,
+    reader: &Reader<'_>,
+    page: u64,
+) -> rusqlite::Result<u64> {
+    let enc = evidence.encoding();
     let mut corrected = 0;
     for t in tables.iter_mut() {
         let Some(shape) = &t.shape else { continue };
@@ -105,7 +121,7 @@ fn stored_values(
         select.join(", "),
         quote(table)
     );
-    let row = out.conn.query_row(&sql, [rowid], |r| {
+    let row = out.conn.prepare_cached(&sql)?.query_row([rowid], |r| {
         (0..columns.len())
             .map(|i| {
                 let kind: String = r.get(3 * i)?;
