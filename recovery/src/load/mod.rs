@@ -151,6 +151,10 @@ impl<'s> Bulk<'s> {
                 t.loss.unreadable_cells += table.unreadable;
                 t.written_rowids = table.rowids;
                 t.spilled_rowids = table.spilled;
+                t.indexes_built_here = job
+                    .indexes
+                    .iter()
+                    .any(|built| !table.reindex.contains(&built.name));
             }
             deferred.insert(job.id, table.later);
         }
