@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Speed, memory and scaling of `salvage recover` against SQLite's own `.recover`, in one run,
+on two stores with 1 % of their pages zeroed (page 1 kept):
+
+  own     the project's agent session store (`make-fixture --big`), ~2 GB
+  shared  the shared generator's store (`../shared/tools/bench/mkbig.py`, 15-column
+          `sessions`, 10-column `messages` with an AUTOINCREMENT key and an index on
+          (session_id, timestamp)), 2 million messages, ~1.9 GB
+
+Both are damaged by `../shared/tools/bench/zero_pages.py DB 0.01`. For each store it prints
+salvage's wall time, max RSS and time per GB at 1/4, 1/2 and full size (cost must grow
+linearly: time per GB within 15 % of the full size's), the time of each stage
+(`SALVAGE_TIMINGS=1`) at full size, then `.recover` (piped into a second shell that builds
+a database, as `bench/recover.sh` does) at full size and the ratio of wall times, and the
+`messages` rows each tool put back. Stores are built once under bench/out.
+
+    bench/speed.py                    # both stores
+    bench/speed.py shared             # one store
+    BENCH_RUNS=3 bench/speed.py       # best of 3 salvage runs per size (default 2)
+    BENCH_REFERENCE=0 bench/speed.py  # salvage only
+
+Goals (issue #15): salvage at most 1/10 of `.recover`'s wall time, max RSS at most 256 MiB,
+time per GB within 15 % from 1/4 to full size.
+"""
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "bench", "out")
+SHARED = os.path.join(ROOT, "..", "shared", "tools")
+REF = os.path.join(SHARED, "sqlite-ref")
+BIN = os.path.join(ROOT, "target", "release")
+RUNS = int(os.environ.get("BENCH_RUNS", "2"))
+FRACTIONS = [(1, 4), (1, 2), (1, 1)]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def healthy(store, fraction):
+    """The healthy store at `fraction` of full size, built once."""
+    num, den = fraction
+    if store == "own":
+        size = 2_000_000_000 * num // den
+        path = os.path.join(OUT, f"agent-{size}.db")
+        if not os.path.exists(path):
+            run([os.path.join(BIN, "make-fixture"), "--big", path, str(size)], stdout=subprocess.DEVNULL)
+    else:
+        messages = 2_000_000 * num // den
+        path = os.path.join(OUT, f"hermes-{messages}.db")
+        if not os.path.exists(path):
+            run([sys.executable, os.path.join(SHARED, "bench", "mkbig.py"), path + ".tmp", str(messages)],
+                stdout=subprocess.DEVNULL)
+            os.rename(path + ".tmp", path)
+    return path
+
+
+def damaged(path):
+    """A copy of `path` with 1 % of its pages zeroed by the shared tool, built once."""
+    out = path[:-3] + "-zero1pct.db"
+    if not os.path.exists(out):
+        run(["cp", path, out + ".tmp"])
+        run([sys.executable, os.path.join(SHARED, "bench", "zero_pages.py"), out + ".tmp", "0.01"],
+            stdout=subprocess.DEVNULL)
+        os.rename(out + ".tmp", out)
+    return out
+
+
+def clean(*paths):
+    for p in paths:
+        for suffix in ["", ".incomplete", ".report.json", ".report.json.incomplete"]:
+            if os.path.exists(p + suffix):
+                os.remove(p + suffix)
+
+
+def timed(cmd, env=None, shell=False):
+    """Runs `cmd` under /usr/bin/time: (wall seconds, max RSS in MiB, stderr)."""
+    stats = os.path.join(OUT, "time.txt")
+    full = ["/usr/bin/time", "-f", "%e %M", "-o", stats] + (["bash", "-c", cmd] if shell else cmd)
+    p = subprocess.run(full, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall, rss = open(stats).read().split()[-2:]
+    return float(wall), int(rss) / 1024, p.stderr
+
+
+def salvage(src):
+    """Best of RUNS salvage runs: (wall, max RSS of that run, its stage lines)."""
+    dest = os.path.join(OUT, "speed-salvage.db")
+    best = None
+    for _ in range(RUNS):
+        clean(dest)
+        run(["sync"])
+        env = dict(os.environ, SALVAGE_TIMINGS="1")
+        wall, rss, err = timed([os.path.join(BIN, "salvage"), "recover", src, "-o", dest,
+                                "--allow-partial", "-q"], env=env)
+        if best is None or wall < best[0]:
+            best = (wall, rss, err, count(dest))
+    clean(dest)
+    return best
+
+
+def count(db):
+    if not os.path.exists(db):
+        return None
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT count(*) FROM messages").fetchone()[0]
+    finally:
+        con.close()
+
+
+def stages(err):
+    """Durations of the main thread's stages and when each background job ended."""
+    lines = [(float(m.group(1)), m.group(2)) for m in re.finditer(r"salvage:\s+([\d.]+)s (.*)", err)]
+    main = [(t, s) for t, s in lines if not s.startswith("(")]
+    out = []
+    for (t, s), (t_next, _) in zip(main, main[1:]):
+        out.append((s, t_next - t))
+    background = [(s.strip("()"), t) for t, s in lines if s.startswith("(")]
+    return out, background
+
+
+def reference(src):
+    dest = os.path.join(OUT, "speed-reference.db")
+    clean(dest)
+    run(["sync"])
+    wall, rss, _ = timed(f"'{REF}' '{src}' .recover | '{REF}' '{dest}'", shell=True)
+    rows = count(dest)
+    clean(dest)
+    return wall, rss, rows
+
+
+def bench(store):
+    print(f"== {store} store")
+    results = []
+    for fraction in FRACTIONS:
+        src = damaged(healthy(store, fraction))
+        size = os.path.getsize(src)
+        run(["cat", src], stdout=subprocess.DEVNULL)  # into the page cache
+        wall, rss, err, rows = salvage(src)
+        results.append((fraction, src, size, wall, rss, err, rows))
+        print(f"  salvage {fraction[0]}/{fraction[1]}: {size / 1e9:.2f} GB in {wall:.2f} s "
+              f"({wall / (size / 1e9):.2f} s/GB), max RSS {rss:.0f} MiB, messages {rows}", flush=True)
+    full = results[-1]
+    per_gb = [r[3] / (r[2] / 1e9) for r in results]
+    spread = max(abs(p / per_gb[-1] - 1) for p in per_gb)
+    print(f"  scaling: time per GB {' / '.join(f'{p:.2f}' for p in per_gb)} s "
+          f"(at most {spread * 100:.0f} % from the full size's; goal 15 %)")
+    steps, background = stages(full[5])
+    print("  stages at full size (main thread):")
+    for s, d in steps:
+        if d >= 0.05:
+            print(f"    {d:6.2f} s  {s}")
+    print("  on the second core, ended at: " + ", ".join(f"{s} {t:.2f} s" for s, t in background))
+    if os.environ.get("BENCH_REFERENCE", "1") != "0":
+        wall, rss, rows = reference(full[1])
+        print(f"  sqlite-ref .recover: {wall:.2f} s, max RSS {rss:.0f} MiB, messages {rows}")
+        print(f"  ratio (reference / salvage): {wall / full[3]:.1f}x (goal: at least 10x); "
+              f"salvage max RSS {max(r[4] for r in results):.0f} MiB (goal: at most 256 MiB)")
+        healthy_rows = count(healthy(store, (1, 1)))
+        print(f"  messages in the healthy store: {healthy_rows}")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    run(["cargo", "build", "--release", "--quiet", "-p", "salvage", "-p", "fixtures", "--bins"], cwd=ROOT)
+    run([REF, "-version"], stdout=subprocess.DEVNULL)
+    stores = [a for a in sys.argv[1:] if a in ("own", "shared")] or ["own", "shared"]
+    started = time.time()
+    for store in stores:
+        bench(store)
+    print(f"(bench took {time.time() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
