@@ -291,9 +291,13 @@ fn run<'s>(
         let late_hash = late_reads.then(|| scope.spawn(second_hash));
         // The output is whole: while SQLite checks it, it is hashed on the second core (it
         // is only read from here on) and set on its way to the disk for the commit's sync.
+        // The descriptors this opens stay open until SQLite has closed the output: closing
+        // one would drop SQLite's locks on it.
         let output_hash = scope.spawn(|| {
-            writeback::start_all(&paths.incomplete);
-            evidence::sha256_file(&paths.incomplete).ok()
+            let writeback = writeback::Writeback::of_whole(&paths.incomplete);
+            let output = evidence::Source::open(&paths.incomplete).ok();
+            let sha256 = output.as_ref().map(evidence::Source::sha256);
+            (sha256, (output, writeback))
         });
         finish.verify(observer);
         let before = before?;
@@ -306,16 +310,19 @@ fn run<'s>(
                 work: Background::SecondHash,
             })?,
         }?;
-        let output_hash = output_hash
+        let (output_hash, open) = output_hash
             .join()
             .map_err(panicked(Background::OutputHash))?;
         observer.done();
-        finish.commit(
+        let recovery = finish.commit(
             evidence,
             request,
             [before, after],
             output_hash,
             files.shrank(),
-        )
+        );
+        // The commit closed SQLite's connection first.
+        drop(open);
+        recovery
     })
 }

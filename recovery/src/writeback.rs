@@ -8,37 +8,69 @@
 //! takes an error from the file (the sync at the commit still sees every error), and
 //! when the disk's queue is full it is the helper that waits, never the run.
 //! Elsewhere than on Linux the writes wait for the commit's sync, as before.
+//!
+//! The helper holds a descriptor of the output of its own. Closing any descriptor of a
+//! file drops every POSIX lock the process holds on it, SQLite's included, so the helper
+//! is joined, and its descriptor closed, when its [`Writeback`] is dropped: the caller
+//! drops it while SQLite has the output closed.
 
 use std::fs::File;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 
 /// Hands written ranges of one file to a helper thread that starts their writeback.
-/// Dropping it lets the helper end after the ranges already handed over.
+/// Dropping it skips the ranges not yet started and joins the helper.
 pub struct Writeback {
     ranges: Option<mpsc::Sender<(u64, u64)>>,
+    stop: Arc<AtomicBool>,
+    helper: Option<JoinHandle<()>>,
 }
 
 impl Writeback {
     /// A helper for `file` (a handle of its own); none when the file cannot be shared or
     /// the thread cannot start, and the writes then wait for the commit's sync.
     pub fn of(file: &File) -> Writeback {
+        let stop = Arc::new(AtomicBool::new(false));
+        let none = |stop| Writeback {
+            ranges: None,
+            stop,
+            helper: None,
+        };
         if !cfg!(target_os = "linux") {
-            return Writeback { ranges: None };
+            return none(stop);
         }
         let Ok(file) = file.try_clone() else {
-            return Writeback { ranges: None };
+            return none(stop);
         };
         let (tx, rx) = mpsc::channel::<(u64, u64)>();
+        let stopped = Arc::clone(&stop);
         let started = std::thread::Builder::new()
             .name("salvage-writeback".into())
             .spawn(move || {
                 for (offset, len) in rx {
+                    if stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
                     start(&file, offset, len);
                 }
             });
-        Writeback {
-            ranges: started.is_ok().then_some(tx),
+        match started {
+            Ok(helper) => Writeback {
+                ranges: Some(tx),
+                stop,
+                helper: Some(helper),
+            },
+            Err(_) => none(stop),
         }
+    }
+
+    /// The writeback of the whole file at `path` started, from a helper thread; dropping
+    /// what this returns closes the helper's descriptor.
+    pub fn of_whole(path: &std::path::Path) -> Option<Writeback> {
+        let writeback = Writeback::of(&File::open(path).ok()?);
+        writeback.written(0, 0);
+        Some(writeback)
     }
 
     /// `len` bytes from `offset` were written: start writing them out. A `len` of 0 means
@@ -50,10 +82,13 @@ impl Writeback {
     }
 }
 
-/// Starts the writeback of the whole file at `path`, from a helper thread.
-pub fn start_all(path: &std::path::Path) {
-    if let Ok(file) = File::open(path) {
-        Writeback::of(&file).written(0, 0);
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.ranges = None;
+        if let Some(helper) = self.helper.take() {
+            let _ = helper.join();
+        }
     }
 }
 

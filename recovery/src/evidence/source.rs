@@ -174,15 +174,22 @@ fn resident_file_bytes() -> Option<u64> {
 /// copying it, and the map's pages are let go of as the hash moves on, so that resident
 /// memory stays flat.
 pub fn sha256_file(path: &Path) -> Result<String, Error> {
-    use sha2::{Digest, Sha256};
-    let source = Source::open(path)?;
-    let mut h = Sha256::new();
-    for (i, chunk) in source.bytes().chunks(8 << 20).enumerate() {
-        h.update(chunk);
-        if i % 8 == 7 {
-            source.release_resident();
+    Ok(Source::open(path)?.sha256())
+}
+
+impl Source {
+    /// The SHA-256 of the mapped bytes, in lower-case hex, the map's pages let go of as
+    /// the hash moves on.
+    pub fn sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for (i, chunk) in self.bytes().chunks(8 << 20).enumerate() {
+            h.update(chunk);
+            if i % 8 == 7 {
+                self.release_resident();
+            }
         }
+        self.release_resident();
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
-    source.release_resident();
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
