@@ -32,23 +32,9 @@ pub fn cross_check(
     // Pages a search reads are scattered over the file: they are accounted like any
     // read of the evidence, so that resident pages are let go.
     let page = u64::from(evidence.db.page_size().get());
-    // One transaction: a statement per row would take and drop the file's lock each time.
+    // The searches read in one transaction: a statement per row would take and drop the
+    // file's lock each time.
     out.conn.execute_batch("BEGIN")?;
-    let corrected = check_tables(evidence, out, tables, ledger, taken, reader, page)?;
-    out.conn.execute_batch("COMMIT")?;
-    Ok(corrected)
-}
-
-fn check_tables(
-    evidence: &Evidence<'_>,
-    out: &Output,
-    tables: &mut Tables,
-    ledger: &mut Ledger,
-    taken: &BTreeSet<String>,
-    reader: &Reader<'_>,
-    page: u64,
-) -> rusqlite::Result<u64> {
-    let enc = evidence.encoding();
     let mut corrected = 0;
     for t in tables.iter_mut() {
         let Some(shape) = &t.shape else { continue };
@@ -85,21 +71,62 @@ fn check_tables(
             if disagreeing.is_empty() {
                 continue;
             }
-            // Their entries, wherever the index holds them.
-            for (keys, rowid) in pager::search::index_entries(&evidence.db, index.root) {
-                reader.read(page / 8);
-                if !disagreeing.contains(&rowid) {
-                    continue;
-                }
-                for (column, value) in columns.iter().zip(&keys) {
-                    if correct(out, enc, &t.name, rowid, column, value, ledger, taken)? {
-                        corrected += 1;
-                        damaged_rows.insert(rowid);
-                    }
-                }
-            }
+            // Corrections write, each on its own: with no rollback journal, a statement
+            // that fails inside a transaction cannot be undone, and COMMIT would keep
+            // what it half wrote.
+            out.conn.execute_batch("COMMIT")?;
+            let corrections = correct_all(
+                evidence,
+                out,
+                t.name.as_str(),
+                index.root,
+                &columns,
+                &disagreeing,
+                ledger,
+                taken,
+                reader,
+                page,
+                &mut damaged_rows,
+            );
+            out.conn.execute_batch("BEGIN")?;
+            corrected += corrections?;
         }
         t.loss.damaged_rows += damaged_rows.len() as u64;
+    }
+    out.conn.execute_batch("COMMIT")?;
+    Ok(corrected)
+}
+
+/// Writes, for each row in `disagreeing`, the values its entry in the index at `root`
+/// holds where they differ from the row's. Returns the values corrected.
+#[allow(clippy::too_many_arguments)]
+fn correct_all(
+    evidence: &Evidence<'_>,
+    out: &Output,
+    table: &str,
+    root: pager::PageNo,
+    columns: &[String],
+    disagreeing: &HashSet<i64>,
+    ledger: &mut Ledger,
+    taken: &BTreeSet<String>,
+    reader: &Reader<'_>,
+    page: u64,
+    damaged_rows: &mut BTreeSet<i64>,
+) -> rusqlite::Result<u64> {
+    let enc = evidence.encoding();
+    let mut corrected = 0;
+    // Their entries, wherever the index holds them.
+    for (keys, rowid) in pager::search::index_entries(&evidence.db, root) {
+        reader.read(page / 8);
+        if !disagreeing.contains(&rowid) {
+            continue;
+        }
+        for (column, value) in columns.iter().zip(&keys) {
+            if correct(out, enc, table, rowid, column, value, ledger, taken)? {
+                corrected += 1;
+                damaged_rows.insert(rowid);
+            }
+        }
     }
     Ok(corrected)
 }
