@@ -116,7 +116,7 @@ impl Source {
 }
 
 /// Resident bytes of mapped evidence a run may hold before letting go of them.
-pub const RESIDENT_LIMIT: u64 = 128 << 20;
+pub const RESIDENT_LIMIT: u64 = 64 << 20;
 
 /// Keeps the mapped pages a process holds under a limit. Reading through a map makes
 /// every touched page resident, and the kernel maps neighbouring pages on each fault
