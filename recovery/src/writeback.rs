@@ -28,9 +28,9 @@ pub struct Writeback {
 }
 
 impl Writeback {
-    /// A helper for `file` (a handle of its own); none when the file cannot be shared or
-    /// the thread cannot start, and the writes then wait for the commit's sync.
-    pub fn of(file: &File) -> Writeback {
+    /// A helper that owns `file`, a descriptor of its own (closed when this is dropped);
+    /// none when the thread cannot start, and the writes then wait for the commit's sync.
+    pub fn of(file: File) -> Writeback {
         let stop = Arc::new(AtomicBool::new(false));
         let none = |stop| Writeback {
             ranges: None,
@@ -40,9 +40,6 @@ impl Writeback {
         if !cfg!(target_os = "linux") {
             return none(stop);
         }
-        let Ok(file) = file.try_clone() else {
-            return none(stop);
-        };
         let (tx, rx) = mpsc::channel::<(u64, u64)>();
         let stopped = Arc::clone(&stop);
         let started = std::thread::Builder::new()
@@ -68,7 +65,10 @@ impl Writeback {
     /// The writeback of the whole file at `path` started, from a helper thread; dropping
     /// what this returns closes the helper's descriptor.
     pub fn of_whole(path: &std::path::Path) -> Option<Writeback> {
-        let writeback = Writeback::of(&File::open(path).ok()?);
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
+        let writeback = Writeback::of(File::open(path).ok()?);
         writeback.written(0, 0);
         Some(writeback)
     }

@@ -16,6 +16,10 @@ pub struct Source {
     /// the map: it is dropped first).
     watch: Option<Watch>,
     map: Option<Mmap>,
+    /// The descriptor, kept open as long as the map: closing any descriptor of a file
+    /// drops the process's POSIX locks on it, SQLite's included (the output is hashed
+    /// while SQLite still has it open).
+    _file: File,
 }
 
 /// Checks that `path` exists and is a regular file, not a directory or a device.
@@ -68,6 +72,7 @@ impl Source {
                 path: path.to_owned(),
                 watch: None,
                 map: None,
+                _file: file,
             });
         }
         // SAFETY: the evidence file is opened read-only and mapped read-only; nothing in this
@@ -85,6 +90,7 @@ impl Source {
             path: path.to_owned(),
             watch: Some(Watch::new(&map)),
             map: Some(map),
+            _file: file,
         })
     }
 

@@ -79,7 +79,7 @@ impl BulkWriter {
         let lock_byte_page =
             u32::try_from(pager::LOCK_BYTE_OFFSET / page_size as u64 + 1).unwrap_or(u32::MAX);
         Ok(BulkWriter {
-            writeback: crate::writeback::Writeback::of(&file),
+            writeback: crate::writeback::Writeback::of(file.try_clone()?),
             file,
             page_size,
             next: pages + 1,
