@@ -45,6 +45,9 @@ fn configure(
 ) -> rusqlite::Result<()> {
     conn.pragma_update_and_check(None, "journal_mode", "OFF", |r| r.get::<_, String>(0))?;
     conn.pragma_update(None, "synchronous", "OFF")?;
+    // The output is this run's alone until its commit: one lock, taken once and kept,
+    // spares every statement's own lock, file check and cache reload.
+    conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
     conn.pragma_update(None, "ignore_check_constraints", 1)?;
     conn.pragma_update(None, "foreign_keys", 0)?;
     conn.pragma_update(None, "cache_size", -65_536)?; // KiB: 64 MiB
