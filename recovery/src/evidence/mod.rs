@@ -83,6 +83,10 @@ struct Tally {
     last: u32,
 }
 
+/// Bytes the kernel maps on a fault in a file mapping (`fault_around_bytes`, 64 KiB by
+/// default): what one read of a page elsewhere in the file can make resident.
+const FAULT_AROUND: u64 = 64 << 10;
+
 /// Table pages read between two reports to the observer.
 const TELL_EVERY: u64 = 256;
 
@@ -106,8 +110,10 @@ impl<'s> Reader<'s> {
 
     /// Records a row read from a table page: its payload's bytes and the page it starts on.
     pub fn row(&self, page: PageNo, bytes: u64) {
-        self.read(bytes + 64);
         let mut t = self.tally.get();
+        // A page away from the last makes the kernel map its neighbours too.
+        let jumped = t.last != page.get() && t.last.wrapping_add(1) != page.get();
+        self.read(bytes + 64 + if jumped { FAULT_AROUND } else { 0 });
         t.rows += 1;
         if t.last != page.get() {
             t.last = page.get();

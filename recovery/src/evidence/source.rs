@@ -119,6 +119,22 @@ impl Source {
             let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
         }
     }
+
+    /// Lets go of the mapped pages of `len` bytes from `offset` (a multiple of the
+    /// memory page size), as [`Source::release_resident`] does for the whole map: a
+    /// sequential pass keeps only what it is reading resident, and pages another thread
+    /// is reading elsewhere in the map stay mapped.
+    fn release_range(&self, offset: usize, len: usize) {
+        if let Some(map) = &self.map {
+            // SAFETY: as in `release_resident`: a read-only shared file mapping, whose
+            // pages are faulted in again from the page cache on the next access.
+            #[allow(unsafe_code)]
+            // reason: the advice is "unchecked" only because it is destructive for private or written mappings, which this is not
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
+            };
+        }
+    }
 }
 
 /// Resident bytes of mapped evidence a run may hold before letting go of them.
@@ -133,10 +149,13 @@ pub struct Residency<'s> {
     sources: Vec<&'s Source>,
     since: u64,
     limit: u64,
+    /// `/proc/self/statm`, kept open: each measurement is one read.
+    statm: Option<File>,
 }
 
-/// Bytes read between two measurements.
-const CHECK_EVERY: u64 = 4 << 20;
+/// Bytes read between two measurements: a read scattered over the file can make 16
+/// times as much resident (fault-around), so this is a sixteenth of the slack allowed.
+const CHECK_EVERY: u64 = 1 << 20;
 
 impl<'s> Residency<'s> {
     /// Keeps the resident pages of `sources` under about `limit` bytes.
@@ -145,6 +164,7 @@ impl<'s> Residency<'s> {
             sources,
             since: 0,
             limit,
+            statm: File::open("/proc/self/statm").ok(),
         }
     }
 
@@ -153,7 +173,7 @@ impl<'s> Residency<'s> {
         self.since += bytes;
         if self.since >= CHECK_EVERY {
             self.since = 0;
-            if resident_file_bytes().is_none_or(|r| r > self.limit) {
+            if resident_file_bytes(self.statm.as_ref()).is_none_or(|r| r > self.limit) {
                 self.release();
             }
         }
@@ -168,10 +188,13 @@ impl<'s> Residency<'s> {
 }
 
 /// Bytes of file-backed (and shared) memory resident in this process, from
-/// `/proc/self/statm`; `None` where that is not available.
-fn resident_file_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let shared: u64 = statm.split_whitespace().nth(2)?.parse().ok()?;
+/// `/proc/self/statm` (read again from its start); `None` where that is not available.
+fn resident_file_bytes(statm: Option<&File>) -> Option<u64> {
+    use std::os::unix::fs::FileExt as _;
+    let mut buf = [0u8; 128];
+    let n = statm?.read_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+    let shared: u64 = text.split_whitespace().nth(2)?.parse().ok()?;
     Some(shared * 4096)
 }
 
@@ -188,14 +211,12 @@ impl Source {
     /// the hash moves on.
     pub fn sha256(&self) -> String {
         use sha2::{Digest, Sha256};
+        const CHUNK: usize = 8 << 20;
         let mut h = Sha256::new();
-        for (i, chunk) in self.bytes().chunks(8 << 20).enumerate() {
+        for (i, chunk) in self.bytes().chunks(CHUNK).enumerate() {
             h.update(chunk);
-            if i % 8 == 7 {
-                self.release_resident();
-            }
+            self.release_range(i * CHUNK, chunk.len());
         }
-        self.release_resident();
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 }
