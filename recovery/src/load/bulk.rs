@@ -125,10 +125,9 @@ impl BulkWriter {
     fn flush(&mut self) -> io::Result<()> {
         if !self.pending.is_empty() {
             let offset = self.offset(self.pending_first);
-            self.file.write_all_at(&self.pending, offset)?;
-            self.writeback.written(offset, self.pending.len() as u64);
             self.pending_first += (self.pending.len() / self.page_size) as u32;
-            self.pending.clear();
+            let run = std::mem::take(&mut self.pending);
+            self.pending = self.writeback.write(offset, run)?;
         }
         Ok(())
     }
@@ -270,6 +269,7 @@ impl BulkWriter {
     /// change counter advanced and the size marked valid.
     pub fn finish(mut self) -> io::Result<()> {
         self.flush()?;
+        self.writeback.wait()?;
         let pages = self.next - 1;
         let mut head = [0u8; 100];
         self.file.read_exact_at(&mut head, 0)?;
