@@ -234,6 +234,15 @@ impl<'a> Page<'a> {
         (0..usize::from(header.cell_count)).filter_map(move |i| u16_at(bytes, start + 2 * i))
     }
 
+    /// The `i`-th cell pointer, read at once (`cell_pointers(h).nth(i)` reads the ones
+    /// before it too); `None` past the array or the page.
+    pub fn cell_pointer(&self, header: &BtreePageHeader, i: usize) -> Option<u16> {
+        if i >= usize::from(header.cell_count) {
+            return None;
+        }
+        u16_at(self.bytes, header.cell_pointers_start + 2 * i)
+    }
+
     /// The cells of this page, lazily decoded; each item is a cell or the finding that
     /// stopped it from being read. A bad cell never stops the next one.
     pub fn cells(&self, header: &BtreePageHeader) -> Cells<'a> {
@@ -809,6 +818,37 @@ mod tests {
             first.unwrap_err().to_string(),
             "cell pointer out of range on page 2, cell 0: 0x1f40"
         );
+    }
+
+    /// Each pointer read at once is the one the array's iterator gives, past the count and
+    /// on a page cut short in the middle of the array too.
+    #[test]
+    fn a_cell_pointer_read_at_once_is_the_arrays() {
+        for (count, len) in [
+            (1u16, 512usize),
+            (40, 512),
+            (300, 512),
+            (200, 300),
+            (0, 512),
+        ] {
+            let mut bytes = one_cell_leaf();
+            bytes[3..5].copy_from_slice(&count.to_be_bytes());
+            bytes[5..7].copy_from_slice(&0u16.to_be_bytes());
+            for (i, b) in bytes.iter_mut().enumerate().skip(8) {
+                *b = (i * 7 % 251) as u8;
+            }
+            bytes.truncate(len);
+            let p = Page::new(PageNo::new(2).unwrap(), &bytes, 512);
+            let h = p.btree_header();
+            let Ok(h) = h else { continue };
+            for i in 0..usize::from(count) + 3 {
+                assert_eq!(
+                    p.cell_pointer(&h, i),
+                    p.cell_pointers(&h).nth(i),
+                    "{count} {len} {i}"
+                );
+            }
+        }
     }
 
     #[test]

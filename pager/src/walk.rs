@@ -326,7 +326,7 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         }
         let index = CellIndex(i as u16);
         let header = frame.header;
-        let Some(offset) = found_at.or_else(|| page.cell_pointers(&header).nth(i as usize)) else {
+        let Some(offset) = found_at.or_else(|| page.cell_pointer(&header, i as usize)) else {
             self.queue.push_back(Err(Finding::PageTruncated {
                 page: page_no,
                 available: page.bytes().len() as u32,
