@@ -169,7 +169,7 @@ impl<'a> Page<'a> {
             page,
             available: self.bytes.len() as u32,
         };
-        let h = |off: usize| u16_at(self.bytes, at + off).ok_or(truncated.clone());
+        let h = |off: usize| u16_at(self.bytes, at + off).ok_or_else(|| truncated.clone());
         let first_freeblock = h(btree_header::FIRST_FREEBLOCK)?;
         let cell_count = h(btree_header::CELL_COUNT)?;
         let raw_area = h(btree_header::CELL_CONTENT_AREA)?;
@@ -182,7 +182,7 @@ impl<'a> Page<'a> {
         let fragmented_free_bytes = *self
             .bytes
             .get(at + btree_header::FRAGMENTED_FREE_BYTES)
-            .ok_or(truncated.clone())?;
+            .ok_or_else(|| truncated.clone())?;
         let right_most_pointer = if page_type.is_interior() {
             Some(u32_at(self.bytes, at + btree_header::RIGHT_MOST_POINTER).ok_or(truncated)?)
         } else {
@@ -271,7 +271,7 @@ impl<'a> Page<'a> {
         let region = self
             .bytes
             .get(start..usable.min(self.bytes.len()))
-            .ok_or(past_end.clone())?;
+            .ok_or_else(|| past_end.clone())?;
         let (cell, len) = parse_cell(page_type, region, usable).ok_or(past_end)?;
         Ok(CellRef {
             location: Location::new(page, start),
