@@ -66,8 +66,8 @@ pub use btree::{
     PageType, Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{
-    survey, survey_observed, survey_with, survey_with_schema, PageClass, PageMap, Survey,
-    SurveyChecks, TreeSurvey, OBSERVE_EVERY,
+    survey, survey_observed, survey_on_two_threads, survey_with, survey_with_schema, PageClass,
+    PageMap, Survey, SurveyChecks, TreeSurvey, OBSERVE_EVERY,
 };
 pub use database::{
     AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence,

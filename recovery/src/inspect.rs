@@ -38,11 +38,17 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         looks_like: crate::error::looks_like(bytes),
     })?;
     // The map's pages are let go of as the survey moves on: resident memory stays flat.
+    // Every page is classified on a second thread while the structures are walked.
     let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
+    let mut classifying = Residency::new(vec![source], RESIDENT_LIMIT);
     let page_size = u64::from(db.page_size().get());
-    let survey = pager::survey_observed(&db, &mut |_| {
-        residency.read(pager::OBSERVE_EVERY * page_size)
-    });
+    let survey = pager::survey_on_two_threads(
+        &db,
+        pager::read_schema(&db),
+        pager::SurveyChecks::All,
+        &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
+        &mut |_| classifying.read(pager::OBSERVE_EVERY * page_size),
+    );
     let sha256 = if sha256 {
         Some(sha256_file(&source.path)?)
     } else {
