@@ -42,14 +42,15 @@ pub struct Writeback {
     out: usize,
     /// The first error of a write the helper made, until it is returned; the helper
     /// writes nothing after one.
-    failed: Arc<Mutex<Failed>>,
+    failed: Arc<Failed>,
 }
 
-/// The helper's first failed write.
+/// The helper's first failed write. The lock is taken only to store or take the error,
+/// never while the helper writes.
 #[derive(Default)]
 struct Failed {
-    error: Option<io::Error>,
-    ever: bool,
+    ever: AtomicBool,
+    error: Mutex<Option<io::Error>>,
 }
 
 /// What the helper is asked to do.
@@ -75,7 +76,7 @@ impl Writeback {
             file: None,
             spare: None,
             out: 0,
-            failed: Arc::new(Mutex::new(Failed::default())),
+            failed: Arc::new(Failed::default()),
         };
         if !cfg!(target_os = "linux") {
             writeback.file = Some(file);
@@ -97,17 +98,16 @@ impl Writeback {
                         Job::Start(offset, len) if !skip => start(&file, offset, len),
                         Job::Start(..) => {}
                         Job::Write(offset, mut buf) => {
-                            let mut first = failed.lock().unwrap_or_else(|e| e.into_inner());
-                            if !skip && !first.ever {
+                            if !skip && !failed.ever.load(Ordering::Acquire) {
                                 match file.write_all_at(&buf, offset) {
                                     Ok(()) => start(&file, offset, buf.len() as u64),
                                     Err(e) => {
-                                        first.error = Some(e);
-                                        first.ever = true;
+                                        *failed.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                                            Some(e);
+                                        failed.ever.store(true, Ordering::Release);
                                     }
                                 }
                             }
-                            drop(first);
                             buf.clear();
                             let _ = spare_tx.send(buf);
                         }
@@ -147,8 +147,8 @@ impl Writeback {
 
     /// Writes `run` at `offset` (from the helper, which then starts its writeback, or
     /// here when there is none) and returns an empty buffer to fill next: one the helper
-    /// has written, once [`IN_FLIGHT`] are out. An error of an earlier write is returned
-    /// here, or by [`Writeback::wait`].
+    /// has written, once [`IN_FLIGHT`] were out (this waits for it). An error of an
+    /// earlier write is returned here, or by [`Writeback::wait`].
     pub fn write(&mut self, offset: u64, run: Vec<u8>) -> io::Result<Vec<u8>> {
         self.failed()?;
         let (Some(jobs), Some(spare)) = (&self.jobs, &self.spare) else {
@@ -160,20 +160,19 @@ impl Writeback {
             run.clear();
             return Ok(run);
         };
-        let capacity = run.capacity();
-        jobs.send(Job::Write(offset, run))
-            .map_err(|_| io::Error::other("the output's writer thread ended"))?;
-        self.out += 1;
-        let next = if self.out > IN_FLIGHT {
+        let next = if self.out >= IN_FLIGHT {
             let back = spare
                 .recv()
                 .map_err(|_| io::Error::other("the output's writer thread ended"))?;
             self.out -= 1;
             back
         } else {
-            Vec::with_capacity(capacity)
+            Vec::with_capacity(run.capacity())
         };
         self.failed()?;
+        jobs.send(Job::Write(offset, run))
+            .map_err(|_| io::Error::other("the output's writer thread ended"))?;
+        self.out += 1;
         Ok(next)
     }
 
@@ -192,11 +191,18 @@ impl Writeback {
 
     /// The error of a write the helper made (itself the first time it is asked for).
     fn failed(&self) -> io::Result<()> {
-        let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        match failed.error.take() {
+        if !self.failed.ever.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        match self
+            .failed
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             Some(e) => Err(e),
-            None if failed.ever => Err(io::Error::other("an earlier write of the output failed")),
-            None => Ok(()),
+            None => Err(io::Error::other("an earlier write of the output failed")),
         }
     }
 }

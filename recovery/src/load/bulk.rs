@@ -31,6 +31,8 @@ pub struct BulkWriter {
     page_size: usize,
     /// The next page number to allocate.
     next: u32,
+    /// The first page this writer allocated: pages before it are SQLite's.
+    first_new: u32,
     lock_byte_page: u32,
     /// Consecutive pages not yet written, starting at page `pending_first`.
     pending: Vec<u8>,
@@ -83,6 +85,7 @@ impl BulkWriter {
             file,
             page_size,
             next: pages + 1,
+            first_new: pages + 1,
             lock_byte_page,
             pending: Vec::new(),
             pending_first: pages + 1,
@@ -118,6 +121,11 @@ impl BulkWriter {
             self.pending_first = page;
             self.pending.extend_from_slice(image);
             return Ok(());
+        }
+        if page >= self.first_new {
+            // A page of a run handed over (never so far: each allocated page is written
+            // once, in order): the run is written first, not over this.
+            self.writeback.wait()?;
         }
         self.file.write_all_at(image, self.offset(page))
     }
