@@ -13,15 +13,13 @@ use crate::output::Output;
 use crate::report::ObjectStatus;
 use crate::tables::Tables;
 
-/// Re-creates the schema objects of `kind`, except those in `prebuilt` (lower-cased
-/// names of indexes the bulk writer built).
+/// Re-creates the schema objects of `kind`.
 pub fn create_objects(
     evidence: &Evidence<'_>,
     out: &Output,
     tables: &Tables,
     ledger: &mut Ledger,
     kind: SchemaKind,
-    prebuilt: &BTreeSet<String>,
 ) {
     let created: BTreeSet<String> = tables
         .iter()
@@ -29,9 +27,6 @@ pub fn create_objects(
         .map(|t| t.name.to_ascii_lowercase())
         .collect();
     for r in evidence.schema.rows.iter().filter(|r| r.kind == kind) {
-        if prebuilt.contains(&r.name.to_ascii_lowercase()) {
-            continue;
-        }
         let Some(sql) = &r.sql else {
             // Automatic indexes come with their table's constraints.
             continue;

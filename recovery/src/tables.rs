@@ -39,9 +39,6 @@ pub struct TableRun {
     /// of the chain overwritten with other bytes leaves no trace but wrong values, which
     /// the table's index entries can still catch.
     pub spilled_rowids: Vec<i64>,
-    /// Whether the bulk writer built any of its indexes (sorted here, not by SQLite): the
-    /// output's check compares those with the table's rows.
-    pub indexes_built_here: bool,
     /// Indexes to make on it that the schema lacks: those of a table whose lost CREATE
     /// statement a profile knows, with where they come from ("profile NAME"), name and
     /// statement.
@@ -79,7 +76,6 @@ impl Tables {
             proven_lost: BTreeMap::new(),
             written_rowids: Vec::new(),
             spilled_rowids: Vec::new(),
-            indexes_built_here: false,
             known_indexes: Vec::new(),
         });
         id

@@ -32,7 +32,6 @@ impl Finish {
         observer: &dyn Observer,
     ) -> Result<Finish, Error> {
         let mut rebuilt = rebuilt;
-        let none = Default::default();
         observer.stage(Stage::Views);
         crate::objects::create_objects(
             evidence,
@@ -40,7 +39,6 @@ impl Finish {
             &rebuilt.tables,
             &mut rebuilt.ledger,
             SchemaKind::View,
-            &none,
         );
         observer.stage(Stage::VirtualTables);
         vtab::Refill {
@@ -58,7 +56,6 @@ impl Finish {
             &rebuilt.tables,
             &mut rebuilt.ledger,
             SchemaKind::Trigger,
-            &none,
         );
         Ok(Finish {
             rebuilt,

@@ -4,12 +4,9 @@
 //! `PRAGMA quick_check` reads every page of the output: every b-tree's structure, its
 //! cells and their order, overflow chains, the freelist, every page used once, NOT NULL
 //! columns. What it leaves out is comparing each index with its table, which costs a
-//! search per row and index. An index SQLite built itself (CREATE INDEX after the load,
-//! or kept up by its own inserts) holds what it read from the table; an index the bulk
-//! writer sorted and wrote holds what this program decided. So when there is one, the
-//! whole check runs instead (`PRAGMA integrity_check`: each index against its rows, and
-//! UNIQUE), in the same single pass over every page (a second pass over the tables with
-//! such an index would read them twice).
+//! search per row and index: every index of the output is one SQLite built itself
+//! (CREATE INDEX after the load, or kept up by its own inserts), which holds what it read
+//! from the table. The bulk writer writes tables only.
 
 use crate::ledger::Ledger;
 use crate::output::{quote, Output};
@@ -20,12 +17,7 @@ pub fn verify(out: &Output, tables: &Tables, ledger: &mut Ledger) -> bool {
     // Every page is read once: a small cache recycles its pages instead of allocating
     // (and faulting in) new memory for each.
     let _ = out.conn.pragma_update(None, "cache_size", -2048);
-    let pragma = if tables.filled().any(|(t, _)| t.indexes_built_here) {
-        "PRAGMA integrity_check"
-    } else {
-        "PRAGMA quick_check"
-    };
-    let ok = check(out, pragma, ledger);
+    let ok = check(out, "PRAGMA quick_check", ledger);
     let mut counts_ok = true;
     let mut filled = 0;
     for (t, _) in tables.filled() {

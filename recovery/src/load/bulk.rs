@@ -8,8 +8,9 @@
 //! then interior levels are built over the leaves and the top page is written into the
 //! table's root page, which keeps its number. New pages are appended after the last page,
 //! skipping the lock-byte page; the header's database size and change counter are updated
-//! last. SQLite reopens the file afterwards for everything else, and `PRAGMA
-//! integrity_check` on the finished output checks every page written here.
+//! last. SQLite reopens the file afterwards for everything else (the tables' indexes
+//! included), and `PRAGMA quick_check` on the finished output checks every page written
+//! here.
 
 use std::fs::File;
 use std::io;
@@ -156,110 +157,6 @@ impl BulkWriter {
         Ok(pages[0])
     }
 
-    /// The payload part of an index cell for `record`: payload size, local part, first
-    /// overflow page when it spills (writing the chain). Leaf cells are this; interior
-    /// cells put the left child pointer before it.
-    fn index_payload(&mut self, record: &[u8]) -> io::Result<Vec<u8>> {
-        let local = pager::btree::local_payload_len(false, record.len() as u64, self.page_size);
-        let mut part = Vec::with_capacity(local + 13);
-        put_varint(&mut part, record.len() as u64);
-        part.extend_from_slice(record.get(..local).unwrap_or(record));
-        if local < record.len() {
-            let first = self.write_overflow(record.get(local..).unwrap_or_default())?;
-            part.extend_from_slice(&first.to_be_bytes());
-        }
-        Ok(part)
-    }
-
-    /// Writes the index b-tree rooted at `root` (an empty index leaf SQLite created) from
-    /// its entries, sorted here. In an index b-tree the entry between two children lives
-    /// in their parent ("B-tree Pages"), so leaves are filled in order and the entry after
-    /// each full leaf goes up as the divider to the next one.
-    pub fn index(&mut self, root: u32, mut entries: IndexEntries) -> io::Result<()> {
-        entries.sort();
-        let usable = self.page_size;
-        if entries.is_empty() {
-            return Ok(());
-        }
-        let mut children: Vec<u32> = Vec::new();
-        let mut dividers: Vec<Vec<u8>> = Vec::new();
-        let mut leaf = Leaf::new(usable);
-        // A full leaf and the entry after it (its divider) wait until a later entry
-        // exists: a divider needs a right sibling, so the last entry never goes up alone.
-        let mut full: Option<(Leaf, Vec<u8>)> = None;
-        for i in 0..entries.len() {
-            let part = self.index_payload(entries.record(i))?;
-            if let Some((mut done, divider)) = full.take() {
-                let page = self.allocate();
-                self.write_page(page, done.seal(0x0a, None))?;
-                children.push(page);
-                dividers.push(divider);
-            }
-            if leaf.cells > 0 && leaf.free(LEAF_HEADER) < part.len() + 2 {
-                full = Some((std::mem::replace(&mut leaf, Leaf::new(usable)), part));
-                continue;
-            }
-            leaf.add(LEAF_HEADER, &part);
-        }
-        if let Some((mut done, last)) = full.take() {
-            // The last entry went up with nothing after it: it becomes the last leaf's
-            // only entry, and the full leaf's own last entry goes up in its place.
-            let Some(divider) = done.pop_last() else {
-                return Err(io::Error::other("an index leaf filled by a single entry"));
-            };
-            leaf.add(LEAF_HEADER, &last);
-            let page = self.allocate();
-            self.write_page(page, done.seal(0x0a, None))?;
-            children.push(page);
-            dividers.push(divider);
-        }
-        if children.is_empty() {
-            return self.write_page(root, leaf.seal(0x0a, None));
-        }
-        let page = self.allocate();
-        self.write_page(page, leaf.seal(0x0a, None))?;
-        children.push(page);
-        // Interior levels, children spread evenly so that every page has at least two.
-        // Invariant: dividers[j] separates children[j] and children[j + 1].
-        loop {
-            if dividers.len() + 1 != children.len() {
-                return Err(io::Error::other(
-                    "index b-tree: dividers and children disagree",
-                ));
-            }
-            let widest = dividers.iter().map(Vec::len).max().unwrap_or(0) + 4;
-            let per_page = ((usable - INTERIOR_HEADER) / (widest + 2)).max(1) + 1;
-            let pages = children.len().div_ceil(per_page);
-            let (base, extra) = (children.len() / pages, children.len() % pages);
-            let mut next_children = Vec::with_capacity(pages);
-            let mut next_dividers = Vec::with_capacity(pages.saturating_sub(1));
-            let mut at = 0;
-            for p in 0..pages {
-                let n = base + usize::from(p < extra);
-                let mut page = Leaf::new(usable);
-                for j in at..at + n - 1 {
-                    let mut cell = Vec::with_capacity(4 + dividers[j].len());
-                    cell.extend_from_slice(&children[j].to_be_bytes());
-                    cell.extend_from_slice(&dividers[j]);
-                    page.add(INTERIOR_HEADER, &cell);
-                }
-                let right_most = children[at + n - 1];
-                let number = if pages == 1 { root } else { self.allocate() };
-                self.write_page(number, page.seal(0x02, Some(right_most)))?;
-                next_children.push(number);
-                if p + 1 < pages {
-                    next_dividers.push(std::mem::take(&mut dividers[at + n - 1]));
-                }
-                at += n;
-            }
-            if pages == 1 {
-                return Ok(());
-            }
-            children = next_children;
-            dividers = next_dividers;
-        }
-    }
-
     /// Starts the table whose (empty) root page is `root`.
     pub fn table(&mut self, root: u32) -> TableBuilder<'_> {
         let usable = self.page_size;
@@ -298,155 +195,6 @@ impl BulkWriter {
         // the untouched source.
         Ok(())
     }
-}
-
-/// The entries of one single-column index ("Index B-Tree"): records of (column value,
-/// rowid), kept in one buffer, sorted as SQLite orders them with the BINARY collation:
-/// NULL, then integers by value, then text (byte order), then blobs (byte order), ties
-/// by rowid.
-#[derive(Default)]
-pub struct IndexEntries {
-    records: Vec<u8>,
-    entries: Vec<Entry>,
-}
-
-/// One index entry: where its record lies in [`IndexEntries::records`], and its sort key.
-struct Entry {
-    /// 0 NULL, 1 integer, 2 text, 3 blob (the storage classes in SQLite's order).
-    class: u8,
-    /// Integers: the value. Text and blobs: the offset of the value's body.
-    key: i64,
-    /// Text and blobs: the length of the value's body.
-    key_len: u32,
-    rowid: i64,
-    offset: u32,
-    len: u32,
-}
-
-impl IndexEntries {
-    /// Adds the entry for a row whose indexed column is stored with serial type `code`
-    /// and body `body`. Returns `false` (and adds nothing) for a value this builder does
-    /// not order (a float), so that the caller lets SQLite build the index instead.
-    pub fn push(&mut self, code: u64, body: &[u8], rowid: i64) -> bool {
-        let class = match code {
-            0 => 0,
-            1..=6 | 8 | 9 => 1,
-            n if n >= 13 && n % 2 == 1 => 2,
-            n if n >= 12 && n % 2 == 0 => 3,
-            _ => return false,
-        };
-        // The record: header (size, value type, rowid type), value body, rowid body.
-        let mut rowid_buf = [0u8; 9];
-        let (rowid_code, rowid_len) = int_serial(rowid, &mut rowid_buf);
-        let start = self.records.len();
-        // Offsets are u32: an entry that would end past that is left to SQLite.
-        if u32::try_from(start + 1 + 18 + body.len() + rowid_len).is_err() {
-            return false;
-        }
-        // The header is written in place (no allocation per row), its size byte patched.
-        self.records.push(0);
-        put_varint(&mut self.records, code);
-        put_varint(&mut self.records, rowid_code);
-        let header_len = self.records.len() - start;
-        if let Some(size) = self.records.get_mut(start) {
-            *size = header_len as u8;
-        }
-        let body_offset = self.records.len();
-        self.records.extend_from_slice(body);
-        self.records.extend_from_slice(&rowid_buf[..rowid_len]);
-        let key = match class {
-            // 0 and 1 are serial types 8 and 9, with no body ("Serial Type Codes").
-            1 => match code {
-                8 => 0,
-                9 => 1,
-                _ => int_value(body),
-            },
-            _ => body_offset as i64,
-        };
-        self.entries.push(Entry {
-            class,
-            key,
-            key_len: body.len() as u32,
-            rowid,
-            offset: start as u32,
-            len: (self.records.len() - start) as u32,
-        });
-        true
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    fn body(&self, e: &Entry) -> &[u8] {
-        let start = usize::try_from(e.key).unwrap_or(usize::MAX);
-        self.records
-            .get(start..start.saturating_add(e.key_len as usize))
-            .unwrap_or_default()
-    }
-
-    fn sort(&mut self) {
-        let mut entries = std::mem::take(&mut self.entries);
-        entries.sort_unstable_by(|a, b| {
-            a.class
-                .cmp(&b.class)
-                .then_with(|| match a.class {
-                    0 => std::cmp::Ordering::Equal,
-                    1 => a.key.cmp(&b.key),
-                    _ => self.body(a).cmp(self.body(b)),
-                })
-                .then(a.rowid.cmp(&b.rowid))
-        });
-        self.entries = entries;
-    }
-
-    fn record(&self, i: usize) -> &[u8] {
-        self.entries
-            .get(i)
-            .and_then(|e| {
-                self.records
-                    .get(e.offset as usize..(e.offset + e.len) as usize)
-            })
-            .unwrap_or_default()
-    }
-}
-
-/// The value of a big-endian two's-complement integer body.
-fn int_value(body: &[u8]) -> i64 {
-    let mut v: i64 = if body.first().is_some_and(|b| b & 0x80 != 0) {
-        -1
-    } else {
-        0
-    };
-    for b in body {
-        v = (v << 8) | i64::from(*b);
-    }
-    v
-}
-
-/// The integer serial type SQLite stores `v` with ("Serial Type Codes": 8 and 9 for 0
-/// and 1, no body, in every database of schema format 4, which the output is; else the
-/// smallest width), and its body in `buf`.
-fn int_serial(v: i64, buf: &mut [u8; 9]) -> (u64, usize) {
-    let (code, len) = match v {
-        0 => (8, 0),
-        1 => (9, 0),
-        -128..=127 => (1, 1),
-        -32768..=32767 => (2, 2),
-        -8_388_608..=8_388_607 => (3, 3),
-        -2_147_483_648..=2_147_483_647 => (4, 4),
-        -140_737_488_355_328..=140_737_488_355_327 => (5, 6),
-        _ => (6, 8),
-    };
-    let bytes = v.to_be_bytes();
-    buf[..len].copy_from_slice(&bytes[8 - len..]);
-    (code, len)
 }
 
 /// A b-tree page being filled: cell pointers from the front, cells from the back.
@@ -510,23 +258,6 @@ impl Leaf {
         CellWriter {
             out: &mut self.image[self.content..self.content + len],
         }
-    }
-
-    /// Takes back the cell added last (of a leaf, header `LEAF_HEADER`), its bytes and
-    /// pointer cleared; `None` when there is none to take.
-    fn pop_last(&mut self) -> Option<Vec<u8>> {
-        if self.cells == 0 || self.last_len == 0 {
-            return None;
-        }
-        let range = self.content..self.content + self.last_len;
-        let cell = self.image.get(range.clone())?.to_vec();
-        self.image.get_mut(range)?.fill(0);
-        self.cells -= 1;
-        let ptr = LEAF_HEADER + 2 * usize::from(self.cells);
-        self.image.get_mut(ptr..ptr + 2)?.fill(0);
-        self.content += self.last_len;
-        self.last_len = 0;
-        Some(cell)
     }
 
     /// Finishes the page header: type, cell count, content area (65536 stored as 0).

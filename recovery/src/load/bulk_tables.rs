@@ -1,7 +1,9 @@
-//! Which tables and indexes the bulk writer builds, and one table's bulk job: rowid
-//! tables with no index SQLite keeps for a constraint, whose rows can be appended in rowid
-//! order; and, of their indexes, the plain ones over one column, whose entries it sorts
-//! itself.
+//! Which tables the bulk writer builds, and one table's bulk job: rowid tables with no
+//! index SQLite keeps for a constraint, whose rows can be appended in rowid order. Their
+//! indexes are created by SQLite after the load, from the rows: one it builds needs only
+//! `PRAGMA quick_check`, where one the writer sorted itself needed SQLite's full
+//! `integrity_check` (a search of the index for every row), which cost more than building
+//! it (0.85 s more on the 2 GB store of `bench/speed.py`, and not linear in its size).
 
 use pager::{SerialType, TextEncoding};
 use reconstruct::{
@@ -9,9 +11,9 @@ use reconstruct::{
     TableRows, TableShape,
 };
 
-use super::bulk::{BulkWriter, IndexEntries};
+use super::bulk::BulkWriter;
 use crate::evidence::{Evidence, Reader};
-use crate::output::{quote, Output};
+use crate::output::Output;
 use crate::tables::Tables;
 
 /// A table the bulk writer fills.
@@ -24,20 +26,6 @@ pub struct BulkTable {
     pub shape: TableShape,
     /// Its root in the source.
     pub source_root: Option<pager::PageNo>,
-    /// Its indexes the bulk writer builds.
-    pub indexes: Vec<Prebuilt>,
-}
-
-/// An index the bulk writer builds.
-pub struct Prebuilt {
-    /// Its name, as SQLite created it.
-    pub name: String,
-    /// The name its schema row gives (the same, unless the row is damaged).
-    pub row_name: String,
-    /// Its root page in the output.
-    pub root: u32,
-    /// Position of its column in the table's records.
-    pub position: usize,
 }
 
 /// Tables whose rows can be written straight into the file: rowid tables with a root in
@@ -63,104 +51,6 @@ pub fn bulk_tables(out: &Output, tables: &Tables) -> Vec<(TableId, u32)> {
         }
     }
     found
-}
-
-/// The indexes of a bulk-loaded table that the bulk writer builds itself: created now on
-/// the still empty table (so that SQLite owns their root pages and maintains them for rows
-/// inserted later), kept when they are plain (one column of the table, BINARY collation,
-/// ascending, not UNIQUE, not partial, not the rowid), dropped otherwise (SQLite builds
-/// those after the load).
-pub fn prebuild_indexes(
-    evidence: &Evidence<'_>,
-    out: &Output,
-    shape: &TableShape,
-) -> rusqlite::Result<Vec<Prebuilt>> {
-    let mut built = Vec::new();
-    let order = shape.record_order();
-    let alias = shape.rowid_alias();
-    let rows: Vec<(String, String)> = evidence
-        .schema
-        .rows
-        .iter()
-        .filter(|r| {
-            r.kind == pager::SchemaKind::Index && r.tbl_name.eq_ignore_ascii_case(&shape.name)
-        })
-        .filter_map(|r| Some((r.name.clone(), r.sql.clone()?)))
-        .collect();
-    for (row_name, sql) in rows {
-        if out.create_object(pager::SchemaKind::Index, &sql).is_err() {
-            continue;
-        }
-        // The name SQLite gave the index: a damaged schema row may spell it otherwise.
-        let name = out
-            .created_name("index", false)
-            .unwrap_or_else(|| row_name.clone());
-        // An index SQLite does not describe as expected here is left to SQLite.
-        let plain = plain_index(out, &name, &shape.name).ok().flatten();
-        let position = plain.and_then(|(cid, root)| {
-            let cid = usize::try_from(cid).ok()?;
-            if Some(cid) == alias || root == 0 {
-                return None;
-            }
-            order.iter().position(|c| *c == cid).map(|p| (p, root))
-        });
-        match position {
-            Some((position, root)) => built.push(Prebuilt {
-                name,
-                row_name,
-                root,
-                position,
-            }),
-            None => out
-                .conn
-                .execute_batch(&format!("DROP INDEX {}", quote(&name)))?,
-        }
-    }
-    Ok(built)
-}
-
-/// The column and output root of an index SQLite reports as plain: one key column,
-/// ascending, BINARY collation, neither UNIQUE nor partial.
-fn plain_index(out: &Output, name: &str, table: &str) -> rusqlite::Result<Option<(i64, u32)>> {
-    use rusqlite::OptionalExtension;
-    // Names are compared without case, as SQLite compares them (a schema row may spell
-    // an index's table otherwise than the table does).
-    let Some((unique, partial)): Option<(i64, i64)> = out
-        .conn
-        .query_row(
-            "SELECT \"unique\", partial FROM pragma_index_list(?2) WHERE name = ?1 COLLATE NOCASE",
-            [name, table],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let mut stmt = out
-        .conn
-        .prepare("SELECT cid, \"desc\", coll FROM pragma_index_xinfo(?1) WHERE key = 1")?;
-    let keys: Vec<(i64, i64, Option<String>)> = stmt
-        .query_map([name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    let Some(root): Option<i64> = out
-        .conn
-        .query_row(
-            "SELECT rootpage FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE",
-            [name],
-            |r| r.get(0),
-        )
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    Ok(match keys.as_slice() {
-        [(cid, 0, Some(coll))]
-            if unique == 0 && partial == 0 && coll.eq_ignore_ascii_case("BINARY") =>
-        {
-            Some((*cid, u32::try_from(root).unwrap_or(0)))
-        }
-        _ => None,
-    })
 }
 
 /// What decides whether a table's records can be copied as they are, worked out once per
@@ -313,12 +203,9 @@ pub struct Written<'s> {
     pub spilled: Vec<i64>,
     /// Rows that go through SQL instead.
     pub later: Vec<RecoveredRow<'s>>,
-    /// Indexes left to SQLite's REINDEX: a value this builder does not order, or a column
-    /// a record lacks (its default applies).
-    pub reindex: Vec<String>,
 }
 
-/// Writes the tree rows of one table, and its plain indexes, through `writer`. Rows that
+/// Writes the tree rows of one table through `writer`. Rows that
 /// cannot be appended as they are (out of rowid order, damaged, or refused by a NOT NULL
 /// column) are returned to go through SQL.
 pub fn write_table<'s>(
@@ -327,11 +214,6 @@ pub fn write_table<'s>(
     job: &BulkTable,
     reader: &Reader<'_>,
 ) -> std::io::Result<Written<'s>> {
-    let mut entries: Vec<Option<IndexEntries>> = job
-        .indexes
-        .iter()
-        .map(|_| Some(IndexEntries::default()))
-        .collect();
     let mut table = writer.table(job.root);
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
     let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
@@ -354,35 +236,16 @@ pub fn write_table<'s>(
                 if row.raw.spilled() {
                     spilled.push(rowid);
                 }
-                for (index, slot) in job.indexes.iter().zip(entries.iter_mut()) {
-                    let Some(e) = slot else { continue };
-                    let value = pager::record::column_raw(
-                        &row.raw.payload,
-                        row.raw.location,
-                        index.position,
-                    );
-                    if !value.is_some_and(|(t, body)| e.push(t.code(), body, rowid)) {
-                        *slot = None;
-                    }
-                }
             }
             _ => later.push(row),
         }
     }
     let rows = table.finish()?;
-    let mut reindex = Vec::new();
-    for (index, slot) in job.indexes.iter().zip(entries) {
-        match slot {
-            Some(e) => writer.index(index.root, e)?,
-            None => reindex.push(index.name.clone()),
-        }
-    }
     Ok(Written {
         rows,
         unreadable,
         rowids,
         spilled,
         later,
-        reindex,
     })
 }

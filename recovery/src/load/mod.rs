@@ -2,16 +2,15 @@
 //! and from the orphan pages the evidence attributes to it.
 //!
 //! 1. [`Bulk::run`]: rowid tables whose rows arrive in rowid order are written as b-tree
-//!    pages straight into the file ([`bulk`]), with their plain indexes; this needs only
-//!    the schema, so it runs while the survey of every page goes on on the second core.
+//!    pages straight into the file ([`bulk`]); this needs only the schema, so it runs while the survey of every page goes on on the second core.
 //! 2. [`Bulk::load`]: with the survey in, each table's b-tree damage is counted, the orphan
 //!    pages are attributed ([`reconstruct::plan`]) and tables whose CREATE statement is
 //!    lost are inferred from them; then the rows the bulk writer could not take, the orphan
 //!    rows, and every other table go through SQL ([`rows`]), refused rows and unattributed
 //!    orphans to `lost_and_found`, and `sqlite_sequence` is carried over.
-//! 3. [`Loaded::create_indexes`]: the schema's remaining indexes.
+//! 3. [`Loaded::create_indexes`]: the schema's indexes, built by SQLite from the rows.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use pager::{PageNo, Survey, Value};
 use reconstruct::{
@@ -25,7 +24,6 @@ use crate::observer::{Observer, Stage};
 use crate::output::{quote, Output, SqlValue};
 use crate::plan::SchemaPlan;
 use crate::profiles::Profiles;
-use crate::report::ObjectStatus;
 use crate::tables::Tables;
 
 pub mod bulk;
@@ -50,8 +48,6 @@ pub struct Bulk<'s> {
     /// Rows of bulk-loaded tables that go through SQL instead (out of rowid order,
     /// damaged, or refused by a NOT NULL column).
     deferred: BTreeMap<TableId, Vec<RecoveredRow<'s>>>,
-    /// Indexes the bulk writer built (lower-cased names): not created again.
-    prebuilt: BTreeSet<String>,
 }
 
 /// The output with every row in: what the rebuild works on.
@@ -70,7 +66,6 @@ pub struct Loaded {
     pub unattributed: Vec<OrphanGroup>,
     /// Orphan index-page groups: index data, rebuilt from the tables instead.
     pub index_groups: u64,
-    prebuilt: BTreeSet<String>,
 }
 
 impl<'s> Bulk<'s> {
@@ -85,7 +80,7 @@ impl<'s> Bulk<'s> {
         let SchemaPlan {
             mut out,
             tables,
-            mut ledger,
+            ledger,
         } = plan;
         let candidates = bulk_tables::bulk_tables(&out, &tables);
         let mut jobs = Vec::with_capacity(candidates.len());
@@ -93,26 +88,20 @@ impl<'s> Bulk<'s> {
             let Some((t, shape)) = tables.get(id).and_then(|t| Some((t, t.shape.as_ref()?))) else {
                 continue;
             };
-            // Plain single-column indexes of these tables are built here too; the rest
-            // are created by SQLite after the load.
-            let indexes = bulk_tables::prebuild_indexes(evidence, &out, shape)
-                .map_err(Error::db("bulk loading"))?;
             jobs.push(BulkTable {
                 id,
                 root,
                 shape: shape.clone(),
                 source_root: t.root,
-                indexes,
             });
         }
-        let (mut deferred, mut prebuilt) = (BTreeMap::new(), BTreeSet::new());
+        let mut deferred = BTreeMap::new();
         if jobs.is_empty() {
             return Ok(Bulk {
                 out,
                 tables,
                 ledger,
                 deferred,
-                prebuilt,
             });
         }
         let page_size = evidence.db.page_size().get();
@@ -137,24 +126,11 @@ impl<'s> Bulk<'s> {
             .map_err(Error::Output)?;
         let mut tables = tables;
         for (job, table) in jobs.iter().zip(written) {
-            for name in &table.reindex {
-                out.conn
-                    .execute_batch(&format!("REINDEX {}", quote(name)))
-                    .map_err(Error::db("bulk loading"))?;
-            }
-            for built in &job.indexes {
-                ledger.object("index", &built.name, ObjectStatus::Created, None);
-                prebuilt.insert(built.row_name.to_ascii_lowercase());
-            }
             if let Some(t) = tables.get_mut(job.id) {
                 t.loss.from_tree += table.rows;
                 t.loss.unreadable_cells += table.unreadable;
                 t.written_rowids = table.rowids;
                 t.spilled_rowids = table.spilled;
-                t.indexes_built_here = job
-                    .indexes
-                    .iter()
-                    .any(|built| !table.reindex.contains(&built.name));
             }
             deferred.insert(job.id, table.later);
         }
@@ -163,7 +139,6 @@ impl<'s> Bulk<'s> {
             tables,
             ledger,
             deferred,
-            prebuilt,
         })
     }
 
@@ -181,7 +156,6 @@ impl<'s> Bulk<'s> {
             mut tables,
             mut ledger,
             mut deferred,
-            prebuilt,
         } = self;
         let mut survey = survey;
         // Pages a table's tree reaches that are another table's, or free: cut from it
@@ -307,14 +281,12 @@ impl<'s> Bulk<'s> {
             lost_and_found,
             unattributed: plan.lost_and_found,
             index_groups: plan.index_groups.len() as u64,
-            prebuilt,
         })
     }
 }
 
 impl Loaded {
-    /// Re-creates the schema's indexes the bulk writer did not build. Reads nothing from
-    /// the source.
+    /// Re-creates the schema's indexes. Reads nothing from the source.
     pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
         observer.stage(Stage::Indexes);
         crate::objects::create_objects(
@@ -323,7 +295,6 @@ impl Loaded {
             &self.tables,
             &mut self.ledger,
             pager::SchemaKind::Index,
-            &self.prebuilt,
         );
     }
 }

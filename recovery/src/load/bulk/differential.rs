@@ -1,14 +1,10 @@
 //! Differential tests of the bulk writer against SQLite itself.
 //!
-//! SQLite writes a source database (a table `tN(id INTEGER PRIMARY KEY, v DECL)` with a
-//! plain index on `v`, per case); the bulk writer rebuilds each table and index from the
-//! source's records into an output that SQLite created empty, exactly as `recover` does
-//! (an index holding a value the writer does not order is left to SQLite's `REINDEX`).
-//! The output must pass `PRAGMA integrity_check`, and an in-order walk of every table and
-//! index b-tree must yield the same records, byte for byte, in the same order, as the
-//! same walk of the source. `integrity_check` alone would not do: it does not check the
-//! order of index keys, which is how entries misordered by the writer once went unseen
-//! until lookups missed them.
+//! SQLite writes a source database (a table `tN(id INTEGER PRIMARY KEY, v DECL)` per
+//! case); the bulk writer rebuilds each table from the source's records into an output
+//! that SQLite created empty, exactly as `recover` does. The output must pass `PRAGMA
+//! integrity_check`, and an in-order walk of every table b-tree must yield the same
+//! records, byte for byte, in the same order, as the same walk of the source.
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +13,7 @@ use pager::{BtreeWalk, Database, PageNo, TreeItem};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
-use super::{put_varint, BulkWriter, IndexEntries};
+use super::{put_varint, BulkWriter};
 use pager::varint::varint_len;
 
 /// One table of a batch: the declared type of `v`, and the rows (rowid, value).
@@ -62,7 +58,7 @@ fn create_schema(conn: &Connection, cases: &[Case]) {
     let mut sql = String::from("BEGIN;");
     for (n, case) in cases.iter().enumerate() {
         sql.push_str(&format!(
-            "CREATE TABLE t{n}(id INTEGER PRIMARY KEY, v {});CREATE INDEX i{n} ON t{n}(v);",
+            "CREATE TABLE t{n}(id INTEGER PRIMARY KEY, v {});",
             case.decl
         ));
     }
@@ -70,19 +66,16 @@ fn create_schema(conn: &Connection, cases: &[Case]) {
     conn.execute_batch(&sql).unwrap();
 }
 
-/// The root pages of `tN` and `iN`, by `N`.
-fn roots(conn: &Connection, cases: usize) -> Vec<(u32, u32)> {
+/// The root pages of `tN`, by `N`.
+fn roots(conn: &Connection, cases: usize) -> Vec<u32> {
     (0..cases)
         .map(|n| {
-            let root = |name: String| -> u32 {
-                conn.query_row(
-                    "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
-                    [name],
-                    |r| r.get(0),
-                )
-                .unwrap()
-            };
-            (root(format!("t{n}")), root(format!("i{n}")))
+            conn.query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = ?1",
+                [format!("t{n}")],
+                |r| r.get(0),
+            )
+            .unwrap()
         })
         .collect()
 }
@@ -130,36 +123,18 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
     let src_bytes = std::fs::read(&src_path).unwrap();
     let src_db = Database::open(&src_bytes).unwrap();
     let mut writer = BulkWriter::open(&out_path, page_size).unwrap();
-    let mut reindex = Vec::new();
-    for (n, ((table, _), (out_table, out_index))) in src_roots.iter().zip(&out_roots).enumerate() {
+    for (table, out_table) in src_roots.iter().zip(&out_roots) {
         let mut builder = writer.table(*out_table);
-        let mut entries = Some(IndexEntries::default());
         for (rowid, payload) in in_order(&src_db, *table) {
             let rowid = rowid.unwrap();
             assert!(builder.accepts(rowid));
             builder.push(rowid, &payload).unwrap();
-            // `v` is the record's second column (the rowid alias is stored as NULL).
-            let at = pager::Location::new(PageNo::FIRST, 0);
-            let (t, body) = pager::record::column_raw(&payload, at, 1).unwrap();
-            if entries
-                .as_mut()
-                .is_some_and(|e| !e.push(t.code(), body, rowid))
-            {
-                entries = None;
-            }
         }
         builder.finish().unwrap();
-        match entries {
-            Some(e) => writer.index(*out_index, e).unwrap(),
-            None => reindex.push(format!("i{n}")),
-        }
     }
     writer.finish().unwrap();
 
     let out = Connection::open(&out_path).unwrap();
-    for index in &reindex {
-        out.execute_batch(&format!("REINDEX {index}")).unwrap();
-    }
     let check: Vec<String> = out
         .prepare("PRAGMA integrity_check")
         .unwrap()
@@ -176,9 +151,7 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
 
     let out_bytes = std::fs::read(&out_path).unwrap();
     let out_db = Database::open(&out_bytes).unwrap();
-    for (n, ((table, index), (out_table, out_index))) in
-        src_roots.iter().zip(&out_roots).enumerate()
-    {
+    for (n, (table, out_table)) in src_roots.iter().zip(&out_roots).enumerate() {
         let case = &cases[n];
         assert_eq!(
             in_order(&src_db, *table),
@@ -187,20 +160,6 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
             case.rows.len(),
             case.decl
         );
-        let (want, got) = (in_order(&src_db, *index), in_order(&out_db, *out_index));
-        if want != got {
-            let first = want.iter().zip(&got).position(|(a, b)| a != b);
-            panic!(
-                "{name}: index i{n} ({} rows, v {}) differs from SQLite's: {} entries against {}, first difference at entry {first:?} ({:?} against {:?}); values {:?}",
-                case.rows.len(),
-                case.decl,
-                got.len(),
-                want.len(),
-                first.map(|i| &got[i]),
-                first.map(|i| &want[i]),
-                case.rows.iter().map(|(_, v)| v).collect::<Vec<_>>()
-            );
-        }
     }
 }
 
@@ -300,10 +259,10 @@ fn random_case(rng: &mut SplitMix64) -> Case {
     Case { decl, rows: out }
 }
 
-/// 10,000 random tables and their indexes, in 200 databases of 50 tables, over page sizes
-/// from 512 to 65536 and the three text encodings.
+/// 10,000 random tables, in 200 databases of 50 tables, over page sizes from 512 to
+/// 65536 and the three text encodings.
 #[test]
-fn random_tables_and_indexes_equal_what_sqlite_writes() {
+fn random_tables_equal_what_sqlite_writes() {
     let mut rng = SplitMix64::new(0x5a17_a6e0_b01d);
     for batch in 0..200 {
         let page_size = rng.pick(&[512u32, 1024, 4096, 65536]);
@@ -313,9 +272,9 @@ fn random_tables_and_indexes_equal_what_sqlite_writes() {
     }
 }
 
-/// Every entry count from 1 to `max`, for entries of one size: one table per count, each
+/// Every row count from 1 to `max`, for rows of one size: one table per count, each
 /// holding the first rows of one sequence, so that every leaf and interior boundary of the
-/// index and of the table is met, where the last entry fills a page exactly included.
+/// table is met, where the last row fills a page exactly included.
 fn sweep(name: &str, page_size: u32, max: usize, make: impl Fn(&mut SplitMix64, usize) -> Value) {
     let mut rng = SplitMix64::new(max as u64 ^ 0xb0_0da7);
     let values: Vec<Value> = (0..max).map(|i| make(&mut rng, i)).collect();
@@ -335,9 +294,9 @@ fn sweep(name: &str, page_size: u32, max: usize, make: impl Fn(&mut SplitMix64, 
     }
 }
 
-/// Entry counts across the first interior split, for one-byte keys (flags).
+/// Row counts across the first interior split, for one-byte values (flags).
 #[test]
-fn every_entry_count_of_small_entries() {
+fn every_row_count_of_small_rows() {
     sweep("flags", 512, 1500, |rng, _| {
         Value::Integer(rng.below(2) as i64)
     });
@@ -346,11 +305,11 @@ fn every_entry_count_of_small_entries() {
     });
 }
 
-/// Entry counts of text keys around the largest payload an index page keeps whole (102
-/// bytes on a 512-byte page: a record of 97-byte text), short of it and past it.
+/// Row counts of text values around the largest payload a table leaf keeps whole (477
+/// bytes on a 512-byte page: a record of 473-byte text), short of it and past it.
 #[test]
-fn every_entry_count_of_entries_near_the_overflow_threshold() {
-    for len in [0usize, 1, 10, 40, 94, 95, 96, 97, 98, 99, 100, 150] {
+fn every_row_count_of_rows_near_the_overflow_threshold() {
+    for len in [0usize, 1, 10, 40, 150, 470, 472, 473, 474, 476, 500] {
         sweep(&format!("text{len}"), 512, 300, |rng, i| {
             let mut s = format!("{i:08}");
             s.extend((0..len).map(|_| rng.pick(&['a', 'b'])));
@@ -359,10 +318,10 @@ fn every_entry_count_of_entries_near_the_overflow_threshold() {
     }
 }
 
-/// Entry counts of keys that each spill over several overflow pages, on small and usual
+/// Row counts of values that each spill over several overflow pages, on small and usual
 /// page sizes (the 3,000-character rows of the issue that once ended in a panic).
 #[test]
-fn every_entry_count_of_entries_that_overflow() {
+fn every_row_count_of_rows_that_overflow() {
     for (page_size, len) in [(512u32, 400usize), (512, 3000), (4096, 3000), (4096, 5000)] {
         sweep(
             &format!("long{page_size}-{len}"),
@@ -378,28 +337,6 @@ fn every_entry_count_of_entries_that_overflow() {
 }
 
 // Unit tests of the writer's own parts.
-#[test]
-fn index_entries_sort_as_sqlite_orders_them() {
-    let mut e = IndexEntries::default();
-    assert!(e.push(15, b"b", 1)); // text "b"
-    assert!(e.push(1, &[0x05], 2)); // integer 5
-    assert!(e.push(0, &[], 9)); // NULL
-    assert!(e.push(2, &[0x01, 0x00], 3)); // integer 256, wider body
-    assert!(e.push(13 + 2, b"a", 7)); // text "a"
-    assert!(e.push(15, b"b", 0)); // text "b", smaller rowid
-    assert!(e.push(12 + 2, &[0x00], 4)); // blob
-    assert!(!e.push(7, &[0; 8], 5), "floats are left to SQLite");
-    e.sort();
-    let rowids: Vec<i64> = e.entries.iter().map(|x| x.rowid).collect();
-    assert_eq!(rowids, vec![9, 2, 3, 7, 0, 1, 4]);
-    // Each record reads back as (value, rowid).
-    let at = pager::Location::new(pager::PageNo::FIRST, 0);
-    assert_eq!(
-        pager::record::last_value(e.record(1), at),
-        Some(pager::ValueRef::Integer(2))
-    );
-}
-
 #[test]
 fn varints_round_trip_through_the_reader() {
     for v in [
