@@ -794,6 +794,20 @@ mod tests {
     use super::*;
     use crate::testing::Db;
 
+    /// The catalog's fixtures of at most 2 MiB.
+    fn small_fixtures() -> impl Iterator<Item = fixtures::Fixture> {
+        fixtures::catalog()
+            .into_iter()
+            .filter(|f| f.bytes.len() <= 2 << 20)
+    }
+
+    /// Every `step`th byte from `from` changed (never to itself).
+    fn overwrite(bytes: &mut [u8], from: usize, step: usize) {
+        for (i, b) in bytes.iter_mut().enumerate().skip(from).step_by(step) {
+            *b ^= (i % 255) as u8 | 1;
+        }
+    }
+
     /// The survey on two threads is the survey on one, to the last finding, on every
     /// catalog fixture whole and damaged: page 1 zeroed (the freelist then found by its
     /// trunks, after the maps are laid over each other), every fifth page zeroed, bytes
@@ -801,10 +815,7 @@ mod tests {
     #[test]
     fn the_survey_on_two_threads_is_the_survey_on_one() {
         let mut compared = 0;
-        for f in fixtures::catalog()
-            .into_iter()
-            .filter(|f| f.bytes.len() <= 2 << 20)
-        {
+        for f in small_fixtures() {
             let page = f.options.page_size as usize;
             let mut variants = vec![f.bytes.clone()];
             let mut first = f.bytes.clone();
@@ -818,9 +829,7 @@ mod tests {
             }
             variants.push(fifth);
             let mut noisy = f.bytes.clone();
-            for (i, b) in noisy.iter_mut().enumerate().skip(100).step_by(997) {
-                *b ^= (i % 255) as u8 | 1;
-            }
+            overwrite(&mut noisy, 100, 997);
             variants.push(noisy);
             for bytes in &variants {
                 let Ok(db) = Database::open(bytes) else {
@@ -851,10 +860,7 @@ mod tests {
     #[test]
     fn record_size_findings_are_those_of_the_decoded_headers() {
         let mut mismatches = 0;
-        for f in fixtures::catalog()
-            .into_iter()
-            .filter(|f| f.bytes.len() <= 2 << 20)
-        {
+        for f in small_fixtures() {
             let mut noisy = f.bytes.clone();
             let page = f.options.page_size as usize;
             let Ok(healthy) = Database::open(&f.bytes) else {
@@ -887,9 +893,7 @@ mod tests {
                     *b += 2;
                 }
             }
-            for (i, b) in noisy.iter_mut().enumerate().skip(2 * page).step_by(3331) {
-                *b ^= (i % 255) as u8 | 1;
-            }
+            overwrite(&mut noisy, 2 * page, 3331);
             let Ok(db) = Database::open(&noisy) else {
                 continue;
             };
