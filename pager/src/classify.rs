@@ -244,7 +244,6 @@ impl PageMap {
         }
     }
 
-    /// Sets the class of `page`, keeping its owner.
     /// This map of what the structures hold over `content`, a map of the same pages by
     /// their content: each page a structure claimed (or the freelist listed) as this map
     /// has it, every other page as `content` has it. What [`PageMap::from_classes`] then
@@ -286,6 +285,7 @@ impl PageMap {
         PageMap { len, chunks }
     }
 
+    /// Sets the class of `page`, keeping its owner.
     fn set_class(&mut self, page: PageNo, class: PageClass) {
         if let Some((_, owner)) = self.get(page) {
             self.set(page, class, owner);
@@ -560,19 +560,9 @@ pub fn survey_with_schema(
     observe: &mut dyn FnMut(u64),
 ) -> Survey {
     let all = checks == SurveyChecks::All;
-    let mut read = 0u64;
-    let map = classify_all(db, &mut |_| {
-        read += 1;
-        if read.is_multiple_of(OBSERVE_EVERY) {
-            observe(read);
-        }
-    });
-    walk_structures(db, schema, all, map, None, &mut |_| {
-        read += 1;
-        if read.is_multiple_of(OBSERVE_EVERY) {
-            observe(read);
-        }
-    })
+    let mut tick = counting(observe);
+    let map = classify_all(db, &mut tick);
+    settled(db, walk_structures(db, schema, all, map, &mut tick))
 }
 
 /// [`survey_with_schema`] on two threads: every page classified by its content on one
@@ -598,21 +588,23 @@ pub fn survey_on_two_threads(
             });
         let held = PageMap::from_classes((1..=n).map(|_| PageClass::Unrecognised));
         let mut tick = counting(observe);
-        match classified {
+        let walked = match classified {
             Ok(thread) => {
+                let mut walked = walk_structures(db, schema, all, held, &mut tick);
                 // Joined only once the walks are done.
-                let joined = move |held: PageMap| match thread.join() {
-                    Ok(content) => held.over(content),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                };
-                walk_structures(db, schema, all, held, Some(Box::new(joined)), &mut tick)
+                let content = thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                walked.page_map = walked.page_map.over(content);
+                walked
             }
             // No thread: the classification first, as one thread does it.
             Err(_) => {
                 let map = classify_all(db, &mut |_| {});
-                walk_structures(db, schema, all, map, None, &mut tick)
+                walk_structures(db, schema, all, map, &mut tick)
             }
-        }
+        };
+        settled(db, walked)
     })
 }
 
@@ -636,19 +628,15 @@ fn classify_all(db: &Database<'_>, tick: &mut dyn FnMut(())) -> PageMap {
 }
 
 /// The survey's walk of every structure over `map`: the freelist, then each b-tree in
-/// the schema's order, each claiming its pages. When the map holds no classes by content
-/// yet (`lay_over`), the pages are laid over them once the walks are done, before what
-/// needs them (the freelist's trunks found by content, orphan overflow chains).
+/// the schema's order, each claiming its pages. What needs the pages' classes by content
+/// (the freelist's trunks found by them, orphan overflow chains) is left to [`settled`].
 fn walk_structures(
     db: &Database<'_>,
     schema: Schema,
     all: bool,
     map: PageMap,
-    lay_over: Option<Box<dyn FnOnce(PageMap) -> PageMap + '_>>,
     tick: &mut dyn FnMut(()),
 ) -> Survey {
-    let mut tick = |_: &mut u64| tick(());
-    let mut read = 0u64;
     let mut map = map;
     let mut findings = Vec::new();
 
@@ -687,7 +675,7 @@ fn walk_structures(
         for item in BtreeWalk::new(db, root) {
             match item {
                 Ok(TreeItem::Page(p)) => {
-                    tick(&mut read);
+                    tick(());
                     t.pages += 1;
                     t.depth = t.depth.max(p.depth);
                     map.claim(
@@ -745,9 +733,24 @@ fn walk_structures(
         }
         trees.push(t);
     }
-    if let Some(lay_over) = lay_over {
-        map = lay_over(map);
+    Survey {
+        page_map: map,
+        schema,
+        trees,
+        freelist,
+        findings,
     }
+}
+
+/// The walked survey finished over a map that holds every page's class by content too.
+fn settled(db: &Database<'_>, walked: Survey) -> Survey {
+    let Survey {
+        page_map: mut map,
+        schema,
+        mut trees,
+        freelist,
+        findings,
+    } = walked;
     // With the header destroyed, its pointer to the freelist is lost: the trunk pages are
     // found by their content among the pages no tree holds, and the pages they list are
     // free (deleted content), not orphans of live tables.

@@ -15,10 +15,10 @@
 //! The runs' buffers come back to be filled again, at most [`IN_FLIGHT`] of them out at
 //! once.
 //!
-//! The helper holds a descriptor of the output of its own. Closing any descriptor of a
-//! file drops every POSIX lock the process holds on it, SQLite's included, so the helper
-//! is joined, and its descriptor closed, when its [`Writeback`] is dropped: the caller
-//! drops it while SQLite has the output closed.
+//! The helper shares the descriptor its [`Writeback`] was given, one of the output's own.
+//! Closing any descriptor of a file drops every POSIX lock the process holds on it,
+//! SQLite's included, so the helper is joined, and the descriptor closed, when the
+//! [`Writeback`] is dropped: the caller drops it while SQLite has the output closed.
 
 use std::fs::File;
 use std::io;
@@ -31,18 +31,24 @@ use std::thread::JoinHandle;
 /// runs of bytes for it to write. Dropping it skips what was not yet done and joins the
 /// helper; [`Writeback::wait`] waits for every write handed over.
 pub struct Writeback {
-    jobs: Option<mpsc::Sender<Job>>,
-    stop: Arc<AtomicBool>,
-    helper: Option<JoinHandle<()>>,
-    /// The file, kept here when there is no helper: runs are then written at once.
-    file: Option<File>,
-    /// Buffers written by the helper, to be filled again.
-    spare: Option<mpsc::Receiver<Vec<u8>>>,
-    /// Buffers handed to the helper and not yet back.
+    /// The descriptor it was given, shared with the helper: closed once both are done.
+    file: Arc<File>,
+    /// None when the thread cannot start: runs are then written at once.
+    helper: Option<Helper>,
+}
+
+/// The helper thread and what goes to it and comes back.
+struct Helper {
+    jobs: mpsc::Sender<Job>,
+    /// Buffers it wrote, to be filled again.
+    spare: mpsc::Receiver<Vec<u8>>,
+    /// Buffers handed to it and not yet back.
     out: usize,
-    /// The first error of a write the helper made, until it is returned; the helper
-    /// writes nothing after one.
+    /// Set when it is to skip what is left.
+    stop: Arc<AtomicBool>,
+    /// Its first failed write, until it is returned; it writes nothing after one.
     failed: Arc<Failed>,
+    thread: JoinHandle<()>,
 }
 
 /// The helper's first failed write. The lock is taken only to store or take the error,
@@ -65,65 +71,20 @@ enum Job {
 /// what the writer holds in memory.
 const IN_FLIGHT: usize = 2;
 
+/// The helper's error when its thread is gone.
+fn ended() -> io::Error {
+    io::Error::other("the output's writer thread ended")
+}
+
 impl Writeback {
     /// A helper that owns `file`, a descriptor of its own (closed when this is dropped);
     /// none when the thread cannot start, and the writes then wait for the commit's sync.
     pub fn of(file: File) -> Writeback {
-        let mut writeback = Writeback {
-            jobs: None,
-            stop: Arc::new(AtomicBool::new(false)),
-            helper: None,
-            file: None,
-            spare: None,
-            out: 0,
-            failed: Arc::new(Failed::default()),
-        };
-        if !cfg!(target_os = "linux") {
-            writeback.file = Some(file);
-            return writeback;
-        }
-        let (tx, rx) = mpsc::channel::<Job>();
-        let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
-        let stopped = Arc::clone(&writeback.stop);
-        let failed = Arc::clone(&writeback.failed);
-        // The descriptor moves to the helper only once it runs: kept here otherwise.
-        let (file_tx, file_rx) = mpsc::channel::<File>();
-        let started = std::thread::Builder::new()
-            .name("salvage-writeback".into())
-            .spawn(move || {
-                let Ok(file) = file_rx.recv() else { return };
-                for job in rx {
-                    let skip = stopped.load(Ordering::Relaxed);
-                    match job {
-                        Job::Start(offset, len) if !skip => start(&file, offset, len),
-                        Job::Start(..) => {}
-                        Job::Write(offset, mut buf) => {
-                            if !skip && !failed.ever.load(Ordering::Acquire) {
-                                match file.write_all_at(&buf, offset) {
-                                    Ok(()) => start(&file, offset, buf.len() as u64),
-                                    Err(e) => {
-                                        *failed.error.lock().unwrap_or_else(|e| e.into_inner()) =
-                                            Some(e);
-                                        failed.ever.store(true, Ordering::Release);
-                                    }
-                                }
-                            }
-                            buf.clear();
-                            let _ = spare_tx.send(buf);
-                        }
-                    }
-                }
-            });
-        match started {
-            Ok(helper) => {
-                let _ = file_tx.send(file);
-                writeback.jobs = Some(tx);
-                writeback.helper = Some(helper);
-                writeback.spare = Some(spare_rx);
-            }
-            Err(_) => writeback.file = Some(file),
-        }
-        writeback
+        let file = Arc::new(file);
+        let helper = cfg!(target_os = "linux")
+            .then(|| Helper::start(Arc::clone(&file)))
+            .flatten();
+        Writeback { file, helper }
     }
 
     /// The writeback of the whole file at `path` started, from a helper thread; dropping
@@ -140,8 +101,8 @@ impl Writeback {
     /// `len` bytes from `offset` were written: start writing them out. A `len` of 0 means
     /// to the end of the file.
     pub fn written(&self, offset: u64, len: u64) {
-        if let Some(tx) = &self.jobs {
-            let _ = tx.send(Job::Start(offset, len));
+        if let Some(h) = &self.helper {
+            let _ = h.jobs.send(Job::Start(offset, len));
         }
     }
 
@@ -150,46 +111,81 @@ impl Writeback {
     /// has written, once [`IN_FLIGHT`] were out (this waits for it). An error of an
     /// earlier write is returned here, or by [`Writeback::wait`].
     pub fn write(&mut self, offset: u64, run: Vec<u8>) -> io::Result<Vec<u8>> {
-        self.failed()?;
-        let (Some(jobs), Some(spare)) = (&self.jobs, &self.spare) else {
-            let Some(file) = &self.file else {
-                return Err(io::Error::other("the output's descriptor is gone"));
-            };
-            file.write_all_at(&run, offset)?;
+        let Some(h) = &mut self.helper else {
+            self.file.write_all_at(&run, offset)?;
             let mut run = run;
             run.clear();
             return Ok(run);
         };
-        let next = if self.out >= IN_FLIGHT {
-            let back = spare
-                .recv()
-                .map_err(|_| io::Error::other("the output's writer thread ended"))?;
-            self.out -= 1;
+        h.failed()?;
+        let next = if h.out >= IN_FLIGHT {
+            let back = h.spare.recv().map_err(|_| ended())?;
+            h.out -= 1;
             back
         } else {
             Vec::with_capacity(run.capacity())
         };
-        self.failed()?;
-        jobs.send(Job::Write(offset, run))
-            .map_err(|_| io::Error::other("the output's writer thread ended"))?;
-        self.out += 1;
+        h.failed()?;
+        h.jobs.send(Job::Write(offset, run)).map_err(|_| ended())?;
+        h.out += 1;
         Ok(next)
     }
 
     /// Waits until every run handed over is written; the first error of any.
     pub fn wait(&mut self) -> io::Result<()> {
-        if let Some(spare) = &self.spare {
-            while self.out > 0 {
-                spare
-                    .recv()
-                    .map_err(|_| io::Error::other("the output's writer thread ended"))?;
-                self.out -= 1;
-            }
+        let Some(h) = &mut self.helper else {
+            return Ok(());
+        };
+        while h.out > 0 {
+            h.spare.recv().map_err(|_| ended())?;
+            h.out -= 1;
         }
-        self.failed()
+        h.failed()
+    }
+}
+
+impl Helper {
+    /// The helper thread, writing and starting writeback on `file`; none when it cannot
+    /// start.
+    fn start(file: Arc<File>) -> Option<Helper> {
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let (spare_tx, spare) = mpsc::channel::<Vec<u8>>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(Failed::default());
+        let (stopped, failing) = (Arc::clone(&stop), Arc::clone(&failed));
+        let thread = std::thread::Builder::new()
+            .name("salvage-writeback".into())
+            .spawn(move || {
+                for job in rx {
+                    let skip = stopped.load(Ordering::Relaxed);
+                    match job {
+                        Job::Start(offset, len) if !skip => start(&file, offset, len),
+                        Job::Start(..) => {}
+                        Job::Write(offset, mut buf) => {
+                            if !skip && !failing.ever.load(Ordering::Acquire) {
+                                match file.write_all_at(&buf, offset) {
+                                    Ok(()) => start(&file, offset, buf.len() as u64),
+                                    Err(e) => failing.record(e),
+                                }
+                            }
+                            buf.clear();
+                            let _ = spare_tx.send(buf);
+                        }
+                    }
+                }
+            })
+            .ok()?;
+        Some(Helper {
+            jobs,
+            spare,
+            out: 0,
+            stop,
+            failed,
+            thread,
+        })
     }
 
-    /// The error of a write the helper made (itself the first time it is asked for).
+    /// The error of a write it made (itself the first time it is asked for).
     fn failed(&self) -> io::Result<()> {
         if !self.failed.ever.load(Ordering::Acquire) {
             return Ok(());
@@ -207,12 +203,22 @@ impl Writeback {
     }
 }
 
+impl Failed {
+    fn record(&self, e: io::Error) {
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+        self.ever.store(true, Ordering::Release);
+    }
+}
+
 impl Drop for Writeback {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.jobs = None;
-        if let Some(helper) = self.helper.take() {
-            let _ = helper.join();
+        if let Some(Helper {
+            jobs, stop, thread, ..
+        }) = self.helper.take()
+        {
+            stop.store(true, Ordering::Relaxed);
+            drop(jobs);
+            let _ = thread.join();
         }
     }
 }
@@ -223,7 +229,7 @@ fn start(file: &File, offset: u64, len: u64) {
     let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
         return;
     };
-    // SAFETY: a plain system call on a descriptor this thread owns (`file` outlives the
+    // SAFETY: a plain system call on a descriptor this thread holds (`file` outlives the
     // call); it reads and writes no memory of this process. SYNC_FILE_RANGE_WRITE alone
     // only starts writes of dirty pages: it changes no data and consumes no error.
     #[allow(unsafe_code)]

@@ -109,15 +109,7 @@ impl Source {
     /// read back on the next access), so that reading a large file does not grow the
     /// process's resident memory with it.
     pub fn release_resident(&self) {
-        if let Some(map) = &self.map {
-            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only drops this
-            // process's page-table entries; the next access faults the same file bytes in
-            // again from the page cache. Nothing writes through the mapping, so no data can
-            // be lost, and every slice borrowed from it keeps seeing the file's contents.
-            #[allow(unsafe_code)]
-            // reason: the advice is "unchecked" only because it is destructive for private or written mappings, which this is not
-            let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
-        }
+        self.release_range(0, self.bytes().len());
     }
 
     /// Lets go of the mapped pages of `len` bytes from `offset` (a multiple of the
@@ -126,8 +118,10 @@ impl Source {
     /// is reading elsewhere in the map stay mapped.
     fn release_range(&self, offset: usize, len: usize) {
         if let Some(map) = &self.map {
-            // SAFETY: as in `release_resident`: a read-only shared file mapping, whose
-            // pages are faulted in again from the page cache on the next access.
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only drops this
+            // process's page-table entries; the next access faults the same file bytes in
+            // again from the page cache. Nothing writes through the mapping, so no data can
+            // be lost, and every slice borrowed from it keeps seeing the file's contents.
             #[allow(unsafe_code)]
             // reason: the advice is "unchecked" only because it is destructive for private or written mappings, which this is not
             let _ = unsafe {
