@@ -744,17 +744,12 @@ fn walk_structures(
 
 /// The walked survey finished over a map that holds every page's class by content too.
 fn settled(db: &Database<'_>, walked: Survey) -> Survey {
-    let Survey {
-        page_map: mut map,
-        schema,
-        mut trees,
-        freelist,
-        findings,
-    } = walked;
+    let mut s = walked;
+    let map = &mut s.page_map;
     // With the header destroyed, its pointer to the freelist is lost: the trunk pages are
     // found by their content among the pages no tree holds, and the pages they list are
     // free (deleted content), not orphans of live tables.
-    let freelist = if !db.header().has_header_string() && freelist.page_count() == 0 {
+    if !db.header().has_header_string() && s.freelist.page_count() == 0 {
         let found = crate::freelist::scan_freelist(
             db,
             |p| map.class(p) == Some(PageClass::Unrecognised) && map.owner(p).is_none(),
@@ -768,28 +763,19 @@ fn settled(db: &Database<'_>, walked: Survey) -> Survey {
                 map.set_class(*p, class);
             }
         }
-        found
-    } else {
-        freelist
-    };
+        s.freelist = found;
+    }
     map.classify_orphan_overflow(db);
     // Record-level schema damage (malformed rows, invalid root pages) belongs to the
     // sqlite_schema tree; its walk findings are already there.
-    if let Some(schema_tree) = trees.first_mut() {
-        for f in &schema.findings {
+    if let Some(schema_tree) = s.trees.first_mut() {
+        for f in &s.schema.findings {
             if !schema_tree.findings.contains(f) {
                 schema_tree.findings.push(f.clone());
             }
         }
     }
-
-    Survey {
-        page_map: map,
-        schema,
-        trees,
-        freelist,
-        findings,
-    }
+    s
 }
 
 #[cfg(test)]
