@@ -545,7 +545,13 @@ fn a_recovery_report_records_the_run_and_every_hash() -> TestResult {
         sha256(&report_path)?,
     );
     assert_eq!(report["source"]["sha256_before"], source.as_str());
-    assert_eq!(report["wal"]["sha256_after"], wal.as_str());
+    assert_eq!(report["wal"]["sha256_before"], wal.as_str());
+    // Unchanged: each file's BLAKE3 read before and after is its own.
+    for (section, file) in [("source", src.clone()), ("wal", dir.path("state.db-wal"))] {
+        let own = blake3::hash(&std::fs::read(&file)?).to_hex().to_string();
+        assert_eq!(report[section]["blake3_before"], own.as_str(), "{section}");
+        assert_eq!(report[section]["blake3_after"], own.as_str(), "{section}");
+    }
     assert_eq!(report["output"]["sha256"], output.as_str());
     for format in ["text", "markdown"] {
         let (_, text, _) = run(&[

@@ -71,6 +71,62 @@ fn a_source_cut_short_during_recover_is_an_error_not_a_signal() -> TestResult {
     Ok(())
 }
 
+/// Flips the last byte of the source, its length kept, when the first table's rows are
+/// about to be read: a change only a second reading of every byte can see.
+struct Rewrite {
+    path: std::path::PathBuf,
+    done: AtomicBool,
+}
+
+impl Observer for Rewrite {
+    fn stage(&self, stage: Stage<'_>) {
+        if matches!(stage, Stage::Recovering { .. }) && !self.done.swap(true, Ordering::SeqCst) {
+            use std::os::unix::fs::FileExt;
+            let flip = || -> std::io::Result<()> {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&self.path)?;
+                let at = f.metadata()?.len() - 1;
+                let mut b = [0u8];
+                f.read_exact_at(&mut b, at)?;
+                f.write_all_at(&[b[0] ^ 0xff], at)
+            };
+            flip().expect("the flip");
+        }
+    }
+}
+
+#[test]
+fn a_source_rewritten_in_place_during_recover_is_not_committed() -> TestResult {
+    let dir = Scratch::new("rewritten-recover");
+    let src = source(&dir)?;
+    let original = std::fs::read(&src)?;
+    let dest = dir.path("out.db");
+    let observer = Rewrite {
+        path: src.clone(),
+        done: AtomicBool::new(false),
+    };
+    let done = recovery::recover(&RecoverOptions::new(&src, &dest), &observer)?;
+    assert!(observer.done.load(Ordering::SeqCst));
+    assert_eq!(
+        done.outcome,
+        Outcome::NotVerified {
+            source_changed: true
+        }
+    );
+    assert!(!dest.exists(), "nothing is committed");
+    // The second digest is of the file as it is now. The first is read beside the load,
+    // and may have read the flipped byte too: the file system's change time says what
+    // both hashes could not.
+    let proof = &done.report.source;
+    assert!(!proof.unchanged);
+    let now = std::fs::read(&src)?;
+    assert_ne!(now, original);
+    assert_eq!(proof.blake3_after, blake3::hash(&now).to_hex().as_str());
+    Ok(())
+}
+
 #[test]
 fn a_source_cut_short_during_inspect_is_an_error_not_a_signal() -> TestResult {
     let dir = Scratch::new("shrinking-inspect");

@@ -80,7 +80,7 @@ pub use observer::{Background, Observer, Progress, Quiet, Stage};
 pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
 pub use request::{Log, RecoverOptions};
 
-use evidence::{Evidence, EvidenceFiles, Hashes, Reader};
+use evidence::{Evidence, EvidenceFiles, Reader};
 use finish::Finish;
 use load::Bulk;
 use plan::SchemaPlan;
@@ -177,7 +177,7 @@ fn run<'s>(
         // survey finds are planned after. One after the other, they leave the first core
         // to the load.
         let hash_and_survey = scope.spawn(move || {
-            let hashes = Hashes::of(paths);
+            let hashes = evidence::Before::read(paths);
             observer.finished(Background::FirstHash);
             let mut residency = files.residency();
             let page_size = u64::from(evidence.db.page_size().get());
@@ -208,7 +208,7 @@ fn run<'s>(
         // core, unless the first still has the source to read.
         let late_reads = rebuild::reads_source_late(&copies, &loaded.ledger);
         let second_hash = || {
-            let hashes = Hashes::of(paths);
+            let hashes = evidence::After::read(paths);
             observer.finished(Background::SecondHash);
             hashes
         };
@@ -317,9 +317,9 @@ fn run<'s>(
         let recovery = finish.commit(
             evidence,
             request,
-            [before, after],
+            (before, after),
             output_hash,
-            files.shrank(),
+            files.changed(),
         );
         // The commit closed SQLite's connection first.
         drop(open);

@@ -199,8 +199,9 @@ pub type Field = (&'static str, String);
 pub type FileHash = (&'static str, String, String);
 
 /// The run's record, as given (not yet made printable): its fields (started, finished,
-/// case, examiner, tool, command), and each file's role, path and SHA-256 (one hash when
-/// before and after agree); `own_sha256` is the report's own.
+/// case, examiner, tool, command), and each file's role, path and SHA-256 (of an evidence
+/// file, the one before the run, and a word when it changed during the run);
+/// `own_sha256` is the report's own.
 pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<FileHash>) {
     let run = &r.run;
     let mut fields: Vec<(&'static str, String)> = vec![
@@ -212,30 +213,44 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
         ("command", shell_words(&run.command_line)),
     ];
     fields.retain(|(_, v)| !v.is_empty());
-    let pair = |a: &Option<String>, b: &Option<String>| match (a, b) {
-        (Some(a), Some(b)) if a == b => a.clone(),
-        (Some(a), Some(b)) => format!("{a} before, {b} after: CHANGED"),
-        (Some(a), None) => a.clone(),
-        _ => String::new(),
+    // An evidence file's BLAKE3 before and after tell whether it changed.
+    let evidence = |sha256: &Option<String>, before: &Option<String>, after: &Option<String>| match (
+        sha256,
+        before == after,
+    ) {
+        (Some(sha256), true) => sha256.clone(),
+        (Some(sha256), false) => {
+            format!("{sha256} before the run: CHANGED during the run (its BLAKE3 differs)")
+        }
+        (None, _) => String::new(),
     };
     let hashes = vec![
         (
             "source",
             run.source_path.clone(),
-            pair(
+            evidence(
                 &Some(r.source.sha256_before.clone()),
-                &Some(r.source.sha256_after.clone()),
+                &Some(r.source.blake3_before.clone()),
+                &Some(r.source.blake3_after.clone()),
             ),
         ),
         (
             "write-ahead log",
             run.wal_path.clone().unwrap_or_default(),
-            pair(&r.wal.sha256_before, &r.wal.sha256_after),
+            evidence(
+                &r.wal.hashes.sha256_before,
+                &r.wal.hashes.blake3_before,
+                &r.wal.hashes.blake3_after,
+            ),
         ),
         (
             "journal",
             run.journal_path.clone().unwrap_or_default(),
-            pair(&r.journal.sha256_before, &r.journal.sha256_after),
+            evidence(
+                &r.journal.hashes.sha256_before,
+                &r.journal.hashes.blake3_before,
+                &r.journal.hashes.blake3_after,
+            ),
         ),
         (
             "output",

@@ -4,7 +4,8 @@
 use pager::{Database, Finding, Journal, Wal};
 use reconstruct::LossSignal;
 
-use crate::report::{FindingList, JournalReport, WalReport};
+use crate::evidence::Digests;
+use crate::report::{FindingList, JournalReport, LogHashes, WalReport};
 use crate::request::Paths;
 
 /// A log's part of the report: its section, and what it says of loss.
@@ -22,17 +23,15 @@ pub fn wal_outcome(
     paths: &Paths,
     wal: &Option<Result<Wal<'_>, Finding>>,
     db: &Database<'_>,
-    sha256: [Option<String>; 2],
+    hashes: LogHashes,
 ) -> LogOutcome<WalReport> {
-    let [sha256_before, sha256_after] = sha256;
     let mut r = WalReport {
         used: false,
         note: String::new(),
         frames_present: 0,
         frames_committed: 0,
         pages_from_wal: 0,
-        sha256_before,
-        sha256_after,
+        hashes,
         findings: FindingList::new(&[]),
     };
     let mut signal = None;
@@ -92,9 +91,8 @@ pub fn journal_outcome(
     journal: &Option<Journal<'_>>,
     wal: Option<&Wal<'_>>,
     db: &Database<'_>,
-    sha256: [Option<String>; 2],
+    hashes: LogHashes,
 ) -> LogOutcome<JournalReport> {
-    let [sha256_before, sha256_after] = sha256;
     let mut r = JournalReport {
         rolled_back: false,
         note: String::new(),
@@ -104,8 +102,7 @@ pub fn journal_outcome(
         pages_restored: 0,
         pages_before: None,
         super_journal: None,
-        sha256_before,
-        sha256_after,
+        hashes,
         findings: FindingList::new(&[]),
     };
     let done = |report| LogOutcome {
@@ -165,5 +162,16 @@ pub fn journal_outcome(
         report: r,
         signal,
         warning,
+    }
+}
+
+impl LogHashes {
+    /// A log's hashes: both read before the run, and the BLAKE3 read after.
+    pub fn of(before: Option<&Digests>, after: Option<&String>) -> LogHashes {
+        LogHashes {
+            sha256_before: before.map(|d| d.sha256.clone()),
+            blake3_before: before.map(|d| d.blake3.clone()),
+            blake3_after: after.cloned(),
+        }
     }
 }

@@ -19,7 +19,7 @@ pub mod fault;
 pub mod logs;
 pub mod source;
 
-pub use source::{check_regular_file, sha256_file, Residency, Source, RESIDENT_LIMIT};
+pub use source::{check_regular_file, sha256_file, Digests, Residency, Source, RESIDENT_LIMIT};
 
 /// The evidence files of a run, mapped read-only.
 pub struct EvidenceFiles {
@@ -32,14 +32,10 @@ pub struct EvidenceFiles {
 }
 
 impl EvidenceFiles {
-    /// Whether a read found one of the files shorter than when it was mapped: it changed
-    /// under the run, whatever its hashes say (a hash read after the cut sees the same
-    /// shorter file twice).
-    pub fn shrank(&self) -> bool {
-        [Some(&self.main), self.wal.as_ref(), self.journal.as_ref()]
-            .into_iter()
-            .flatten()
-            .any(Source::shrank)
+    /// Whether one of the files is known to have changed since it was mapped, whatever
+    /// its hashes say ([`Source::changed`]).
+    pub fn changed(&self) -> bool {
+        self.all().into_iter().any(Source::changed)
     }
 
     /// Maps the files the request names.
@@ -333,24 +329,62 @@ fn schema_with_scan(db: &Database<'_>) -> (Schema, usize) {
     (schema, n)
 }
 
-/// SHA-256 of the evidence: the main file, and the log and journal read with it.
+/// One value per evidence file: the main file, and the log and journal read with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hashes {
+pub struct PerFile<D> {
     /// The main file.
-    pub main: String,
+    pub main: D,
     /// The write-ahead log.
-    pub wal: Option<String>,
+    pub wal: Option<D>,
     /// The rollback journal.
-    pub journal: Option<String>,
+    pub journal: Option<D>,
 }
 
-impl Hashes {
-    /// Hashes every evidence file, each read afresh from its path.
-    pub fn of(paths: &Paths) -> Result<Hashes, Error> {
-        Ok(Hashes {
-            main: sha256_file(&paths.src)?,
-            wal: paths.wal.as_deref().map(sha256_file).transpose()?,
-            journal: paths.journal.as_deref().map(sha256_file).transpose()?,
+/// The evidence hashed before the run: each file's SHA-256 and BLAKE3, from one read.
+pub type Before = PerFile<Digests>;
+
+/// The evidence hashed after the run: each file's BLAKE3, read afresh from its path. The
+/// evidence is unchanged when it equals the BLAKE3 read before; a second SHA-256 would
+/// prove no more, at four times the cost.
+pub type After = PerFile<String>;
+
+impl<D> PerFile<D> {
+    /// `digest` of every evidence file, each opened and read afresh from its path (so
+    /// that a file replaced at that path is noticed).
+    fn of(paths: &Paths, digest: impl Fn(&Source) -> D) -> Result<PerFile<D>, Error> {
+        let of = |path: &Path| Source::open(path).map(|s| digest(&s));
+        Ok(PerFile {
+            main: of(&paths.src)?,
+            wal: paths.wal.as_deref().map(of).transpose()?,
+            journal: paths.journal.as_deref().map(of).transpose()?,
         })
+    }
+
+    /// `f` of each file's value.
+    pub fn map<E>(&self, f: impl Fn(&D) -> E) -> PerFile<E> {
+        PerFile {
+            main: f(&self.main),
+            wal: self.wal.as_ref().map(&f),
+            journal: self.journal.as_ref().map(&f),
+        }
+    }
+}
+
+impl Before {
+    /// Hashes every evidence file before the run.
+    pub fn read(paths: &Paths) -> Result<Before, Error> {
+        PerFile::of(paths, Source::digests)
+    }
+
+    /// Whether every file hashed `after` as it did before.
+    pub fn unchanged(&self, after: &After) -> bool {
+        self.map(|d| d.blake3.clone()) == *after
+    }
+}
+
+impl After {
+    /// Hashes every evidence file after the run.
+    pub fn read(paths: &Paths) -> Result<After, Error> {
+        PerFile::of(paths, Source::blake3)
     }
 }

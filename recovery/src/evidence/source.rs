@@ -16,6 +16,8 @@ pub struct Source {
     /// the map: it is dropped first).
     watch: Option<Watch>,
     map: Option<Mmap>,
+    /// The file as the file system described it when it was mapped.
+    opened: Stamp,
     /// The descriptor, kept open as long as the map: closing any descriptor of a file
     /// drops the process's POSIX locks on it, SQLite's included (the output is hashed
     /// while SQLite still has it open).
@@ -66,12 +68,14 @@ impl Source {
             path: path.to_owned(),
             source: e,
         })?;
+        let opened = file.metadata().map_or(Stamp::UNKNOWN, |m| Stamp::of(&m));
         if meta.len() == 0 {
             // A zero-length file cannot be mapped; it is simply empty.
             return Ok(Source {
                 path: path.to_owned(),
                 watch: None,
                 map: None,
+                opened,
                 _file: file,
             });
         }
@@ -90,6 +94,7 @@ impl Source {
             path: path.to_owned(),
             watch: Some(Watch::new(&map)),
             map: Some(map),
+            opened,
             _file: file,
         })
     }
@@ -98,6 +103,16 @@ impl Source {
     /// new end read as zeros).
     pub fn shrank(&self) -> bool {
         self.watch.as_ref().is_some_and(Watch::shrank)
+    }
+
+    /// Whether the file is known to have changed since it was mapped: a read found it
+    /// shorter, or the file at its path has another inode, length, modification time or
+    /// change time. A hash read after a change sees the changed bytes, so a change made
+    /// where the run had already read, but before the first hash got there, hashes the
+    /// same twice: a write always moves the change time, which no program can set back.
+    pub fn changed(&self) -> bool {
+        self.shrank()
+            || std::fs::metadata(&self.path).map_or(true, |m| Stamp::of(&m) != self.opened)
     }
 
     /// The file's bytes.
@@ -127,6 +142,39 @@ impl Source {
             let _ = unsafe {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
             };
+        }
+    }
+}
+
+/// What the file system says of a file: which file it is, its length, and when its bytes
+/// and its inode last changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    /// A file whose description could not be read: equal to no file's.
+    const UNKNOWN: Stamp = Stamp {
+        device: u64::MAX,
+        inode: u64::MAX,
+        len: u64::MAX,
+        modified: (i64::MIN, i64::MIN),
+        changed: (i64::MIN, i64::MIN),
+    };
+
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
         }
     }
 }
@@ -200,17 +248,64 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
     Ok(Source::open(path)?.sha256())
 }
 
+/// The two digests of a file read whole once: the SHA-256 that names it in a case file,
+/// and the BLAKE3 that a second reading is compared with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digests {
+    /// SHA-256, lower-case hex.
+    pub sha256: String,
+    /// BLAKE3, lower-case hex.
+    pub blake3: String,
+}
+
+/// Bytes hashed between two releases of the map's pages.
+const CHUNK: usize = 8 << 20;
+
 impl Source {
-    /// The SHA-256 of the mapped bytes, in lower-case hex, the map's pages let go of as
-    /// the hash moves on.
-    pub fn sha256(&self) -> String {
-        use sha2::{Digest, Sha256};
-        const CHUNK: usize = 8 << 20;
-        let mut h = Sha256::new();
+    /// Runs `f` over the mapped bytes in order, a chunk at a time, letting go of each
+    /// chunk's pages once `f` has read it, so that resident memory stays flat.
+    fn each_chunk(&self, mut f: impl FnMut(&[u8])) {
         for (i, chunk) in self.bytes().chunks(CHUNK).enumerate() {
-            h.update(chunk);
+            f(chunk);
             self.release_range(i * CHUNK, chunk.len());
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
+
+    /// The SHA-256 of the mapped bytes, in lower-case hex.
+    pub fn sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        self.each_chunk(|c| h.update(c));
+        hex(&h.finalize())
+    }
+
+    /// The BLAKE3 of the mapped bytes, in lower-case hex: a cryptographic hash as strong
+    /// as SHA-256 for telling whether bytes changed, about four times as fast on one core
+    /// (it hashes many blocks at once with the vector unit).
+    pub fn blake3(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        self.each_chunk(|c| {
+            h.update(c);
+        });
+        h.finalize().to_hex().to_string()
+    }
+
+    /// Both digests, from one read: each chunk is hashed by the second while the first
+    /// has just brought it into the processor's cache.
+    pub fn digests(&self) -> Digests {
+        use sha2::{Digest, Sha256};
+        let (mut sha, mut b3) = (Sha256::new(), blake3::Hasher::new());
+        self.each_chunk(|c| {
+            sha.update(c);
+            b3.update(c);
+        });
+        Digests {
+            sha256: hex(&sha.finalize()),
+            blake3: b3.finalize().to_hex().to_string(),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

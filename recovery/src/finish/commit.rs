@@ -6,10 +6,11 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::evidence::logs::{journal_outcome, wal_outcome};
-use crate::evidence::{Evidence, Hashes};
+use crate::evidence::{After, Before, Evidence};
 use crate::rebuild::Rebuilt;
 use crate::report::{
-    build::build, LossReport, LossReportParts, OutputLocation, OutputState, RunPaths, SourceProof,
+    build::build, LogHashes, LossReport, LossReportParts, OutputLocation, OutputState, RunPaths,
+    SourceProof,
 };
 use crate::request::Request;
 use crate::{Outcome, Recovery};
@@ -19,14 +20,15 @@ pub fn commit(
     request: &Request,
     rebuilt: Rebuilt,
     verified: bool,
-    hashes: [Hashes; 2],
+    hashes: (Before, After),
     output_sha256: Option<String>,
-    shrank: bool,
+    changed: bool,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
-    let [before, after] = hashes;
-    // A file cut short under its map changed, even when both hashes read it after the cut.
-    let unchanged = before == after && !shrank;
+    let (before, after) = hashes;
+    // A file cut short or written under its map changed, even when both hashes read it
+    // after the change.
+    let unchanged = before.unchanged(&after) && !changed;
     let Rebuilt {
         out,
         tables,
@@ -45,14 +47,14 @@ pub fn commit(
         paths,
         &evidence.wal,
         &evidence.db,
-        [before.wal.clone(), after.wal.clone()],
+        LogHashes::of(before.wal.as_ref(), after.wal.as_ref()),
     );
     let journal = journal_outcome(
         paths,
         &evidence.journal,
         evidence.usable_wal(),
         &evidence.db,
-        [before.journal.clone(), after.journal.clone()],
+        LogHashes::of(before.journal.as_ref(), after.journal.as_ref()),
     );
     let mut report = build(LossReportParts {
         db: &evidence.db,
@@ -71,8 +73,9 @@ pub fn commit(
         verified,
         source: SourceProof {
             size: evidence.db.bytes().len() as u64,
-            sha256_before: before.main,
-            sha256_after: after.main,
+            sha256_before: before.main.sha256,
+            blake3_before: before.main.blake3,
+            blake3_after: after.main,
             unchanged,
         },
     });

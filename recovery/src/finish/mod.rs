@@ -6,7 +6,7 @@
 use pager::SchemaKind;
 
 use crate::error::Error;
-use crate::evidence::{Evidence, Hashes};
+use crate::evidence::{After, Before, Evidence};
 use crate::observer::{Observer, Stage};
 use crate::rebuild::Rebuilt;
 use crate::request::Request;
@@ -77,9 +77,9 @@ impl Finish {
         self,
         evidence: &Evidence<'_>,
         request: &Request,
-        hashes: [Hashes; 2],
+        hashes: (Before, After),
         output_sha256: Option<String>,
-        shrank: bool,
+        changed: bool,
     ) -> Result<Recovery, Error> {
         commit::commit(
             evidence,
@@ -88,7 +88,7 @@ impl Finish {
             self.verified,
             hashes,
             output_sha256,
-            shrank,
+            changed,
         )
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::common::{FindingList, PageSizeEvidenceReport, Tool};
 
 /// Version of the loss report's schema.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Entries listed per list at most; the counts beside each list are always complete.
 pub const LISTED: usize = 1000;
@@ -74,18 +74,38 @@ pub struct LossReport {
     pub run: RunPaths,
 }
 
-/// Proof that the source was not changed: size and SHA-256 before and after the run.
+/// Proof that the source was not changed: its size, its SHA-256 before the run, and its
+/// BLAKE3 before and after.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SourceProof {
     /// Size of the source file in bytes.
     pub size: u64,
-    /// SHA-256 of the source file, hex, before anything else ran.
+    /// SHA-256 of the source file, hex, before anything else ran: the digest that names
+    /// the evidence.
     pub sha256_before: String,
-    /// SHA-256 of the source file, hex, re-read from disk after the output was verified.
-    pub sha256_after: String,
-    /// The source, its log and its journal hashed the same before and after; `false`:
-    /// nothing is committed (exit 1).
+    /// BLAKE3 of the source file, hex, from the same read.
+    pub blake3_before: String,
+    /// BLAKE3 of the source file, hex, re-read from disk after the output was verified.
+    pub blake3_after: String,
+    /// The source, its log and its journal hashed the same (BLAKE3) before and after;
+    /// `false`: nothing is committed (exit 1).
     pub unchanged: bool,
+}
+
+/// The hashes of a log read with the source (each absent when no log was read): its
+/// SHA-256 and BLAKE3 before the run, and its BLAKE3 re-read after the output was
+/// verified, equal to the one before when the log did not change.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LogHashes {
+    /// SHA-256, hex, before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256_before: Option<String>,
+    /// BLAKE3, hex, before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blake3_before: Option<String>,
+    /// BLAKE3, hex, after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blake3_after: Option<String>,
 }
 
 /// What the run did with the write-ahead log (`SRC-wal`, or `--wal PATH`).
@@ -103,14 +123,9 @@ pub struct WalReport {
     /// Distinct pages, within the database size read, whose image was read from a
     /// committed frame of the log instead of the file.
     pub pages_from_wal: u64,
-    /// SHA-256 of the log, hex, before the run (the log is evidence too); absent when no
-    /// log was read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256_before: Option<String>,
-    /// SHA-256 of the log, hex, re-read after the output was verified; absent when no log
-    /// was read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256_after: Option<String>,
+    /// The log's hashes (the log is evidence too).
+    #[serde(flatten)]
+    pub hashes: LogHashes,
     /// Damage in the log: why frames were ignored, or why the log is unusable.
     pub findings: FindingList,
 }
@@ -140,14 +155,9 @@ pub struct JournalReport {
     /// The super-journal a multi-database transaction named, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub super_journal: Option<String>,
-    /// SHA-256 of the journal, hex, before the run (the journal is evidence too); absent
-    /// when no journal was read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256_before: Option<String>,
-    /// SHA-256 of the journal, hex, re-read after the output was verified; absent when no
-    /// journal was read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256_after: Option<String>,
+    /// The journal's hashes (the journal is evidence too).
+    #[serde(flatten)]
+    pub hashes: LogHashes,
     /// Damage in the journal: why records were ignored.
     pub findings: FindingList,
 }
