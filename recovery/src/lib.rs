@@ -65,6 +65,7 @@ mod objects;
 pub mod observer;
 pub mod output;
 pub mod plan;
+mod priority;
 pub mod profiles;
 pub mod rebuild;
 pub mod repair;
@@ -171,14 +172,15 @@ fn run<'s>(
         let evidence: &Evidence<'s> = evidence;
         let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
         let plan = SchemaPlan::make(evidence, paths)?;
-        // The second core hashes the evidence, read from the file (not through the map,
-        // which would keep every page resident), then surveys every page, while the first
-        // loads the tables' own rows, which need only the schema; the orphan pages the
-        // survey finds are planned after. One after the other, they leave the first core
-        // to the load.
-        let hash_and_survey = scope.spawn(move || {
-            let hashes = evidence::Before::read(paths);
-            observer.finished(Background::FirstHash);
+        // The second core surveys every page while the first loads the tables' own rows,
+        // which need only the schema; the orphan pages the survey finds are planned after.
+        // Then it hashes the evidence, read from the file (not through the map, which
+        // would keep every page resident), at a lower priority: nothing waits for the hash
+        // until the commit, and the loss bounds, which the first core waits for, get the
+        // second core first. A change made to the file before the hash read it is seen by
+        // its times, compared at the end.
+        let (survey_tx, survey_rx) = mpsc::channel();
+        let survey_then_hash = scope.spawn(move || {
             let mut residency = files.residency();
             let page_size = u64::from(evidence.db.page_size().get());
             let of = 2 * u64::from(evidence.db.page_count());
@@ -192,13 +194,22 @@ fn run<'s>(
                 },
             );
             observer.finished(Background::Survey);
-            (hashes, survey)
+            let _ = survey_tx.send(survey);
+            priority::background();
+            let hashes = evidence::Before::read(paths);
+            observer.finished(Background::FirstHash);
+            hashes
         });
         let bulk = Bulk::run(evidence, plan, &reader, observer)?;
         observer.stage(Stage::Surveying);
-        let (before, survey) = hash_and_survey
-            .join()
-            .map_err(panicked(Background::Survey))?;
+        let Ok(survey) = survey_rx.recv() else {
+            // The thread ended without its survey: joined here, its panic is an error,
+            // not a crash of the whole run.
+            let _ = survey_then_hash.join();
+            return Err(Error::WorkerPanicked {
+                work: Background::Survey,
+            });
+        };
         let mut loaded = bulk.load(evidence, survey, &request.profiles, &reader, observer)?;
         let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
         // Loss bounds read only the source and the load's record: on the second core.
@@ -300,7 +311,9 @@ fn run<'s>(
             (sha256, (output, writeback))
         });
         finish.verify(observer);
-        let before = before?;
+        let before = survey_then_hash
+            .join()
+            .map_err(panicked(Background::FirstHash))??;
         let early = second_core
             .join()
             .map_err(panicked(Background::LossBounds))?;
