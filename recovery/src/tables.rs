@@ -2,7 +2,7 @@
 //! inferred from orphan pages, then tables a profile expects that the schema lacks. Each
 //! carries what happened to it, from its disposition to its loss bounds.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use pager::{PageNo, Value};
 use reconstruct::{Attribution, LossBounds, TableId, TableLoss, TableShape, TableStatus};
@@ -39,6 +39,11 @@ pub struct TableRun {
     /// of the chain overwritten with other bytes leaves no trace but wrong values, which
     /// the table's index entries can still catch.
     pub spilled_rowids: Vec<i64>,
+    /// Of those, the values as written of the columns the table's indexes key on, by
+    /// rowid, for rows the bulk writer wrote (their record verbatim): the cross-check
+    /// reads them here instead of back from the output, where a column after a long one
+    /// is only reached through the row's overflow pages. Column positions in the shape.
+    pub spilled_values: HashMap<i64, Vec<(usize, Value)>>,
     /// Indexes to make on it that the schema lacks: those of a table whose lost CREATE
     /// statement a profile knows, with where they come from ("profile NAME"), name and
     /// statement.
@@ -76,6 +81,7 @@ impl Tables {
             proven_lost: BTreeMap::new(),
             written_rowids: Vec::new(),
             spilled_rowids: Vec::new(),
+            spilled_values: HashMap::new(),
             known_indexes: Vec::new(),
         });
         id

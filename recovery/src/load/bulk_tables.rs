@@ -5,7 +5,7 @@
 //! `integrity_check` (a search of the index for every row), which cost more than building
 //! it (0.85 s more on the 2 GB store of `bench/speed.py`, and not linear in its size).
 
-use pager::{SerialType, TextEncoding};
+use pager::{SerialType, TextEncoding, Value};
 use reconstruct::{
     text_in_encoding, Affinity, ColumnDefault, RecoveredRow, RowEvent, StrictType, TableId,
     TableRows, TableShape,
@@ -26,7 +26,14 @@ pub struct BulkTable {
     pub shape: TableShape,
     /// Its root in the source.
     pub source_root: Option<pager::PageNo>,
+    /// Columns (positions in the shape) whose values each row read from overflow pages
+    /// keeps for the cross-check with the table's indexes (`load::crosscheck`).
+    pub keyed: Vec<usize>,
 }
+
+/// Bytes of values the spilled rows of one table keep at most (about; the rest are read
+/// back from the output).
+const KEPT_LIMIT: usize = 16 << 20;
 
 /// Tables whose rows can be written straight into the file: rowid tables with a root in
 /// the source and no index that SQLite keeps for a constraint (UNIQUE, or a PRIMARY KEY
@@ -199,8 +206,9 @@ pub struct Written<'s> {
     pub unreadable: u64,
     /// Rowids written, ascending.
     pub rowids: Vec<i64>,
-    /// Of those, rows whose payload was joined from overflow pages.
-    pub spilled: Vec<i64>,
+    /// Of those, rows whose payload was joined from overflow pages, with the values of
+    /// the job's keyed columns (none once the table's rows kept [`KEPT_LIMIT`] bytes).
+    pub spilled: Vec<(i64, Vec<(usize, Value)>)>,
     /// Rows that go through SQL instead.
     pub later: Vec<RecoveredRow<'s>>,
 }
@@ -218,6 +226,17 @@ pub fn write_table<'s>(
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
     let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
     let mut spilled = Vec::new();
+    // Each keyed column's place in the record (the rowid alias is stored as NULL there:
+    // the cross-check takes the rowid).
+    let order = job.shape.record_order();
+    let alias = job.shape.rowid_alias();
+    let keyed: Vec<(usize, usize)> = job
+        .keyed
+        .iter()
+        .filter(|&&col| Some(col) != alias)
+        .filter_map(|&col| Some((col, order.iter().position(|&c| c == col)?)))
+        .collect();
+    let mut kept = 0usize;
     for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
         let row = match event {
             RowEvent::Row(row) => {
@@ -234,7 +253,13 @@ pub fn write_table<'s>(
                 table.push(rowid, &row.raw.payload)?;
                 rowids.push(rowid);
                 if row.raw.spilled() {
-                    spilled.push(rowid);
+                    let values = if kept < KEPT_LIMIT {
+                        keyed_values(&row, &keyed)
+                    } else {
+                        Vec::new()
+                    };
+                    kept += values.iter().map(|(_, v)| 32 + value_len(v)).sum::<usize>();
+                    spilled.push((rowid, values));
                 }
             }
             _ => later.push(row),
@@ -248,4 +273,25 @@ pub fn write_table<'s>(
         spilled,
         later,
     })
+}
+
+/// The values of the keyed columns in a row's record, each with its position in the
+/// shape; a column the record does not reach (it reads as its default) is left out.
+fn keyed_values(row: &RecoveredRow<'_>, keyed: &[(usize, usize)]) -> Vec<(usize, Value)> {
+    let payload = &row.raw.payload;
+    keyed
+        .iter()
+        .filter_map(|&(col, pos)| {
+            let (t, body) = pager::record::column_raw(payload, row.raw.location, pos)?;
+            Some((col, Value::from(pager::record::decode_value(t, body, 0)?)))
+        })
+        .collect()
+}
+
+/// Bytes a value holds beyond its own size.
+fn value_len(v: &Value) -> usize {
+    match v {
+        Value::Text(b) | Value::Blob(b) => b.len(),
+        _ => 0,
+    }
 }

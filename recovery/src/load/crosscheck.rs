@@ -43,21 +43,44 @@ pub fn cross_check(
             continue;
         }
         let mut damaged_rows = BTreeSet::new();
-        // A search compares keys as bytes: indexes on plain columns with BINARY collation.
-        for index in crate::rebuild::partial::table_indexes(evidence, &t.name) {
-            let Some(columns) = index
-                .columns
+        for (index, columns) in checkable_indexes(evidence, &t.name) {
+            // Each column's position in the shape, where the bulk writer kept values by.
+            let positions: Option<Vec<usize>> = columns
                 .iter()
-                .cloned()
-                .collect::<Option<Vec<String>>>()
-                .filter(|c| index.binary && !c.is_empty())
-            else {
-                continue;
-            };
+                .map(|c| {
+                    shape
+                        .columns
+                        .iter()
+                        .position(|s| s.name.eq_ignore_ascii_case(c))
+                })
+                .collect();
+            let alias = shape.rowid_alias();
             // Rows whose key the index does not hold, with no damage on the search path.
             let mut disagreeing: HashSet<i64> = HashSet::new();
             for &rowid in &t.spilled_rowids {
-                let Some(mut key) = stored_values(out, &t.name, rowid, &columns)? else {
+                // The values as the bulk writer wrote them, unless a correction of this
+                // run has changed the row since.
+                let kept = positions
+                    .as_deref()
+                    .filter(|_| !damaged_rows.contains(&rowid))
+                    .and_then(|p| kept_values(t.spilled_values.get(&rowid)?, p, alias, rowid));
+                // Every test run (debug builds) checks them against what SQLite reads back.
+                #[cfg(debug_assertions)]
+                if let (Some(kept), Ok(Some(stored))) =
+                    (&kept, stored_values(out, &t.name, rowid, &columns))
+                {
+                    debug_assert_eq!(
+                        pager::search::compare(kept, &stored, &[]),
+                        std::cmp::Ordering::Equal,
+                        "row {rowid} of `{}`: kept {kept:?}, stored {stored:?}",
+                        t.name
+                    );
+                }
+                let key = match kept {
+                    Some(key) => Some(key),
+                    None => stored_values(out, &t.name, rowid, &columns)?,
+                };
+                let Some(mut key) = key else {
                     continue;
                 };
                 key.push(Value::Integer(rowid));
@@ -129,6 +152,63 @@ fn correct_all(
         }
     }
     Ok(corrected)
+}
+
+/// The indexes of `table` a search can check rows against, with their columns: indexes
+/// on plain columns with BINARY collation (a search compares keys as bytes).
+fn checkable_indexes(
+    evidence: &Evidence<'_>,
+    table: &str,
+) -> Vec<(reconstruct::IndexKeys, Vec<String>)> {
+    crate::rebuild::partial::table_indexes(evidence, table)
+        .into_iter()
+        .filter_map(|index| {
+            let columns = index
+                .columns
+                .iter()
+                .cloned()
+                .collect::<Option<Vec<String>>>()
+                .filter(|c| index.binary && !c.is_empty())?;
+            Some((index, columns))
+        })
+        .collect()
+}
+
+/// The columns (positions in `shape`) the cross-check reads of a table's spilled rows:
+/// those its checkable indexes key on.
+pub fn keyed_columns(evidence: &Evidence<'_>, shape: &reconstruct::TableShape) -> Vec<usize> {
+    let mut keyed: Vec<usize> = checkable_indexes(evidence, &shape.name)
+        .iter()
+        .flat_map(|(_, columns)| columns)
+        .filter_map(|c| {
+            shape
+                .columns
+                .iter()
+                .position(|s| s.name.eq_ignore_ascii_case(c))
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.dedup();
+    keyed
+}
+
+/// The values of the columns at `positions` among those the bulk writer kept of row
+/// `rowid` (the rowid alias is the rowid); `None` when one was not kept.
+fn kept_values(
+    kept: &[(usize, Value)],
+    positions: &[usize],
+    alias: Option<usize>,
+    rowid: i64,
+) -> Option<Vec<Value>> {
+    positions
+        .iter()
+        .map(|&p| {
+            if Some(p) == alias {
+                return Some(Value::Integer(rowid));
+            }
+            kept.iter().find(|(c, _)| *c == p).map(|(_, v)| v.clone())
+        })
+        .collect()
 }
 
 /// The values of `columns` in the output row `rowid`, as stored: text as its bytes in

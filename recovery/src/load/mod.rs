@@ -93,6 +93,7 @@ impl<'s> Bulk<'s> {
                 root,
                 shape: shape.clone(),
                 source_root: t.root,
+                keyed: crosscheck::keyed_columns(evidence, shape),
             });
         }
         let mut deferred = BTreeMap::new();
@@ -130,7 +131,12 @@ impl<'s> Bulk<'s> {
                 t.loss.from_tree += table.rows;
                 t.loss.unreadable_cells += table.unreadable;
                 t.written_rowids = table.rowids;
-                t.spilled_rowids = table.spilled;
+                t.spilled_rowids = table.spilled.iter().map(|(r, _)| *r).collect();
+                t.spilled_values = table
+                    .spilled
+                    .into_iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect();
             }
             deferred.insert(job.id, table.later);
         }
