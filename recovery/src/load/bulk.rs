@@ -239,6 +239,14 @@ impl Leaf {
         }
     }
 
+    /// Empties the page for the next one, keeping its buffer.
+    fn clear(&mut self) {
+        self.image.fill(0);
+        self.cells = 0;
+        self.content = self.image.len();
+        self.last_len = 0;
+    }
+
     fn free(&self, header: usize) -> usize {
         self.content - (header + 2 * usize::from(self.cells))
     }
@@ -327,10 +335,10 @@ impl TableBuilder<'_> {
 
     fn flush_leaf(&mut self) -> io::Result<()> {
         let page = self.writer.allocate();
-        let usable = self.writer.page_size;
-        let mut leaf = std::mem::replace(&mut self.leaf, Leaf::new(usable));
         let max = self.last.unwrap_or(0);
-        self.writer.write_page(page, leaf.seal(0x0d, None))?;
+        self.writer.write_page(page, self.leaf.seal(0x0d, None))?;
+        // The image was copied into the run being written: the buffer is filled again.
+        self.leaf.clear();
         self.leaves.push((page, max));
         Ok(())
     }
