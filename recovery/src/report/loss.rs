@@ -80,8 +80,9 @@ pub struct LossReport {
 pub struct SourceProof {
     /// Size of the source file in bytes.
     pub size: u64,
-    /// SHA-256 of the source file, hex, before anything else ran: the digest that names
-    /// the evidence.
+    /// SHA-256 of the source file, hex: the digest that names the evidence, read whole
+    /// during the run (beside the load); when `unchanged`, of the file as the run opened
+    /// it.
     pub sha256_before: String,
     /// BLAKE3 of the source file, hex, from the same read.
     pub blake3_before: String,
