@@ -648,36 +648,28 @@ impl Output {
         columns: &[&str],
         values: &[SqlValue<'_>],
     ) -> rusqlite::Result<Inserted> {
-        let mut names: Vec<String> = Vec::with_capacity(columns.len() + 1);
-        let mut params: Vec<SqlValue<'_>> = Vec::with_capacity(columns.len() + 1);
-        if let (Some(name), Some(rowid)) = (rowid_name, rowid) {
-            names.push(quote(name));
-            params.push(SqlValue::Integer(rowid));
-        }
-        names.extend(columns.iter().map(|c| quote(c)));
-        params.extend(values.iter().cloned());
-        let placeholders: Vec<String> = (1..=params.len()).map(|i| format!("?{i}")).collect();
-        // OR ABORT over the table's own ON CONFLICT clauses: a row that collides is a
-        // conflict to keep and report, never one SQLite drops (IGNORE) or writes over a
-        // recovered row (REPLACE).
-        let sql = if names.is_empty() {
-            format!("INSERT OR ABORT INTO {} DEFAULT VALUES", quote(table))
-        } else {
-            format!(
-                "INSERT OR ABORT INTO {} ({}) VALUES ({})",
-                quote(table),
-                names.join(", "),
-                placeholders.join(", ")
-            )
-        };
+        let rowid = rowid_name.and(rowid);
+        let sql = insert_statement(table, rowid_name.filter(|_| rowid.is_some()), columns);
+        self.insert_with(&sql, rowid, values)
+    }
+
+    /// Inserts one row with `sql`, the [`insert_statement`] of its table and columns:
+    /// `rowid` first when the statement names one, then `values`.
+    pub fn insert_with(
+        &self,
+        sql: &str,
+        rowid: Option<i64>,
+        values: &[SqlValue<'_>],
+    ) -> rusqlite::Result<Inserted> {
         // A statement SQLite cannot prepare for this table refuses its rows one by one,
         // like any other refusal that is about the row, not the output.
-        let mut stmt = match self.conn.prepare_cached(&sql) {
+        let mut stmt = match self.conn.prepare_cached(sql) {
             Ok(stmt) => stmt,
             Err(e) if refuses_row(&e) => return Ok(Inserted::Rejected(e.to_string())),
             Err(e) => return Err(e),
         };
-        match stmt.execute(params_from_iter(params.iter())) {
+        let rowid = rowid.map(SqlValue::Integer);
+        match stmt.execute(params_from_iter(rowid.iter().chain(values))) {
             Ok(_) => Ok(Inserted::Ok),
             Err(rusqlite::Error::SqliteFailure(e, msg))
                 if e.code == rusqlite::ErrorCode::ConstraintViolation =>
@@ -698,6 +690,30 @@ impl Output {
             Err(e) if refuses_row(&e) => Ok(Inserted::Rejected(e.to_string())),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// The statement that inserts a row into `table`: its rowid under `rowid_name` first when
+/// there is one, then the values of `columns` (names, in order).
+pub fn insert_statement(table: &str, rowid_name: Option<&str>, columns: &[&str]) -> String {
+    let names: Vec<String> = rowid_name
+        .into_iter()
+        .chain(columns.iter().copied())
+        .map(quote)
+        .collect();
+    let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+    // OR ABORT over the table's own ON CONFLICT clauses: a row that collides is a
+    // conflict to keep and report, never one SQLite drops (IGNORE) or writes over a
+    // recovered row (REPLACE).
+    if names.is_empty() {
+        format!("INSERT OR ABORT INTO {} DEFAULT VALUES", quote(table))
+    } else {
+        format!(
+            "INSERT OR ABORT INTO {} ({}) VALUES ({})",
+            quote(table),
+            names.join(", "),
+            placeholders.join(", ")
+        )
     }
 }
 

@@ -2,7 +2,8 @@
 //! happened to it counted. A row refused by a constraint is kept in `lost_and_found`; so is
 //! a row whose key another row holds (a conflict), recorded with its provenance.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 
 use pager::{CellSource, TextEncoding, Value};
 use reconstruct::{Provenance, RecoveredRow, TableShape};
@@ -19,6 +20,9 @@ pub struct TableWriter<'s> {
     columns: Vec<&'s str>,
     /// The name under which the rowid is inserted, for rowid tables without an alias.
     rowid_name: Option<&'static str>,
+    /// The insert statement made so far for each number of columns present, with the
+    /// rowid named or not.
+    statements: RefCell<HashMap<(usize, bool), String>>,
 }
 
 impl<'s> TableWriter<'s> {
@@ -40,6 +44,7 @@ impl<'s> TableWriter<'s> {
             name: &shape.name,
             columns,
             rowid_name,
+            statements: RefCell::new(HashMap::new()),
         }
     }
 
@@ -64,13 +69,18 @@ impl<'s> TableWriter<'s> {
                     .map_or(SqlValue::Null, |v| SqlValue::from_value(v, enc))
             })
             .collect();
-        out.insert(
-            self.name,
-            self.rowid_name,
-            rowid,
-            self.columns.get(..present).unwrap_or_default(),
-            &bound,
-        )
+        let rowid = self.rowid_name.and(rowid);
+        let mut statements = self.statements.borrow_mut();
+        let sql = statements
+            .entry((present, rowid.is_some()))
+            .or_insert_with(|| {
+                crate::output::insert_statement(
+                    self.name,
+                    self.rowid_name.filter(|_| rowid.is_some()),
+                    self.columns.get(..present).unwrap_or_default(),
+                )
+            });
+        out.insert_with(sql, rowid, &bound)
     }
 }
 
