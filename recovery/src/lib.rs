@@ -196,7 +196,14 @@ fn run<'s>(
             observer.finished(Background::Survey);
             let _ = survey_tx.send(survey);
             priority::background();
-            let hashes = evidence::Before::read(paths);
+            // The thread is joined only before the commit: a panic here is returned as an
+            // error, so that a run that ends early with its own error never meets it.
+            let hashes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                evidence::Before::read(paths)
+            }))
+            .unwrap_or(Err(Error::WorkerPanicked {
+                work: Background::FirstHash,
+            }));
             observer.finished(Background::FirstHash);
             hashes
         });

@@ -59,7 +59,7 @@ impl fmt::Display for Stage<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Background {
-    /// The hash of the evidence before the run.
+    /// The first hash of the evidence (SHA-256 and BLAKE3), read after the survey.
     FirstHash,
     /// The survey of every page.
     Survey,

@@ -43,6 +43,7 @@ pub struct TableRun {
     /// rowid, for rows the bulk writer wrote (their record verbatim): the cross-check
     /// reads them here instead of back from the output, where a column after a long one
     /// is only reached through the row's overflow pages. Column positions in the shape.
+    /// Emptied by the cross-check.
     pub spilled_values: HashMap<i64, Vec<(usize, Value)>>,
     /// Indexes to make on it that the schema lacks: those of a table whose lost CREATE
     /// statement a profile knows, with where they come from ("profile NAME"), name and

@@ -200,7 +200,7 @@ pub type FileHash = (&'static str, String, String);
 
 /// The run's record, as given (not yet made printable): its fields (started, finished,
 /// case, examiner, tool, command), and each file's role, path and SHA-256 (of an evidence
-/// file, the one before the run, and a word when it changed during the run);
+/// file, the one read first, and a word when its second reading differs);
 /// `own_sha256` is the report's own.
 pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<FileHash>) {
     let run = &r.run;
@@ -220,7 +220,7 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
     ) {
         (Some(sha256), true) => sha256.clone(),
         (Some(sha256), false) => {
-            format!("{sha256} before the run: CHANGED during the run (its BLAKE3 differs)")
+            format!("{sha256} as first read: CHANGED during the run (its BLAKE3 differs)")
         }
         (None, _) => String::new(),
     };

@@ -32,10 +32,16 @@ pub struct EvidenceFiles {
 }
 
 impl EvidenceFiles {
-    /// Whether one of the files is known to have changed since it was mapped, whatever
-    /// its hashes say ([`Source::changed`]).
-    pub fn changed(&self) -> bool {
-        self.all().into_iter().any(Source::changed)
+    /// Each file known to have changed since it was mapped, whatever its hashes say,
+    /// with how ([`Source::changed`]), as sentences.
+    pub fn changed(&self) -> Vec<String> {
+        self.all()
+            .into_iter()
+            .filter_map(|s| {
+                s.changed()
+                    .map(|how| format!("`{}` changed under the run: {how}; the output is not committed (run again on a copy that nothing writes to)", s.path.display()))
+            })
+            .collect()
     }
 
     /// Maps the files the request names.

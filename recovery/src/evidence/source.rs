@@ -105,14 +105,24 @@ impl Source {
         self.watch.as_ref().is_some_and(Watch::shrank)
     }
 
-    /// Whether the file is known to have changed since it was mapped: a read found it
-    /// shorter, or the file at its path has another inode, length, modification time or
-    /// change time. A hash read after a change sees the changed bytes, so a change made
-    /// where the run had already read, but before the first hash got there, hashes the
-    /// same twice: a write always moves the change time, which no program can set back.
-    pub fn changed(&self) -> bool {
-        self.shrank()
-            || std::fs::metadata(&self.path).map_or(true, |m| Stamp::of(&m) != self.opened)
+    /// How the file is known to have changed since it was mapped, if it did: a read
+    /// found it shorter, or the file at its path has another inode, length or
+    /// modification time. A hash read after a change sees the changed bytes, so a change
+    /// made where the run had already read, but before the first hash got there, hashes
+    /// the same twice: a write moves the modification time (to the kernel clock's tick:
+    /// a write in the same tick as the one before it, just before the run opened the
+    /// file, may not).
+    pub fn changed(&self) -> Option<&'static str> {
+        if self.shrank() {
+            return Some("it was cut short while it was read");
+        }
+        match std::fs::metadata(&self.path) {
+            Err(_) => Some("it cannot be found at its path any more"),
+            Ok(m) if Stamp::of(&m) != self.opened => {
+                Some("its modification time, length or inode changed during the run")
+            }
+            Ok(_) => None,
+        }
     }
 
     /// The file's bytes.
@@ -147,14 +157,14 @@ impl Source {
 }
 
 /// What the file system says of a file: which file it is, its length, and when its bytes
-/// and its inode last changed.
+/// last changed. (Not its change time, which a `chmod` or a new hard link moves too: the
+/// bytes are what must not change.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     device: u64,
     inode: u64,
     len: u64,
     modified: (i64, i64),
-    changed: (i64, i64),
 }
 
 impl Stamp {
@@ -164,7 +174,6 @@ impl Stamp {
         inode: u64::MAX,
         len: u64::MAX,
         modified: (i64::MIN, i64::MIN),
-        changed: (i64::MIN, i64::MIN),
     };
 
     fn of(meta: &std::fs::Metadata) -> Stamp {
@@ -174,7 +183,6 @@ impl Stamp {
             inode: meta.ino(),
             len: meta.len(),
             modified: (meta.mtime(), meta.mtime_nsec()),
-            changed: (meta.ctime(), meta.ctime_nsec()),
         }
     }
 }

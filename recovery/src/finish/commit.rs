@@ -22,13 +22,13 @@ pub fn commit(
     verified: bool,
     hashes: (Before, After),
     output_sha256: Option<String>,
-    changed: bool,
+    changed: Vec<String>,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     let (before, after) = hashes;
     // A file cut short or written under its map changed, even when both hashes read it
     // after the change.
-    let unchanged = before.unchanged(&after) && !changed;
+    let unchanged = before.unchanged(&after) && changed.is_empty();
     let Rebuilt {
         out,
         tables,
@@ -87,6 +87,8 @@ pub fn commit(
             .display()
             .to_string()
     };
+    // How a file changed, where its hashes could not tell.
+    report.warnings.extend(changed);
     report.run = RunPaths {
         started_utc: crate::bundle::files::utc(about.started),
         finished_utc: crate::bundle::files::utc(std::time::SystemTime::now()),

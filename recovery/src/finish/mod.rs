@@ -79,7 +79,7 @@ impl Finish {
         request: &Request,
         hashes: (Before, After),
         output_sha256: Option<String>,
-        changed: bool,
+        changed: Vec<String>,
     ) -> Result<Recovery, Error> {
         commit::commit(
             evidence,

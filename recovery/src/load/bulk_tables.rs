@@ -31,9 +31,16 @@ pub struct BulkTable {
     pub keyed: Vec<usize>,
 }
 
-/// Bytes of values the spilled rows of one table keep at most (about; the rest are read
-/// back from the output).
-const KEPT_LIMIT: usize = 16 << 20;
+/// Bytes the spilled rows of all tables keep at most, counted with the maps that hold
+/// them (about: the row that passes the limit is kept whole; the rest are read back from
+/// the output).
+pub const KEPT_LIMIT: usize = 16 << 20;
+
+/// Bytes a kept row costs beside its values: its rowid, its list and its map entry.
+const KEPT_ROW: usize = 64;
+
+/// Bytes a kept value costs beside its text or blob bytes.
+const KEPT_VALUE: usize = 40;
 
 /// Tables whose rows can be written straight into the file: rowid tables with a root in
 /// the source and no index that SQLite keeps for a constraint (UNIQUE, or a PRIMARY KEY
@@ -207,7 +214,7 @@ pub struct Written<'s> {
     /// Rowids written, ascending.
     pub rowids: Vec<i64>,
     /// Of those, rows whose payload was joined from overflow pages, with the values of
-    /// the job's keyed columns (none once the table's rows kept [`KEPT_LIMIT`] bytes).
+    /// the job's keyed columns (none once the run's rows kept [`KEPT_LIMIT`] bytes).
     pub spilled: Vec<(i64, Vec<(usize, Value)>)>,
     /// Rows that go through SQL instead.
     pub later: Vec<RecoveredRow<'s>>,
@@ -221,6 +228,7 @@ pub fn write_table<'s>(
     evidence: &Evidence<'s>,
     job: &BulkTable,
     reader: &Reader<'_>,
+    kept: &mut usize,
 ) -> std::io::Result<Written<'s>> {
     let mut table = writer.table(job.root);
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
@@ -236,7 +244,6 @@ pub fn write_table<'s>(
         .filter(|&&col| Some(col) != alias)
         .filter_map(|&col| Some((col, order.iter().position(|&c| c == col)?)))
         .collect();
-    let mut kept = 0usize;
     for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
         let row = match event {
             RowEvent::Row(row) => {
@@ -253,12 +260,18 @@ pub fn write_table<'s>(
                 table.push(rowid, &row.raw.payload)?;
                 rowids.push(rowid);
                 if row.raw.spilled() {
-                    let values = if kept < KEPT_LIMIT {
+                    let values = if *kept < KEPT_LIMIT && !keyed.is_empty() {
                         keyed_values(&row, &keyed)
                     } else {
                         Vec::new()
                     };
-                    kept += values.iter().map(|(_, v)| 32 + value_len(v)).sum::<usize>();
+                    if !values.is_empty() {
+                        *kept += KEPT_ROW
+                            + values
+                                .iter()
+                                .map(|(_, v)| KEPT_VALUE + value_len(v))
+                                .sum::<usize>();
+                    }
                     spilled.push((rowid, values));
                 }
             }
@@ -283,7 +296,12 @@ fn keyed_values(row: &RecoveredRow<'_>, keyed: &[(usize, usize)]) -> Vec<(usize,
         .iter()
         .filter_map(|&(col, pos)| {
             let (t, body) = pager::record::column_raw(payload, row.raw.location, pos)?;
-            Some((col, Value::from(pager::record::decode_value(t, body, 0)?)))
+            let value = match Value::from(pager::record::decode_value(t, body, 0)?) {
+                // SQLite reads a NaN stored as a float as NULL.
+                Value::Real(r) if r.is_nan() => Value::Null,
+                v => v,
+            };
+            Some((col, value))
         })
         .collect()
 }

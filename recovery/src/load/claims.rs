@@ -194,6 +194,7 @@ fn take_back<'s>(
         }
         t.written_rowids.retain(|r| !retaken.contains(r));
         t.spilled_rowids.retain(|r| !retaken.contains(r));
+        t.spilled_values.retain(|r, _| !retaken.contains(r));
         let waiting: BTreeSet<i64> = later.iter().filter_map(RecoveredRow::rowid).collect();
         for event in TableRows::new(db, t.root, std::iter::empty()).without(Some(cut.clone())) {
             if let RowEvent::Row(row) = event {

@@ -37,6 +37,8 @@ pub fn cross_check(
     out.conn.execute_batch("BEGIN")?;
     let mut corrected = 0;
     for t in tables.iter_mut() {
+        // Read here only: let go of once the table is checked.
+        let kept_values = std::mem::take(&mut t.spilled_values);
         let Some(shape) = &t.shape else { continue };
         if t.spilled_rowids.is_empty() || shape.without_rowid || t.status != TableStatus::Recovered
         {
@@ -63,7 +65,7 @@ pub fn cross_check(
                 let kept = positions
                     .as_deref()
                     .filter(|_| !damaged_rows.contains(&rowid))
-                    .and_then(|p| kept_values(t.spilled_values.get(&rowid)?, p, alias, rowid));
+                    .and_then(|p| kept_of(kept_values.get(&rowid)?, p, alias, rowid));
                 // Every test run (debug builds) checks them against what SQLite reads back.
                 #[cfg(debug_assertions)]
                 if let (Some(kept), Ok(Some(stored))) =
@@ -194,7 +196,7 @@ pub fn keyed_columns(evidence: &Evidence<'_>, shape: &reconstruct::TableShape) -
 
 /// The values of the columns at `positions` among those the bulk writer kept of row
 /// `rowid` (the rowid alias is the rowid); `None` when one was not kept.
-fn kept_values(
+fn kept_of(
     kept: &[(usize, Value)],
     positions: &[usize],
     alias: Option<usize>,

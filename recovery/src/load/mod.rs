@@ -110,6 +110,8 @@ impl<'s> Bulk<'s> {
             .with_file_closed(|path| {
                 let mut writer = bulk::BulkWriter::open(path, page_size)?;
                 let mut done = Vec::with_capacity(jobs.len());
+                // Bytes of values kept for the cross-check, all tables together.
+                let mut kept = 0;
                 for job in &jobs {
                     observer.stage(Stage::Recovering {
                         table: &job.shape.name,
@@ -119,6 +121,7 @@ impl<'s> Bulk<'s> {
                         evidence,
                         job,
                         reader,
+                        &mut kept,
                     )?);
                 }
                 writer.finish()?;
@@ -221,6 +224,7 @@ impl<'s> Bulk<'s> {
                     t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
                     t.written_rowids.retain(|r| *r != rowid);
                     t.spilled_rowids.retain(|r| *r != rowid);
+                    t.spilled_values.remove(&rowid);
                     later.push(row);
                 }
             }

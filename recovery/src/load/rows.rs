@@ -134,6 +134,9 @@ impl Sink<'_> {
                 }
                 if let Some(rowid) = row.rowid() {
                     t.written_rowids.push(rowid);
+                    // Values kept of a row written under this rowid before, and taken
+                    // back since, are not this row's.
+                    t.spilled_values.remove(&rowid);
                     // A row read whole and written as read: its index entries can witness
                     // whether its overflow pages still hold its bytes.
                     if row.raw.spilled() && complete && mapped.damage.is_empty() {
