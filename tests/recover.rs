@@ -1351,6 +1351,47 @@ fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResu
     Ok(())
 }
 
+/// The same, with the index keyed on the rowid alias too and a column before the long
+/// one: the values the bulk writer kept of each row read from overflow pages (the alias
+/// is the rowid, stored as NULL in the record) are those SQLite reads back, which debug
+/// builds check row by row.
+#[test]
+fn kept_keys_with_the_rowid_alias_find_the_contradicted_value() -> TestResult {
+    let dir = crate::Scratch::new("index-witness-alias");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER, body TEXT, tag TEXT);
+         CREATE INDEX t_tag ON t(tag, id, n);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 9)
+         INSERT INTO t SELECT x, x * 10, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    let page = bytes
+        .chunks(4096)
+        .position(|p| p.windows(9).any(|w| w == b"aaaatag-5"))
+        .ok_or("row 5's last overflow page")?;
+    bytes[page * 4096 + 4..(page + 1) * 4096].fill(b'z');
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let conn = Connection::open(&dest)?;
+    let rows: Vec<(i64, i64, String)> = conn
+        .prepare("SELECT id, n, tag FROM t ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let expected: Vec<(i64, i64, String)> =
+        (1..=9).map(|x| (x, x * 10, format!("tag-{x}"))).collect();
+    assert_eq!(rows, expected);
+    let registered: Vec<(i64, String)> = conn
+        .prepare("SELECT rowid, col FROM salvage_damaged_fields")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(registered, vec![(5, "tag".to_string())]);
+    Ok(())
+}
+
 /// An overflow pointer damaged to lead to a b-tree page, as a chain's last page: the chain
 /// reads whole, and the page's bytes once became the row's last values, written as data.
 /// A last page whose next pointer is not 0 does not end a chain as SQLite ends one: the
