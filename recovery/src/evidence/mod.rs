@@ -33,15 +33,22 @@ pub struct EvidenceFiles {
 
 impl EvidenceFiles {
     /// Each file known to have changed since it was mapped, whatever its hashes say,
-    /// with how ([`Source::changed`]), as sentences.
+    /// with how ([`Source::changed`]), as sentences naming it by its role (paths live
+    /// only in the report's `run`).
     pub fn changed(&self) -> Vec<String> {
-        self.all()
-            .into_iter()
-            .filter_map(|s| {
-                s.changed()
-                    .map(|how| format!("`{}` changed under the run: {how}; the output is not committed (run again on a copy that nothing writes to)", s.path.display()))
-            })
-            .collect()
+        [
+            ("the source", Some(&self.main)),
+            ("the write-ahead log", self.wal.as_ref()),
+            ("the rollback journal", self.journal.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(role, s)| {
+            let how = s?.changed()?;
+            Some(format!(
+                "{role} changed under the run: {how}; the output is not committed (run again on a copy that nothing writes to)"
+            ))
+        })
+        .collect()
     }
 
     /// Maps the files the request names.
