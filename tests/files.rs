@@ -133,6 +133,14 @@ fn a_source_rewritten_in_place_during_recover_is_not_committed() -> TestResult {
         .iter()
         .any(|w| w.starts_with("the source changed") && w.contains("modification time"));
     assert!(said, "{:?}", done.report.warnings);
+    assert_eq!(proof.changed_under_the_run, ["source"]);
+    // The run record says it of the source too, whichever caught it.
+    let rendered = crate::salvage()
+        .arg("report")
+        .arg(dir.path("out.db.report.json"))
+        .output()?;
+    let text = String::from_utf8(rendered.stdout)?;
+    assert!(text.contains("CHANGED during the run"), "{text}");
     let now = std::fs::read(&src)?;
     assert_ne!(now, original);
     assert_eq!(proof.blake3_after, blake3::hash(&now).to_hex().as_str());

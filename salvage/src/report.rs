@@ -213,22 +213,30 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
         ("command", shell_words(&run.command_line)),
     ];
     fields.retain(|(_, v)| !v.is_empty());
-    // An evidence file's BLAKE3 before and after tell whether it changed.
-    let evidence = |sha256: &Option<String>, before: &Option<String>, after: &Option<String>| match (
-        sha256,
-        before == after,
-    ) {
-        (Some(sha256), true) => sha256.clone(),
-        (Some(sha256), false) => {
-            format!("{sha256} as first read: CHANGED during the run (its BLAKE3 differs)")
+    // An evidence file's BLAKE3 before and after tell whether it changed, and so does
+    // the file system.
+    let evidence = |role: &str,
+                    sha256: &Option<String>,
+                    before: &Option<String>,
+                    after: &Option<String>| {
+        let stamped = r.source.changed_under_the_run.iter().any(|c| c == role);
+        match (sha256, before == after, stamped) {
+            (Some(sha256), true, false) => sha256.clone(),
+            (Some(sha256), false, _) => {
+                format!("{sha256} as first read: CHANGED during the run (its BLAKE3 differs)")
+            }
+            (Some(sha256), true, true) => format!(
+                "{sha256} as first read: CHANGED during the run (its modification time, length or inode)"
+            ),
+            (None, _, _) => String::new(),
         }
-        (None, _) => String::new(),
     };
     let hashes = vec![
         (
             "source",
             run.source_path.clone(),
             evidence(
+                "source",
                 &Some(r.source.sha256_before.clone()),
                 &Some(r.source.blake3_before.clone()),
                 &Some(r.source.blake3_after.clone()),
@@ -238,6 +246,7 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
             "write-ahead log",
             run.wal_path.clone().unwrap_or_default(),
             evidence(
+                "wal",
                 &r.wal.hashes.sha256_before,
                 &r.wal.hashes.blake3_before,
                 &r.wal.hashes.blake3_after,
@@ -247,6 +256,7 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
             "journal",
             run.journal_path.clone().unwrap_or_default(),
             evidence(
+                "journal",
                 &r.journal.hashes.sha256_before,
                 &r.journal.hashes.blake3_before,
                 &r.journal.hashes.blake3_after,

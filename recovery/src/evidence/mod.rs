@@ -32,22 +32,17 @@ pub struct EvidenceFiles {
 }
 
 impl EvidenceFiles {
-    /// Each file known to have changed since it was mapped, whatever its hashes say,
-    /// with how ([`Source::changed`]), as sentences naming it by its role (paths live
-    /// only in the report's `run`).
-    pub fn changed(&self) -> Vec<String> {
+    /// Each file known to have changed since it was mapped, whatever its hashes say, by
+    /// its role (`source`, `wal`, `journal`: paths live only in the report's `run`), with
+    /// how ([`Source::changed`]).
+    pub fn changed(&self) -> Vec<(&'static str, &'static str)> {
         [
-            ("the source", Some(&self.main)),
-            ("the write-ahead log", self.wal.as_ref()),
-            ("the rollback journal", self.journal.as_ref()),
+            ("source", Some(&self.main)),
+            ("wal", self.wal.as_ref()),
+            ("journal", self.journal.as_ref()),
         ]
         .into_iter()
-        .filter_map(|(role, s)| {
-            let how = s?.changed()?;
-            Some(format!(
-                "{role} changed under the run: {how}; the output is not committed (run again on a copy that nothing writes to)"
-            ))
-        })
+        .filter_map(|(role, s)| Some((role, s?.changed()?)))
         .collect()
     }
 

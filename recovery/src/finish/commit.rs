@@ -22,7 +22,7 @@ pub fn commit(
     verified: bool,
     hashes: (Before, After),
     output_sha256: Option<String>,
-    changed: Vec<String>,
+    changed: Vec<(&'static str, &'static str)>,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     let (before, after) = hashes;
@@ -77,6 +77,7 @@ pub fn commit(
             blake3_before: before.main.blake3,
             blake3_after: after.main,
             unchanged,
+            changed_under_the_run: changed.iter().map(|(role, _)| role.to_string()).collect(),
         },
     });
     let about = &request.about;
@@ -88,7 +89,14 @@ pub fn commit(
             .to_string()
     };
     // How a file changed, where its hashes could not tell.
-    report.warnings.extend(changed);
+    report.warnings.extend(changed.iter().map(|(role, how)| {
+        let file = match *role {
+            "wal" => "the write-ahead log",
+            "journal" => "the rollback journal",
+            _ => "the source",
+        };
+        format!("{file} changed under the run: {how}; the output is not committed (run again on a copy that nothing writes to)")
+    }));
     report.run = RunPaths {
         started_utc: crate::bundle::files::utc(about.started),
         finished_utc: crate::bundle::files::utc(std::time::SystemTime::now()),

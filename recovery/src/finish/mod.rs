@@ -79,7 +79,7 @@ impl Finish {
         request: &Request,
         hashes: (Before, After),
         output_sha256: Option<String>,
-        changed: Vec<String>,
+        changed: Vec<(&'static str, &'static str)>,
     ) -> Result<Recovery, Error> {
         commit::commit(
             evidence,

@@ -88,9 +88,15 @@ pub struct SourceProof {
     pub blake3_before: String,
     /// BLAKE3 of the source file, hex, re-read from disk after the output was verified.
     pub blake3_after: String,
-    /// The source, its log and its journal hashed the same (BLAKE3) before and after;
-    /// `false`: nothing is committed (exit 1).
+    /// The source, its log and its journal hashed the same (BLAKE3) before and after,
+    /// and none of them is in `changed_under_the_run`; `false`: nothing is committed
+    /// (exit 1).
     pub unchanged: bool,
+    /// The files (`source`, `wal`, `journal`) the file system says changed during the
+    /// run, whatever their hashes say: cut short, replaced, or given a new length or
+    /// modification time (how, in `warnings`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_under_the_run: Vec<String>,
 }
 
 /// The hashes of a log read with the source (each absent when no log was read): its
