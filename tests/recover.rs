@@ -1300,6 +1300,25 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
     Ok(())
 }
 
+/// `dir/src.db` made by `sql` (rows 1 to 9 of `t`, each with a long body followed by
+/// `tag-N`), with the last overflow page of row 5 (the end of its body, then its tag)
+/// overwritten with `z`.
+fn tag_overwritten(
+    dir: &crate::Scratch,
+    sql: &str,
+) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    let src = dir.path("src.db");
+    Connection::open(&src)?.execute_batch(sql)?;
+    let mut bytes = std::fs::read(&src)?;
+    let page = bytes
+        .chunks(4096)
+        .position(|p| p.windows(9).any(|w| w == b"aaaatag-5"))
+        .ok_or("row 5's last overflow page")?;
+    bytes[page * 4096 + 4..(page + 1) * 4096].fill(b'z');
+    std::fs::write(&src, &bytes)?;
+    Ok(src)
+}
+
 /// An overflow page overwritten with other bytes leaves no structural trace: the row
 /// decodes whole, with wrong values (once written as data, `rows_damaged` 0). The table's
 /// own index entry for the row holds a second copy of the keyed column: where it
@@ -1309,23 +1328,13 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
 #[test]
 fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResult {
     let dir = crate::Scratch::new("index-witness");
-    let src = dir.path("src.db");
-    let conn = Connection::open(&src)?;
-    conn.execute_batch(
+    let src = tag_overwritten(
+        &dir,
         "CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, tag TEXT);
          CREATE INDEX t_tag ON t(tag);
          WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 9)
          INSERT INTO t SELECT x, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
     )?;
-    drop(conn);
-    let mut bytes = std::fs::read(&src)?;
-    // The last overflow page of row 5: the end of its body, then its tag.
-    let page = bytes
-        .chunks(4096)
-        .position(|p| p.windows(9).any(|w| w == b"aaaatag-5"))
-        .ok_or("row 5's last overflow page")?;
-    bytes[page * 4096 + 4..(page + 1) * 4096].fill(b'z');
-    std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
     let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
     let conn = Connection::open(&dest)?;
@@ -1358,22 +1367,13 @@ fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResu
 #[test]
 fn kept_keys_with_the_rowid_alias_find_the_contradicted_value() -> TestResult {
     let dir = crate::Scratch::new("index-witness-alias");
-    let src = dir.path("src.db");
-    let conn = Connection::open(&src)?;
-    conn.execute_batch(
+    let src = tag_overwritten(
+        &dir,
         "CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER, body TEXT, tag TEXT);
          CREATE INDEX t_tag ON t(tag, id, n);
          WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 9)
          INSERT INTO t SELECT x, x * 10, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
     )?;
-    drop(conn);
-    let mut bytes = std::fs::read(&src)?;
-    let page = bytes
-        .chunks(4096)
-        .position(|p| p.windows(9).any(|w| w == b"aaaatag-5"))
-        .ok_or("row 5's last overflow page")?;
-    bytes[page * 4096 + 4..(page + 1) * 4096].fill(b'z');
-    std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
     crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
     let conn = Connection::open(&dest)?;
