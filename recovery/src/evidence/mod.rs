@@ -21,6 +21,17 @@ pub mod source;
 
 pub use source::{check_regular_file, sha256_file, Digests, Residency, Source, RESIDENT_LIMIT};
 
+/// An evidence file the file system says changed during the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Changed {
+    /// Its role, as the report names it: `source`, `wal` or `journal`.
+    pub role: &'static str,
+    /// Its role in words.
+    pub named: &'static str,
+    /// How it changed.
+    pub how: &'static str,
+}
+
 /// The evidence files of a run, mapped read-only.
 pub struct EvidenceFiles {
     /// The database file.
@@ -32,17 +43,22 @@ pub struct EvidenceFiles {
 }
 
 impl EvidenceFiles {
-    /// Each file known to have changed since it was mapped, whatever its hashes say, by
-    /// its role (`source`, `wal`, `journal`: paths live only in the report's `run`), with
-    /// how ([`Source::changed`]).
-    pub fn changed(&self) -> Vec<(&'static str, &'static str)> {
+    /// Each file known to have changed since it was mapped, whatever its hashes say
+    /// ([`Source::changed`]), by its role: paths live only in the report's `run`.
+    pub fn changed(&self) -> Vec<Changed> {
         [
-            ("source", Some(&self.main)),
-            ("wal", self.wal.as_ref()),
-            ("journal", self.journal.as_ref()),
+            ("source", "the source", Some(&self.main)),
+            ("wal", "the write-ahead log", self.wal.as_ref()),
+            ("journal", "the rollback journal", self.journal.as_ref()),
         ]
         .into_iter()
-        .filter_map(|(role, s)| Some((role, s?.changed()?)))
+        .filter_map(|(role, named, s)| {
+            Some(Changed {
+                role,
+                named,
+                how: s?.changed()?,
+            })
+        })
         .collect()
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::evidence::logs::{journal_outcome, wal_outcome};
-use crate::evidence::{After, Before, Evidence};
+use crate::evidence::{After, Before, Changed, Evidence};
 use crate::rebuild::Rebuilt;
 use crate::report::{
     build::build, LogHashes, LossReport, LossReportParts, OutputLocation, OutputState, RunPaths,
@@ -22,7 +22,7 @@ pub fn commit(
     verified: bool,
     hashes: (Before, After),
     output_sha256: Option<String>,
-    changed: Vec<(&'static str, &'static str)>,
+    changed: Vec<Changed>,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     let (before, after) = hashes;
@@ -77,7 +77,7 @@ pub fn commit(
             blake3_before: before.main.blake3,
             blake3_after: after.main,
             unchanged,
-            changed_under_the_run: changed.iter().map(|(role, _)| role.to_string()).collect(),
+            changed_under_the_run: changed.iter().map(|c| c.role.to_string()).collect(),
         },
     });
     let about = &request.about;
@@ -89,13 +89,11 @@ pub fn commit(
             .to_string()
     };
     // How a file changed, where its hashes could not tell.
-    report.warnings.extend(changed.iter().map(|(role, how)| {
-        let file = match *role {
-            "wal" => "the write-ahead log",
-            "journal" => "the rollback journal",
-            _ => "the source",
-        };
-        format!("{file} changed under the run: {how}; the output is not committed (run again on a copy that nothing writes to)")
+    report.warnings.extend(changed.iter().map(|c| {
+        format!(
+            "{} changed under the run: {}; the output is not committed (run again on a copy that nothing writes to)",
+            c.named, c.how
+        )
     }));
     report.run = RunPaths {
         started_utc: crate::bundle::files::utc(about.started),

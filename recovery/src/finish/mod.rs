@@ -6,7 +6,7 @@
 use pager::SchemaKind;
 
 use crate::error::Error;
-use crate::evidence::{After, Before, Evidence};
+use crate::evidence::{After, Before, Changed, Evidence};
 use crate::observer::{Observer, Stage};
 use crate::rebuild::Rebuilt;
 use crate::request::Request;
@@ -79,7 +79,7 @@ impl Finish {
         request: &Request,
         hashes: (Before, After),
         output_sha256: Option<String>,
-        changed: Vec<(&'static str, &'static str)>,
+        changed: Vec<Changed>,
     ) -> Result<Recovery, Error> {
         commit::commit(
             evidence,

@@ -202,8 +202,6 @@ struct Leaf {
     image: Vec<u8>,
     cells: u16,
     content: usize,
-    /// Length of the cell added last (0 once it is taken back).
-    last_len: usize,
 }
 
 /// Fills the bytes reserved for one cell, front to back.
@@ -235,7 +233,6 @@ impl Leaf {
             image: vec![0; usable],
             cells: 0,
             content: usable,
-            last_len: 0,
         }
     }
 
@@ -244,7 +241,6 @@ impl Leaf {
         self.image.fill(0);
         self.cells = 0;
         self.content = self.image.len();
-        self.last_len = 0;
     }
 
     fn free(&self, header: usize) -> usize {
@@ -259,7 +255,6 @@ impl Leaf {
     /// pointer; the caller fills them.
     fn reserve(&mut self, header: usize, len: usize) -> CellWriter<'_> {
         self.content -= len;
-        self.last_len = len;
         let ptr = header + 2 * usize::from(self.cells);
         self.image[ptr..ptr + 2].copy_from_slice(&(self.content as u16).to_be_bytes());
         self.cells += 1;

@@ -5,6 +5,8 @@
 //! `integrity_check` (a search of the index for every row), which cost more than building
 //! it (0.85 s more on the 2 GB store of `bench/speed.py`, and not linear in its size).
 
+use std::collections::HashMap;
+
 use pager::{SerialType, TextEncoding, Value};
 use reconstruct::{
     text_in_encoding, Affinity, ColumnDefault, RecoveredRow, RowEvent, StrictType, TableId,
@@ -213,9 +215,11 @@ pub struct Written<'s> {
     pub unreadable: u64,
     /// Rowids written, ascending.
     pub rowids: Vec<i64>,
-    /// Of those, rows whose payload was joined from overflow pages, with the values of
-    /// the job's keyed columns (none once the run's rows kept [`KEPT_LIMIT`] bytes).
-    pub spilled: Vec<(i64, Vec<(usize, Value)>)>,
+    /// Of those, rows whose payload was joined from overflow pages.
+    pub spilled: Vec<i64>,
+    /// Of those, the values of the job's keyed columns, by rowid (none once the run's
+    /// rows kept [`KEPT_LIMIT`] bytes).
+    pub kept: HashMap<i64, Vec<(usize, Value)>>,
     /// Rows that go through SQL instead.
     pub later: Vec<RecoveredRow<'s>>,
 }
@@ -233,7 +237,7 @@ pub fn write_table<'s>(
     let mut table = writer.table(job.root);
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
     let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
-    let mut spilled = Vec::new();
+    let (mut spilled, mut kept_here) = (Vec::new(), HashMap::new());
     // Each keyed column's place in the record (the rowid alias is stored as NULL there:
     // the cross-check takes the rowid).
     let order = job.shape.record_order();
@@ -260,7 +264,8 @@ pub fn write_table<'s>(
                 table.push(rowid, &row.raw.payload)?;
                 rowids.push(rowid);
                 if row.raw.spilled() {
-                    let values = if *kept < KEPT_LIMIT && !keyed.is_empty() {
+                    spilled.push(rowid);
+                    let values = if *kept < KEPT_LIMIT {
                         keyed_values(&row, &keyed)
                     } else {
                         Vec::new()
@@ -271,8 +276,8 @@ pub fn write_table<'s>(
                                 .iter()
                                 .map(|(_, v)| KEPT_VALUE + value_len(v))
                                 .sum::<usize>();
+                        kept_here.insert(rowid, values);
                     }
-                    spilled.push((rowid, values));
                 }
             }
             _ => later.push(row),
@@ -284,6 +289,7 @@ pub fn write_table<'s>(
         unreadable,
         rowids,
         spilled,
+        kept: kept_here,
         later,
     })
 }

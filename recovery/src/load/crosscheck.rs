@@ -47,15 +47,8 @@ pub fn cross_check(
         let mut damaged_rows = BTreeSet::new();
         for (index, columns) in checkable_indexes(evidence, &t.name) {
             // Each column's position in the shape, where the bulk writer kept values by.
-            let positions: Option<Vec<usize>> = columns
-                .iter()
-                .map(|c| {
-                    shape
-                        .columns
-                        .iter()
-                        .position(|s| s.name.eq_ignore_ascii_case(c))
-                })
-                .collect();
+            let positions: Option<Vec<usize>> =
+                columns.iter().map(|c| column_position(shape, c)).collect();
             let alias = shape.rowid_alias();
             // Rows whose key the index does not hold, with no damage on the search path.
             let mut disagreeing: HashSet<i64> = HashSet::new();
@@ -182,16 +175,19 @@ pub fn keyed_columns(evidence: &Evidence<'_>, shape: &reconstruct::TableShape) -
     let mut keyed: Vec<usize> = checkable_indexes(evidence, &shape.name)
         .iter()
         .flat_map(|(_, columns)| columns)
-        .filter_map(|c| {
-            shape
-                .columns
-                .iter()
-                .position(|s| s.name.eq_ignore_ascii_case(c))
-        })
+        .filter_map(|c| column_position(shape, c))
         .collect();
     keyed.sort_unstable();
     keyed.dedup();
     keyed
+}
+
+/// The position in `shape` of the column named `name` (SQL names ignore case).
+fn column_position(shape: &reconstruct::TableShape, name: &str) -> Option<usize> {
+    shape
+        .columns
+        .iter()
+        .position(|s| s.name.eq_ignore_ascii_case(name))
 }
 
 /// The values of the columns at `positions` among those the bulk writer kept of row

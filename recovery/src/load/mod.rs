@@ -134,12 +134,8 @@ impl<'s> Bulk<'s> {
                 t.loss.from_tree += table.rows;
                 t.loss.unreadable_cells += table.unreadable;
                 t.written_rowids = table.rowids;
-                t.spilled_rowids = table.spilled.iter().map(|(r, _)| *r).collect();
-                t.spilled_values = table
-                    .spilled
-                    .into_iter()
-                    .filter(|(_, v)| !v.is_empty())
-                    .collect();
+                t.spilled_rowids = table.spilled;
+                t.spilled_values = table.kept;
             }
             deferred.insert(job.id, table.later);
         }
