@@ -58,6 +58,7 @@ pub mod partial;
 pub mod placeholders;
 pub mod plan;
 pub mod roots;
+pub mod rowids;
 pub mod rows;
 pub mod rtree;
 pub mod shape;
@@ -90,6 +91,7 @@ pub use plan::{
     OrphanGroup, Plan, TableTarget,
 };
 pub use roots::{attribute_roots, Fit, NamedRoot, RootDecision};
+pub use rowids::{RowidSet, Rowids};
 pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{

@@ -34,11 +34,11 @@ pub struct TableRun {
     /// table refused as partial rows, by rowid: a placeholder made for one takes them.
     pub proven_lost: BTreeMap<i64, BTreeMap<String, Value>>,
     /// Rowids of the rows written into it (the load's own record, for loss bounds).
-    pub written_rowids: Vec<i64>,
+    pub written_rowids: reconstruct::RowidSet,
     /// Rowids of the written rows whose payload was joined from overflow pages: a page
     /// of the chain overwritten with other bytes leaves no trace but wrong values, which
     /// the table's index entries can still catch.
-    pub spilled_rowids: Vec<i64>,
+    pub spilled_rowids: reconstruct::RowidSet,
     /// Of those, the values as written of the columns the table's indexes key on, by
     /// rowid, for rows the bulk writer wrote (their record verbatim): the cross-check
     /// reads them here instead of back from the output, where a column after a long one
@@ -80,8 +80,8 @@ impl Tables {
             orphans: Vec::new(),
             rejected_rowids: BTreeSet::new(),
             proven_lost: BTreeMap::new(),
-            written_rowids: Vec::new(),
-            spilled_rowids: Vec::new(),
+            written_rowids: reconstruct::RowidSet::default(),
+            spilled_rowids: reconstruct::RowidSet::default(),
             spilled_values: HashMap::new(),
             known_indexes: Vec::new(),
         });

@@ -29,8 +29,8 @@ pub struct BoundsInput {
     pub known: KnownMissing,
     /// Rowids of the rows its constraints refused.
     pub rejected_rowids: BTreeSet<i64>,
-    /// Rowids of the rows written into the table (not placeholders), sorted.
-    pub rowids: Vec<i64>,
+    /// Rowids of the rows written into the table (not placeholders).
+    pub rowids: crate::Rowids,
     /// The table's indexes in the source, with the column behind each key.
     pub indexes: Vec<IndexKeys>,
     /// Full-text copies of the table's text keyed by its rowid.
@@ -54,17 +54,12 @@ pub struct Bounded {
 pub fn bound_table(db: &Database<'_>, input: BoundsInput, read: &mut dyn FnMut(u64)) -> Bounded {
     let rows = &input.rowids;
     // Rows written with lower < rowid <= upper.
-    let in_range = |lo: Option<i64>, hi: Option<i64>| {
-        let from = lo.map_or(0, |lo| rows.partition_point(|r| *r <= lo));
-        let to = hi.map_or(rows.len(), |hi| rows.partition_point(|r| *r <= hi));
-        to.saturating_sub(from) as u64
-    };
     let ranges: Vec<LostRange> = input
         .lost
         .iter()
         .map(|l| LostRange {
             lost: *l,
-            recovered: in_range(l.bounds.lower, l.bounds.upper),
+            recovered: rows.count_within_bounds(l.bounds.lower, l.bounds.upper),
         })
         .collect();
     // Lost ranges sorted by their lower bound, to place an index entry's rowid.
@@ -86,9 +81,7 @@ pub fn bound_table(db: &Database<'_>, input: BoundsInput, read: &mut dyn FnMut(u
         }
     };
     let gone = |rowid: i64| {
-        in_lost_range(rowid)
-            && !input.rejected_rowids.contains(&rowid)
-            && rows.binary_search(&rowid).is_err()
+        in_lost_range(rowid) && !input.rejected_rowids.contains(&rowid) && !rows.contains(rowid)
     };
     let mut missing: BTreeMap<i64, PartialRow> = BTreeMap::new();
     for index in &input.indexes {
@@ -123,11 +116,11 @@ pub fn bound_table(db: &Database<'_>, input: BoundsInput, read: &mut dyn FnMut(u
     );
     // A count from the last ANALYZE is a hint, not a bound: rows may have come and gone
     // since.
-    if let Some(n) = input.analyzed_rows.filter(|n| *n > rows.len() as u64) {
+    if let Some(n) = input.analyzed_rows.filter(|n| *n > rows.len()) {
         bounds.evidence.push(format!(
             "sqlite_stat1 counted {n} rows at the last ANALYZE; {} are recovered, {} fewer (a hint, not a bound: rows may have changed since)",
             rows.len(),
-            n - rows.len() as u64
+            n - rows.len()
         ));
     }
     Bounded {

@@ -213,10 +213,10 @@ pub struct Written<'s> {
     pub rows: u64,
     /// Cells that could not be decoded.
     pub unreadable: u64,
-    /// Rowids written, ascending.
-    pub rowids: Vec<i64>,
+    /// Rowids written.
+    pub rowids: reconstruct::RowidSet,
     /// Of those, rows whose payload was joined from overflow pages.
-    pub spilled: Vec<i64>,
+    pub spilled: reconstruct::RowidSet,
     /// Of those, the values of the job's keyed columns, by rowid (none once the run's
     /// rows kept [`KEPT_LIMIT`] bytes).
     pub kept: HashMap<i64, Vec<(usize, Value)>>,
@@ -236,8 +236,12 @@ pub fn write_table<'s>(
 ) -> std::io::Result<Written<'s>> {
     let mut table = writer.table(job.root);
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
-    let (mut unreadable, mut later, mut rowids) = (0u64, Vec::new(), Vec::new());
-    let (mut spilled, mut kept_here) = (Vec::new(), HashMap::new());
+    let (mut unreadable, mut later) = (0u64, Vec::new());
+    let (mut rowids, mut spilled) = (
+        reconstruct::RowidSet::default(),
+        reconstruct::RowidSet::default(),
+    );
+    let mut kept_here = HashMap::new();
     // Each keyed column's place in the record (the rowid alias is stored as NULL there:
     // the cross-check takes the rowid).
     let order = job.shape.record_order();
@@ -262,9 +266,9 @@ pub fn write_table<'s>(
         match row.rowid() {
             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                 table.push(rowid, &row.raw.payload)?;
-                rowids.push(rowid);
+                rowids.insert(rowid);
                 if row.raw.spilled() {
-                    spilled.push(rowid);
+                    spilled.insert(rowid);
                     let values = if *kept < KEPT_LIMIT {
                         keyed_values(&row, &keyed)
                     } else {

@@ -192,8 +192,8 @@ fn take_back<'s>(
         if retaken.is_empty() {
             continue;
         }
-        t.written_rowids.retain(|r| !retaken.contains(r));
-        t.spilled_rowids.retain(|r| !retaken.contains(r));
+        t.written_rowids.remove_all(&retaken);
+        t.spilled_rowids.remove_all(&retaken);
         t.spilled_values.retain(|r, _| !retaken.contains(r));
         let waiting: BTreeSet<i64> = later.iter().filter_map(RecoveredRow::rowid).collect();
         for event in TableRows::new(db, t.root, std::iter::empty()).without(Some(cut.clone())) {

@@ -39,11 +39,12 @@ pub fn cross_check(
     for t in tables.iter_mut() {
         // Read here only: let go of once the table is checked.
         let kept_values = std::mem::take(&mut t.spilled_values);
+        let spilled = std::mem::take(&mut t.spilled_rowids);
         let Some(shape) = &t.shape else { continue };
-        if t.spilled_rowids.is_empty() || shape.without_rowid || t.status != TableStatus::Recovered
-        {
+        if spilled.is_empty() || shape.without_rowid || t.status != TableStatus::Recovered {
             continue;
         }
+        let spilled = spilled.settled();
         let mut damaged_rows = BTreeSet::new();
         for (index, columns) in checkable_indexes(evidence, &t.name) {
             // Each column's position in the shape, where the bulk writer kept values by.
@@ -52,7 +53,7 @@ pub fn cross_check(
             let alias = shape.rowid_alias();
             // Rows whose key the index does not hold, with no damage on the search path.
             let mut disagreeing: HashSet<i64> = HashSet::new();
-            for &rowid in &t.spilled_rowids {
+            for rowid in spilled.iter() {
                 // The values as the bulk writer wrote them, unless a correction of this
                 // run has changed the row since.
                 let kept = positions

@@ -218,8 +218,8 @@ impl<'s> Bulk<'s> {
                     .map_err(Error::db("taking back a row"))?;
                 if removed > 0 {
                     t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
-                    t.written_rowids.retain(|r| *r != rowid);
-                    t.spilled_rowids.retain(|r| *r != rowid);
+                    t.written_rowids.remove(rowid);
+                    t.spilled_rowids.remove(rowid);
                     t.spilled_values.remove(&rowid);
                     later.push(row);
                 }

@@ -133,14 +133,14 @@ impl Sink<'_> {
                     Provenance::Orphan { .. } => t.loss.from_orphans += 1,
                 }
                 if let Some(rowid) = row.rowid() {
-                    t.written_rowids.push(rowid);
+                    t.written_rowids.insert(rowid);
                     // Values kept of a row written under this rowid before, and taken
                     // back since, are not this row's.
                     t.spilled_values.remove(&rowid);
                     // A row read whole and written as read: its index entries can witness
                     // whether its overflow pages still hold its bytes.
                     if row.raw.spilled() && complete && mapped.damage.is_empty() {
-                        t.spilled_rowids.push(rowid);
+                        t.spilled_rowids.insert(rowid);
                     }
                 }
                 if !complete || mapped.surplus > 0 || !mapped.damage.is_empty() {

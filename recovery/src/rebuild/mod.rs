@@ -99,7 +99,7 @@ pub fn bounds_inputs(
     let mut out = Vec::new();
     for t in loaded.tables.iter_mut() {
         let Some(shape) = &t.shape else { continue };
-        let mut rowids = std::mem::take(&mut t.written_rowids);
+        let rowids = std::mem::take(&mut t.written_rowids);
         if shape.without_rowid || t.status != TableStatus::Recovered {
             continue;
         }
@@ -122,14 +122,13 @@ pub fn bounds_inputs(
         {
             continue;
         }
-        rowids.sort_unstable();
-        rowids.dedup();
+        let rowids = rowids.settled();
         let indexes = partial::table_indexes(evidence, &t.name);
         // A counter below a recovered rowid contradicts the rows: it proves nothing.
         let sequence = sequences
             .get(&t.name.to_lowercase())
             .copied()
-            .filter(|seq| rowids.last().is_none_or(|last| last <= seq));
+            .filter(|seq| rowids.last().is_none_or(|last| last <= *seq));
         out.push(BoundsInput {
             table: t.id,
             sequence,
