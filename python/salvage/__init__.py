@@ -203,7 +203,9 @@ def _report(outcome: str, text: str, dest: str, incomplete: str, report_path: st
 def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict]:
     """The embeddings of a recovered Chroma store, one dict each, ready to upsert again:
     id, collection, document, typed metadata, and whether the row was reconstructed or
-    rebuilt in part (the lines of ``salvage export``). The store is read when this is
-    called, so an error is raised here, not at the first iteration."""
-    lines, _clean = _salvage.export_chroma(str(path), collection)
+    rebuilt in part (the lines of ``salvage export``). The store is opened when this is
+    called, so an error opening it is raised here, not at the first iteration; its lines are
+    read as they are asked for, a few hundred ahead, so memory stays flat whatever its
+    size."""
+    lines = _salvage.export_chroma(str(path), collection)
     return (json.loads(line) for line in lines)

@@ -3,7 +3,11 @@
 //! Python half (`salvage/__init__.py`) owns the types people use; the interpreter is
 //! released while a run works, so other Python threads go on.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -112,25 +116,109 @@ fn commit(
     ended(&done)
 }
 
-/// A recovered Chroma store's embeddings, as JSON lines ready to upsert again (the lines
-/// of `salvage export`), and whether every line is original.
+/// Lines of a Chroma export a reader may hold at once: what stays in memory is this many
+/// lines, whatever the store's size.
+const CHROMA_LINES_AHEAD: usize = 256;
+
+/// A recovered Chroma store's embeddings as JSON lines (the lines of `salvage export`),
+/// read as Python asks for them: the store is opened here (an error is raised now, not at
+/// the first line), then a thread writes the lines into a channel a few hundred deep.
 #[pyfunction]
 #[pyo3(signature = (path, collection = None))]
 fn export_chroma(
     py: Python<'_>,
     path: PathBuf,
     collection: Option<String>,
-) -> PyResult<(Vec<String>, bool)> {
-    let (bytes, clean) = py
-        .detach(|| -> Result<(Vec<u8>, bool), recovery::Error> {
-            let export = recovery::export::Export::open(&path, collection.as_deref())?;
-            let mut bytes = Vec::new();
-            let summary = export.write_to(&mut bytes)?;
-            Ok((bytes, summary.clean()))
-        })
+) -> PyResult<ChromaLines> {
+    let export = py
+        .detach(|| recovery::export::Export::open(&path, collection.as_deref()))
         .map_err(|e| raise(&e))?;
-    let text = String::from_utf8(bytes).map_err(|e| SalvageError::new_err(e.to_string()))?;
-    Ok((text.lines().map(str::to_string).collect(), clean))
+    let (tx, rx) = std::sync::mpsc::sync_channel(CHROMA_LINES_AHEAD);
+    let writer = std::thread::spawn(move || {
+        let mut sink = LineSender {
+            tx,
+            line: Vec::new(),
+        };
+        export.write_to(&mut sink).map(|_| ())
+    });
+    Ok(ChromaLines {
+        lines: Mutex::new(Some(rx)),
+        writer: Mutex::new(Some(writer)),
+    })
+}
+
+/// The iterator `export_chroma` returns.
+#[pyclass]
+struct ChromaLines {
+    /// The lines the writer sends; gone once it has ended.
+    lines: Mutex<Option<Receiver<String>>>,
+    /// The thread writing them, joined at the end (its error is raised then) or when the
+    /// iterator is dropped.
+    writer: Mutex<Option<JoinHandle<Result<(), recovery::Error>>>>,
+}
+
+#[pymethods]
+impl ChromaLines {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let next = py.detach(|| {
+            let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+            lines.as_ref().and_then(|rx| rx.recv().ok())
+        });
+        if next.is_some() {
+            return Ok(next);
+        }
+        // The writer has ended: its error, if any, is this iteration's.
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match writer.map(|w| py.detach(|| w.join())) {
+            None | Some(Ok(Ok(()))) => Ok(None),
+            Some(Ok(Err(e))) => Err(raise(&e)),
+            Some(Err(_)) => Err(SalvageError::new_err("the export's writer panicked")),
+        }
+    }
+}
+
+impl Drop for ChromaLines {
+    /// A reader that stops early closes the channel: the writer's next line fails as a
+    /// closed pipe would, and it ends.
+    fn drop(&mut self) {
+        self.lines.get_mut().map(Option::take).ok();
+        if let Ok(Some(w)) = self.writer.get_mut().map(Option::take) {
+            let _ = w.join();
+        }
+    }
+}
+
+/// The export's sink: each complete line goes into the channel.
+struct LineSender {
+    tx: SyncSender<String>,
+    line: Vec<u8>,
+}
+
+impl Write for LineSender {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            let (head, tail) = rest.split_at(end);
+            self.line.extend_from_slice(head);
+            let line = String::from_utf8(std::mem::take(&mut self.line))
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+            self.tx
+                .send(line)
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+            rest = tail.get(1..).unwrap_or_default();
+        }
+        self.line.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The module `salvage._salvage`.

@@ -131,3 +131,24 @@ def test_a_recovered_chroma_store_exports_dicts_ready_to_upsert(tmp_path):
     assert len(lines) == count(dest, "embeddings")
     first = lines[0]
     assert {"id", "collection", "document", "metadata"} <= set(first)
+
+
+def test_a_chroma_export_stopped_early_lets_go_and_one_read_whole_gives_every_line(tmp_path):
+    db = fixture(tmp_path, "vector-4096-utf8")
+    dest = tmp_path / "chroma.sqlite3"
+    salvage.recover(str(db), str(dest))
+    embeddings = count(dest, "embeddings")
+    # More lines than the export reads ahead: its writer waits on a full channel.
+    assert embeddings > 256
+    for _ in range(3):
+        lines = salvage.export_chroma(str(dest))
+        assert "id" in next(lines)
+        del lines
+    ids = [line["internal_id"] for line in salvage.export_chroma(str(dest))]
+    assert len(ids) == embeddings and ids == sorted(ids)
+
+
+def test_a_chroma_export_of_what_is_not_a_store_is_refused_when_called(tmp_path):
+    db = fixture(tmp_path, "agent-4096-utf8")
+    with pytest.raises(salvage.SalvageError):
+        salvage.export_chroma(str(db))
