@@ -13,14 +13,15 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use recovery::{Outcome, RecoverOptions, Recovery};
 
+// Named as Python code imports them (`salvage.SalvageError`), not by the native module.
 pyo3::create_exception!(
-    _salvage,
+    salvage,
     SalvageError,
     PyException,
     "A run could not start or go on."
 );
 pyo3::create_exception!(
-    _salvage,
+    salvage,
     Refused,
     SalvageError,
     "The request was refused before anything was created."

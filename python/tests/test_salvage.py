@@ -111,8 +111,11 @@ def test_refusals_are_typed_and_create_nothing(tmp_path):
     db = fixture(tmp_path, "agent-4096-utf8")
     taken = tmp_path / "taken.db"
     taken.write_bytes(b"someone else's")
-    with pytest.raises(salvage.Refused, match="already exists"):
+    with pytest.raises(salvage.Refused, match="already exists") as refused:
         salvage.recover(str(db), str(taken))
+    # A traceback names the exceptions as they are imported.
+    assert refused.type.__module__ == "salvage"
+    assert salvage.SalvageError.__module__ == "salvage"
     assert taken.read_bytes() == b"someone else's"
     assert not (tmp_path / "taken.db.report.json").exists()
 
