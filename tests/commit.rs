@@ -79,6 +79,35 @@ fn a_withheld_recovery_is_committed_without_a_rerun_and_the_report_says_so() -> 
         shown.contains("by `salvage commit`, its loss accepted"),
         "{shown}"
     );
+    let render = |format: &str| -> Result<String, Box<dyn std::error::Error>> {
+        let out = salvage()
+            .arg("report")
+            .arg(c.dir.path("out.db.report.json"))
+            .args(["--format", format])
+            .output()?;
+        Ok(String::from_utf8(out.stdout)?)
+    };
+    let page = render("html")?;
+    assert!(
+        page.contains("by `salvage commit`, its loss accepted"),
+        "{page}"
+    );
+    // In a case file, a second action on the output: when, by what command.
+    let doc: serde_json::Value = serde_json::from_str(&render("case")?)?;
+    let graph = doc["@graph"].as_array().ok_or("no @graph")?;
+    let commit_action = graph
+        .iter()
+        .find(|n| n["uco-core:name"] == "salvage commit")
+        .ok_or("no commit action")?;
+    assert_eq!(
+        commit_action["uco-action:startTime"]["@value"],
+        accepted["utc"]
+    );
+    let output = graph
+        .iter()
+        .find(|n| n["@type"] == "uco-observable:File" && n["uco-core:name"] == "output")
+        .ok_or("no output file")?;
+    assert_eq!(commit_action["uco-action:result"][0]["@id"], output["@id"]);
     // No file but DEST and its report is left.
     let left: Vec<String> = c
         .dir

@@ -120,12 +120,16 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
         "uco-core:description": run.build,
     })];
     let (mut objects, mut results) = (Vec::new(), Vec::new());
+    let mut output_node = None;
     for (role, path, sha256) in &hashes {
         // A hash that changed during the run is both, and the file is named by the first.
         let sha = sha256.split(' ').next().unwrap_or_default();
         let size = (*role == "source").then_some(r.source.size);
         let node = file(role, path, sha, size, own_sha256);
         let reference = json!({ "@id": node["@id"] });
+        if *role == "output" {
+            output_node = Some(reference.clone());
+        }
         if matches!(*role, "output" | "this report") {
             results.push(reference);
         } else {
@@ -170,12 +174,33 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
         );
     }
     graph.push(action);
+    let mut actions = vec![json!({ "@id": action_id })];
+    // A withheld output committed later: a second action, on the same file (the commit
+    // renames it; its bytes are the ones the run verified and hashed).
+    if let (Some(a), Some(output)) = (&r.output.accepted, output_node) {
+        let commit_id = id("action-commit", &[own_sha256, &a.utc]);
+        graph.push(json!({
+            "@id": commit_id,
+            "@type": "case-investigation:InvestigativeAction",
+            "uco-core:name": "salvage commit",
+            "uco-core:description": [
+                "the output the run withheld committed, its loss accepted",
+                format!("command line: {}", crate::report::shell_words(&a.command_line)),
+            ],
+            "uco-action:instrument": { "@id": tool_id },
+            "uco-action:startTime": typed("xsd:dateTime", &a.utc),
+            "uco-action:endTime": typed("xsd:dateTime", &a.utc),
+            "uco-action:object": [output.clone()],
+            "uco-action:result": [output],
+        }));
+        actions.push(json!({ "@id": commit_id }));
+    }
     if let Some(case) = &run.case {
         graph.push(json!({
             "@id": id("investigation", &[case]),
             "@type": "case-investigation:Investigation",
             "uco-core:name": case,
-            "uco-core:object": [{ "@id": action_id }],
+            "uco-core:object": actions,
         }));
     }
     let doc = json!({ "@context": context(), "@graph": graph });

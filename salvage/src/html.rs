@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use recovery::report::map::{MapRun, Orphan};
 use recovery::report::LossReport;
 
-use crate::report::{next_step_text, run_record, verdict};
+use crate::report::{accepted_later, next_step_text, run_record, verdict, SOURCE_UNCHANGED};
 
 /// Text of the report (names come from the damaged file) made safe to place in HTML.
 fn esc(s: &str) -> String {
@@ -82,7 +82,14 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
         esc(verdict)
     );
     let output = if r.output.committed {
-        format!("<code>{}</code>", esc(&r.run.dest_path))
+        match &r.output.accepted {
+            Some(a) => format!(
+                "<code>{}</code> ({})",
+                esc(&r.run.dest_path),
+                esc(&accepted_later(a))
+            ),
+            None => format!("<code>{}</code>", esc(&r.run.dest_path)),
+        }
     } else {
         format!(
             "not committed (kept as <code>{}.incomplete</code>)",
@@ -93,7 +100,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
         s,
         "<p>Output: {output}. Source unchanged: {}.</p>",
         if r.source.unchanged {
-            "yes (SHA-256 before and after match)"
+            SOURCE_UNCHANGED
         } else {
             "<strong>NO</strong>"
         }

@@ -87,7 +87,7 @@ fn printable(s: &str) -> String {
 
 /// `args` as one line a POSIX shell reads back as them: an argument with anything but
 /// letters, digits and `-_./:=@,+%` in it is single-quoted.
-fn shell_words(args: &[String]) -> String {
+pub fn shell_words(args: &[String]) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@,+%".contains(c);
     args.iter()
         .map(|a| {
@@ -131,11 +131,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
         if markdown { "**Output:** " } else { "output: " },
         match r.output.location {
             _ if committed => match &r.output.accepted {
-                Some(a) => format!(
-                    "`{}` (withheld by the run, committed at {} by `salvage commit`, its loss accepted)",
-                    printable(&r.run.dest_path),
-                    a.utc
-                ),
+                Some(a) => format!("`{}` ({})", printable(&r.run.dest_path), accepted_later(a)),
                 None => format!("`{}`", printable(&r.run.dest_path)),
             },
             OutputLocation::Incomplete => format!("not committed (kept as `{}`)", incomplete(r)),
@@ -151,7 +147,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
             "source unchanged: "
         },
         if r.source.unchanged {
-            "yes (SHA-256 before and after match)"
+            SOURCE_UNCHANGED
         } else {
             "NO"
         }
@@ -515,6 +511,18 @@ fn losses(s: &mut String, r: &LossReport, h2: &str) {
 /// Where an uncommitted output is kept: DEST with `.incomplete` appended.
 fn incomplete(r: &LossReport) -> String {
     format!("{}.incomplete", printable(&r.run.dest_path))
+}
+
+/// Why the source is said to be unchanged: what `source.unchanged` checks.
+pub const SOURCE_UNCHANGED: &str =
+    "yes (each evidence file's BLAKE3 before and after the run match, and none changed on disk meanwhile)";
+
+/// How a withheld output came to be committed: when, and that its loss was accepted.
+pub fn accepted_later(a: &recovery::report::Accepted) -> String {
+    format!(
+        "withheld by the run, committed at {} by `salvage commit`, its loss accepted",
+        a.utc
+    )
 }
 
 /// What the person should do next.
