@@ -140,7 +140,13 @@ fn export_chroma(
             tx,
             line: Vec::new(),
         };
-        export.write_to(&mut sink).map(|_| ())
+        export.write_to(&mut sink)?;
+        // A last line without its newline is a line too.
+        if !sink.line.is_empty() {
+            let last = String::from_utf8_lossy(&sink.line).into_owned();
+            let _ = sink.tx.send(last);
+        }
+        Ok(())
     });
     Ok(ChromaLines {
         lines: Mutex::new(Some(rx)),
@@ -153,8 +159,10 @@ fn export_chroma(
 struct ChromaLines {
     /// The lines the writer sends; gone once it has ended.
     lines: Mutex<Option<Receiver<String>>>,
-    /// The thread writing them, joined at the end (its error is raised then) or when the
-    /// iterator is dropped.
+    /// The thread writing them, joined at the end (its error is raised then). An iterator
+    /// dropped early closes the channel and lets the thread go without waiting for it
+    /// (which would hold the interpreter's lock): its next line fails as a closed pipe
+    /// would, and it ends.
     writer: Mutex<Option<JoinHandle<Result<(), recovery::Error>>>>,
 }
 
@@ -179,17 +187,6 @@ impl ChromaLines {
             None | Some(Ok(Ok(()))) => Ok(None),
             Some(Ok(Err(e))) => Err(raise(&e)),
             Some(Err(_)) => Err(SalvageError::new_err("the export's writer panicked")),
-        }
-    }
-}
-
-impl Drop for ChromaLines {
-    /// A reader that stops early closes the channel: the writer's next line fails as a
-    /// closed pipe would, and it ends.
-    fn drop(&mut self) {
-        self.lines.get_mut().map(Option::take).ok();
-        if let Ok(Some(w)) = self.writer.get_mut().map(Option::take) {
-            let _ = w.join();
         }
     }
 }
