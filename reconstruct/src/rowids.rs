@@ -1,7 +1,9 @@
 //! The rowids a run wrote into a table, kept as runs of consecutive values: a table's
 //! rowids are mostly consecutive, so what this holds grows with the gaps between them
 //! (lost pages, rows deleted before the damage), not with the rows. Two million rows
-//! with 1 % of their pages lost take a few thousand runs, not 16 MB.
+//! with 1 % of their pages lost take a few thousand runs, not 16 MB. A rowid with no
+//! neighbour (keys an application chose: scattered, hashed) is kept alone, in 8 bytes,
+//! as a plain list of them would.
 
 use std::collections::BTreeSet;
 
@@ -22,42 +24,59 @@ use std::collections::BTreeSet;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct RowidSet {
-    /// Runs `[first, last]`, ascending, disjoint, none touching the next.
+    /// Runs `[first, last]` of two rowids or more, ascending, disjoint, none touching
+    /// another run or a single; the last one may hold one rowid while it grows.
     runs: Vec<(i64, i64)>,
+    /// Rowids alone, ascending.
+    singles: Vec<i64>,
     /// Rowids added below the last run's end, merged in at the next removal or when
-    /// settled (or once they are as many as the runs, so that they stay few).
+    /// settled (or once they are as many as the runs and singles, so that they stay few).
     pending: Vec<i64>,
 }
 
 impl RowidSet {
     /// Adds `rowid`. Ascending rowids extend the last run in place.
     pub fn insert(&mut self, rowid: i64) {
-        match self.runs.last_mut() {
-            None => self.runs.push((rowid, rowid)),
-            Some((_, last)) if rowid > *last => {
-                if rowid == *last + 1 {
-                    *last = rowid;
-                } else {
-                    self.runs.push((rowid, rowid));
-                }
-            }
-            Some(_) => {
+        let top = self
+            .runs
+            .last()
+            .map(|r| r.1)
+            .into_iter()
+            .chain(self.singles.last().copied())
+            .max();
+        match (top, self.runs.last_mut()) {
+            (Some(top), _) if rowid <= top => {
                 self.pending.push(rowid);
-                if self.pending.len() >= self.runs.len().max(4096) {
+                if self.pending.len() >= (self.runs.len() + self.singles.len()).max(4096) {
                     self.merge_pending();
                 }
+            }
+            (_, Some((_, last))) if rowid == *last + 1 => *last = rowid,
+            (_, last) => {
+                // The run before, left alone, is a single.
+                if let Some(&mut (first, end)) = last {
+                    if first == end {
+                        self.runs.pop();
+                        self.add_single(first);
+                    }
+                }
+                self.runs.push((rowid, rowid));
             }
         }
     }
 
     /// Whether nothing was added (or all was removed).
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty() && self.pending.is_empty()
+        self.runs.is_empty() && self.singles.is_empty() && self.pending.is_empty()
     }
 
     /// Removes `rowid`; whether it was there.
     pub fn remove(&mut self, rowid: i64) -> bool {
         self.merge_pending();
+        if let Ok(i) = self.singles.binary_search(&rowid) {
+            self.singles.remove(i);
+            return true;
+        }
         let i = self.runs.partition_point(|(_, last)| *last < rowid);
         let Some(&(first, last)) = self.runs.get(i) else {
             return false;
@@ -65,21 +84,23 @@ impl RowidSet {
         if rowid < first {
             return false;
         }
-        match (rowid == first, rowid == last) {
-            (true, true) => {
-                self.runs.remove(i);
-            }
-            (true, false) => self.set_run(i, (first + 1, last)),
-            (false, true) => self.set_run(i, (first, last - 1)),
-            (false, false) => {
-                self.set_run(i, (first, rowid - 1));
-                self.runs.insert(i + 1, (rowid + 1, last));
+        self.runs.remove(i);
+        // What is left of the run each side of `rowid` (nothing past either end of i64).
+        let below = rowid.checked_sub(1).map(|end| (first, end));
+        let above = rowid.checked_add(1).map(|start| (start, last));
+        let mut at = i;
+        for (from, to) in [below, above].into_iter().flatten().filter(|(f, t)| f <= t) {
+            if from == to {
+                self.add_single(from);
+            } else {
+                self.runs.insert(at, (from, to));
+                at += 1;
             }
         }
         true
     }
 
-    /// Removes every rowid of `gone`, in one pass over the runs.
+    /// Removes every rowid of `gone`, in one pass.
     pub fn remove_all(&mut self, gone: &BTreeSet<i64>) {
         if gone.is_empty() {
             return;
@@ -99,32 +120,48 @@ impl RowidSet {
                 kept.push((f, last));
             }
         }
+        self.singles.retain(|s| !gone.contains(s));
         self.runs = kept;
+        self.normalize();
     }
 
     /// The rowids, settled for reading.
     pub fn settled(mut self) -> Rowids {
         self.merge_pending();
-        let mut before = Vec::with_capacity(self.runs.len());
+        // The last run may hold one rowid.
+        if self.runs.last().is_some_and(|(first, last)| first == last) {
+            self.normalize();
+        }
+        let mut before = Vec::with_capacity(self.runs.len() / BLOCK + 1);
         let mut count = 0u64;
-        for &(first, last) in &self.runs {
-            before.push(count);
+        for (i, &(first, last)) in self.runs.iter().enumerate() {
+            if i % BLOCK == 0 {
+                before.push(count);
+            }
             count = count.saturating_add(run_len(first, last));
         }
+        self.runs.shrink_to_fit();
+        self.singles.shrink_to_fit();
         Rowids {
+            len: count.saturating_add(self.singles.len() as u64),
             runs: self.runs,
+            singles: self.singles,
             before,
-            len: count,
         }
     }
 
-    fn set_run(&mut self, i: usize, run: (i64, i64)) {
-        if let Some(r) = self.runs.get_mut(i) {
-            *r = run;
+    /// Adds a rowid alone, in order (at the end, as a rule).
+    fn add_single(&mut self, rowid: i64) {
+        match self.singles.last() {
+            Some(last) if *last > rowid => {
+                let j = self.singles.partition_point(|s| *s < rowid);
+                self.singles.insert(j, rowid);
+            }
+            _ => self.singles.push(rowid),
         }
     }
 
-    /// Merges the pending rowids into the runs.
+    /// Merges the pending rowids into the runs and singles.
     fn merge_pending(&mut self) {
         if self.pending.is_empty() {
             return;
@@ -132,33 +169,67 @@ impl RowidSet {
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_unstable();
         pending.dedup();
-        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(self.runs.len() + pending.len());
-        let mut push = |(first, last): (i64, i64)| match merged.last_mut() {
-            Some((_, end)) if first <= end.saturating_add(1) => *end = (*end).max(last),
-            _ => merged.push((first, last)),
-        };
-        let (mut runs, mut singles) = (self.runs.iter().peekable(), pending.iter().peekable());
+        // Every rowid known, as runs in order of their start, coalesced.
+        let mut merged: Vec<(i64, i64)> =
+            Vec::with_capacity(self.runs.len() + self.singles.len() + pending.len());
+        let mut runs = self.runs.iter().copied().peekable();
+        let mut alone = self
+            .singles
+            .iter()
+            .chain(&pending)
+            .copied()
+            .collect::<Vec<_>>();
+        alone.sort_unstable();
+        let mut alone = alone.into_iter().peekable();
         loop {
-            let next = match (runs.peek(), singles.peek()) {
-                (Some(&&r), Some(&&s)) if s < r.0 => {
-                    singles.next();
+            let next = match (runs.peek(), alone.peek()) {
+                (Some(&r), Some(&s)) if s < r.0 => {
+                    alone.next();
                     (s, s)
                 }
-                (Some(&&r), _) => {
+                (Some(&r), _) => {
                     runs.next();
                     r
                 }
-                (None, Some(&&s)) => {
-                    singles.next();
+                (None, Some(&s)) => {
+                    alone.next();
                     (s, s)
                 }
                 (None, None) => break,
             };
-            push(next);
+            match merged.last_mut() {
+                Some((_, end)) if next.0 <= end.saturating_add(1) => *end = (*end).max(next.1),
+                _ => merged.push(next),
+            }
         }
         self.runs = merged;
+        self.singles.clear();
+        self.normalize();
+    }
+
+    /// Moves every run of one rowid among the singles (the runs are coalesced).
+    fn normalize(&mut self) {
+        if !self.runs.iter().any(|(first, last)| first == last) {
+            return;
+        }
+        let mut alone: Vec<i64> = self
+            .runs
+            .iter()
+            .filter(|(first, last)| first == last)
+            .map(|(first, _)| *first)
+            .collect();
+        self.runs.retain(|(first, last)| first != last);
+        if !self.singles.is_empty() {
+            alone.extend_from_slice(&self.singles);
+            alone.sort_unstable();
+        }
+        self.singles = alone;
     }
 }
+
+/// Runs per count kept of the rowids before them: a count is a search and at most this
+/// many runs added up.
+const BLOCK: usize = 32;
 
 /// Rows in the run `[first, last]`.
 fn run_len(first: i64, last: i64) -> u64 {
@@ -168,8 +239,11 @@ fn run_len(first: i64, last: i64) -> u64 {
 /// A [`RowidSet`] settled: counted, searched, walked in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rowids {
+    /// Runs of two rowids or more, ascending.
     runs: Vec<(i64, i64)>,
-    /// Per run, how many rowids the runs before it hold.
+    /// Rowids alone, ascending.
+    singles: Vec<i64>,
+    /// For every [`BLOCK`]th run, how many rowids the runs before it hold.
     before: Vec<u64>,
     len: u64,
 }
@@ -187,27 +261,34 @@ impl Rowids {
 
     /// The highest rowid.
     pub fn last(&self) -> Option<i64> {
-        self.runs.last().map(|(_, last)| *last)
+        let run = self.runs.last().map(|(_, last)| *last);
+        run.into_iter().chain(self.singles.last().copied()).max()
     }
 
     /// Whether `rowid` is one of them.
     pub fn contains(&self, rowid: i64) -> bool {
         let i = self.runs.partition_point(|(_, last)| *last < rowid);
         self.runs.get(i).is_some_and(|(first, _)| *first <= rowid)
+            || self.singles.binary_search(&rowid).is_ok()
     }
 
     /// How many are at most `rowid`.
     pub fn count_at_most(&self, rowid: i64) -> u64 {
-        let i = self.runs.partition_point(|(first, _)| *first <= rowid);
-        match i.checked_sub(1) {
-            None => 0,
-            Some(j) => match (self.runs.get(j), self.before.get(j)) {
-                (Some(&(first, last)), Some(&before)) => {
-                    before.saturating_add(run_len(first, last.min(rowid)))
-                }
-                _ => 0,
-            },
-        }
+        let singles = self.singles.partition_point(|s| *s <= rowid) as u64;
+        // Runs starting at or below `rowid`: all whole but the last, which may be cut.
+        let n = self.runs.partition_point(|(first, _)| *first <= rowid);
+        let Some(block) = n.checked_sub(1).map(|i| i / BLOCK) else {
+            return singles;
+        };
+        let counted: u64 = self
+            .runs
+            .get(block * BLOCK..n)
+            .unwrap_or_default()
+            .iter()
+            .map(|&(first, last)| run_len(first, last.min(rowid)))
+            .fold(0, u64::saturating_add);
+        let before = self.before.get(block).copied().unwrap_or(0);
+        singles.saturating_add(before).saturating_add(counted)
     }
 
     /// How many are above `lower` and at most `upper` (`None`: no bound that side).
@@ -224,12 +305,25 @@ impl Rowids {
 
     /// The rowids, ascending.
     pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
-        self.runs.iter().flat_map(|&(first, last)| first..=last)
+        let mut runs = self.runs.iter().peekable();
+        let mut singles = self.singles.iter().peekable();
+        let mut current: Option<std::ops::RangeInclusive<i64>> = None;
+        std::iter::from_fn(move || loop {
+            if let Some(r) = current.as_mut().and_then(Iterator::next) {
+                return Some(r);
+            }
+            match (runs.peek(), singles.peek()) {
+                (Some(&&(first, _)), Some(&&s)) if s < first => return singles.next().copied(),
+                (Some(_), _) => current = runs.next().map(|&(first, last)| first..=last),
+                (None, Some(_)) => return singles.next().copied(),
+                (None, None) => return None,
+            }
+        })
     }
 
-    /// How many runs of consecutive rowids hold them (what they cost in memory).
-    pub fn runs(&self) -> usize {
-        self.runs.len()
+    /// What they take in memory, about: 16 bytes a run, 8 a rowid alone.
+    pub fn bytes(&self) -> usize {
+        self.runs.len() * 16 + self.singles.len() * 8 + self.before.len() * 8
     }
 }
 
@@ -337,6 +431,29 @@ mod tests {
             assert!(set.pending.len() <= 4096);
         }
         let rowids = set.settled();
-        assert_eq!((rowids.runs(), rowids.len()), (1, 2_000_000));
+        assert_eq!((rowids.runs.len(), rowids.len()), (1, 2_000_000));
+    }
+
+    #[test]
+    fn rowids_with_no_neighbour_cost_what_a_list_of_them_would() {
+        // Every other rowid: no two consecutive, in order and shuffled.
+        let n = 200_000i64;
+        let mut mix = Mix(7);
+        let mut shuffled: Vec<i64> = (0..n).map(|i| 2 * i).collect();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, mix.below(i as u64 + 1) as usize);
+        }
+        for order in [(0..n).map(|i| 2 * i).collect::<Vec<_>>(), shuffled] {
+            let mut set = RowidSet::default();
+            for &r in &order {
+                set.insert(r);
+                assert!(set.runs.len() <= 1);
+            }
+            let rowids = set.settled();
+            assert_eq!(rowids.len(), n as u64);
+            assert!(rowids.bytes() <= 8 * n as usize, "{}", rowids.bytes());
+            assert_eq!(rowids.count_within(-1, 2 * n), n as u64);
+            assert_eq!(rowids.count_within(10, 20), 5);
+        }
     }
 }
