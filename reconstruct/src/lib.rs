@@ -80,7 +80,7 @@ pub use naming::{
     index_columns, match_known, name_inferred, KnownMatch, KnownTable, Naming, OrphanIndex,
 };
 pub use pager;
-pub use partial::{CopyRow, IndexKeys, PartialRow, ResolvedCopy};
+pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};
 pub use placeholders::{
     key_text, plan_placeholder, relationships, synthesize, Blocked, ChildEvidence, Fill,
     ForeignKey, Made, MissingParents, ParentStore, Placeholder, PlaceholderOutcome,

@@ -32,7 +32,7 @@ pub struct TableRun {
     pub rejected_rowids: BTreeSet<i64>,
     /// Lost rows whose values evidence proves (index entries, text copies) but which the
     /// table refused as partial rows, by rowid: a placeholder made for one takes them.
-    pub proven_lost: BTreeMap<i64, BTreeMap<String, Value>>,
+    pub proven_lost: BTreeMap<i64, reconstruct::KnownValues>,
     /// Rowids of the rows written into it (the load's own record, for loss bounds).
     pub written_rowids: reconstruct::RowidSet,
     /// Rowids of the written rows whose payload was joined from overflow pages: a page

@@ -4,7 +4,7 @@
 //! into its table and registered in `salvage_partial_rows`. The rows stay counted as
 //! lost: their other columns are gone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use pager::{PageNo, SchemaKind, TextEncoding, Value};
 use reconstruct::{IndexKeys, PartialRow};
@@ -89,7 +89,7 @@ pub struct Inserted {
     pub refused: u64,
     /// The known values of the refused rows whose rowid is known, by rowid: a
     /// placeholder made for one of them takes them.
-    pub refused_rows: Vec<(i64, BTreeMap<String, Value>)>,
+    pub refused_rows: Vec<(i64, reconstruct::KnownValues)>,
 }
 
 /// Inserts `rows` into `table` and registers every one in `registry` (created on first

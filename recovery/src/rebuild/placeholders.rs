@@ -38,7 +38,7 @@ struct OutputParents<'o> {
     taken: &'o BTreeSet<String>,
     registry: Option<String>,
     /// Lost rows whose values evidence proves, by lower-cased table and rowid.
-    proven: &'o BTreeMap<String, BTreeMap<i64, BTreeMap<String, Value>>>,
+    proven: &'o BTreeMap<String, BTreeMap<i64, reconstruct::KnownValues>>,
 }
 
 impl ParentStore for OutputParents<'_> {
@@ -181,7 +181,7 @@ impl ParentStore for OutputParents<'_> {
             .proven
             .get(&parent.to_lowercase())
             .and_then(|rows| rows.get(&rowid))
-            .cloned()
+            .map(|known| known.iter().map(|(c, v)| (c.clone(), v.clone())).collect())
             .unwrap_or_default())
     }
 
@@ -265,10 +265,11 @@ pub fn rebuild_parents(
     let applying = profiles.applying(&tables.filled_names());
     note_missing_tables(evidence, tables, ledger, &applying);
     let shapes = tables.shapes();
-    let proven: BTreeMap<String, BTreeMap<i64, BTreeMap<String, Value>>> = tables
-        .iter()
+    // Read here only: taken, not copied.
+    let proven: BTreeMap<String, BTreeMap<i64, reconstruct::KnownValues>> = tables
+        .iter_mut()
         .filter(|t| !t.proven_lost.is_empty())
-        .map(|t| (t.name.to_lowercase(), t.proven_lost.clone()))
+        .map(|t| (t.name.to_lowercase(), std::mem::take(&mut t.proven_lost)))
         .collect();
     let mut store = OutputParents {
         out,
