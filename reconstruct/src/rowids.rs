@@ -37,30 +37,37 @@ pub struct RowidSet {
 impl RowidSet {
     /// Adds `rowid`. Ascending rowids extend the last run in place.
     pub fn insert(&mut self, rowid: i64) {
-        let top = self
-            .runs
-            .last()
-            .map(|r| r.1)
-            .into_iter()
-            .chain(self.singles.last().copied())
-            .max();
-        match (top, self.runs.last_mut()) {
-            (Some(top), _) if rowid <= top => {
+        let run_top = self.runs.last().map(|r| r.1);
+        let single_top = self.singles.last().copied();
+        match (run_top, single_top) {
+            (r, s) if r.max(s).is_some_and(|top| rowid <= top) => {
                 self.pending.push(rowid);
                 if self.pending.len() >= (self.runs.len() + self.singles.len()).max(4096) {
                     self.merge_pending();
                 }
             }
-            (_, Some((_, last))) if rowid == *last + 1 => *last = rowid,
-            (_, last) => {
+            (Some(last), s) if rowid == last + 1 && s.is_none_or(|s| s < last) => {
+                if let Some(run) = self.runs.last_mut() {
+                    run.1 = rowid;
+                }
+            }
+            (_, s) => {
                 // The run before, left alone, is a single.
-                if let Some(&mut (first, end)) = last {
+                if let Some(&(first, end)) = self.runs.last() {
                     if first == end {
                         self.runs.pop();
                         self.add_single(first);
                     }
                 }
-                self.runs.push((rowid, rowid));
+                // A single just below (a removal left it above the runs) starts the run.
+                let first = match s {
+                    Some(s) if rowid == s + 1 => {
+                        self.singles.pop();
+                        s
+                    }
+                    _ => rowid,
+                };
+                self.runs.push((first, rowid));
             }
         }
     }
@@ -432,6 +439,19 @@ mod tests {
         }
         let rowids = set.settled();
         assert_eq!((rowids.runs.len(), rowids.len()), (1, 2_000_000));
+    }
+
+    #[test]
+    fn a_rowid_next_to_a_single_joins_it_in_a_run() {
+        // A removal leaves 5 alone above the runs; 6 to 9 then make one run with it.
+        let mut set = RowidSet::default();
+        (1..=5).for_each(|r| set.insert(r));
+        set.remove(4);
+        (6..=9).for_each(|r| set.insert(r));
+        assert_eq!(
+            (set.runs.clone(), set.singles.clone()),
+            (vec![(1, 3), (5, 9)], vec![])
+        );
     }
 
     #[test]
