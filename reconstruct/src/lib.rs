@@ -92,7 +92,7 @@ pub use plan::{
 };
 pub use roots::{attribute_roots, Fit, NamedRoot, RootDecision};
 pub use rowids::{RowidSet, Rowids};
-pub use rows::{Provenance, RecoveredRow, RowEvent, TableRows};
+pub use rows::{Provenance, RecoveredRow, RowEvent, RowPlace, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
 pub use shape::{
     text_in_encoding, Affinity, Column, ColumnDefault, ColumnKind, DamageReason, FieldDamage,

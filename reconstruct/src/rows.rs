@@ -68,11 +68,65 @@ impl RecoveredRow<'_> {
         self.raw.rowid
     }
 
+    /// Where the row is, to read it again later ([`RowPlace::read`]).
+    pub fn place(&self) -> RowPlace {
+        RowPlace {
+            at: self.raw.location,
+            rowid: self.raw.rowid,
+            provenance: self.provenance,
+        }
+    }
+
     /// The stored values in record order, damaged ones as `Null`, and whether all were
     /// read from intact bytes.
     pub fn record(&self) -> (Vec<Value>, bool) {
         let d = self.raw.decode();
         (d.values, d.complete)
+    }
+}
+
+/// Where a row's cell is: a row set aside for later costs this, not its payload (joined
+/// from its overflow pages, it may be the size of a page or many). A tree whose children
+/// are out of order sets every row aside, and holding the rows held the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowPlace {
+    /// The cell's page and offset.
+    pub at: Location,
+    /// Its rowid.
+    pub rowid: Option<i64>,
+    /// Where it came from.
+    pub provenance: Provenance,
+}
+
+impl RowPlace {
+    /// The row read again from its cell, as the walk first read it (the source's bytes do
+    /// not change under a run; a run whose source did is never committed).
+    pub fn read<'a>(&self, db: &Database<'a>) -> RowEvent<'a> {
+        let index = match self.provenance {
+            Provenance::Cell { index, .. } | Provenance::Orphan { index, .. } => index,
+        };
+        let offset = u16::try_from(self.at.offset).unwrap_or(u16::MAX);
+        let cell = db
+            .page(self.at.page)
+            .ok_or(Finding::CellPastPageEnd {
+                page: self.at.page,
+                index,
+                offset,
+            })
+            .and_then(|page| {
+                let header = page.btree_header()?;
+                page.cell_at(header.page_type(), index, offset)
+            });
+        match cell.and_then(|cell| raw_cell(db, &cell)) {
+            Ok(raw) => RowEvent::Row(RecoveredRow {
+                raw,
+                provenance: self.provenance,
+            }),
+            Err(finding) => RowEvent::Unreadable {
+                at: self.at,
+                finding,
+            },
+        }
     }
 }
 

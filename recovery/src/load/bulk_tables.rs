@@ -208,7 +208,7 @@ impl Appendable {
 }
 
 /// What one table's bulk job wrote, and what it left to SQL.
-pub struct Written<'s> {
+pub struct Written {
     /// Rows written.
     pub rows: u64,
     /// Cells that could not be decoded.
@@ -221,7 +221,7 @@ pub struct Written<'s> {
     /// rows kept [`KEPT_LIMIT`] bytes).
     pub kept: HashMap<i64, Vec<(usize, Value)>>,
     /// Rows that go through SQL instead.
-    pub later: Vec<RecoveredRow<'s>>,
+    pub later: Vec<reconstruct::RowPlace>,
 }
 
 /// Writes the tree rows of one table through `writer`. Rows that
@@ -233,7 +233,7 @@ pub fn write_table<'s>(
     job: &BulkTable,
     reader: &Reader<'_>,
     kept: &mut usize,
-) -> std::io::Result<Written<'s>> {
+) -> std::io::Result<Written> {
     let mut table = writer.table(job.root);
     let appendable = Appendable::new(&job.shape, evidence.db.encoding());
     let (mut unreadable, mut later) = (0u64, Vec::new());
@@ -284,7 +284,7 @@ pub fn write_table<'s>(
                     }
                 }
             }
-            _ => later.push(row),
+            _ => later.push(row.place()),
         }
     }
     let rows = table.finish()?;

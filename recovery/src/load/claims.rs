@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{BtreeWalk, Cell, LostChild, PageClass, PageNo, PageSet, Survey, TreeItem};
 use reconstruct::{
-    contested_roots, settle_claims, Claimant, Holder, IndexKeys, LossSignal, RecoveredRow,
-    RowEvent, TableId, TableRows,
+    contested_roots, settle_claims, Claimant, Holder, IndexKeys, LossSignal, RowEvent, TableId,
+    TableRows,
 };
 
 use crate::error::Error;
@@ -27,7 +27,7 @@ pub fn cut_foreign_pages<'s>(
     survey: &mut Survey,
     out: &Output,
     tables: &mut Tables,
-    deferred: &mut BTreeMap<TableId, Vec<RecoveredRow<'s>>>,
+    deferred: &mut BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
     ledger: &mut Ledger,
 ) -> Result<Cuts, Error> {
     let db = &evidence.db;
@@ -145,7 +145,7 @@ fn take_back<'s>(
     tops: &BTreeMap<PageNo, Vec<PageNo>>,
     out: &Output,
     tables: &mut Tables,
-    deferred: &mut BTreeMap<TableId, Vec<RecoveredRow<'s>>>,
+    deferred: &mut BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
 ) -> Result<(), Error> {
     let db = &evidence.db;
     for (id, later) in deferred.iter_mut() {
@@ -158,7 +158,7 @@ fn take_back<'s>(
         ) else {
             continue;
         };
-        later.retain(|row| !cut.contains(row.provenance.page()));
+        later.retain(|place| !cut.contains(place.provenance.page()));
         let mut rowids = BTreeSet::new();
         // Each page once, however many cuts lead to it.
         let mut seen = PageSet::with_page_count(db.page_count());
@@ -195,14 +195,14 @@ fn take_back<'s>(
         t.written_rowids.remove_all(&retaken);
         t.spilled_rowids.remove_all(&retaken);
         t.spilled_values.retain(|r, _| !retaken.contains(r));
-        let waiting: BTreeSet<i64> = later.iter().filter_map(RecoveredRow::rowid).collect();
+        let waiting: BTreeSet<i64> = later.iter().filter_map(|place| place.rowid).collect();
         for event in TableRows::new(db, t.root, std::iter::empty()).without(Some(cut.clone())) {
             if let RowEvent::Row(row) = event {
                 if row
                     .rowid()
                     .is_some_and(|r| retaken.contains(&r) && !waiting.contains(&r))
                 {
-                    later.push(row);
+                    later.push(row.place());
                 }
             }
         }

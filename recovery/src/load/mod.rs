@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use pager::{PageNo, Survey, Value};
 use reconstruct::{
-    Attribution, OrphanGroup, RecoveredRow, RowEvent, TableId, TableRows, TableStatus, TableTarget,
+    Attribution, OrphanGroup, RowEvent, TableId, TableRows, TableStatus, TableTarget,
 };
 
 use crate::error::Error;
@@ -41,13 +41,13 @@ pub use lost_and_found::LostAndFound;
 use rows::{Sink, TableWriter};
 
 /// The output after the bulk writer: tree rows of bulk-loaded tables in.
-pub struct Bulk<'s> {
+pub struct Bulk {
     out: Output,
     tables: Tables,
     ledger: Ledger,
     /// Rows of bulk-loaded tables that go through SQL instead (out of rowid order,
     /// damaged, or refused by a NOT NULL column).
-    deferred: BTreeMap<TableId, Vec<RecoveredRow<'s>>>,
+    deferred: BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
 }
 
 /// The output with every row in: what the rebuild works on.
@@ -68,15 +68,15 @@ pub struct Loaded {
     pub index_groups: u64,
 }
 
-impl<'s> Bulk<'s> {
+impl Bulk {
     /// Writes the tree rows of every table the bulk writer can take straight into the
     /// output file.
-    pub fn run(
+    pub fn run<'s>(
         evidence: &Evidence<'s>,
         plan: SchemaPlan,
         reader: &Reader<'_>,
         observer: &dyn Observer,
-    ) -> Result<Bulk<'s>, Error> {
+    ) -> Result<Bulk, Error> {
         let SchemaPlan {
             mut out,
             tables,
@@ -148,7 +148,7 @@ impl<'s> Bulk<'s> {
     }
 
     /// Takes the survey in, attributes the orphan pages, and writes every other row.
-    pub fn load(
+    pub fn load<'s>(
         self,
         evidence: &Evidence<'s>,
         survey: Survey,
@@ -221,7 +221,7 @@ impl<'s> Bulk<'s> {
                     t.written_rowids.remove(rowid);
                     t.spilled_rowids.remove(rowid);
                     t.spilled_values.remove(&rowid);
-                    later.push(row);
+                    later.push(row.place());
                 }
             }
         }
@@ -241,13 +241,16 @@ impl<'s> Bulk<'s> {
             observer.stage(Stage::Recovering { table: &shape.name });
             // A bulk-loaded table has its tree rows in already; the rows it could not
             // append in order follow here, then its orphan rows.
-            let (tree, early): (Option<PageNo>, Vec<RowEvent<'s>>) = match deferred.remove(&id) {
-                Some(rows) => (None, rows.into_iter().map(RowEvent::Row).collect()),
-                None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
-            };
+            let (tree, places): (Option<PageNo>, Vec<reconstruct::RowPlace>) =
+                match deferred.remove(&id) {
+                    Some(places) => (None, places),
+                    None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
+                };
             let groups: Vec<Attribution> = t.orphans.clone();
             let cut = tree.and_then(|r| cuts.get(&r)).cloned();
-            let rows = early.into_iter().chain(
+            // A row set aside is read again from its cell as it goes in: only where it is
+            // was kept.
+            let rows = places.into_iter().map(|p| p.read(&evidence.db)).chain(
                 TableRows::new(&evidence.db, tree, groups.iter().map(|a| &a.group)).without(cut),
             );
             let dberr = Error::db("writing rows");
