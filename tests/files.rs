@@ -207,7 +207,7 @@ fn a_file_padded_to_gigabytes_is_read_in_bounded_memory() -> TestResult {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()?;
-    let (status, peak) = wait_measured(child.id())?;
+    let (status, peak) = wait_measured(child)?;
     assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
     assert!(
         peak < PADDED_RSS_LIMIT,
@@ -217,24 +217,29 @@ fn a_file_padded_to_gigabytes_is_read_in_bounded_memory() -> TestResult {
     Ok(())
 }
 
-/// Waits for the child `pid`: its exit code and its peak resident memory in bytes.
-fn wait_measured(pid: u32) -> Got<(Option<i32>, u64)> {
-    let pid = libc::pid_t::try_from(pid)?;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data the call fills; `pid` is this process's own child,
-    // spawned above and not waited for by anything else.
-    #[allow(unsafe_code)]
-    // reason: std's `Child::wait` does not report the child's resource usage
-    let (got, usage) = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        (libc::wait4(pid, &mut status, 0, &mut usage), usage)
-    };
-    if got != pid {
-        return Err(std::io::Error::last_os_error().into());
+/// Waits for `child`: its exit code and its own peak resident memory in bytes, its
+/// high-water mark (`VmHWM`) read until it ends. (`wait4`'s peak is no measure of it: it
+/// starts from this test binary's, whose other tests may hold much.)
+fn wait_measured(mut child: std::process::Child) -> Got<(Option<i32>, u64)> {
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    loop {
+        if let Some(kib) = std::fs::read_to_string(&status_path).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak = peak.max(kib * 1024);
+        }
+        if let Some(status) = child.try_wait()? {
+            // A child gone before it was read once was not measured.
+            if peak == 0 {
+                return Err("the child ended before its memory was read".into());
+            }
+            return Ok((status.code(), peak));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    // Linux reports the peak in KiB.
-    Ok((code, u64::try_from(usage.ru_maxrss)? * 1024))
 }
 
 /// Creates a file at the report's path when the output is being checked, as another
@@ -621,7 +626,7 @@ fn rows_set_aside_from_a_tree_out_of_order_are_not_held_in_memory() -> TestResul
         file.write_all_at(&page, at)?;
     }
     let dest = dir.path("out.db");
-    let mut child = crate::salvage()
+    let child = crate::salvage()
         .args([
             "recover".as_ref(),
             src.as_os_str(),
@@ -632,23 +637,7 @@ fn rows_set_aside_from_a_tree_out_of_order_are_not_held_in_memory() -> TestResul
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()?;
-    // The child's own high-water mark (`VmHWM`), read until it ends: `wait4`'s peak
-    // starts from this test binary's, whose other tests may hold much.
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    let status = loop {
-        if let Some(kib) = std::fs::read_to_string(&status_path).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        }) {
-            peak = peak.max(kib * 1024);
-        }
-        if let Some(status) = child.try_wait()? {
-            break status.code();
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    };
+    let (status, peak) = wait_measured(child)?;
     assert_eq!(status, Some(3), "loss reported, output committed");
     assert!(
         peak < OUT_OF_ORDER_RSS_LIMIT,

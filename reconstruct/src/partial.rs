@@ -103,11 +103,6 @@ impl KnownValues {
         self.0.is_empty()
     }
 
-    /// How many values are known.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
     /// The column names, in order.
     pub fn keys(&self) -> impl Iterator<Item = &String> + '_ {
         self.0.iter().map(|(c, _)| c)

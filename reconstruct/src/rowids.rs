@@ -46,7 +46,8 @@ impl RowidSet {
                     self.merge_pending();
                 }
             }
-            (Some(last), s) if rowid == last + 1 && s.is_none_or(|s| s < last) => {
+            // (A single above the last run would be the top: the arm above.)
+            (Some(last), _) if rowid == last + 1 => {
                 if let Some(run) = self.runs.last_mut() {
                     run.1 = rowid;
                 }

@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use pager::{
-    raw_cell, BtreeWalk, CellIndex, CellSource, Database, Finding, Location, PageNo, PageSet,
-    PageType, RawRow, TreeItem, Value,
+    raw_cell, BtreeWalk, CellIndex, CellRef, CellSource, Database, Finding, Location, PageNo,
+    PageSet, PageType, RawRow, TreeItem, Value,
 };
 
 use crate::plan::OrphanGroup;
@@ -41,6 +41,13 @@ impl Provenance {
     pub fn page(&self) -> PageNo {
         match self {
             Provenance::Cell { page, .. } | Provenance::Orphan { page, .. } => *page,
+        }
+    }
+
+    /// The cell's index on its page (see [`pager::CellRef::index`]).
+    pub fn index(&self) -> CellIndex {
+        match self {
+            Provenance::Cell { index, .. } | Provenance::Orphan { index, .. } => *index,
         }
     }
 
@@ -102,22 +109,7 @@ impl RowPlace {
     /// The row read again from its cell, as the walk first read it (the source's bytes do
     /// not change under a run; a run whose source did is never committed).
     pub fn read<'a>(&self, db: &Database<'a>) -> RowEvent<'a> {
-        let index = match self.provenance {
-            Provenance::Cell { index, .. } | Provenance::Orphan { index, .. } => index,
-        };
-        let offset = u16::try_from(self.at.offset).unwrap_or(u16::MAX);
-        let cell = db
-            .page(self.at.page)
-            .ok_or(Finding::CellPastPageEnd {
-                page: self.at.page,
-                index,
-                offset,
-            })
-            .and_then(|page| {
-                let header = page.btree_header()?;
-                page.cell_at(header.page_type(), index, offset)
-            });
-        match cell.and_then(|cell| raw_cell(db, &cell)) {
+        match self.cell(db).and_then(|cell| raw_cell(db, &cell)) {
             Ok(raw) => RowEvent::Row(RecoveredRow {
                 raw,
                 provenance: self.provenance,
@@ -127,6 +119,19 @@ impl RowPlace {
                 finding,
             },
         }
+    }
+
+    /// The row's cell, decoded again from its page.
+    pub fn cell<'a>(&self, db: &Database<'a>) -> Result<CellRef<'a>, Finding> {
+        let index = self.provenance.index();
+        let offset = u16::try_from(self.at.offset).unwrap_or(u16::MAX);
+        let page = db.page(self.at.page).ok_or(Finding::CellPastPageEnd {
+            page: self.at.page,
+            index,
+            offset,
+        })?;
+        let header = page.btree_header()?;
+        page.cell_at(header.page_type(), index, offset)
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use pager::{Database, Finding, PageClass, PageNo, PageSet, Survey};
-use reconstruct::{Provenance, RecoveredRow};
+use reconstruct::RecoveredRow;
 
 /// The overflow pages the survey found claimed by two chains, and the trees involved.
 pub struct Contested {
@@ -58,16 +58,7 @@ impl Contested {
             return false;
         }
         let location = row.raw.location;
-        let index = match row.provenance {
-            Provenance::Cell { index, .. } | Provenance::Orphan { index, .. } => index,
-        };
-        let Some(page) = db.page(location.page) else {
-            return false;
-        };
-        let (Ok(header), Ok(offset)) = (page.btree_header(), u16::try_from(location.offset)) else {
-            return false;
-        };
-        let Ok(cell) = page.cell_at(header.page_type(), index, offset) else {
+        let Ok(cell) = row.place().cell(db) else {
             return false;
         };
         let Some(payload) = cell.cell.payload() else {
