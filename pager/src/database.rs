@@ -12,11 +12,15 @@ use crate::classify::PageClass;
 use crate::cursor::{u16_at, u32_at};
 use crate::finding::Finding;
 use crate::header::{DatabaseHeader, TextEncoding};
-use crate::record::{Record, ValueRef};
+use crate::record::{self, Record, SerialType, ValueRef};
 use crate::types::{Location, PageNo, PageSize};
 
 /// The byte offset that SQLite's lock-byte page covers ("The Lock-Byte Page"): 2^30.
 pub const LOCK_BYTE_OFFSET: u64 = 1 << 30;
+
+/// How many zero bytes of a value must come just before a zeroed last overflow page for
+/// the page to be read as zeros written (see `Database::zeros_are_values`).
+const ZERO_RUN_EVIDENCE: usize = 32;
 
 /// When inferring the page size, every page of the file's first this many bytes is
 /// examined at each candidate size (where a database padded or cut short keeps its pages)…
@@ -622,10 +626,13 @@ impl<'a> Database<'a> {
             let Some(page) = self.page(page_no) else {
                 break;
             };
-            // A page of nothing but zeros has lost its content (an overflow page always
-            // holds its next pointer or payload bytes there): reading it would invent
-            // zeros as values, so the chain is taken to end before it.
-            if page.is_zeroed() {
+            // A page of nothing but zeros has lost its content (a page before the last
+            // holds its next pointer, the last one the payload's end): reading it would
+            // invent zeros as values, so the chain is taken to end before it. Unless the
+            // values there are zeros by evidence: see `zeros_are_values`.
+            if page.is_zeroed()
+                && !(need <= per_page && self.zeros_are_values(payload, cell, &chain.pages, need))
+            {
                 chain.finding = Some(Finding::OverflowIntoNonOverflowPage {
                     cell,
                     page: page_no,
@@ -656,6 +663,60 @@ impl<'a> Database<'a> {
             });
         }
         chain
+    }
+
+    /// Whether a zeroed page that holds the last `need` bytes of `payload` (after the
+    /// local bytes and the chain's `before` pages) is those bytes, zeros written as values,
+    /// rather than a page wiped. A value of zeros (`zeroblob(N)`, a buffer allocated and
+    /// not yet filled, text padded with NULs) ends its chain on such a page, and the bytes
+    /// just before it are zeros too; a wiped page follows whatever the values held. So the
+    /// page is read as values when every value it holds part of is a BLOB, a text or a
+    /// float (all zeros: 0.0), never an integer (SQLite writes 0 as serial type 8, with no
+    /// bytes), and the [`ZERO_RUN_EVIDENCE`] bytes of values just before it are zeros.
+    /// Without that evidence the page stays lost: a value whose zeros begin just before a
+    /// page boundary is reported as damaged, never a wiped page as zeros.
+    fn zeros_are_values(
+        &self,
+        payload: &Payload<'a>,
+        at: Location,
+        before: &[PageNo],
+        need: u64,
+    ) -> bool {
+        let start = payload.total_len - need;
+        let Ok(header) = record::parse_record_header(payload.local, payload.total_len, at) else {
+            return false;
+        };
+        let mut to = header.header_size;
+        let mut only_zeros_possible = true;
+        for t in &header.serial_types {
+            to = to.saturating_add(t.body_len());
+            if to > start && !matches!(t, SerialType::Blob(_) | SerialType::Text(_)) {
+                only_zeros_possible &= *t == SerialType::Float || t.body_len() == 0;
+            }
+        }
+        // The header must describe the payload to the byte, and the run before the page
+        // must lie in the values, not in the header (where a NULL's type is a zero byte).
+        if !only_zeros_possible
+            || to != payload.total_len
+            || start < header.header_size.saturating_add(ZERO_RUN_EVIDENCE as u64)
+        {
+            return false;
+        }
+        // The bytes just before `start`: the previous overflow page's, or the local ones.
+        let previous: &[u8] = match before.last() {
+            Some(&no) => {
+                let per_page = self.usable_size().saturating_sub(4);
+                match self.page(no) {
+                    Some(page) => page.bytes().get(4..4 + per_page).unwrap_or_default(),
+                    None => return false,
+                }
+            }
+            None => payload.local,
+        };
+        previous.len() >= ZERO_RUN_EVIDENCE
+            && previous[previous.len() - ZERO_RUN_EVIDENCE..]
+                .iter()
+                .all(|&b| b == 0)
     }
 
     /// The complete payload of the cell at `cell`: the local bytes borrowed when nothing
