@@ -713,10 +713,9 @@ impl<'a> Database<'a> {
             }
             None => payload.local,
         };
-        previous.len() >= ZERO_RUN_EVIDENCE
-            && previous[previous.len() - ZERO_RUN_EVIDENCE..]
-                .iter()
-                .all(|&b| b == 0)
+        previous
+            .get(previous.len().saturating_sub(ZERO_RUN_EVIDENCE)..)
+            .is_some_and(|run| run.len() == ZERO_RUN_EVIDENCE && run.iter().all(|&b| b == 0))
     }
 
     /// The complete payload of the cell at `cell`: the local bytes borrowed when nothing
