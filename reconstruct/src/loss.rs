@@ -51,6 +51,9 @@ pub struct TableLoss {
     /// Lost rows proven by index entries or text copies that the table's constraints
     /// refused (their known values stay in the registry).
     pub partial_refused: u64,
+    /// Text values written as the file holds them though not valid in its text encoding
+    /// (SQLite stores what an application binds): no loss, said in the warnings.
+    pub texts_not_in_encoding: u64,
 }
 
 impl TableLoss {
@@ -397,7 +400,7 @@ pub enum LossSignal {
 
 /// `n` and a noun, the noun in the plural unless `n` is 1 ("1 page", "2 pages"); a
 /// noun phrase ending in a preposition ("row with") puts its first word in the plural.
-struct N<'a>(u64, &'a str);
+pub struct N<'a>(pub u64, pub &'a str);
 
 impl fmt::Display for N<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -357,10 +357,14 @@ impl TableShape {
     /// Every value that is not the file's bytes as SQLite wrote them is NULL in the row
     /// and listed in `damage` with its reason: a field whose bytes could not be read (its
     /// position in `unreadable`), a field read from a last overflow page that does not end
-    /// its chain (in `suspect`), text not valid in the database's `encoding`, a value its
-    /// column's affinity would have converted on the way in (a number in a TEXT column,
-    /// numeric text in a numeric one: SQLite never stores them, so a serial type was
-    /// damaged), and a value beyond the table's columns.
+    /// its chain (in `suspect`), a value its column's affinity would have converted on
+    /// the way in (a number in a TEXT column, numeric text in a numeric one: SQLite never
+    /// stores them, so a serial type was damaged), and a value beyond the table's columns.
+    ///
+    /// Text not valid in the database's `encoding` is the file's bytes and stays: SQLite
+    /// stores whatever bytes an application binds as text (Latin-1 through the UTF-8 API,
+    /// a lone surrogate from a UTF-16 string) and reads them back as they are, so they
+    /// are no sign of damage by themselves. They are counted in `texts_not_in_encoding`.
     pub fn map_record(
         &self,
         rowid: Option<i64>,
@@ -373,6 +377,7 @@ impl TableShape {
         let mut by_column: Vec<Option<Value>> = vec![None; self.columns.len()];
         let surplus = record.len().saturating_sub(order.len());
         let mut damage = Vec::new();
+        let mut texts_not_in_encoding = 0;
         for (position, value) in record.into_iter().enumerate() {
             let Some(column) = order.get(position).and_then(|c| self.columns.get(*c)) else {
                 damage.push(FieldDamage {
@@ -386,8 +391,6 @@ impl TableShape {
                 Some(DamageReason::Unreadable)
             } else if suspect.contains(&position) {
                 Some(DamageReason::OverflowPageSuspect)
-            } else if matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding)) {
-                Some(DamageReason::TextNotInEncoding)
             } else if self.strict && !StrictType::of_declared_type(&column.decl_type).holds(&value)
             {
                 Some(DamageReason::StrictTypeNeverStores)
@@ -405,7 +408,12 @@ impl TableShape {
                     });
                     Value::Null
                 }
-                None => value,
+                None => {
+                    if matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding)) {
+                        texts_not_in_encoding += 1;
+                    }
+                    value
+                }
             };
             if let Some(slot) = order.get(position).and_then(|c| by_column.get_mut(*c)) {
                 *slot = Some(value);
@@ -427,6 +435,7 @@ impl TableShape {
             values,
             surplus,
             damage,
+            texts_not_in_encoding,
         }
     }
 
@@ -500,6 +509,8 @@ pub struct MappedRow {
     /// Every value that is not the file's bytes as SQLite wrote them, with its reason
     /// (see [`TableShape::map_record`]).
     pub damage: Vec<FieldDamage>,
+    /// Text values written as the file holds them though not valid in its encoding.
+    pub texts_not_in_encoding: u64,
 }
 
 /// A value of a recovered row that is not in its table as the record holds it.
@@ -518,8 +529,6 @@ pub struct FieldDamage {
 pub enum DamageReason {
     /// Its bytes could not be read (an overflow chain broken, the record cut short): NULL.
     Unreadable,
-    /// Text whose bytes are not valid in the database's text encoding: NULL.
-    TextNotInEncoding,
     /// A value its column's affinity never stores (see [`Affinity::could_store`]): NULL.
     AffinityNeverStores,
     /// A value of another type than its STRICT column's (see [`StrictType::holds`]),
@@ -541,7 +550,6 @@ impl DamageReason {
     pub fn name(self) -> &'static str {
         match self {
             DamageReason::Unreadable => "unreadable",
-            DamageReason::TextNotInEncoding => "text_not_in_encoding",
             DamageReason::AffinityNeverStores => "affinity_never_stores",
             DamageReason::StrictTypeNeverStores => "strict_type_never_stores",
             DamageReason::BeyondColumns => "beyond_columns",
@@ -745,18 +753,19 @@ mod tests {
         assert_eq!(
             reasons,
             vec![
-                (Some("a"), DamageReason::TextNotInEncoding),
                 (Some("b"), DamageReason::AffinityNeverStores),
                 (Some("c"), DamageReason::Unreadable),
                 (None, DamageReason::BeyondColumns),
             ]
         );
-        assert_eq!(row.damage[0].original, Value::Text(vec![0xff, 0xfe]));
+        assert_eq!(row.damage[0].original, Value::Integer(7));
+        // Text not valid UTF-8 is the file's bytes, kept and counted.
+        assert_eq!(row.texts_not_in_encoding, 1);
         assert_eq!(
             row.values,
             vec![
                 Some(Value::Integer(3)),
-                Some(Value::Null),
+                Some(Value::Text(vec![0xff, 0xfe])),
                 Some(Value::Null),
                 Some(Value::Null),
                 Some(Value::Text(b"fine".to_vec()))

@@ -696,12 +696,31 @@ impl Output {
 /// The statement that inserts a row into `table`: its rowid under `rowid_name` first when
 /// there is one, then the values of `columns` (names, in order).
 pub fn insert_statement(table: &str, rowid_name: Option<&str>, columns: &[&str]) -> String {
+    insert_statement_casting(table, rowid_name, columns, &[])
+}
+
+/// [`insert_statement`], the values of the columns at `as_text` (indexes into `columns`)
+/// bound as BLOBs and cast to text: their bytes become text in the output's encoding as
+/// they are, where text bound as UTF-8 would be converted (text not valid in a UTF-16
+/// file's encoding, kept byte for byte).
+pub fn insert_statement_casting(
+    table: &str,
+    rowid_name: Option<&str>,
+    columns: &[&str],
+    as_text: &[usize],
+) -> String {
     let names: Vec<String> = rowid_name
         .into_iter()
         .chain(columns.iter().copied())
         .map(quote)
         .collect();
-    let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+    let first = usize::from(rowid_name.is_some());
+    let placeholders: Vec<String> = (1..=names.len())
+        .map(|i| match i.checked_sub(first + 1) {
+            Some(column) if as_text.contains(&column) => format!("CAST(?{i} AS TEXT)"),
+            _ => format!("?{i}"),
+        })
+        .collect();
     // OR ABORT over the table's own ON CONFLICT clauses: a row that collides is a
     // conflict to keep and report, never one SQLite drops (IGNORE) or writes over a
     // recovered row (REPLACE).

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use pager::{TextEncoding, Value};
+use pager::TextEncoding;
 use reconstruct::{DamageReason, FieldDamage};
 
 use crate::output::{quote, Output, SqlValue};
@@ -77,11 +77,7 @@ impl DamagedFields {
             quote(&name)
         );
         for d in damage {
-            // Text not valid in the encoding is kept as the bytes it is.
-            let original = match (&d.original, d.reason) {
-                (Value::Text(bytes), DamageReason::TextNotInEncoding) => SqlValue::Blob(bytes),
-                (v, _) => SqlValue::from_value(v, enc),
-            };
+            let original = SqlValue::from_value(&d.original, enc);
             out.conn.execute(
                 &sql,
                 rusqlite::params![table, rowid, d.column, d.reason.name(), original],

@@ -61,7 +61,7 @@ impl<'s> TableWriter<'s> {
             .iter()
             .rposition(Option::is_some)
             .map_or(0, |i| i + 1);
-        let bound: Vec<SqlValue<'_>> = values
+        let mut bound: Vec<SqlValue<'_>> = values
             .iter()
             .take(present)
             .map(|v| {
@@ -70,6 +70,28 @@ impl<'s> TableWriter<'s> {
             })
             .collect();
         let rowid = self.rowid_name.and(rowid);
+        // Text not valid in a UTF-16 file's encoding would be converted if bound as text:
+        // it goes in as a BLOB cast to text, its bytes as they are (rare: no cache).
+        let as_text: Vec<usize> = match enc {
+            TextEncoding::Utf8 => Vec::new(),
+            _ => (0..bound.len())
+                .filter(|&i| matches!(bound[i], SqlValue::RawText(_)))
+                .collect(),
+        };
+        if !as_text.is_empty() {
+            for i in &as_text {
+                if let Some(SqlValue::RawText(bytes)) = bound.get(*i) {
+                    bound[*i] = SqlValue::Blob(bytes);
+                }
+            }
+            let sql = crate::output::insert_statement_casting(
+                self.name,
+                self.rowid_name.filter(|_| rowid.is_some()),
+                self.columns.get(..present).unwrap_or_default(),
+                &as_text,
+            );
+            return out.insert_with(&sql, rowid, &bound);
+        }
         let mut statements = self.statements.borrow_mut();
         let sql = statements
             .entry((present, rowid.is_some()))
@@ -132,6 +154,7 @@ impl Sink<'_> {
                     Provenance::Cell { .. } => t.loss.from_tree += 1,
                     Provenance::Orphan { .. } => t.loss.from_orphans += 1,
                 }
+                t.loss.texts_not_in_encoding += mapped.texts_not_in_encoding;
                 if let Some(rowid) = row.rowid() {
                     t.written_rowids.insert(rowid);
                     // Values kept of a row written under this rowid before, and taken

@@ -201,6 +201,7 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
                 placeholders: t.loss.placeholders,
                 rows_partial: t.loss.partial_rows,
                 partial_refused: t.loss.partial_refused,
+                texts_not_in_encoding: t.loss.texts_not_in_encoding,
                 lost_rows: t.bounds.as_ref().map(|b| LostRows {
                     lower_bound: b.lower,
                     upper_bound: b.upper,
@@ -292,6 +293,15 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
                 ));
             }
         }
+    }
+    // Text SQLite was given as it is: kept, and said, but no loss.
+    for t in p.tables.iter().filter(|t| t.loss.texts_not_in_encoding > 0) {
+        warnings.push(format!(
+            "table `{}`: {} not valid {} (the file's text encoding), kept byte for byte as stored: SQLite stores whatever bytes an application binds as text, and bytes damaged in place read so too",
+            t.name,
+            reconstruct::loss::N(t.loss.texts_not_in_encoding, "text value"),
+            db.encoding()
+        ));
     }
     warnings.extend(p.journal.warning.iter().cloned());
     warnings.extend(loss.iter().cloned());

@@ -325,6 +325,11 @@ pub struct TableReport {
     pub rows_partial: u64,
     /// Lost rows so proven that the table's constraints refused.
     pub partial_refused: u64,
+    /// Text values written byte for byte as the file holds them though not valid in its
+    /// text encoding: SQLite stores whatever bytes an application binds as text, so they
+    /// are no loss (a warning says how many).
+    #[serde(default)]
+    pub texts_not_in_encoding: u64,
     /// How many rows the table lost, when anything says it lost some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_rows: Option<LostRows>,
