@@ -185,6 +185,22 @@ fn a_backup_of_a_rollback_journal_database_creates_nothing_beside_it() -> TestRe
     Ok(())
 }
 
+/// A database an older SQLite wrote, whose text in a numeric column today's
+/// `quick_check` reports ("TEXT value in t.n"), is backed up and verifies: that is its
+/// data as it was, not a fault of the copy.
+#[test]
+fn a_backup_of_a_database_an_older_sqlite_wrote_verifies() -> TestResult {
+    let (src, to) = (
+        Scratch::new("backup-older"),
+        Scratch::new("backup-older-to"),
+    );
+    let db = src.path("old.db");
+    crate::older_sqlite_text(&db)?;
+    let made = backup_ok(&db, &to.path(""), &[])?;
+    assert!(recovery::bundle::verify(&made)?.intact());
+    Ok(())
+}
+
 /// A WAL database's backup holds the transactions committed in its `-wal` (not yet
 /// checkpointed), and creates nothing beside the source: with the `-wal` and `-shm`
 /// there, and with neither (closed cleanly), where a read-only SQLite connection would

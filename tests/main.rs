@@ -52,6 +52,22 @@ pub fn run_salvage(args: &[&std::ffi::OsStr]) -> std::io::Result<Output> {
     salvage().args(args).output()
 }
 
+/// A database as an older SQLite wrote it: `t(id INTEGER PRIMARY KEY, n INTEGER)` whose
+/// row 1 holds the text `'1\0'` in `n`, which SQLite kept as text before 3.44 and now
+/// converts on the way in (its `quick_check` says "TEXT value in t.n"). Made so: the
+/// value goes in under no affinity, then the column is declared as the older file did.
+pub fn older_sqlite_text(path: &Path) -> rusqlite::Result<()> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, n);
+         INSERT INTO t VALUES (1, CAST(x'3100' AS TEXT)), (2, 7), (3, 'seven');
+         PRAGMA writable_schema = ON;
+         UPDATE sqlite_schema SET sql = 'CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER)'
+          WHERE name = 't';
+         PRAGMA writable_schema = OFF;",
+    )
+}
+
 /// Runs `salvage recover SRC -o DEST` with `extra` arguments.
 pub fn recover_file(src: &Path, dest: &Path, extra: &[&str]) -> std::io::Result<Output> {
     let mut args: Vec<&std::ffi::OsStr> = vec![

@@ -1577,6 +1577,36 @@ fn text_not_valid_in_its_encoding_is_kept_as_sqlite_keeps_it() -> TestResult {
     Ok(())
 }
 
+/// A file from an older SQLite holds text in a numeric column that SQLite now converts
+/// on the way in (`'1\0'` in an INTEGER column stayed text before 3.44): its own
+/// `quick_check` today reports "TEXT value in t.n". It is the file's bytes, kept as they
+/// are: the output verifies, the run is complete, and a warning names the column.
+#[test]
+fn text_an_older_sqlite_kept_in_a_numeric_column_is_kept_and_verifies() -> TestResult {
+    let dir = crate::Scratch::new("older-text");
+    let src = dir.path("src.db");
+    crate::older_sqlite_text(&src)?;
+    let conn = Connection::open(&src)?;
+    let said: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+    assert_eq!(said, "TEXT value in t.n", "the file as this SQLite sees it");
+    drop(conn);
+    let dest = dir.path("out.db");
+    let r = crate::recover_expecting(&src, &dest, &[], 0)?;
+    assert_eq!(r["flags"]["complete"], true, "{}", r["evidence"]);
+    assert!(
+        r["warnings"].to_string().contains("(t.n)"),
+        "{}",
+        r["warnings"]
+    );
+    let conn = Connection::open(&dest)?;
+    let kept: (String, String) =
+        conn.query_row("SELECT typeof(n), hex(n) FROM t WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    assert_eq!(kept, ("text".into(), "3100".into()));
+    Ok(())
+}
+
 /// A next-page pointer damaged to lead into the middle of another row's chain, where the
 /// lengths agree: both chains read whole and end as SQLite ends one, and the second row
 /// once got the first row's text as its own. An overflow page two chains claim may be

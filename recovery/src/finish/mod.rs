@@ -14,7 +14,7 @@ use crate::Recovery;
 
 pub mod accept;
 mod commit;
-mod verify;
+pub(crate) mod verify;
 mod vtab;
 
 /// The output with every object made: what is verified and committed.
