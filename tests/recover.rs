@@ -1454,6 +1454,11 @@ fn values_of_zeros_that_end_on_a_page_of_zeros_are_read_as_written() -> TestResu
     for page_size in [512, 1024, 4096, 65536] {
         let src = dir.path(&format!("src-{page_size}.db"));
         let conn = Connection::open(&src)?;
+        // One file of schema format 1 (legacy_file_format), where 0 is a one-byte integer.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_LEGACY_FILE_FORMAT,
+            page_size == 1024,
+        )?;
         conn.execute_batch(&format!(
             "PRAGMA page_size = {page_size};
              CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB, padded TEXT, v, n INTEGER);
@@ -1465,9 +1470,12 @@ fn values_of_zeros_that_end_on_a_page_of_zeros_are_read_as_written() -> TestResu
                CAST(randomblob(x * 10) || zeroblob({page_size} + x * {page_size} / 3) AS BLOB),
                CAST(zeroblob(x * {page_size} / 5) AS TEXT), 0.0, NULL FROM i;
              INSERT INTO t VALUES (200, zeroblob(3 * {page_size}), NULL, 0.0, NULL);
-             INSERT INTO t VALUES (300, zeroblob(3 * {page_size}), NULL, NULL, 1515870810);"
+             INSERT INTO t VALUES (300, zeroblob(3 * {page_size}), NULL, NULL, 1515870810);
+             INSERT INTO t VALUES (400, zeroblob(3 * {page_size}), NULL, NULL, 0);"
         ))?;
         drop(conn);
+        let format = std::fs::read(&src)?[47];
+        assert_eq!(format, if page_size == 1024 { 1 } else { 4 });
         let inspected = crate::run_salvage(&["inspect".as_ref(), src.as_os_str()])?;
         let said = String::from_utf8_lossy(&inspected.stdout);
         assert!(said.contains("verdict: healthy"), "{page_size}: {said}");

@@ -672,7 +672,8 @@ impl<'a> Database<'a> {
     /// just before it are zeros too; a wiped page follows whatever the values held. So the
     /// page is read as values when every value it holds part of is a BLOB, a text or a
     /// float (all zeros: 0.0), never an integer (SQLite writes 0 as serial type 8, with no
-    /// bytes), and the [`ZERO_RUN_EVIDENCE`] bytes of values just before it are zeros.
+    /// bytes; as one byte only in a file of schema format 1 to 3, `legacy_file_format`),
+    /// and the [`ZERO_RUN_EVIDENCE`] bytes of values just before it are zeros.
     /// Without that evidence the page stays lost: a value whose zeros begin just before a
     /// page boundary is reported as damaged, never a wiped page as zeros.
     fn zeros_are_values(
@@ -686,12 +687,16 @@ impl<'a> Database<'a> {
         let Ok(header) = record::parse_record_header(payload.local, payload.total_len, at) else {
             return false;
         };
+        // Before schema format 4 (legacy_file_format), 0 is a one-byte integer.
+        let legacy = self.header().schema_format < 4;
         let mut to = header.header_size;
         let mut only_zeros_possible = true;
         for t in &header.serial_types {
             to = to.saturating_add(t.body_len());
             if to > start && !matches!(t, SerialType::Blob(_) | SerialType::Text(_)) {
-                only_zeros_possible &= *t == SerialType::Float || t.body_len() == 0;
+                only_zeros_possible &= *t == SerialType::Float
+                    || t.body_len() == 0
+                    || (legacy && *t == SerialType::Integer(1));
             }
         }
         // The header must describe the payload to the byte, and the run before the page
