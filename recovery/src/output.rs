@@ -748,8 +748,12 @@ pub enum SqlValue<'v> {
     Real(f64),
     /// Valid text, decoded from the source encoding.
     Text(std::borrow::Cow<'v, str>),
-    /// Text bytes that are not valid in the source encoding, bound as-is.
+    /// Text bytes that are not valid UTF-8 in a UTF-8 source, bound as text as they are.
     RawText(&'v [u8]),
+    /// Text bytes that are not valid UTF-16 in a UTF-16 source: bound as text, SQLite
+    /// would convert them from UTF-8, so they are bound as a BLOB of the same bytes (a
+    /// table's writer casts it to text: [`insert_statement_casting`]).
+    RawText16(&'v [u8]),
     /// A BLOB, bound as stored.
     Blob(&'v [u8]),
 }
@@ -769,7 +773,7 @@ impl<'v> SqlValue<'v> {
                 },
                 _ => match enc.decode(t) {
                     Some(s) => SqlValue::Text(std::borrow::Cow::Owned(s)),
-                    None => SqlValue::RawText(t),
+                    None => SqlValue::RawText16(t),
                 },
             },
         }
@@ -785,6 +789,7 @@ impl SqlValue<'_> {
             SqlValue::Real(r) => ValueRef::Real(*r),
             SqlValue::Text(s) => ValueRef::Text(s.as_bytes()),
             SqlValue::RawText(b) => ValueRef::Text(b),
+            SqlValue::RawText16(b) => ValueRef::Blob(b),
             SqlValue::Blob(b) => ValueRef::Blob(b),
         }
     }

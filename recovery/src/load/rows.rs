@@ -61,7 +61,7 @@ impl<'s> TableWriter<'s> {
             .iter()
             .rposition(Option::is_some)
             .map_or(0, |i| i + 1);
-        let mut bound: Vec<SqlValue<'_>> = values
+        let bound: Vec<SqlValue<'_>> = values
             .iter()
             .take(present)
             .map(|v| {
@@ -72,18 +72,10 @@ impl<'s> TableWriter<'s> {
         let rowid = self.rowid_name.and(rowid);
         // Text not valid in a UTF-16 file's encoding would be converted if bound as text:
         // it goes in as a BLOB cast to text, its bytes as they are (rare: no cache).
-        let as_text: Vec<usize> = match enc {
-            TextEncoding::Utf8 => Vec::new(),
-            _ => (0..bound.len())
-                .filter(|&i| matches!(bound[i], SqlValue::RawText(_)))
-                .collect(),
-        };
+        let as_text: Vec<usize> = (0..bound.len())
+            .filter(|&i| matches!(bound[i], SqlValue::RawText16(_)))
+            .collect();
         if !as_text.is_empty() {
-            for i in &as_text {
-                if let Some(SqlValue::RawText(bytes)) = bound.get(*i) {
-                    bound[*i] = SqlValue::Blob(bytes);
-                }
-            }
             let sql = crate::output::insert_statement_casting(
                 self.name,
                 self.rowid_name.filter(|_| rowid.is_some()),
