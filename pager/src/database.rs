@@ -668,14 +668,15 @@ impl<'a> Database<'a> {
     /// Whether a zeroed page that holds the last `need` bytes of `payload` (after the
     /// local bytes and the chain's `before` pages) is those bytes, zeros written as values,
     /// rather than a page wiped. A value of zeros (`zeroblob(N)`, a buffer allocated and
-    /// not yet filled, text padded with NULs) ends its chain on such a page, and the bytes
+    /// not yet filled, text padded with NULs) ends its chain on such a page, and its bytes
     /// just before it are zeros too; a wiped page follows whatever the values held. So the
-    /// page is read as values when every value it holds part of is a BLOB, a text or a
-    /// float (all zeros: 0.0), never an integer (SQLite writes 0 as serial type 8, with no
-    /// bytes; as one byte only in a file of schema format 1 to 3, `legacy_file_format`),
-    /// and the [`ZERO_RUN_EVIDENCE`] bytes of values just before it are zeros.
-    /// Without that evidence the page stays lost: a value whose zeros begin just before a
-    /// page boundary is reported as damaged, never a wiped page as zeros.
+    /// page is read as values only when it holds nothing but the end of one BLOB or text
+    /// whose [`ZERO_RUN_EVIDENCE`] bytes just before the page are zeros: every value after
+    /// it has no bytes (NULL, 0, 1), for nothing vouches for a value that begins on the
+    /// page. And only in a table's row: an index entry read so could be taken as evidence
+    /// against its row's value. Without that evidence the page stays lost, and a healthy
+    /// value of that kind (a float 0.0 after zeros, an index key ending in zeros) is
+    /// reported as damaged: never a wiped page read as zeros.
     fn zeros_are_values(
         &self,
         payload: &Payload<'a>,
@@ -683,28 +684,36 @@ impl<'a> Database<'a> {
         before: &[PageNo],
         need: u64,
     ) -> bool {
+        let in_table_row = self
+            .page(at.page)
+            .and_then(|p| p.btree_header().ok())
+            .is_some_and(|h| h.page_type() == PageType::TableLeaf);
+        if !in_table_row {
+            return false;
+        }
         let start = payload.total_len - need;
         let Ok(header) = record::parse_record_header(payload.local, payload.total_len, at) else {
             return false;
         };
-        // Before schema format 4 (legacy_file_format), 0 is a one-byte integer.
-        let legacy = self.header().schema_format < 4;
+        // The one value that runs from before the page into it, and what begins on it.
+        let mut crossing = None;
+        let mut only_empty_after = true;
         let mut to = header.header_size;
-        let mut only_zeros_possible = true;
         for t in &header.serial_types {
+            let from = to;
             to = to.saturating_add(t.body_len());
-            if to > start && !matches!(t, SerialType::Blob(_) | SerialType::Text(_)) {
-                only_zeros_possible &= *t == SerialType::Float
-                    || t.body_len() == 0
-                    || (legacy && *t == SerialType::Integer(1));
+            if from < start && to > start {
+                crossing = Some((from, *t));
+            } else if from >= start && t.body_len() > 0 {
+                only_empty_after = false;
             }
         }
-        // The header must describe the payload to the byte, and the run before the page
-        // must lie in the values, not in the header (where a NULL's type is a zero byte).
-        if !only_zeros_possible
-            || to != payload.total_len
-            || start < header.header_size.saturating_add(ZERO_RUN_EVIDENCE as u64)
-        {
+        // The header must describe the payload to the byte, and the zero run before the
+        // page must lie inside the crossing BLOB or text.
+        let evidence = ZERO_RUN_EVIDENCE as u64;
+        let vouched = matches!(crossing, Some((from, SerialType::Blob(_) | SerialType::Text(_)))
+            if from.saturating_add(evidence) <= start);
+        if !vouched || !only_empty_after || to != payload.total_len {
             return false;
         }
         // The bytes just before `start`: the previous overflow page's, or the local ones.
