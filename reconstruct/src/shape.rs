@@ -361,10 +361,13 @@ impl TableShape {
     /// the way in (a number in a TEXT column, numeric text in a numeric one: SQLite never
     /// stores them, so a serial type was damaged), and a value beyond the table's columns.
     ///
-    /// Text not valid in the database's `encoding` is the file's bytes and stays: SQLite
-    /// stores whatever bytes an application binds as text (Latin-1 through the UTF-8 API,
-    /// a lone surrogate from a UTF-16 string) and reads them back as they are, so they
-    /// are no sign of damage by themselves. They are counted in `texts_not_in_encoding`.
+    /// Text not valid UTF-8 in a UTF-8 file is the file's bytes and stays: SQLite stores
+    /// whatever bytes an application binds as text (Latin-1 through the UTF-8 API) and
+    /// reads them back as they are, so they are no sign of damage by themselves; they are
+    /// counted in `texts_not_in_encoding`. Text not valid UTF-16 in a UTF-16 file is
+    /// damage (its bytes kept in the registry): SQL cannot write it back as the same text
+    /// (SQLite converts it, or drops an odd last byte), and an odd length is a sign of
+    /// damage itself.
     pub fn map_record(
         &self,
         rowid: Option<i64>,
@@ -391,6 +394,10 @@ impl TableShape {
                 Some(DamageReason::Unreadable)
             } else if suspect.contains(&position) {
                 Some(DamageReason::OverflowPageSuspect)
+            } else if encoding != TextEncoding::Utf8
+                && matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding))
+            {
+                Some(DamageReason::TextNotInEncoding)
             } else if self.strict && !StrictType::of_declared_type(&column.decl_type).holds(&value)
             {
                 Some(DamageReason::StrictTypeNeverStores)
@@ -529,6 +536,8 @@ pub struct FieldDamage {
 pub enum DamageReason {
     /// Its bytes could not be read (an overflow chain broken, the record cut short): NULL.
     Unreadable,
+    /// Text not valid UTF-16 in a UTF-16 file: NULL (its bytes in the registry).
+    TextNotInEncoding,
     /// A value its column's affinity never stores (see [`Affinity::could_store`]): NULL.
     AffinityNeverStores,
     /// A value of another type than its STRICT column's (see [`StrictType::holds`]),
@@ -550,6 +559,7 @@ impl DamageReason {
     pub fn name(self) -> &'static str {
         match self {
             DamageReason::Unreadable => "unreadable",
+            DamageReason::TextNotInEncoding => "text_not_in_encoding",
             DamageReason::AffinityNeverStores => "affinity_never_stores",
             DamageReason::StrictTypeNeverStores => "strict_type_never_stores",
             DamageReason::BeyondColumns => "beyond_columns",

@@ -696,31 +696,12 @@ impl Output {
 /// The statement that inserts a row into `table`: its rowid under `rowid_name` first when
 /// there is one, then the values of `columns` (names, in order).
 pub fn insert_statement(table: &str, rowid_name: Option<&str>, columns: &[&str]) -> String {
-    insert_statement_casting(table, rowid_name, columns, &[])
-}
-
-/// [`insert_statement`], the values of the columns at `as_text` (indexes into `columns`)
-/// bound as BLOBs and cast to text: their bytes become text in the output's encoding as
-/// they are, where text bound as UTF-8 would be converted (text not valid in a UTF-16
-/// file's encoding, kept byte for byte).
-pub fn insert_statement_casting(
-    table: &str,
-    rowid_name: Option<&str>,
-    columns: &[&str],
-    as_text: &[usize],
-) -> String {
     let names: Vec<String> = rowid_name
         .into_iter()
         .chain(columns.iter().copied())
         .map(quote)
         .collect();
-    let first = usize::from(rowid_name.is_some());
-    let placeholders: Vec<String> = (1..=names.len())
-        .map(|i| match i.checked_sub(first + 1) {
-            Some(column) if as_text.contains(&column) => format!("CAST(?{i} AS TEXT)"),
-            _ => format!("?{i}"),
-        })
-        .collect();
+    let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
     // OR ABORT over the table's own ON CONFLICT clauses: a row that collides is a
     // conflict to keep and report, never one SQLite drops (IGNORE) or writes over a
     // recovered row (REPLACE).
@@ -750,10 +731,6 @@ pub enum SqlValue<'v> {
     Text(std::borrow::Cow<'v, str>),
     /// Text bytes that are not valid UTF-8 in a UTF-8 source, bound as text as they are.
     RawText(&'v [u8]),
-    /// Text bytes that are not valid UTF-16 in a UTF-16 source: bound as text, SQLite
-    /// would convert them from UTF-8, so they are bound as a BLOB of the same bytes (a
-    /// table's writer casts it to text: [`insert_statement_casting`]).
-    RawText16(&'v [u8]),
     /// A BLOB, bound as stored.
     Blob(&'v [u8]),
 }
@@ -773,7 +750,9 @@ impl<'v> SqlValue<'v> {
                 },
                 _ => match enc.decode(t) {
                     Some(s) => SqlValue::Text(std::borrow::Cow::Owned(s)),
-                    None => SqlValue::RawText16(t),
+                    // Bound as text, SQLite would convert them from UTF-8: the same
+                    // bytes, as a BLOB.
+                    None => SqlValue::Blob(t),
                 },
             },
         }
@@ -789,7 +768,6 @@ impl SqlValue<'_> {
             SqlValue::Real(r) => ValueRef::Real(*r),
             SqlValue::Text(s) => ValueRef::Text(s.as_bytes()),
             SqlValue::RawText(b) => ValueRef::Text(b),
-            SqlValue::RawText16(b) => ValueRef::Blob(b),
             SqlValue::Blob(b) => ValueRef::Blob(b),
         }
     }

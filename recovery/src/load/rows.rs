@@ -70,20 +70,6 @@ impl<'s> TableWriter<'s> {
             })
             .collect();
         let rowid = self.rowid_name.and(rowid);
-        // Text not valid in a UTF-16 file's encoding would be converted if bound as text:
-        // it goes in as a BLOB cast to text, its bytes as they are (rare: no cache).
-        let as_text: Vec<usize> = (0..bound.len())
-            .filter(|&i| matches!(bound[i], SqlValue::RawText16(_)))
-            .collect();
-        if !as_text.is_empty() {
-            let sql = crate::output::insert_statement_casting(
-                self.name,
-                self.rowid_name.filter(|_| rowid.is_some()),
-                self.columns.get(..present).unwrap_or_default(),
-                &as_text,
-            );
-            return out.insert_with(&sql, rowid, &bound);
-        }
         let mut statements = self.statements.borrow_mut();
         let sql = statements
             .entry((present, rowid.is_some()))
