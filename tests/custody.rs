@@ -270,6 +270,20 @@ fn repair_of_a_healthy_database_is_a_no_op() -> TestResult {
     Ok(())
 }
 
+/// A database an older SQLite wrote, whose text in a numeric column today's checks report
+/// ("TEXT value in t.n"), is healthy: its data as it was. `repair` leaves it as it is.
+#[test]
+fn repair_of_a_database_an_older_sqlite_wrote_is_a_no_op() -> TestResult {
+    let dir = Scratch::new("custody-repair-older");
+    let db = dir.path("old.db");
+    crate::older_sqlite_text(&db)?;
+    let (before, hash) = (dir.listing(), sha256(&db)?);
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!((dir.listing(), sha256(&db)?), (before, hash));
+    Ok(())
+}
+
 /// A repair stopped at each phase boundary (a crash there) keeps the original bytes at
 /// the path or in the archive; the old `-wal` is never beside the new file; a plain rerun
 /// is refused with instructions; `--resume` converges on the repaired database and

@@ -53,14 +53,17 @@ pub fn run_salvage(args: &[&std::ffi::OsStr]) -> std::io::Result<Output> {
 }
 
 /// A database as an older SQLite wrote it: `t(id INTEGER PRIMARY KEY, n INTEGER)` whose
-/// row 1 holds the text `'1\0'` in `n`, which SQLite kept as text before 3.44 and now
-/// converts on the way in (its `quick_check` says "TEXT value in t.n"). Made so: the
-/// value goes in under no affinity, then the column is declared as the older file did.
+/// rows 1 to 1200 hold the text `'1\0'` in `n` (a C program that counts the terminator),
+/// which SQLite kept as text before 3.44 and now converts on the way in: its `quick_check`
+/// says "TEXT value in t.n" once a row, more lines than a check lists at first. Made so:
+/// the values go in under no affinity, then the column is declared as the older file did.
 pub fn older_sqlite_text(path: &Path) -> rusqlite::Result<()> {
     let conn = rusqlite::Connection::open(path)?;
     conn.execute_batch(
         "CREATE TABLE t(id INTEGER PRIMARY KEY, n);
-         INSERT INTO t VALUES (1, CAST(x'3100' AS TEXT)), (2, 7), (3, 'seven');
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 1200)
+         INSERT INTO t SELECT x, CAST(x'3100' AS TEXT) FROM i;
+         INSERT INTO t VALUES (2000, 7), (2001, 'seven');
          PRAGMA writable_schema = ON;
          UPDATE sqlite_schema SET sql = 'CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER)'
           WHERE name = 't';

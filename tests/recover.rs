@@ -1628,6 +1628,11 @@ fn text_an_older_sqlite_kept_in_a_numeric_column_is_kept_and_verifies() -> TestR
     let conn = Connection::open(&src)?;
     let said: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
     assert_eq!(said, "TEXT value in t.n", "the file as this SQLite sees it");
+    let lines = conn
+        .prepare("PRAGMA quick_check(100000)")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .count();
+    assert_eq!(lines, 1200);
     drop(conn);
     let dest = dir.path("out.db");
     let r = crate::recover_expecting(&src, &dest, &[], 0)?;

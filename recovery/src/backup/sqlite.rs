@@ -189,16 +189,10 @@ pub fn count_rows(conn: &Connection) -> rusqlite::Result<Rows> {
 pub fn check_copy(path: &Path, expected: &Rows) -> Result<(), String> {
     let conn = Connection::open_with_flags(uri(path, "immutable=1"), read_only())
         .map_err(|e| format!("SQLite cannot open it: {e}"))?;
-    let problems: Vec<String> = conn
-        .prepare(&format!(
-            "PRAGMA quick_check({})",
-            crate::finish::verify::CHECK_LINES
-        ))
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+    let answer = crate::finish::verify::sqlite_check(&conn, "PRAGMA quick_check")
         .map_err(|e| format!("quick_check failed: {e}"))?;
-    let (_, faults) = crate::finish::verify::convertible_text_and_faults(&problems);
-    if !faults.is_some_and(|f| f.is_empty()) {
-        return Err(format!("quick_check: {}", problems.join("; ")));
+    if !answer.faults.is_empty() || answer.lines.is_empty() {
+        return Err(format!("quick_check: {}", answer.faults.join("; ")));
     }
     let got = count_rows(&conn).map_err(|e| format!("its tables cannot be counted: {e}"))?;
     let differ: Vec<String> = expected

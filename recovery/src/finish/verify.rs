@@ -46,74 +46,93 @@ pub fn verify(out: &Output, tables: &Tables, ledger: &mut Ledger) -> bool {
     ok && counts_ok
 }
 
-/// How many problems `quick_check` may list: a list this long may have left others out.
-pub(crate) const CHECK_LINES: usize = 1000;
+/// How many problems a check lists at first: when all are text an older SQLite left (see
+/// [`sqlite_check`]), it runs again listing every one, so that none hides another.
+const CHECK_LINES: u32 = 1000;
 
-/// The start of `quick_check`'s line for a TEXT value in a column of numeric affinity
-/// that this SQLite would convert on the way in.
+/// The start of a check's line for a TEXT value in a column of numeric affinity that this
+/// SQLite would convert on the way in.
 const CONVERTIBLE_TEXT: &str = "TEXT value in ";
 
-/// `quick_check`'s answer split: the columns (`table.column`, each once) holding text
-/// this SQLite would convert, which an older SQLite stored as text and which are no
-/// fault of the file's structure; and every other line, `None` when the list may have
-/// left lines out (it reached [`CHECK_LINES`]).
-pub(crate) fn convertible_text_and_faults(lines: &[String]) -> (Vec<&str>, Option<Vec<&str>>) {
-    let mut columns: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l.strip_prefix(CONVERTIBLE_TEXT))
-        .collect();
-    columns.sort_unstable();
-    columns.dedup();
-    let faults = (lines.len() < CHECK_LINES).then(|| {
-        lines
-            .iter()
-            .map(String::as_str)
-            .filter(|l| *l != "ok" && !l.starts_with(CONVERTIBLE_TEXT))
+/// What SQLite's `quick_check` or `integrity_check` said of a database.
+pub(crate) struct CheckAnswer {
+    /// Every line, "ok" alone when nothing is wrong.
+    pub lines: Vec<String>,
+    /// The columns (`table.column`, each once) holding text this SQLite would convert:
+    /// an older SQLite stored such text as text (`'1\0'` before 3.44), so they are the
+    /// data as it was, not a fault of the file's structure.
+    pub convertible: Vec<String>,
+    /// Every other problem.
+    pub faults: Vec<String>,
+}
+
+/// Runs `pragma` (`PRAGMA quick_check` or `PRAGMA integrity_check`) on `conn`.
+pub(crate) fn sqlite_check(
+    conn: &rusqlite::Connection,
+    pragma: &str,
+) -> rusqlite::Result<CheckAnswer> {
+    let run = |limit: u32| -> rusqlite::Result<Vec<String>> {
+        conn.prepare(&format!("{pragma}({limit})"))?
+            .query_map([], |r| r.get::<_, String>(0))?
             .collect()
-    });
-    (columns, faults)
+    };
+    let mut lines = run(CHECK_LINES)?;
+    if lines.len() >= CHECK_LINES as usize && lines.iter().all(|l| l.starts_with(CONVERTIBLE_TEXT))
+    {
+        // One line per value, at most the rows of the database: every one, once.
+        lines = run(i32::MAX as u32)?;
+    }
+    let mut convertible: Vec<String> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix(CONVERTIBLE_TEXT).map(str::to_string))
+        .collect();
+    convertible.sort_unstable();
+    convertible.dedup();
+    let faults = lines
+        .iter()
+        .filter(|l| *l != "ok" && !l.starts_with(CONVERTIBLE_TEXT))
+        .cloned()
+        .collect();
+    Ok(CheckAnswer {
+        lines,
+        convertible,
+        faults,
+    })
 }
 
 /// Runs `quick_check`; records its answer. Whether it found nothing wrong with the output.
 ///
 /// A TEXT value in a numeric column that this SQLite would have converted is no fault of
 /// the output: every value SQL wrote had the column's affinity applied, so such a value
-/// is the file's bytes as the bulk writer copies them, as an older SQLite stored them
-/// (text like `'1\0'` was kept as text before 3.44 converted it). The run's own check
-/// (`affinity_never_stores`) already took out what SQLite never stored; these stay, as
-/// the file holds them, and a warning names their columns.
+/// is the file's bytes as the bulk writer copies them, as an older SQLite stored them.
+/// The run's own check (`affinity_never_stores`) already took out what SQLite never
+/// stored; these stay, as the file holds them, and a warning names their columns.
 fn check(out: &Output, pragma: &str, ledger: &mut Ledger) -> bool {
-    let lines: Result<Vec<String>, _> = out
-        .conn
-        .prepare(&format!("{pragma}({CHECK_LINES})"))
-        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect());
-    let lines = match lines {
-        Ok(lines) => lines,
+    let answer = match sqlite_check(&out.conn, pragma) {
+        Ok(answer) => answer,
         Err(e) => {
             ledger.verified.push(format!("{pragma} could not run: {e}"));
             return false;
         }
     };
-    if lines == ["ok"] {
+    if !answer.faults.is_empty() || answer.lines.is_empty() {
+        ledger.verified.push(format!(
+            "{pragma} on the output: {}",
+            answer.lines.join("; ")
+        ));
+        return false;
+    }
+    if answer.convertible.is_empty() {
         ledger.verified.push(format!("{pragma} on the output: ok"));
         return true;
     }
-    let (columns, faults) = convertible_text_and_faults(&lines);
-    if faults.is_some_and(|f| f.is_empty()) {
-        let kept = lines.len() as u64;
-        ledger.verified.push(format!(
-            "{pragma} on the output: ok but for {} kept as the file holds them",
-            reconstruct::loss::N(kept, "text value")
-        ));
-        ledger.warnings.push(format!(
-            "{} in numeric columns ({}) would be converted to numbers by this SQLite on the way in; the file holds them as text, as an older SQLite stored them, and so does the output",
-            reconstruct::loss::N(kept, "text value"),
-            columns.join(", ")
-        ));
-        return true;
-    }
-    ledger
-        .verified
-        .push(format!("{pragma} on the output: {}", lines.join("; ")));
-    false
+    let kept = reconstruct::loss::N(answer.lines.len() as u64, "text value");
+    ledger.verified.push(format!(
+        "{pragma} on the output: ok but for {kept} kept as the file holds them"
+    ));
+    ledger.warnings.push(format!(
+        "{kept} in numeric columns ({}) would be converted to numbers by this SQLite on the way in; the file holds them as text, as an older SQLite stored them, and so does the output",
+        answer.convertible.join(", ")
+    ));
+    true
 }

@@ -107,17 +107,22 @@ pub fn device(path: &Path) -> Option<u64> {
 
 /// SQLite's `PRAGMA integrity_check` of the database at `path`, opened read-only and
 /// immutable (no lock taken, no sidecar made or read): `Ok(())` or the first problems it
-/// names.
+/// names. Text an older SQLite left in a numeric column, which this one would convert,
+/// is the data as it was, not a fault (see `finish::verify`).
 pub fn integrity(path: &Path) -> Result<(), String> {
     use crate::backup::sqlite::{read_only, uri};
     let conn = rusqlite::Connection::open_with_flags(uri(path, "immutable=1"), read_only())
         .map_err(|e| e.to_string())?;
-    let problems: Vec<String> = conn
-        .prepare("PRAGMA integrity_check(20)")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+    let answer = crate::finish::verify::sqlite_check(&conn, "PRAGMA integrity_check")
         .map_err(|e| e.to_string())?;
-    match problems.as_slice() {
-        [ok] if ok == "ok" => Ok(()),
-        _ => Err(problems.join("; ")),
+    match answer.faults.as_slice() {
+        [] if !answer.lines.is_empty() => Ok(()),
+        [] => Err("integrity_check said nothing".into()),
+        faults => Err(faults
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ")),
     }
 }
