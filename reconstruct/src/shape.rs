@@ -382,6 +382,7 @@ impl TableShape {
         let mut damage = Vec::new();
         let mut texts_not_in_encoding = 0;
         for (position, value) in record.into_iter().enumerate() {
+            let text_invalid = matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding));
             let Some(column) = order.get(position).and_then(|c| self.columns.get(*c)) else {
                 damage.push(FieldDamage {
                     column: None,
@@ -394,9 +395,7 @@ impl TableShape {
                 Some(DamageReason::Unreadable)
             } else if suspect.contains(&position) {
                 Some(DamageReason::OverflowPageSuspect)
-            } else if encoding != TextEncoding::Utf8
-                && matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding))
-            {
+            } else if text_invalid && encoding != TextEncoding::Utf8 {
                 Some(DamageReason::TextNotInEncoding)
             } else if self.strict && !StrictType::of_declared_type(&column.decl_type).holds(&value)
             {
@@ -416,9 +415,7 @@ impl TableShape {
                     Value::Null
                 }
                 None => {
-                    if matches!(&value, Value::Text(t) if !text_in_encoding(t, encoding)) {
-                        texts_not_in_encoding += 1;
-                    }
+                    texts_not_in_encoding += u64::from(text_invalid);
                     value
                 }
             };
