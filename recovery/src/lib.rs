@@ -67,6 +67,7 @@ pub mod output;
 pub mod plan;
 mod priority;
 pub mod profiles;
+mod readahead;
 pub mod rebuild;
 pub mod repair;
 pub mod report;

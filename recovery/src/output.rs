@@ -518,7 +518,7 @@ impl Output {
         user_version: u32,
         application_id: u32,
     ) -> rusqlite::Result<Output> {
-        let conn = Connection::open(path)?;
+        let conn = crate::readahead::connect(path)?;
         conn.pragma_update(None, "page_size", i64::from(page_size))?;
         let enc = match encoding {
             TextEncoding::Utf8 => "UTF-8",
@@ -551,7 +551,7 @@ impl Output {
         let conn = std::mem::replace(&mut self.conn, placeholder);
         conn.close().map_err(|(_, e)| sqlite(e))?;
         let out = write(&self.path)?;
-        self.conn = Connection::open(&self.path).map_err(sqlite)?;
+        self.conn = crate::readahead::connect(&self.path).map_err(sqlite)?;
         configure(&mut self.conn, &self.budget, &self.replaying).map_err(sqlite)?;
         Ok(out)
     }
