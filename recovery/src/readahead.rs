@@ -10,15 +10,21 @@
 //! that follow are served from them. Other reads (a search down a tree, a page of a
 //! journal or a temporary file) go straight to the default VFS, as before.
 //!
-//! The window never shows a byte the file no longer holds: every write and truncation
-//! through this connection empties it first, and the output is written by no one else
-//! while a connection is open on it (the bulk writer writes with SQLite's connection
-//! closed: `Output::with_file_closed`). Memory: one window per open main database file,
-//! allocated on the first forward read.
+//! The window never shows a byte the file no longer holds: a write through the
+//! connection is copied into it, a truncation cuts it, and it is emptied whenever SQLite
+//! takes its shared lock, as it does before it trusts its cache after another process may
+//! have written (the output is the run's alone: `locking_mode=EXCLUSIVE`, and the bulk
+//! writer writes with SQLite's connection closed, `Output::with_file_closed`). A fill
+//! that served no other read makes the next ones wait, doubling: reads that only look
+//! like a scan do not each read a window. Memory: one window per open main database file,
+//! allocated on its first fill.
 //!
 //! The file structure is the default VFS's own, followed by this VFS's state: the
 //! default VFS's methods take the same pointer, so only the methods that see the window
-//! (close, read, write, truncate) are this module's; the others are the default VFS's.
+//! (close, read, write, truncate, lock) are this module's; the others are the default
+//! VFS's. That needs a default VFS that never compares a file's method table with its
+//! own, which holds for SQLite's `unix` VFS on Linux (its proxy locking on macOS does):
+//! elsewhere connections use the default VFS as it is.
 
 #![allow(unsafe_code)]
 // reason: a VFS is a table of C functions SQLite calls with raw pointers, and rusqlite has
@@ -26,6 +32,7 @@
 
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rusqlite::ffi;
@@ -41,6 +48,9 @@ pub const WINDOW: usize = 1 << 20;
 /// leaves, written in order, have its rows' overflow pages between them.
 const GAP: i64 = 256 << 10;
 
+/// Fills skipped at most after fills that served nothing.
+const MAX_SKIP: u32 = 256;
+
 /// The bytes read ahead, and where the last read ended.
 struct Window {
     bytes: Vec<u8>,
@@ -50,11 +60,63 @@ struct Window {
     len: usize,
     /// Where the last read started and ended.
     last: (i64, i64),
+    /// Reads served since the last fill (none yet: `None`).
+    hits: Option<u32>,
+    /// Fills to skip before the next one, and how many the last wait was.
+    skip: u32,
+    wait: u32,
 }
 
 impl Window {
     fn empty(&mut self) {
         self.len = 0;
+    }
+
+    /// Copies bytes written at `off` into the window where it holds them.
+    fn written(&mut self, off: i64, data: &[u8]) {
+        let end = off.saturating_add(data.len() as i64);
+        let held_end = self.start.saturating_add(self.len as i64);
+        let (from, to) = (off.max(self.start), end.min(held_end));
+        if from >= to {
+            return;
+        }
+        let (Ok(src), Ok(dst), Ok(n)) = (
+            usize::try_from(from - off),
+            usize::try_from(from - self.start),
+            usize::try_from(to - from),
+        ) else {
+            self.empty();
+            return;
+        };
+        match (self.bytes.get_mut(dst..dst + n), data.get(src..src + n)) {
+            (Some(d), Some(s)) => d.copy_from_slice(s),
+            _ => self.empty(),
+        }
+    }
+
+    /// Cuts the window at a new end of the file.
+    fn truncated(&mut self, size: i64) {
+        let keep = usize::try_from(size.saturating_sub(self.start)).unwrap_or(0);
+        self.len = self.len.min(keep);
+    }
+
+    /// Whether a read that would fill the window fills it: not while waiting after fills
+    /// that served nothing.
+    fn fills(&mut self) -> bool {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        if self.hits == Some(0) {
+            self.wait = (self.wait * 2).clamp(1, MAX_SKIP);
+            self.skip = self.wait;
+            self.hits = None;
+            return false;
+        }
+        if self.hits.is_some() {
+            self.wait = 0;
+        }
+        true
     }
 
     /// The window's bytes for `amt` bytes at `off`, if it holds them all.
@@ -81,12 +143,11 @@ fn extra_offset(inner: &ffi::sqlite3_vfs) -> usize {
     size.next_multiple_of(std::mem::align_of::<Extra>())
 }
 
-/// Where each file's [`Extra`] starts.
-struct Registered {
-    extra: usize,
-}
+/// Where each file's [`Extra`] starts, set before the VFS is registered.
+static EXTRA: AtomicUsize = AtomicUsize::new(0);
 
-static REGISTERED: OnceLock<Option<Registered>> = OnceLock::new();
+/// Whether the VFS is registered.
+static REGISTERED: OnceLock<bool> = OnceLock::new();
 
 /// Our methods for each of the default VFS's method tables met (one or two in a run),
 /// made once and kept for the process: files point at them until they close.
@@ -96,8 +157,12 @@ static METHODS: Mutex<MethodTables> = Mutex::new(MethodTables(Vec::new()));
 /// Registers the VFS (once; not as the default). Returns whether it can be used: where
 /// it cannot, connections open with SQLite's default VFS.
 pub fn available() -> bool {
-    REGISTERED
-        .get_or_init(|| {
+    *REGISTERED.get_or_init(|| cfg!(target_os = "linux") && register().is_some())
+}
+
+fn register() -> Option<()> {
+    {
+        {
             // SAFETY: sqlite3_vfs_find with a null name returns the default VFS, a
             // static table; the struct registered is leaked, so it outlives every
             // connection, as sqlite3_vfs_register requires.
@@ -108,6 +173,7 @@ pub fn available() -> bool {
                 }
                 let extra = extra_offset(&*inner);
                 let size = c_int::try_from(extra + std::mem::size_of::<Extra>()).ok()?;
+                EXTRA.store(extra, Ordering::Release);
                 let mut vfs: ffi::sqlite3_vfs = ptr::read(inner);
                 vfs.szOsFile = size;
                 vfs.zName = NAME_C.as_ptr();
@@ -115,13 +181,10 @@ pub fn available() -> bool {
                 vfs.pAppData = inner.cast::<c_void>();
                 vfs.xOpen = Some(open);
                 let vfs = Box::leak(Box::new(vfs));
-                if ffi::sqlite3_vfs_register(vfs, 0) != ffi::SQLITE_OK {
-                    return None;
-                }
-                Some(Registered { extra })
+                (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(())
             }
-        })
-        .is_some()
+        }
+    }
 }
 
 /// The [`Extra`] of a file this VFS opened.
@@ -129,10 +192,7 @@ pub fn available() -> bool {
 /// # Safety
 /// `file` must have been opened by [`open`].
 unsafe fn extra(file: *mut ffi::sqlite3_file) -> *mut Extra {
-    let offset = REGISTERED
-        .get()
-        .and_then(Option::as_ref)
-        .map_or(0, |r| r.extra);
+    let offset = EXTRA.load(Ordering::Acquire);
     // SAFETY: the caller's file is `szOsFile` bytes long, which holds Extra at `offset`.
     unsafe { file.cast::<u8>().add(offset).cast::<Extra>() }
 }
@@ -149,6 +209,7 @@ fn methods_for(inner: &'static ffi::sqlite3_io_methods) -> &'static ffi::sqlite3
     ours.xRead = Some(read);
     ours.xWrite = Some(write);
     ours.xTruncate = Some(truncate);
+    ours.xLock = Some(lock);
     let ours: &'static ffi::sqlite3_io_methods = Box::leak(Box::new(ours));
     tables.0.push((key, ours));
     ours
@@ -188,6 +249,9 @@ unsafe extern "C" fn open(
                 start: 0,
                 len: 0,
                 last: (0, 0),
+                hits: None,
+                skip: 0,
+                wait: 0,
             }));
         }
         (*file).pMethods = methods_for(&*methods);
@@ -232,12 +296,13 @@ unsafe extern "C" fn read(
         let (last_start, last_end) = std::mem::replace(&mut window.last, (off, end));
         if let Some(bytes) = window.holds(off, n) {
             ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
+            window.hits = window.hits.map(|h| h.saturating_add(1));
             return ffi::SQLITE_OK;
         }
         // Forward (a scan), or backward (SQLite's check takes a page's cells last first).
         let forward = off >= last_end && off - last_end <= GAP;
         let backward = end <= last_start && last_start - end <= GAP;
-        if !(forward || backward) || n > WINDOW / 4 {
+        if !(forward || backward) || n > WINDOW / 4 || !window.fills() {
             return x_read(file, buf, amt, off);
         }
         // The window reaches no further than the end of the file: past it the default
@@ -249,11 +314,16 @@ unsafe extern "C" fn read(
         if x_size(file, &mut size) != ffi::SQLITE_OK || end > size {
             return x_read(file, buf, amt, off);
         }
+        // A backward window keeps an eighth above the page: the check reads each
+        // overflow chain forward from where its cell is.
         let span = WINDOW as i64;
         let start = if forward {
             off
         } else {
-            end.saturating_sub(span).max(0)
+            end.saturating_add(span / 8)
+                .min(size)
+                .saturating_sub(span)
+                .max(0)
         };
         let fill = usize::try_from(size.min(start.saturating_add(span)) - start).unwrap_or(0);
         let Ok(fill_c) = c_int::try_from(fill) else {
@@ -272,6 +342,7 @@ unsafe extern "C" fn read(
         }
         window.start = start;
         window.len = fill;
+        window.hits = Some(0);
         let Some(bytes) = window.holds(off, n) else {
             return x_read(file, buf, amt, off);
         };
@@ -286,16 +357,22 @@ unsafe extern "C" fn write(
     amt: c_int,
     off: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: as `read`.
+    // SAFETY: as `read`; `buf` holds `amt` bytes.
     unsafe {
         let extra = extra(file);
-        if let Some(window) = (*extra).window.as_mut() {
-            window.empty();
-        }
-        match (*(*extra).inner).xWrite {
+        let rc = match (*(*extra).inner).xWrite {
             Some(f) => f(file, buf, amt, off),
             None => ffi::SQLITE_IOERR_WRITE,
+        };
+        if let Some(window) = (*extra).window.as_mut() {
+            match usize::try_from(amt) {
+                Ok(n) if rc == ffi::SQLITE_OK => {
+                    window.written(off, std::slice::from_raw_parts(buf.cast::<u8>(), n));
+                }
+                _ => window.empty(),
+            }
         }
+        rc
     }
 }
 
@@ -303,12 +380,35 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_i
     // SAFETY: as `read`.
     unsafe {
         let extra = extra(file);
-        if let Some(window) = (*extra).window.as_mut() {
-            window.empty();
-        }
-        match (*(*extra).inner).xTruncate {
+        let rc = match (*(*extra).inner).xTruncate {
             Some(f) => f(file, size),
             None => ffi::SQLITE_IOERR_TRUNCATE,
+        };
+        if let Some(window) = (*extra).window.as_mut() {
+            if rc == ffi::SQLITE_OK {
+                window.truncated(size);
+            } else {
+                window.empty();
+            }
+        }
+        rc
+    }
+}
+
+unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    // SAFETY: as `read`.
+    unsafe {
+        let extra = extra(file);
+        // SQLite takes its shared lock before it reads after another process may have
+        // written: the window may be out of date too.
+        if level == ffi::SQLITE_LOCK_SHARED {
+            if let Some(window) = (*extra).window.as_mut() {
+                window.empty();
+            }
+        }
+        match (*(*extra).inner).xLock {
+            Some(f) => f(file, level),
+            None => ffi::SQLITE_IOERR_LOCK,
         }
     }
 }
