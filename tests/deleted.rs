@@ -201,3 +201,59 @@ fn without_carve_nothing_is_carved() -> TestResult {
     assert!(report.get("carved").is_none());
     Ok(())
 }
+
+/// A table may have a column named `rowid` (SQL then reaches the rowid as `_rowid_`).
+/// Its deleted rows are carved as deleted, and the stale copies of its live rows left in
+/// its pages are known for live rows: neither is taken for an older version of the row
+/// whose column `rowid` holds the same number.
+#[test]
+fn a_column_named_rowid_does_not_hide_the_rowid_from_the_carver() -> TestResult {
+    let dir = Scratch::new("carve-rowid-column");
+    let src = dir.path("notes.db");
+    {
+        let conn = rusqlite::Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA page_size = 4096;
+             CREATE TABLE notes(rowid INTEGER, chat INTEGER, body TEXT, sent REAL);
+             CREATE INDEX notes_chat ON notes(chat, sent);",
+        )?;
+        let mut rng = fixtures::prng::SplitMix64::new(0x0011d);
+        conn.execute_batch("BEGIN")?;
+        for i in 1..=900i64 {
+            let words = rng.range(2, 40) as usize;
+            let body: Vec<String> = (0..words).map(|w| format!("m{i}w{w}")).collect();
+            // The column `rowid` holds another row's rowid.
+            conn.execute(
+                "INSERT INTO notes(_rowid_, rowid, chat, body, sent) VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![i, i + 450, i % 8, body.join(" "), 1.7e9 + i as f64 * 0.5],
+            )?;
+        }
+        conn.execute_batch("COMMIT; DELETE FROM notes WHERE _rowid_ BETWEEN 500 AND 560;")?;
+    }
+    let dest = dir.path("out.db");
+    let out = crate::recover_file(&src, &dest, &["--carve"])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let conn = rusqlite::Connection::open(&dest)?;
+    let carved: Vec<(String, Option<i64>)> = conn
+        .prepare("SELECT status, rowid FROM salvage_carved WHERE tbl = 'notes'")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let with_rowid = carved.iter().filter(|(_, r)| r.is_some()).count();
+    assert!(with_rowid > 0, "{carved:?}");
+    for (status, rowid) in &carved {
+        assert_eq!(status, "deleted", "rowid {rowid:?}");
+        assert!(
+            rowid.is_none_or(|r| (500..=560).contains(&r)),
+            "rowid {rowid:?}"
+        );
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
+    assert_eq!(report["carved"]["previous_versions"], 0);
+    Ok(())
+}

@@ -182,3 +182,67 @@ fn an_automatic_index_proves_the_keys_of_lost_rows() -> TestResult {
     }
     Ok(())
 }
+
+/// A table may have a column named `rowid` (SQL then reaches the rowid as `_rowid_`): a
+/// lost row rebuilt from its index entries goes back under its own rowid, and its column
+/// `rowid`, which no index holds, stays NULL.
+#[test]
+fn a_rebuilt_row_keeps_its_rowid_beside_a_column_named_rowid() -> TestResult {
+    let dir = crate::Scratch::new("partial-rowid-column");
+    let src = dir.path("events.db");
+    let mut expected = std::collections::BTreeMap::new();
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA page_size = 1024;
+             CREATE TABLE events(rowid TEXT, kind TEXT, at INTEGER, payload BLOB);
+             CREATE INDEX events_kind ON events(kind, at);
+             BEGIN;",
+        )?;
+        for i in 1..=1500i64 {
+            let kind = format!("kind-{}", i % 7);
+            conn.execute(
+                "INSERT INTO events(_rowid_, rowid, kind, at, payload) VALUES (?1, ?2, ?3, ?4, zeroblob(40))",
+                rusqlite::params![i, format!("ev-{i}"), kind, 1_700_000_000 + i],
+            )?;
+            expected.insert(i, (kind, 1_700_000_000 + i));
+        }
+        conn.execute_batch("COMMIT")?;
+    }
+    let mut bytes = std::fs::read(&src)?;
+    let root: u32 = Connection::open(&src)?.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'events'",
+        [],
+        |r| r.get(0),
+    )?;
+    let leaves = fixtures::table_pages(&bytes, root).leaves;
+    let lost_page = leaves[leaves.len() / 2] as usize;
+    bytes[(lost_page - 1) * 1024..lost_page * 1024].fill(0);
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let conn = Connection::open(&dest)?;
+    let rebuilt: Vec<i64> = conn
+        .prepare("SELECT rowid FROM salvage_partial_rows WHERE tbl = 'events' AND in_table")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert!(!rebuilt.is_empty());
+    for rowid in rebuilt {
+        let (column, kind, at): (Option<String>, String, i64) = conn.query_row(
+            "SELECT rowid, kind, at FROM events WHERE _rowid_ = ?1",
+            [rowid],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        assert_eq!((kind, at), expected[&rowid], "row {rowid}");
+        assert_eq!(column, None, "row {rowid}: its column `rowid` is not known");
+    }
+    let held: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
+    assert_eq!(held, 1500, "every row back, whole or rebuilt");
+    Ok(())
+}

@@ -264,7 +264,35 @@ pub struct TableShape {
     pub strict: bool,
 }
 
+/// The names SQL gives a rowid table's rowid, in the order they are tried here. A column
+/// of one of these names hides the rowid under that name.
+pub const ROWID_NAMES: [&str; 3] = ["rowid", "_rowid_", "oid"];
+
+/// The first of [`ROWID_NAMES`] that is none of `columns` (any case): how SQL reaches the
+/// rowid of a table with these columns, when a name is left.
+pub fn rowid_name_among(columns: &[&str]) -> Option<&'static str> {
+    ROWID_NAMES
+        .into_iter()
+        .find(|n| !columns.iter().any(|c| c.eq_ignore_ascii_case(n)))
+}
+
 impl TableShape {
+    /// The name SQL reaches this table's rowid by: the first of `rowid`, `_rowid_` and
+    /// `oid` that no column takes, else its INTEGER PRIMARY KEY column's. None for a
+    /// WITHOUT ROWID table, or for one whose columns take all three names and that has
+    /// no such column: SQL cannot name its rowid.
+    pub fn rowid_name(&self) -> Option<&str> {
+        if self.without_rowid {
+            return None;
+        }
+        let names: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
+        rowid_name_among(&names).or_else(|| {
+            self.rowid_alias()
+                .and_then(|i| self.columns.get(i))
+                .map(|c| c.name.as_str())
+        })
+    }
+
     /// The column that aliases the rowid (INTEGER PRIMARY KEY on a rowid table), if any.
     /// Its value is stored as NULL in the record and is the cell's rowid.
     pub fn rowid_alias(&self) -> Option<usize> {
@@ -626,6 +654,26 @@ mod tests {
             Affinity::of_declared_type("FLOATING POINT"),
             Affinity::Integer
         );
+    }
+
+    #[test]
+    fn the_rowid_is_named_by_a_name_no_column_takes() {
+        let shape = |columns: Vec<Column>, without_rowid| TableShape {
+            name: "t".into(),
+            columns,
+            without_rowid,
+            strict: false,
+        };
+        let plain = shape(vec![col("body", "TEXT", 0)], false);
+        assert_eq!(plain.rowid_name(), Some("rowid"));
+        let hidden = shape(vec![col("ROWID", "TEXT", 0), col("oid", "", 0)], false);
+        assert_eq!(hidden.rowid_name(), Some("_rowid_"));
+        let all = ["rowid", "_rowid_", "oid"].map(|n| col(n, "TEXT", 0));
+        assert_eq!(shape(all.to_vec(), false).rowid_name(), None);
+        let mut aliased = all.to_vec();
+        aliased.push(col("id", "INTEGER", 1));
+        assert_eq!(shape(aliased, false).rowid_name(), Some("id"));
+        assert_eq!(shape(vec![col("k", "TEXT", 1)], true).rowid_name(), None);
     }
 
     #[test]

@@ -56,8 +56,9 @@ struct Known {
 
 /// Where the live rows a carved record is compared with are.
 enum LiveRows {
-    /// A recovered table: the output's columns in record order (the rowid alias `NULL`).
-    Table(Vec<String>),
+    /// A recovered table: the output's columns in record order (the rowid alias `NULL`),
+    /// and the name SQL reaches its rowid by.
+    Table(Vec<String>, String),
     /// `sqlite_schema`: the schema rows read.
     Schema,
     /// A dropped table: none is live.
@@ -194,7 +195,7 @@ pub fn carve_into(
         });
     }
     for (t, shape) in tables.filled() {
-        let Some(template) = Template::of(shape) else {
+        let (Some(template), Some(rowid_name)) = (Template::of(shape), shape.rowid_name()) else {
             continue;
         };
         let alias = shape.rowid_alias();
@@ -216,7 +217,7 @@ pub fn carve_into(
         known.push(Known {
             template,
             name: t.name.clone(),
-            live: LiveRows::Table(record_columns),
+            live: LiveRows::Table(record_columns, quote(rowid_name)),
         });
     }
     let live_names: BTreeSet<String> = survey
@@ -251,9 +252,9 @@ pub fn carve_into(
         let state = match k {
             Some(Known {
                 name,
-                live: LiveRows::Table(columns),
+                live: LiveRows::Table(columns, rowid_name),
                 ..
-            }) => Some(live_rows.compare(out, name, columns, &c, db)?),
+            }) => Some(live_rows.compare(out, (name, rowid_name), columns, &c, db)?),
             Some(Known {
                 live: LiveRows::Schema,
                 ..
@@ -432,7 +433,7 @@ impl LiveIndex {
     fn compare(
         &mut self,
         out: &Output,
-        table: &str,
+        (table, rowid_name): (&str, &str),
         columns: &[String],
         c: &Carved,
         db: &Database<'_>,
@@ -447,7 +448,7 @@ impl LiveIndex {
             return Ok(Live::No);
         }
         let select = format!(
-            "SELECT {} FROM {} WHERE rowid = ?1",
+            "SELECT {} FROM {} WHERE {rowid_name} = ?1",
             columns.join(", "),
             quote(table)
         );
@@ -473,7 +474,11 @@ impl LiveIndex {
             });
         }
         if !self.by_values.contains_key(table) {
-            let all = format!("SELECT rowid, {} FROM {}", columns.join(", "), quote(table));
+            let all = format!(
+                "SELECT {rowid_name}, {} FROM {}",
+                columns.join(", "),
+                quote(table)
+            );
             let mut stmt = out.conn.prepare(&all)?;
             let mut rows = stmt.query([])?;
             let mut prints = Vec::new();

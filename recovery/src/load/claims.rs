@@ -174,7 +174,14 @@ fn take_back<'s>(
             seen = walk.into_visited();
         }
         let mut retaken = BTreeSet::new();
-        let delete = format!("DELETE FROM {} WHERE rowid = ?1", quote(&t.name));
+        let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
+            continue;
+        };
+        let delete = format!(
+            "DELETE FROM {} WHERE {} = ?1",
+            quote(&t.name),
+            quote(rowid_name)
+        );
         let dberr = Error::db("taking back a row of another structure's page");
         out.conn.execute_batch("BEGIN").map_err(&dberr)?;
         for rowid in rowids {

@@ -44,6 +44,9 @@ pub fn cross_check(
         if spilled.is_empty() || shape.without_rowid || t.status != TableStatus::Recovered {
             continue;
         }
+        let Some(rowid_name) = shape.rowid_name() else {
+            continue;
+        };
         let spilled = spilled.settled();
         let mut damaged_rows = BTreeSet::new();
         for (index, columns) in checkable_indexes(evidence, &t.name) {
@@ -62,9 +65,10 @@ pub fn cross_check(
                     .and_then(|p| kept_of(kept_values.get(&rowid)?, p, alias, rowid));
                 // Every test run (debug builds) checks them against what SQLite reads back.
                 #[cfg(debug_assertions)]
-                if let (Some(kept), Ok(Some(stored))) =
-                    (&kept, stored_values(out, &t.name, rowid, &columns))
-                {
+                if let (Some(kept), Ok(Some(stored))) = (
+                    &kept,
+                    stored_values(out, &t.name, rowid_name, rowid, &columns),
+                ) {
                     debug_assert_eq!(
                         pager::search::compare(kept, &stored, &[]),
                         std::cmp::Ordering::Equal,
@@ -74,7 +78,7 @@ pub fn cross_check(
                 }
                 let key = match kept {
                     Some(key) => Some(key),
-                    None => stored_values(out, &t.name, rowid, &columns)?,
+                    None => stored_values(out, &t.name, rowid_name, rowid, &columns)?,
                 };
                 let Some(mut key) = key else {
                     continue;
@@ -98,6 +102,7 @@ pub fn cross_check(
                 evidence,
                 out,
                 t.name.as_str(),
+                rowid_name,
                 index.root,
                 &columns,
                 &disagreeing,
@@ -123,6 +128,7 @@ fn correct_all(
     evidence: &Evidence<'_>,
     out: &Output,
     table: &str,
+    rowid_name: &str,
     root: pager::PageNo,
     columns: &[String],
     disagreeing: &HashSet<i64>,
@@ -141,7 +147,16 @@ fn correct_all(
             continue;
         }
         for (column, value) in columns.iter().zip(&keys) {
-            if correct(out, enc, table, rowid, column, value, ledger, taken)? {
+            if correct(
+                out,
+                enc,
+                (table, rowid_name),
+                rowid,
+                column,
+                value,
+                ledger,
+                taken,
+            )? {
                 corrected += 1;
                 damaged_rows.insert(rowid);
             }
@@ -215,6 +230,7 @@ fn kept_of(
 fn stored_values(
     out: &Output,
     table: &str,
+    rowid_name: &str,
     rowid: i64,
     columns: &[String],
 ) -> rusqlite::Result<Option<Vec<Value>>> {
@@ -223,9 +239,10 @@ fn stored_values(
         .map(|c| format!("typeof({0}), CAST({0} AS BLOB), {0}", quote(c)))
         .collect();
     let sql = format!(
-        "SELECT {} FROM {} WHERE rowid = ?1",
+        "SELECT {} FROM {} WHERE {} = ?1",
         select.join(", "),
-        quote(table)
+        quote(table),
+        quote(rowid_name)
     );
     let row = out.conn.prepare_cached(&sql)?.query_row([rowid], |r| {
         (0..columns.len())
@@ -254,7 +271,7 @@ fn stored_values(
 fn correct(
     out: &Output,
     enc: TextEncoding,
-    table: &str,
+    (table, rowid_name): (&str, &str),
     rowid: i64,
     column: &str,
     value: &Value,
@@ -266,9 +283,10 @@ fn correct(
         .conn
         .query_row(
             &format!(
-                "SELECT {c} IS ?2, {c} FROM {t} WHERE rowid = ?1",
+                "SELECT {c} IS ?2, {c} FROM {t} WHERE {r} = ?1",
                 c = quote(column),
-                t = quote(table)
+                t = quote(table),
+                r = quote(rowid_name)
             ),
             rusqlite::params![rowid, witness],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -279,9 +297,10 @@ fn correct(
     };
     let written = out.conn.execute(
         &format!(
-            "UPDATE {} SET {} = ?2 WHERE rowid = ?1",
+            "UPDATE {} SET {} = ?2 WHERE {} = ?1",
             quote(table),
-            quote(column)
+            quote(column),
+            quote(rowid_name)
         ),
         rusqlite::params![rowid, witness],
     );

@@ -209,10 +209,17 @@ impl Bulk {
                 if !contested.mark(&evidence.db, &mut row) {
                     continue;
                 }
+                let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
+                    continue;
+                };
                 let removed = out
                     .conn
                     .execute(
-                        &format!("DELETE FROM {} WHERE rowid = ?1", quote(&t.name)),
+                        &format!(
+                            "DELETE FROM {} WHERE {} = ?1",
+                            quote(&t.name),
+                            quote(rowid_name)
+                        ),
                         [rowid],
                     )
                     .map_err(Error::db("taking back a row"))?;

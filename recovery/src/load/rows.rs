@@ -19,7 +19,7 @@ pub struct TableWriter<'s> {
     name: &'s str,
     columns: Vec<&'s str>,
     /// The name under which the rowid is inserted, for rowid tables without an alias.
-    rowid_name: Option<&'static str>,
+    rowid_name: Option<&'s str>,
     /// The insert statement made so far for each number of columns present, with the
     /// rowid named or not.
     statements: RefCell<HashMap<(usize, bool), String>>,
@@ -33,13 +33,12 @@ impl<'s> TableWriter<'s> {
             .into_iter()
             .filter_map(|i| shape.columns.get(i).map(|c| c.name.as_str()))
             .collect();
-        let rowid_name = if shape.without_rowid || shape.rowid_alias().is_some() {
-            None
-        } else {
-            ["rowid", "_rowid_", "oid"]
-                .into_iter()
-                .find(|n| !shape.columns.iter().any(|c| c.name.eq_ignore_ascii_case(n)))
-        };
+        // A table with an INTEGER PRIMARY KEY gets its rowid as that column's value.
+        let rowid_name = shape
+            .rowid_alias()
+            .is_none()
+            .then(|| shape.rowid_name())
+            .flatten();
         TableWriter {
             name: &shape.name,
             columns,

@@ -109,6 +109,9 @@ pub fn insert<'r>(
     // not the time of this run.
     let shape = out.shape(table, false)?;
     let varying = shape.varying_defaults();
+    // A column may take the name `rowid`; a table whose columns take every name of the
+    // rowid refuses the rows (their values stay on record).
+    let rowid_name = shape.rowid_name().map(quote);
     for (rowid, row) in rows {
         if row.values.is_empty() {
             continue;
@@ -123,8 +126,9 @@ pub fn insert<'r>(
             // OR ABORT overrides any ON CONFLICT clause of the (untrusted) schema: a
             // conflict refuses this row only, never replaces a recovered one or rolls back.
             // A NULL rowid lets SQLite choose one.
-            "INSERT OR ABORT INTO {}(rowid, {}) VALUES (?1, {})",
+            "INSERT OR ABORT INTO {}({}, {}) VALUES (?1, {})",
             quote(table),
+            rowid_name.as_deref().unwrap_or("rowid"),
             columns
                 .iter()
                 .map(|c| quote(c))
@@ -144,7 +148,8 @@ pub fn insert<'r>(
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![&rowid];
         params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
         // A refused row leaves nothing behind: the statement is its own savepoint.
-        let in_table = matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
+        let in_table =
+            rowid_name.is_some() && matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
         let rowid = rowid.or_else(|| in_table.then(|| out.conn.last_insert_rowid()));
         if in_table {
             done.written += 1;

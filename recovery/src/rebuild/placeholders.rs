@@ -86,11 +86,16 @@ impl ParentStore for OutputParents<'_> {
         // its children are real rows only.
         let mut params: Vec<String> = Vec::new();
         if let (Some(registry), true) = (&self.registry, q.child_is_rowid) {
-            not_null.push(format!(
-                "c.rowid NOT IN (SELECT rowid FROM {} WHERE tbl = ?1)",
-                quote(registry)
-            ));
-            params.push(rel.child.clone());
+            // A column of the child may take the name `rowid`.
+            let columns = self.out.columns(&rel.child)?;
+            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+            if let Some(r) = reconstruct::rowid_name_among(&names) {
+                not_null.push(format!(
+                    "c.{r} NOT IN (SELECT rowid FROM {} WHERE tbl = ?1)",
+                    quote(registry)
+                ));
+                params.push(rel.child.clone());
+            }
         }
         // The missing keys first, from the distinct child keys (an index on the child key,
         // when there is one, answers that without reading the child rows), then the
@@ -160,9 +165,15 @@ impl ParentStore for OutputParents<'_> {
         column: &str,
         rowid: i64,
     ) -> rusqlite::Result<[Option<Value>; 2]> {
+        // A column may take the name `rowid`: the rowid is then reached by another.
+        let columns = self.out.columns(parent)?;
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let Some(r) = reconstruct::rowid_name_among(&names) else {
+            return Ok([None, None]);
+        };
         let q = |cmp: &str, order: &str| {
             format!(
-                "SELECT {} FROM {} WHERE rowid {cmp} ?1 ORDER BY rowid {order} LIMIT 1",
+                "SELECT {} FROM {} WHERE {r} {cmp} ?1 ORDER BY {r} {order} LIMIT 1",
                 quote(column),
                 quote(parent)
             )
