@@ -261,3 +261,41 @@ fn a_full_text_table_whose_stored_text_lost_a_page_reports_loss() -> TestResult 
     crate::assert_signal!(report, LossSignal::FullTextIncomplete { table, .. } if table == "notes_own");
     Ok(())
 }
+
+/// An FTS4 table may have a column named `rowid` (SQL then reaches the docid as `docid`
+/// or `_rowid_`): its rows are refilled under their docids, with that column's text.
+#[test]
+fn a_full_text_table_with_a_column_named_rowid_keeps_its_docids() -> TestResult {
+    let dir = Scratch::new("fts-rowid-column");
+    let src = dir.path("notes.db");
+    let rows = |db: &Path| -> rusqlite::Result<Vec<(i64, String, String)>> {
+        Connection::open(db)?
+            .prepare("SELECT docid, rowid, body FROM notes_v4 ORDER BY docid")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect()
+    };
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch("CREATE VIRTUAL TABLE notes_v4 USING fts4(rowid, body);")?;
+        for i in 0..50i64 {
+            conn.execute(
+                "INSERT INTO notes_v4(docid, rowid, body) VALUES (?1, ?2, ?3)",
+                rusqlite::params![
+                    i * 5 + 3,
+                    format!("ref {i}"),
+                    WORDS[i as usize % WORDS.len()]
+                ],
+            )?;
+        }
+    }
+    let dest = dir.path("out.db");
+    let out = crate::recover_file(&src, &dest, &[])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(rows(&dest)?, rows(&src)?);
+    Ok(())
+}

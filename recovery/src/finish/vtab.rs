@@ -230,6 +230,9 @@ impl Refill<'_, '_> {
         };
         let columns = self.out.columns(name)?;
         let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+        // An FTS3 or FTS4 table may have a column named `rowid` (SQL then reaches the
+        // docid by another name).
+        let rowid_name = reconstruct::rowid_name_among(&columns);
         let (mut rows, mut refused, mut unreadable, mut damaged) = (0u64, 0u64, 0u64, 0u64);
         let enc = self.evidence.encoding();
         self.out.conn.execute_batch("BEGIN")?;
@@ -248,7 +251,7 @@ impl Refill<'_, '_> {
                 .collect();
             match self
                 .out
-                .insert(name, Some("rowid"), row.rowid(), &columns, &values)
+                .insert(name, rowid_name, row.rowid(), &columns, &values)
             {
                 Ok(Inserted::Ok) => rows += 1,
                 _ => refused += 1,

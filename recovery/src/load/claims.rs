@@ -158,6 +158,11 @@ fn take_back<'s>(
         ) else {
             continue;
         };
+        // SQL cannot take a row back from a table whose columns take every name of its
+        // rowid: such a table keeps the rows.
+        let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
+            continue;
+        };
         later.retain(|place| !cut.contains(place.provenance.page()));
         let mut rowids = BTreeSet::new();
         // Each page once, however many cuts lead to it.
@@ -174,9 +179,6 @@ fn take_back<'s>(
             seen = walk.into_visited();
         }
         let mut retaken = BTreeSet::new();
-        let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
-            continue;
-        };
         let delete = format!(
             "DELETE FROM {} WHERE {} = ?1",
             quote(&t.name),

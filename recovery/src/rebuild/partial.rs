@@ -110,7 +110,7 @@ pub fn insert<'r>(
     let shape = out.shape(table, false)?;
     let varying = shape.varying_defaults();
     // A column may take the name `rowid`; a table whose columns take every name of the
-    // rowid refuses the rows (their values stay on record).
+    // rowid takes only rows whose rowid is not known (the others' values stay on record).
     let rowid_name = shape.rowid_name().map(quote);
     for (rowid, row) in rows {
         if row.values.is_empty() {
@@ -126,14 +126,17 @@ pub fn insert<'r>(
             // OR ABORT overrides any ON CONFLICT clause of the (untrusted) schema: a
             // conflict refuses this row only, never replaces a recovered one or rolls back.
             // A NULL rowid lets SQLite choose one.
-            "INSERT OR ABORT INTO {}({}, {}) VALUES (?1, {})",
+            "INSERT OR ABORT INTO {}({}{}) VALUES ({}{})",
             quote(table),
-            rowid_name.as_deref().unwrap_or("rowid"),
+            rowid_name
+                .as_deref()
+                .map_or(String::new(), |r| format!("{r}, ")),
             columns
                 .iter()
                 .map(|c| quote(c))
                 .collect::<Vec<_>>()
                 .join(", "),
+            if rowid_name.is_some() { "?1, " } else { "" },
             (2..columns.len() + 2)
                 .map(|i| format!("?{i}"))
                 .collect::<Vec<_>>()
@@ -148,8 +151,8 @@ pub fn insert<'r>(
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![&rowid];
         params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
         // A refused row leaves nothing behind: the statement is its own savepoint.
-        let in_table =
-            rowid_name.is_some() && matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
+        let placeable = rowid_name.is_some() || rowid.is_none();
+        let in_table = placeable && matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
         let rowid = rowid.or_else(|| in_table.then(|| out.conn.last_insert_rowid()));
         if in_table {
             done.written += 1;

@@ -86,12 +86,13 @@ impl ParentStore for OutputParents<'_> {
         // its children are real rows only.
         let mut params: Vec<String> = Vec::new();
         if let (Some(registry), true) = (&self.registry, q.child_is_rowid) {
-            // A column of the child may take the name `rowid`.
-            let columns = self.out.columns(&rel.child)?;
-            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-            if let Some(r) = reconstruct::rowid_name_among(&names) {
+            // A column of the child may take the name `rowid`; a child whose columns
+            // take every name of its rowid has no placeholder rows (none can be made).
+            let shape = self.out.shape(&rel.child, false)?;
+            if let Some(r) = shape.rowid_name() {
                 not_null.push(format!(
-                    "c.{r} NOT IN (SELECT rowid FROM {} WHERE tbl = ?1)",
+                    "c.{} NOT IN (SELECT rowid FROM {} WHERE tbl = ?1)",
+                    quote(r),
                     quote(registry)
                 ));
                 params.push(rel.child.clone());
@@ -166,9 +167,8 @@ impl ParentStore for OutputParents<'_> {
         rowid: i64,
     ) -> rusqlite::Result<[Option<Value>; 2]> {
         // A column may take the name `rowid`: the rowid is then reached by another.
-        let columns = self.out.columns(parent)?;
-        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let Some(r) = reconstruct::rowid_name_among(&names) else {
+        let shape = self.out.shape(parent, false)?;
+        let Some(r) = shape.rowid_name().map(quote) else {
             return Ok([None, None]);
         };
         let q = |cmp: &str, order: &str| {
