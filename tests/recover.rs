@@ -1358,6 +1358,38 @@ fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResu
     Ok(())
 }
 
+/// The same in a table with a column named `rowid` that holds another row's rowid: the
+/// correction goes to the row the index entry names, not to the row whose column holds
+/// that number.
+#[test]
+fn a_contradicted_value_is_corrected_in_its_own_row_beside_a_column_named_rowid() -> TestResult {
+    let dir = crate::Scratch::new("index-witness-rowid-column");
+    let src = tag_overwritten(
+        &dir,
+        "CREATE TABLE t(rowid INTEGER, body TEXT, tag TEXT);
+         CREATE INDEX t_tag ON t(tag);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 9)
+         INSERT INTO t(_rowid_, rowid, body, tag)
+             SELECT x, x + 4, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
+    )?;
+    let dest = dir.path("out.db");
+    crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let conn = Connection::open(&dest)?;
+    let rows: Vec<(i64, i64, String)> = conn
+        .prepare("SELECT _rowid_, rowid, tag FROM t ORDER BY _rowid_")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let want: Vec<(i64, i64, String)> = (1..=9).map(|x| (x, x + 4, format!("tag-{x}"))).collect();
+    assert_eq!(rows, want);
+    let registered: i64 = conn.query_row(
+        "SELECT rowid FROM salvage_damaged_fields WHERE reason = 'disagrees_with_index'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(registered, 5);
+    Ok(())
+}
+
 /// The same, with the index keyed on the rowid alias too and a column before the long
 /// one: the values the bulk writer kept of each row read from overflow pages (the alias
 /// is the rowid, stored as NULL in the record) are those SQLite reads back, which debug
