@@ -231,13 +231,7 @@ fn a_column_named_rowid_does_not_hide_the_rowid_from_the_carver() -> TestResult 
         conn.execute_batch("COMMIT; DELETE FROM notes WHERE _rowid_ BETWEEN 500 AND 560;")?;
     }
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &["--carve"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let report = crate::recover_expecting(&src, &dest, &["--carve"], 0)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let carved: Vec<(String, Option<i64>)> = conn
         .prepare("SELECT status, rowid FROM salvage_carved WHERE tbl = 'notes'")?
@@ -252,8 +246,6 @@ fn a_column_named_rowid_does_not_hide_the_rowid_from_the_carver() -> TestResult 
             "rowid {rowid:?}"
         );
     }
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
     assert_eq!(report["carved"]["previous_versions"], 0);
     Ok(())
 }

@@ -289,13 +289,7 @@ fn a_full_text_table_with_a_column_named_rowid_keeps_its_docids() -> TestResult 
         }
     }
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::recover_expecting(&src, &dest, &[], 0)?;
     assert_eq!(rows(&dest)?, rows(&src)?);
     Ok(())
 }

@@ -220,13 +220,7 @@ fn a_rebuilt_row_keeps_its_rowid_beside_a_column_named_rowid() -> TestResult {
     bytes[(lost_page - 1) * 1024..lost_page * 1024].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
     let conn = Connection::open(&dest)?;
     let rebuilt: Vec<i64> = conn
         .prepare("SELECT rowid FROM salvage_partial_rows WHERE tbl = 'events' AND in_table")?
