@@ -94,10 +94,9 @@ pub use roots::{attribute_roots, Fit, NamedRoot, RootDecision};
 pub use rowids::{RowidSet, Rowids};
 pub use rows::{Provenance, RecoveredRow, RowEvent, RowPlace, TableRows};
 pub use rtree::{rtree_rows, Coord, RtreeRow, RtreeRows};
-pub use shape::rowid_name_among;
 pub use shape::{
-    text_in_encoding, Affinity, Column, ColumnDefault, ColumnKind, DamageReason, FieldDamage,
-    MappedRow, StrictType, TableShape, ROWID_NAMES,
+    rowid_name_among, text_in_encoding, Affinity, Column, ColumnDefault, ColumnKind, DamageReason,
+    FieldDamage, MappedRow, StrictType, TableShape,
 };
 pub use table::{creation_order, disposition, is_virtual, Disposition, TableId, TableStatus};
 pub use textcopy::{read_trigger, Columns, TextCopy, TriggerEvent, TriggerInfo, TriggerInsert};

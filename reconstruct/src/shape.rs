@@ -266,7 +266,7 @@ pub struct TableShape {
 
 /// The names SQL gives a rowid table's rowid, in the order they are tried here. A column
 /// of one of these names hides the rowid under that name.
-pub const ROWID_NAMES: [&str; 3] = ["rowid", "_rowid_", "oid"];
+const ROWID_NAMES: [&str; 3] = ["rowid", "_rowid_", "oid"];
 
 /// The first of [`ROWID_NAMES`] that is none of `columns` (any case): how SQL reaches the
 /// rowid of a table with these columns, when a name is left.

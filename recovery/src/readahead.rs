@@ -5,9 +5,10 @@
 //! system calls, and spent more time in the kernel than in SQLite (0.9 s of 1.1 s for
 //! `quick_check` on the bench store; the same check over a map took 0.5 s, but a map
 //! keeps every page it touched resident). This VFS is the platform's default one with a
-//! window in front of each main database file: when a read starts at or a little after
-//! where the last one ended, the next [`WINDOW`] bytes are read at once, and the reads
-//! that follow are served from them. Other reads (a search down a tree, a page of a
+//! window in front of each main database file: when a read lands a little after where the
+//! last one ended (a scan) or a little before where it started (SQLite's check takes a
+//! page's children last first), [`WINDOW`] bytes around it are read at once, and the
+//! reads that follow are served from them. Other reads (a search down a tree, a page of a
 //! journal or a temporary file) go straight to the default VFS, as before.
 //!
 //! The window never shows a byte the file no longer holds: a write through the
@@ -38,11 +39,11 @@ use std::sync::{Mutex, OnceLock};
 use rusqlite::ffi;
 
 /// The VFS's name, as `Connection::open_with_flags_and_vfs` takes it.
-pub const NAME: &str = "salvage-readahead";
+const NAME: &str = "salvage-readahead";
 const NAME_C: &CStr = c"salvage-readahead";
 
-/// Bytes read at once when reading forward.
-pub const WINDOW: usize = 1 << 20;
+/// Bytes read at once.
+const WINDOW: usize = 1 << 20;
 
 /// How far from the last read a read may be and still count as one of a scan: a table's
 /// leaves, written in order, have its rows' overflow pages between them.
@@ -52,6 +53,7 @@ const GAP: i64 = 256 << 10;
 const MAX_SKIP: u32 = 256;
 
 /// The bytes read ahead, and where the last read ended.
+#[derive(Default)]
 struct Window {
     bytes: Vec<u8>,
     /// File offset of `bytes[0]`.
@@ -119,6 +121,38 @@ impl Window {
         true
     }
 
+    /// The range to read for a read of `off..end` that missed, after a read of `last`:
+    /// its start and length. None when the read is not one of a scan (or too large, or
+    /// waiting after fills that served nothing), or reaches past the end of the file
+    /// (`size`, asked for only then), where the default VFS's short read must reach
+    /// SQLite as it is.
+    fn fill_for(
+        &mut self,
+        (off, end): (i64, i64),
+        (last_start, last_end): (i64, i64),
+        size: impl FnOnce() -> Option<i64>,
+    ) -> Option<(i64, usize)> {
+        let forward = off >= last_end && off - last_end <= GAP;
+        let backward = end <= last_start && last_start - end <= GAP;
+        if !(forward || backward) || end - off > WINDOW as i64 / 4 || !self.fills() {
+            return None;
+        }
+        let size = size().filter(|&size| end <= size)?;
+        // A backward window keeps an eighth above the page: the check reads each
+        // overflow chain forward from where its cell is.
+        let span = WINDOW as i64;
+        let start = if forward {
+            off
+        } else {
+            end.saturating_add(span / 8)
+                .min(size)
+                .saturating_sub(span)
+                .max(0)
+        };
+        let fill = usize::try_from(size.min(start.saturating_add(span)) - start).ok()?;
+        Some((start, fill))
+    }
+
     /// The window's bytes for `amt` bytes at `off`, if it holds them all.
     fn holds(&self, off: i64, amt: usize) -> Option<&[u8]> {
         let from = usize::try_from(off.checked_sub(self.start)?).ok()?;
@@ -150,9 +184,9 @@ static EXTRA: AtomicUsize = AtomicUsize::new(0);
 static REGISTERED: OnceLock<bool> = OnceLock::new();
 
 /// Our methods for each of the default VFS's method tables met (one or two in a run),
-/// made once and kept for the process: files point at them until they close.
-struct MethodTables(Vec<(usize, &'static ffi::sqlite3_io_methods)>);
-static METHODS: Mutex<MethodTables> = Mutex::new(MethodTables(Vec::new()));
+/// by the address of that table, made once and kept for the process: files point at
+/// them until they close.
+static METHODS: Mutex<Vec<(usize, &'static ffi::sqlite3_io_methods)>> = Mutex::new(Vec::new());
 
 /// Registers the VFS (once; not as the default). Returns whether it can be used: where
 /// it cannot, connections open with SQLite's default VFS.
@@ -161,29 +195,25 @@ pub fn available() -> bool {
 }
 
 fn register() -> Option<()> {
-    {
-        {
-            // SAFETY: sqlite3_vfs_find with a null name returns the default VFS, a
-            // static table; the struct registered is leaked, so it outlives every
-            // connection, as sqlite3_vfs_register requires.
-            unsafe {
-                let inner = ffi::sqlite3_vfs_find(ptr::null());
-                if inner.is_null() {
-                    return None;
-                }
-                let extra = extra_offset(&*inner);
-                let size = c_int::try_from(extra + std::mem::size_of::<Extra>()).ok()?;
-                EXTRA.store(extra, Ordering::Release);
-                let mut vfs: ffi::sqlite3_vfs = ptr::read(inner);
-                vfs.szOsFile = size;
-                vfs.zName = NAME_C.as_ptr();
-                vfs.pNext = ptr::null_mut();
-                vfs.pAppData = inner.cast::<c_void>();
-                vfs.xOpen = Some(open);
-                let vfs = Box::leak(Box::new(vfs));
-                (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(())
-            }
+    // SAFETY: sqlite3_vfs_find with a null name returns the default VFS, a static table;
+    // the struct registered is leaked, so it outlives every connection, as
+    // sqlite3_vfs_register requires.
+    unsafe {
+        let inner = ffi::sqlite3_vfs_find(ptr::null());
+        if inner.is_null() {
+            return None;
         }
+        let extra = extra_offset(&*inner);
+        let size = c_int::try_from(extra + std::mem::size_of::<Extra>()).ok()?;
+        EXTRA.store(extra, Ordering::Release);
+        let mut vfs: ffi::sqlite3_vfs = ptr::read(inner);
+        vfs.szOsFile = size;
+        vfs.zName = NAME_C.as_ptr();
+        vfs.pNext = ptr::null_mut();
+        vfs.pAppData = inner.cast::<c_void>();
+        vfs.xOpen = Some(open);
+        let vfs = Box::leak(Box::new(vfs));
+        (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(())
     }
 }
 
@@ -197,11 +227,26 @@ unsafe fn extra(file: *mut ffi::sqlite3_file) -> *mut Extra {
     unsafe { file.cast::<u8>().add(offset).cast::<Extra>() }
 }
 
+/// The default VFS's methods of a file this VFS opened, and its window if it has one.
+///
+/// # Safety
+/// `file` must have been opened by [`open`] and not closed; the window is this file's
+/// alone, used by one connection at a time.
+unsafe fn parts<'f>(
+    file: *mut ffi::sqlite3_file,
+) -> (&'f ffi::sqlite3_io_methods, Option<&'f mut Window>) {
+    // SAFETY: `open` set both fields of a file it opened.
+    unsafe {
+        let extra = extra(file);
+        (&*(*extra).inner, (*extra).window.as_mut())
+    }
+}
+
 /// Our method table for files whose default methods are `inner`.
 fn methods_for(inner: &'static ffi::sqlite3_io_methods) -> &'static ffi::sqlite3_io_methods {
     let mut tables = METHODS.lock().unwrap_or_else(|e| e.into_inner());
     let key = ptr::from_ref(inner) as usize;
-    if let Some((_, m)) = tables.0.iter().find(|(k, _)| *k == key) {
+    if let Some((_, m)) = tables.iter().find(|(k, _)| *k == key) {
         return m;
     }
     let mut ours = *inner;
@@ -211,7 +256,7 @@ fn methods_for(inner: &'static ffi::sqlite3_io_methods) -> &'static ffi::sqlite3
     ours.xTruncate = Some(truncate);
     ours.xLock = Some(lock);
     let ours: &'static ffi::sqlite3_io_methods = Box::leak(Box::new(ours));
-    tables.0.push((key, ours));
+    tables.push((key, ours));
     ours
 }
 
@@ -244,15 +289,7 @@ unsafe extern "C" fn open(
         }
         (*extra).inner = methods;
         if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
-            (*extra).window = Box::into_raw(Box::new(Window {
-                bytes: Vec::new(),
-                start: 0,
-                len: 0,
-                last: (0, 0),
-                hits: None,
-                skip: 0,
-                wait: 0,
-            }));
+            (*extra).window = Box::into_raw(Box::default());
         }
         (*file).pMethods = methods_for(&*methods);
         rc
@@ -281,51 +318,30 @@ unsafe extern "C" fn read(
     amt: c_int,
     off: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: `buf` has `amt` bytes (SQLite's contract); the window belongs to this
-    // file, which one connection uses at a time.
+    // SAFETY: `buf` has `amt` bytes (SQLite's contract); see `parts`.
     unsafe {
-        let extra = extra(file);
-        let inner = &*(*extra).inner;
+        let (inner, window) = parts(file);
         let Some(x_read) = inner.xRead else {
             return ffi::SQLITE_IOERR_READ;
         };
-        let (Some(window), Ok(n)) = ((*extra).window.as_mut(), usize::try_from(amt)) else {
+        let (Some(window), Ok(n)) = (window, usize::try_from(amt)) else {
             return x_read(file, buf, amt, off);
         };
         let end = off.saturating_add(i64::from(amt));
-        let (last_start, last_end) = std::mem::replace(&mut window.last, (off, end));
+        let last = std::mem::replace(&mut window.last, (off, end));
         if let Some(bytes) = window.holds(off, n) {
             ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
             window.hits = window.hits.map(|h| h.saturating_add(1));
             return ffi::SQLITE_OK;
         }
-        // Forward (a scan), or backward (SQLite's check takes a page's cells last first).
-        let forward = off >= last_end && off - last_end <= GAP;
-        let backward = end <= last_start && last_start - end <= GAP;
-        if !(forward || backward) || n > WINDOW / 4 || !window.fills() {
-            return x_read(file, buf, amt, off);
-        }
-        // The window reaches no further than the end of the file: past it the default
-        // VFS answers a short read, which must reach SQLite as it is.
-        let mut size: ffi::sqlite3_int64 = 0;
-        let Some(x_size) = inner.xFileSize else {
+        let size = || {
+            let mut size: ffi::sqlite3_int64 = 0;
+            let x_size = inner.xFileSize?;
+            (x_size(file, &mut size) == ffi::SQLITE_OK).then_some(size)
+        };
+        let Some((start, fill)) = window.fill_for((off, end), last, size) else {
             return x_read(file, buf, amt, off);
         };
-        if x_size(file, &mut size) != ffi::SQLITE_OK || end > size {
-            return x_read(file, buf, amt, off);
-        }
-        // A backward window keeps an eighth above the page: the check reads each
-        // overflow chain forward from where its cell is.
-        let span = WINDOW as i64;
-        let start = if forward {
-            off
-        } else {
-            end.saturating_add(span / 8)
-                .min(size)
-                .saturating_sub(span)
-                .max(0)
-        };
-        let fill = usize::try_from(size.min(start.saturating_add(span)) - start).unwrap_or(0);
         let Ok(fill_c) = c_int::try_from(fill) else {
             return x_read(file, buf, amt, off);
         };
@@ -357,14 +373,13 @@ unsafe extern "C" fn write(
     amt: c_int,
     off: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: as `read`; `buf` holds `amt` bytes.
+    // SAFETY: `buf` holds `amt` bytes; see `parts`.
     unsafe {
-        let extra = extra(file);
-        let rc = match (*(*extra).inner).xWrite {
-            Some(f) => f(file, buf, amt, off),
-            None => ffi::SQLITE_IOERR_WRITE,
-        };
-        if let Some(window) = (*extra).window.as_mut() {
+        let (inner, window) = parts(file);
+        let rc = inner
+            .xWrite
+            .map_or(ffi::SQLITE_IOERR_WRITE, |f| f(file, buf, amt, off));
+        if let Some(window) = window {
             match usize::try_from(amt) {
                 Ok(n) if rc == ffi::SQLITE_OK => {
                     window.written(off, std::slice::from_raw_parts(buf.cast::<u8>(), n));
@@ -377,14 +392,13 @@ unsafe extern "C" fn write(
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    // SAFETY: as `read`.
+    // SAFETY: see `parts`.
     unsafe {
-        let extra = extra(file);
-        let rc = match (*(*extra).inner).xTruncate {
-            Some(f) => f(file, size),
-            None => ffi::SQLITE_IOERR_TRUNCATE,
-        };
-        if let Some(window) = (*extra).window.as_mut() {
+        let (inner, window) = parts(file);
+        let rc = inner
+            .xTruncate
+            .map_or(ffi::SQLITE_IOERR_TRUNCATE, |f| f(file, size));
+        if let Some(window) = window {
             if rc == ffi::SQLITE_OK {
                 window.truncated(size);
             } else {
@@ -396,20 +410,17 @@ unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_i
 }
 
 unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    // SAFETY: as `read`.
+    // SAFETY: see `parts`.
     unsafe {
-        let extra = extra(file);
+        let (inner, window) = parts(file);
         // SQLite takes its shared lock before it reads after another process may have
         // written: the window may be out of date too.
-        if level == ffi::SQLITE_LOCK_SHARED {
-            if let Some(window) = (*extra).window.as_mut() {
-                window.empty();
-            }
+        if let (ffi::SQLITE_LOCK_SHARED, Some(window)) = (level, window) {
+            window.empty();
         }
-        match (*(*extra).inner).xLock {
-            Some(f) => f(file, level),
-            None => ffi::SQLITE_IOERR_LOCK,
-        }
+        inner
+            .xLock
+            .map_or(ffi::SQLITE_IOERR_LOCK, |f| f(file, level))
     }
 }
 

@@ -148,14 +148,7 @@ fn correct_all(
         }
         for (column, value) in columns.iter().zip(&keys) {
             if correct(
-                out,
-                enc,
-                (table, rowid_name),
-                rowid,
-                column,
-                value,
-                ledger,
-                taken,
+                out, enc, table, rowid_name, rowid, column, value, ledger, taken,
             )? {
                 corrected += 1;
                 damaged_rows.insert(rowid);
@@ -271,7 +264,8 @@ fn stored_values(
 fn correct(
     out: &Output,
     enc: TextEncoding,
-    (table, rowid_name): (&str, &str),
+    table: &str,
+    rowid_name: &str,
     rowid: i64,
     column: &str,
     value: &Value,

@@ -201,6 +201,14 @@ impl Bulk {
             if !contested.involves(t.root) {
                 continue;
             }
+            let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
+                continue;
+            };
+            let delete = format!(
+                "DELETE FROM {} WHERE {} = ?1",
+                quote(&t.name),
+                quote(rowid_name)
+            );
             for event in TableRows::new(&evidence.db, t.root, std::iter::empty()) {
                 let RowEvent::Row(mut row) = event else {
                     continue;
@@ -209,19 +217,9 @@ impl Bulk {
                 if !contested.mark(&evidence.db, &mut row) {
                     continue;
                 }
-                let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
-                    continue;
-                };
                 let removed = out
                     .conn
-                    .execute(
-                        &format!(
-                            "DELETE FROM {} WHERE {} = ?1",
-                            quote(&t.name),
-                            quote(rowid_name)
-                        ),
-                        [rowid],
-                    )
+                    .execute(&delete, [rowid])
                     .map_err(Error::db("taking back a row"))?;
                 if removed > 0 {
                     t.loss.from_tree = t.loss.from_tree.saturating_sub(1);

@@ -34,11 +34,11 @@ impl<'s> TableWriter<'s> {
             .filter_map(|i| shape.columns.get(i).map(|c| c.name.as_str()))
             .collect();
         // A table with an INTEGER PRIMARY KEY gets its rowid as that column's value.
-        let rowid_name = shape
-            .rowid_alias()
-            .is_none()
-            .then(|| shape.rowid_name())
-            .flatten();
+        let rowid_name = if shape.rowid_alias().is_some() {
+            None
+        } else {
+            shape.rowid_name()
+        };
         TableWriter {
             name: &shape.name,
             columns,

@@ -39,6 +39,21 @@ struct OutputParents<'o> {
     registry: Option<String>,
     /// Lost rows whose values evidence proves, by lower-cased table and rowid.
     proven: &'o BTreeMap<String, BTreeMap<i64, reconstruct::KnownValues>>,
+    /// Each table's rowid as SQL names it (quoted; none when every name is a column's),
+    /// read from its shape once.
+    rowid_names: BTreeMap<String, Option<String>>,
+}
+
+impl OutputParents<'_> {
+    /// How SQL names the rowid of `table`: a column may take the name `rowid`.
+    fn rowid_name(&mut self, table: &str) -> rusqlite::Result<Option<String>> {
+        if let Some(name) = self.rowid_names.get(table) {
+            return Ok(name.clone());
+        }
+        let name = self.out.shape(table, false)?.rowid_name().map(quote);
+        self.rowid_names.insert(table.to_string(), name.clone());
+        Ok(name)
+    }
 }
 
 impl ParentStore for OutputParents<'_> {
@@ -85,15 +100,13 @@ impl ParentStore for OutputParents<'_> {
         // A placeholder's own fills (a marker such as an unknown segment) prove nothing:
         // its children are real rows only.
         let mut params: Vec<String> = Vec::new();
-        if let (Some(registry), true) = (&self.registry, q.child_is_rowid) {
-            // A column of the child may take the name `rowid`; a child whose columns
-            // take every name of its rowid has no placeholder rows (none can be made).
-            let shape = self.out.shape(&rel.child, false)?;
-            if let Some(r) = shape.rowid_name() {
+        if let (Some(registry), true) = (self.registry.clone(), q.child_is_rowid) {
+            // A child whose columns take every name of its rowid has no placeholder
+            // rows (none can be made).
+            if let Some(r) = self.rowid_name(&rel.child)? {
                 not_null.push(format!(
-                    "c.{} NOT IN (SELECT rowid FROM {} WHERE tbl = ?1)",
-                    quote(r),
-                    quote(registry)
+                    "c.{r} NOT IN (SELECT rowid FROM {} WHERE tbl = ?1)",
+                    quote(&registry)
                 ));
                 params.push(rel.child.clone());
             }
@@ -166,9 +179,7 @@ impl ParentStore for OutputParents<'_> {
         column: &str,
         rowid: i64,
     ) -> rusqlite::Result<[Option<Value>; 2]> {
-        // A column may take the name `rowid`: the rowid is then reached by another.
-        let shape = self.out.shape(parent, false)?;
-        let Some(r) = shape.rowid_name().map(quote) else {
+        let Some(r) = self.rowid_name(parent)? else {
             return Ok([None, None]);
         };
         let q = |cmp: &str, order: &str| {
@@ -287,6 +298,7 @@ pub fn rebuild_parents(
         taken,
         registry: None,
         proven: &proven,
+        rowid_names: BTreeMap::new(),
     };
     let profile_rels: Vec<Relationship> = applying
         .iter()
