@@ -53,6 +53,7 @@ pub mod backup;
 pub mod bundle;
 pub mod carve;
 pub mod crash;
+pub mod dbpath;
 pub mod error;
 pub mod evidence;
 pub mod export;

@@ -80,8 +80,10 @@ pub enum Log {
 /// The paths of one run, validated.
 #[derive(Clone, Debug)]
 pub struct Paths {
-    /// The source.
+    /// The source: the file itself, every symbolic link on the way resolved.
     pub src: PathBuf,
+    /// The source's path as given, when it is a symbolic link to `src`.
+    pub src_link: Option<PathBuf>,
     /// The write-ahead log to read, if any.
     pub wal: Option<PathBuf>,
     /// The rollback journal to read, if any.
@@ -148,7 +150,7 @@ pub(crate) fn refused(what: String, hint: &str) -> Error {
 }
 
 /// The canonical form of a path that may not exist yet: its folder canonicalized.
-fn canonical_target(p: &Path) -> Option<PathBuf> {
+pub fn canonical_target(p: &Path) -> Option<PathBuf> {
     let parent = p
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -172,7 +174,15 @@ impl Request {
             }
             None => options,
         };
-        crate::evidence::check_regular_file(&options.src)?;
+        // SQLite keeps a database's logs beside the file a link points to: the source is
+        // that file, and the link is named in the report.
+        let source = crate::dbpath::DatabasePath::resolve(&options.src)?;
+        let src_link = source.link().map(Path::to_path_buf);
+        let resolved = RecoverOptions {
+            src: source.file,
+            ..options.clone()
+        };
+        let options = &resolved;
         let dest = options.dest.clone();
         let incomplete = with_suffix(&dest, ".incomplete");
         let report = options
@@ -261,6 +271,7 @@ impl Request {
         Ok(Request {
             paths: Paths {
                 src: options.src.clone(),
+                src_link,
                 wal,
                 journal,
                 wal_off: options.wal == Log::Off,

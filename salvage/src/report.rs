@@ -207,6 +207,8 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
         ("examiner", run.examiner.clone().unwrap_or_default()),
         ("tool", run.build.clone()),
         ("command", shell_words(&run.command_line)),
+        // The source was given through a symbolic link: the path the person typed.
+        ("given as", run.source_link.clone().unwrap_or_default()),
     ];
     fields.retain(|(_, v)| !v.is_empty());
     // An evidence file's BLAKE3 before and after tell whether it changed, and so does

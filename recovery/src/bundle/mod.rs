@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::dbpath::DatabasePath;
 use crate::error::Error;
 use files::{copy_durably, hash_file, rename_durably, utc, write_atomically};
 
@@ -35,8 +36,12 @@ pub struct Manifest {
     pub created_utc: String,
     /// The command line that made it.
     pub command: Vec<String>,
-    /// The absolute path the database was copied from.
+    /// The absolute path the database was copied from: the file itself, every symbolic
+    /// link on the way resolved.
     pub source: String,
+    /// The path as given, when it is a symbolic link to `source`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_link: Option<String>,
     /// The case the bundle belongs to (`--case`), if given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case: Option<String>,
@@ -103,6 +108,7 @@ impl Manifest {
                 .unwrap_or_else(|_| source.to_path_buf())
                 .display()
                 .to_string(),
+            source_link: None,
             case: who.case.clone(),
             examiner: who.examiner.clone(),
             files: Vec::new(),
@@ -216,18 +222,53 @@ pub fn check_target(to: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// The paths SQLite reads or writes for the database at `db`: the file, its `-wal`,
+/// `-shm` and `-journal` beside it, and the same names beside the link it was given by.
+/// A folder made at one of them would stop SQLite from opening the database.
+pub fn protected(db: &DatabasePath) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for base in std::iter::once(db.file.as_path()).chain(db.link()) {
+        out.push(base.to_path_buf());
+        out.extend(SIDECARS.iter().map(|s| crate::request::with_suffix(base, s)));
+    }
+    out
+}
+
+/// Refuses a bundle or archive folder `to` that is, or whose `to.incomplete` is, one of
+/// `taken` (the database's own files, a workflow's own files): compared with their folders
+/// resolved, since neither need exist yet.
+pub fn check_apart(to: &Path, taken: &[PathBuf]) -> Result<(), Error> {
+    let resolved = |p: &Path| crate::request::canonical_target(p).unwrap_or_else(|| p.to_path_buf());
+    let taken: Vec<PathBuf> = taken.iter().map(|p| resolved(p)).collect();
+    for candidate in [to.to_path_buf(), incomplete(to)] {
+        if taken.contains(&resolved(&candidate)) {
+            return Err(Error::Refused {
+                what: format!(
+                    "`{}` is a file the database or this command uses",
+                    candidate.display()
+                ),
+                hint: "name a new folder of its own: a folder at a database's -wal, -shm or -journal would stop SQLite from opening the database".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Copies the database at `db` and its sidecars byte for byte into a new bundle at `to`
 /// (`kind` says what for). Each file is hashed as it is copied and hashed again at its
 /// source afterwards: a file that changed during the copy ends the run with nothing at
 /// `to` (its partial copy is left at `to.incomplete` for the person to look at).
 pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manifest, Error> {
-    crate::evidence::check_regular_file(db)?;
+    // The files SQLite keeps lie beside the file a link points to.
+    let db = DatabasePath::resolve(db)?;
     check_target(to)?;
+    check_apart(to, &protected(&db))?;
     let partial = incomplete(to);
     let out = |e: std::io::Error| Error::Output(e);
     std::fs::create_dir(&partial).map_err(out)?;
-    let mut manifest = Manifest::new(kind, db, who, files::now());
-    for (path, role) in database_files(db) {
+    let mut manifest = Manifest::new(kind, &db.file, who, files::now());
+    manifest.source_link = db.link().map(|l| l.display().to_string());
+    for (path, role) in database_files(&db.file) {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -103,6 +103,7 @@ pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
     });
     let paths = Paths {
         src: PathBuf::from(&report.run.source_path),
+        src_link: report.run.source_link.as_ref().map(PathBuf::from),
         wal: report.run.wal_path.as_ref().map(PathBuf::from),
         journal: report.run.journal_path.as_ref().map(PathBuf::from),
         wal_off: false,

@@ -103,6 +103,7 @@ pub fn commit(
         examiner: about.examiner.clone(),
         build: crate::report::Tool::build(),
         source_path: shown(&paths.src),
+        source_link: paths.src_link.as_deref().map(shown),
         dest_path: shown(&paths.dest),
         report_path: shown(&paths.report),
         wal_path: paths.wal.as_deref().map(shown),

@@ -398,6 +398,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             examiner: None,
             build: String::new(),
             source_path: String::new(),
+            source_link: None,
             dest_path: String::new(),
             report_path: String::new(),
             wal_path: None,

@@ -600,8 +600,12 @@ pub struct RunPaths {
     /// The build of the tool: version, target and profile.
     #[serde(default)]
     pub build: String,
-    /// The source database.
+    /// The source database: the file itself, every symbolic link on the way resolved
+    /// (its logs are read from beside it, where SQLite keeps them).
     pub source_path: String,
+    /// The source's path as given, when it is a symbolic link to `source_path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_link: Option<String>,
     /// The output database (DEST).
     pub dest_path: String,
     /// This report.
