@@ -7,9 +7,9 @@ use sha2::{Digest, Sha256};
 use crate::{Scratch, TestResult};
 
 /// A test step's result with a value.
-type Got<T> = Result<T, Box<dyn std::error::Error>>;
+pub(crate) type Got<T> = Result<T, Box<dyn std::error::Error>>;
 
-fn sha256(path: &std::path::Path) -> Got<String> {
+pub(crate) fn sha256(path: &std::path::Path) -> Got<String> {
     Ok(Sha256::digest(std::fs::read(path)?)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -17,7 +17,7 @@ fn sha256(path: &std::path::Path) -> Got<String> {
 }
 
 /// The agent store in WAL mode at `dir/state.db`, with its `-wal` and an `-shm`.
-fn wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
+pub(crate) fn wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
     let w = fixtures::build_agent_with_wal();
     let db = dir.path("state.db");
     std::fs::write(&db, &w.main)?;
@@ -26,7 +26,7 @@ fn wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
     Ok(db)
 }
 
-fn run(args: &[&std::ffi::OsStr]) -> Got<(i32, String, String)> {
+pub(crate) fn run(args: &[&std::ffi::OsStr]) -> Got<(i32, String, String)> {
     let out = crate::run_salvage(args)?;
     Ok((
         out.status.code().unwrap_or(-1),
@@ -145,7 +145,7 @@ fn a_quarantine_refuses_before_creating_anything() -> TestResult {
 
 /// The agent store in WAL mode at `dir/state.db`, its main file damaged (page 3 zeroed),
 /// with its `-wal` and an `-shm`.
-fn damaged_wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
+pub(crate) fn damaged_wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
     let db = wal_store(dir)?;
     let mut bytes = std::fs::read(&db)?;
     fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(3))?;
@@ -153,21 +153,52 @@ fn damaged_wal_store(dir: &Scratch) -> Got<std::path::PathBuf> {
     Ok(db)
 }
 
-/// The hashes of the database's files as they are now, by suffix ("", "-wal", "-shm").
-fn originals(db: &std::path::Path) -> Got<Vec<(String, String)>> {
+/// The hashes of the database's files as they are now, by suffix ("", "-wal", "-shm");
+/// a folder at a sidecar's name (a repair's fence) is not a file and is left out.
+pub(crate) fn originals(db: &std::path::Path) -> Got<Vec<(String, String)>> {
     let mut out = Vec::new();
     for suffix in ["", "-wal", "-shm"] {
         let path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
-        if path.exists() {
+        if path.is_file() {
             out.push((suffix.to_string(), sha256(&path)?));
         }
     }
     Ok(out)
 }
 
+/// What an application opening `db` now would get is one committed state, never a mix:
+/// the original with its own log (`files`), the recovery with no log beside it, or
+/// nothing at all (a fence: an empty folder at the log's name, and SQLite's open fails).
+pub(crate) fn assert_path_consistent(db: &std::path::Path, files: &[(String, String)], at: &str) -> TestResult {
+    let sidecar = |s: &str| std::path::PathBuf::from(format!("{}{s}", db.display()));
+    let fenced = ["-wal", "-journal"].iter().any(|s| sidecar(s).is_dir());
+    if fenced {
+        let opened = rusqlite::Connection::open_with_flags(
+            db,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0)));
+        assert!(opened.is_err(), "{at}: SQLite opened a fenced database");
+    } else if sha256(db)? == files[0].1 {
+        for (suffix, hash) in files.iter().filter(|(s, _)| s == "-wal") {
+            assert_eq!(
+                sha256(&sidecar(suffix)).ok().as_ref(),
+                Some(hash),
+                "{at}: the original without its own {suffix}"
+            );
+        }
+    } else {
+        for s in ["-wal", "-journal"] {
+            assert!(!sidecar(s).exists(), "{at}: a {s} beside the recovery");
+        }
+        assert_eq!(check(db)?.0, "ok", "{at}");
+    }
+    Ok(())
+}
+
 /// Every original file is at its path or in an archive beside the database, with its
 /// hash (the archive file read afresh).
-fn assert_originals_kept(db: &std::path::Path, files: &[(String, String)]) -> TestResult {
+pub(crate) fn assert_originals_kept(db: &std::path::Path, files: &[(String, String)]) -> TestResult {
     let dir = db.parent().ok_or("folder")?;
     let archives: Vec<std::path::PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -179,7 +210,7 @@ fn assert_originals_kept(db: &std::path::Path, files: &[(String, String)]) -> Te
         .collect();
     for (suffix, hash) in files {
         let at_path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
-        let here = at_path.exists() && sha256(&at_path)? == *hash;
+        let here = at_path.is_file() && sha256(&at_path)? == *hash;
         let name = format!("state.db{suffix}");
         let archived = archives
             .iter()
@@ -192,7 +223,7 @@ fn assert_originals_kept(db: &std::path::Path, files: &[(String, String)]) -> Te
     Ok(())
 }
 
-fn repair(db: &std::path::Path, extra: &[&str], fault: Option<&str>) -> Got<(i32, String)> {
+pub(crate) fn repair(db: &std::path::Path, extra: &[&str], fault: Option<&str>) -> Got<(i32, String)> {
     let mut cmd = crate::salvage();
     cmd.arg("repair").arg(db).args(extra);
     match fault {
@@ -207,7 +238,7 @@ fn repair(db: &std::path::Path, extra: &[&str], fault: Option<&str>) -> Got<(i32
 }
 
 /// SQLite's integrity check of the database at `db`, and its row counts.
-fn check(db: &std::path::Path) -> Got<(String, i64, i64)> {
+pub(crate) fn check(db: &std::path::Path) -> Got<(String, i64, i64)> {
     let conn = rusqlite::Connection::open(db)?;
     let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
     let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
@@ -295,7 +326,7 @@ fn a_repair_stopped_at_any_phase_resumes_or_rolls_back() -> TestResult {
         "archived",
         "recovered",
         "verified",
-        "sidecars_removed",
+        "fenced",
         "swapped",
         "done",
     ];
@@ -307,16 +338,7 @@ fn a_repair_stopped_at_any_phase_resumes_or_rolls_back() -> TestResult {
             let (code, err) = repair(&db, &["--allow-partial"], Some(phase))?;
             assert_eq!(code, 99, "{phase}: {err}");
             assert_originals_kept(&db, &files)?;
-            if sha256(&db)? != files[0].1 {
-                assert!(
-                    !dir.path("state.db-wal").exists(),
-                    "{phase}: an old -wal beside the new file"
-                );
-                assert!(
-                    !dir.path("state.db-shm").exists(),
-                    "{phase}: an old -shm beside the new file"
-                );
-            }
+            assert_path_consistent(&db, &files, phase)?;
             let (code, err) = repair(&db, &[], None)?;
             assert_eq!(code, 2, "{phase}: {err}");
             assert!(
@@ -422,7 +444,7 @@ fn a_repair_killed_at_any_moment_converges() -> TestResult {
 }
 
 /// The rows of every table of `db` but the full-text index's shadow tables, in order.
-fn canonical_rows(db: &std::path::Path) -> Got<Vec<(String, Vec<String>)>> {
+pub(crate) fn canonical_rows(db: &std::path::Path) -> Got<Vec<(String, Vec<String>)>> {
     let conn = rusqlite::Connection::open(db)?;
     let tables: Vec<String> = conn
         .prepare(

@@ -30,6 +30,7 @@ mod placeholders;
 mod progress;
 mod readback;
 mod recover;
+mod repair;
 mod report_html;
 mod schema_sql;
 mod search;

@@ -17,7 +17,7 @@ pub const REPAIR_PHASES: [&str; 7] = [
     "repair:archived",
     "repair:recovered",
     "repair:verified",
-    "repair:sidecars_removed",
+    "repair:fenced",
     "repair:swapped",
     "repair:done",
 ];

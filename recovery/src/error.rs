@@ -48,6 +48,26 @@ pub enum Error {
     },
     /// Writing an output file failed.
     Output(std::io::Error),
+    /// Writing, moving or removing the file at `path` failed.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A repair stopped partway: what stopped it, and where its journal says it is. The
+    /// original is intact (at the database's path, or archived); `--resume` or
+    /// `--rollback` goes on from the journal.
+    RepairStopped {
+        /// What stopped it.
+        cause: Box<Error>,
+        /// The database, as given.
+        db: PathBuf,
+        /// The last phase its journal records.
+        phase: &'static str,
+        /// The journal.
+        journal: PathBuf,
+    },
     /// SQLite refused to write the output database.
     OutputDatabase {
         /// What the run was doing.
@@ -85,7 +105,9 @@ impl Error {
             | Error::NotADatabase { .. }
             | Error::Refused { .. }
             | Error::InvalidProfile { .. } => true,
+            Error::RepairStopped { cause, .. } => cause.is_refusal(),
             Error::Output(_)
+            | Error::Write { .. }
             | Error::OutputDatabase { .. }
             | Error::WorkerPanicked { .. }
             | Error::VerificationFailed { .. } => false,
@@ -125,6 +147,13 @@ impl Error {
                 "the report says what failed; the source is untouched and the run can be repeated"
                     .into(),
             ),
+            Error::RepairStopped { cause, db, .. } => {
+                let db = db.display();
+                let first = cause.hint().map_or(String::new(), |h| format!("{h}; then "));
+                Some(format!(
+                    "{first}`salvage repair {db} --resume` goes on from where it stopped, or `salvage repair {db} --rollback` ends it with the original in place"
+                ))
+            }
             _ => None,
         }
     }
@@ -151,6 +180,18 @@ impl fmt::Display for Error {
             Error::Refused { what, .. } => f.write_str(what),
             Error::InvalidProfile { why } => write!(f, "invalid profile: {why}"),
             Error::Output(e) => write!(f, "cannot write output: {e}"),
+            Error::Write { path, source } => write!(f, "cannot write `{}`: {source}", path.display()),
+            Error::RepairStopped {
+                cause,
+                db,
+                phase,
+                journal,
+            } => write!(
+                f,
+                "{cause}; the repair of `{}` stopped after the phase `{phase}` (its journal: `{}`); the original is intact",
+                db.display(),
+                journal.display()
+            ),
             Error::OutputDatabase { doing, error } => {
                 write!(f, "cannot write the output database ({doing}): {error}")
             }
@@ -177,7 +218,10 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Source { source, .. } | Error::Output(source) => Some(source),
+            Error::Source { source, .. } | Error::Output(source) | Error::Write { source, .. } => {
+                Some(source)
+            }
+            Error::RepairStopped { cause, .. } => Some(cause.as_ref()),
             Error::OutputDatabase { error, .. } => Some(error),
             _ => None,
         }

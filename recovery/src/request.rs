@@ -21,6 +21,8 @@ pub struct RecoverOptions {
     pub allow_partial: bool,
     /// Rebuild lost rows from their surviving index entries and full-text copies.
     pub partial_rows: bool,
+    /// Write placeholder parents for children whose parent row is lost.
+    pub placeholders: bool,
     /// The write-ahead log to read.
     pub wal: Log,
     /// The hot rollback journal to roll back.
@@ -53,6 +55,7 @@ impl RecoverOptions {
             report: None,
             allow_partial: false,
             partial_rows: true,
+            placeholders: true,
             wal: Log::Beside,
             journal: Log::Beside,
             profile: ProfileChoice::Auto,

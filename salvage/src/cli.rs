@@ -80,7 +80,7 @@ pub enum Command {
     /// alone; 3: loss recorded, the recovery put in place (--allow-partial); 4: loss
     /// detected, the original untouched; 2: refused; 1: failed.
     #[command(
-        after_help = "Examples:\n  salvage repair state.db\n  salvage repair state.db --allow-partial\n  salvage repair state.db --resume\n  salvage repair state.db --rollback"
+        after_help = "Examples:\n  salvage repair state.db\n  salvage repair state.db --allow-partial\n  salvage repair state.db --resume\n  salvage repair state.db --rollback\n  salvage repair state.db --abandon"
     )]
     Repair(RepairArgs),
     /// Copy a database and its sidecars byte for byte into a new evidence bundle folder
@@ -177,21 +177,34 @@ pub struct RestoreArgs {
 /// Arguments of `salvage repair`.
 #[derive(Debug, clap::Args)]
 pub struct RepairArgs {
-    /// The database, at the path its application opens.
+    /// The database, at the path its application opens. A symbolic link is followed: the
+    /// file it points to is repaired (its -wal and -journal lie beside that file), and
+    /// the link stays a link.
     pub db: PathBuf,
     /// Put a recovery with loss in place (exit 3) instead of leaving the original (exit 4).
     #[arg(long)]
     pub allow_partial: bool,
+    /// Write placeholder parents (for children whose parent row is lost) into the
+    /// repaired database; without it the children keep their references and the loss is
+    /// reported.
+    #[arg(long)]
+    pub placeholders: bool,
     /// The archive folder for the original and its sidecars (default:
     /// DB.salvage-<UTC timestamp>). Must not exist.
     #[arg(long, value_name = "DIR")]
     pub archive: Option<PathBuf>,
     /// Finish a repair that stopped (its journal says where).
-    #[arg(long, conflicts_with = "rollback")]
+    #[arg(long, conflicts_with_all = ["rollback", "abandon"])]
     pub resume: bool,
-    /// Undo a repair that stopped: the original back at its path.
-    #[arg(long)]
+    /// Undo a repair that stopped: the original back at its path. Refused when the
+    /// application has written to the database since it was archived.
+    #[arg(long, conflicts_with = "abandon")]
     pub rollback: bool,
+    /// End a repair that stopped without touching the database's path: for a database
+    /// the application has written to since it was archived. The repair's own files
+    /// beside it are removed; the archive and the report are kept.
+    #[arg(long)]
+    pub abandon: bool,
     /// No progress on stderr (the summary and any error are still printed).
     #[arg(short, long)]
     pub quiet: bool,

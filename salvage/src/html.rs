@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use recovery::report::map::{MapRun, Orphan};
 use recovery::report::LossReport;
 
-use crate::report::{accepted_later, next_step_text, run_record, verdict, SOURCE_UNCHANGED};
+use crate::report::{
+    accepted_later, next_step_text, repair_state, run_record, verdict, SOURCE_UNCHANGED,
+};
 
 /// Text of the report (names come from the damaged file) made safe to place in HTML.
 fn esc(s: &str) -> String {
@@ -81,7 +83,9 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
         "<p id=\"verdict\" class=\"verdict {tone}\">{}</p>",
         esc(verdict)
     );
-    let output = if r.output.committed {
+    let output = if let Some(state) = repair_state(r) {
+        esc(&state)
+    } else if r.output.committed {
         match &r.output.accepted {
             Some(a) => format!(
                 "<code>{}</code> ({})",

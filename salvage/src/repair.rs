@@ -12,10 +12,13 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
         db: args.db.clone(),
         archive: args.archive.clone(),
         allow_partial: args.allow_partial,
+        placeholders: args.placeholders,
         action: if args.resume {
             Action::Resume
         } else if args.rollback {
             Action::Rollback
+        } else if args.abandon {
+            Action::Abandon
         } else {
             Action::Start
         },
@@ -24,20 +27,25 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
             ..Provenance::default()
         },
     };
-    let db = args.db.display();
     let done = recovery::repair::repair(&options, crate::progress::observer(args.quiet).as_ref())?;
-    Ok(match done {
+    let db = match done.db.link() {
+        Some(link) => format!("`{}` (a link to `{}`)", link.display(), done.db.file.display()),
+        None => format!("`{}`", args.db.display()),
+    };
+    let again = args.db.display();
+    Ok(match done.outcome {
         Repaired::Healthy => {
-            eprintln!("salvage repair: `{db}` is healthy (every page as the format says, SQLite's integrity check ok): nothing to repair, nothing moved");
+            eprintln!("salvage repair: {db} is healthy (SQLite's integrity check ok on the database as SQLite opens it, its log included; every page as the format says): nothing to repair, nothing moved");
             Exit::Clean
         }
         Repaired::Replaced {
             partial,
             archive,
+            manifest_sha256,
             report,
         } => {
             eprintln!(
-                "salvage repair: `{db}` {}\n  the original and its sidecars: `{}` (check it: salvage verify {})\n  report: `{}`",
+                "salvage repair: {db} {}\n  the original and its sidecars: `{}` (check it: salvage verify {})",
                 if partial {
                     "is replaced by a recovery WITH LOSS (allowed by --allow-partial)"
                 } else {
@@ -45,8 +53,11 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
                 },
                 archive.display(),
                 archive.display(),
-                report.display()
             );
+            if let Some(sha) = manifest_sha256 {
+                eprintln!("  the archive's manifest: SHA-256 {sha} (record it in the case notes)");
+            }
+            eprintln!("  report: `{}`", report.display());
             if partial {
                 Exit::Damaged
             } else {
@@ -55,14 +66,21 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
         }
         Repaired::Withheld { shadow, report } => {
             eprintln!(
-                "salvage repair: LOSS DETECTED; `{db}` is untouched\n  the recovery: `{}`\n  report: `{}`\n  hint: `salvage repair {db} --resume --allow-partial` puts it in place; `salvage repair {db} --rollback` ends the repair",
+                "salvage repair: LOSS DETECTED; {db} is untouched\n  the recovery: `{}`\n  report: `{}`\n  hint: `salvage repair {again} --resume --allow-partial` puts it in place; `salvage repair {again} --rollback` ends the repair",
                 shadow.display(),
                 report.display()
             );
             Exit::Withheld
         }
         Repaired::RolledBack { steps } => {
-            eprintln!("salvage repair: the original is back at `{db}`");
+            eprintln!("salvage repair: the original is back at {db}");
+            for s in steps {
+                eprintln!("  {s}");
+            }
+            Exit::Clean
+        }
+        Repaired::Abandoned { steps } => {
+            eprintln!("salvage repair: the repair of {db} is ended; the database is as the application left it");
             for s in steps {
                 eprintln!("  {s}");
             }

@@ -130,6 +130,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
         "{}{}",
         if markdown { "**Output:** " } else { "output: " },
         match r.output.location {
+            _ if r.repair.is_some() => repair_state(r).unwrap_or_default(),
             _ if committed => match &r.output.accepted {
                 Some(a) => format!("`{}` ({})", printable(&r.run.dest_path), accepted_later(a)),
                 None => format!("`{}`", printable(&r.run.dest_path)),
@@ -210,6 +211,11 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<
         // The source was given through a symbolic link: the path the person typed.
         ("given as", run.source_link.clone().unwrap_or_default()),
     ];
+    if let Some(repair) = &run.repair {
+        fields.push(("repair of", repair.db_path.clone()));
+        fields.push(("given as", repair.db_link.clone().unwrap_or_default()));
+        fields.push(("archive", repair.archive_path.clone()));
+    }
     fields.retain(|(_, v)| !v.is_empty());
     // An evidence file's BLAKE3 before and after tell whether it changed, and so does
     // the file system.
@@ -553,11 +559,64 @@ pub fn commit_command(r: &LossReport) -> String {
     command
 }
 
+/// Where a repair stands with this recovery, as a sentence; `None` for a recovery that is
+/// not a repair's.
+pub fn repair_state(r: &LossReport) -> Option<String> {
+    use recovery::report::RepairState;
+    let (record, paths) = (r.repair.as_ref()?, r.run.repair.as_ref()?);
+    let db = printable(paths.db_link.as_ref().unwrap_or(&paths.db_path));
+    let archive = printable(&paths.archive_path);
+    Some(match record.state {
+        RepairState::Pending => format!(
+            "recovered for the repair of `{db}`, not yet put in place (kept as `{}`)",
+            printable(&r.run.dest_path)
+        ),
+        RepairState::Withheld => format!(
+            "withheld by the repair of `{db}` for its loss (kept as `{}`); `{db}` is untouched",
+            incomplete(r)
+        ),
+        RepairState::InPlace => format!(
+            "put in place at `{db}` by the repair{}{}; the original and its sidecars are archived in `{archive}`",
+            if record.wal_mode {
+                ", in write-ahead-log mode as the original was"
+            } else {
+                ""
+            },
+            record
+                .sha256_in_place
+                .as_ref()
+                .map_or(String::new(), |h| format!(" (SHA-256 {h})"))
+        ),
+        RepairState::RolledBack => format!(
+            "not kept: the repair was rolled back and the original is back at `{db}` (`salvage recover {archive} -o FILE` makes this recovery again)"
+        ),
+        RepairState::Abandoned => format!(
+            "not used: the repair was ended and `{db}` left as the application had written it since (`salvage recover {archive} -o FILE` makes this recovery again)"
+        ),
+    })
+}
+
+/// What the person should do next after a repair, as a sentence or two.
+fn repair_next_step(r: &LossReport) -> Option<String> {
+    use recovery::report::RepairState;
+    let (record, paths) = (r.repair.as_ref()?, r.run.repair.as_ref()?);
+    let db = shell_words(&[printable(paths.db_link.as_ref().unwrap_or(&paths.db_path))]);
+    Some(match record.state {
+        RepairState::Pending => format!("The repair stopped before the recovery was put in place: `salvage repair {db} --resume` finishes it, `salvage repair {db} --rollback` ends it with the original in place."),
+        RepairState::Withheld => format!("The repair withheld this recovery because rows are missing; the database is untouched. To accept the loss and put it in place, run `salvage repair {db} --resume --allow-partial`; to end the repair, `salvage repair {db} --rollback`."),
+        RepairState::InPlace if clean(r) => format!("The repaired database is in place; keep the archive `{}` as the original's record (`salvage verify` it).", printable(&paths.archive_path)),
+        RepairState::InPlace => "Review the tables above: the repaired database in place holds what was recovered, with rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string(),
+        RepairState::RolledBack | RepairState::Abandoned => "Nothing: the repair is over and the database is as it was; this report and the archive stay as its record.".to_string(),
+    })
+}
+
 /// What the person should do next, as a sentence or two.
 pub fn next_step_text(r: &LossReport) -> String {
     let flags = &r.flags;
     let committed = r.output.committed;
-    if clean(r) {
+    if let Some(step) = repair_next_step(r) {
+        step
+    } else if clean(r) {
         "Use the output as the database; keep the source as evidence.".to_string()
     } else if !flags.verified || !r.source.unchanged {
         format!("Do not use the output. Keep `{}` and the source for inspection, and report the run with this report attached.", incomplete(r))

@@ -308,6 +308,15 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     Ok(manifest)
 }
 
+/// The SHA-256 of the manifest of the bundle at `dir`: the anchor an examiner records
+/// outside the bundle, which `verify --manifest-sha256` checks.
+pub fn manifest_sha256(dir: &Path) -> Result<String, Error> {
+    let path = dir.join(MANIFEST);
+    hash_file(&path)
+        .map(|h| h.sha256)
+        .map_err(|source| Error::Source { path, source })
+}
+
 /// Writes `manifest` into the bundle being made at `partial` (atomically, synced) and
 /// makes it and every file it lists read-only.
 pub fn seal(partial: &Path, manifest: &Manifest) -> std::io::Result<()> {

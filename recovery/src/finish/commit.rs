@@ -108,6 +108,7 @@ pub fn commit(
         report_path: shown(&paths.report),
         wal_path: paths.wal.as_deref().map(shown),
         journal_path: paths.journal.as_deref().map(shown),
+        repair: None,
     };
     let loss = report.flags.loss_detected;
     let commit = verified && unchanged && (!loss || request.allow_partial);
@@ -184,7 +185,7 @@ fn place(
 /// Writes the report whole and syncs it; `create_new`: it never overwrites a file. A
 /// report that cannot be written whole (a full disk) is removed: a report is complete or
 /// absent, never a stub that blocks the next run.
-pub(super) fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
+pub(crate) fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
     use std::io::Write;
     let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::Output(e.into()))?;
     text.push('\n');

@@ -13,7 +13,7 @@ use crate::request::Request;
 use crate::Recovery;
 
 pub mod accept;
-mod commit;
+pub(crate) mod commit;
 pub(crate) mod verify;
 mod vtab;
 

@@ -25,14 +25,20 @@ pub enum Phase {
     /// The recovery found loss and was not allowed to be put in place: the original is
     /// untouched, the shadow kept as `SHADOW.incomplete`.
     Withheld,
-    /// The shadow passed SQLite's integrity check.
+    /// The shadow passed SQLite's integrity check, in the original's journal mode.
     Verified,
-    /// The old sidecars are gone from beside the database (each matched its archived copy).
-    SidecarsRemoved,
+    /// Each old `-wal` and `-journal` beside the database is exchanged with an empty
+    /// folder (the old file kept at `DB.salvage-old-wal`, `DB.salvage-old-journal`): until
+    /// the swap is over, SQLite cannot open the database at all, rather than read the
+    /// original without its log or the recovery with the original's log. (A journal of
+    /// format 1 spelt this phase `sidecars_removed`: the old sidecars removed, none fenced.)
+    #[serde(alias = "sidecars_removed")]
+    Fenced,
     /// The shadow is at the database's path; the original is at the shadow's path (or
     /// the aside path).
     Swapped,
-    /// The original's leftover copy is removed; the repair is over.
+    /// The fences and the old sidecars are gone, the original's leftover copy removed;
+    /// the repair is over.
     Done,
 }
 
@@ -45,7 +51,7 @@ impl Phase {
             Phase::Recovered => "recovered",
             Phase::Withheld => "withheld",
             Phase::Verified => "verified",
-            Phase::SidecarsRemoved => "sidecars_removed",
+            Phase::Fenced => "fenced",
             Phase::Swapped => "swapped",
             Phase::Done => "done",
         }
@@ -57,8 +63,11 @@ impl Phase {
 pub struct Journal {
     /// The layout version.
     pub format_version: u32,
-    /// The database repaired, absolute.
+    /// The database repaired: the file itself, every symbolic link on the way resolved.
     pub db: PathBuf,
+    /// The path the repair was asked for, when it is a symbolic link to `db`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_link: Option<PathBuf>,
     /// The archive bundle of the original.
     pub archive: PathBuf,
     /// Where the recovery is written before it is put in place.
@@ -78,12 +87,23 @@ pub struct Journal {
     /// The archived files, as the archive's manifest lists them.
     #[serde(default)]
     pub archived: Vec<ManifestFile>,
-    /// SHA-256 of the recovered database, once verified.
+    /// SHA-256 of the recovered database, once verified (in the original's journal
+    /// mode: what is put at the database's path).
     #[serde(default)]
     pub recovered_sha256: Option<String>,
+    /// SHA-256 of a recovery withheld for its loss (`SHADOW.incomplete`), as its report
+    /// records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld_sha256: Option<String>,
     /// Whether the recovery had loss (it was put in place with `--allow-partial`).
     #[serde(default)]
     pub partial: bool,
+    /// Whether placeholder parents may be written into the recovery (`--placeholders`).
+    #[serde(default)]
+    pub placeholders: bool,
+    /// The original was in write-ahead-log mode: the recovery is put in that mode too.
+    #[serde(default)]
+    pub wal_mode: bool,
 }
 
 impl Journal {
@@ -91,6 +111,9 @@ impl Journal {
     pub fn path_for(db: &Path) -> PathBuf {
         beside(db, ".salvage-repair.json")
     }
+
+    /// The layout version this build writes.
+    pub const FORMAT_VERSION: u32 = 2;
 
     /// Reads the journal of the database at `db`, if there is one.
     pub fn read(db: &Path) -> Result<Option<Journal>, Error> {
@@ -118,14 +141,18 @@ impl Journal {
     pub fn write(&mut self) -> Result<(), Error> {
         self.updated_utc = utc(now());
         let json = serde_json::to_vec_pretty(self).map_err(|e| Error::Output(e.into()))?;
-        write_atomically(&Journal::path_for(&self.db), &json).map_err(Error::Output)
+        let path = Journal::path_for(&self.db);
+        write_atomically(&path, &json).map_err(|source| Error::Write { path, source })
     }
 
     /// Removes the journal: the repair is over (finished or undone).
     pub fn remove(&self) -> Result<(), Error> {
         let path = Journal::path_for(&self.db);
-        std::fs::remove_file(&path).map_err(Error::Output)?;
-        crate::bundle::files::sync_parent(&path).map_err(Error::Output)
+        std::fs::remove_file(&path).map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?;
+        crate::bundle::files::sync_parent(&path).map_err(|source| Error::Write { path, source })
     }
 
     /// The archived file of `role` (`database`, `wal`, `shm`, `journal`).

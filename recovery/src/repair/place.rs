@@ -1,5 +1,6 @@
 //! What putting a database in place needs from the operating system: who holds SQLite's
-//! locks on it, an atomic exchange of two paths, and room on a filesystem.
+//! locks on it, SQLite's own locks held while files move, an atomic exchange of two paths,
+//! a rename that never replaces, an exclusive claim on a repair, and room on a filesystem.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -41,6 +42,201 @@ pub fn lock_holder(path: &Path) -> Option<Holder> {
         pid: lock.l_pid,
         write: lock.l_type == libc::F_WRLCK as libc::c_short,
     })
+}
+
+/// SQLite's locks on a database's files, held as a writer holds them: while they are held
+/// no SQLite connection of another process can read or write the database (it waits, then
+/// gets `SQLITE_BUSY`, as it would behind any writer). Open file description locks
+/// (`F_OFD_SETLK`), which conflict with the POSIX locks SQLite takes, and which closing
+/// another descriptor of the same file in this process does not drop. Released when
+/// dropped.
+#[derive(Debug, Default)]
+pub struct Held {
+    /// The files whose locks are held, kept open.
+    files: Vec<std::fs::File>,
+}
+
+/// Where SQLite locks a file: the database's lock bytes (`PENDING_BYTE` at 1 GiB, then
+/// the reserved byte and the 510 shared bytes: SQLite's `os_unix.c`), or a `-shm`'s
+/// eight write-ahead-log locks and its dead-man switch (bytes 120 to 128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockBytes {
+    /// A database file.
+    Database,
+    /// A `-shm` (wal-index) file.
+    Shm,
+}
+
+impl LockBytes {
+    /// The first byte and the length of the range.
+    fn range(self) -> (i64, i64) {
+        match self {
+            LockBytes::Database => (0x4000_0000, 512),
+            LockBytes::Shm => (120, 9),
+        }
+    }
+}
+
+impl Held {
+    /// Takes the write lock of `bytes` on the file at `path` as well, without waiting.
+    /// `Err` with the holder when another process holds a lock there; a file this user
+    /// cannot open for writing, or a platform without such locks, is only tested
+    /// ([`lock_holder`]), not locked.
+    pub fn add(&mut self, path: &Path, bytes: LockBytes) -> Result<(), Busy> {
+        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(path) else {
+            return match lock_holder(path) {
+                Some(h) => Err(Busy { path: path.to_path_buf(), holder: Some(h) }),
+                None => Ok(()),
+            };
+        };
+        match ofd_write_lock(&file, bytes.range()) {
+            Ok(true) => {
+                self.files.push(file);
+                Ok(())
+            }
+            Ok(false) => Err(Busy { path: path.to_path_buf(), holder: lock_holder(path) }),
+            // No open file description locks here: tested instead.
+            Err(_) => match lock_holder(path) {
+                Some(h) => Err(Busy { path: path.to_path_buf(), holder: Some(h) }),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// A file on which another process holds a lock.
+#[derive(Clone, Debug)]
+pub struct Busy {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Who holds the lock, when the system says.
+    pub holder: Option<Holder>,
+}
+
+/// Takes an open file description write lock on `range` of `file` without waiting:
+/// `Ok(false)` when another holds a conflicting lock.
+#[cfg(target_os = "linux")]
+fn ofd_write_lock(file: &std::fs::File, (start, len): (i64, i64)) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: `flock` is plain data; F_OFD_SETLK reads it for an open descriptor this
+    // function borrows for the duration of the call.
+    #[allow(unsafe_code)]
+    // reason: no safe wrapper in the workspace's crates takes an open file description lock
+    let rc = unsafe {
+        let mut lock: libc::flock = std::mem::zeroed();
+        lock.l_type = libc::F_WRLCK as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_start = start;
+        lock.l_len = len;
+        lock.l_pid = 0; // required of open file description locks
+        libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &lock)
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN | libc::EACCES) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// Elsewhere there are no open file description locks.
+#[cfg(not(target_os = "linux"))]
+fn ofd_write_lock(_: &std::fs::File, _: (i64, i64)) -> std::io::Result<bool> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// An exclusive claim on one repair of a database: a lock (`flock`) on the file
+/// `DB.salvage-repair.lock`, which is removed when the claim is dropped. Two runs started
+/// at the same instant cannot both hold it; a claim left by a run that died is taken over
+/// (the lock went with the process).
+#[derive(Debug)]
+pub struct Claim {
+    /// The lock file, open and locked.
+    file: std::fs::File,
+    /// Its path.
+    path: std::path::PathBuf,
+}
+
+impl Claim {
+    /// Takes the claim at `path`, or says which process holds it. The file is created if
+    /// missing; after locking, its path must still name the locked file (a run that was
+    /// ending may have removed it meanwhile), or the claim is taken again.
+    pub fn take(path: &Path) -> std::io::Result<Result<Claim, Option<i32>>> {
+        use std::io::{Read as _, Write as _};
+        use std::os::unix::fs::MetadataExt as _;
+        for _ in 0..100 {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)?;
+            if let Err(e) = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                if e == rustix::io::Errno::WOULDBLOCK {
+                    let mut pid = String::new();
+                    let _ = file.read_to_string(&mut pid);
+                    return Ok(Err(pid.trim().parse().ok()));
+                }
+                return Err(e.into());
+            }
+            let (held, named) = (file.metadata()?, std::fs::metadata(path));
+            if named.is_ok_and(|n| n.ino() == held.ino() && n.dev() == held.dev()) {
+                file.set_len(0)?;
+                file.write_all(std::process::id().to_string().as_bytes())?;
+                return Ok(Ok(Claim {
+                    file,
+                    path: path.to_path_buf(),
+                }));
+            }
+        }
+        Err(std::io::Error::other("the repair's lock file kept changing"))
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // Removed while still locked: a run that opened it meanwhile finds its path gone
+        // and takes the claim again on a new file.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
+    }
+}
+
+/// Renames `from` to `to` when nothing is at `to`, atomically (Linux
+/// `renameat2(RENAME_NOREPLACE)`); where the filesystem cannot, a file is linked to `to`
+/// (which fails if anything is there) and its old name removed. Fails with
+/// `AlreadyExists` when `to` exists. The folders are synced.
+pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    let (cf, ct) = (
+        CString::new(from.as_os_str().as_bytes())?,
+        CString::new(to.as_os_str().as_bytes())?,
+    );
+    // SAFETY: both paths are NUL-terminated strings that outlive the call.
+    #[allow(unsafe_code)]
+    // reason: std has no rename that refuses to replace
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            cf.as_ptr(),
+            libc::AT_FDCWD,
+            ct.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {
+                std::fs::hard_link(from, to)?;
+                std::fs::remove_file(from)?;
+            }
+            _ => return Err(e),
+        }
+    }
+    crate::bundle::files::sync_parent(to)?;
+    crate::bundle::files::sync_parent(from)
 }
 
 /// The command line of process `pid`, where `/proc` shows it.

@@ -390,6 +390,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             sha256: None,
             accepted: None,
         },
+        repair: None,
         run: RunPaths {
             started_utc: String::new(),
             finished_utc: String::new(),
@@ -403,6 +404,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             report_path: String::new(),
             wal_path: None,
             journal_path: None,
+            repair: None,
         },
     }
 }

@@ -70,6 +70,9 @@ pub struct LossReport {
     pub warnings: Vec<String>,
     /// Whether the output was committed, and where it is.
     pub output: OutputState,
+    /// What `salvage repair` did with this recovery; absent for `salvage recover`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairRecord>,
     /// The paths of the run, which differ between runs: the only place they appear.
     pub run: RunPaths,
 }
@@ -543,6 +546,53 @@ pub struct OutputState {
     pub accepted: Option<Accepted>,
 }
 
+/// What a repair did with its recovery, as it stands: the repair rewrites it at each
+/// decision (withheld, put in place, rolled back, abandoned).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairRecord {
+    /// Where the repair stands.
+    pub state: RepairState,
+    /// The recovery was put in write-ahead-log mode, as the original was: what is at the
+    /// database's path then differs from `output.sha256` in its header.
+    #[serde(default)]
+    pub wal_mode: bool,
+    /// SHA-256 of the recovery as the repair put it at the database's path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256_in_place: Option<String>,
+    /// When the state was recorded (UTC, RFC 3339).
+    pub utc: String,
+}
+
+/// Where a repair stands with its recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairState {
+    /// Recovered and not yet in place: the repair stopped, or is running.
+    Pending,
+    /// Withheld for its loss: the original is untouched.
+    Withheld,
+    /// Put at the database's path; the original and its sidecars are in the archive.
+    InPlace,
+    /// Rolled back: the original is back at the database's path; the recovery is not
+    /// kept (the archive recovers into it again).
+    RolledBack,
+    /// Ended without touching the database's path, which the application had written to
+    /// since it was archived.
+    Abandoned,
+}
+
+/// The paths of a repair, in the report's `run`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairPaths {
+    /// The database repaired: the file itself.
+    pub db_path: String,
+    /// The path the repair was asked for, when it is a symbolic link to `db_path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_link: Option<String>,
+    /// The archive of the original and its sidecars.
+    pub archive_path: String,
+}
+
 /// A withheld output committed later, its loss accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Accepted {
@@ -616,4 +666,7 @@ pub struct RunPaths {
     /// The rollback journal read; absent when none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_path: Option<String>,
+    /// The repair this recovery is part of (`salvage repair`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairPaths>,
 }

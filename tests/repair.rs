@@ -1,0 +1,548 @@
+//! `salvage repair` at the edges: a database reached through a symbolic link, an
+//! application that writes between two steps, a healthy WAL database, refusals that must
+//! make nothing, paths that are a database's own, two repairs at once, a rollback that
+//! must not empty the path, and what the report says after each. The rule throughout: no
+//! committed row is ever absent from the path the application opens, by count and by
+//! content.
+
+use std::path::{Path, PathBuf};
+
+use crate::custody::{
+    assert_originals_kept, assert_path_consistent, canonical_rows, check, damaged_wal_store,
+    originals, repair, sha256, Got,
+};
+use crate::{Scratch, TestResult};
+
+/// A notes application's database in write-ahead-log mode at `path`, as the application
+/// left it when it stopped: 300 notes in the main file, 40 more and an edit only in its
+/// `-wal` (never checkpointed), page size 8192, `user_version` 7 and an `application_id`.
+/// `damaged`: the full-text index over the notes has its last block garbled (SQLite's
+/// integrity check fails, every note still reads, the application still writes): a
+/// database to repair. Else healthy, with two notes whose folder was deleted (foreign
+/// keys off, SQLite's default: legal).
+fn notes_app(path: &Path, damaged: bool) -> Got<()> {
+    let build = path.with_extension("build");
+    std::fs::create_dir_all(&build)?;
+    let db = build.join("notes.db");
+    let conn = rusqlite::Connection::open(&db)?;
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         PRAGMA page_size = 8192;
+         PRAGMA journal_mode = WAL;
+         PRAGMA wal_autocheckpoint = 0;
+         PRAGMA user_version = 7;
+         PRAGMA application_id = 1313817409;
+         CREATE TABLE folders(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+         CREATE TABLE notes(id INTEGER PRIMARY KEY, folder INTEGER REFERENCES folders(id), body TEXT);
+         CREATE VIRTUAL TABLE notes_fts USING fts5(body, content='notes', content_rowid='id');
+         INSERT INTO folders VALUES (1, 'inbox'), (2, 'work'), (3, 'gone');
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+         INSERT INTO notes SELECT x, 1 + x % 3, 'note ' || x || ' about the garden and the sea' FROM i;
+         INSERT INTO notes_fts(notes_fts) VALUES ('rebuild');
+         DELETE FROM folders WHERE id = 3;
+         PRAGMA wal_checkpoint(TRUNCATE);
+         WITH RECURSIVE i(x) AS (SELECT 301 UNION ALL SELECT x + 1 FROM i WHERE x < 340)
+         INSERT INTO notes SELECT x, 2, 'written only to the log ' || x FROM i;
+         UPDATE notes SET body = 'edited in the log' WHERE id = 7;
+         INSERT INTO notes_fts(notes_fts) VALUES ('rebuild');",
+    )?;
+    if damaged {
+        let id: i64 = conn.query_row("SELECT max(id) FROM notes_fts_data", [], |r| r.get(0))?;
+        let mut block: Vec<u8> =
+            conn.query_row("SELECT block FROM notes_fts_data WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })?;
+        for b in block.iter_mut().skip(4).take(40) {
+            *b ^= 0x5a;
+        }
+        conn.execute(
+            "UPDATE notes_fts_data SET block = ?1 WHERE id = ?2",
+            rusqlite::params![block, id],
+        )?;
+    }
+    // The files as the application left them: copied while its connection is open, so
+    // that the log is not checkpointed away on close.
+    std::fs::copy(&db, path)?;
+    std::fs::copy(build.join("notes.db-wal"), sidecar(path, "-wal"))?;
+    drop(conn);
+    std::fs::remove_dir_all(&build)?;
+    Ok(())
+}
+
+/// `path` with `suffix` appended to its name.
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    recovery::request::with_suffix(path, suffix)
+}
+
+/// The notes SQLite reads at `db` now, in order: (id, body). Read-only, as a reader
+/// that leaves the log as it is (a connection that may write checkpoints the log into the
+/// database when it closes).
+fn notes(db: &Path) -> Got<Vec<(i64, String)>> {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let rows = conn
+        .prepare("SELECT id, body FROM notes ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// Every file name in `dir`, sorted.
+fn listing(dir: &Path) -> Got<Vec<String>> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
+    v.sort();
+    Ok(v)
+}
+
+/// Names a repair makes beside a database, none of which may be left by a repair that
+/// ended (rolled back, abandoned, done) or refused.
+fn repair_leftovers(names: &[String]) -> Vec<&String> {
+    names
+        .iter()
+        .filter(|n| {
+            [
+                ".salvage-new",
+                ".salvage-old",
+                ".salvage-restore",
+                ".salvage-repair.json",
+                ".salvage-repair.lock",
+                ".incomplete",
+            ]
+            .iter()
+            .any(|m| n.contains(m))
+        })
+        .collect()
+}
+
+/// A database reached through a symbolic link in another folder is repaired where it is:
+/// its log, beside the file and not beside the link, is archived and recovered (every row
+/// only the log holds is at the live path afterwards), the link stays a link to the
+/// repaired file, and the report names both paths. `quarantine` and `recover` through the
+/// link read the log too.
+#[test]
+fn a_database_reached_through_a_link_is_repaired_with_its_log() -> TestResult {
+    let dir = Scratch::new("repair-link");
+    std::fs::create_dir_all(dir.path("real"))?;
+    std::fs::create_dir_all(dir.path("app"))?;
+    let made = damaged_wal_store(&dir)?;
+    let real = dir.path("real/state.db");
+    for s in ["", "-wal", "-shm"] {
+        std::fs::rename(sidecar(&made, s), sidecar(&real, s))?;
+    }
+    let link = dir.path("app/link.db");
+    std::os::unix::fs::symlink("../real/state.db", &link)?;
+    let expected = dir.path("expected.db");
+    let by_file = crate::recover_expecting(&real, &expected, &["--allow-partial"], 3)?;
+    assert!(by_file["wal"]["frames_committed"].as_u64() > Some(0));
+    // recover and quarantine through the link read the same log.
+    let through = crate::recover_expecting(&link, &dir.path("through.db"), &["--allow-partial"], 3)?;
+    assert_eq!(through["wal"], by_file["wal"]);
+    assert_eq!(through["tables"], by_file["tables"]);
+    assert_eq!(
+        through["run"]["source_link"].as_str(),
+        Some(link.to_string_lossy().as_ref())
+    );
+    let bundle = dir.path("bundle");
+    let manifest = recovery::bundle::make(&link, &bundle, "quarantine", &Default::default())?;
+    let roles: Vec<&str> = manifest.files.iter().map(|f| f.role.as_str()).collect();
+    assert_eq!(roles, ["database", "wal", "shm"]);
+    let files = originals(&real)?;
+    let (code, err) = repair(&link, &["--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink(), "the link stays a link");
+    assert_eq!(std::fs::read_link(&link)?, Path::new("../real/state.db"));
+    assert_eq!(listing(&dir.path("app"))?, ["link.db"], "nothing made beside the link");
+    assert_eq!(check(&link)?.0, "ok");
+    assert_eq!(canonical_rows(&link)?, canonical_rows(&expected)?);
+    let conn = rusqlite::Connection::open(&link)?;
+    let from_log: i64 = conn.query_row(
+        "SELECT count(*) FROM messages WHERE content LIKE 'written after the checkpoint: %'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(from_log > 0, "the rows only the log held are at the live path");
+    assert_originals_kept(&real, &files)?;
+    let names = listing(&dir.path("real"))?;
+    let report_name = names
+        .iter()
+        .find(|n| n.ends_with(".report.json"))
+        .ok_or("report")?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path("real").join(report_name))?)?;
+    assert_eq!(
+        report["run"]["repair"]["db_link"].as_str(),
+        Some(link.to_string_lossy().as_ref())
+    );
+    assert_eq!(
+        report["run"]["repair"]["db_path"].as_str(),
+        Some(real.canonicalize()?.to_string_lossy().as_ref())
+    );
+    assert_eq!(report["repair"]["state"], "in_place");
+    Ok(())
+}
+
+/// A repair stopped after `verified`, then the application commits a row: `--resume`
+/// refuses, and so does `--rollback`, which leaves the application's file and its log in
+/// place and says what each file is; `--abandon` ends the repair without touching them
+/// and removes what the repair made; a new repair then repairs the newer file, the row
+/// included. The committed row is at the live path at every step.
+#[test]
+fn a_rollback_never_replaces_what_the_application_wrote() -> TestResult {
+    let dir = Scratch::new("repair-app-wrote");
+    let db = dir.path("notes.db");
+    notes_app(&db, true)?;
+    let (code, err) = repair(&db, &[], Some("verified"))?;
+    assert_eq!(code, 99, "{err}");
+    {
+        let conn = rusqlite::Connection::open(&db)?;
+        conn.execute("INSERT INTO notes VALUES (1000, 1, 'the application wrote this')", [])?;
+    }
+    let written = notes(&db)?;
+    assert!(written.contains(&(1000, "the application wrote this".into())));
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("changed since it was archived"), "{err}");
+    let before = (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?);
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("neither the original") && err.contains("--abandon"),
+        "{err}"
+    );
+    assert_eq!((sha256(&db)?, sha256(&sidecar(&db, "-wal"))?), before, "left in place");
+    assert_eq!(notes(&db)?, written);
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(notes(&db)?, written);
+    let names = listing(dir.path("").as_path())?;
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    // The newer file is still damaged: repaired, the application's row kept.
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(notes(&db)?, written);
+    Ok(())
+}
+
+/// The same after the repair put its recovery in place (a stop at `done`) and the
+/// application wrote to it: `--rollback` refuses and leaves it.
+#[test]
+fn a_rollback_after_the_application_wrote_to_the_recovery_refuses() -> TestResult {
+    let dir = Scratch::new("repair-app-wrote-done");
+    let db = dir.path("notes.db");
+    notes_app(&db, true)?;
+    let (code, err) = repair(&db, &[], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    {
+        let conn = rusqlite::Connection::open(&db)?;
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
+        conn.execute("INSERT INTO notes VALUES (1000, 1, 'written to the recovery')", [])?;
+        let (code, err) = repair(&db, &["--rollback"], None)?;
+        assert_eq!(code, 2, "{err}");
+    }
+    let written = notes(&db)?;
+    assert!(written.contains(&(1000, "written to the recovery".into())));
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(notes(&db)?, written);
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(notes(&db)?, written);
+    Ok(())
+}
+
+/// A healthy WAL database, stopped with its log not checkpointed and with notes whose
+/// folder was deleted, is left as it is: exit 0, nothing made or moved, the log still
+/// beside it. A damaged one is repaired into a file that keeps its WAL mode, page size,
+/// `user_version` and `application_id`, every row SQLite read before included.
+#[test]
+fn a_healthy_wal_database_is_left_alone_and_a_repaired_one_keeps_its_header() -> TestResult {
+    let dir = Scratch::new("repair-wal-healthy");
+    let db = dir.path("notes.db");
+    notes_app(&db, false)?;
+    // Read once as the application would: that makes its -shm, the state it leaves.
+    let rows = notes(&db)?;
+    assert!(sidecar(&db, "-wal").metadata()?.len() > 0, "the log is not checkpointed");
+    let before = (listing(dir.path("").as_path())?, originals(&db)?);
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("healthy"), "{err}");
+    assert_eq!(
+        (listing(dir.path("").as_path())?, originals(&db)?),
+        (before.0, before.1),
+        "nothing made or moved"
+    );
+    assert_eq!(notes(&db)?, rows);
+
+    let damaged = dir.path("damaged/notes.db");
+    std::fs::create_dir_all(dir.path("damaged"))?;
+    notes_app(&damaged, true)?;
+    let rows = notes(&damaged)?;
+    let (code, err) = repair(&damaged, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(notes(&damaged)?, rows);
+    let conn = rusqlite::Connection::open(&damaged)?;
+    let header: (String, i64, i64, i64) = conn.query_row(
+        "SELECT (SELECT journal_mode FROM pragma_journal_mode), (SELECT page_size FROM pragma_page_size),
+                (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    assert_eq!(header, ("wal".into(), 8192, 7, 1313817409));
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    assert_eq!(ok, "ok");
+    Ok(())
+}
+
+/// A file that is not a database (text, random bytes, an empty file) is refused with exit
+/// 2 by the path given, and the refusal makes nothing: no archive, no journal, no lock.
+#[test]
+fn a_refused_repair_makes_nothing() -> TestResult {
+    let dir = Scratch::new("repair-refusals");
+    std::fs::write(dir.path("text.txt"), "a shopping list\nbread\n")?;
+    let noise: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(dir.path("noise.bin"), noise)?;
+    std::fs::write(dir.path("empty.db"), b"")?;
+    let before = dir.listing();
+    for name in ["text.txt", "noise.bin", "empty.db", "missing.db"] {
+        let (code, err) = repair(&dir.path(name), &[], None)?;
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(name) && err.contains("hint:"), "{name}: {err}");
+        assert_eq!(dir.listing(), before, "{name}");
+        // Nothing left blocks the next attempt either.
+        let (code, _) = repair(&dir.path(name), &[], None)?;
+        assert_eq!(code, 2, "{name}");
+    }
+    Ok(())
+}
+
+/// `--archive` naming one of the database's own files (its `-journal`, `-wal`, `-shm`)
+/// or one of the repair's (the shadow, the journal), and `quarantine --to` naming a
+/// sidecar, are refused with exit 2 before anything exists: no folder appears where
+/// SQLite looks for a journal, and the database still opens.
+#[test]
+fn an_archive_at_a_database_s_own_file_is_refused() -> TestResult {
+    let dir = Scratch::new("repair-archive-paths");
+    let db = dir.path("notes.db");
+    notes_app(&db, true)?;
+    let before = dir.listing();
+    let rows = notes(&db)?;
+    let before = (dir.listing(), before);
+    for archive in [
+        "notes.db-journal",
+        "notes.db-wal",
+        "notes.db-shm",
+        "notes.db.salvage-new",
+        "notes.db.salvage-new.incomplete",
+        "notes.db.salvage-repair.json",
+        "notes.db.salvage-repair.lock",
+        "notes.db.salvage-old-wal",
+    ] {
+        let target = dir.path(archive);
+        let (code, err) = repair(&db, &["--archive", &target.to_string_lossy()], None)?;
+        assert_eq!(code, 2, "{archive}: {err}");
+        assert_eq!(dir.listing(), before.0, "{archive}");
+        assert_eq!(notes(&db)?, rows, "{archive}");
+    }
+    for to in ["notes.db-journal", "notes.db-wal"] {
+        let (code, _, err) = crate::custody::run(&[
+            "quarantine".as_ref(),
+            db.as_os_str(),
+            "--to".as_ref(),
+            dir.path(to).as_os_str(),
+        ])?;
+        assert_eq!(code, 2, "{to}: {err}");
+        assert_eq!(dir.listing(), before.0, "{to}");
+    }
+    Ok(())
+}
+
+/// While another repair of the same database holds its claim, a second one is refused
+/// with exit 2, naming the process, and makes nothing; once the claim is let go, a
+/// repair runs.
+#[test]
+fn a_second_repair_of_the_same_database_is_refused() -> TestResult {
+    let dir = Scratch::new("repair-twice");
+    let db = dir.path("notes.db");
+    notes_app(&db, true)?;
+    let lock = dir.path("notes.db.salvage-repair.lock");
+    let held = std::fs::File::create(&lock)?;
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive)?;
+    std::fs::write(&lock, std::process::id().to_string())?;
+    let before = dir.listing();
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("another `salvage repair`") && err.contains(&std::process::id().to_string()),
+        "{err}"
+    );
+    assert_eq!(dir.listing(), before);
+    drop(held);
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert!(!lock.exists(), "the claim goes with the run");
+    Ok(())
+}
+
+/// A write that fails partway (here the file-size limit, as a full device would) ends
+/// the repair with exit 1 and a message naming the file it was writing, the phase, the
+/// journal and what to run next; `--rollback` then ends it and leaves nothing.
+#[test]
+fn a_failed_write_names_the_file_the_journal_and_the_next_step() -> TestResult {
+    let dir = Scratch::new("repair-full");
+    let db = dir.path("state.db");
+    fixtures::write_agent_store(&db, 4 << 20, 7)?;
+    let mut bytes = std::fs::read(&db)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
+    std::fs::write(&db, &bytes)?;
+    let before = dir.listing();
+    // The shell ignores SIGXFSZ (so a write past the limit fails instead of killing
+    // the process) and limits files to 1 MiB, then runs the repair.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 2048; exec \"$0\" repair \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_salvage"))
+        .arg(&db)
+        .env_remove("SALVAGE_FAULT_AT")
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("state.db.salvage-2"), "names the file: {err}");
+    assert!(err.contains("salvage-repair.json"), "names the journal: {err}");
+    assert!(err.contains("--resume") && err.contains("--rollback"), "{err}");
+    {
+        use sha2::Digest as _;
+        let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(sha256(&db)?, hex, "the database untouched");
+    }
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(dir.listing(), before);
+    Ok(())
+}
+
+/// A rollback from `done` puts the original back by exchanging the two paths: a watcher
+/// polling the database's path never finds it missing, and a `DB.salvage-repaired` that
+/// was there is not written over. What the repair made is removed.
+#[test]
+fn a_rollback_from_done_never_empties_the_path() -> TestResult {
+    let dir = Scratch::new("repair-rollback-done");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    let bystander = dir.path("state.db.salvage-repaired");
+    std::fs::write(&bystander, b"someone else's file")?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut missing = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if std::fs::symlink_metadata(&db).is_err() {
+                    missing += 1;
+                }
+            }
+            missing
+        })
+    };
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let missing = watcher.join().map_err(|_| "watcher")?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(missing, 0, "the path was empty during the rollback");
+    assert_eq!(originals(&db)?, files, "the original back, with its sidecars");
+    assert_eq!(std::fs::read(&bystander)?, b"someone else's file");
+    std::fs::remove_file(&bystander)?;
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    Ok(())
+}
+
+/// After `--resume --allow-partial` the report says what the repair did (put in place,
+/// accepted by the repair's command line) and gives the repair's own next step, never
+/// `salvage commit` of a file that is gone; a withheld repair's report names
+/// `--resume --allow-partial` and `--rollback`.
+#[test]
+fn a_repair_s_report_says_what_the_repair_did() -> TestResult {
+    let dir = Scratch::new("repair-report");
+    let db = damaged_wal_store(&dir)?;
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 4, "{err}");
+    let report_path = dir
+        .listing()
+        .into_iter()
+        .find(|n| n.ends_with(".report.json"))
+        .map(|n| dir.path(&n))
+        .ok_or("report")?;
+    let render = |path: &Path| -> Got<String> {
+        let (_, text, err) = crate::custody::run(&["report".as_ref(), path.as_os_str()])?;
+        Ok(format!("{text}{err}"))
+    };
+    let withheld = render(&report_path)?;
+    assert!(!withheld.contains("salvage commit"), "{withheld}");
+    assert!(withheld.contains("--resume --allow-partial") && withheld.contains("--rollback"), "{withheld}");
+    let (code, err) = repair(&db, &["--resume", "--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path)?)?;
+    assert_eq!(report["repair"]["state"], "in_place");
+    assert_eq!(report["output"]["committed"], true);
+    let accepted: Vec<&str> = report["output"]["accepted"]["command_line"]
+        .as_array()
+        .ok_or("accepted")?
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert!(accepted.contains(&"repair") && accepted.contains(&"--resume"), "{accepted:?}");
+    assert_eq!(report["repair"]["sha256_in_place"].as_str(), Some(sha256(&db)?.as_str()));
+    let done = render(&report_path)?;
+    assert!(!done.contains("salvage commit") && !done.contains("not committed"), "{done}");
+    assert!(done.contains("put in place"), "{done}");
+    Ok(())
+}
+
+/// A rollback from every phase leaves nothing of the repair's own beside the database
+/// (the archive and its report stay), so the next repair starts.
+#[test]
+fn a_rollback_removes_what_the_repair_made() -> TestResult {
+    for phase in ["archived", "recovered", "verified", "fenced", "swapped"] {
+        let dir = Scratch::new(&format!("repair-rollback-clean-{phase}"));
+        let db = damaged_wal_store(&dir)?;
+        let files = originals(&db)?;
+        let (code, err) = repair(&db, &["--allow-partial"], Some(phase))?;
+        assert_eq!(code, 99, "{phase}: {err}");
+        assert_path_consistent(&db, &files, phase)?;
+        let (code, err) = repair(&db, &["--rollback"], None)?;
+        assert_eq!(code, 0, "{phase}: {err}");
+        assert_eq!(originals(&db)?, files, "{phase}");
+        let names = dir.listing();
+        assert!(repair_leftovers(&names).is_empty(), "{phase}: {names:?}");
+        let (code, err) = repair(&db, &[], None)?;
+        assert_eq!(code, 4, "{phase}: the next repair starts (and is withheld): {err}");
+    }
+    let dir = Scratch::new("repair-rollback-clean-withheld");
+    let db = damaged_wal_store(&dir)?;
+    assert_eq!(repair(&db, &[], None)?.0, 4);
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "withheld: {names:?}");
+    assert_eq!(repair(&db, &[], None)?.0, 4);
+    Ok(())
+}
+
+/// `restore` refused because the application still holds the database says to run the
+/// restore again, not the repair.
+#[test]
+fn the_in_use_hint_names_no_other_command() -> TestResult {
+    let dir = Scratch::new("repair-in-use-hint");
+    let db = dir.path("notes.db");
+    notes_app(&db, false)?;
+    let conn = rusqlite::Connection::open(&db)?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("in use") && !err.contains("run the repair again"), "{err}");
+    conn.execute_batch("ROLLBACK")?;
+    Ok(())
+}
