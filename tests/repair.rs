@@ -143,6 +143,19 @@ fn a_database_reached_through_a_link_is_repaired_with_its_log() -> TestResult {
         through["run"]["source_link"].as_str(),
         Some(link.to_string_lossy().as_ref())
     );
+    let (code, text, err) =
+        crate::custody::run(&["inspect".as_ref(), link.as_os_str(), "--json".as_ref()])?;
+    assert!(code == 0 || code == 3, "{err}");
+    let inspected: serde_json::Value = serde_json::from_str(&text)?;
+    assert!(
+        inspected["sidecars"]["wal"]["frames_committed"].as_u64() > Some(0),
+        "inspect reads the log beside the file: {}",
+        inspected["sidecars"]
+    );
+    assert_eq!(
+        inspected["run"]["source_link"].as_str(),
+        Some(link.to_string_lossy().as_ref())
+    );
     let bundle = dir.path("bundle");
     let manifest = recovery::bundle::make(&link, &bundle, "quarantine", &Default::default())?;
     let roles: Vec<&str> = manifest.files.iter().map(|f| f.role.as_str()).collect();

@@ -19,8 +19,12 @@ pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
 pub fn inspect_file_with(path: &Path, sha256: bool, audit: bool) -> Result<InspectReport, Error> {
     // A bundle (`salvage quarantine`) is read through its database file.
     let path = &crate::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
-    let source = Source::open(path)?;
-    inspect_audited(&source, sha256, audit)
+    // The log and journal lie beside the file a link points to, where SQLite keeps them.
+    let named = crate::dbpath::DatabasePath::resolve(path)?;
+    let source = Source::open(&named.file)?;
+    let mut report = inspect_audited(&source, sha256, audit)?;
+    report.run.source_link = named.link().map(|l| l.display().to_string());
+    Ok(report)
 }
 
 /// Inspects a mapped source.
@@ -60,6 +64,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     };
     let run = RunInfo {
         source_path: source.path.display().to_string(),
+        source_link: None,
     };
     if source.shrank() {
         return Err(Error::Source {

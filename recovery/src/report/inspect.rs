@@ -68,8 +68,12 @@ pub struct SourceInfo {
 /// The only run-dependent part of the document.
 #[derive(Debug, Serialize)]
 pub struct RunInfo {
-    /// The source path as given on the command line.
+    /// The source: the file itself, every symbolic link on the way resolved (its log and
+    /// journal are read from beside it, where SQLite keeps them).
     pub source_path: String,
+    /// The path as given, when it is a symbolic link to `source_path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_link: Option<String>,
 }
 
 /// The database header: what it declares, and what the reader used.
