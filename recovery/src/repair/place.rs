@@ -321,3 +321,56 @@ pub fn integrity(path: &Path) -> Result<(), String> {
             .join("; ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("salvage-place-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// While the locks are held, SQLite cannot read or write the database (busy), and
+    /// they cannot be taken while SQLite holds one of its own.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn held_locks_keep_sqlite_out_and_sqlite_s_keep_them_from_being_taken() {
+        let dir = scratch("held");
+        let db = dir.join("a.db");
+        let app = rusqlite::Connection::open(&db).unwrap();
+        app.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        app.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut held = Held::default();
+        assert!(held.add(&db, LockBytes::Database).is_err(), "a writer holds it");
+        app.execute_batch("ROLLBACK").unwrap();
+        held.add(&db, LockBytes::Database).unwrap();
+        let reader = rusqlite::Connection::open(&db).unwrap();
+        reader.busy_timeout(std::time::Duration::ZERO).unwrap();
+        let read = reader.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0));
+        assert!(
+            matches!(&read, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy),
+            "{read:?}"
+        );
+        drop(held);
+        assert_eq!(reader.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A claim is exclusive while held, and its file goes with it.
+    #[test]
+    fn a_claim_is_exclusive_and_removed_when_dropped() {
+        let dir = scratch("claim");
+        let path = dir.join("a.db.salvage-repair.lock");
+        let first = Claim::take(&path).unwrap().unwrap();
+        let second = Claim::take(&path).unwrap();
+        assert_eq!(second.err(), Some(Some(std::process::id() as i32)));
+        drop(first);
+        assert!(!path.exists());
+        let again = Claim::take(&path).unwrap();
+        assert!(again.is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
