@@ -891,3 +891,62 @@ fn a_damaged_parent_gets_placeholders_and_dangling_references_beside_it_are_told
     );
     Ok(())
 }
+
+/// A healthy file's dangling references are a note of the summary and a section of
+/// `salvage report` in text, Markdown and HTML, and its verdict is COMPLETE (exit 0).
+#[test]
+fn dangling_references_are_rendered_beside_the_tables_not_as_loss() -> TestResult {
+    let dir = crate::Scratch::new("dangling-cli");
+    let src = dir.path("w.db");
+    Connection::open(&src)?.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         CREATE TABLE authors(id INTEGER PRIMARY KEY, name TEXT);
+         CREATE TABLE books(id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES authors(id), title TEXT);
+         INSERT INTO authors VALUES (1, 'A'), (2, 'B');
+         INSERT INTO books(author_id, title) VALUES (1, 'x'), (2, 'y'), (7, 'z');",
+    )?;
+    let dest = dir.path("out.db");
+    let out = crate::recover_file(&src, &dest, &["-q"])?;
+    let stderr = String::from_utf8(out.stderr)?;
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("complete: no loss detected"), "{stderr}");
+    assert!(
+        stderr.contains("note: 1 row of `books` (author_id) references 1 key"),
+        "{stderr}"
+    );
+    let report = dir.path("out.db.report.json");
+    let render = |format: &str| -> Result<String, Box<dyn std::error::Error>> {
+        let out = crate::salvage()
+            .args(["report", "--format", format])
+            .arg(&report)
+            .output()?;
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        Ok(String::from_utf8(out.stdout)?)
+    };
+    let text = render("text")?;
+    assert!(text.contains("verdict: COMPLETE"), "{text}");
+    assert!(text.contains("Dangling references (not loss)"), "{text}");
+    assert!(
+        text.contains("holds (7); `authors` was read whole"),
+        "{text}"
+    );
+    let md = render("markdown")?;
+    assert!(md.contains("## Dangling references (not loss)"), "{md}");
+    let html = render("html")?;
+    let list = html
+        .split("<ul id=\"dangling\">")
+        .nth(1)
+        .and_then(|s| s.split("</ul>").next())
+        .ok_or(html.clone())?;
+    assert!(
+        list.contains("no row of `authors` (id) holds (7)"),
+        "{list}"
+    );
+    // Said once on the page: beside the tables, not again among the warnings.
+    assert_eq!(
+        html.matches("no row of `authors` (id) holds").count(),
+        1,
+        "{html}"
+    );
+    Ok(())
+}
