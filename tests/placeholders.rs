@@ -892,6 +892,58 @@ fn a_damaged_parent_gets_placeholders_and_dangling_references_beside_it_are_told
     Ok(())
 }
 
+/// `placeholders = false`: not one placeholder row is written, every child is kept, and
+/// the lost parents are still loss, with the reason that placeholders were not asked for.
+#[test]
+fn without_placeholders_none_is_written_and_the_loss_is_still_reported() -> TestResult {
+    let c = sessions_lost("sessions-lost-no-placeholders");
+    let done = recover_with(&c.src, &c.dest, |o| {
+        o.allow_partial = true;
+        o.placeholders = false;
+    });
+    assert_eq!(done.outcome, recovery::Outcome::PartialCommitted);
+    assert!(done.verdict().loss_detected);
+    let conn = Connection::open_with_flags(&c.dest, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0));
+    assert_eq!(count("SELECT count(*) FROM sessions")?, 0);
+    assert_eq!(
+        count("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'salvage_placeholders%'")?,
+        0
+    );
+    assert_same_rows(
+        &crate::recover::rows_of(&c.dest, "messages", false),
+        &expected_rows(&c.fixture, "messages"),
+        "messages",
+    );
+    let p = &done.report.placeholders;
+    assert_eq!((p.made.count, p.blocked.count), (0, 12));
+    assert_eq!(p.registry, None);
+    let not_asked = reconstruct::placeholders::Unbuilt::NotAsked.to_string();
+    assert!(
+        done.signals().iter().any(|s| matches!(
+            s,
+            LossSignal::ParentsNotRebuilt { parent, child, keys: 12, reason, .. }
+                if parent == "sessions" && child == "messages" && *reason == not_asked
+        )),
+        "{:?}",
+        done.signals()
+    );
+    assert_eq!(done.table("sessions").map(|t| t.placeholders), Some(0));
+    Ok(())
+}
+
+/// `recover --no-placeholders` asks for none: exit 3 with `--allow-partial`, the loss
+/// reported, every lost parent listed as not rebuilt.
+#[test]
+fn the_cli_asks_for_no_placeholders() -> TestResult {
+    let c = sessions_lost("sessions-lost-no-placeholders-cli");
+    let r = c.recover_expecting(&["--allow-partial", "--no-placeholders"], 3)?;
+    assert_eq!(r["placeholders"]["made"]["count"], 0);
+    assert_eq!(r["placeholders"]["blocked"]["count"], 12);
+    crate::assert_signal!(r, LossSignal::ParentsNotRebuilt { parent, .. } if parent == "sessions");
+    Ok(())
+}
+
 /// A healthy file's dangling references are a note of the summary and a section of
 /// `salvage report` in text, Markdown and HTML, and its verdict is COMPLETE (exit 0).
 #[test]

@@ -18,6 +18,7 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         report: args.report.clone(),
         allow_partial: args.allow_partial,
         partial_rows: !args.no_partial_rows,
+        placeholders: !args.no_placeholders,
         wal: log(args.no_wal, &args.wal),
         journal: log(args.no_journal, &args.journal),
         profile: args.profile.clone(),

@@ -166,6 +166,9 @@ pub struct RebuildInputs<'a> {
     pub profiles: &'a Profiles,
     /// Rebuild partial rows (otherwise they stay evidence).
     pub partial_rows: bool,
+    /// Write placeholder parents for lost parents (otherwise the children keep their
+    /// references, and the loss is reported).
+    pub placeholders: bool,
 }
 
 impl Rebuilt {
@@ -220,6 +223,7 @@ impl Rebuilt {
                 survey: &survey,
                 profiles: inputs.profiles,
                 taken: &taken,
+                make: inputs.placeholders,
             },
             &mut tables,
             &mut ledger,

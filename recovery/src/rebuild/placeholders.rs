@@ -286,6 +286,8 @@ pub struct Context<'c, 's> {
     pub profiles: &'c Profiles,
     /// Names the schema and the run use.
     pub taken: &'c BTreeSet<String>,
+    /// Write placeholders (otherwise lost parents are reported, not rebuilt).
+    pub make: bool,
 }
 
 /// Placeholder parents for children whose parent row is lost (declared foreign keys and
@@ -328,7 +330,7 @@ pub fn rebuild_parents(
             rels: &rels,
             tables: &shapes,
             parents: &parents,
-            make: true,
+            make: cx.make,
         },
     )?;
     out.conn.execute_batch("COMMIT")?;
