@@ -571,3 +571,434 @@ fn the_report_renders_loss_reports_only_and_says_where_the_output_is() -> TestRe
     );
     Ok(())
 }
+
+/// A run in-process, with `choose` setting its options; a run that ends early is a failure.
+fn recover_with(
+    src: &std::path::Path,
+    dest: &std::path::Path,
+    choose: impl FnOnce(&mut recovery::RecoverOptions),
+) -> recovery::Recovery {
+    let mut options = recovery::RecoverOptions::new(src, dest);
+    choose(&mut options);
+    recovery::recover(&options, &recovery::Quiet)
+        .unwrap_or_else(|e| panic!("{}: the run ended: {e}", src.display()))
+}
+
+/// Every table of `src` as SQLite reads it holds in `dest` the same rows (rowid and
+/// values), and `dest` holds no other table.
+fn assert_reads_as_sqlite(src: &std::path::Path, dest: &std::path::Path) -> TestResult {
+    use rusqlite::types::Value as Sql;
+    let open = |p: &std::path::Path| {
+        Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    };
+    let (a, b) = (open(src)?, open(dest)?);
+    let names = |c: &Connection| -> rusqlite::Result<Vec<String>> {
+        c.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")?
+            .query_map([], |r| r.get(0))?
+            .collect()
+    };
+    let tables = names(&a)?;
+    assert_eq!(names(&b)?, tables, "{}: tables", dest.display());
+    let rows = |c: &Connection, t: &str| -> rusqlite::Result<Vec<Vec<Sql>>> {
+        let q = format!("\"{}\"", t.replace('"', "\"\""));
+        // The rowid where the table has one, then every column, in a stable order.
+        let mut stmt = c
+            .prepare(&format!("SELECT rowid, * FROM {q}"))
+            .or_else(|_| c.prepare(&format!("SELECT * FROM {q}")))?;
+        let n = stmt.column_count();
+        let mut all: Vec<Vec<Sql>> = stmt
+            .query_map([], |r| (0..n).map(|i| r.get::<_, Sql>(i)).collect())?
+            .collect::<rusqlite::Result<_>>()?;
+        all.sort_by_key(|row| format!("{row:?}"));
+        Ok(all)
+    };
+    for t in &tables {
+        assert!(
+            rows(&a, t)? == rows(&b, t)?,
+            "{}: rows of `{t}`",
+            dest.display()
+        );
+    }
+    Ok(())
+}
+
+/// Per (child, parent): the child rows, and their distinct keys.
+type Checked = BTreeMap<(String, String), (u64, std::collections::BTreeSet<String>)>;
+
+/// The references `PRAGMA foreign_key_check` finds in `db`, per (child, parent): the
+/// child rows and their distinct keys, each key as the report writes it (`a`, `(a, b)`).
+fn foreign_key_check(db: &std::path::Path) -> rusqlite::Result<Checked> {
+    use rusqlite::types::Value as Sql;
+    let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let violations: Vec<(String, i64, String, i64)> = conn
+        .prepare("PRAGMA foreign_key_check")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Checked::new();
+    for (child, rowid, parent, fk) in violations {
+        let columns: Vec<String> = conn
+            .prepare(&format!("PRAGMA foreign_key_list(\"{child}\")"))?
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(3)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .filter(|(id, _)| *id == fk)
+            .map(|(_, c)| format!("\"{c}\""))
+            .collect();
+        let key: Vec<Sql> = conn.query_row(
+            &format!(
+                "SELECT {} FROM \"{child}\" WHERE rowid = ?1",
+                columns.join(", ")
+            ),
+            [rowid],
+            |r| (0..columns.len()).map(|i| r.get::<_, Sql>(i)).collect(),
+        )?;
+        let one = |v: &Sql| match v {
+            Sql::Integer(i) => i.to_string(),
+            Sql::Text(t) => t.clone(),
+            other => format!("{other:?}"),
+        };
+        let key = match key.as_slice() {
+            [k] => one(k),
+            _ => format!("({})", key.iter().map(one).collect::<Vec<_>>().join(", ")),
+        };
+        let e = out.entry((child, parent)).or_default();
+        e.0 += 1;
+        e.1.insert(key);
+    }
+    Ok(out)
+}
+
+/// Healthy databases whose child rows reference deleted parents (SQLite keeps them: foreign
+/// keys are off by default): once a made-up parent row was written for each, a loss
+/// reported, the output withheld (exit 4). Now each is complete, its rows what SQLite
+/// reads, no placeholder, and the report's dangling references are exactly those
+/// `PRAGMA foreign_key_check` lists in the source, each said in a warning.
+#[test]
+fn healthy_databases_with_dangling_references_recover_complete_as_sqlite_reads_them() -> TestResult
+{
+    let dir = crate::Scratch::new("dangling-healthy");
+    let mut sources = Vec::new();
+    // Integer keys, the parent spread over many pages; text keys; a composite key, one
+    // child with a NULL in it (SQLite checks no such key, nor does the run).
+    let built = dir.path("shop.db");
+    Connection::open(&built)?.execute_batch(
+        // SQLite's default; the bundled build turns foreign keys on.
+        "PRAGMA foreign_keys = OFF;
+         PRAGMA page_size = 4096;
+         CREATE TABLE authors(id INTEGER PRIMARY KEY, name TEXT);
+         CREATE TABLE books(id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES authors(id), title TEXT);
+         CREATE TABLE tags(name TEXT PRIMARY KEY, colour TEXT);
+         CREATE TABLE labels(id INTEGER PRIMARY KEY, tag TEXT REFERENCES tags(name));
+         CREATE TABLE shelves(room TEXT, num INTEGER, PRIMARY KEY(room, num)) WITHOUT ROWID;
+         CREATE TABLE placed(id INTEGER PRIMARY KEY, room TEXT, num INTEGER, book INTEGER,
+             FOREIGN KEY(room, num) REFERENCES shelves(room, num));
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 2000)
+         INSERT INTO authors SELECT x, 'author ' || x || ' ' || hex(randomblob(20)) FROM i;
+         INSERT INTO books(author_id, title) SELECT id, 'book of ' || id FROM authors;
+         INSERT INTO books(author_id, title) VALUES (7, 'again'), (99999, 'never an author'), (NULL, 'anonymous');
+         DELETE FROM authors WHERE id IN (7, 1200, 1201, 1999);
+         INSERT INTO tags VALUES ('red', 'f00'), ('green', '0f0'), ('blue', '00f');
+         INSERT INTO labels(tag) VALUES ('red'), ('green'), ('mauve'), ('mauve'), ('teal');
+         DELETE FROM tags WHERE name = 'green';
+         INSERT INTO shelves VALUES ('hall', 1), ('hall', 2), ('study', 1);
+         INSERT INTO placed(room, num, book) VALUES ('hall', 1, 1), ('hall', 3, 2), ('attic', 1, 3),
+             ('attic', 1, 4), ('attic', NULL, 5), ('study', 1, 6);",
+    )?;
+    sources.push(built);
+    // A profile relationship: the agent store's messages of sessions deleted since.
+    let agent = fixtures::build_named("agent-4096-utf8").ok_or("agent-4096-utf8")?;
+    let state = dir.path("state.db");
+    std::fs::write(&state, &agent.bytes)?;
+    Connection::open(&state)?.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY id LIMIT 2)",
+    )?;
+    sources.push(state);
+
+    for src in &sources {
+        let checked = foreign_key_check(src)?;
+        assert!(
+            !checked.is_empty(),
+            "{}: no dangling reference",
+            src.display()
+        );
+        let dest = src.with_extension("out.db");
+        let done = recover_with(src, &dest, |_| {});
+        let r = &done.report;
+        assert_eq!(
+            done.outcome,
+            recovery::Outcome::Complete,
+            "{}: {:?}",
+            src.display(),
+            r.evidence.loss
+        );
+        assert!(!r.flags.loss_detected && r.evidence.signals.is_empty());
+        assert_eq!(r.placeholders.made.count, 0);
+        assert_eq!(r.placeholders.blocked.count, 0);
+        assert_eq!(r.placeholders.registry, None);
+        assert_reads_as_sqlite(src, &dest)?;
+        // The same references, the same rows and keys, as SQLite finds them.
+        let dangling = &r.placeholders.dangling;
+        let reported: BTreeMap<(String, String), (u64, u64)> = dangling
+            .listed
+            .iter()
+            .map(|d| ((d.child.clone(), d.parent.clone()), (d.children, d.keys)))
+            .collect();
+        let sqlite: BTreeMap<(String, String), (u64, u64)> = checked
+            .iter()
+            .map(|(k, (rows, keys))| (k.clone(), (*rows, keys.len() as u64)))
+            .collect();
+        assert_eq!(reported, sqlite, "{}", src.display());
+        for d in &dangling.listed {
+            let keys = &checked[&(d.child.clone(), d.parent.clone())].1;
+            assert_eq!(d.samples.len(), keys.len().min(5), "{d:?}");
+            assert!(
+                d.samples.iter().all(|k| keys.contains(k)),
+                "{d:?}: {keys:?}"
+            );
+            assert_eq!(
+                d.proof,
+                reconstruct::placeholders::DanglingProof::ParentReadWhole
+            );
+            assert!(r.warnings.contains(&d.to_string()), "{:?}", r.warnings);
+        }
+    }
+    // The agent store's relationship is its declared key, filled by the profile.
+    let agent = sources[1].with_extension("out.db.report.json");
+    let report: recovery::report::LossReport = serde_json::from_slice(&std::fs::read(agent)?)?;
+    assert_eq!(
+        report.placeholders.dangling.listed[0].relationship,
+        "foreign key, filled by profile agent"
+    );
+    Ok(())
+}
+
+/// A file with a parent table damaged and another intact: `authors` loses one leaf (a
+/// rowid range), `publishers` nothing. The children of the authors on the lost leaf get
+/// placeholders and the run reports loss; keys outside the lost range and keys of the
+/// intact `publishers` are dangling references of the source, told apart. A key inside
+/// the lost range whose author was deleted before the damage cannot be told apart: it
+/// gets a placeholder too.
+#[test]
+fn a_damaged_parent_gets_placeholders_and_dangling_references_beside_it_are_told_apart(
+) -> TestResult {
+    let dir = crate::Scratch::new("dangling-beside-lost");
+    let src = dir.path("shop.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         PRAGMA page_size = 4096;
+         CREATE TABLE publishers(id INTEGER PRIMARY KEY, name TEXT);
+         CREATE TABLE authors(id INTEGER PRIMARY KEY, name TEXT);
+         CREATE TABLE books(id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES authors(id),
+             publisher_id INTEGER REFERENCES publishers(id), title TEXT);
+         INSERT INTO publishers VALUES (1, 'one'), (2, 'two');
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 3000)
+         INSERT INTO authors SELECT x, 'author ' || x || ' ' || hex(randomblob(40)) FROM i;
+         INSERT INTO books(author_id, publisher_id, title)
+             SELECT id, 1 + id % 2, 'book of ' || id FROM authors WHERE id % 10 = 0;
+         INSERT INTO books(author_id, publisher_id, title) VALUES
+             (2991, 1, 'a'), (2993, 1, 'b'), (2993, 2, 'c'), (99999, 2, 'd'), (1505, 42, 'e');
+         DELETE FROM authors WHERE id IN (2991, 2993, 1505);",
+    )?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    let root = Connection::open(&src)?.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'authors'",
+        [],
+        |r| r.get::<_, u32>(0),
+    )?;
+    // The leaf that held author 1505, and the range of rowids its pointer covers.
+    let leaves = fixtures::table_pages(&bytes, root).leaves;
+    let last = |page: u32| crate::recover::rowids_on(&bytes, page).into_iter().max();
+    let at = leaves
+        .iter()
+        .position(|&p| last(p).is_some_and(|m| m >= 1505))
+        .ok_or("the leaf of 1505")?;
+    assert!(at > 0 && at + 1 < leaves.len(), "a leaf in the middle");
+    let (lo, hi) = (
+        last(leaves[at - 1]).unwrap_or(0),
+        last(leaves[at]).unwrap_or(0),
+    );
+    let placeheld: std::collections::BTreeSet<String> = Connection::open(&src)?
+        .prepare("SELECT DISTINCT author_id FROM books WHERE author_id > ?1 AND author_id <= ?2")?
+        .query_map([lo, hi], |r| r.get::<_, i64>(0))?
+        .map(|k| k.map(|k| k.to_string()))
+        .collect::<rusqlite::Result<_>>()?;
+    assert!(placeheld.contains("1505") && placeheld.len() > 1);
+    fixtures::apply(&mut bytes, &Damage::ZeroPage(leaves[at]))?;
+    std::fs::write(&src, &bytes)?;
+
+    let dest = dir.path("out.db");
+    let done = recover_with(&src, &dest, |o| o.allow_partial = true);
+    let r = &done.report;
+    assert_eq!(done.outcome, recovery::Outcome::PartialCommitted);
+    let made: std::collections::BTreeSet<String> = r
+        .placeholders
+        .made
+        .listed
+        .iter()
+        .map(|m| {
+            assert_eq!(
+                (m.table.as_str(), m.child_table.as_str()),
+                ("authors", "books")
+            );
+            m.key.clone()
+        })
+        .collect();
+    assert_eq!(made, placeheld);
+    assert!(done.signals().iter().any(|s| matches!(
+        s,
+        LossSignal::PlaceholdersMade { parent, child, placeholders, .. }
+            if parent == "authors" && child == "books" && *placeholders == placeheld.len() as u64
+    )));
+    // Only `authors` lost anything.
+    assert!(
+        !done
+            .signals()
+            .iter()
+            .any(|s| format!("{s:?}").contains("publishers")),
+        "{:?}",
+        done.signals()
+    );
+    let dangling: BTreeMap<&str, &reconstruct::placeholders::Dangling> = r
+        .placeholders
+        .dangling
+        .listed
+        .iter()
+        .map(|d| (d.parent.as_str(), d))
+        .collect();
+    use reconstruct::placeholders::DanglingProof;
+    let authors = dangling.get("authors").ok_or("authors' dangling keys")?;
+    assert_eq!(
+        (authors.keys, authors.children, authors.proof),
+        (3, 4, DanglingProof::OutsideLostRowids)
+    );
+    assert_eq!(authors.samples, ["2991", "2993", "99999"]);
+    let publishers = dangling
+        .get("publishers")
+        .ok_or("publishers' dangling key")?;
+    assert_eq!(
+        (publishers.keys, publishers.children, publishers.proof),
+        (1, 1, DanglingProof::ParentReadWhole)
+    );
+    assert_eq!(publishers.samples, ["42"]);
+    // Every book is kept, as read.
+    assert_same_rows(
+        &crate::recover::rows_of(&dest, "books", false),
+        &crate::recover::rows_of(&dir.path("shop.db"), "books", false),
+        "books",
+    );
+    Ok(())
+}
+
+/// `placeholders = false`: not one placeholder row is written, every child is kept, and
+/// the lost parents are still loss, with the reason that placeholders were not asked for.
+#[test]
+fn without_placeholders_none_is_written_and_the_loss_is_still_reported() -> TestResult {
+    let c = sessions_lost("sessions-lost-no-placeholders");
+    let done = recover_with(&c.src, &c.dest, |o| {
+        o.allow_partial = true;
+        o.placeholders = false;
+    });
+    assert_eq!(done.outcome, recovery::Outcome::PartialCommitted);
+    assert!(done.verdict().loss_detected);
+    let conn = Connection::open_with_flags(&c.dest, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0));
+    assert_eq!(count("SELECT count(*) FROM sessions")?, 0);
+    assert_eq!(
+        count("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'salvage_placeholders%'")?,
+        0
+    );
+    assert_same_rows(
+        &crate::recover::rows_of(&c.dest, "messages", false),
+        &expected_rows(&c.fixture, "messages"),
+        "messages",
+    );
+    let p = &done.report.placeholders;
+    assert_eq!((p.made.count, p.blocked.count), (0, 12));
+    assert_eq!(p.registry, None);
+    let not_asked = reconstruct::placeholders::Unbuilt::NotAsked.to_string();
+    assert!(
+        done.signals().iter().any(|s| matches!(
+            s,
+            LossSignal::ParentsNotRebuilt { parent, child, keys: 12, reason, .. }
+                if parent == "sessions" && child == "messages" && *reason == not_asked
+        )),
+        "{:?}",
+        done.signals()
+    );
+    assert_eq!(done.table("sessions").map(|t| t.placeholders), Some(0));
+    Ok(())
+}
+
+/// `recover --no-placeholders` asks for none: exit 3 with `--allow-partial`, the loss
+/// reported, every lost parent listed as not rebuilt.
+#[test]
+fn the_cli_asks_for_no_placeholders() -> TestResult {
+    let c = sessions_lost("sessions-lost-no-placeholders-cli");
+    let r = c.recover_expecting(&["--allow-partial", "--no-placeholders"], 3)?;
+    assert_eq!(r["placeholders"]["made"]["count"], 0);
+    assert_eq!(r["placeholders"]["blocked"]["count"], 12);
+    crate::assert_signal!(r, LossSignal::ParentsNotRebuilt { parent, .. } if parent == "sessions");
+    Ok(())
+}
+
+/// A healthy file's dangling references are a note of the summary and a section of
+/// `salvage report` in text, Markdown and HTML, and its verdict is COMPLETE (exit 0).
+#[test]
+fn dangling_references_are_rendered_beside_the_tables_not_as_loss() -> TestResult {
+    let dir = crate::Scratch::new("dangling-cli");
+    let src = dir.path("w.db");
+    Connection::open(&src)?.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         CREATE TABLE authors(id INTEGER PRIMARY KEY, name TEXT);
+         CREATE TABLE books(id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES authors(id), title TEXT);
+         INSERT INTO authors VALUES (1, 'A'), (2, 'B');
+         INSERT INTO books(author_id, title) VALUES (1, 'x'), (2, 'y'), (7, 'z');",
+    )?;
+    let dest = dir.path("out.db");
+    let out = crate::recover_file(&src, &dest, &["-q"])?;
+    let stderr = String::from_utf8(out.stderr)?;
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("complete: no loss detected"), "{stderr}");
+    assert!(
+        stderr.contains("note: 1 row of `books` (author_id) references 1 key"),
+        "{stderr}"
+    );
+    let report = dir.path("out.db.report.json");
+    let render = |format: &str| -> Result<String, Box<dyn std::error::Error>> {
+        let out = crate::salvage()
+            .args(["report", "--format", format])
+            .arg(&report)
+            .output()?;
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        Ok(String::from_utf8(out.stdout)?)
+    };
+    let text = render("text")?;
+    assert!(text.contains("verdict: COMPLETE"), "{text}");
+    assert!(text.contains("Dangling references (not loss)"), "{text}");
+    assert!(
+        text.contains("holds (7); `authors` was read whole"),
+        "{text}"
+    );
+    let md = render("markdown")?;
+    assert!(md.contains("## Dangling references (not loss)"), "{md}");
+    let html = render("html")?;
+    let list = html
+        .split("<ul id=\"dangling\">")
+        .nth(1)
+        .and_then(|s| s.split("</ul>").next())
+        .ok_or(html.clone())?;
+    assert!(
+        list.contains("no row of `authors` (id) holds (7)"),
+        "{list}"
+    );
+    // Said once on the page: beside the tables, not again among the warnings.
+    assert_eq!(
+        html.matches("no row of `authors` (id) holds").count(),
+        1,
+        "{html}"
+    );
+    Ok(())
+}

@@ -634,12 +634,12 @@ pub fn placeholder_signals(outcome: &PlaceholderOutcome) -> Vec<LossSignal> {
         e.0 += 1;
         e.1 += m.children;
     }
-    let mut blocked: BTreeMap<(&str, &str), (u64, u64, &str)> = BTreeMap::new();
+    let mut blocked: BTreeMap<(&str, &str), (u64, u64, String)> = BTreeMap::new();
     for b in &outcome.blocked {
         let e = blocked.entry((&b.table, &b.child_table)).or_default();
         e.0 += 1;
         e.1 += b.children;
-        e.2 = &b.reason;
+        e.2 = b.why.to_string();
     }
     let mut out: Vec<LossSignal> = made
         .into_iter()
@@ -661,7 +661,7 @@ pub fn placeholder_signals(outcome: &PlaceholderOutcome) -> Vec<LossSignal> {
                     child: child.into(),
                     keys: n,
                     children,
-                    reason: reason.into(),
+                    reason,
                 },
             ),
     );

@@ -262,6 +262,7 @@ fn run<'s>(
                 copies: &copies,
                 profiles: &request.profiles,
                 partial_rows: request.partial_rows,
+                placeholders: request.placeholders,
             },
             &reader,
             observer,

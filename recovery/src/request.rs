@@ -21,12 +21,14 @@ pub struct RecoverOptions {
     pub allow_partial: bool,
     /// Rebuild lost rows from their surviving index entries and full-text copies.
     pub partial_rows: bool,
-    /// Write placeholder parents for children whose parent row is lost.
-    pub placeholders: bool,
     /// The write-ahead log to read.
     pub wal: Log,
     /// The hot rollback journal to roll back.
     pub journal: Log,
+    /// Write a registered placeholder parent for each lost parent row its children prove
+    /// (default on); off, no placeholder is written: the children are kept with their
+    /// references, and the loss is still reported (`LossSignal::ParentsNotRebuilt`).
+    pub placeholders: bool,
     /// The application profiles for placeholder parents and text copies.
     pub profile: ProfileChoice,
     /// Carve deleted records from free space into `salvage_carved`.
@@ -46,8 +48,8 @@ pub struct RecoverOptions {
 }
 
 impl RecoverOptions {
-    /// Recover `src` into `dest` with the defaults: withheld on loss, partial rows on,
-    /// `SRC-wal` and `SRC-journal` read when present, profiles detected.
+    /// Recover `src` into `dest` with the defaults: withheld on loss, partial rows and
+    /// placeholders on, `SRC-wal` and `SRC-journal` read when present, profiles detected.
     pub fn new(src: impl Into<PathBuf>, dest: impl Into<PathBuf>) -> RecoverOptions {
         RecoverOptions {
             src: src.into(),
@@ -55,9 +57,9 @@ impl RecoverOptions {
             report: None,
             allow_partial: false,
             partial_rows: true,
-            placeholders: true,
             wal: Log::Beside,
             journal: Log::Beside,
+            placeholders: true,
             profile: ProfileChoice::Auto,
             carve: false,
             history: false,
@@ -114,6 +116,8 @@ pub struct Request {
     pub allow_partial: bool,
     /// Rebuild lost rows from index entries and full-text copies.
     pub partial_rows: bool,
+    /// Write placeholder parents.
+    pub placeholders: bool,
     /// Carve deleted records from free space.
     pub carve: bool,
     /// Write the logs' row versions.
@@ -286,6 +290,7 @@ impl Request {
             profiles,
             allow_partial: options.allow_partial,
             partial_rows: options.partial_rows,
+            placeholders: options.placeholders,
             carve: options.carve,
             history: options.history,
             as_of: options.as_of,

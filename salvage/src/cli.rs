@@ -323,6 +323,9 @@ pub struct RecoverArgs {
     /// Do not rebuild lost rows from their surviving index entries and full-text copies (see `salvage_partial_rows`); they stay evidence.
     #[arg(long)]
     pub no_partial_rows: bool,
+    /// Write no placeholder parent rows: children whose parent row is lost are kept with their references, nothing stands in for the parent, and the loss is still reported (exit 3 or 4).
+    #[arg(long)]
+    pub no_placeholders: bool,
     /// Also carve deleted records from free space (freeblocks, unallocated space, freed pages) into the table `salvage_carved`, never into the recovered tables.
     #[arg(long)]
     pub carve: bool,

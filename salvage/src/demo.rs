@@ -57,6 +57,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         allow_partial: true,
         no_wal: false,
         no_partial_rows: false,
+        no_placeholders: false,
         carve: false,
         history: false,
         as_of: None,

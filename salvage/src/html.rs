@@ -111,12 +111,19 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
     );
     page_map(&mut s, r);
     tables(&mut s, r);
-    if !r.evidence.loss.is_empty() || !r.warnings.is_empty() {
+    // The dangling references are said beside the tables, not again among the warnings.
+    let dangling = crate::report::dangling_sentences(r);
+    let warnings: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| !dangling.contains(w))
+        .collect();
+    if !r.evidence.loss.is_empty() || !warnings.is_empty() {
         let _ = writeln!(
             s,
             "<h2>What was lost, and warnings</h2><ul id=\"warnings\">"
         );
-        for w in &r.warnings {
+        for w in warnings {
             let _ = writeln!(s, "<li>{}</li>", esc(w));
         }
         let _ = writeln!(s, "</ul>");
@@ -297,6 +304,17 @@ fn tables(s: &mut String, r: &LossReport) {
             crate::report::rows_are(lf.rows),
             esc(lf.table.as_deref().unwrap_or("lost_and_found"))
         );
+    }
+    let dangling = crate::report::dangling_sentences(r);
+    if !dangling.is_empty() {
+        let _ = writeln!(
+            s,
+            "<h3>Dangling references (not loss)</h3><ul id=\"dangling\">"
+        );
+        for d in &dangling {
+            let _ = writeln!(s, "<li>{}</li>", esc(d));
+        }
+        let _ = writeln!(s, "</ul>");
     }
 }
 

@@ -18,7 +18,7 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         report: args.report.clone(),
         allow_partial: args.allow_partial,
         partial_rows: !args.no_partial_rows,
-        placeholders: true,
+        placeholders: !args.no_placeholders,
         wal: log(args.no_wal, &args.wal),
         journal: log(args.no_journal, &args.journal),
         profile: args.profile.clone(),
@@ -107,6 +107,10 @@ fn summary(done: &Recovery, src: &std::path::Path) {
     }
     if r.evidence.loss.len() > 8 {
         eprintln!("  - … {} more in the report", r.evidence.loss.len() - 8);
+    }
+    // Not loss, but a person reading the output should know before a join surprises them.
+    for d in crate::report::dangling_sentences(r) {
+        eprintln!("{}", wrap(&format!("note: {d}"), "  "));
     }
     if r.output.committed {
         eprintln!("\n  output: `{}`", done.paths.dest.display());

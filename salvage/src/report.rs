@@ -154,6 +154,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
         }
     );
     tables(&mut s, r, markdown, h2);
+    dangling(&mut s, r, h2);
     losses(&mut s, r, h2);
     next_step(&mut s, r, h2);
     custody(&mut s, r, own_sha256, markdown, h2);
@@ -514,6 +515,34 @@ fn losses(s: &mut String, r: &LossReport, h2: &str) {
             let _ = writeln!(s, "{}", crate::inspect::wrap(&printable(w), "- ", "  ", 80));
         }
     }
+}
+
+/// The references the source already held dangling, a sentence each: said beside the
+/// tables, apart from what was lost.
+fn dangling(s: &mut String, r: &LossReport, h2: &str) {
+    let found = dangling_sentences(r);
+    if found.is_empty() {
+        return;
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{h2}Dangling references (not loss)");
+    let _ = writeln!(s);
+    for d in &found {
+        let _ = writeln!(s, "{}", crate::inspect::wrap(&printable(d), "- ", "  ", 80));
+    }
+}
+
+/// Each relationship's references the source already held dangling, as its warning
+/// sentence (rendered from the typed entry), with a line saying how many more when the
+/// list was cut.
+pub fn dangling_sentences(r: &LossReport) -> Vec<String> {
+    let d = &r.placeholders.dangling;
+    let mut out: Vec<String> = d.listed.iter().map(ToString::to_string).collect();
+    let more = d.count.saturating_sub(d.listed.len() as u64);
+    if more > 0 {
+        out.push(format!("… and {more} more relationships in the report"));
+    }
+    out
 }
 
 /// Where an uncommitted output is kept: DEST with `.incomplete` appended.

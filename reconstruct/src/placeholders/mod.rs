@@ -8,6 +8,10 @@
 //! A default that is not constant (the clock) never fills one: the column holds NULL. A
 //! NOT NULL column that nothing fills blocks the placeholder, and that is reported. Every
 //! placeholder is registered as fabricated, whatever its table's columns.
+//!
+//! A placeholder is made only where the parent table could have lost the row
+//! ([`parent_rows`]): a child key that no row of a table read whole holds is a reference
+//! the source already held dangling ([`Dangling`]), a finding and not loss.
 
 use std::collections::BTreeMap;
 
@@ -15,11 +19,13 @@ use pager::Value;
 
 use crate::shape::{ColumnDefault, ColumnKind, TableShape};
 
+mod parents;
 mod synthesize;
 
+pub use parents::{parent_rows, ParentFacts, ParentRows};
 pub use synthesize::{
-    relationships, synthesize, Blocked, ForeignKey, Made, MissingParents, ParentStore,
-    PlaceholderOutcome,
+    relationships, synthesize, Blocked, Dangling, DanglingProof, ForeignKey, Made, MissingParents,
+    ParentStore, PlaceholderOutcome, Synthesis, Unbuilt,
 };
 
 /// How one parent column of a placeholder is filled.
@@ -258,12 +264,13 @@ pub fn plan_placeholder(
     })
 }
 
+/// What the placeholder tests share: columns, and a bookshop's `authors` and `books`.
 #[cfg(test)]
-mod tests {
+mod testing {
     use super::*;
     use crate::shape::Column;
 
-    fn col(name: &str, t: &str, not_null: bool, pk: u32) -> Column {
+    pub fn col(name: &str, t: &str, not_null: bool, pk: u32) -> Column {
         Column {
             name: name.into(),
             decl_type: t.into(),
@@ -273,6 +280,55 @@ mod tests {
             default: ColumnDefault::None,
         }
     }
+
+    fn table(name: &str, columns: Vec<Column>) -> TableShape {
+        TableShape {
+            name: name.into(),
+            columns,
+            without_rowid: false,
+            strict: false,
+        }
+    }
+
+    /// `authors(id INTEGER PRIMARY KEY, name TEXT)` and `books(id INTEGER PRIMARY KEY,
+    /// author_id INTEGER, author_name TEXT)`.
+    pub fn bookshop() -> Vec<TableShape> {
+        vec![
+            table(
+                "authors",
+                vec![
+                    col("id", "INTEGER", false, 1),
+                    col("name", "TEXT", false, 0),
+                ],
+            ),
+            table(
+                "books",
+                vec![
+                    col("id", "INTEGER", false, 1),
+                    col("author_id", "INTEGER", false, 0),
+                    col("author_name", "TEXT", false, 0),
+                ],
+            ),
+        ]
+    }
+
+    /// `books.author_KEY` → `authors.KEY`, a declared foreign key.
+    pub fn written_by(key: &str) -> Relationship {
+        Relationship {
+            child: "books".into(),
+            child_columns: vec![format!("author_{key}")],
+            parent: "authors".into(),
+            parent_columns: vec![key.into()],
+            fills: Vec::new(),
+            origin: "foreign key".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::col;
+    use super::*;
 
     fn sessions() -> TableShape {
         TableShape {

@@ -7,7 +7,8 @@
 //! - partial rows from that evidence ([`partial`]), and from full-text copies keyed by a
 //!   column ([`keyed`]), registered in `salvage_partial_rows`;
 //! - placeholder parents for children whose parent row is lost ([`placeholders`]),
-//!   registered in `salvage_placeholders`.
+//!   registered in `salvage_placeholders` (children whose parent table lost no row that
+//!   could hold their key reference a row the source never held: reported, not rebuilt).
 
 use reconstruct::{Bounded, BoundsInput, LossBounds, ResolvedCopy, TableStatus, TextCopy};
 
@@ -165,6 +166,9 @@ pub struct RebuildInputs<'a> {
     pub profiles: &'a Profiles,
     /// Rebuild partial rows (otherwise they stay evidence).
     pub partial_rows: bool,
+    /// Write placeholder parents for lost parents (otherwise the children keep their
+    /// references, and the loss is reported).
+    pub placeholders: bool,
 }
 
 impl Rebuilt {
@@ -213,12 +217,16 @@ impl Rebuilt {
         let mut taken = taken;
         taken.extend(lost_and_found.name.iter().map(|n| n.to_ascii_lowercase()));
         let (placeholders, profiles) = placeholders::rebuild_parents(
-            evidence,
-            &out,
+            &placeholders::Context {
+                evidence,
+                out: &out,
+                survey: &survey,
+                profiles: inputs.profiles,
+                taken: &taken,
+                make: inputs.placeholders,
+            },
             &mut tables,
             &mut ledger,
-            inputs.profiles,
-            &taken,
         )
         .map_err(Error::db("rebuilding lost parent rows"))?;
         // A placeholder stands for a row its children prove existed: the table lost it.

@@ -1,12 +1,14 @@
 //! Placeholder parents in the output: the SQL side of [`reconstruct::synthesize`]. The
 //! output answers which child keys lack a parent and what neighbouring parents hold, and
-//! takes the placeholder rows and their registration in `salvage_placeholders`; every
-//! decision is `reconstruct`'s. Also here: tables a profile expects that the schema
+//! takes the placeholder rows and their registration in `salvage_placeholders`; the run
+//! tells which rows each parent table could have lost ([`reconstruct::placeholders::parent_rows`]);
+//! every decision is `reconstruct`'s. Also here: tables a profile expects that the schema
 //! lacks, and counts kept in parent rows as a hint beside the loss bounds.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{TextEncoding, Value};
+use reconstruct::placeholders::{parent_rows, ParentFacts, ParentRows, Synthesis};
 use reconstruct::{
     ChildEvidence, Fill, ForeignKey, LossSignal, Made, MissingParents, ParentStore, Placeholder,
     PlaceholderOutcome, Relationship, TableStatus,
@@ -272,30 +274,46 @@ impl ParentStore for OutputParents<'_> {
     }
 }
 
+/// What the placeholder step reads besides the tables and the ledger it updates.
+pub struct Context<'c, 's> {
+    /// The evidence.
+    pub evidence: &'c Evidence<'s>,
+    /// The output.
+    pub out: &'c Output,
+    /// The survey of every page: each parent table's b-tree as read.
+    pub survey: &'c pager::Survey,
+    /// The profiles chosen.
+    pub profiles: &'c Profiles,
+    /// Names the schema and the run use.
+    pub taken: &'c BTreeSet<String>,
+    /// Write placeholders (otherwise lost parents are reported, not rebuilt).
+    pub make: bool,
+}
+
 /// Placeholder parents for children whose parent row is lost (declared foreign keys and
-/// the profiles that apply), registered in `salvage_placeholders`; tables the profiles
-/// expect that the schema lacks are listed as `missing`. Returns what the loop did and the
-/// profiles that applied (name, description).
+/// the profiles that apply), registered in `salvage_placeholders`; children whose parent
+/// table lost no row that could hold their key are dangling references of the source,
+/// reported; tables the profiles expect that the schema lacks are listed as `missing`.
+/// Returns what the loop did and the profiles that applied (name, description).
 pub fn rebuild_parents(
-    evidence: &Evidence<'_>,
-    out: &Output,
+    cx: &Context<'_, '_>,
     tables: &mut Tables,
     ledger: &mut Ledger,
-    profiles: &Profiles,
-    taken: &BTreeSet<String>,
 ) -> rusqlite::Result<(PlaceholderOutcome, Vec<[String; 2]>)> {
-    let applying = profiles.applying(&tables.filled_names());
-    note_missing_tables(evidence, tables, ledger, &applying);
+    let applying = cx.profiles.applying(&tables.filled_names());
+    note_missing_tables(cx.evidence, tables, ledger, &applying);
     let shapes = tables.shapes();
+    let parents = could_lose(cx, tables, ledger);
     // Read here only: taken, not copied.
     let proven: BTreeMap<String, BTreeMap<i64, reconstruct::KnownValues>> = tables
         .iter_mut()
         .filter(|t| !t.proven_lost.is_empty())
         .map(|t| (t.name.to_lowercase(), std::mem::take(&mut t.proven_lost)))
         .collect();
+    let out = cx.out;
     let mut store = OutputParents {
         out,
-        taken,
+        taken: cx.taken,
         registry: None,
         proven: &proven,
         rowid_names: BTreeMap::new(),
@@ -306,7 +324,15 @@ pub fn rebuild_parents(
         .collect();
     let (rels, unusable) = reconstruct::relationships(&mut store, &shapes, profile_rels)?;
     out.conn.execute_batch("BEGIN")?;
-    let outcome = reconstruct::synthesize(&mut store, &rels, &shapes)?;
+    let outcome = reconstruct::synthesize(
+        &mut store,
+        &Synthesis {
+            rels: &rels,
+            tables: &shapes,
+            parents: &parents,
+            make: cx.make,
+        },
+    )?;
     out.conn.execute_batch("COMMIT")?;
     for (rel, why) in unusable.iter().chain(&outcome.unchecked) {
         ledger.warnings.push(format!(
@@ -329,6 +355,60 @@ pub fn rebuild_parents(
         .map(|p| [p.name.clone(), p.description.clone()])
         .collect();
     Ok((outcome, used))
+}
+
+/// Which rows each filled table could have lost, as a parent: from its counts, its loss
+/// bounds, its b-tree as surveyed, the signals that question whose b-tree it is, and a
+/// hot journal whose damaged records leave pages of an interrupted transaction.
+fn could_lose(
+    cx: &Context<'_, '_>,
+    tables: &Tables,
+    ledger: &Ledger,
+) -> BTreeMap<String, ParentRows> {
+    let mixed_states = cx
+        .evidence
+        .journal
+        .as_ref()
+        .is_some_and(|j| j.header.is_some() && j.records_ignored > 0);
+    let questioned = |name: &str| {
+        ledger.roots.iter().any(|s| match s {
+            LossSignal::TreeMoved {
+                table, named_by, ..
+            }
+            | LossSignal::TreeKeptApart {
+                table, named_by, ..
+            }
+            | LossSignal::RootOfAnotherTable {
+                table,
+                holder: named_by,
+                ..
+            } => table.eq_ignore_ascii_case(name) || named_by.eq_ignore_ascii_case(name),
+            LossSignal::RootNotATable { table, .. } | LossSignal::PageOfAnother { table, .. } => {
+                table.eq_ignore_ascii_case(name)
+            }
+            // A kind of signal these do not know questions every tree.
+            _ => true,
+        })
+    };
+    tables
+        .filled()
+        .map(|(t, _)| {
+            let tree = t
+                .root
+                .and_then(|root| cx.survey.trees.iter().find(|tr| tr.root == root));
+            let facts = ParentFacts {
+                name: &t.name,
+                status: t.status,
+                loss: &t.loss,
+                bounds: t.bounds.as_ref(),
+                lost: tree.map_or(&[], |tr| tr.lost.as_slice()),
+                findings: tree.map_or(&[], |tr| tr.findings.as_slice()),
+                tree_questioned: questioned(&t.name),
+                mixed_states,
+            };
+            (t.name.to_lowercase(), parent_rows(&facts))
+        })
+        .collect()
 }
 
 /// Lists each table a chosen profile expects but the schema lacks, as `missing`. With a

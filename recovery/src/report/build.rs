@@ -251,14 +251,19 @@ fn placeholder_report(p: &LossReportParts<'_>) -> PlaceholderReport {
             key: b.key.clone(),
             child_table: b.child_table.clone(),
             children: b.children,
-            reason: b.reason.clone(),
+            reason: b.why.to_string(),
         });
+    }
+    let mut dangling = Listed::default();
+    for d in &p.placeholders.dangling {
+        dangling.push(d.clone());
     }
     PlaceholderReport {
         profiles: p.profiles.to_vec(),
         registry: p.placeholders.registry.clone(),
         made,
         blocked,
+        dangling,
     }
 }
 
@@ -304,6 +309,8 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
         ));
     }
     warnings.extend(p.journal.warning.iter().cloned());
+    // A reference the source already held dangling: said, never loss.
+    warnings.extend(p.placeholders.dangling.iter().map(ToString::to_string));
     warnings.extend(loss.iter().cloned());
     LossReport {
         format_version: FORMAT_VERSION,

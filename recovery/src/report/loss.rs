@@ -247,6 +247,11 @@ impl<T> Default for Listed<T> {
 }
 
 impl<T> Listed<T> {
+    /// Whether nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Counts `item`, and lists it while fewer than [`LISTED`] are listed.
     pub fn push(&mut self, item: T) {
         self.push_counting(item, 1);
@@ -434,8 +439,15 @@ pub struct PlaceholderReport {
     pub registry: Option<String>,
     /// The placeholders written, in relationship then key order.
     pub made: Listed<PlaceholderEntry>,
-    /// Missing parents no placeholder could be made for.
+    /// Lost parents no placeholder was made for.
     pub blocked: Listed<BlockedEntry>,
+    /// Per relationship, child keys that no parent row holds where the parent table lost
+    /// no row that could hold them: references the source already held dangling (legal
+    /// with foreign keys off, SQLite's default). A finding, never loss: the children are
+    /// kept as read, no placeholder is made, and a warning says so. Absent when there is
+    /// none.
+    #[serde(default, skip_serializing_if = "Listed::is_empty")]
+    pub dangling: Listed<reconstruct::placeholders::Dangling>,
 }
 
 /// One placeholder parent row synthesized for the children of a lost parent.
@@ -458,7 +470,7 @@ pub struct PlaceholderEntry {
     pub relationship: String,
 }
 
-/// A lost parent no placeholder could be made for: its children keep their dangling
+/// A lost parent no placeholder was made for: its children keep their dangling
 /// reference.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BlockedEntry {
@@ -471,7 +483,7 @@ pub struct BlockedEntry {
     /// Surviving children that reference it.
     pub children: u64,
     /// Why no placeholder was made, as a sentence (e.g. a NOT NULL column without a
-    /// default that nothing fills).
+    /// default that nothing fills, or "placeholders were not asked for").
     pub reason: String,
 }
 
