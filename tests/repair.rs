@@ -559,3 +559,52 @@ fn the_in_use_hint_names_no_other_command() -> TestResult {
     conn.execute_batch("ROLLBACK")?;
     Ok(())
 }
+
+/// Placeholder parents go into the database the application will use only when
+/// `--placeholders` asks for them: without it, every child is kept with its reference,
+/// no made-up row is written, and the loss is reported (exit 3 with `--allow-partial`).
+#[test]
+fn placeholders_go_into_a_live_database_only_when_asked() -> TestResult {
+    let fixture = fixtures::build(fixtures::Kind::AgentStore, &fixtures::Options::default());
+    let mut bytes = fixture.bytes.clone();
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(fixture.roots["sessions"]))?;
+    let count = |db: &Path, sql: &str| -> Got<i64> {
+        let conn = rusqlite::Connection::open(db)?;
+        Ok(conn.query_row(sql, [], |r| r.get(0))?)
+    };
+    let registry = "SELECT count(*) FROM sqlite_schema WHERE name = 'salvage_placeholders'";
+    for asked in [false, true] {
+        let dir = Scratch::new(&format!("repair-placeholders-{asked}"));
+        let db = dir.path("state.db");
+        std::fs::write(&db, &bytes)?;
+        let mut args = vec!["--allow-partial"];
+        if asked {
+            args.push("--placeholders");
+        }
+        let (code, err) = repair(&db, &args, None)?;
+        assert_eq!(code, 3, "{err}");
+        let messages = count(&db, "SELECT count(*) FROM messages")?;
+        assert!(messages > 0, "every child kept");
+        if asked {
+            assert_eq!(count(&db, registry)?, 1);
+            assert!(count(&db, "SELECT count(*) FROM sessions")? > 0);
+        } else {
+            assert_eq!(count(&db, registry)?, 0, "no made-up row in the live database");
+            assert_eq!(count(&db, "SELECT count(*) FROM sessions")?, 0);
+            let report = dir
+                .listing()
+                .into_iter()
+                .find(|n| n.ends_with(".report.json"))
+                .ok_or("report")?;
+            let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path(&report))?)?;
+            let kinds: Vec<&str> = report["evidence"]["signals"]
+                .as_array()
+                .ok_or("signals")?
+                .iter()
+                .filter_map(|s| s["kind"].as_str())
+                .collect();
+            assert!(kinds.contains(&"parents_not_rebuilt"), "{kinds:?}");
+        }
+    }
+    Ok(())
+}
