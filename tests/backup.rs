@@ -655,3 +655,31 @@ fn follow_instructions(src: &Scratch, holder: &str, err: &str) -> TestResult {
     }
     Ok(())
 }
+
+/// A restore whose copy fails while writing names the copy it was writing
+/// (`TARGET.incomplete`), not the backup file it read; the target is untouched.
+#[test]
+fn a_restore_that_cannot_write_names_its_copy() -> TestResult {
+    let (src, to) = (
+        Scratch::new("restore-write-fails"),
+        Scratch::new("restore-write-fails-to"),
+    );
+    let db = src.path("app.db");
+    drop(database(&db, "delete", 50)?);
+    let made = backup_ok(&db, &to.path(""), &[])?;
+    let hash = sha256(&db)?;
+    let out = crate::custody::salvage_with_file_limit(2)
+        .arg("restore")
+        .arg(&made)
+        .arg(&db)
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let staging = with_suffix(&db, ".incomplete");
+    assert!(
+        err.contains(&format!("cannot write `{}`", staging.display())),
+        "{err}"
+    );
+    assert_eq!(sha256(&db)?, hash, "the target untouched");
+    Ok(())
+}

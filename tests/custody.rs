@@ -701,3 +701,41 @@ fn the_run_as_case_uco_json_ld_carries_every_hash_and_conforms() -> TestResult {
     }
     Ok(())
 }
+
+/// `salvage` run with the size of any file it writes limited to `blocks` of 512 bytes
+/// (`ulimit -f`, SIGXFSZ ignored): a write past it fails with "File too large", as one
+/// on a full disk fails, at the same byte every time.
+pub fn salvage_with_file_limit(blocks: u32) -> std::process::Command {
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_salvage"));
+    cmd
+}
+
+/// A copy into a bundle that fails while writing names the copy it was writing, not the
+/// source it read ("cannot read `SRC`: File too large" sent the examiner to the
+/// evidence): exit 1, the partial copy left at `DIR.incomplete`.
+#[test]
+fn a_failed_write_names_the_copy_not_the_source() -> TestResult {
+    let dir = Scratch::new("custody-write-fails");
+    let db = wal_store(&dir)?;
+    let bundle = dir.path("case-7");
+    let out = salvage_with_file_limit(8)
+        .arg("quarantine")
+        .arg(&db)
+        .arg("--to")
+        .arg(&bundle)
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let copy = dir.path("case-7.incomplete/state.db");
+    assert!(
+        err.contains(&format!("cannot write `{}`", copy.display())),
+        "{err}"
+    );
+    assert!(!err.contains("cannot read"), "{err}");
+    Ok(())
+}

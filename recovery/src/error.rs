@@ -48,6 +48,14 @@ pub enum Error {
     },
     /// Writing an output file failed.
     Output(std::io::Error),
+    /// Writing the file or folder at `path` failed (a copy's destination, a bundle's
+    /// manifest): the path named, where [`Error::Output`] names none.
+    Write {
+        /// The file or folder being written.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// SQLite refused to write the output database.
     OutputDatabase {
         /// What the run was doing.
@@ -76,6 +84,14 @@ impl Error {
         move |error| Error::OutputDatabase { doing, error }
     }
 
+    /// An [`Error::Write`] naming `path`, for `map_err`.
+    pub fn writing(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
+        move |source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
     /// Whether the request itself was at fault (bad arguments, a missing or wrong source),
     /// as opposed to a failure while running.
     pub fn is_refusal(&self) -> bool {
@@ -86,6 +102,7 @@ impl Error {
             | Error::Refused { .. }
             | Error::InvalidProfile { .. } => true,
             Error::Output(_)
+            | Error::Write { .. }
             | Error::OutputDatabase { .. }
             | Error::WorkerPanicked { .. }
             | Error::VerificationFailed { .. } => false,
@@ -110,6 +127,9 @@ impl Error {
                     .into(),
             ),
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::Write { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                Some("free space on the file system that holds it, and run again".into())
+            }
             Error::InvalidProfile { .. } => Some(
                 "--profile takes auto, none, agent, chroma or the path of a profile file".into(),
             ),
@@ -151,6 +171,9 @@ impl fmt::Display for Error {
             Error::Refused { what, .. } => f.write_str(what),
             Error::InvalidProfile { why } => write!(f, "invalid profile: {why}"),
             Error::Output(e) => write!(f, "cannot write output: {e}"),
+            Error::Write { path, source } => {
+                write!(f, "cannot write `{}`: {source}", path.display())
+            }
             Error::OutputDatabase { doing, error } => {
                 write!(f, "cannot write the output database ({doing}): {error}")
             }
@@ -177,7 +200,9 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Source { source, .. } | Error::Output(source) => Some(source),
+            Error::Source { source, .. } | Error::Write { source, .. } | Error::Output(source) => {
+                Some(source)
+            }
             Error::OutputDatabase { error, .. } => Some(error),
             _ => None,
         }

@@ -27,7 +27,7 @@ pub mod tree;
 use std::path::{Path, PathBuf};
 
 use crate::bundle::files::{
-    copy_durably, hash_file, rename_durably, sync_dir, sync_parent, utc, utc_compact, Copied,
+    copy_file, hash_file, rename_durably, sync_dir, sync_parent, utc, utc_compact, Copied,
 };
 use crate::bundle::{
     check_target, incomplete, seal, BackupRoot, Manifest, ManifestFile, Provenance,
@@ -136,7 +136,7 @@ impl Plan {
     /// `NAME.incomplete` and nothing named as a backup.
     pub fn run(self) -> Result<Backup, Error> {
         let partial = incomplete(&self.path);
-        std::fs::create_dir(&partial).map_err(Error::Output)?;
+        std::fs::create_dir(&partial).map_err(Error::writing(&partial))?;
         crate::crash::point("backup:created");
         let copies = self.copy_all(&partial)?;
         crate::crash::point("backup:copied");
@@ -164,7 +164,7 @@ impl Plan {
             for folder in
                 std::iter::once(top.clone()).chain(self.tree.folders.iter().map(|f| top.join(f)))
             {
-                std::fs::create_dir(&folder).map_err(Error::Output)?;
+                std::fs::create_dir(&folder).map_err(Error::writing(&folder))?;
             }
         }
         let mut copies = Vec::new();
@@ -181,7 +181,7 @@ impl Plan {
             let (written, rows) = if entry.database {
                 (None, Some(sqlite::snapshot(&entry.path, &to)?))
             } else {
-                (Some(copy_durably(&entry.path, &to).map_err(source)?), None)
+                (Some(copy_file(&entry.path, &to)?), None)
             };
             copies.push(Copy {
                 entry,
@@ -214,10 +214,15 @@ impl Plan {
             let hashed = match copy.written {
                 Some(written) => written,
                 // SQLite wrote this copy: synced here, then hashed as it is on disk.
-                None => std::fs::File::open(&at)
-                    .and_then(|f| f.sync_all())
-                    .and_then(|()| hash_file(&at))
-                    .map_err(Error::Output)?,
+                None => {
+                    std::fs::File::open(&at)
+                        .and_then(|f| f.sync_all())
+                        .map_err(Error::writing(&at))?;
+                    hash_file(&at).map_err(|e| Error::Source {
+                        path: at.clone(),
+                        source: e,
+                    })?
+                }
             };
             files.push(ManifestFile {
                 path: copy.entry.inside.clone(),
@@ -246,7 +251,7 @@ impl Plan {
             folder: self.tree.folder,
             folders: self.tree.folders.clone(),
         });
-        seal(partial, &manifest).map_err(Error::Output)?;
+        seal(partial, &manifest)?;
         let top = partial.join(&self.tree.name);
         let mut folders: Vec<PathBuf> = self.tree.folders.iter().map(|f| top.join(f)).collect();
         if self.tree.folder {
@@ -254,7 +259,7 @@ impl Plan {
         }
         folders.push(partial.to_path_buf());
         for folder in folders {
-            sync_dir(&folder).map_err(Error::Output)?;
+            sync_dir(&folder).map_err(Error::writing(&folder))?;
         }
         Ok(manifest)
     }

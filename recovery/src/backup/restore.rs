@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use super::tree::refused;
 use super::{failed, names_in, sqlite};
 use crate::bundle::files::{
-    copy_durably, hash_file, rename_durably, sync_dir, sync_parent, utc_compact,
+    copy_file, hash_file, rename_durably, sync_dir, sync_parent, utc_compact,
 };
 use crate::bundle::{
     incomplete, safe_relative, verify, BackupRoot, Manifest, ManifestFile, MANIFEST, SIDECARS,
@@ -171,16 +171,13 @@ impl Plan {
                     .map(|f| self.staging.join(f)),
             );
             for folder in &folders {
-                std::fs::create_dir(folder).map_err(Error::Output)?;
+                std::fs::create_dir(folder).map_err(Error::writing(folder))?;
             }
         }
         for (n, f) in self.manifest.files.iter().enumerate() {
             let from = self.backup.join(safe_relative(&f.path).unwrap_or_default());
             let to = self.place_of(&self.staging, f);
-            let copied = copy_durably(&from, &to).map_err(|e| Error::Source {
-                path: from.clone(),
-                source: e,
-            })?;
+            let copied = copy_file(&from, &to)?;
             if copied.size != f.size || copied.sha256 != f.sha256 {
                 return Err(failed(format!(
                     "`{}` changed while it was copied: {} bytes, SHA-256 {}; the manifest says {} bytes, {}; the target was not touched, the partial copy is at `{}`",
@@ -193,7 +190,7 @@ impl Plan {
         }
         folders.push(crate::request::folder_of(&self.staging).to_path_buf());
         for folder in &folders {
-            sync_dir(folder).map_err(Error::Output)?;
+            sync_dir(folder).map_err(Error::writing(folder))?;
         }
         self.check_databases(&self.staging).map_err(|why| {
             failed(format!(

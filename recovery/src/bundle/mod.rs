@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dbpath::DatabasePath;
 use crate::error::Error;
-use files::{copy_durably, hash_file, rename_durably, utc, write_atomically};
+use files::{copy_file, hash_file, rename_durably, utc, write_atomically};
 
 /// The manifest's file name in a bundle.
 pub const MANIFEST: &str = "MANIFEST.json";
@@ -265,7 +265,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     check_apart(to, &protected(&db))?;
     let partial = incomplete(to);
     let out = |e: std::io::Error| Error::Output(e);
-    std::fs::create_dir(&partial).map_err(out)?;
+    std::fs::create_dir(&partial).map_err(Error::writing(&partial))?;
     let mut manifest = Manifest::new(kind, &db.file, who, files::now());
     manifest.source_link = db.link().map(|l| l.display().to_string());
     for (path, role) in database_files(&db.file) {
@@ -277,10 +277,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             path: path.clone(),
             source: e,
         })?;
-        let copied = copy_durably(&path, &partial.join(&name)).map_err(|e| Error::Source {
-            path: path.clone(),
-            source: e,
-        })?;
+        let copied = copy_file(&path, &partial.join(&name))?;
         let again = hash_file(&path).map_err(|e| Error::Source {
             path: path.clone(),
             source: e,
@@ -303,20 +300,22 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             rows: None,
         });
     }
-    seal(&partial, &manifest).map_err(out)?;
+    seal(&partial, &manifest)?;
     rename_durably(&partial, to).map_err(out)?;
     Ok(manifest)
 }
 
 /// Writes `manifest` into the bundle being made at `partial` (atomically, synced) and
-/// makes it and every file it lists read-only.
-pub fn seal(partial: &Path, manifest: &Manifest) -> std::io::Result<()> {
-    let json = serde_json::to_vec_pretty(manifest)?;
-    write_atomically(&partial.join(MANIFEST), &json)?;
+/// makes it and every file it lists read-only. An error names the file it was writing.
+pub fn seal(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
+    let path = partial.join(MANIFEST);
+    let json = serde_json::to_vec_pretty(manifest).map_err(|e| Error::writing(&path)(e.into()))?;
+    write_atomically(&path, &json).map_err(Error::writing(&path))?;
     for f in &manifest.files {
-        set_read_only(&partial.join(&f.path))?;
+        let file = partial.join(&f.path);
+        set_read_only(&file).map_err(Error::writing(&file))?;
     }
-    set_read_only(&partial.join(MANIFEST))
+    set_read_only(&path).map_err(Error::writing(&path))
 }
 
 /// Makes a file read-only for everyone.
