@@ -683,3 +683,46 @@ fn a_restore_that_cannot_write_names_its_copy() -> TestResult {
     assert_eq!(sha256(&db)?, hash, "the target untouched");
     Ok(())
 }
+
+/// `backup LINK`, LINK a symbolic link to a live WAL database in another folder, copies
+/// the file it points to with the transactions committed only in its `-wal`, which lies
+/// beside the file, not beside the link (read as immutable without its log, the copy
+/// missed every one); nothing is created beside either, and the manifest names the file
+/// as the source and the link as `source_link`. A loop of links is refused (exit 2) and
+/// nothing is created.
+#[test]
+fn a_backup_through_a_link_reads_the_log_beside_the_file() -> TestResult {
+    let (src, to) = (Scratch::new("backup-link"), Scratch::new("backup-link-to"));
+    std::fs::create_dir(src.path("real"))?;
+    let db = src.path("real/live.db");
+    let conn = database(&db, "wal", 0)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    for _ in 0..7 {
+        commit_one(&conn)?;
+    }
+    let link = src.path("link.db");
+    std::os::unix::fs::symlink("real/live.db", &link)?;
+    let (before, real_before) = (src.listing(), names(&src.path("real"))?);
+    assert_eq!(real_before, ["live.db", "live.db-shm", "live.db-wal"]);
+    let made = backup_ok(&link, &to.path(""), &[])?;
+    assert_eq!(
+        (src.listing(), names(&src.path("real"))?),
+        (before.clone(), real_before)
+    );
+    assert_eq!(names(&made)?, ["MANIFEST.json", "live.db"]);
+    assert_eq!(assert_one_committed_state(&made.join("live.db"))?, 7);
+    let manifest = recovery::bundle::Manifest::read(&made)?;
+    assert_eq!(
+        (manifest.source.as_str(), manifest.source_link.as_deref()),
+        (db.canonicalize()?.to_str().ok_or("path")?, link.to_str())
+    );
+    drop(conn);
+    let looped = src.path("loop.db");
+    std::os::unix::fs::symlink("loop.db", &looped)?;
+    let (before, to_before) = (src.listing(), to.listing());
+    let (code, _, err) = backup(&looped, &to.path(""), &[], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("loop") && err.contains("hint:"), "{err}");
+    assert_eq!((src.listing(), to.listing()), (before, to_before));
+    Ok(())
+}

@@ -122,11 +122,13 @@ impl Plan {
         let created = crate::bundle::files::now();
         let path = free_name(&options.to, &utc_compact(created), &tree.name)?;
         let stale = leftovers(&options.to, &tree.name)?;
+        let mut manifest = Manifest::new(KIND, &tree.source, &options.who, created);
+        manifest.source_link = tree.link.as_ref().map(|l| l.display().to_string());
         Ok(Plan {
             path,
             stale,
             tree,
-            manifest: Manifest::new(KIND, &options.src, &options.who, created),
+            manifest,
             options: options.clone(),
         })
     }
