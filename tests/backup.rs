@@ -726,3 +726,66 @@ fn a_backup_through_a_link_reads_the_log_beside_the_file() -> TestResult {
     assert_eq!((src.listing(), to.listing()), (before, to_before));
     Ok(())
 }
+
+/// The journal mode of the database at `path` as its header says ("The Database
+/// Header": read and write versions at offsets 18 and 19, 2 for WAL, 1 for a rollback
+/// journal), read as bytes: opening it with SQLite could change what is beside it.
+fn header_versions(path: &Path) -> Got<[u8; 2]> {
+    let bytes = std::fs::read(path)?;
+    Ok([bytes[18], bytes[19]])
+}
+
+/// A backup of a WAL database, rows only in its `-wal`, is stored in rollback-journal
+/// mode, the original's mode in its manifest: a reader that opens it with SQLite
+/// (read-only, as anyone but its owner would, here with a SELECT while `verify` runs)
+/// creates nothing beside it, and `verify` says intact during and after (a WAL-mode copy
+/// got a `-wal` and `-shm` beside it: NOT INTACT from then on). Restored, it is in WAL
+/// mode again with every row, and nothing is left beside it.
+#[test]
+fn a_backup_of_a_wal_database_stays_intact_when_read() -> TestResult {
+    let (src, to, out) = (
+        Scratch::new("backup-wal-read"),
+        Scratch::new("backup-wal-read-to"),
+        Scratch::new("backup-wal-read-out"),
+    );
+    let db = src.path("live.db");
+    let conn = database(&db, "wal", 0)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    for _ in 0..9 {
+        commit_one(&conn)?;
+    }
+    assert_eq!(header_versions(&db)?, [2, 2]);
+    let made = backup_ok(&db, &to.path(""), &[])?;
+    let copy = made.join("live.db");
+    assert_eq!(
+        header_versions(&copy)?,
+        [1, 1],
+        "stored in rollback-journal mode"
+    );
+    let manifest = recovery::bundle::Manifest::read(&made)?;
+    let file = manifest.database().ok_or("no database")?;
+    assert_eq!(file.journal_mode, Some(recovery::bundle::JournalMode::Wal));
+    {
+        let reader =
+            Connection::open_with_flags(&copy, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let rows: i64 = reader.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?;
+        assert_eq!(rows, 9);
+        let (code, text, _) = run(&["verify".as_ref(), made.as_os_str()], None)?;
+        assert_eq!(code, 0, "while a reader has it open: {text}");
+    }
+    assert_eq!(names(&made)?, ["MANIFEST.json", "live.db"]);
+    let (code, text, _) = run(&["verify".as_ref(), made.as_os_str()], None)?;
+    assert_eq!(code, 0, "{text}");
+    drop(conn);
+    let target = out.path("live.db");
+    let (code, _, err) = restore(&made, &target, None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.listing(), ["live.db"]);
+    assert_eq!(header_versions(&target)?, [2, 2], "WAL mode again");
+    let restored = Connection::open(&target)?;
+    let mode: String = restored.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    assert_eq!(mode, "wal");
+    drop(restored);
+    assert_eq!(assert_one_committed_state(&target)?, 9);
+    Ok(())
+}

@@ -34,7 +34,7 @@ use crate::bundle::{
 };
 use crate::error::Error;
 use crate::request::with_suffix;
-use sqlite::Rows;
+use sqlite::Snapshot;
 use tree::{refused, Entry, Tree};
 
 pub use restore::{restore, Restored};
@@ -94,8 +94,8 @@ struct Copy<'t> {
     entry: &'t Entry,
     /// A file copied byte for byte: what was written.
     written: Option<Copied>,
-    /// A database copied through SQLite: its rows in the snapshot copied.
-    rows: Option<Rows>,
+    /// A database copied through SQLite: its rows in the snapshot copied, and its mode.
+    snapshot: Option<Snapshot>,
     /// The source's modification time.
     mtime: Option<std::time::SystemTime>,
 }
@@ -180,7 +180,7 @@ impl Plan {
                 .map_err(source)?
                 .modified()
                 .ok();
-            let (written, rows) = if entry.database {
+            let (written, snapshot) = if entry.database {
                 (None, Some(sqlite::snapshot(&entry.path, &to)?))
             } else {
                 (Some(copy_file(&entry.path, &to)?), None)
@@ -188,7 +188,7 @@ impl Plan {
             copies.push(Copy {
                 entry,
                 written,
-                rows,
+                snapshot,
                 mtime,
             });
             if copies.len() == 1 {
@@ -204,8 +204,8 @@ impl Plan {
         let mut files = Vec::new();
         for copy in copies {
             let at = partial.join(&copy.entry.inside);
-            if let Some(rows) = &copy.rows {
-                sqlite::check_copy(&at, rows).map_err(|why| {
+            if let Some(snapshot) = &copy.snapshot {
+                sqlite::check_copy(&at, &snapshot.rows).map_err(|why| {
                     failed(format!(
                         "the copy of `{}` failed its check: {why}; the partial backup is left at `{}`",
                         copy.entry.path.display(),
@@ -228,7 +228,7 @@ impl Plan {
             };
             files.push(ManifestFile {
                 path: copy.entry.inside.clone(),
-                role: if copy.rows.is_some() {
+                role: if copy.snapshot.is_some() {
                     "database"
                 } else {
                     "other"
@@ -237,7 +237,8 @@ impl Plan {
                 size: hashed.size,
                 sha256: hashed.sha256,
                 mtime_utc: copy.mtime.map(utc),
-                rows: copy.rows,
+                journal_mode: copy.snapshot.as_ref().and_then(|s| s.journal_mode),
+                rows: copy.snapshot.map(|s| s.rows),
             });
         }
         Ok(files)

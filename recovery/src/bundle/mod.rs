@@ -87,6 +87,22 @@ pub struct ManifestFile {
     /// (virtual tables are not counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<BTreeMap<String, u64>>,
+    /// A backup's database copy whose original was not in rollback-journal mode: the
+    /// original's mode. The copy itself is stored in rollback-journal mode (a reader then
+    /// creates nothing beside it), and `restore` puts this mode back. Absent for a
+    /// rollback-journal original.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_mode: Option<JournalMode>,
+}
+
+/// A database's journal mode other than a rollback journal's, as a backup's manifest
+/// records its original's ("The Database Header": file format write and read versions,
+/// offsets 18 and 19, are 2 for WAL).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalMode {
+    /// Write-ahead log (`PRAGMA journal_mode=WAL`).
+    Wal,
 }
 
 impl Manifest {
@@ -298,6 +314,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             sha256: copied.sha256,
             mtime_utc: meta.modified().ok().map(utc),
             rows: None,
+            journal_mode: None,
         });
     }
     seal(&partial, &manifest)?;
