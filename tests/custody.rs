@@ -739,3 +739,39 @@ fn a_failed_write_names_the_copy_not_the_source() -> TestResult {
     assert!(!err.contains("cannot read"), "{err}");
     Ok(())
 }
+
+/// `verify` of what is not a bundle is refused (exit 2, "not a bundle", nothing on stdout,
+/// nothing created): a file, a loop of symbolic links, nothing, a folder without a
+/// manifest, a folder whose manifest is a symbolic link (never followed).
+#[test]
+fn verify_refuses_what_is_not_a_bundle() -> TestResult {
+    let dir = Scratch::new("custody-not-a-bundle");
+    let db = wal_store(&dir)?;
+    let bundle = dir.path("bundle");
+    recovery::bundle::make(&db, &bundle, "quarantine", &Default::default())?;
+    std::os::unix::fs::symlink("loop", dir.path("loop"))?;
+    std::fs::create_dir(dir.path("empty"))?;
+    std::fs::create_dir(dir.path("linked"))?;
+    std::os::unix::fs::symlink(
+        bundle.join("MANIFEST.json"),
+        dir.path("linked/MANIFEST.json"),
+    )?;
+    let before = dir.listing();
+    for target in [
+        db,
+        dir.path("loop"),
+        dir.path("missing"),
+        dir.path("empty"),
+        dir.path("linked"),
+    ] {
+        let (code, out, err) = run(&["verify".as_ref(), target.as_os_str()])?;
+        assert_eq!(code, 2, "{}: {err}", target.display());
+        assert!(
+            err.contains("is not a bundle") && err.contains("hint:"),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(dir.listing(), before);
+    }
+    Ok(())
+}

@@ -80,6 +80,7 @@ impl Verification {
 /// Re-hashes every file the manifest of the bundle at `dir` lists, and lists every file
 /// there that it does not.
 pub fn verify(dir: &Path) -> Result<Verification, Error> {
+    check_bundle(dir)?;
     let manifest = Manifest::read(dir)?;
     let (mut matching, mut differences) = (Vec::new(), Vec::new());
     for f in &manifest.files {
@@ -143,4 +144,47 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result
         }
     }
     Ok(())
+}
+
+/// Refuses `dir` when it is not a bundle at all: nothing there, a file, a loop of symbolic
+/// links, or a folder without a manifest of its own (a regular file, not a link, which
+/// is never followed). `dir` itself may be given by a link to the folder.
+fn check_bundle(dir: &Path) -> Result<(), Error> {
+    let not_a_bundle = |why: &str| {
+        Error::Refused {
+        what: format!("`{}` is not a bundle: {why}", dir.display()),
+        hint: "a bundle is a folder made by `salvage quarantine`, `salvage backup` or a repair (its archive), holding MANIFEST.json".into(),
+    }
+    };
+    let meta = std::fs::metadata(dir).map_err(|e| match e.raw_os_error() {
+        _ if e.kind() == std::io::ErrorKind::NotFound => not_a_bundle("nothing is there"),
+        Some(libc::ELOOP) => not_a_bundle("it is a loop of symbolic links"),
+        Some(libc::ENOTDIR) => not_a_bundle("a path through something that is not a folder"),
+        _ => Error::Source {
+            path: dir.to_path_buf(),
+            source: e,
+        },
+    })?;
+    if !meta.is_dir() {
+        return Err(not_a_bundle(if meta.is_file() {
+            "it is a file, not a folder"
+        } else {
+            "it is not a folder"
+        }));
+    }
+    let manifest = dir.join(MANIFEST);
+    match std::fs::symlink_metadata(&manifest) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(m) if m.is_symlink() => Err(not_a_bundle(
+            "its MANIFEST.json is a symbolic link, which verify never follows",
+        )),
+        Ok(_) => Err(not_a_bundle("its MANIFEST.json is not a file")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(not_a_bundle("it holds no MANIFEST.json"))
+        }
+        Err(e) => Err(Error::Source {
+            path: manifest,
+            source: e,
+        }),
+    }
 }
