@@ -775,3 +775,55 @@ fn verify_refuses_what_is_not_a_bundle() -> TestResult {
     }
     Ok(())
 }
+
+/// A bundle keeps times: each copy has its original's modification time (here set to
+/// 2001, long before the copy), and the manifest the time its `created_utc` says; a
+/// backup's copies too. `verify` compares them with the manifest.
+#[test]
+fn a_bundle_keeps_its_originals_times() -> TestResult {
+    let dir = Scratch::new("custody-times");
+    let db = wal_store(&dir)?;
+    let then = std::time::UNIX_EPOCH + std::time::Duration::new(981_173_106, 123_456_789);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(format!("{}{suffix}", db.display()))?;
+        file.set_modified(then)?;
+    }
+    let bundle = dir.path("bundle");
+    let manifest = recovery::bundle::make(&db, &bundle, "quarantine", &Default::default())?;
+    assert_eq!(manifest.format_version, 2);
+    for f in &manifest.files {
+        assert_eq!(
+            std::fs::metadata(bundle.join(&f.path))?.modified()?,
+            then,
+            "{}",
+            f.path
+        );
+        assert_eq!(f.mtime_utc.as_deref(), Some("2001-02-03T04:05:06Z"));
+    }
+    let created = humantime::parse_rfc3339(&manifest.created_utc)?;
+    assert_eq!(
+        std::fs::metadata(bundle.join("MANIFEST.json"))?.modified()?,
+        created
+    );
+    let backups = dir.path("backups");
+    std::fs::create_dir(&backups)?;
+    let made = recovery::backup::backup(&recovery::backup::BackupOptions {
+        src: db.clone(),
+        to: backups,
+        keep: None,
+        who: Default::default(),
+    })?;
+    let copy = made.path.join("state.db");
+    assert_eq!(
+        std::fs::metadata(copy)?.modified()?,
+        std::fs::metadata(&db)?.modified()?
+    );
+    let created = humantime::parse_rfc3339(&made.manifest.created_utc)?;
+    assert_eq!(
+        std::fs::metadata(made.path.join("MANIFEST.json"))?.modified()?,
+        created
+    );
+    Ok(())
+}

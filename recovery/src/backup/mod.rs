@@ -27,7 +27,8 @@ pub mod tree;
 use std::path::{Path, PathBuf};
 
 use crate::bundle::files::{
-    copy_file, hash_file, rename_durably, sync_dir, sync_parent, utc, utc_compact, Copied,
+    copy_file, hash_file, rename_durably, set_modified, sync_dir, sync_parent, utc, utc_compact,
+    Copied,
 };
 use crate::bundle::{
     check_target, incomplete, seal, BackupRoot, Manifest, ManifestFile, Provenance,
@@ -226,6 +227,10 @@ impl Plan {
                     })?
                 }
             };
+            // The copy keeps its source's time, as the manifest says (`verify` checks it).
+            if let Some(time) = copy.mtime {
+                set_modified(&at, time).map_err(Error::writing(&at))?;
+            }
             files.push(ManifestFile {
                 path: copy.entry.inside.clone(),
                 role: if copy.snapshot.is_some() {

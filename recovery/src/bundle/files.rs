@@ -114,6 +114,15 @@ fn read_through(
     })
 }
 
+/// Gives the file at `path` the modification time `time`, and syncs it: a bundle's copy
+/// keeps its original's time, and a manifest the time it was made, which `verify`
+/// compares with what the manifest says.
+pub fn set_modified(path: &Path, time: SystemTime) -> std::io::Result<()> {
+    let file = OpenOptions::new().write(true).open(path)?;
+    file.set_modified(time)?;
+    file.sync_all()
+}
+
 /// Writes `bytes` to `path` so that a reader sees the old file or the whole new one,
 /// never a part: written beside it as `path.tmp`, synced, renamed over it, and the folder
 /// synced.

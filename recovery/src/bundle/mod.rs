@@ -22,6 +22,12 @@ pub use verify::{verify, Difference, Verification};
 /// The manifest's file name in a bundle.
 pub const MANIFEST: &str = "MANIFEST.json";
 
+/// The manifest's layout version this build writes. 2: each copy has its original's
+/// modification time and the manifest the time it was made (`created_utc`), which
+/// `verify` checks; a database of a backup may carry `journal_mode`. Version 1 bundles
+/// carry no such times.
+pub const FORMAT_VERSION: u32 = 2;
+
 /// The sidecar suffixes SQLite gives the files beside a database, in the order copied.
 pub const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
@@ -117,7 +123,7 @@ impl Manifest {
         created: std::time::SystemTime,
     ) -> Manifest {
         Manifest {
-            format_version: 1,
+            format_version: FORMAT_VERSION,
             kind: kind.into(),
             tool: format!("salvage {}", env!("CARGO_PKG_VERSION")),
             created_utc: utc(created),
@@ -295,7 +301,8 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             path: path.clone(),
             source: e,
         })?;
-        let copied = copy_file(&path, &partial.join(&name))?;
+        let copy = partial.join(&name);
+        let copied = copy_file(&path, &copy)?;
         let again = hash_file(&path).map_err(|e| Error::Source {
             path: path.clone(),
             source: e,
@@ -308,6 +315,9 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
                     partial.display()
                 ),
             });
+        }
+        if let Ok(time) = meta.modified() {
+            files::set_modified(&copy, time).map_err(Error::writing(&copy))?;
         }
         manifest.files.push(ManifestFile {
             path: name,
@@ -324,12 +334,16 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     Ok(manifest)
 }
 
-/// Writes `manifest` into the bundle being made at `partial` (atomically, synced) and
-/// makes it and every file it lists read-only. An error names the file it was writing.
+/// Writes `manifest` into the bundle being made at `partial` (atomically, synced), gives
+/// it the modification time its `created_utc` says (to the second), and makes it and
+/// every file it lists read-only. An error names the file it was writing.
 pub fn seal(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
     let path = partial.join(MANIFEST);
     let json = serde_json::to_vec_pretty(manifest).map_err(|e| Error::writing(&path)(e.into()))?;
     write_atomically(&path, &json).map_err(Error::writing(&path))?;
+    let created = humantime::parse_rfc3339(&manifest.created_utc)
+        .map_err(|e| Error::writing(&path)(std::io::Error::other(e)))?;
+    files::set_modified(&path, created).map_err(Error::writing(&path))?;
     for f in &manifest.files {
         let file = partial.join(&f.path);
         set_read_only(&file).map_err(Error::writing(&file))?;
