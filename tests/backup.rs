@@ -789,3 +789,81 @@ fn a_backup_of_a_wal_database_stays_intact_when_read() -> TestResult {
     assert_eq!(assert_one_committed_state(&target)?, 9);
     Ok(())
 }
+
+/// `verify` of a folder backup accounts for its folders (`root.folders`, each there and
+/// none else), checks its fields (the command that makes a backup, `root`, roles a backup
+/// holds and their first bytes) and finds each edit as a difference of its own kind.
+#[test]
+fn verify_checks_a_backups_folders_and_fields() -> TestResult {
+    use crate::custody::{edit_manifest, verify_kinds, Tamper};
+    let (src, to) = (
+        Scratch::new("backup-verify-edits"),
+        Scratch::new("backup-verify-edits-to"),
+    );
+    let store = src.path("store");
+    for folder in ["index", "empty"] {
+        std::fs::create_dir_all(store.join(folder))?;
+    }
+    std::fs::write(store.join("index/segment.bin"), b"derived index")?;
+    std::fs::write(store.join("notes.txt"), b"not a database")?;
+    drop(database(&store.join("data.db"), "delete", 3)?);
+    // data.db, notes.txt, then index/segment.bin: the manifest's order.
+    let set = |field: &'static str, to: serde_json::Value| -> Tamper {
+        Box::new(move |b| edit_manifest(b, |m| m[field] = to.clone()))
+    };
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "unlisted_folder",
+            Box::new(|b| edit_manifest(b, |m| m["root"]["folders"] = serde_json::json!(["index"]))),
+        ),
+        (
+            "missing_folder",
+            Box::new(|b| {
+                edit_manifest(b, |m| {
+                    m["root"]["folders"] = serde_json::json!(["empty", "ghost", "index"])
+                })
+            }),
+        ),
+        (
+            "unlisted_folder",
+            Box::new(|b| Ok(std::fs::create_dir(b.join("store/index/more"))?)),
+        ),
+        ("no_root", set("root", serde_json::Value::Null)),
+        (
+            "unknown_field",
+            Box::new(|b| edit_manifest(b, |m| m["root"]["extra"] = true.into())),
+        ),
+        (
+            "command_not_kind",
+            Box::new(|b| edit_manifest(b, |m| m["command"][1] = "quarantine".into())),
+        ),
+        (
+            "role_not_in_kind",
+            Box::new(|b| edit_manifest(b, |m| m["files"][0]["role"] = "wal".into())),
+        ),
+        (
+            "role_content",
+            Box::new(|b| edit_manifest(b, |m| m["files"][1]["role"] = "database".into())),
+        ),
+        (
+            "role_content",
+            Box::new(|b| edit_manifest(b, |m| m["files"][0]["role"] = "other".into())),
+        ),
+    ];
+    for (n, (kind, tamper)) in cases.iter().enumerate() {
+        let made = backup_ok(&store, &to.path(""), &[])?;
+        assert_eq!(
+            verify_kinds(&made, None)?,
+            (0, vec![]),
+            "case {n}, untouched"
+        );
+        tamper(&made)?;
+        let (code, kinds) = verify_kinds(&made, None)?;
+        assert_eq!(code, 3, "case {n} ({kind}): {kinds:?}");
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "case {n}: no {kind} in {kinds:?}"
+        );
+    }
+    Ok(())
+}

@@ -46,6 +46,7 @@ pub fn backup(args: &BackupArgs) -> Result<Exit, Error> {
             pruned.display()
         ));
     }
+    text.push_str(&crate::bundle::manifest_lines(&made.path)?);
     text.push_str(&format!(
         "next: salvage verify {0}; salvage restore {0} TARGET\n",
         made.path.display()

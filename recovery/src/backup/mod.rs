@@ -31,7 +31,7 @@ use crate::bundle::files::{
     Copied,
 };
 use crate::bundle::{
-    check_target, incomplete, seal, BackupRoot, Manifest, ManifestFile, Provenance,
+    check_target, incomplete, seal, BackupRoot, Manifest, ManifestFile, Provenance, Role,
 };
 use crate::error::Error;
 use crate::request::with_suffix;
@@ -234,10 +234,11 @@ impl Plan {
             files.push(ManifestFile {
                 path: copy.entry.inside.clone(),
                 role: if copy.snapshot.is_some() {
-                    "database"
+                    Role::Database
                 } else {
-                    "other"
+                    Role::Other
                 }
+                .name()
                 .into(),
                 size: hashed.size,
                 sha256: hashed.sha256,

@@ -30,8 +30,8 @@ use crate::bundle::files::{
     copy_file, hash_file, rename_durably, sync_dir, sync_parent, utc_compact, Copied,
 };
 use crate::bundle::{
-    incomplete, safe_relative, verify, BackupRoot, JournalMode, Manifest, ManifestFile, MANIFEST,
-    SIDECARS,
+    incomplete, safe_relative, verify, BackupRoot, JournalMode, Manifest, ManifestFile, Role,
+    MANIFEST, SIDECARS,
 };
 use crate::error::Error;
 use crate::request::with_suffix;
@@ -257,7 +257,8 @@ impl Plan {
     /// `quick_check` and row counts of each database of the backup, as copied under
     /// `base`.
     fn check_databases(&self, base: &Path) -> Result<(), String> {
-        for f in self.manifest.files.iter().filter(|f| f.role == "database") {
+        let databases = self.manifest.files.iter();
+        for f in databases.filter(|f| Role::parse(&f.role) == Some(Role::Database)) {
             let at = self.place_of(base, f);
             sqlite::check_copy(&at, &f.rows.clone().unwrap_or_default())
                 .map_err(|why| format!("`{}`: {why}", at.display()))?;

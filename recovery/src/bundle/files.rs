@@ -68,7 +68,12 @@ pub fn copy_durably(from: &Path, to: &Path) -> std::io::Result<Copied> {
 
 /// The length and SHA-256 of the file at `path`, read afresh.
 pub fn hash_file(path: &Path) -> std::io::Result<Copied> {
-    read_through(File::open(path)?, |_| Ok(())).map_err(Failed::into_io)
+    hash_open(File::open(path)?)
+}
+
+/// The length and SHA-256 of the open `file`, read from where it stands to its end.
+pub fn hash_open(file: File) -> std::io::Result<Copied> {
+    read_through(file, |_| Ok(())).map_err(Failed::into_io)
 }
 
 /// Which side of a copy failed.

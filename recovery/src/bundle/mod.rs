@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::dbpath::DatabasePath;
 use crate::error::Error;
 use files::{copy_file, hash_file, rename_durably, utc, write_atomically};
-pub use verify::{verify, Difference, Verification};
+pub use verify::{verify, verify_anchored, Difference, Verification};
 
 /// The manifest's file name in a bundle.
 pub const MANIFEST: &str = "MANIFEST.json";
@@ -33,6 +33,7 @@ pub const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
 /// What a bundle holds, as `MANIFEST.json` says.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// The manifest's layout version.
     pub format_version: u32,
@@ -66,6 +67,7 @@ pub struct Manifest {
 /// The top of a backup: the source's own name, under which the backup holds it
 /// (`BACKUP/NAME`), and whether that is one database file or a folder of files.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct BackupRoot {
     /// The source's file name.
     pub name: String,
@@ -79,6 +81,7 @@ pub struct BackupRoot {
 
 /// One file of a bundle.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct ManifestFile {
     /// Its path inside the bundle (`/`-separated).
     pub path: String,
@@ -142,20 +145,137 @@ impl Manifest {
 
     /// The bundle's database file.
     pub fn database(&self) -> Option<&ManifestFile> {
-        self.files.iter().find(|f| f.role == "database")
+        self.files
+            .iter()
+            .find(|f| Role::parse(&f.role) == Some(Role::Database))
     }
 
-    /// Reads the manifest of the bundle at `dir`.
+    /// Reads the manifest of the bundle at `dir`. A field salvage never writes is refused
+    /// like a file that is not a manifest ([`verify`] names it as a difference instead).
     pub fn read(dir: &Path) -> Result<Manifest, Error> {
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| Error::Source {
             path: path.clone(),
             source: e,
         })?;
-        serde_json::from_str(&text).map_err(|e| Error::Refused {
-            what: format!("`{}` is not a bundle manifest: {e}", path.display()),
-            hint: "a bundle is a folder made by `salvage quarantine`, `repair` or `backup`".into(),
-        })
+        serde_json::from_str(&text).map_err(|e| not_a_manifest(&path, e))
+    }
+}
+
+/// The refusal of a file at `path` that cannot be read as a manifest, and why.
+fn not_a_manifest(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::Refused {
+        what: format!("`{}` is not a bundle manifest: {why}", path.display()),
+        hint: "a bundle is a folder made by `salvage quarantine`, `repair` or `backup`".into(),
+    }
+}
+
+/// The SHA-256 of the manifest of the bundle at `dir`, lower-case hex: printed when a
+/// bundle is made, for the examiner to record in the case notes, and checked by
+/// `salvage verify DIR --manifest-sha256 HASH`. Without this anchor outside the bundle,
+/// a manifest rewritten with hashes that match changed files cannot be told from the
+/// original.
+pub fn manifest_sha256(dir: &Path) -> Result<String, Error> {
+    let path = dir.join(MANIFEST);
+    hash_file(&path)
+        .map(|hashed| hashed.sha256)
+        .map_err(|e| Error::Source { path, source: e })
+}
+
+/// What made a bundle, as its manifest's `kind` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `salvage quarantine`: evidence for an examiner.
+    Quarantine,
+    /// `salvage repair`: the archive of the original before the repair.
+    RepairArchive,
+    /// `salvage backup`: a copy of a healthy, live database or folder.
+    Backup,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 3] = [Kind::Quarantine, Kind::RepairArchive, Kind::Backup];
+
+    /// Its name in a manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Quarantine => "quarantine",
+            Kind::RepairArchive => "repair-archive",
+            Kind::Backup => "backup",
+        }
+    }
+
+    /// The kind a manifest names, if salvage makes it.
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The `salvage` command that makes a bundle of this kind.
+    pub fn command(self) -> &'static str {
+        match self {
+            Kind::Quarantine => "quarantine",
+            Kind::RepairArchive => "repair",
+            Kind::Backup => "backup",
+        }
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// What a file of a bundle is, as its manifest entry's `role` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The database file.
+    Database,
+    /// Its write-ahead log, `DB-wal`.
+    Wal,
+    /// Its wal-index, `DB-shm`.
+    Shm,
+    /// Its rollback journal, `DB-journal`.
+    Journal,
+    /// Any other file of a folder backed up.
+    Other,
+}
+
+impl Role {
+    /// Every role.
+    pub const ALL: [Role; 5] = [Role::Database, Role::Wal, Role::Shm, Role::Journal, Role::Other];
+
+    /// Its name in a manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Database => "database",
+            Role::Wal => "wal",
+            Role::Shm => "shm",
+            Role::Journal => "journal",
+            Role::Other => "other",
+        }
+    }
+
+    /// The role a manifest names, if salvage writes it.
+    pub fn parse(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// A sidecar's suffix after its database's name (`-wal`, `-shm`, `-journal`).
+    pub fn suffix(self) -> Option<&'static str> {
+        match self {
+            Role::Wal => Some("-wal"),
+            Role::Shm => Some("-shm"),
+            Role::Journal => Some("-journal"),
+            Role::Database | Role::Other => None,
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
