@@ -897,7 +897,7 @@ pub fn edit_manifest(
 
 /// `verify --json` of `bundle` (with `--manifest-sha256 HASH` when given): its exit code
 /// and the `kind` of each difference.
-pub fn verify_kinds(bundle: &std::path::Path, anchor: Option<&str>) -> Got<(i32, Vec<String>)> {
+fn verify_kinds(bundle: &std::path::Path, anchor: Option<&str>) -> Got<(i32, Vec<String>)> {
     let mut args: Vec<&std::ffi::OsStr> =
         vec!["verify".as_ref(), bundle.as_os_str(), "--json".as_ref()];
     if let Some(hash) = anchor {
@@ -918,6 +918,27 @@ pub fn verify_kinds(bundle: &std::path::Path, anchor: Option<&str>) -> Got<(i32,
 
 /// A change to a bundle, by name.
 pub type Tamper = Box<dyn Fn(&std::path::Path) -> TestResult>;
+
+/// For each case, a new bundle from `make` (given the case's number) that verifies
+/// intact, then tampered with: `verify` exits 3 and names a difference of the case's kind.
+pub fn assert_each_found(
+    cases: &[(&str, Tamper)],
+    make: impl Fn(usize) -> Got<std::path::PathBuf>,
+) -> TestResult {
+    for (n, (kind, tamper)) in cases.iter().enumerate() {
+        let bundle = make(n)?;
+        let untouched = verify_kinds(&bundle, None)?;
+        assert_eq!(untouched, (0, vec![]), "case {n}, untouched");
+        tamper(&bundle)?;
+        let (code, kinds) = verify_kinds(&bundle, None)?;
+        assert_eq!(code, 3, "case {n} ({kind}): {kinds:?}");
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "case {n}: no {kind} in {kinds:?}"
+        );
+    }
+    Ok(())
+}
 
 /// `verify` proves a bundle, not only its files' hashes: each edit of the manifest's
 /// fields (made as salvage lays it out, its time kept), a file replaced by a link to an
@@ -1016,21 +1037,7 @@ fn verify_finds_every_edit_of_a_bundle() -> TestResult {
             }),
         ),
     ];
-    for (n, (kind, tamper)) in cases.iter().enumerate() {
-        let (bundle, _) = quarantined(&dir, &format!("case-{n}"))?;
-        assert_eq!(
-            verify_kinds(&bundle, None)?,
-            (0, vec![]),
-            "case {n}, untouched"
-        );
-        tamper(&bundle)?;
-        let (code, kinds) = verify_kinds(&bundle, None)?;
-        assert_eq!(code, 3, "case {n} ({kind}): {kinds:?}");
-        assert!(
-            kinds.iter().any(|k| k == kind),
-            "case {n}: no {kind} in {kinds:?}"
-        );
-    }
+    assert_each_found(&cases, |n| Ok(quarantined(&dir, &format!("case-{n}"))?.0))?;
     // A byte flipped, and the manifest made to agree: only the anchor tells.
     let (bundle, hash) = quarantined(&dir, "forged")?;
     let db = bundle.join("state.db");

@@ -173,16 +173,28 @@ fn to_rollback_journal(dst: &Connection, to: &Path) -> Result<Option<JournalMode
     if !was.eq_ignore_ascii_case("wal") {
         return Ok(None);
     }
-    let now: String = dst
-        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
-        .map_err(Error::db(doing))?;
-    if !now.eq_ignore_ascii_case("delete") {
-        return Err(super::failed(format!(
-            "SQLite left the copy `{}` in journal mode {now}, not delete",
-            to.display()
-        )));
-    }
+    set_journal_mode(dst, to, "delete", doing)?;
     Ok(Some(JournalMode::Wal))
+}
+
+/// Sets the journal mode of the database open in `conn` (at `path`) to `mode`, refused
+/// when SQLite answers with another (it keeps WAL while another connection reads).
+fn set_journal_mode(
+    conn: &Connection,
+    path: &Path,
+    mode: &str,
+    doing: &'static str,
+) -> Result<(), Error> {
+    let now: String = conn
+        .query_row(&format!("PRAGMA journal_mode = {mode}"), [], |r| r.get(0))
+        .map_err(Error::db(doing))?;
+    if now.eq_ignore_ascii_case(mode) {
+        return Ok(());
+    }
+    Err(super::failed(format!(
+        "SQLite left `{}` in journal mode {now}, not {mode}",
+        path.display()
+    )))
 }
 
 /// Puts the database at `path` (a restore's staged copy, which nothing else opens) in WAL
@@ -191,15 +203,7 @@ fn to_rollback_journal(dst: &Connection, to: &Path) -> Result<Option<JournalMode
 pub fn set_wal(path: &Path) -> Result<(), Error> {
     let doing = "putting a restored copy back in WAL mode";
     let conn = Connection::open(path).map_err(Error::db(doing))?;
-    let now: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(Error::db(doing))?;
-    if !now.eq_ignore_ascii_case("wal") {
-        return Err(super::failed(format!(
-            "SQLite left `{}` in journal mode {now}, not wal",
-            path.display()
-        )));
-    }
+    set_journal_mode(&conn, path, "wal", doing)?;
     conn.close().map_err(|(_, e)| Error::db(doing)(e))
 }
 
