@@ -655,3 +655,200 @@ fn follow_instructions(src: &Scratch, holder: &str, err: &str) -> TestResult {
     }
     Ok(())
 }
+
+/// A restore whose copy fails while writing names the copy it was writing
+/// (`TARGET.incomplete`), not the backup file it read; the target is untouched.
+#[test]
+fn a_restore_that_cannot_write_names_its_copy() -> TestResult {
+    let (src, to) = (
+        Scratch::new("restore-write-fails"),
+        Scratch::new("restore-write-fails-to"),
+    );
+    let db = src.path("app.db");
+    drop(database(&db, "delete", 50)?);
+    let made = backup_ok(&db, &to.path(""), &[])?;
+    let hash = sha256(&db)?;
+    let out = crate::custody::salvage_with_file_limit(2)
+        .arg("restore")
+        .arg(&made)
+        .arg(&db)
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let staging = with_suffix(&db, ".incomplete");
+    assert!(
+        err.contains(&format!("cannot write `{}`", staging.display())),
+        "{err}"
+    );
+    assert_eq!(sha256(&db)?, hash, "the target untouched");
+    Ok(())
+}
+
+/// `backup LINK`, LINK a symbolic link to a live WAL database in another folder, copies
+/// the file it points to with the transactions committed only in its `-wal`, which lies
+/// beside the file, not beside the link (read as immutable without its log, the copy
+/// missed every one); nothing is created beside either, and the manifest names the file
+/// as the source and the link as `source_link`. A loop of links is refused (exit 2) and
+/// nothing is created.
+#[test]
+fn a_backup_through_a_link_reads_the_log_beside_the_file() -> TestResult {
+    let (src, to) = (Scratch::new("backup-link"), Scratch::new("backup-link-to"));
+    std::fs::create_dir(src.path("real"))?;
+    let db = src.path("real/live.db");
+    let conn = database(&db, "wal", 0)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    for _ in 0..7 {
+        commit_one(&conn)?;
+    }
+    let link = src.path("link.db");
+    std::os::unix::fs::symlink("real/live.db", &link)?;
+    let (before, real_before) = (src.listing(), names(&src.path("real"))?);
+    assert_eq!(real_before, ["live.db", "live.db-shm", "live.db-wal"]);
+    let made = backup_ok(&link, &to.path(""), &[])?;
+    assert_eq!(
+        (src.listing(), names(&src.path("real"))?),
+        (before.clone(), real_before)
+    );
+    assert_eq!(names(&made)?, ["MANIFEST.json", "live.db"]);
+    assert_eq!(assert_one_committed_state(&made.join("live.db"))?, 7);
+    let manifest = recovery::bundle::Manifest::read(&made)?;
+    assert_eq!(
+        (manifest.source.as_str(), manifest.source_link.as_deref()),
+        (db.canonicalize()?.to_str().ok_or("path")?, link.to_str())
+    );
+    drop(conn);
+    let looped = src.path("loop.db");
+    std::os::unix::fs::symlink("loop.db", &looped)?;
+    let (before, to_before) = (src.listing(), to.listing());
+    let (code, _, err) = backup(&looped, &to.path(""), &[], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("loop") && err.contains("hint:"), "{err}");
+    assert_eq!((src.listing(), to.listing()), (before, to_before));
+    Ok(())
+}
+
+/// The journal mode of the database at `path` as its header says ("The Database
+/// Header": read and write versions at offsets 18 and 19, 2 for WAL, 1 for a rollback
+/// journal), read as bytes: opening it with SQLite could change what is beside it.
+fn header_versions(path: &Path) -> Got<[u8; 2]> {
+    let bytes = std::fs::read(path)?;
+    Ok([bytes[18], bytes[19]])
+}
+
+/// A backup of a WAL database, rows only in its `-wal`, is stored in rollback-journal
+/// mode, the original's mode in its manifest: a reader that opens it with SQLite
+/// (read-only, as anyone but its owner would, here with a SELECT while `verify` runs)
+/// creates nothing beside it, and `verify` says intact during and after (a WAL-mode copy
+/// got a `-wal` and `-shm` beside it: NOT INTACT from then on). Restored, it is in WAL
+/// mode again with every row, and nothing is left beside it.
+#[test]
+fn a_backup_of_a_wal_database_stays_intact_when_read() -> TestResult {
+    let (src, to, out) = (
+        Scratch::new("backup-wal-read"),
+        Scratch::new("backup-wal-read-to"),
+        Scratch::new("backup-wal-read-out"),
+    );
+    let db = src.path("live.db");
+    let conn = database(&db, "wal", 0)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    for _ in 0..9 {
+        commit_one(&conn)?;
+    }
+    assert_eq!(header_versions(&db)?, [2, 2]);
+    let made = backup_ok(&db, &to.path(""), &[])?;
+    let copy = made.join("live.db");
+    assert_eq!(
+        header_versions(&copy)?,
+        [1, 1],
+        "stored in rollback-journal mode"
+    );
+    let manifest = recovery::bundle::Manifest::read(&made)?;
+    let file = manifest.database().ok_or("no database")?;
+    assert_eq!(file.journal_mode, Some(recovery::bundle::JournalMode::Wal));
+    {
+        let reader =
+            Connection::open_with_flags(&copy, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let rows: i64 = reader.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?;
+        assert_eq!(rows, 9);
+        let (code, text, _) = run(&["verify".as_ref(), made.as_os_str()], None)?;
+        assert_eq!(code, 0, "while a reader has it open: {text}");
+    }
+    assert_eq!(names(&made)?, ["MANIFEST.json", "live.db"]);
+    let (code, text, _) = run(&["verify".as_ref(), made.as_os_str()], None)?;
+    assert_eq!(code, 0, "{text}");
+    drop(conn);
+    let target = out.path("live.db");
+    let (code, _, err) = restore(&made, &target, None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.listing(), ["live.db"]);
+    assert_eq!(header_versions(&target)?, [2, 2], "WAL mode again");
+    let restored = Connection::open(&target)?;
+    let mode: String = restored.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    assert_eq!(mode, "wal");
+    drop(restored);
+    assert_eq!(assert_one_committed_state(&target)?, 9);
+    Ok(())
+}
+
+/// `verify` of a folder backup accounts for its folders (`root.folders`, each there and
+/// none else), checks its fields (the command that makes a backup, `root`, roles a backup
+/// holds and their first bytes) and finds each edit as a difference of its own kind.
+#[test]
+fn verify_checks_a_backups_folders_and_fields() -> TestResult {
+    use crate::custody::{assert_each_found, edit_manifest, Tamper};
+    let (src, to) = (
+        Scratch::new("backup-verify-edits"),
+        Scratch::new("backup-verify-edits-to"),
+    );
+    let store = src.path("store");
+    for folder in ["index", "empty"] {
+        std::fs::create_dir_all(store.join(folder))?;
+    }
+    std::fs::write(store.join("index/segment.bin"), b"derived index")?;
+    std::fs::write(store.join("notes.txt"), b"not a database")?;
+    drop(database(&store.join("data.db"), "delete", 3)?);
+    // data.db, notes.txt, then index/segment.bin: the manifest's order.
+    let set = |field: &'static str, to: serde_json::Value| -> Tamper {
+        Box::new(move |b| edit_manifest(b, |m| m[field] = to.clone()))
+    };
+    let cases: Vec<(&str, Tamper)> = vec![
+        (
+            "unlisted_folder",
+            Box::new(|b| edit_manifest(b, |m| m["root"]["folders"] = serde_json::json!(["index"]))),
+        ),
+        (
+            "missing_folder",
+            Box::new(|b| {
+                edit_manifest(b, |m| {
+                    m["root"]["folders"] = serde_json::json!(["empty", "ghost", "index"])
+                })
+            }),
+        ),
+        (
+            "unlisted_folder",
+            Box::new(|b| Ok(std::fs::create_dir(b.join("store/index/more"))?)),
+        ),
+        ("no_root", set("root", serde_json::Value::Null)),
+        (
+            "unknown_field",
+            Box::new(|b| edit_manifest(b, |m| m["root"]["extra"] = true.into())),
+        ),
+        (
+            "command_not_kind",
+            Box::new(|b| edit_manifest(b, |m| m["command"][1] = "quarantine".into())),
+        ),
+        (
+            "role_not_in_kind",
+            Box::new(|b| edit_manifest(b, |m| m["files"][0]["role"] = "wal".into())),
+        ),
+        (
+            "role_content",
+            Box::new(|b| edit_manifest(b, |m| m["files"][1]["role"] = "database".into())),
+        ),
+        (
+            "role_content",
+            Box::new(|b| edit_manifest(b, |m| m["files"][0]["role"] = "other".into())),
+        ),
+    ];
+    assert_each_found(&cases, |_| backup_ok(&store, &to.path(""), &[]))
+}

@@ -723,3 +723,375 @@ fn the_run_as_case_uco_json_ld_carries_every_hash_and_conforms() -> TestResult {
     }
     Ok(())
 }
+
+/// `salvage` run with the size of any file it writes limited to `blocks` of 512 bytes
+/// (`ulimit -f`, SIGXFSZ ignored): a write past it fails with "File too large", as one
+/// on a full disk fails, at the same byte every time.
+pub fn salvage_with_file_limit(blocks: u32) -> std::process::Command {
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_salvage"));
+    cmd
+}
+
+/// A copy into a bundle that fails while writing names the copy it was writing, not the
+/// source it read ("cannot read `SRC`: File too large" sent the examiner to the
+/// evidence): exit 1, the partial copy left at `DIR.incomplete`.
+#[test]
+fn a_failed_write_names_the_copy_not_the_source() -> TestResult {
+    let dir = Scratch::new("custody-write-fails");
+    let db = wal_store(&dir)?;
+    let bundle = dir.path("case-7");
+    let out = salvage_with_file_limit(8)
+        .arg("quarantine")
+        .arg(&db)
+        .arg("--to")
+        .arg(&bundle)
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let copy = dir.path("case-7.incomplete/state.db");
+    assert!(
+        err.contains(&format!("cannot write `{}`", copy.display())),
+        "{err}"
+    );
+    assert!(!err.contains("cannot read"), "{err}");
+    Ok(())
+}
+
+/// `verify` of what is not a bundle is refused (exit 2, "not a bundle", nothing on stdout,
+/// nothing created): a file, a loop of symbolic links, nothing, a folder without a
+/// manifest, a folder whose manifest is a symbolic link (never followed).
+#[test]
+fn verify_refuses_what_is_not_a_bundle() -> TestResult {
+    let dir = Scratch::new("custody-not-a-bundle");
+    let db = wal_store(&dir)?;
+    let bundle = dir.path("bundle");
+    recovery::bundle::make(&db, &bundle, "quarantine", &Default::default())?;
+    std::os::unix::fs::symlink("loop", dir.path("loop"))?;
+    std::fs::create_dir(dir.path("empty"))?;
+    std::fs::create_dir(dir.path("linked"))?;
+    std::os::unix::fs::symlink(
+        bundle.join("MANIFEST.json"),
+        dir.path("linked/MANIFEST.json"),
+    )?;
+    let before = dir.listing();
+    for target in [
+        db,
+        dir.path("loop"),
+        dir.path("missing"),
+        dir.path("empty"),
+        dir.path("linked"),
+    ] {
+        let (code, out, err) = run(&["verify".as_ref(), target.as_os_str()])?;
+        assert_eq!(code, 2, "{}: {err}", target.display());
+        assert!(
+            err.contains("is not a bundle") && err.contains("hint:"),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(dir.listing(), before);
+    }
+    Ok(())
+}
+
+/// A bundle keeps times: each copy has its original's modification time (here set to
+/// 2001, long before the copy), and the manifest the time its `created_utc` says; a
+/// backup's copies too. `verify` compares them with the manifest.
+#[test]
+fn a_bundle_keeps_its_originals_times() -> TestResult {
+    let dir = Scratch::new("custody-times");
+    let db = wal_store(&dir)?;
+    let then = std::time::UNIX_EPOCH + std::time::Duration::new(981_173_106, 123_456_789);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(format!("{}{suffix}", db.display()))?;
+        file.set_modified(then)?;
+    }
+    let bundle = dir.path("bundle");
+    let manifest = recovery::bundle::make(&db, &bundle, "quarantine", &Default::default())?;
+    assert_eq!(manifest.format_version, 2);
+    for f in &manifest.files {
+        assert_eq!(
+            std::fs::metadata(bundle.join(&f.path))?.modified()?,
+            then,
+            "{}",
+            f.path
+        );
+        assert_eq!(f.mtime_utc.as_deref(), Some("2001-02-03T04:05:06Z"));
+    }
+    let created = humantime::parse_rfc3339(&manifest.created_utc)?;
+    assert_eq!(
+        std::fs::metadata(bundle.join("MANIFEST.json"))?.modified()?,
+        created
+    );
+    let backups = dir.path("backups");
+    std::fs::create_dir(&backups)?;
+    let made = recovery::backup::backup(&recovery::backup::BackupOptions {
+        src: db.clone(),
+        to: backups,
+        keep: None,
+        who: Default::default(),
+    })?;
+    let copy = made.path.join("state.db");
+    assert_eq!(
+        std::fs::metadata(copy)?.modified()?,
+        std::fs::metadata(&db)?.modified()?
+    );
+    let created = humantime::parse_rfc3339(&made.manifest.created_utc)?;
+    assert_eq!(
+        std::fs::metadata(made.path.join("MANIFEST.json"))?.modified()?,
+        created
+    );
+    Ok(())
+}
+
+/// A quarantine of the WAL store made by the binary into `dir/NAME` for case 7 by J. Doe,
+/// the source's files dated 2001 first (so that a copy written again is seen): the bundle
+/// and the manifest's SHA-256 it printed for the case notes.
+fn quarantined(dir: &Scratch, name: &str) -> Got<(std::path::PathBuf, String)> {
+    let db = dir.path("state.db");
+    if !db.exists() {
+        wal_store(dir)?;
+        let then = std::time::UNIX_EPOCH + std::time::Duration::from_secs(981_173_106);
+        for suffix in ["", "-wal", "-shm"] {
+            let path = format!("{}{suffix}", db.display());
+            std::fs::File::options()
+                .write(true)
+                .open(path)?
+                .set_modified(then)?;
+        }
+    }
+    let bundle = dir.path(name);
+    let (code, out, err) = run(&[
+        "quarantine".as_ref(),
+        db.as_os_str(),
+        "--to".as_ref(),
+        bundle.as_os_str(),
+        "--case".as_ref(),
+        "7".as_ref(),
+        "--examiner=J. Doe".as_ref(),
+    ])?;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("record this hash in the case notes"), "{out}");
+    let hash = out
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["manifest", "sha256", hash, "MANIFEST.json"] => Some(hash.to_owned()),
+            _ => None,
+        })
+        .ok_or(format!("no manifest hash in {out}"))?;
+    assert_eq!(hash, sha256(&bundle.join("MANIFEST.json"))?);
+    Ok((bundle, hash))
+}
+
+/// Writes `bytes` over the bundle's file at `path` (made read-only) and gives it back
+/// its modification time, as a careful hand would.
+pub fn overwrite(path: &std::path::Path, bytes: &[u8]) -> TestResult {
+    let meta = std::fs::metadata(path)?;
+    let mut perms = meta.permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(path, perms)?;
+    std::fs::write(path, bytes)?;
+    std::fs::File::options()
+        .write(true)
+        .open(path)?
+        .set_modified(meta.modified()?)?;
+    Ok(())
+}
+
+/// Edits the bundle's manifest as JSON, written back as salvage lays it out, its time
+/// kept.
+pub fn edit_manifest(
+    bundle: &std::path::Path,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> TestResult {
+    let path = bundle.join("MANIFEST.json");
+    let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+    edit(&mut manifest);
+    overwrite(&path, &serde_json::to_vec_pretty(&manifest)?)
+}
+
+/// `verify --json` of `bundle` (with `--manifest-sha256 HASH` when given): its exit code
+/// and the `kind` of each difference.
+fn verify_kinds(bundle: &std::path::Path, anchor: Option<&str>) -> Got<(i32, Vec<String>)> {
+    let mut args: Vec<&std::ffi::OsStr> =
+        vec!["verify".as_ref(), bundle.as_os_str(), "--json".as_ref()];
+    if let Some(hash) = anchor {
+        args.push("--manifest-sha256".as_ref());
+        args.push(hash.as_ref());
+    }
+    let (code, out, err) = run(&args)?;
+    let json: serde_json::Value =
+        serde_json::from_str(&out).map_err(|e| format!("{e}: {out}{err}"))?;
+    let kinds = json["differences"]
+        .as_array()
+        .ok_or("no differences")?
+        .iter()
+        .filter_map(|d| d["kind"].as_str().map(str::to_owned))
+        .collect();
+    Ok((code, kinds))
+}
+
+/// A change to a bundle, by name.
+pub type Tamper = Box<dyn Fn(&std::path::Path) -> TestResult>;
+
+/// For each case, a new bundle from `make` (given the case's number) that verifies
+/// intact, then tampered with: `verify` exits 3 and names a difference of the case's kind.
+pub fn assert_each_found(
+    cases: &[(&str, Tamper)],
+    make: impl Fn(usize) -> Got<std::path::PathBuf>,
+) -> TestResult {
+    for (n, (kind, tamper)) in cases.iter().enumerate() {
+        let bundle = make(n)?;
+        let untouched = verify_kinds(&bundle, None)?;
+        assert_eq!(untouched, (0, vec![]), "case {n}, untouched");
+        tamper(&bundle)?;
+        let (code, kinds) = verify_kinds(&bundle, None)?;
+        assert_eq!(code, 3, "case {n} ({kind}): {kinds:?}");
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "case {n}: no {kind} in {kinds:?}"
+        );
+    }
+    Ok(())
+}
+
+/// `verify` proves a bundle, not only its files' hashes: each edit of the manifest's
+/// fields (made as salvage lays it out, its time kept), a file replaced by a link to an
+/// identical copy outside, a folder or link added, a copy written again, is a difference
+/// of its own kind (exit 3). A flipped byte whose hash and size were put into the
+/// manifest passes every check but one: the manifest's SHA-256 recorded when it was made
+/// (`--manifest-sha256`).
+#[test]
+fn verify_finds_every_edit_of_a_bundle() -> TestResult {
+    let dir = Scratch::new("custody-verify-edits");
+    let (bundle, hash) = quarantined(&dir, "pristine")?;
+    assert_eq!(verify_kinds(&bundle, None)?, (0, vec![]));
+    assert_eq!(verify_kinds(&bundle, Some(&hash))?, (0, vec![]));
+    assert_eq!(verify_kinds(&bundle, Some(&hash.to_uppercase()))?.0, 0);
+    let set = |field: &'static str, to: serde_json::Value| -> Tamper {
+        Box::new(move |b| edit_manifest(b, |m| m[field] = to.clone()))
+    };
+    let set_file = |n: usize, field: &'static str, to: &'static str| -> Tamper {
+        Box::new(move |b| edit_manifest(b, |m| m["files"][n][field] = to.into()))
+    };
+    let outside = dir.path("outside-wal");
+    let cases: Vec<(&str, Tamper)> = vec![
+        ("not_as_commanded", set("examiner", "Someone Else".into())),
+        ("not_as_commanded", set("case", "8".into())),
+        ("created", set("created_utc", "2020-01-01T00:00:00Z".into())),
+        ("source_name", set("source", "/elsewhere/other.db".into())),
+        ("unknown_kind", set("kind", "evidence".into())),
+        ("unknown_format", set("format_version", 9.into())),
+        ("unknown_field", set("note", "added".into())),
+        (
+            "command_not_kind",
+            Box::new(|b| edit_manifest(b, |m| m["command"][1] = "backup".into())),
+        ),
+        ("mtime", set_file(0, "mtime_utc", "2019-05-05T05:05:05Z")),
+        ("role_name", set_file(1, "role", "journal")),
+        ("role_content", set_file(2, "role", "wal")),
+        ("role_not_in_kind", set_file(0, "role", "other")),
+        ("unknown_role", set_file(0, "role", "main")),
+        ("unknown_field", set_file(1, "note", "added")),
+        (
+            "duplicate",
+            Box::new(|b| {
+                edit_manifest(b, |m| {
+                    let copy = m["files"][1].clone();
+                    if let Some(files) = m["files"].as_array_mut() {
+                        files.push(copy);
+                    }
+                })
+            }),
+        ),
+        (
+            "unexpected_root",
+            set(
+                "root",
+                serde_json::json!({"name": "state.db", "folder": false}),
+            ),
+        ),
+        (
+            "manifest_rewritten",
+            Box::new(|b| {
+                let path = b.join("MANIFEST.json");
+                let text = std::fs::read_to_string(&path)?;
+                let twice = text.replacen("  \"case\":", "  \"case\": \"8\",\n  \"case\":", 1);
+                overwrite(&path, twice.as_bytes())
+            }),
+        ),
+        (
+            "symlink",
+            Box::new(move |b| {
+                let wal = b.join("state.db-wal");
+                std::fs::copy(&wal, &outside)?;
+                std::fs::remove_file(&wal)?;
+                std::os::unix::fs::symlink(&outside, &wal)?;
+                Ok(())
+            }),
+        ),
+        (
+            "symlink",
+            Box::new(|b| Ok(std::os::unix::fs::symlink("state.db", b.join("notes"))?)),
+        ),
+        (
+            "unlisted_folder",
+            Box::new(|b| Ok(std::fs::create_dir(b.join("empty"))?)),
+        ),
+        (
+            "mtime",
+            Box::new(|b| {
+                let path = b.join("state.db");
+                let bytes = std::fs::read(&path)?;
+                overwrite(&path, &bytes)?;
+                std::fs::File::options()
+                    .write(true)
+                    .open(&path)?
+                    .set_modified(std::time::SystemTime::now())?;
+                Ok(())
+            }),
+        ),
+    ];
+    assert_each_found(&cases, |n| Ok(quarantined(&dir, &format!("case-{n}"))?.0))?;
+    // A byte flipped, and the manifest made to agree: only the anchor tells.
+    let (bundle, hash) = quarantined(&dir, "forged")?;
+    let db = bundle.join("state.db");
+    let mut bytes = std::fs::read(&db)?;
+    bytes[2000] ^= 0x01;
+    overwrite(&db, &bytes)?;
+    // Written as salvage writes it: every check but the anchor passes.
+    let mut manifest = recovery::bundle::Manifest::read(&bundle)?;
+    manifest.files[0].sha256 = sha256(&db)?;
+    overwrite(
+        &bundle.join("MANIFEST.json"),
+        &serde_json::to_vec_pretty(&manifest)?,
+    )?;
+    assert_eq!(verify_kinds(&bundle, None)?, (0, vec![]));
+    let (code, text, _) = run(&[
+        "verify".as_ref(),
+        bundle.as_os_str(),
+        "--manifest-sha256".as_ref(),
+        hash.as_ref(),
+    ])?;
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("is not the manifest recorded"), "{text}");
+    assert_eq!(
+        verify_kinds(&bundle, Some(&hash))?,
+        (3, vec!["manifest_changed".to_owned()])
+    );
+    let (code, _, err) = run(&[
+        "verify".as_ref(),
+        bundle.as_os_str(),
+        "--manifest-sha256".as_ref(),
+        "abc".as_ref(),
+    ])?;
+    assert_eq!(code, 2, "a hash that is not one is refused: {err}");
+    Ok(())
+}

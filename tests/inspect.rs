@@ -155,3 +155,74 @@ fn docs_list_every_finding_kind() -> TestResult {
     }
     Ok(())
 }
+
+/// `--sha256` shows the hash in the text report too, not only in `--json`: the SHA-256 of
+/// the file's bytes, on a line of its own.
+#[test]
+fn sha256_is_in_the_text_report() -> TestResult {
+    use sha2::{Digest, Sha256};
+    let dir = Scratch::new("inspect-sha256-text");
+    let src = dir.path("evidence.db");
+    {
+        let conn = rusqlite::Connection::open(&src)?;
+        conn.execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1), ('two');")?;
+    }
+    let bytes = std::fs::read(&src)?;
+    let hash: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        src.as_os_str(),
+        OsStr::new("--sha256"),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l == format!("sha256: {hash} ({} bytes)", bytes.len())),
+        "{text}"
+    );
+    let out = run_salvage(&[OsStr::new("inspect"), src.as_os_str()])?;
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&hash));
+    Ok(())
+}
+
+/// A database given by a symbolic link is the file it points to: its `-wal` is the one
+/// beside that file, where SQLite keeps it, not beside the link (where there is none).
+#[test]
+fn a_database_given_by_a_link_is_read_with_the_log_beside_the_file() -> TestResult {
+    let dir = Scratch::new("inspect-link");
+    std::fs::create_dir(dir.path("real"))?;
+    let db = dir.path("real/live.db");
+    let conn = rusqlite::Connection::open(&db)?;
+    conn.pragma_update(None, "journal_mode", "wal")?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    conn.execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1), (2);")?;
+    let link = dir.path("link.db");
+    std::os::unix::fs::symlink("real/live.db", &link)?;
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        link.as_os_str(),
+        OsStr::new("--json"),
+    ])?;
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json_of(&out)?;
+    assert!(
+        j["sidecars"]["wal"]["frames_committed"].as_u64() > Some(0),
+        "{}",
+        j["sidecars"]
+    );
+    drop(conn);
+    Ok(())
+}

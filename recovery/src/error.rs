@@ -48,9 +48,10 @@ pub enum Error {
     },
     /// Writing an output file failed.
     Output(std::io::Error),
-    /// Writing, moving or removing the file at `path` failed.
+    /// Writing the file or folder at `path` failed (a copy's destination, a bundle's
+    /// manifest): the path named, where [`Error::Output`] names none.
     Write {
-        /// The file.
+        /// The file or folder being written.
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
@@ -96,6 +97,14 @@ impl Error {
         move |error| Error::OutputDatabase { doing, error }
     }
 
+    /// An [`Error::Write`] naming `path`, for `map_err`.
+    pub fn writing(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
+        move |source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
     /// Whether the request itself was at fault (bad arguments, a missing or wrong source),
     /// as opposed to a failure while running.
     pub fn is_refusal(&self) -> bool {
@@ -132,6 +141,9 @@ impl Error {
                     .into(),
             ),
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::Write { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                Some("free space on the file system that holds it, and run again".into())
+            }
             Error::InvalidProfile { .. } => Some(
                 "--profile takes auto, none, agent, chroma or the path of a profile file".into(),
             ),
@@ -180,7 +192,9 @@ impl fmt::Display for Error {
             Error::Refused { what, .. } => f.write_str(what),
             Error::InvalidProfile { why } => write!(f, "invalid profile: {why}"),
             Error::Output(e) => write!(f, "cannot write output: {e}"),
-            Error::Write { path, source } => write!(f, "cannot write `{}`: {source}", path.display()),
+            Error::Write { path, source } => {
+                write!(f, "cannot write `{}`: {source}", path.display())
+            }
             Error::RepairStopped {
                 cause,
                 db,
@@ -218,7 +232,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Source { source, .. } | Error::Output(source) | Error::Write { source, .. } => {
+            Error::Source { source, .. } | Error::Write { source, .. } | Error::Output(source) => {
                 Some(source)
             }
             Error::RepairStopped { cause, .. } => Some(cause.as_ref()),

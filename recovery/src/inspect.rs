@@ -77,7 +77,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     let mut report = report::build(&db, &survey, info, run);
     report.sidecars = sidecars(source)?;
     if audit {
-        let wal = beside(&source.path, "-wal")?;
+        let wal = beside(&file_of(source), "-wal")?;
         let wal = wal.as_ref().and_then(|s| pager::read_wal(s.bytes()).ok());
         report.audit = Some(reconstruct::audit(&db, &survey, wal.as_ref()));
     }
@@ -119,10 +119,21 @@ fn beside(path: &Path, suffix: &str) -> Result<Option<Source>, Error> {
     }
 }
 
-/// The log and journal beside `path`, read (mapped read-only) when they exist and are not
-/// empty.
+/// The file SQLite opens for `source`: its path with every symbolic link on the way
+/// resolved, beside which SQLite keeps its `-wal` and `-shm` (`crate::dbpath`), not beside
+/// a link it was given by.
+fn file_of(source: &Source) -> std::path::PathBuf {
+    source
+        .path
+        .canonicalize()
+        .unwrap_or_else(|_| source.path.clone())
+}
+
+/// The log and journal beside the file `main` is, read (mapped read-only) when they exist
+/// and are not empty.
 fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
-    let beside = |suffix: &str| beside(&main.path, suffix);
+    let file = file_of(main);
+    let beside = |suffix: &str| beside(&file, suffix);
     Ok(report::Sidecars {
         wal: beside("-wal")?.map(|s| {
             // The rows of each commit are read from both files: their resident pages stay

@@ -2,7 +2,7 @@
 //! (`recovery::backup`), printed for a person.
 
 use recovery::backup::{self, BackupOptions, Plan};
-use recovery::bundle::{ManifestFile, Provenance};
+use recovery::bundle::{JournalMode, ManifestFile, Provenance};
 
 use crate::cli::{BackupArgs, RestoreArgs};
 use crate::run::{print_stdout, Error, Exit};
@@ -46,6 +46,7 @@ pub fn backup(args: &BackupArgs) -> Result<Exit, Error> {
             pruned.display()
         ));
     }
+    text.push_str(&crate::bundle::manifest_lines(&made.path)?);
     text.push_str(&format!(
         "next: salvage verify {0}; salvage restore {0} TARGET\n",
         made.path.display()
@@ -67,8 +68,14 @@ fn file_line(f: &ManifestFile) -> String {
             plural(total, "row")
         )
     });
+    let mode = match f.journal_mode {
+        Some(JournalMode::Wal) => {
+            "  (a WAL database, kept in rollback-journal mode; restored in WAL mode)"
+        }
+        None => "",
+    };
     format!(
-        "  {:<8} {:>14} bytes  sha256 {}  {}{counted}\n",
+        "  {:<8} {:>14} bytes  sha256 {}  {}{counted}{mode}\n",
         f.role, f.size, f.sha256, f.path
     )
 }

@@ -1,7 +1,9 @@
 //! `salvage quarantine` and `salvage verify`: evidence bundles, made and checked by the
 //! library (`recovery::bundle`), printed for a person.
 
-use recovery::bundle::{self, Provenance};
+use std::path::Path;
+
+use recovery::bundle::{self, Difference, Provenance, MANIFEST};
 
 use crate::cli::{QuarantineArgs, VerifyArgs};
 use crate::run::{print_stdout, Error, Exit};
@@ -25,6 +27,7 @@ pub fn quarantine(args: &QuarantineArgs) -> Result<Exit, Error> {
             f.role, f.size, f.sha256, f.path
         ));
     }
+    text.push_str(&manifest_lines(&args.to)?);
     text.push_str(&format!(
         "next: salvage verify {0}; salvage inspect {0}; salvage recover {0} -o DEST\n",
         args.to.display()
@@ -33,9 +36,28 @@ pub fn quarantine(args: &QuarantineArgs) -> Result<Exit, Error> {
     Ok(Exit::Clean)
 }
 
+/// The manifest's SHA-256 of the bundle made at `dir`, and what to do with it: the anchor
+/// outside the bundle that `verify --manifest-sha256` checks.
+pub fn manifest_lines(dir: &Path) -> Result<String, Error> {
+    let hash = bundle::manifest_sha256(dir)?;
+    Ok(format!(
+        "  manifest                      sha256 {hash}  {MANIFEST}\n\
+         record this hash in the case notes, apart from the bundle: `salvage verify {} --manifest-sha256 {hash}` proves the manifest is this one\n",
+        dir.display()
+    ))
+}
+
 /// Runs `salvage verify`.
 pub fn verify(args: &VerifyArgs) -> Result<Exit, Error> {
-    let v = bundle::verify(&args.dir)?;
+    let anchor = args.manifest_sha256.as_deref();
+    if let Some(hash) =
+        anchor.filter(|h| h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(Error::Usage(format!(
+            "--manifest-sha256 takes a SHA-256 as 64 hexadecimal digits, not `{hash}`"
+        )));
+    }
+    let v = bundle::verify_anchored(&args.dir, anchor)?;
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&v).map_err(|e| Error::Stdout(e.into()))?;
         s.push('\n');
@@ -48,6 +70,20 @@ pub fn verify(args: &VerifyArgs) -> Result<Exit, Error> {
             v.manifest.created_utc,
             v.manifest.tool
         );
+        s.push_str(&format!(
+            "  manifest sha256 {}{}\n",
+            v.manifest_sha256,
+            if anchor.is_some()
+                && !v
+                    .differences
+                    .iter()
+                    .any(|d| matches!(d, Difference::ManifestChanged { .. }))
+            {
+                " (as recorded)"
+            } else {
+                ""
+            }
+        ));
         for path in &v.matching {
             s.push_str(&format!("  ok       {path}\n"));
         }

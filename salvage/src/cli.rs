@@ -94,9 +94,12 @@ pub enum Command {
     Quarantine(QuarantineArgs),
     /// Re-hash every file of a bundle against its manifest and say exactly what differs
     ///
-    /// A bundle is a quarantine folder or a repair's archive. Exit 0: intact; 3: differences; 2: not a bundle.
+    /// A bundle is a quarantine folder, a repair's archive or a backup. Every file hashed, every
+    /// field of the manifest checked against the files, anything unaccounted for named;
+    /// with --manifest-sha256, the manifest against the hash recorded when it was made.
+    /// Exit 0: intact; 3: differences; 2: not a bundle.
     #[command(
-        after_help = "Examples:\n  salvage verify case-7\n  salvage verify state.db.salvage-20261201T004500Z --json"
+        after_help = "Examples:\n  salvage verify case-7\n  salvage verify case-7 --manifest-sha256 3f2a…(64 hex digits from the case notes)\n  salvage verify state.db.salvage-20261201T004500Z --json"
     )]
     Verify(VerifyArgs),
     /// Back up a healthy, live database, or a folder holding several, into a new folder
@@ -235,6 +238,11 @@ pub struct VerifyArgs {
     /// Print one JSON document instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// The manifest's SHA-256 as `quarantine`, `backup` or `repair` printed it when the
+    /// bundle was made (from the case notes): a manifest whose hash differs is a
+    /// difference. Without it, a manifest rewritten to match changed files cannot be told.
+    #[arg(long, value_name = "HASH")]
+    pub manifest_sha256: Option<String>,
 }
 
 /// Arguments of `salvage export`.

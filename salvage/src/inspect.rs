@@ -30,6 +30,9 @@ pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
 pub fn render(r: &InspectReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "salvage inspect: {}", r.run.source_path);
+    if let Some(sha256) = &r.source.sha256 {
+        let _ = writeln!(s, "sha256: {sha256} ({} bytes)", r.source.size);
+    }
     let _ = writeln!(s, "verdict: {}", r.verdict.summary);
     let _ = writeln!(s);
     header(&mut s, r);

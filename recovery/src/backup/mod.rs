@@ -27,14 +27,15 @@ pub mod tree;
 use std::path::{Path, PathBuf};
 
 use crate::bundle::files::{
-    copy_durably, hash_file, rename_durably, sync_dir, sync_parent, utc, utc_compact, Copied,
+    copy_file, hash_file, rename_durably, set_modified, sync_dir, sync_parent, utc, utc_compact,
+    Copied,
 };
 use crate::bundle::{
-    check_target, incomplete, seal, BackupRoot, Manifest, ManifestFile, Provenance,
+    check_target, incomplete, seal, BackupRoot, Manifest, ManifestFile, Provenance, Role,
 };
 use crate::error::Error;
 use crate::request::with_suffix;
-use sqlite::Rows;
+use sqlite::Snapshot;
 use tree::{refused, Entry, Tree};
 
 pub use restore::{restore, Restored};
@@ -94,8 +95,8 @@ struct Copy<'t> {
     entry: &'t Entry,
     /// A file copied byte for byte: what was written.
     written: Option<Copied>,
-    /// A database copied through SQLite: its rows in the snapshot copied.
-    rows: Option<Rows>,
+    /// A database copied through SQLite: its rows in the snapshot copied, and its mode.
+    snapshot: Option<Snapshot>,
     /// The source's modification time.
     mtime: Option<std::time::SystemTime>,
 }
@@ -122,11 +123,13 @@ impl Plan {
         let created = crate::bundle::files::now();
         let path = free_name(&options.to, &utc_compact(created), &tree.name)?;
         let stale = leftovers(&options.to, &tree.name)?;
+        let mut manifest = Manifest::new(KIND, &tree.source, &options.who, created);
+        manifest.source_link = tree.link.as_ref().map(|l| l.display().to_string());
         Ok(Plan {
             path,
             stale,
             tree,
-            manifest: Manifest::new(KIND, &options.src, &options.who, created),
+            manifest,
             options: options.clone(),
         })
     }
@@ -136,7 +139,7 @@ impl Plan {
     /// `NAME.incomplete` and nothing named as a backup.
     pub fn run(self) -> Result<Backup, Error> {
         let partial = incomplete(&self.path);
-        std::fs::create_dir(&partial).map_err(Error::Output)?;
+        std::fs::create_dir(&partial).map_err(Error::writing(&partial))?;
         crate::crash::point("backup:created");
         let copies = self.copy_all(&partial)?;
         crate::crash::point("backup:copied");
@@ -164,7 +167,7 @@ impl Plan {
             for folder in
                 std::iter::once(top.clone()).chain(self.tree.folders.iter().map(|f| top.join(f)))
             {
-                std::fs::create_dir(&folder).map_err(Error::Output)?;
+                std::fs::create_dir(&folder).map_err(Error::writing(&folder))?;
             }
         }
         let mut copies = Vec::new();
@@ -178,15 +181,15 @@ impl Plan {
                 .map_err(source)?
                 .modified()
                 .ok();
-            let (written, rows) = if entry.database {
+            let (written, snapshot) = if entry.database {
                 (None, Some(sqlite::snapshot(&entry.path, &to)?))
             } else {
-                (Some(copy_durably(&entry.path, &to).map_err(source)?), None)
+                (Some(copy_file(&entry.path, &to)?), None)
             };
             copies.push(Copy {
                 entry,
                 written,
-                rows,
+                snapshot,
                 mtime,
             });
             if copies.len() == 1 {
@@ -202,8 +205,8 @@ impl Plan {
         let mut files = Vec::new();
         for copy in copies {
             let at = partial.join(&copy.entry.inside);
-            if let Some(rows) = &copy.rows {
-                sqlite::check_copy(&at, rows).map_err(|why| {
+            if let Some(snapshot) = &copy.snapshot {
+                sqlite::check_copy(&at, &snapshot.rows).map_err(|why| {
                     failed(format!(
                         "the copy of `{}` failed its check: {why}; the partial backup is left at `{}`",
                         copy.entry.path.display(),
@@ -214,23 +217,34 @@ impl Plan {
             let hashed = match copy.written {
                 Some(written) => written,
                 // SQLite wrote this copy: synced here, then hashed as it is on disk.
-                None => std::fs::File::open(&at)
-                    .and_then(|f| f.sync_all())
-                    .and_then(|()| hash_file(&at))
-                    .map_err(Error::Output)?,
+                None => {
+                    std::fs::File::open(&at)
+                        .and_then(|f| f.sync_all())
+                        .map_err(Error::writing(&at))?;
+                    hash_file(&at).map_err(|e| Error::Source {
+                        path: at.clone(),
+                        source: e,
+                    })?
+                }
             };
+            // The copy keeps its source's time, as the manifest says (`verify` checks it).
+            if let Some(time) = copy.mtime {
+                set_modified(&at, time).map_err(Error::writing(&at))?;
+            }
             files.push(ManifestFile {
                 path: copy.entry.inside.clone(),
-                role: if copy.rows.is_some() {
-                    "database"
+                role: if copy.snapshot.is_some() {
+                    Role::Database
                 } else {
-                    "other"
+                    Role::Other
                 }
+                .name()
                 .into(),
                 size: hashed.size,
                 sha256: hashed.sha256,
                 mtime_utc: copy.mtime.map(utc),
-                rows: copy.rows,
+                journal_mode: copy.snapshot.as_ref().and_then(|s| s.journal_mode),
+                rows: copy.snapshot.map(|s| s.rows),
             });
         }
         Ok(files)
@@ -246,7 +260,7 @@ impl Plan {
             folder: self.tree.folder,
             folders: self.tree.folders.clone(),
         });
-        seal(partial, &manifest).map_err(Error::Output)?;
+        seal(partial, &manifest)?;
         let top = partial.join(&self.tree.name);
         let mut folders: Vec<PathBuf> = self.tree.folders.iter().map(|f| top.join(f)).collect();
         if self.tree.folder {
@@ -254,7 +268,7 @@ impl Plan {
         }
         folders.push(partial.to_path_buf());
         for folder in folders {
-            sync_dir(&folder).map_err(Error::Output)?;
+            sync_dir(&folder).map_err(Error::writing(&folder))?;
         }
         Ok(manifest)
     }

@@ -3,11 +3,17 @@
 //! ```text
 //! check ────────────▶ stage ─────────────────▶ move aside ────────────────▶ place ──────▶ verify
 //! backup hashes =     TARGET.incomplete:        TARGET, then its -wal,       TARGET.        hashes =
-//! manifest; target    copies hashed as          -shm, -journal, to           incomplete     manifest,
+//! manifest; target    copies hashed as          -shm, -journal, to           incomplete     staged,
 //! checked; nothing    written, quick_check,     TARGET.pre-restore-STAMP     linked or      quick_check
-//! created or moved    row counts                (and -wal, -shm, -journal)   renamed to
-//!                                                                            TARGET
+//! created or moved    row counts; WAL mode      (and -wal, -shm, -journal)   renamed to
+//!                     put back, checked again                                TARGET
 //! ```
+//!
+//! A backup stores every database in rollback-journal mode (a reader of the backup then
+//! creates nothing in it); a database whose original was in WAL mode (the manifest's
+//! `journal_mode`) is put back in WAL mode on the staged copy, through SQLite, once that
+//! copy has been checked against the manifest, and checked again after. From then on its
+//! header differs from the manifest's bytes: the result is compared with what was staged.
 //!
 //! The target's original bytes are at TARGET or at `TARGET.pre-restore-STAMP` at every
 //! moment, and nothing is ever written over: the copy is linked (a file) or renamed (a
@@ -21,10 +27,11 @@ use std::path::{Path, PathBuf};
 use super::tree::refused;
 use super::{failed, names_in, sqlite};
 use crate::bundle::files::{
-    copy_durably, hash_file, rename_durably, sync_dir, sync_parent, utc_compact,
+    copy_file, hash_file, rename_durably, sync_dir, sync_parent, utc_compact, Copied,
 };
 use crate::bundle::{
-    incomplete, safe_relative, verify, BackupRoot, Manifest, ManifestFile, MANIFEST, SIDECARS,
+    incomplete, safe_relative, verify, BackupRoot, JournalMode, Manifest, ManifestFile, Role,
+    MANIFEST, SIDECARS,
 };
 use crate::error::Error;
 use crate::request::with_suffix;
@@ -67,7 +74,7 @@ struct Plan {
 pub fn restore(backup: &Path, target: &Path) -> Result<Restored, Error> {
     let plan = Plan::check(backup, target)?;
     crate::crash::point("restore:checked");
-    plan.stage()?;
+    let staged = plan.stage()?;
     crate::crash::point("restore:staged");
     for (n, (from, to)) in plan.moves.iter().enumerate() {
         rename_durably(from, to).map_err(Error::Output)?;
@@ -78,7 +85,7 @@ pub fn restore(backup: &Path, target: &Path) -> Result<Restored, Error> {
     crate::crash::point("restore:moved-aside");
     plan.place()?;
     crate::crash::point("restore:placed");
-    plan.check_placed()?;
+    plan.check_placed(&staged)?;
     Ok(Restored {
         aside: (!plan.moves.is_empty()).then(|| plan.aside.clone()),
         target: plan.target,
@@ -117,6 +124,18 @@ impl Plan {
         let staging = incomplete(target);
         if std::fs::symlink_metadata(&staging).is_ok() {
             return Err(interrupted(target, &staging));
+        }
+        // SQLite's own files of a staged copy put back in WAL mode by a restore that
+        // stopped: beside a new staged copy, SQLite would read them into it.
+        if let Some(left) = SIDECARS
+            .iter()
+            .map(|s| with_suffix(&staging, s))
+            .find(|p| exists(p))
+        {
+            return Err(refused(
+                format!("`{}` is left from a restore that did not finish", left.display()),
+                "it is SQLite's own file of a copy that was being put back in WAL mode: remove it, and run the restore again",
+            ));
         }
         let present: Vec<&str> = SIDECARS
             .into_iter()
@@ -158,8 +177,11 @@ impl Plan {
     }
 
     /// Copies the backup into `TARGET.incomplete`, each file hashed as written and
-    /// compared with the manifest, synced, and each database checked.
-    fn stage(&self) -> Result<(), Error> {
+    /// compared with the manifest, synced, and each database checked; then a database
+    /// whose original was in WAL mode is put back in it, and checked again. What was
+    /// staged, file by file in manifest order: the manifest's bytes, or for a database
+    /// put back in WAL mode its bytes since.
+    fn stage(&self) -> Result<Vec<Copied>, Error> {
         let mut folders = Vec::new();
         if self.root.folder {
             folders.push(self.staging.clone());
@@ -171,42 +193,72 @@ impl Plan {
                     .map(|f| self.staging.join(f)),
             );
             for folder in &folders {
-                std::fs::create_dir(folder).map_err(Error::Output)?;
+                std::fs::create_dir(folder).map_err(Error::writing(folder))?;
             }
         }
+        let mut staged = Vec::new();
         for (n, f) in self.manifest.files.iter().enumerate() {
             let from = self.backup.join(safe_relative(&f.path).unwrap_or_default());
             let to = self.place_of(&self.staging, f);
-            let copied = copy_durably(&from, &to).map_err(|e| Error::Source {
-                path: from.clone(),
-                source: e,
-            })?;
+            let copied = copy_file(&from, &to)?;
             if copied.size != f.size || copied.sha256 != f.sha256 {
                 return Err(failed(format!(
                     "`{}` changed while it was copied: {} bytes, SHA-256 {}; the manifest says {} bytes, {}; the target was not touched, the partial copy is at `{}`",
                     from.display(), copied.size, copied.sha256, f.size, f.sha256, self.staging.display()
                 )));
             }
+            staged.push(copied);
             if n == 0 {
                 crate::crash::point("restore:staging");
             }
         }
-        folders.push(crate::request::folder_of(&self.staging).to_path_buf());
-        for folder in &folders {
-            sync_dir(folder).map_err(Error::Output)?;
-        }
-        self.check_databases(&self.staging).map_err(|why| {
+        let check = |why: String| {
             failed(format!(
                 "the copy of the backup failed its check: {why}; the target was not touched, the copy is at `{}`",
                 self.staging.display()
             ))
-        })
+        };
+        // Checked as the manifest says first, then once more in the mode put back.
+        self.check_databases(&self.staging).map_err(check)?;
+        let wal = self.put_back_wal(&mut staged)?;
+        if wal {
+            self.check_databases(&self.staging).map_err(check)?;
+        }
+        folders.push(crate::request::folder_of(&self.staging).to_path_buf());
+        for folder in &folders {
+            sync_dir(folder).map_err(Error::writing(folder))?;
+        }
+        Ok(staged)
+    }
+
+    /// Puts each staged database whose original was in WAL mode (the manifest's
+    /// `journal_mode`) back in it, through SQLite, and hashes it again into `staged`,
+    /// synced. Whether there was one.
+    fn put_back_wal(&self, staged: &mut [Copied]) -> Result<bool, Error> {
+        let mut any = false;
+        for (f, copied) in self.manifest.files.iter().zip(staged.iter_mut()) {
+            if f.journal_mode != Some(JournalMode::Wal) {
+                continue;
+            }
+            let at = self.place_of(&self.staging, f);
+            sqlite::set_wal(&at)?;
+            std::fs::File::open(&at)
+                .and_then(|file| file.sync_all())
+                .map_err(Error::writing(&at))?;
+            *copied = hash_file(&at).map_err(|e| Error::Source {
+                path: at.clone(),
+                source: e,
+            })?;
+            any = true;
+        }
+        Ok(any)
     }
 
     /// `quick_check` and row counts of each database of the backup, as copied under
     /// `base`.
     fn check_databases(&self, base: &Path) -> Result<(), String> {
-        for f in self.manifest.files.iter().filter(|f| f.role == "database") {
+        let databases = self.manifest.files.iter();
+        for f in databases.filter(|f| Role::parse(&f.role) == Some(Role::Database)) {
             let at = self.place_of(base, f);
             sqlite::check_copy(&at, &f.rows.clone().unwrap_or_default())
                 .map_err(|why| format!("`{}`: {why}", at.display()))?;
@@ -227,20 +279,21 @@ impl Plan {
         }
     }
 
-    /// Verifies the restored copy at TARGET: every file's hash is the manifest's, and
-    /// every database passes `quick_check` with the manifest's row counts.
-    fn check_placed(&self) -> Result<(), Error> {
+    /// Verifies the restored copy at TARGET: every file's hash is what was staged
+    /// (`staged`: the manifest's, or a database's once put back in WAL mode), and every
+    /// database passes `quick_check` with the manifest's row counts.
+    fn check_placed(&self, staged: &[Copied]) -> Result<(), Error> {
         let kept = match self.moves.first() {
             Some((_, aside)) => format!("the original is kept at `{}`", aside.display()),
             None => "nothing was there before".into(),
         };
-        for f in &self.manifest.files {
+        for (f, was) in self.manifest.files.iter().zip(staged) {
             let at = self.place_of(&self.target, f);
             let now = hash_file(&at).map_err(Error::Output)?;
-            if now.size != f.size || now.sha256 != f.sha256 {
+            if now != *was {
                 return Err(failed(format!(
-                    "the restored `{}` differs from the backup: {} bytes, SHA-256 {}; the manifest says {} bytes, {}; {kept}",
-                    at.display(), now.size, now.sha256, f.size, f.sha256
+                    "the restored `{}` differs from the copy checked before it was put in place: {} bytes, SHA-256 {}; it was {} bytes, {}; {kept}",
+                    at.display(), now.size, now.sha256, was.size, was.sha256
                 )));
             }
         }

@@ -8,6 +8,12 @@
 //! is then in the file itself) is read as immutable, without locks, and the copy counts
 //! only when the file hashes the same before and after it; otherwise it is made again.
 //! A `-wal` without its `-shm` is refused: it cannot be read at all without creating one.
+//!
+//! The copy is stored in rollback-journal mode whatever the source's mode: the online
+//! backup copies page 1 as it is, so a WAL database's copy would say WAL in its header,
+//! and the first reader to open it (a `SELECT` from Python) would leave a `-wal` and
+//! `-shm` beside it in the backup, files its manifest does not list. The source's mode is
+//! returned with the copy, for the manifest, and [`set_wal`] puts it back on a restore.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,6 +23,7 @@ use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::bundle::files::hash_file;
+use crate::bundle::{JournalMode, SIDECARS};
 use crate::error::Error;
 use crate::request::with_suffix;
 
@@ -81,10 +88,20 @@ pub fn check_source(db: &Path) -> Result<(), Error> {
     access(db).map(|_| ())
 }
 
+/// A database copied: what the snapshot held, and the mode the source was in.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The rows of each table in the snapshot copied.
+    pub rows: Rows,
+    /// The source's journal mode when it was not a rollback journal (the copy is one).
+    pub journal_mode: Option<JournalMode>,
+}
+
 /// Copies the live database at `db` into the new file `to` through SQLite's online backup
 /// API, in one read transaction while writers go on (in WAL mode; a rollback-journal
-/// writer waits for the copy), and counts each table's rows in that same snapshot.
-pub fn snapshot(db: &Path, to: &Path) -> Result<Rows, Error> {
+/// writer waits for the copy), and counts each table's rows in that same snapshot. The
+/// copy is left in rollback-journal mode.
+pub fn snapshot(db: &Path, to: &Path) -> Result<Snapshot, Error> {
     for _ in 0..ATTEMPTS {
         match access(db)? {
             Access::Locked => return copy(db, "mode=ro", to),
@@ -102,7 +119,8 @@ pub fn snapshot(db: &Path, to: &Path) -> Result<Rows, Error> {
                 }
                 // A writer came and checkpointed under the copy: it is made again, with
                 // locks this time if the writer's `-wal` is still there.
-                for path in [to.to_path_buf(), with_suffix(to, "-journal")] {
+                let own = SIDECARS.iter().map(|suffix| with_suffix(to, suffix));
+                for path in std::iter::once(to.to_path_buf()).chain(own) {
                     match std::fs::remove_file(&path) {
                         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                             return Err(Error::Output(e))
@@ -120,8 +138,9 @@ pub fn snapshot(db: &Path, to: &Path) -> Result<Rows, Error> {
 }
 
 /// Opens the source at `db` read-only with the URI parameter `query`, counts its rows and
-/// copies it to `to` in one read transaction.
-fn copy(db: &Path, query: &str, to: &Path) -> Result<Rows, Error> {
+/// copies it to `to` in one read transaction, then leaves the copy in rollback-journal
+/// mode.
+fn copy(db: &Path, query: &str, to: &Path) -> Result<Snapshot, Error> {
     let src = Connection::open_with_flags(uri(db, query), read_only()).map_err(source(db))?;
     src.busy_timeout(BUSY).map_err(source(db))?;
     // The counts and the pages copied are of one commit: the backup steps inside the
@@ -131,9 +150,61 @@ fn copy(db: &Path, query: &str, to: &Path) -> Result<Rows, Error> {
     let mut dst = Connection::open(to).map_err(Error::db("creating a backup copy"))?;
     step_all(&src, &mut dst, db)?;
     src.execute_batch("COMMIT").map_err(source(db))?;
+    let journal_mode = to_rollback_journal(&dst, to)?;
     dst.close()
         .map_err(|(_, e)| Error::db("closing a backup copy")(e))?;
-    Ok(rows)
+    Ok(Snapshot { rows, journal_mode })
+}
+
+/// Puts the copy open in `dst` in rollback-journal mode, and says which mode it had: the
+/// source's, since its page 1 is the source's ("The Database Header": file format write
+/// and read versions, offsets 18 and 19, are 2 for WAL). Read first, so that SQLite reads
+/// that header; switching out of WAL checkpoints the copy's `-wal` (empty) and removes it
+/// and its `-shm`.
+fn to_rollback_journal(dst: &Connection, to: &Path) -> Result<Option<JournalMode>, Error> {
+    let doing = "putting a backup copy in rollback-journal mode";
+    dst.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(Error::db(doing))?;
+    let was: String = dst
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .map_err(Error::db(doing))?;
+    if !was.eq_ignore_ascii_case("wal") {
+        return Ok(None);
+    }
+    set_journal_mode(dst, to, "delete", doing)?;
+    Ok(Some(JournalMode::Wal))
+}
+
+/// Sets the journal mode of the database open in `conn` (at `path`) to `mode`, refused
+/// when SQLite answers with another (it keeps WAL while another connection reads).
+fn set_journal_mode(
+    conn: &Connection,
+    path: &Path,
+    mode: &str,
+    doing: &'static str,
+) -> Result<(), Error> {
+    let now: String = conn
+        .query_row(&format!("PRAGMA journal_mode = {mode}"), [], |r| r.get(0))
+        .map_err(Error::db(doing))?;
+    if now.eq_ignore_ascii_case(mode) {
+        return Ok(());
+    }
+    Err(super::failed(format!(
+        "SQLite left `{}` in journal mode {now}, not {mode}",
+        path.display()
+    )))
+}
+
+/// Puts the database at `path` (a restore's staged copy, which nothing else opens) in WAL
+/// mode through SQLite, and closes it: closed, SQLite checkpoints and removes the `-wal`
+/// and `-shm` it made, so only the file's header changes (and its change counter).
+pub fn set_wal(path: &Path) -> Result<(), Error> {
+    let doing = "putting a restored copy back in WAL mode";
+    let conn = Connection::open(path).map_err(Error::db(doing))?;
+    set_journal_mode(&conn, path, "wal", doing)?;
+    conn.close().map_err(|(_, e)| Error::db(doing)(e))
 }
 
 /// Runs the online backup from `src` to `dst` to its end, all pages in one step.

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::bundle::SIDECARS;
+use crate::dbpath::DatabasePath;
 use crate::error::Error;
 use crate::request::with_suffix;
 
@@ -30,6 +31,12 @@ pub struct Entry {
 pub struct Tree {
     /// The source as given.
     pub path: PathBuf,
+    /// What the backup copies: a database file with every symbolic link on the way
+    /// resolved (SQLite keeps its `-wal` and `-shm` beside that file, not beside a link);
+    /// a folder as given.
+    pub source: PathBuf,
+    /// The path as given, when it is a symbolic link to the database file `source`.
+    pub link: Option<PathBuf>,
     /// Its file name: the backup holds it under this name.
     pub name: String,
     /// It is a folder (else one database file).
@@ -54,14 +61,19 @@ impl Tree {
                 format!("`{}` does not exist", path.display()),
                 "check the path: backup takes a database file, or a folder holding databases",
             ),
-            _ => Error::Source {
-                path: path.to_path_buf(),
-                source: e,
-            },
+            // A loop of symbolic links, a path through a file: refused as for evidence.
+            _ => crate::evidence::check_regular_file(path)
+                .err()
+                .unwrap_or(Error::Source {
+                    path: path.to_path_buf(),
+                    source: e,
+                }),
         })?;
         let name = source_name(path)?;
         let mut tree = Tree {
             path: path.to_path_buf(),
+            source: path.to_path_buf(),
+            link: None,
             name: name.clone(),
             folder: meta.is_dir(),
             folders: Vec::new(),
@@ -71,18 +83,20 @@ impl Tree {
         if meta.is_dir() {
             tree.walk_folder(path, "")?;
         } else {
-            crate::evidence::check_regular_file(path)?;
-            if !is_database(path)? {
+            let db = DatabasePath::resolve(path)?;
+            if !is_database(&db.file)? {
                 return Err(refused(
                     format!("`{}` is not a SQLite database", path.display()),
                     "backup takes a SQLite database file, or a folder holding databases and other files",
                 ));
             }
+            tree.link = db.link().map(Path::to_path_buf);
             tree.files.push(Entry {
-                path: path.to_path_buf(),
+                path: db.file.clone(),
                 inside: name,
                 database: true,
             });
+            tree.source = db.file;
         }
         Ok(tree)
     }

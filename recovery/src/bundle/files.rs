@@ -10,6 +10,8 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
+use crate::error::Error;
+
 /// Bytes copied per read.
 const CHUNK: usize = 1 << 20;
 
@@ -24,26 +26,78 @@ pub struct Copied {
 
 /// Copies the file `from` to `to` byte for byte (`to` must not exist), hashing the bytes
 /// as they go, and syncs `to` to the disk before returning. `from` is opened read-only
-/// and never through SQLite: no lock is taken and no sidecar is made.
-pub fn copy_durably(from: &Path, to: &Path) -> std::io::Result<Copied> {
-    let mut dst = OpenOptions::new().write(true).create_new(true).open(to)?;
-    let copied = read_through(from, |chunk| dst.write_all(chunk))?;
-    dst.sync_all()?;
+/// and never through SQLite: no lock is taken and no sidecar is made; it is opened
+/// first, so that a source that cannot be read leaves nothing at `to`.
+///
+/// The error names the file at fault: [`Error::Source`] with `from` when reading fails,
+/// [`Error::Write`] with `to` when writing fails (a full disk is the destination's).
+pub fn copy_file(from: &Path, to: &Path) -> Result<Copied, Error> {
+    let reading = |e| Error::Source {
+        path: from.to_path_buf(),
+        source: e,
+    };
+    let writing = |e| Error::Write {
+        path: to.to_path_buf(),
+        source: e,
+    };
+    let src = File::open(from).map_err(reading)?;
+    let mut dst = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(writing)?;
+    let copied = read_through(src, |chunk| dst.write_all(chunk)).map_err(|e| match e {
+        Failed::Reading(e) => reading(e),
+        Failed::Writing(e) => writing(e),
+    })?;
+    dst.sync_all().map_err(writing)?;
     Ok(copied)
+}
+
+/// [`copy_file`] for a caller that maps an I/O error itself: the error keeps its kind,
+/// and its text names the file at fault as [`copy_file`]'s does.
+pub fn copy_durably(from: &Path, to: &Path) -> std::io::Result<Copied> {
+    copy_file(from, to).map_err(|e| {
+        let kind = match &e {
+            Error::Source { source, .. } | Error::Write { source, .. } => source.kind(),
+            _ => std::io::ErrorKind::Other,
+        };
+        std::io::Error::new(kind, e.to_string())
+    })
 }
 
 /// The length and SHA-256 of the file at `path`, read afresh.
 pub fn hash_file(path: &Path) -> std::io::Result<Copied> {
-    read_through(path, |_| Ok(()))
+    hash_open(File::open(path)?)
 }
 
-/// Reads the file at `path` from start to end, handing each chunk to `sink`: its length
-/// and SHA-256.
+/// The length and SHA-256 of the open `file`, read from where it stands to its end.
+pub fn hash_open(file: File) -> std::io::Result<Copied> {
+    read_through(file, |_| Ok(())).map_err(Failed::into_io)
+}
+
+/// Which side of a copy failed.
+enum Failed {
+    /// Reading the source.
+    Reading(std::io::Error),
+    /// Handing a chunk on (writing the copy).
+    Writing(std::io::Error),
+}
+
+impl Failed {
+    /// The I/O error, whichever side it came from.
+    fn into_io(self) -> std::io::Error {
+        match self {
+            Failed::Reading(e) | Failed::Writing(e) => e,
+        }
+    }
+}
+
+/// Reads `src` from start to end, handing each chunk to `sink`: its length and SHA-256.
 fn read_through(
-    path: &Path,
+    mut src: File,
     mut sink: impl FnMut(&[u8]) -> std::io::Result<()>,
-) -> std::io::Result<Copied> {
-    let mut src = File::open(path)?;
+) -> Result<Copied, Failed> {
     let mut hash = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
     let mut size = 0u64;
@@ -52,17 +106,26 @@ fn read_through(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(Failed::Reading(e)),
         };
         let chunk = buf.get(..n).unwrap_or_default();
         hash.update(chunk);
-        sink(chunk)?;
+        sink(chunk).map_err(Failed::Writing)?;
         size += n as u64;
     }
     Ok(Copied {
         size,
         sha256: hex(&hash.finalize()),
     })
+}
+
+/// Gives the file at `path` the modification time `time`, and syncs it: a bundle's copy
+/// keeps its original's time, and a manifest the time it was made, which `verify`
+/// compares with what the manifest says.
+pub fn set_modified(path: &Path, time: SystemTime) -> std::io::Result<()> {
+    let file = OpenOptions::new().write(true).open(path)?;
+    file.set_modified(time)?;
+    file.sync_all()
 }
 
 /// Writes `bytes` to `path` so that a reader sees the old file or the whole new one,
@@ -134,5 +197,38 @@ mod tests {
         assert_eq!(utc(at(951_782_400)), "2000-02-29T00:00:00Z");
         assert_eq!(utc(at(1_796_083_199)), "2026-11-30T23:59:59Z");
         assert_eq!(utc_compact(at(1_796_083_199)), "20261130T235959Z");
+    }
+
+    /// A failure writing names the destination, one reading names the source: a copy
+    /// into a folder that does not exist is not "cannot read" its source, and a source
+    /// that cannot be read leaves nothing at the destination.
+    #[test]
+    fn a_copy_names_the_file_at_fault() -> std::io::Result<()> {
+        let dir = std::env::temp_dir().join(format!("salvage-copy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let (src, missing) = (dir.join("src"), dir.join("missing"));
+        std::fs::write(&src, b"bytes")?;
+        let into_nothing = dir.join("no-such-folder/copy");
+        match copy_file(&src, &into_nothing) {
+            Err(Error::Write { path, .. }) => assert_eq!(path, into_nothing),
+            other => panic!("{other:?}"),
+        }
+        let to = dir.join("copy");
+        match copy_file(&missing, &to) {
+            Err(Error::Source { path, .. }) => assert_eq!(path, missing),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            !to.exists(),
+            "nothing made for a source that cannot be read"
+        );
+        let err = copy_durably(&src, &into_nothing)
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("no-such-folder/copy")));
+        let copied = copy_file(&src, &to).map_err(|e| std::io::Error::other(e.to_string()))?;
+        assert_eq!(copied.size, 5);
+        std::fs::remove_dir_all(&dir)
     }
 }

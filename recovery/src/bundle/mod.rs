@@ -7,6 +7,7 @@
 //! files made read-only, then renamed to `DIR`: a folder named `DIR` is always whole.
 
 pub mod files;
+mod verify;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,16 +16,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::dbpath::DatabasePath;
 use crate::error::Error;
-use files::{copy_durably, hash_file, rename_durably, utc, write_atomically};
+use files::{copy_file, hash_file, rename_durably, utc, write_atomically};
+pub use verify::{verify, verify_anchored, Difference, Verification};
 
 /// The manifest's file name in a bundle.
 pub const MANIFEST: &str = "MANIFEST.json";
+
+/// The manifest's layout version this build writes. 2: each copy has its original's
+/// modification time and the manifest the time it was made (`created_utc`), which
+/// `verify` checks; a database of a backup may carry `journal_mode`. Version 1 bundles
+/// carry no such times.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The sidecar suffixes SQLite gives the files beside a database, in the order copied.
 pub const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
 /// What a bundle holds, as `MANIFEST.json` says.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// The manifest's layout version.
     pub format_version: u32,
@@ -58,6 +67,7 @@ pub struct Manifest {
 /// The top of a backup: the source's own name, under which the backup holds it
 /// (`BACKUP/NAME`), and whether that is one database file or a folder of files.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct BackupRoot {
     /// The source's file name.
     pub name: String,
@@ -71,6 +81,7 @@ pub struct BackupRoot {
 
 /// One file of a bundle.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct ManifestFile {
     /// Its path inside the bundle (`/`-separated).
     pub path: String,
@@ -87,6 +98,22 @@ pub struct ManifestFile {
     /// (virtual tables are not counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<BTreeMap<String, u64>>,
+    /// A backup's database copy whose original was not in rollback-journal mode: the
+    /// original's mode. The copy itself is stored in rollback-journal mode (a reader then
+    /// creates nothing beside it), and `restore` puts this mode back. Absent for a
+    /// rollback-journal original.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_mode: Option<JournalMode>,
+}
+
+/// A database's journal mode other than a rollback journal's, as a backup's manifest
+/// records its original's ("The Database Header": file format write and read versions,
+/// offsets 18 and 19, are 2 for WAL).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalMode {
+    /// Write-ahead log (`PRAGMA journal_mode=WAL`).
+    Wal,
 }
 
 impl Manifest {
@@ -99,7 +126,7 @@ impl Manifest {
         created: std::time::SystemTime,
     ) -> Manifest {
         Manifest {
-            format_version: 1,
+            format_version: FORMAT_VERSION,
             kind: kind.into(),
             tool: format!("salvage {}", env!("CARGO_PKG_VERSION")),
             created_utc: utc(created),
@@ -118,20 +145,137 @@ impl Manifest {
 
     /// The bundle's database file.
     pub fn database(&self) -> Option<&ManifestFile> {
-        self.files.iter().find(|f| f.role == "database")
+        self.files
+            .iter()
+            .find(|f| Role::parse(&f.role) == Some(Role::Database))
     }
 
-    /// Reads the manifest of the bundle at `dir`.
+    /// Reads the manifest of the bundle at `dir`. A field salvage never writes is refused
+    /// like a file that is not a manifest ([`verify`] names it as a difference instead).
     pub fn read(dir: &Path) -> Result<Manifest, Error> {
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| Error::Source {
             path: path.clone(),
             source: e,
         })?;
-        serde_json::from_str(&text).map_err(|e| Error::Refused {
-            what: format!("`{}` is not a bundle manifest: {e}", path.display()),
-            hint: "a bundle is a folder made by `salvage quarantine`, `repair` or `backup`".into(),
-        })
+        serde_json::from_str(&text).map_err(|e| not_a_manifest(&path, e))
+    }
+}
+
+/// The refusal of a file at `path` that cannot be read as a manifest, and why.
+fn not_a_manifest(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::Refused {
+        what: format!("`{}` is not a bundle manifest: {why}", path.display()),
+        hint: "a bundle is a folder made by `salvage quarantine`, `repair` or `backup`".into(),
+    }
+}
+
+/// The SHA-256 of the manifest of the bundle at `dir`, lower-case hex: printed when a
+/// bundle is made, for the examiner to record in the case notes, and checked by
+/// `salvage verify DIR --manifest-sha256 HASH`. Without this anchor outside the bundle,
+/// a manifest rewritten with hashes that match changed files cannot be told from the
+/// original.
+pub fn manifest_sha256(dir: &Path) -> Result<String, Error> {
+    let path = dir.join(MANIFEST);
+    hash_file(&path)
+        .map(|hashed| hashed.sha256)
+        .map_err(|e| Error::Source { path, source: e })
+}
+
+/// What made a bundle, as its manifest's `kind` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `salvage quarantine`: evidence for an examiner.
+    Quarantine,
+    /// `salvage repair`: the archive of the original before the repair.
+    RepairArchive,
+    /// `salvage backup`: a copy of a healthy, live database or folder.
+    Backup,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 3] = [Kind::Quarantine, Kind::RepairArchive, Kind::Backup];
+
+    /// Its name in a manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Quarantine => "quarantine",
+            Kind::RepairArchive => "repair-archive",
+            Kind::Backup => "backup",
+        }
+    }
+
+    /// The kind a manifest names, if salvage makes it.
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The `salvage` command that makes a bundle of this kind.
+    pub fn command(self) -> &'static str {
+        match self {
+            Kind::Quarantine => "quarantine",
+            Kind::RepairArchive => "repair",
+            Kind::Backup => "backup",
+        }
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// What a file of a bundle is, as its manifest entry's `role` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The database file.
+    Database,
+    /// Its write-ahead log, `DB-wal`.
+    Wal,
+    /// Its wal-index, `DB-shm`.
+    Shm,
+    /// Its rollback journal, `DB-journal`.
+    Journal,
+    /// Any other file of a folder backed up.
+    Other,
+}
+
+impl Role {
+    /// Every role.
+    pub const ALL: [Role; 5] = [Role::Database, Role::Wal, Role::Shm, Role::Journal, Role::Other];
+
+    /// Its name in a manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Database => "database",
+            Role::Wal => "wal",
+            Role::Shm => "shm",
+            Role::Journal => "journal",
+            Role::Other => "other",
+        }
+    }
+
+    /// The role a manifest names, if salvage writes it.
+    pub fn parse(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// A sidecar's suffix after its database's name (`-wal`, `-shm`, `-journal`).
+    pub fn suffix(self) -> Option<&'static str> {
+        match self {
+            Role::Wal => Some("-wal"),
+            Role::Shm => Some("-shm"),
+            Role::Journal => Some("-journal"),
+            Role::Database | Role::Other => None,
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -265,7 +409,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     check_apart(to, &protected(&db))?;
     let partial = incomplete(to);
     let out = |e: std::io::Error| Error::Output(e);
-    std::fs::create_dir(&partial).map_err(out)?;
+    std::fs::create_dir(&partial).map_err(Error::writing(&partial))?;
     let mut manifest = Manifest::new(kind, &db.file, who, files::now());
     manifest.source_link = db.link().map(|l| l.display().to_string());
     for (path, role) in database_files(&db.file) {
@@ -277,10 +421,8 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             path: path.clone(),
             source: e,
         })?;
-        let copied = copy_durably(&path, &partial.join(&name)).map_err(|e| Error::Source {
-            path: path.clone(),
-            source: e,
-        })?;
+        let copy = partial.join(&name);
+        let copied = copy_file(&path, &copy)?;
         let again = hash_file(&path).map_err(|e| Error::Source {
             path: path.clone(),
             source: e,
@@ -294,6 +436,9 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
                 ),
             });
         }
+        if let Ok(time) = meta.modified() {
+            files::set_modified(&copy, time).map_err(Error::writing(&copy))?;
+        }
         manifest.files.push(ManifestFile {
             path: name,
             role: role.into(),
@@ -301,31 +446,29 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             sha256: copied.sha256,
             mtime_utc: meta.modified().ok().map(utc),
             rows: None,
+            journal_mode: None,
         });
     }
-    seal(&partial, &manifest).map_err(out)?;
+    seal(&partial, &manifest)?;
     rename_durably(&partial, to).map_err(out)?;
     Ok(manifest)
 }
 
-/// The SHA-256 of the manifest of the bundle at `dir`: the anchor an examiner records
-/// outside the bundle, which `verify --manifest-sha256` checks.
-pub fn manifest_sha256(dir: &Path) -> Result<String, Error> {
-    let path = dir.join(MANIFEST);
-    hash_file(&path)
-        .map(|h| h.sha256)
-        .map_err(|source| Error::Source { path, source })
-}
-
-/// Writes `manifest` into the bundle being made at `partial` (atomically, synced) and
-/// makes it and every file it lists read-only.
-pub fn seal(partial: &Path, manifest: &Manifest) -> std::io::Result<()> {
-    let json = serde_json::to_vec_pretty(manifest)?;
-    write_atomically(&partial.join(MANIFEST), &json)?;
+/// Writes `manifest` into the bundle being made at `partial` (atomically, synced), gives
+/// it the modification time its `created_utc` says (to the second), and makes it and
+/// every file it lists read-only. An error names the file it was writing.
+pub fn seal(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
+    let path = partial.join(MANIFEST);
+    let json = serde_json::to_vec_pretty(manifest).map_err(|e| Error::writing(&path)(e.into()))?;
+    write_atomically(&path, &json).map_err(Error::writing(&path))?;
+    let created = humantime::parse_rfc3339(&manifest.created_utc)
+        .map_err(|e| Error::writing(&path)(std::io::Error::other(e)))?;
+    files::set_modified(&path, created).map_err(Error::writing(&path))?;
     for f in &manifest.files {
-        set_read_only(&partial.join(&f.path))?;
+        let file = partial.join(&f.path);
+        set_read_only(&file).map_err(Error::writing(&file))?;
     }
-    set_read_only(&partial.join(MANIFEST))
+    set_read_only(&path).map_err(Error::writing(&path))
 }
 
 /// Makes a file read-only for everyone.
@@ -333,140 +476,4 @@ fn set_read_only(path: &Path) -> std::io::Result<()> {
     let mut perms = std::fs::metadata(path)?.permissions();
     perms.set_readonly(true);
     std::fs::set_permissions(path, perms)
-}
-
-/// One way a bundle's files differ from its manifest.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Difference {
-    /// A file the manifest lists is not there (or cannot be read).
-    Missing {
-        /// Its path in the bundle.
-        path: String,
-        /// Why it cannot be read.
-        error: String,
-    },
-    /// A file's length or hash is not the manifest's.
-    Changed {
-        /// Its path in the bundle.
-        path: String,
-        /// The manifest's length and hash.
-        expected_size: u64,
-        /// The manifest's hash.
-        expected_sha256: String,
-        /// The length now.
-        size: u64,
-        /// The hash now.
-        sha256: String,
-    },
-    /// A file in the bundle the manifest does not list.
-    Unlisted {
-        /// Its path in the bundle.
-        path: String,
-    },
-}
-
-impl std::fmt::Display for Difference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Difference::Missing { path, error } => write!(f, "`{path}` is missing: {error}"),
-            Difference::Changed {
-                path,
-                expected_size,
-                expected_sha256,
-                size,
-                sha256,
-            } => write!(
-                f,
-                "`{path}` differs: {size} bytes, SHA-256 {sha256}; the manifest says {expected_size} bytes, {expected_sha256}"
-            ),
-            Difference::Unlisted { path } => write!(f, "`{path}` is not in the manifest"),
-        }
-    }
-}
-
-/// What re-hashing a bundle found.
-#[derive(Clone, Debug, Serialize)]
-pub struct Verification {
-    /// The manifest read.
-    pub manifest: Manifest,
-    /// Files that match it.
-    pub matching: Vec<String>,
-    /// Every difference, in manifest order, then unlisted files by name.
-    pub differences: Vec<Difference>,
-}
-
-impl Verification {
-    /// Whether every file is as the manifest says and nothing else is there.
-    pub fn intact(&self) -> bool {
-        self.differences.is_empty()
-    }
-}
-
-/// Re-hashes every file the manifest of the bundle at `dir` lists, and lists every file
-/// there that it does not.
-pub fn verify(dir: &Path) -> Result<Verification, Error> {
-    let manifest = Manifest::read(dir)?;
-    let (mut matching, mut differences) = (Vec::new(), Vec::new());
-    for f in &manifest.files {
-        let Some(rel) = safe_relative(&f.path) else {
-            differences.push(Difference::Missing {
-                path: f.path.clone(),
-                error: "the manifest names a path outside the bundle".into(),
-            });
-            continue;
-        };
-        match hash_file(&dir.join(rel)) {
-            Err(e) => differences.push(Difference::Missing {
-                path: f.path.clone(),
-                error: e.to_string(),
-            }),
-            Ok(now) if now.size == f.size && now.sha256 == f.sha256 => {
-                matching.push(f.path.clone())
-            }
-            Ok(now) => differences.push(Difference::Changed {
-                path: f.path.clone(),
-                expected_size: f.size,
-                expected_sha256: f.sha256.clone(),
-                size: now.size,
-                sha256: now.sha256,
-            }),
-        }
-    }
-    let mut unlisted: Vec<String> = Vec::new();
-    list_files(dir, dir, &mut unlisted).map_err(|e| Error::Source {
-        path: dir.to_path_buf(),
-        source: e,
-    })?;
-    unlisted.sort();
-    differences.extend(
-        unlisted
-            .into_iter()
-            .filter(|p| p != MANIFEST && !manifest.files.iter().any(|f| &f.path == p))
-            .map(|path| Difference::Unlisted { path }),
-    );
-    Ok(Verification {
-        manifest,
-        matching,
-        differences,
-    })
-}
-
-/// Every file under `dir`, as `/`-separated paths relative to `root`.
-fn list_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            list_files(root, &path, out)?;
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            out.push(
-                rel.components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/"),
-            );
-        }
-    }
-    Ok(())
 }
