@@ -624,3 +624,50 @@ fn placeholders_go_into_a_live_database_only_when_asked() -> TestResult {
     }
     Ok(())
 }
+
+/// A database that changes while it is copied (an application writing to it) is
+/// refused with exit 2, and the refusal leaves nothing: no partial copy, no archive, no
+/// journal, for `quarantine` and for `repair` alike.
+#[test]
+fn a_database_written_to_while_it_is_copied_is_refused_leaving_nothing() -> TestResult {
+    let dir = Scratch::new("repair-written-while-copied");
+    let db = dir.path("state.db");
+    fixtures::write_agent_store(&db, 16 << 20, 7)?;
+    let mut bytes = std::fs::read(&db)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
+    std::fs::write(&db, &bytes)?;
+    let before = dir.listing();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The writer rewrites the last page over and over with a counter.
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || -> std::io::Result<()> {
+            use std::os::unix::fs::FileExt as _;
+            let file = std::fs::OpenOptions::new().write(true).open(&db)?;
+            let at = file.metadata()?.len() - 4096;
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                file.write_all_at(&n.to_le_bytes(), at + (n % 500) * 8)?;
+            }
+            Ok(())
+        })
+    };
+    let quarantined = crate::custody::run(&[
+        "quarantine".as_ref(),
+        db.as_os_str(),
+        "--to".as_ref(),
+        dir.path("case").as_os_str(),
+    ]);
+    let repaired = repair(&db, &[], None);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().map_err(|_| "writer")??;
+    let (code, _, err) = quarantined?;
+    assert_eq!(code, 2, "quarantine: {err}");
+    assert!(err.contains("changed while it was copied"), "{err}");
+    let (code, err) = repaired?;
+    assert_eq!(code, 2, "repair: {err}");
+    assert!(err.contains("changed while it was copied"), "{err}");
+    assert_eq!(dir.listing(), before, "the refusals left nothing");
+    Ok(())
+}

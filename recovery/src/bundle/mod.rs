@@ -428,12 +428,12 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             source: e,
         })?;
         if again != copied {
+            // A copy of a file that changed under it is no copy of anything: removed, so
+            // that the refusal leaves nothing behind.
+            std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
             return Err(Error::Refused {
                 what: format!("`{}` changed while it was copied", path.display()),
-                hint: format!(
-                    "something is writing to it: stop the application using it and run again (the partial copy is at `{}`)",
-                    partial.display()
-                ),
+                hint: "something is writing to it: stop the application using it and run again; nothing was kept".into(),
             });
         }
         if let Ok(time) = meta.modified() {

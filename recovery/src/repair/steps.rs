@@ -36,7 +36,17 @@ pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
         }
         v.manifest
     } else {
-        bundle::make(&j.db, &j.archive, "repair-archive", who)?
+        match bundle::make(&j.db, &j.archive, "repair-archive", who) {
+            Ok(m) => m,
+            // Refused with nothing made (the database changed while it was copied: the
+            // application is writing to it): the journal goes too, so that the refusal
+            // leaves nothing and the next repair starts afresh.
+            Err(e) if e.is_refusal() && !j.archive.exists() && !partial.exists() => {
+                j.remove()?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
     };
     j.archived = manifest.files;
     j.advance(Phase::Archived)
