@@ -215,7 +215,7 @@ fn a_rollback_never_replaces_what_the_application_wrote() -> TestResult {
     assert!(written.contains(&(1000, "the application wrote this".into())));
     let (code, err) = repair(&db, &["--resume"], None)?;
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("changed since it was archived"), "{err}");
+    assert!(err.contains("changed since the repair archived"), "{err}");
     let before = (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?);
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 2, "{err}");
@@ -669,5 +669,211 @@ fn a_database_written_to_while_it_is_copied_is_refused_leaving_nothing() -> Test
     assert_eq!(code, 2, "repair: {err}");
     assert!(err.contains("changed while it was copied"), "{err}");
     assert_eq!(dir.listing(), before, "the refusals left nothing");
+    Ok(())
+}
+
+/// The notes application's damaged database as it is when the application closed it
+/// cleanly: in WAL mode, its log checkpointed into it and removed (no `-wal` beside it).
+fn notes_app_closed(path: &Path) -> Got<()> {
+    notes_app(path, true)?;
+    let conn = rusqlite::Connection::open(path)?;
+    let _: i64 = conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+    conn.close().map_err(|(_, e)| e)?;
+    assert!(!sidecar(path, "-wal").exists(), "closed cleanly: no log");
+    Ok(())
+}
+
+/// An application's write that leaves its log beside the database (a process that ends
+/// without closing: the log is not checkpointed into the file), as a crash would.
+fn write_and_leave_the_log(db: &Path, sql: &str) -> Got<()> {
+    let conn = rusqlite::Connection::open(db)?;
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    conn.execute_batch(sql)?;
+    conn.close().map_err(|(_, e)| e)?;
+    Ok(())
+}
+
+/// A crash at `fenced` of a WAL database that had no log (closed cleanly): both logs'
+/// names are fenced all the same, so an application that opens the database then cannot
+/// (rather than write a log beside a file about to be replaced); and when the fences are
+/// taken away and the application writes a log, `--resume` refuses to swap (the swap
+/// would put the recovery beside that log, the rows only it holds lost), `--rollback`
+/// refuses too, and `--abandon` leaves the application's state where it finds it.
+#[test]
+fn a_database_without_a_log_is_fenced_all_the_same() -> TestResult {
+    let dir = Scratch::new("repair-fence-no-log");
+    let db = dir.path("notes.db");
+    notes_app_closed(&db)?;
+    let (code, err) = repair(&db, &[], Some("fenced"))?;
+    assert_eq!(code, 99, "{err}");
+    for s in ["-wal", "-journal"] {
+        assert!(sidecar(&db, s).is_dir(), "{s} is fenced");
+    }
+    assert!(
+        write_and_leave_the_log(&db, "INSERT INTO notes VALUES (9001, 1, 'blocked')").is_err(),
+        "SQLite cannot open a fenced database"
+    );
+    // Someone takes the fences away, and the application writes.
+    for s in ["-wal", "-journal"] {
+        std::fs::remove_dir(sidecar(&db, s))?;
+    }
+    write_and_leave_the_log(&db, "INSERT INTO notes VALUES (9001, 1, 'written after the crash')")?;
+    assert!(sidecar(&db, "-wal").metadata()?.len() > 0, "the application's log");
+    let written = notes(&db)?;
+    assert!(written.contains(&(9001, "written after the crash".into())));
+    let files = (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?);
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?),
+        files,
+        "the resume swapped nothing"
+    );
+    assert_eq!(notes(&db)?, written);
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 2, "{err}");
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(notes(&db)?, written);
+    Ok(())
+}
+
+/// The rollback's refusal says to move the application's database away to put the
+/// original back anyway; done, `--rollback` finds the repair's journal beside where the
+/// database was and puts the original back onto the empty path.
+#[test]
+fn a_rollback_puts_the_original_back_where_the_database_was_moved_away() -> TestResult {
+    let dir = Scratch::new("repair-rollback-moved");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    {
+        let conn = rusqlite::Connection::open(&db)?;
+        conn.execute("UPDATE sessions SET title = 'the application wrote' WHERE rowid = 1", [])?;
+    }
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("move"), "{err}");
+    std::fs::create_dir(dir.path("kept"))?;
+    for s in ["", "-wal", "-shm"] {
+        let from = sidecar(&db, s);
+        if from.exists() {
+            std::fs::rename(&from, dir.path(&format!("kept/state.db{s}")))?;
+        }
+    }
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(originals(&db)?, files, "the original back, with its sidecars");
+    Ok(())
+}
+
+/// A repair stopped partway by a refusal (here the application holds the database open
+/// when the switch begins) stays recorded: exit 2, and the message names the phase, the
+/// journal and every way on; once the application lets go, `--resume` finishes it.
+#[test]
+fn a_refusal_partway_says_how_the_recorded_repair_goes_on() -> TestResult {
+    let dir = Scratch::new("repair-refused-partway");
+    let db = dir.path("notes.db");
+    notes_app(&db, true)?;
+    let (code, err) = repair(&db, &[], Some("verified"))?;
+    assert_eq!(code, 99, "{err}");
+    let reader = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    reader.execute_batch("BEGIN")?;
+    let _: i64 = reader.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    for said in ["in use", "verified", "salvage-repair.json", "--resume", "--rollback", "--abandon"] {
+        assert!(err.contains(said), "no {said}: {err}");
+    }
+    assert!(!err.contains("run the command again"), "{err}");
+    reader.execute_batch("COMMIT")?;
+    drop(reader);
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 0, "{err}");
+    Ok(())
+}
+
+/// A symbolic link at the name of the repair's claim is never followed: the repair is
+/// refused, and the file it points to and the link are as they were.
+#[test]
+fn a_link_at_the_claim_s_name_is_never_followed() -> TestResult {
+    let dir = Scratch::new("repair-claim-link");
+    let db = dir.path("notes.db");
+    notes_app(&db, true)?;
+    std::fs::write(dir.path("victim.txt"), b"important contents")?;
+    std::os::unix::fs::symlink("victim.txt", dir.path("notes.db.salvage-repair.lock"))?;
+    let before = dir.listing();
+    let (code, err) = repair(&db, &[], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(dir.path("victim.txt"))?, b"important contents");
+    assert_eq!(dir.listing(), before);
+    Ok(())
+}
+
+/// Evidence dated before 1970 (a wrong clock, a tool that zeroed the time) is copied,
+/// verified and repaired like any other: no panic, the time kept and compared.
+#[test]
+fn a_database_dated_before_1970_is_quarantined_and_repaired() -> TestResult {
+    let dir = Scratch::new("repair-1965");
+    let db = damaged_wal_store(&dir)?;
+    let then = std::time::UNIX_EPOCH - std::time::Duration::from_secs(157_766_400);
+    for s in ["", "-wal", "-shm"] {
+        std::fs::File::options().write(true).open(sidecar(&db, s))?.set_modified(then)?;
+    }
+    let bundle = dir.path("case");
+    let (code, out, err) = crate::custody::run(&[
+        "quarantine".as_ref(),
+        db.as_os_str(),
+        "--to".as_ref(),
+        bundle.as_os_str(),
+    ])?;
+    assert_eq!(code, 0, "{err}");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("MANIFEST.json"))?)?;
+    assert_eq!(manifest["files"][0]["mtime_utc"], "1965-01-01T00:00:00Z", "{out}");
+    let (code, out, err) = crate::custody::run(&["verify".as_ref(), bundle.as_os_str()])?;
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, err) = repair(&db, &["--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    Ok(())
+}
+
+/// While a repair is withheld, a file a person put at one of the repair's names (as the
+/// refusals suggest moving files away) is not the repair's: `--rollback` removes only
+/// what it can prove it made.
+#[test]
+fn a_rollback_removes_only_what_it_proves_it_made() -> TestResult {
+    let dir = Scratch::new("repair-rollback-proof");
+    let db = damaged_wal_store(&dir)?;
+    assert_eq!(repair(&db, &[], None)?.0, 4);
+    let put = dir.path("state.db.salvage-old-wal");
+    std::fs::write(&put, b"a person's file")?;
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&put)?, b"a person's file");
+    assert!(!dir.path("state.db.salvage-new.incomplete").exists(), "the repair's own is gone");
+    Ok(())
+}
+
+/// A quarantine of damaged evidence verifies intact: a database whose header is wiped is
+/// still the database (the hashes prove the bytes). A file of the bundle given a second
+/// name (a hard link, where a file from outside could be put) is a difference.
+#[test]
+fn verify_keeps_damaged_evidence_intact_and_finds_a_second_name() -> TestResult {
+    let dir = Scratch::new("repair-verify-damaged");
+    let db = damaged_wal_store(&dir)?;
+    let mut bytes = std::fs::read(&db)?;
+    bytes[..16].fill(0);
+    std::fs::write(&db, &bytes)?;
+    let bundle = dir.path("case");
+    let manifest = recovery::bundle::make(&db, &bundle, "quarantine", &Default::default())?;
+    let v = recovery::bundle::verify(&bundle)?;
+    assert!(v.intact(), "{:?}", v.differences);
+    let name = &manifest.files[0].path;
+    std::fs::hard_link(bundle.join(name), dir.path("second-name"))?;
+    let (code, out, _) = crate::custody::run(&["verify".as_ref(), bundle.as_os_str(), "--json".as_ref()])?;
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("\"hard_linked\""), "{out}");
     Ok(())
 }

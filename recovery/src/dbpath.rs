@@ -38,9 +38,32 @@ impl DatabasePath {
         })
     }
 
-    /// The given path, when it is not the file itself (a link on the way).
+    /// The path of a database that is not there (moved away, or a link whose file is
+    /// gone), resolved as far as it can be: every link followed while it leads somewhere,
+    /// then the folder of the last name resolved. For a command that must find a
+    /// repair's journal beside a database that a stop or a person moved away. `None`
+    /// when its folder cannot be resolved.
+    pub fn resolve_absent(given: &Path) -> Option<DatabasePath> {
+        let absolute = std::path::absolute(given).ok()?;
+        let mut at = absolute.clone();
+        // SQLite's limit on links followed (SQLITE_MAX_SYMLINKS).
+        for _ in 0..100 {
+            match std::fs::read_link(&at) {
+                Ok(target) => at = crate::request::folder_of(&at).join(target),
+                Err(_) => break,
+            }
+        }
+        let folder = crate::request::folder_of(&at).canonicalize().ok()?;
+        Some(DatabasePath {
+            given: absolute,
+            file: folder.join(at.file_name()?),
+        })
+    }
+
+    /// The given path, when a symbolic link on the way makes it name another path than
+    /// the file's (`.` and `..` alone do not).
     pub fn link(&self) -> Option<&Path> {
-        (self.given != self.file).then_some(self.given.as_path())
+        (lexical(&self.given) != self.file).then_some(self.given.as_path())
     }
 
     /// The sidecar of the database with `suffix` (`-wal`, `-shm`, `-journal`), beside
@@ -48,6 +71,23 @@ impl DatabasePath {
     pub fn sidecar(&self, suffix: &str) -> PathBuf {
         with_suffix(&self.file, suffix)
     }
+}
+
+/// `path` (absolute) with `.` and `..` taken away as words, links not followed: what the
+/// path names when no link is on the way.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -70,6 +110,12 @@ mod tests {
             assert_eq!(p.sidecar("-wal"), with_suffix(&real, "-wal"));
         }
         assert_eq!(DatabasePath::resolve(&real)?.link(), None);
+        let around = dir.join("real/../real/./w.db");
+        assert_eq!(DatabasePath::resolve(&around)?.link(), None, "no link on the way");
+        std::fs::remove_file(dir.join("real/w.db")).map_err(Error::Output)?;
+        let gone = DatabasePath::resolve_absent(&dir.join("chain.db")).ok_or("absent")
+            .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+        assert_eq!(gone.file, real, "a link whose file is gone names where it was");
         std::fs::remove_dir_all(&dir).map_err(Error::Output)?;
         Ok(())
     }

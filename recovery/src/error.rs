@@ -161,9 +161,9 @@ impl Error {
             ),
             Error::RepairStopped { cause, db, .. } => {
                 let db = db.display();
-                let first = cause.hint().map_or(String::new(), |h| format!("{h}; then "));
+                let first = cause.hint().map_or(String::new(), |h| format!("{h}; "));
                 Some(format!(
-                    "{first}`salvage repair {db} --resume` goes on from where it stopped, or `salvage repair {db} --rollback` ends it with the original in place"
+                    "{first}the repair stays recorded until one of these ends it: `salvage repair {db} --resume` goes on from where it stopped, `salvage repair {db} --rollback` puts the original back, `salvage repair {db} --abandon` leaves the database as it is now"
                 ))
             }
             _ => None,

@@ -171,9 +171,90 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A time as a UTC timestamp, `YYYY-MM-DDTHH:MM:SSZ`.
+/// A time as a UTC timestamp, `YYYY-MM-DDTHH:MM:SSZ`, the second it falls in. Any time
+/// a file system can give: a file dated before 1970 (evidence often is: a wrong clock, a
+/// tool that zeroed it) is written as such, never a panic.
 pub fn utc(time: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(time).to_string()
+    let secs = match time.duration_since(std::time::UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+        // The second it falls in: 1.5 s before 1970 is in the second that begins 2 s before.
+        Err(before) => {
+            let d = before.duration();
+            let whole = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            whole
+                .saturating_neg()
+                .saturating_sub(i64::from(d.subsec_nanos() > 0))
+        }
+    };
+    let (days, second) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        second / 3600,
+        second % 3600 / 60,
+        second % 60
+    )
+}
+
+/// The time a [`utc`] timestamp names; `None` when it is not one.
+pub fn parse_utc(text: &str) -> Option<SystemTime> {
+    let b = text.as_bytes();
+    let shape = b.len() >= 20
+        && b.get(b.len() - 16) == Some(&b'-')
+        && b.get(b.len() - 13) == Some(&b'-')
+        && b.get(b.len() - 10) == Some(&b'T')
+        && b.get(b.len() - 7) == Some(&b':')
+        && b.get(b.len() - 4) == Some(&b':')
+        && b.last() == Some(&b'Z');
+    if !shape {
+        return None;
+    }
+    let field = |from: usize, to: usize| text.get(from..to)?.parse::<i64>().ok();
+    let n = text.len();
+    let (y, m, d) = (field(0, n - 16)?, field(n - 15, n - 13)?, field(n - 12, n - 10)?);
+    let (h, min, sec) = (field(n - 9, n - 7)?, field(n - 6, n - 4)?, field(n - 3, n - 1)?);
+    let ranges = (1..=12).contains(&m)
+        && (1..=31).contains(&d)
+        && (0..24).contains(&h)
+        && (0..60).contains(&min)
+        && (0..61).contains(&sec);
+    if !ranges {
+        return None;
+    }
+    let secs = days_from_civil(y, m, d)?
+        .checked_mul(86_400)?
+        .checked_add(h * 3600 + min * 60 + sec)?;
+    let magnitude = std::time::Duration::from_secs(secs.unsigned_abs());
+    if secs >= 0 {
+        std::time::UNIX_EPOCH.checked_add(magnitude)
+    } else {
+        std::time::UNIX_EPOCH.checked_sub(magnitude)
+    }
+}
+
+/// The proleptic Gregorian date of day `z` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z.saturating_add(719_468);
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era.saturating_mul(400) + i64::from(m <= 2), m, d)
+}
+
+/// The day after 1970-01-01 of a proleptic Gregorian date (`days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
+    let y = y.checked_sub(i64::from(m <= 2))?;
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era.checked_mul(146_097)?.checked_add(doe - 719_468)
 }
 
 /// The same timestamp with only digits and `T`/`Z` (`YYYYMMDDTHHMMSSZ`), for file names.
@@ -197,6 +278,22 @@ mod tests {
         assert_eq!(utc(at(951_782_400)), "2000-02-29T00:00:00Z");
         assert_eq!(utc(at(1_796_083_199)), "2026-11-30T23:59:59Z");
         assert_eq!(utc_compact(at(1_796_083_199)), "20261130T235959Z");
+    }
+
+    #[test]
+    fn timestamps_before_1970_and_far_ahead_are_written_and_read_back() {
+        let before = |s: u64, n: u32| std::time::UNIX_EPOCH - std::time::Duration::new(s, n);
+        assert_eq!(utc(before(1, 0)), "1969-12-31T23:59:59Z");
+        assert_eq!(utc(before(1, 500_000_000)), "1969-12-31T23:59:58Z");
+        assert_eq!(utc(before(157_766_400, 0)), "1965-01-01T00:00:00Z");
+        let far = std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
+        assert_eq!(utc(far), "10000-01-01T00:00:00Z");
+        for t in [before(157_766_400, 0), far, std::time::UNIX_EPOCH, now()] {
+            let second = parse_utc(&utc(t));
+            assert!(second.is_some_and(|s| s <= t && t.duration_since(s).is_ok_and(|d| d.as_secs() < 1)));
+        }
+        assert_eq!(parse_utc("2026-02-30T00:00:00"), None);
+        assert_eq!(parse_utc("not a time"), None);
     }
 
     /// A failure writing names the destination, one reading names the source: a copy

@@ -461,8 +461,9 @@ pub fn seal(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
     let path = partial.join(MANIFEST);
     let json = serde_json::to_vec_pretty(manifest).map_err(|e| Error::writing(&path)(e.into()))?;
     write_atomically(&path, &json).map_err(Error::writing(&path))?;
-    let created = humantime::parse_rfc3339(&manifest.created_utc)
-        .map_err(|e| Error::writing(&path)(std::io::Error::other(e)))?;
+    let created = files::parse_utc(&manifest.created_utc).ok_or_else(|| {
+        Error::writing(&path)(std::io::Error::other("created_utc is not a UTC time"))
+    })?;
     files::set_modified(&path, created).map_err(Error::writing(&path))?;
     for f in &manifest.files {
         let file = partial.join(&f.path);

@@ -45,6 +45,10 @@ use crate::error::Error;
 /// checksums over little-endian and big-endian words.
 const WAL_MAGIC: [[u8; 4]; 2] = [[0x37, 0x7f, 0x06, 0x82], [0x37, 0x7f, 0x06, 0x83]];
 
+/// The first eight bytes of a rollback journal's header ("The Rollback Journal": magic
+/// number).
+const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
 /// The first manifest format version whose files carry the times `verify` compares.
 const TIMED_SINCE: u32 = 2;
 
@@ -182,9 +186,20 @@ pub enum Difference {
         /// The name that role has beside the bundle's database.
         expected: String,
     },
-    /// A file whose first bytes are not its role's: a database that does not begin with
-    /// the SQLite header string, a log without a write-ahead log's magic number (both may
-    /// be empty), a backup's other file that is a SQLite database.
+    /// A file with another name besides its own in the bundle (a hard link): whatever
+    /// writes through that name changes the bundle's file, and the other name may be a
+    /// file outside the bundle put in its place.
+    HardLinked {
+        /// Its path in the bundle.
+        path: String,
+        /// How many names it has.
+        links: u64,
+    },
+    /// A file whose first bytes are another kind's than its role's: a backup's database
+    /// that does not begin with the SQLite header string; a quarantined or archived
+    /// database that begins as a log, or a log that begins as a database or a journal
+    /// (damaged evidence that is neither stays what its manifest says); a backup's other
+    /// file that is a SQLite database.
     RoleContent {
         /// Its path in the bundle.
         path: String,
@@ -308,6 +323,10 @@ impl std::fmt::Display for Difference {
                 f,
                 "`{path}` is listed as the {} but is not named as its database's: `{expected}`",
                 role.name()
+            ),
+            Difference::HardLinked { path, links } => write!(
+                f,
+                "`{path}` has {links} names (hard links): another name outside the bundle reaches the same file"
             ),
             Difference::RoleContent { path, role } => match role {
                 Role::Database => write!(
@@ -685,6 +704,12 @@ impl Check<'_> {
             });
         }
         self.role(f, &found.head);
+        if found.links > 1 {
+            self.differences.push(Difference::HardLinked {
+                path: f.path.clone(),
+                links: found.links,
+            });
+        }
         if let (true, Some(said), Some(modified)) = (self.timed, &f.mtime_utc, found.modified) {
             if !same_time(said, modified) {
                 self.differences.push(Difference::Mtime {
@@ -730,9 +755,17 @@ impl Check<'_> {
             }
         }
         let database = head.starts_with(pager::header::HEADER_STRING);
+        let wal = WAL_MAGIC.iter().any(|m| head.starts_with(m));
+        let log = wal || head.starts_with(&JOURNAL_MAGIC);
+        // A backup's databases were copied through SQLite, and are whole; a quarantine or
+        // an archive holds evidence byte for byte, damage included (a database whose
+        // header is wiped, a log whose magic number is): there the role is contradicted
+        // only by bytes that are positively another kind of file.
+        let whole = self.kind == Some(Kind::Backup);
         let fits = match role {
-            Role::Database => head.is_empty() || database,
-            Role::Wal => head.is_empty() || WAL_MAGIC.iter().any(|m| head.starts_with(m)),
+            Role::Database if whole => head.is_empty() || database,
+            Role::Database => !log,
+            Role::Wal => head.is_empty() || wal || (!database && !head.starts_with(&JOURNAL_MAGIC)),
             // A backup copies every SQLite database through SQLite, as `database`.
             Role::Other => !database,
             Role::Shm | Role::Journal => true,
@@ -853,6 +886,8 @@ struct Found {
     head: Vec<u8>,
     /// Its modification time.
     modified: Option<SystemTime>,
+    /// How many names it has (hard links): 1 when the bundle's name is its only one.
+    links: u64,
 }
 
 /// Reads the regular file at `path`, never through a symbolic link: opened once, so that
@@ -872,10 +907,12 @@ fn read_regular(path: &Path) -> std::io::Result<Found> {
         }
     }
     head.truncate(got);
+    use std::os::unix::fs::MetadataExt as _;
     Ok(Found {
         hashed: hash_open(file)?,
         head,
         modified: meta.modified().ok(),
+        links: meta.nlink(),
     })
 }
 
@@ -909,7 +946,7 @@ fn option_value(command: &[String], flag: &str) -> Option<String> {
 /// Whether the time `file` is the time `said` (a manifest's, to the second): the same
 /// second, or one apart (a file system that keeps times to two seconds).
 fn same_time(said: &str, file: SystemTime) -> bool {
-    let Ok(said) = humantime::parse_rfc3339(said) else {
+    let Some(said) = crate::bundle::files::parse_utc(said) else {
         return false;
     };
     let second = std::time::Duration::from_secs(1);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::files::{now, utc, write_atomically};
-use crate::bundle::ManifestFile;
+use crate::bundle::{ManifestFile, Role};
 use crate::error::Error;
 use crate::request::with_suffix as beside;
 
@@ -118,11 +118,29 @@ impl Journal {
     /// Reads the journal of the database at `db`, if there is one.
     pub fn read(db: &Path) -> Result<Option<Journal>, Error> {
         let path = Journal::path_for(db);
+        let unreadable = |why: String| Error::Refused {
+            what: format!("`{}` is not a repair journal salvage can read: {why}", path.display()),
+            hint: "look at it and at the files it names; salvage does not guess what a damaged journal meant".into(),
+        };
         match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| Error::Refused {
-                what: format!("`{}` is not a repair journal salvage can read: {e}", path.display()),
-                hint: "look at it and at the files it names; salvage does not guess what a damaged journal meant".into(),
-            }),
+            Ok(bytes) => {
+                let mut j: Journal =
+                    serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+                if j.format_version > Journal::FORMAT_VERSION {
+                    return Err(unreadable(format!(
+                        "its format {} is newer than this salvage's ({})",
+                        j.format_version,
+                        Journal::FORMAT_VERSION
+                    )));
+                }
+                if j.format_version < 2 && j.phase == Phase::Fenced {
+                    // Format 1 recorded `sidecars_removed`: the old logs removed (each in
+                    // the archive), nothing fenced, the original still at DB. The fence
+                    // step, checked again, makes the fences this build relies on.
+                    j.phase = Phase::Verified;
+                }
+                Ok(Some(j))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::Source { path, source: e }),
         }
@@ -148,15 +166,12 @@ impl Journal {
     /// Removes the journal: the repair is over (finished or undone).
     pub fn remove(&self) -> Result<(), Error> {
         let path = Journal::path_for(&self.db);
-        std::fs::remove_file(&path).map_err(|source| Error::Write {
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::remove_file(&path).map_err(Error::writing(&path))?;
         crate::bundle::files::sync_parent(&path).map_err(|source| Error::Write { path, source })
     }
 
-    /// The archived file of `role` (`database`, `wal`, `shm`, `journal`).
-    pub fn archived(&self, role: &str) -> Option<&ManifestFile> {
-        self.archived.iter().find(|f| f.role == role)
+    /// The archived file of `role`.
+    pub fn archived(&self, role: Role) -> Option<&ManifestFile> {
+        self.archived.iter().find(|f| f.role == role.name())
     }
 }

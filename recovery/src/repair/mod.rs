@@ -37,7 +37,7 @@ mod switch;
 use std::path::{Path, PathBuf};
 
 use crate::bundle::files::hash_file;
-use crate::bundle::{self, Provenance};
+use crate::bundle::{self, Provenance, Role};
 use crate::dbpath::DatabasePath;
 use crate::error::Error;
 use crate::observer::Observer;
@@ -103,13 +103,73 @@ pub enum Repaired {
     /// The original is back at its path.
     RolledBack {
         /// What was done to put it back.
-        steps: Vec<String>,
+        steps: Vec<Step>,
     },
     /// The repair is over; the database's path was left as the application left it.
     Abandoned {
         /// What was done.
-        steps: Vec<String>,
+        steps: Vec<Step>,
     },
+}
+
+/// One thing a rollback or an abandon did, in the order done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Step {
+    /// An empty folder made at a log's name, so that SQLite opens nothing until the
+    /// original and its logs are back.
+    Fenced(PathBuf),
+    /// The original put back at the database's path, exchanged with what was there
+    /// (the recovery), from where it was kept.
+    Exchanged {
+        /// The database's path.
+        db: PathBuf,
+        /// Where the original was, and where the recovery now is.
+        from: PathBuf,
+    },
+    /// The original renamed onto the database's empty path.
+    Renamed {
+        /// Where it was.
+        from: PathBuf,
+        /// The database's path.
+        to: PathBuf,
+    },
+    /// One of the original's files (a log, the `-shm`) back at its name.
+    PutBack(PathBuf),
+    /// A file the repair made, removed.
+    Removed(PathBuf),
+    /// The repair's partial archive, removed.
+    RemovedPartialArchive(PathBuf),
+    /// The database and its sidecars left as they are.
+    LeftAsIs(PathBuf),
+    /// Nothing had been moved: only the journal was removed.
+    NothingMoved,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Fenced(p) => write!(f, "fenced `{}` until the original's logs were back", p.display()),
+            Step::Exchanged { db, from } => write!(
+                f,
+                "exchanged `{}` with the original from `{}`",
+                db.display(),
+                from.display()
+            ),
+            Step::Renamed { from, to } => {
+                write!(f, "renamed the original `{}` to `{}`", from.display(), to.display())
+            }
+            Step::PutBack(p) => write!(f, "put the original `{}` back", p.display()),
+            Step::Removed(p) => write!(f, "removed `{}`", p.display()),
+            Step::RemovedPartialArchive(p) => {
+                write!(f, "removed the partial archive `{}`", p.display())
+            }
+            Step::LeftAsIs(p) => write!(f, "left `{}` and its sidecars as they are", p.display()),
+            Step::NothingMoved => {
+                f.write_str("the original was never moved; the repair's journal is removed")
+            }
+        }
+    }
 }
 
 /// A repair that ran: the database it was for, and how it ended.
@@ -123,7 +183,15 @@ pub struct RepairRun {
 
 /// Repairs, resumes, rolls back or abandons as `options` says.
 pub fn repair(options: &RepairOptions, observer: &dyn Observer) -> Result<RepairRun, Error> {
-    let db = DatabasePath::resolve(&options.db)?;
+    let db = match DatabasePath::resolve(&options.db) {
+        Ok(db) => db,
+        // A recorded repair goes on, or is undone, with the database moved away: its
+        // journal lies beside where the file was.
+        Err(e) if options.action != Action::Start => DatabasePath::resolve_absent(&options.db)
+            .filter(|db| Journal::path_for(&db.file).exists())
+            .ok_or(e)?,
+        Err(e) => return Err(e),
+    };
     let _claim = claim(&db)?;
     let existing = Journal::read(&db.file)?;
     let outcome = match (options.action, existing) {
@@ -132,7 +200,7 @@ pub fn repair(options: &RepairOptions, observer: &dyn Observer) -> Result<Repair
         (_, None) => Err(Error::Refused {
             what: format!(
                 "no repair of `{}` is recorded (`{}` does not exist)",
-                shown(&db.given),
+                db.given.display(),
                 Journal::path_for(&db.file).display()
             ),
             hint: "run `salvage repair DB` to start one".into(),
@@ -157,7 +225,7 @@ fn claim(db: &DatabasePath) -> Result<place::Claim, Error> {
         Ok(Err(pid)) => Err(Error::Refused {
             what: format!(
                 "another `salvage repair` of `{}` is running{}",
-                shown(&db.given),
+                db.given.display(),
                 pid.map_or(String::new(), |p| format!(" (process {p})"))
             ),
             hint: format!(
@@ -165,6 +233,20 @@ fn claim(db: &DatabasePath) -> Result<place::Claim, Error> {
                 path.display()
             ),
         }),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP)
+            || matches!(
+                e.kind(),
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::IsADirectory
+            ) =>
+        {
+            Err(Error::Refused {
+                what: format!(
+                    "`{}` is in the way of the repair's claim: it is not a regular file (a symbolic link, a folder), and it is never followed",
+                    path.display()
+                ),
+                hint: "move it away (salvage never deletes what it did not make)".into(),
+            })
+        }
         Err(e) if matches!(
             e.kind(),
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
@@ -180,11 +262,6 @@ fn claim(db: &DatabasePath) -> Result<place::Claim, Error> {
         }
         Err(source) => Err(Error::Write { path, source }),
     }
-}
-
-/// A path as the person should read it.
-fn shown(p: &Path) -> std::path::Display<'_> {
-    p.display()
 }
 
 /// The database as the person named it: the link, when it was given by one.
@@ -217,14 +294,16 @@ fn unfinished(j: &Journal) -> Error {
 pub(crate) fn check_not_in_use(db: &Path) -> Result<(), Error> {
     for path in [db.to_path_buf(), beside(db, "-shm")] {
         if let Some(h) = place::lock_holder(&path) {
-            return Err(in_use(&path, Some(h)));
+            return Err(in_use(&path, Some(h), true));
         }
     }
     Ok(())
 }
 
-/// The refusal of a file another process holds a lock on.
-fn in_use(path: &Path, holder: Option<place::Holder>) -> Error {
+/// The refusal of a file another process holds a lock on; `again`: the command may
+/// simply be run again once the application is stopped (a refusal before anything was
+/// made).
+fn in_use(path: &Path, holder: Option<place::Holder>, again: bool) -> Error {
     let who = holder.map_or("another process holds a lock on it".to_string(), |h| {
         let name = place::process_name(h.pid)
             .map_or(format!("process {}", h.pid), |c| format!("process {} (`{c}`)", h.pid));
@@ -235,7 +314,10 @@ fn in_use(path: &Path, holder: Option<place::Holder>) -> Error {
     });
     Error::Refused {
         what: format!("`{}` is in use: {who}", path.display()),
-        hint: "stop the application using the database (or close its connections), then run the command again".into(),
+        hint: format!(
+            "stop the application using the database (or close its connections){}",
+            if again { ", then run the command again" } else { "" }
+        ),
     }
 }
 
@@ -294,12 +376,9 @@ fn run(
     }
 }
 
-/// A failure partway through a repair, with where its journal says it is. A refusal
-/// (the application wrote meanwhile, a file in the way) says that itself.
+/// A failure or a refusal partway through a repair, with where its journal says it
+/// is: the repair stays recorded, the original intact.
 fn stopped(e: Error, j: &Journal) -> Error {
-    if e.is_refusal() {
-        return e;
-    }
     Error::RepairStopped {
         cause: Box::new(e),
         db: named(j),
@@ -316,15 +395,20 @@ fn hash(path: &Path) -> Result<bundle::files::Copied, Error> {
     })
 }
 
-/// The sidecars a repair moves (`-wal`, `-journal`), with their roles: the two logs
-/// SQLite reads into the database. (`-shm` is the log's index, rebuilt from the log by
-/// the next connection that opens it.)
-const LOGS: [(&str, &str); 2] = [("-wal", "wal"), ("-journal", "journal")];
+/// The sidecars a repair fences and moves: the two logs SQLite reads into the database.
+/// (`-shm` is the log's index, rebuilt from the log by the next connection that opens
+/// it.)
+const LOGS: [Role; 2] = [Role::Wal, Role::Journal];
 
-/// Where a repair keeps the original's log of `suffix` while it is fenced:
+/// The log of `role` beside the database: `DB-wal`, `DB-journal`.
+fn log_path(db: &Path, role: Role) -> PathBuf {
+    beside(db, role.suffix().unwrap_or_default())
+}
+
+/// Where a repair keeps the original's log of `role` while it is fenced:
 /// `DB.salvage-old-wal`, `DB.salvage-old-journal`.
-fn old_log(db: &Path, suffix: &str) -> PathBuf {
-    beside(db, &format!(".salvage-old{suffix}"))
+fn old_log(db: &Path, role: Role) -> PathBuf {
+    beside(db, &format!(".salvage-old{}", role.suffix().unwrap_or_default()))
 }
 
 /// Where a rollback stages a copy from the archive: `DB.salvage-restore` and
@@ -355,7 +439,8 @@ fn own_paths(db: &Path) -> Vec<PathBuf> {
         out.extend(["-journal", "-wal", "-shm"].map(|s| beside(&shadow, s)));
         out.push(shadow);
     }
-    out.extend(LOGS.iter().map(|(s, _)| old_log(db, s)));
-    out.extend(["", "-wal", "-shm", "-journal", ".recovery"].map(|s| restoring(db, s)));
+    out.extend(LOGS.iter().map(|r| old_log(db, *r)));
+    out.extend(["", "-wal", "-shm", "-journal"].map(|s| restoring(db, s)));
+    out.extend(place::PROBES.iter().map(|s| beside(db, s)));
     out
 }

@@ -167,12 +167,22 @@ impl Claim {
         use std::io::{Read as _, Write as _};
         use std::os::unix::fs::MetadataExt as _;
         for _ in 0..100 {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            // Never through a link: a link at the claim's name would have the claim
+            // truncate, then remove, whatever it points to.
             let mut file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW)
                 .open(path)?;
+            if !file.metadata()?.is_file() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "not a regular file",
+                ));
+            }
             if let Err(e) = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
                 if e == rustix::io::Errno::WOULDBLOCK {
                     let mut pid = String::new();
@@ -209,31 +219,9 @@ impl Drop for Claim {
 /// (which fails if anything is there) and its old name removed. Fails with
 /// `AlreadyExists` when `to` exists. The folders are synced.
 pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    let (cf, ct) = (
-        CString::new(from.as_os_str().as_bytes())?,
-        CString::new(to.as_os_str().as_bytes())?,
-    );
-    // SAFETY: both paths are NUL-terminated strings that outlive the call.
-    #[allow(unsafe_code)]
-    // reason: std has no rename that refuses to replace
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            cf.as_ptr(),
-            libc::AT_FDCWD,
-            ct.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if rc != 0 {
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {
-                std::fs::hard_link(from, to)?;
-                std::fs::remove_file(from)?;
-            }
-            _ => return Err(e),
-        }
+    if !rename_with(from, to, Rename::NoReplace)? {
+        std::fs::hard_link(from, to)?;
+        std::fs::remove_file(from)?;
     }
     crate::bundle::files::sync_parent(to)?;
     crate::bundle::files::sync_parent(from)
@@ -252,33 +240,64 @@ pub fn process_name(pid: i32) -> Option<String> {
 
 /// Exchanges the files at `a` and `b` atomically (Linux `renameat2(RENAME_EXCHANGE)`):
 /// at no instant is either path absent. `Ok(false)` where the platform or filesystem
-/// cannot (the caller falls back to renaming aside).
+/// cannot. The folder is synced.
 pub fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
-    let (ca, cb) = (
-        CString::new(a.as_os_str().as_bytes())?,
-        CString::new(b.as_os_str().as_bytes())?,
-    );
-    // SAFETY: both paths are NUL-terminated strings that outlive the call.
-    #[allow(unsafe_code)]
-    // reason: std has no atomic exchange of two paths
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            ca.as_ptr(),
-            libc::AT_FDCWD,
-            cb.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
+    if !rename_with(a, b, Rename::Exchange)? {
+        return Ok(false);
+    }
+    crate::bundle::files::sync_parent(a)?;
+    Ok(true)
+}
+
+/// How [`rename_with`] renames.
+#[derive(Clone, Copy)]
+enum Rename {
+    /// The two paths swap their files.
+    Exchange,
+    /// Only onto an empty path.
+    NoReplace,
+}
+
+/// `renameat2` with `how`: `Ok(false)` where the platform or filesystem cannot.
+#[cfg(target_os = "linux")]
+fn rename_with(from: &Path, to: &Path, how: Rename) -> std::io::Result<bool> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    let flags = match how {
+        Rename::Exchange => RenameFlags::EXCHANGE,
+        Rename::NoReplace => RenameFlags::NOREPLACE,
     };
-    if rc == 0 {
-        crate::bundle::files::sync_parent(a)?;
-        return Ok(true);
+    match renameat_with(CWD, from, CWD, to, flags) {
+        Ok(()) => Ok(true),
+        Err(e) if [rustix::io::Errno::INVAL, rustix::io::Errno::NOSYS, rustix::io::Errno::OPNOTSUPP].contains(&e) => Ok(false),
+        Err(e) => Err(e.into()),
     }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => Ok(false),
-        _ => Err(e),
+}
+
+/// Elsewhere there is no `renameat2`.
+#[cfg(not(target_os = "linux"))]
+fn rename_with(_: &Path, _: &Path, _: Rename) -> std::io::Result<bool> {
+    Ok(false)
+}
+
+/// The names beside a database [`can_exchange`] probes with, made and removed at once.
+pub const PROBES: [&str; 2] = [".salvage-repair.probe-a", ".salvage-repair.probe-b"];
+
+/// Whether the filesystem holding the database at `db` can exchange two paths
+/// atomically, tried on two empty files of the repair's own beside it (removed before
+/// returning). A repair in place needs it: without it, a crash between two renames would
+/// leave the database's path empty.
+pub fn can_exchange(db: &Path) -> std::io::Result<bool> {
+    let [a, b] = PROBES.map(|s| crate::request::with_suffix(db, s));
+    let made = (|| {
+        for p in [&a, &b] {
+            std::fs::OpenOptions::new().write(true).create_new(true).open(p)?;
+        }
+        rename_with(&a, &b, Rename::Exchange)
+    })();
+    for p in [&a, &b] {
+        let _ = std::fs::remove_file(p);
     }
+    made
 }
 
 /// Bytes free for this user on the filesystem holding `path`.

@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 use super::journal::{Journal, Phase};
 use super::steps::record;
 use super::switch::hold;
-use super::{hash, is_fence, named, old_log, place, restoring, Repaired, LOGS};
+use super::{
+    hash, is_fence, log_path, named, old_log, place, restoring, Repaired, Step, LOGS,
+};
 use crate::bundle::files::copy_durably;
+use crate::bundle::Role;
 use crate::error::Error;
 use crate::report::RepairState;
 use crate::request::with_suffix as beside;
@@ -24,7 +27,8 @@ enum AtDb {
     Original,
     /// The repair's recovery, as verified.
     Recovery,
-    /// Nothing (a stop between two renames).
+    /// Nothing (moved away by a person, or an empty file SQLite made while the fences
+    /// kept it from opening the database).
     Absent,
     /// Something else: the application's.
     Other {
@@ -33,13 +37,24 @@ enum AtDb {
     },
 }
 
-/// What is at the database's path, by its hash.
+/// Whether a fence of the repair stands at one of the logs' names.
+fn fenced(j: &Journal) -> bool {
+    LOGS.iter().any(|r| is_fence(&log_path(&j.db, *r)))
+}
+
+/// What is at the database's path, by its hash. An empty file while the fences stand is
+/// what SQLite makes when an application opens a database whose file was moved away (its
+/// open then fails on the fence): it holds nothing, and is removed.
 fn at_db(j: &Journal) -> Result<AtDb, Error> {
-    if std::fs::symlink_metadata(&j.db).is_err() {
+    let Ok(meta) = std::fs::symlink_metadata(&j.db) else {
+        return Ok(AtDb::Absent);
+    };
+    if meta.is_file() && meta.len() == 0 && fenced(j) {
+        std::fs::remove_file(&j.db).map_err(Error::writing(&j.db))?;
         return Ok(AtDb::Absent);
     }
     let now = hash(&j.db)?.sha256;
-    Ok(if Some(&now) == j.archived("database").map(|a| &a.sha256) {
+    Ok(if Some(&now) == j.archived(Role::Database).map(|a| &a.sha256) {
         AtDb::Original
     } else if Some(&now) == j.recovered_sha256.as_ref() {
         AtDb::Recovery
@@ -51,12 +66,14 @@ fn at_db(j: &Journal) -> Result<AtDb, Error> {
 /// A log beside the database that is neither the original's archived log nor a fence:
 /// one the application wrote.
 fn foreign_log(j: &Journal) -> Result<Option<PathBuf>, Error> {
-    for (suffix, role) in LOGS {
-        let path = beside(&j.db, suffix);
+    for role in LOGS {
+        let path = log_path(&j.db, role);
         match std::fs::symlink_metadata(&path) {
             Err(_) => {}
             Ok(_) if is_fence(&path) => {}
-            Ok(m) if m.is_file() && j.archived(role).map(|a| &a.sha256) == Some(&hash(&path)?.sha256) => {}
+            Ok(m)
+                if m.is_file()
+                    && j.archived(role).map(|a| &a.sha256) == Some(&hash(&path)?.sha256) => {}
             Ok(_) => return Ok(Some(path)),
         }
     }
@@ -89,33 +106,31 @@ fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
 }
 
 /// Puts the original back at its path and ends the repair, from whatever phase it
-/// reached. Each of the original's logs gets a fence at its name first; then the
-/// database is exchanged back (or renamed onto an empty path), then each log exchanged
-/// with its fence: at no instant does the path hold the original without its log or
-/// anything with the wrong log. Refused when the path holds what the application wrote.
+/// reached. Each log's name gets a fence first; then the database is exchanged back (or
+/// renamed onto an empty path), then each of the original's logs exchanged with its
+/// fence and the other fences removed: at no instant does the path hold the original
+/// without its log or anything with the wrong log. Refused when the path holds what the
+/// application wrote.
 pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
     let _held = hold(j)?;
     let mut steps = Vec::new();
-    if j.archived("database").is_some() {
+    if j.archived(Role::Database).is_some() {
         let at = at_db(j)?;
         let foreign = foreign_log(j)?;
         if matches!(at, AtDb::Other { .. }) || foreign.is_some() {
             return Err(not_ours(j, &at, foreign.as_deref()));
         }
-        let logs = stage_logs(j, &mut steps)?;
+        let logs = stage_logs(j, &at, &mut steps)?;
         put_back_database(j, &at, &mut steps)?;
         for (staged, path) in logs {
-            let write = |source| Error::Write {
-                path: path.clone(),
-                source,
-            };
-            if place::exchange(&staged, &path).map_err(write)? {
-                std::fs::remove_dir(&staged).map_err(write)?;
-            } else {
-                std::fs::remove_dir(&path).map_err(write)?;
-                place::rename_noreplace(&staged, &path).map_err(write)?;
+            match staged {
+                Some(staged) => {
+                    exchange(&staged, &path)?;
+                    std::fs::remove_dir(&staged).map_err(Error::writing(&staged))?;
+                    steps.push(Step::PutBack(path));
+                }
+                None => std::fs::remove_dir(&path).map_err(Error::writing(&path))?,
             }
-            steps.push(format!("put the original `{}` back", path.display()));
         }
         put_back_shm(j, &mut steps)?;
     }
@@ -123,55 +138,76 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
     record(j, RepairState::RolledBack)?;
     j.remove()?;
     if steps.is_empty() {
-        steps.push("the original was never moved; the repair's journal is removed".into());
+        steps.push(Step::NothingMoved);
     }
     Ok(Repaired::RolledBack { steps })
 }
 
-/// Each of the original's logs that is not at its name: staged (from where the fence
-/// keeps it, else copied from the archive, its hash checked) with a fence made at its
-/// name. Returns the staged copies and their names.
-fn stage_logs(j: &Journal, steps: &mut Vec<String>) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
+/// An exchange of two paths (the start made sure the filesystem can).
+fn exchange(a: &Path, b: &Path) -> Result<(), Error> {
+    match place::exchange(a, b) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::writing(b)(std::io::Error::other(
+            "the filesystem cannot exchange two paths atomically",
+        ))),
+        Err(e) => Err(Error::writing(b)(e)),
+    }
+}
+
+/// Fences each log's name that does not hold the original's log (while the database is
+/// not the original, no log may appear beside it), and stages each of the original's
+/// logs to put back (from where the fence keeps it, else copied from the archive, its
+/// hash checked). Returns, per fenced name, the staged log (or `None`: the original had
+/// no such log, the fence is only removed).
+fn stage_logs(
+    j: &Journal,
+    at: &AtDb,
+    steps: &mut Vec<Step>,
+) -> Result<Vec<(Option<PathBuf>, PathBuf)>, Error> {
     let mut logs = Vec::new();
-    for (suffix, role) in LOGS {
-        let Some(archived) = j.archived(role) else {
-            continue;
-        };
-        let path = beside(&j.db, suffix);
+    for role in LOGS {
+        let path = log_path(&j.db, role);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             continue; // the archived log, still at its name (foreign ones were refused)
         }
-        let old = old_log(&j.db, suffix);
-        let staged = if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
-            && hash(&old)?.sha256 == archived.sha256
-        {
-            old
-        } else {
-            from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, suffix))?
+        let staged = match j.archived(role) {
+            None => None,
+            Some(archived) => {
+                let old = old_log(&j.db, role);
+                Some(
+                    if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
+                        && hash(&old)?.sha256 == archived.sha256
+                    {
+                        old
+                    } else {
+                        let suffix = role.suffix().unwrap_or_default();
+                        from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, suffix))?
+                    },
+                )
+            }
         };
+        // The original alone at its path with no log of its own needs no fence.
+        if staged.is_none() && *at == AtDb::Original && !is_fence(&path) {
+            continue;
+        }
         if !is_fence(&path) {
-            std::fs::create_dir(&path).map_err(|source| Error::Write {
-                path: path.clone(),
-                source,
-            })?;
-            steps.push(format!(
-                "fenced `{}` until the original's log is back",
-                path.display()
-            ));
+            std::fs::create_dir(&path).map_err(Error::writing(&path))?;
+            steps.push(Step::Fenced(path.clone()));
         }
         logs.push((staged, path));
     }
     Ok(logs)
 }
 
-/// Puts the original database at its path when it is not there: from the shadow or
-/// aside path where the swap left it, else copied from the archive (its hash checked);
-/// exchanged with the recovery, or renamed onto an empty path.
-fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<String>) -> Result<(), Error> {
+/// Puts the original database at its path when it is not there: from the shadow (or the
+/// aside path of a repair of journal format 1) where the swap left it, else copied from
+/// the archive (its hash checked); exchanged with the recovery, or renamed onto an empty
+/// path (never over a file).
+fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<Step>) -> Result<(), Error> {
     if *at == AtDb::Original {
         return Ok(());
     }
-    let Some(archived) = j.archived("database") else {
+    let Some(archived) = j.archived(Role::Database) else {
         return Ok(());
     };
     let mut from = None;
@@ -185,38 +221,18 @@ fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<String>) -> Result<
         Some(f) => f,
         None => from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, ""))?,
     };
-    let write = |source| Error::Write {
-        path: j.db.clone(),
-        source,
-    };
     if *at == AtDb::Absent {
-        place::rename_noreplace(&from, &j.db).map_err(write)?;
-        steps.push(format!(
-            "renamed `{}` back to `{}`",
-            from.display(),
-            j.db.display()
-        ));
-    } else if place::exchange(&from, &j.db).map_err(write)? {
-        steps.push(format!(
-            "exchanged `{}` back with the original from `{}`",
-            j.db.display(),
-            from.display()
-        ));
+        place::rename_noreplace(&from, &j.db).map_err(Error::writing(&j.db))?;
+        steps.push(Step::Renamed {
+            from,
+            to: j.db.clone(),
+        });
     } else {
-        // No atomic exchange here: the recovery goes to a free name of the repair's own,
-        // then the original onto the empty path (the fences keep SQLite out meanwhile).
-        let out = [&j.shadow, &j.aside]
-            .into_iter()
-            .find(|p| std::fs::symlink_metadata(p).is_err())
-            .cloned()
-            .unwrap_or_else(|| restoring(&j.db, ".recovery"));
-        place::rename_noreplace(&j.db, &out).map_err(write)?;
-        place::rename_noreplace(&from, &j.db).map_err(write)?;
-        steps.push(format!(
-            "renamed the recovery to `{}` and the original back to `{}`",
-            out.display(),
-            j.db.display()
-        ));
+        exchange(&from, &j.db)?;
+        steps.push(Step::Exchanged {
+            db: j.db.clone(),
+            from,
+        });
     }
     Ok(())
 }
@@ -224,20 +240,17 @@ fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<String>) -> Result<
 /// The original's `-shm` copied back from the archive when it is archived and its name is
 /// free (SQLite would make a new one from the log; the original's is put back byte for
 /// byte).
-fn put_back_shm(j: &Journal, steps: &mut Vec<String>) -> Result<(), Error> {
+fn put_back_shm(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
     let path = beside(&j.db, "-shm");
-    let Some(archived) = j.archived("shm") else {
+    let Some(archived) = j.archived(Role::Shm) else {
         return Ok(());
     };
     if std::fs::symlink_metadata(&path).is_ok() {
         return Ok(());
     }
     let staged = from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, "-shm"))?;
-    place::rename_noreplace(&staged, &path).map_err(|source| Error::Write {
-        path: path.clone(),
-        source,
-    })?;
-    steps.push(format!("put the original `{}` back", path.display()));
+    place::rename_noreplace(&staged, &path).map_err(Error::writing(&path))?;
+    steps.push(Step::PutBack(path));
     Ok(())
 }
 
@@ -248,15 +261,9 @@ fn from_archive(j: &Journal, name: &str, sha256: &str, to: &Path) -> Result<Path
         .archive
         .join(crate::bundle::safe_relative(name).unwrap_or_default());
     if std::fs::symlink_metadata(to).is_ok() {
-        std::fs::remove_file(to).map_err(|source| Error::Write {
-            path: to.to_path_buf(),
-            source,
-        })?;
+        std::fs::remove_file(to).map_err(Error::writing(to))?;
     }
-    let copied = copy_durably(&from, to).map_err(|source| Error::Write {
-        path: to.to_path_buf(),
-        source,
-    })?;
+    let copied = copy_durably(&from, to).map_err(Error::writing(to))?;
     if copied.sha256 != sha256 {
         let _ = std::fs::remove_file(to);
         return Err(Error::Refused {
@@ -279,11 +286,7 @@ fn from_archive(j: &Journal, name: &str, sha256: &str, to: &Path) -> Result<Path
 /// `--resume` or `--rollback` ends it), or when nothing is at the path.
 pub(super) fn abandon(j: &Journal) -> Result<Repaired, Error> {
     let db = named(j);
-    let fenced = LOGS
-        .iter()
-        .map(|(s, _)| beside(&j.db, s))
-        .find(|p| is_fence(p));
-    if let Some(fence) = fenced {
+    if let Some(fence) = LOGS.iter().map(|r| log_path(&j.db, *r)).find(|p| is_fence(p)) {
         return Err(Error::Refused {
             what: format!(
                 "the repair of `{}` stopped in the middle of its switch (`{}` is its fence)",
@@ -306,22 +309,21 @@ pub(super) fn abandon(j: &Journal) -> Result<Repaired, Error> {
         });
     }
     let _held = hold(j)?;
-    let mut steps = vec![format!(
-        "left `{}` and its sidecars as they are",
-        j.db.display()
-    )];
+    let mut steps = vec![Step::LeftAsIs(j.db.clone())];
     clean(j, &mut steps)?;
     record(j, RepairState::Abandoned)?;
     j.remove()?;
     Ok(Repaired::Abandoned { steps })
 }
 
-/// Removes what the repair made beside the database and no longer needs: copies of the
-/// recovery (by the hash the journal records; a recovery stopped midway by its phase),
-/// the original's copies the archive holds, the staged copies, empty fences at the
+/// Removes what the repair made beside the database and no longer needs, each once it is
+/// proven the repair's: the recovery at the shadow path and its `.incomplete` (by the
+/// hashes the journal records; before the recovery is verified, by the journal alone:
+/// the start saw those names free and only the recovery writes there), the original's
+/// copies the archive holds, staged copies (by their hashes), empty folders at the
 /// repair's own names, SQLite's files beside the shadow, a partial archive, a partial
 /// report. Never the database's path or its sidecars, the archive or the report.
-fn clean(j: &Journal, steps: &mut Vec<String>) -> Result<(), Error> {
+fn clean(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
     let mut known: Vec<String> = j
         .recovered_sha256
         .iter()
@@ -329,58 +331,44 @@ fn clean(j: &Journal, steps: &mut Vec<String>) -> Result<(), Error> {
         .cloned()
         .collect();
     known.extend(j.archived.iter().map(|f| f.sha256.clone()));
-    // Until the recovery is verified, nothing but the recovery has been at these paths:
-    // the start saw each free, the claim kept other repairs out, and only the recovery
-    // (or its acceptance) wrote there; every file at them is the repair's own.
     let recovering = j.phase <= Phase::Withheld;
-    let mut candidates = vec![
-        j.shadow.clone(),
-        beside(&j.shadow, ".incomplete"),
-        j.aside.clone(),
-    ];
-    candidates.extend(["", "-wal", "-journal", "-shm", ".recovery"].map(|s| restoring(&j.db, s)));
-    candidates.extend(LOGS.iter().map(|(s, _)| old_log(&j.db, s)));
-    let remove = |path: &Path, steps: &mut Vec<String>| -> Result<(), Error> {
-        std::fs::remove_file(path).map_err(|source| Error::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        steps.push(format!("removed `{}`", path.display()));
-        Ok(())
-    };
+    let shadows = [j.shadow.clone(), beside(&j.shadow, ".incomplete")];
+    let mut candidates: Vec<PathBuf> = shadows.to_vec();
+    candidates.push(j.aside.clone());
+    candidates.extend(["", "-wal", "-journal", "-shm"].map(|s| restoring(&j.db, s)));
+    candidates.extend(LOGS.iter().map(|r| old_log(&j.db, *r)));
     for path in candidates {
         match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.is_dir() && is_fence(&path) => {
-                std::fs::remove_dir(&path).map_err(|source| Error::Write {
-                    path: path.clone(),
-                    source,
-                })?;
+            Ok(_) if is_fence(&path) => {
+                std::fs::remove_dir(&path).map_err(Error::writing(&path))?;
             }
-            Ok(m) if m.is_file() && (recovering || known.contains(&hash(&path)?.sha256)) => {
-                remove(&path, steps)?;
+            Ok(m) if m.is_file()
+                && ((recovering && shadows.contains(&path))
+                    || known.contains(&hash(&path)?.sha256)) =>
+            {
+                std::fs::remove_file(&path).map_err(Error::writing(&path))?;
+                steps.push(Step::Removed(path));
             }
             _ => {}
         }
     }
-    // SQLite's files beside the shadow, and the run's partial files: the repair's own by
-    // their names (the start saw none of them).
-    let mut derived: Vec<PathBuf> = [j.shadow.clone(), beside(&j.shadow, ".incomplete")]
+    // SQLite's files beside the shadow, and a partial report: the repair's own by their
+    // names (the start saw none of them, and only the repair's SQLite writes them).
+    let mut derived: Vec<PathBuf> = shadows
         .iter()
         .flat_map(|s| ["-wal", "-journal", "-shm"].map(|x| beside(s, x)))
         .collect();
     derived.push(beside(&j.report, ".incomplete"));
     for path in derived {
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            remove(&path, steps)?;
+            std::fs::remove_file(&path).map_err(Error::writing(&path))?;
+            steps.push(Step::Removed(path));
         }
     }
     let partial = crate::bundle::incomplete(&j.archive);
     if partial.is_dir() {
-        std::fs::remove_dir_all(&partial).map_err(|source| Error::Write {
-            path: partial.clone(),
-            source,
-        })?;
-        steps.push(format!("removed the partial archive `{}`", partial.display()));
+        std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
+        steps.push(Step::RemovedPartialArchive(partial));
     }
     Ok(())
 }

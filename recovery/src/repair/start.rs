@@ -29,10 +29,7 @@ pub(super) fn start(
     let inspected = crate::inspect::inspect_file(&db.given, false)?;
     let file = &db.file;
     let archive = match &options.archive {
-        Some(dir) => std::path::absolute(dir).map_err(|source| Error::Write {
-            path: dir.clone(),
-            source,
-        })?,
+        Some(dir) => std::path::absolute(dir).map_err(Error::writing(&dir))?,
         None => free_archive(file),
     };
     let j = Journal {
@@ -55,6 +52,7 @@ pub(super) fn start(
         wal_mode: wal_mode(file),
     };
     check_paths(db, &j)?;
+    check_exchange(file)?;
     super::check_not_in_use(file)?;
     let files = room_for_files(file);
     check_room(&j, files)?;
@@ -112,7 +110,11 @@ fn check_paths(db: &DatabasePath, j: &Journal) -> Result<(), Error> {
         .into_iter()
         .filter(|p| *p != beside(&db.file, ".salvage-repair.lock"))
         .collect();
-    in_the_way.extend([j.report.clone(), beside(&j.report, ".incomplete")]);
+    in_the_way.extend([
+        j.report.clone(),
+        beside(&j.report, ".incomplete"),
+        Scratch::beside_archive(j),
+    ]);
     for taken in in_the_way {
         if std::fs::symlink_metadata(&taken).is_ok() {
             return Err(Error::Refused {
@@ -122,6 +124,26 @@ fn check_paths(db: &DatabasePath, j: &Journal) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Refuses a filesystem that cannot exchange two paths atomically (a network or FUSE
+/// filesystem may not): the switch is made of exchanges, so that the database's path is
+/// never empty and never holds a mix.
+fn check_exchange(db: &Path) -> Result<(), Error> {
+    match place::can_exchange(db) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::Refused {
+            what: format!(
+                "the filesystem holding `{}` cannot exchange two paths atomically (renameat2 RENAME_EXCHANGE)",
+                db.display()
+            ),
+            hint: "a repair in place there would leave moments with the database's path empty: copy the database and its sidecars to a local filesystem and repair the copy, or recover it with `salvage recover`".into(),
+        }),
+        Err(source) => Err(Error::Write {
+            path: crate::request::with_suffix(db, place::PROBES[0]),
+            source,
+        }),
+    }
 }
 
 /// Whether the original is in write-ahead-log mode: its header says so ("The Database
@@ -231,16 +253,21 @@ impl Scratch {
         let dir = if place::free_bytes(&temp).is_some_and(|free| free > files + (1 << 20)) {
             temp.join(name)
         } else {
-            beside(&j.archive, ".check")
+            Scratch::beside_archive(j)
         };
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&dir)
-            .map_err(|source| Error::Write {
-                path: dir.clone(),
-                source,
-            })?;
+            .map_err(Error::writing(&dir))?;
         Ok(Scratch { dir })
+    }
+}
+
+impl Scratch {
+    /// Where the scratch copy goes when the temporary folder has no room:
+    /// `ARCHIVE.check`, on the filesystem the start checked for room for the archive.
+    fn beside_archive(j: &Journal) -> PathBuf {
+        beside(&j.archive, ".check")
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::journal::{Journal, Phase};
 use super::{hash, place, Repaired};
 use crate::bundle::files::{now, utc};
-use crate::bundle::{self, Provenance};
+use crate::bundle::{self, Provenance, Role};
 use crate::error::Error;
 use crate::observer::Observer;
 use crate::report::{LossReport, RepairPaths, RepairRecord, RepairState};
@@ -20,10 +20,7 @@ pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
     let partial = bundle::incomplete(&j.archive);
     if partial.exists() {
         make_writable(&partial);
-        std::fs::remove_dir_all(&partial).map_err(|source| Error::Write {
-            path: partial.clone(),
-            source,
-        })?;
+        std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
     }
     let manifest = if j.archive.exists() {
         // Stopped after the archive was renamed into place: it must still match.
@@ -84,15 +81,12 @@ pub(super) fn recover(
     ] {
         for file in ["", "-journal", "-wal", "-shm"].map(|s| beside(&leftover, s)) {
             if file.exists() {
-                std::fs::remove_file(&file).map_err(|source| Error::Write {
-                    path: file.clone(),
-                    source,
-                })?;
+                std::fs::remove_file(&file).map_err(Error::writing(&file))?;
             }
         }
     }
     let name = j
-        .archived("database")
+        .archived(Role::Database)
         .map(|f| f.path.clone())
         .unwrap_or_default();
     let mut options = RecoverOptions::new(j.archive.join(name), &j.shadow);
@@ -130,10 +124,7 @@ pub(super) fn commit_withheld(j: &mut Journal, who: &Provenance) -> Result<(), E
         && Some(hash(&j.shadow)?.sha256) == j.withheld_sha256;
     if committed {
         if held.exists() && hash(&held)?.sha256 == j.withheld_sha256.clone().unwrap_or_default() {
-            std::fs::remove_file(&held).map_err(|source| Error::Write {
-                path: held.clone(),
-                source,
-            })?;
+            std::fs::remove_file(&held).map_err(Error::writing(&held))?;
         }
     } else if held.exists() {
         crate::finish::accept::accept(&crate::finish::accept::AcceptOptions {
@@ -216,10 +207,5 @@ pub(super) fn record(j: &Journal, state: RepairState) -> Result<(), Error> {
     // A stop while it was written left it: the repair's own.
     let _ = std::fs::remove_file(&next);
     crate::finish::commit::write_report(&next, &report)?;
-    crate::bundle::files::rename_durably(&next, &j.report).map_err(
-        |source| Error::Write {
-            path: j.report.clone(),
-            source,
-        },
-    )
+    crate::bundle::files::rename_durably(&next, &j.report).map_err(Error::writing(&j.report))
 }
