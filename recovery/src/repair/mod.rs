@@ -417,6 +417,18 @@ fn restoring(db: &Path, suffix: &str) -> PathBuf {
     beside(db, &format!(".salvage-restore{suffix}"))
 }
 
+/// An exchange of two paths, which the start made sure the filesystem can do
+/// ([`place::can_exchange`]): never a rename onto an empty path.
+fn exchange(a: &Path, b: &Path) -> Result<(), Error> {
+    match place::exchange(a, b) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::writing(b)(std::io::Error::other(
+            "the filesystem cannot exchange two paths atomically",
+        ))),
+        Err(e) => Err(Error::writing(b)(e)),
+    }
+}
+
 /// Whether `path` is an empty folder: a repair's fence at a sidecar's name.
 fn is_fence(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())

@@ -12,7 +12,7 @@ use super::journal::{Journal, Phase};
 use super::steps::record;
 use super::switch::hold;
 use super::{
-    hash, is_fence, log_path, named, old_log, place, restoring, Repaired, Step, LOGS,
+    exchange, hash, is_fence, log_path, named, old_log, place, restoring, Repaired, Step, LOGS,
 };
 use crate::bundle::files::copy_durably;
 use crate::bundle::Role;
@@ -141,17 +141,6 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
         steps.push(Step::NothingMoved);
     }
     Ok(Repaired::RolledBack { steps })
-}
-
-/// An exchange of two paths (the start made sure the filesystem can).
-fn exchange(a: &Path, b: &Path) -> Result<(), Error> {
-    match place::exchange(a, b) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(Error::writing(b)(std::io::Error::other(
-            "the filesystem cannot exchange two paths atomically",
-        ))),
-        Err(e) => Err(Error::writing(b)(e)),
-    }
 }
 
 /// Fences each log's name that does not hold the original's log (while the database is

@@ -25,7 +25,7 @@
 use std::path::Path;
 
 use super::journal::{Journal, Phase};
-use super::{hash, in_use, is_fence, log_path, named, old_log, place, Known, LOGS};
+use super::{exchange, hash, in_use, is_fence, log_path, named, old_log, place, Known, LOGS};
 use crate::bundle::Role;
 use crate::error::Error;
 use crate::request::with_suffix as beside;
@@ -60,17 +60,6 @@ pub(super) fn changed(j: &Journal, path: &Path) -> Error {
             "what the application wrote is left where it is. `salvage repair {0} --abandon` ends this repair and leaves the database as the application left it; then repair it again if it is still damaged",
             db.display()
         ),
-    }
-}
-
-/// An exchange of two paths, which the start made sure the filesystem can do.
-fn exchange(a: &Path, b: &Path) -> Result<(), Error> {
-    match place::exchange(a, b) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(Error::writing(b)(std::io::Error::other(
-            "the filesystem cannot exchange two paths atomically",
-        ))),
-        Err(e) => Err(Error::writing(b)(e)),
     }
 }
 
