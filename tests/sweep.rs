@@ -118,6 +118,26 @@ fn damage_cases(f: &Fixture) -> Vec<(String, Vec<Damage>)> {
     out
 }
 
+/// With `SALVAGE_SWEEP_REPORTS=DIR`, each case's loss report is written to
+/// `DIR/NAME.json` without its `run` (times and paths): two builds that must decide alike
+/// (a refactor) give byte-identical folders, `diff -r` says where not.
+fn dump_report(name: &str, report: &recovery::report::LossReport) -> TestResult {
+    let Some(dir) = std::env::var_os("SALVAGE_SWEEP_REPORTS") else {
+        return Ok(());
+    };
+    let mut value = serde_json::to_value(report)?;
+    if let Some(o) = value.as_object_mut() {
+        o.remove("run");
+    }
+    let file = name.replace([' ', ':', '/'], "_");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        std::path::Path::new(&dir).join(format!("{file}.json")),
+        serde_json::to_string_pretty(&value)?,
+    )?;
+    Ok(())
+}
+
 #[test]
 fn every_damage_kind_on_every_fixture() -> TestResult {
     let mut ran = 0;
@@ -151,6 +171,7 @@ fn every_damage_kind_on_every_fixture() -> TestResult {
                 Err(e) if e.is_refusal() && kind.starts_with("page-one") => continue,
                 Err(e) => panic!("{name}: {e}"),
             };
+            dump_report(&name, &done.report)?;
             let signals = done.signals();
             match done.outcome {
                 Outcome::Complete => assert!(signals.is_empty(), "{name}: {signals:?}"),
