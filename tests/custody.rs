@@ -169,15 +169,21 @@ pub(crate) fn originals(db: &std::path::Path) -> Got<Vec<(String, String)>> {
 /// What an application opening `db` now would get is one committed state, never a mix:
 /// the original with its own log (`files`), the recovery with no log beside it, or
 /// nothing at all (a fence: an empty folder at the log's name, and SQLite's open fails).
-pub(crate) fn assert_path_consistent(db: &std::path::Path, files: &[(String, String)], at: &str) -> TestResult {
+pub(crate) fn assert_path_consistent(
+    db: &std::path::Path,
+    files: &[(String, String)],
+    at: &str,
+) -> TestResult {
     let sidecar = |s: &str| std::path::PathBuf::from(format!("{}{s}", db.display()));
     let fenced = ["-wal", "-journal"].iter().any(|s| sidecar(s).is_dir());
     if fenced {
-        let opened = rusqlite::Connection::open_with_flags(
-            db,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0)));
+        let opened =
+            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| {
+                    c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                });
         assert!(opened.is_err(), "{at}: SQLite opened a fenced database");
     } else if sha256(db)? == files[0].1 {
         for (suffix, hash) in files.iter().filter(|(s, _)| s == "-wal") {
@@ -198,7 +204,10 @@ pub(crate) fn assert_path_consistent(db: &std::path::Path, files: &[(String, Str
 
 /// Every original file is at its path or in an archive beside the database, with its
 /// hash (the archive file read afresh).
-pub(crate) fn assert_originals_kept(db: &std::path::Path, files: &[(String, String)]) -> TestResult {
+pub(crate) fn assert_originals_kept(
+    db: &std::path::Path,
+    files: &[(String, String)],
+) -> TestResult {
     let dir = db.parent().ok_or("folder")?;
     let archives: Vec<std::path::PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -223,7 +232,11 @@ pub(crate) fn assert_originals_kept(db: &std::path::Path, files: &[(String, Stri
     Ok(())
 }
 
-pub(crate) fn repair(db: &std::path::Path, extra: &[&str], fault: Option<&str>) -> Got<(i32, String)> {
+pub(crate) fn repair(
+    db: &std::path::Path,
+    extra: &[&str],
+    fault: Option<&str>,
+) -> Got<(i32, String)> {
     let mut cmd = crate::salvage();
     cmd.arg("repair").arg(db).args(extra);
     match fault {

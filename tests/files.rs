@@ -151,7 +151,7 @@ fn a_source_rewritten_in_place_during_recover_is_not_committed() -> TestResult {
 fn a_source_cut_short_during_inspect_is_an_error_not_a_signal() -> TestResult {
     let dir = Scratch::new("shrinking-inspect");
     let src = source(&dir)?;
-    let source = recovery::evidence::source::Source::open(&src)?;
+    let source = recovery::stages::evidence::source::Source::open(&src)?;
     resize(&src, 4096)?;
     let error = recovery::inspect::inspect(&source, false)
         .err()

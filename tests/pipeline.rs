@@ -4,9 +4,9 @@
 use std::sync::Mutex;
 
 use fixtures::Damage;
-use recovery::evidence::{Evidence, EvidenceFiles};
-use recovery::plan::SchemaPlan;
-use recovery::request::Request;
+use recovery::stages::evidence::{Evidence, EvidenceFiles};
+use recovery::stages::plan::SchemaPlan;
+use recovery::stages::request::Request;
 use recovery::{Background, LossSignal, Observer, Outcome, RecoverOptions, Stage, TableStatus};
 
 use crate::recover::case;
@@ -135,7 +135,7 @@ fn refusals_are_typed_and_create_nothing() -> TestResult {
     assert_eq!(c.dir.listing(), ["evidence.db", "out.db"]);
 
     let mut options = RecoverOptions::new(&c.src, c.dir.path("other.db"));
-    options.profile = recovery::profiles::ProfileChoice::File(c.dir.path("no-such-profile.json"));
+    options.profile = recovery::ProfileChoice::File(c.dir.path("no-such-profile.json"));
     let err = recovery::recover(&options, &recovery::Quiet)
         .err()
         .ok_or("a missing profile file must be refused")?;

@@ -48,10 +48,11 @@ fn notes_app(path: &Path, damaged: bool) -> Got<()> {
     )?;
     if damaged {
         let id: i64 = conn.query_row("SELECT max(id) FROM notes_fts_data", [], |r| r.get(0))?;
-        let mut block: Vec<u8> =
-            conn.query_row("SELECT block FROM notes_fts_data WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })?;
+        let mut block: Vec<u8> = conn.query_row(
+            "SELECT block FROM notes_fts_data WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
         for b in block.iter_mut().skip(4).take(40) {
             *b ^= 0x5a;
         }
@@ -71,14 +72,15 @@ fn notes_app(path: &Path, damaged: bool) -> Got<()> {
 
 /// `path` with `suffix` appended to its name.
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    recovery::request::with_suffix(path, suffix)
+    recovery::base::paths::with_suffix(path, suffix)
 }
 
 /// The notes SQLite reads at `db` now, in order: (id, body). Read-only, as a reader
 /// that leaves the log as it is (a connection that may write checkpoints the log into the
 /// database when it closes).
 fn notes(db: &Path) -> Got<Vec<(i64, String)>> {
-    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let rows = conn
         .prepare("SELECT id, body FROM notes ORDER BY id")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -136,7 +138,8 @@ fn a_database_reached_through_a_link_is_repaired_with_its_log() -> TestResult {
     let by_file = crate::recover_expecting(&real, &expected, &["--allow-partial"], 3)?;
     assert!(by_file["wal"]["frames_committed"].as_u64() > Some(0));
     // recover and quarantine through the link read the same log.
-    let through = crate::recover_expecting(&link, &dir.path("through.db"), &["--allow-partial"], 3)?;
+    let through =
+        crate::recover_expecting(&link, &dir.path("through.db"), &["--allow-partial"], 3)?;
     assert_eq!(through["wal"], by_file["wal"]);
     assert_eq!(through["tables"], by_file["tables"]);
     assert_eq!(
@@ -163,9 +166,16 @@ fn a_database_reached_through_a_link_is_repaired_with_its_log() -> TestResult {
     let files = originals(&real)?;
     let (code, err) = repair(&link, &["--allow-partial"], None)?;
     assert_eq!(code, 3, "{err}");
-    assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink(), "the link stays a link");
+    assert!(
+        std::fs::symlink_metadata(&link)?.file_type().is_symlink(),
+        "the link stays a link"
+    );
     assert_eq!(std::fs::read_link(&link)?, Path::new("../real/state.db"));
-    assert_eq!(listing(&dir.path("app"))?, ["link.db"], "nothing made beside the link");
+    assert_eq!(
+        listing(&dir.path("app"))?,
+        ["link.db"],
+        "nothing made beside the link"
+    );
     assert_eq!(check(&link)?.0, "ok");
     assert_eq!(canonical_rows(&link)?, canonical_rows(&expected)?);
     let conn = rusqlite::Connection::open(&link)?;
@@ -174,7 +184,10 @@ fn a_database_reached_through_a_link_is_repaired_with_its_log() -> TestResult {
         [],
         |r| r.get(0),
     )?;
-    assert!(from_log > 0, "the rows only the log held are at the live path");
+    assert!(
+        from_log > 0,
+        "the rows only the log held are at the live path"
+    );
     assert_originals_kept(&real, &files)?;
     let names = listing(&dir.path("real"))?;
     let report_name = names
@@ -209,7 +222,10 @@ fn a_rollback_never_replaces_what_the_application_wrote() -> TestResult {
     assert_eq!(code, 99, "{err}");
     {
         let conn = rusqlite::Connection::open(&db)?;
-        conn.execute("INSERT INTO notes VALUES (1000, 1, 'the application wrote this')", [])?;
+        conn.execute(
+            "INSERT INTO notes VALUES (1000, 1, 'the application wrote this')",
+            [],
+        )?;
     }
     let written = notes(&db)?;
     assert!(written.contains(&(1000, "the application wrote this".into())));
@@ -223,7 +239,11 @@ fn a_rollback_never_replaces_what_the_application_wrote() -> TestResult {
         err.contains("neither the original") && err.contains("--abandon"),
         "{err}"
     );
-    assert_eq!((sha256(&db)?, sha256(&sidecar(&db, "-wal"))?), before, "left in place");
+    assert_eq!(
+        (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?),
+        before,
+        "left in place"
+    );
     assert_eq!(notes(&db)?, written);
     let (code, err) = repair(&db, &["--abandon"], None)?;
     assert_eq!(code, 0, "{err}");
@@ -249,7 +269,10 @@ fn a_rollback_after_the_application_wrote_to_the_recovery_refuses() -> TestResul
     {
         let conn = rusqlite::Connection::open(&db)?;
         conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
-        conn.execute("INSERT INTO notes VALUES (1000, 1, 'written to the recovery')", [])?;
+        conn.execute(
+            "INSERT INTO notes VALUES (1000, 1, 'written to the recovery')",
+            [],
+        )?;
         let (code, err) = repair(&db, &["--rollback"], None)?;
         assert_eq!(code, 2, "{err}");
     }
@@ -275,7 +298,10 @@ fn a_healthy_wal_database_is_left_alone_and_a_repaired_one_keeps_its_header() ->
     notes_app(&db, false)?;
     // Read once as the application would: that makes its -shm, the state it leaves.
     let rows = notes(&db)?;
-    assert!(sidecar(&db, "-wal").metadata()?.len() > 0, "the log is not checkpointed");
+    assert!(
+        sidecar(&db, "-wal").metadata()?.len() > 0,
+        "the log is not checkpointed"
+    );
     let before = (listing(dir.path("").as_path())?, originals(&db)?);
     let (code, err) = repair(&db, &[], None)?;
     assert_eq!(code, 0, "{err}");
@@ -313,7 +339,9 @@ fn a_healthy_wal_database_is_left_alone_and_a_repaired_one_keeps_its_header() ->
 fn a_refused_repair_makes_nothing() -> TestResult {
     let dir = Scratch::new("repair-refusals");
     std::fs::write(dir.path("text.txt"), "a shopping list\nbread\n")?;
-    let noise: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let noise: Vec<u8> = (0..20_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     std::fs::write(dir.path("noise.bin"), noise)?;
     std::fs::write(dir.path("empty.db"), b"")?;
     let before = dir.listing();
@@ -418,11 +446,20 @@ fn a_failed_write_names_the_file_the_journal_and_the_next_step() -> TestResult {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("state.db.salvage-2"), "names the file: {err}");
-    assert!(err.contains("salvage-repair.json"), "names the journal: {err}");
-    assert!(err.contains("--resume") && err.contains("--rollback"), "{err}");
+    assert!(
+        err.contains("salvage-repair.json"),
+        "names the journal: {err}"
+    );
+    assert!(
+        err.contains("--resume") && err.contains("--rollback"),
+        "{err}"
+    );
     {
         use sha2::Digest as _;
-        let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let hex: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(sha256(&db)?, hex, "the database untouched");
     }
     let (code, err) = repair(&db, &["--rollback"], None)?;
@@ -461,7 +498,11 @@ fn a_rollback_from_done_never_empties_the_path() -> TestResult {
     let missing = watcher.join().map_err(|_| "watcher")?;
     assert_eq!(code, 0, "{err}");
     assert_eq!(missing, 0, "the path was empty during the rollback");
-    assert_eq!(originals(&db)?, files, "the original back, with its sidecars");
+    assert_eq!(
+        originals(&db)?,
+        files,
+        "the original back, with its sidecars"
+    );
     assert_eq!(std::fs::read(&bystander)?, b"someone else's file");
     std::fs::remove_file(&bystander)?;
     let names = dir.listing();
@@ -491,7 +532,10 @@ fn a_repair_s_report_says_what_the_repair_did() -> TestResult {
     };
     let withheld = render(&report_path)?;
     assert!(!withheld.contains("salvage commit"), "{withheld}");
-    assert!(withheld.contains("--resume --allow-partial") && withheld.contains("--rollback"), "{withheld}");
+    assert!(
+        withheld.contains("--resume --allow-partial") && withheld.contains("--rollback"),
+        "{withheld}"
+    );
     let (code, err) = repair(&db, &["--resume", "--allow-partial"], None)?;
     assert_eq!(code, 3, "{err}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path)?)?;
@@ -503,10 +547,19 @@ fn a_repair_s_report_says_what_the_repair_did() -> TestResult {
         .iter()
         .filter_map(|a| a.as_str())
         .collect();
-    assert!(accepted.contains(&"repair") && accepted.contains(&"--resume"), "{accepted:?}");
-    assert_eq!(report["repair"]["sha256_in_place"].as_str(), Some(sha256(&db)?.as_str()));
+    assert!(
+        accepted.contains(&"repair") && accepted.contains(&"--resume"),
+        "{accepted:?}"
+    );
+    assert_eq!(
+        report["repair"]["sha256_in_place"].as_str(),
+        Some(sha256(&db)?.as_str())
+    );
     let done = render(&report_path)?;
-    assert!(!done.contains("salvage commit") && !done.contains("not committed"), "{done}");
+    assert!(
+        !done.contains("salvage commit") && !done.contains("not committed"),
+        "{done}"
+    );
     assert!(done.contains("put in place"), "{done}");
     Ok(())
 }
@@ -528,7 +581,10 @@ fn a_rollback_removes_what_the_repair_made() -> TestResult {
         let names = dir.listing();
         assert!(repair_leftovers(&names).is_empty(), "{phase}: {names:?}");
         let (code, err) = repair(&db, &[], None)?;
-        assert_eq!(code, 4, "{phase}: the next repair starts (and is withheld): {err}");
+        assert_eq!(
+            code, 4,
+            "{phase}: the next repair starts (and is withheld): {err}"
+        );
     }
     let dir = Scratch::new("repair-rollback-clean-withheld");
     let db = damaged_wal_store(&dir)?;
@@ -564,13 +620,20 @@ fn the_in_use_hint_names_no_other_command() -> TestResult {
     let conn = rusqlite::Connection::open(&db)?;
     conn.execute_batch("BEGIN IMMEDIATE")?;
     for args in [
-        vec!["restore".into(), dir.path("backups").join(&made).into_os_string(), db.clone().into_os_string()],
+        vec![
+            "restore".into(),
+            dir.path("backups").join(&made).into_os_string(),
+            db.clone().into_os_string(),
+        ],
         vec!["repair".into(), db.clone().into_os_string()],
     ] {
         let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
         let (code, _, err) = crate::custody::run(&args)?;
         assert_eq!(code, 2, "{err}");
-        assert!(err.contains("in use") && !err.contains("the repair again"), "{err}");
+        assert!(
+            err.contains("in use") && !err.contains("the repair again"),
+            "{err}"
+        );
     }
     conn.execute_batch("ROLLBACK")?;
     Ok(())
@@ -583,7 +646,10 @@ fn the_in_use_hint_names_no_other_command() -> TestResult {
 fn placeholders_go_into_a_live_database_only_when_asked() -> TestResult {
     let fixture = fixtures::build(fixtures::Kind::AgentStore, &fixtures::Options::default());
     let mut bytes = fixture.bytes.clone();
-    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(fixture.roots["sessions"]))?;
+    fixtures::apply(
+        &mut bytes,
+        &fixtures::Damage::ZeroPage(fixture.roots["sessions"]),
+    )?;
     let count = |db: &Path, sql: &str| -> Got<i64> {
         let conn = rusqlite::Connection::open(db)?;
         Ok(conn.query_row(sql, [], |r| r.get(0))?)
@@ -605,14 +671,19 @@ fn placeholders_go_into_a_live_database_only_when_asked() -> TestResult {
             assert_eq!(count(&db, registry)?, 1);
             assert!(count(&db, "SELECT count(*) FROM sessions")? > 0);
         } else {
-            assert_eq!(count(&db, registry)?, 0, "no made-up row in the live database");
+            assert_eq!(
+                count(&db, registry)?,
+                0,
+                "no made-up row in the live database"
+            );
             assert_eq!(count(&db, "SELECT count(*) FROM sessions")?, 0);
             let report = dir
                 .listing()
                 .into_iter()
                 .find(|n| n.ends_with(".report.json"))
                 .ok_or("report")?;
-            let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path(&report))?)?;
+            let report: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.path(&report))?)?;
             let kinds: Vec<&str> = report["evidence"]["signals"]
                 .as_array()
                 .ok_or("signals")?
@@ -687,7 +758,10 @@ fn notes_app_closed(path: &Path) -> Got<()> {
 /// without closing: the log is not checkpointed into the file), as a crash would.
 fn write_and_leave_the_log(db: &Path, sql: &str) -> Got<()> {
     let conn = rusqlite::Connection::open(db)?;
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )?;
     conn.execute_batch(sql)?;
     conn.close().map_err(|(_, e)| e)?;
     Ok(())
@@ -717,8 +791,14 @@ fn a_database_without_a_log_is_fenced_all_the_same() -> TestResult {
     for s in ["-wal", "-journal"] {
         std::fs::remove_dir(sidecar(&db, s))?;
     }
-    write_and_leave_the_log(&db, "INSERT INTO notes VALUES (9001, 1, 'written after the crash')")?;
-    assert!(sidecar(&db, "-wal").metadata()?.len() > 0, "the application's log");
+    write_and_leave_the_log(
+        &db,
+        "INSERT INTO notes VALUES (9001, 1, 'written after the crash')",
+    )?;
+    assert!(
+        sidecar(&db, "-wal").metadata()?.len() > 0,
+        "the application's log"
+    );
     let written = notes(&db)?;
     assert!(written.contains(&(9001, "written after the crash".into())));
     let files = (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?);
@@ -750,7 +830,10 @@ fn a_rollback_puts_the_original_back_where_the_database_was_moved_away() -> Test
     assert_eq!(code, 99, "{err}");
     {
         let conn = rusqlite::Connection::open(&db)?;
-        conn.execute("UPDATE sessions SET title = 'the application wrote' WHERE rowid = 1", [])?;
+        conn.execute(
+            "UPDATE sessions SET title = 'the application wrote' WHERE rowid = 1",
+            [],
+        )?;
     }
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 2, "{err}");
@@ -764,7 +847,11 @@ fn a_rollback_puts_the_original_back_where_the_database_was_moved_away() -> Test
     }
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 0, "{err}");
-    assert_eq!(originals(&db)?, files, "the original back, with its sidecars");
+    assert_eq!(
+        originals(&db)?,
+        files,
+        "the original back, with its sidecars"
+    );
     Ok(())
 }
 
@@ -778,12 +865,20 @@ fn a_refusal_partway_says_how_the_recorded_repair_goes_on() -> TestResult {
     notes_app(&db, true)?;
     let (code, err) = repair(&db, &[], Some("verified"))?;
     assert_eq!(code, 99, "{err}");
-    let reader = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let reader =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     reader.execute_batch("BEGIN")?;
     let _: i64 = reader.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
     let (code, err) = repair(&db, &["--resume"], None)?;
     assert_eq!(code, 2, "{err}");
-    for said in ["in use", "verified", "salvage-repair.json", "--resume", "--rollback", "--abandon"] {
+    for said in [
+        "in use",
+        "verified",
+        "salvage-repair.json",
+        "--resume",
+        "--rollback",
+        "--abandon",
+    ] {
         assert!(err.contains(said), "no {said}: {err}");
     }
     assert!(!err.contains("run the command again"), "{err}");
@@ -806,7 +901,10 @@ fn a_link_at_the_claim_s_name_is_never_followed() -> TestResult {
     let before = dir.listing();
     let (code, err) = repair(&db, &[], None)?;
     assert_eq!(code, 2, "{err}");
-    assert_eq!(std::fs::read(dir.path("victim.txt"))?, b"important contents");
+    assert_eq!(
+        std::fs::read(dir.path("victim.txt"))?,
+        b"important contents"
+    );
     assert_eq!(dir.listing(), before);
     Ok(())
 }
@@ -819,7 +917,10 @@ fn a_database_dated_before_1970_is_quarantined_and_repaired() -> TestResult {
     let db = damaged_wal_store(&dir)?;
     let then = std::time::UNIX_EPOCH - std::time::Duration::from_secs(157_766_400);
     for s in ["", "-wal", "-shm"] {
-        std::fs::File::options().write(true).open(sidecar(&db, s))?.set_modified(then)?;
+        std::fs::File::options()
+            .write(true)
+            .open(sidecar(&db, s))?
+            .set_modified(then)?;
     }
     let bundle = dir.path("case");
     let (code, out, err) = crate::custody::run(&[
@@ -831,7 +932,10 @@ fn a_database_dated_before_1970_is_quarantined_and_repaired() -> TestResult {
     assert_eq!(code, 0, "{err}");
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(bundle.join("MANIFEST.json"))?)?;
-    assert_eq!(manifest["files"][0]["mtime_utc"], "1965-01-01T00:00:00Z", "{out}");
+    assert_eq!(
+        manifest["files"][0]["mtime_utc"], "1965-01-01T00:00:00Z",
+        "{out}"
+    );
     let (code, out, err) = crate::custody::run(&["verify".as_ref(), bundle.as_os_str()])?;
     assert_eq!(code, 0, "{out}{err}");
     let (code, err) = repair(&db, &["--allow-partial"], None)?;
@@ -852,7 +956,10 @@ fn a_rollback_removes_only_what_it_proves_it_made() -> TestResult {
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&put)?, b"a person's file");
-    assert!(!dir.path("state.db.salvage-new.incomplete").exists(), "the repair's own is gone");
+    assert!(
+        !dir.path("state.db.salvage-new.incomplete").exists(),
+        "the repair's own is gone"
+    );
     Ok(())
 }
 
@@ -872,7 +979,8 @@ fn verify_keeps_damaged_evidence_intact_and_finds_a_second_name() -> TestResult 
     assert!(v.intact(), "{:?}", v.differences);
     let name = &manifest.files[0].path;
     std::fs::hard_link(bundle.join(name), dir.path("second-name"))?;
-    let (code, out, _) = crate::custody::run(&["verify".as_ref(), bundle.as_os_str(), "--json".as_ref()])?;
+    let (code, out, _) =
+        crate::custody::run(&["verify".as_ref(), bundle.as_os_str(), "--json".as_ref()])?;
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("\"hard_linked\""), "{out}");
     Ok(())

@@ -71,7 +71,7 @@ fn recover(
     let options = RecoverOptions {
         report,
         allow_partial,
-        profile: recovery::profiles::ProfileChoice::parse(profile),
+        profile: recovery::ProfileChoice::parse(profile),
         ..RecoverOptions::new(src, dest)
     };
     let done = py
@@ -106,13 +106,13 @@ fn commit(
     incomplete: PathBuf,
     report: Option<PathBuf>,
 ) -> PyResult<(String, String, String, String)> {
-    let options = recovery::finish::accept::AcceptOptions {
+    let options = recovery::AcceptOptions {
         incomplete,
         report,
         command_line: Vec::new(),
     };
     let done = py
-        .detach(|| recovery::finish::accept::accept(&options))
+        .detach(|| recovery::accept(&options))
         .map_err(|e| raise(&e))?;
     ended(&done)
 }

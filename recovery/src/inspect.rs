@@ -4,8 +4,8 @@ use std::path::Path;
 
 use pager::Database;
 
-use crate::error::Error;
-use crate::evidence::{sha256_file, Residency, Source, RESIDENT_LIMIT};
+use crate::base::error::Error;
+use crate::recover::evidence::{sha256_file, Residency, Source, RESIDENT_LIMIT};
 use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 
 /// Inspects the database file at `path` (mapped read-only; nothing is written beside it),
@@ -18,9 +18,9 @@ pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
 /// when asked.
 pub fn inspect_file_with(path: &Path, sha256: bool, audit: bool) -> Result<InspectReport, Error> {
     // A bundle (`salvage quarantine`) is read through its database file.
-    let path = &crate::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
+    let path = &crate::custody::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
     // The log and journal lie beside the file a link points to, where SQLite keeps them.
-    let named = crate::dbpath::DatabasePath::resolve(path)?;
+    let named = crate::base::dbpath::DatabasePath::resolve(path)?;
     let source = Source::open(&named.file)?;
     let mut report = inspect_audited(&source, sha256, audit)?;
     report.run.source_link = named.link().map(|l| l.display().to_string());
@@ -39,7 +39,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
         path: source.path.clone(),
         why,
-        looks_like: crate::error::looks_like(bytes),
+        looks_like: crate::base::error::looks_like(bytes),
     })?;
     // The map's pages are let go of as the survey moves on: resident memory stays flat.
     // Every page is classified on a second thread while the structures are walked.
@@ -120,7 +120,7 @@ fn beside(path: &Path, suffix: &str) -> Result<Option<Source>, Error> {
 }
 
 /// The file SQLite opens for `source`: its path with every symbolic link on the way
-/// resolved, beside which SQLite keeps its `-wal` and `-shm` (`crate::dbpath`), not beside
+/// resolved, beside which SQLite keeps its `-wal` and `-shm` (`crate::base::dbpath`), not beside
 /// a link it was given by.
 fn file_of(source: &Source) -> std::path::PathBuf {
     source

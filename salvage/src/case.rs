@@ -37,7 +37,7 @@ fn id(kind: &str, parts: &[&str]) -> String {
         h.update([0]);
         h.update(p.as_bytes());
     }
-    let hex = recovery::bundle::files::hex(&h.finalize());
+    let hex = recovery::base::files::hex(&h.finalize());
     let part = |from: usize, to: usize| hex.get(from..to).unwrap_or_default();
     // The version nibble 5, and the variant bits 10.
     let variant = ['8', '9', 'a', 'b']

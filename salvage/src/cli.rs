@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use recovery::profiles::ProfileChoice;
+use recovery::ProfileChoice;
 
 /// `--profile`: a shipped profile's name, else the path of a profile file.
 fn profile(text: &str) -> Result<ProfileChoice, std::convert::Infallible> {

@@ -64,7 +64,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         wal: None,
         no_journal: false,
         journal: None,
-        profile: recovery::profiles::ProfileChoice::Auto,
+        profile: recovery::ProfileChoice::Auto,
         case: None,
         examiner: None,
         quiet: false,

@@ -69,7 +69,7 @@ pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
 
 /// Runs `salvage commit`: the library commits the withheld output, then the summary.
 pub fn commit(args: &crate::cli::CommitArgs) -> Result<Exit, Error> {
-    let done = recovery::finish::accept::accept(&recovery::finish::accept::AcceptOptions {
+    let done = recovery::accept(&recovery::AcceptOptions {
         incomplete: args.incomplete.clone(),
         report: args.report.clone(),
         command_line: std::env::args_os()

@@ -29,7 +29,11 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
     };
     let done = recovery::repair::repair(&options, crate::progress::observer(args.quiet).as_ref())?;
     let db = match done.db.link() {
-        Some(link) => format!("`{}` (a link to `{}`)", link.display(), done.db.file.display()),
+        Some(link) => format!(
+            "`{}` (a link to `{}`)",
+            link.display(),
+            done.db.file.display()
+        ),
         None => format!("`{}`", args.db.display()),
     };
     let again = args.db.display();

@@ -104,7 +104,7 @@ pub fn shell_words(args: &[String]) -> String {
 /// The SHA-256 of `bytes`, lower-case hex.
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    recovery::bundle::files::hex(&Sha256::digest(bytes))
+    recovery::base::files::hex(&Sha256::digest(bytes))
 }
 
 /// The report for a person; `own_sha256` is the report file's own hash, when it was read

@@ -23,7 +23,7 @@
 use pager::varint::varint_len;
 use pager::TextEncoding;
 use reconstruct::shape::Affinity;
-use recovery::load::bulk::put_varint;
+use recovery::stages::load::bulk::put_varint;
 
 use super::{KeyRow, KeyTable, KeyValue};
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::{json, Map, Value};
 
-use crate::error::Error;
+use crate::base::error::Error;
 
 /// The metadata key Chroma stores an embedding's document under.
 const DOCUMENT_KEY: &str = "chroma:document";
@@ -57,7 +57,7 @@ impl Export {
     /// Opens the database at `db` read-only and checks that it is a Chroma store holding
     /// the collection named `collection`, when one is.
     pub fn open(db: &Path, collection: Option<&str>) -> Result<Export, Error> {
-        crate::evidence::check_regular_file(db)?;
+        crate::base::paths::check_regular_file(db)?;
         let refused = |what: String, hint: &str| Error::Refused {
             what,
             hint: hint.into(),

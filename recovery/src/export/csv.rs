@@ -14,7 +14,7 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::error::Error;
+use crate::base::error::Error;
 
 /// What a CSV export wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,7 +36,7 @@ impl CsvExport {
     /// Opens `db` read-only and finds the table or view `table` (named as SQLite matches
     /// names: ASCII case-insensitively).
     pub fn open(db: &Path, table: &str) -> Result<CsvExport, Error> {
-        crate::evidence::check_regular_file(db)?;
+        crate::base::paths::check_regular_file(db)?;
         let refused = |what: String, hint: String| Error::Refused { what, hint };
         let unreadable = |e: rusqlite::Error| {
             refused(

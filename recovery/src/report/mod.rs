@@ -1,13 +1,11 @@
 //! The documents a run writes: the loss report of a recovery (`docs/report.md`) and the
 //! inspect document (`docs/inspect.md`), with what they share.
 
-pub(crate) mod build;
 mod common;
 pub mod inspect;
 mod loss;
 pub mod map;
 
-pub use build::LossReportParts;
 pub use common::{
     damaged_page_runs, page_size_decision, DamagedRun, FindingList, FindingReport,
     PageSizeEvidenceReport, Tool, FINDINGS_LISTED,

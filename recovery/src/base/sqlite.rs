@@ -1,0 +1,118 @@
+//! SQLite as a tool on files salvage made or copies it holds (never on the evidence):
+//! URI filenames that keep every byte of a path a name, read-only opening, and its own
+//! checks (`quick_check`, `integrity_check`) read the way every caller reads them.
+
+use std::path::Path;
+
+use rusqlite::OpenFlags;
+
+/// Read-only open flags, URI filenames allowed.
+pub fn read_only() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// `path` as a SQLite URI filename with `query` ("URI Filenames"): every byte but the
+/// unreserved ones and `/` percent-encoded, so that `?`, `#` and `%` in a name are names.
+pub fn uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut s = String::from("file:");
+    for &b in absolute.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s.push('?');
+    s.push_str(query);
+    s
+}
+
+/// How many problems a check lists at first: when all are text an older SQLite left (see
+/// [`sqlite_check`]), it runs again listing every one, so that none hides another.
+const CHECK_LINES: u32 = 1000;
+
+/// The start of a check's line for a TEXT value in a column of numeric affinity that this
+/// SQLite would convert on the way in.
+const CONVERTIBLE_TEXT: &str = "TEXT value in ";
+
+/// What SQLite's `quick_check` or `integrity_check` said of a database.
+pub struct CheckAnswer {
+    /// Every line, "ok" alone when nothing is wrong.
+    pub lines: Vec<String>,
+    /// The columns (`table.column`, each once) holding text this SQLite would convert:
+    /// an older SQLite stored such text as text (`'1\0'` before 3.44), so they are the
+    /// data as it was, not a fault of the file's structure.
+    pub convertible: Vec<String>,
+    /// Every other problem; an answer of no line at all is one.
+    pub faults: Vec<String>,
+}
+
+/// Runs `pragma` (`PRAGMA quick_check` or `PRAGMA integrity_check`) on `conn`.
+pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Result<CheckAnswer> {
+    let run = |limit: u32| -> rusqlite::Result<Vec<String>> {
+        conn.prepare(&format!("{pragma}({limit})"))?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect()
+    };
+    let mut lines = run(CHECK_LINES)?;
+    if lines.len() >= CHECK_LINES as usize && lines.iter().all(|l| l.starts_with(CONVERTIBLE_TEXT))
+    {
+        // One line per value, at most the rows of the database: every one, once.
+        lines = run(i32::MAX as u32)?;
+    }
+    let mut convertible: Vec<String> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix(CONVERTIBLE_TEXT).map(str::to_string))
+        .collect();
+    convertible.sort_unstable();
+    convertible.dedup();
+    let mut faults: Vec<String> = lines
+        .iter()
+        .filter(|l| *l != "ok" && !l.starts_with(CONVERTIBLE_TEXT))
+        .cloned()
+        .collect();
+    if lines.is_empty() {
+        faults.push(format!("{pragma} said nothing"));
+    }
+    Ok(CheckAnswer {
+        lines,
+        convertible,
+        faults,
+    })
+}
+
+/// SQLite's `PRAGMA integrity_check` of the database at `path`, opened read-only and
+/// immutable (no lock taken, no sidecar made or read): `Ok(())` or the first problems it
+/// names. Text an older SQLite left in a numeric column, which this one would convert,
+/// is the data as it was, not a fault (see `finish::verify`).
+pub fn integrity(path: &Path) -> Result<(), String> {
+    use crate::base::sqlite::{read_only, uri};
+    let conn = rusqlite::Connection::open_with_flags(uri(path, "immutable=1"), read_only())
+        .map_err(|e| e.to_string())?;
+    let answer = crate::base::sqlite::sqlite_check(&conn, "PRAGMA integrity_check")
+        .map_err(|e| e.to_string())?;
+    match answer.faults.as_slice() {
+        [] => Ok(()),
+        faults => Err(faults
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_escapes_what_sqlite_would_read_as_syntax() {
+        assert_eq!(
+            uri(Path::new("/a b/c?d#e%f.db"), "mode=ro"),
+            "file:/a%20b/c%3Fd%23e%25f.db?mode=ro"
+        );
+    }
+}

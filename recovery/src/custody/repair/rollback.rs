@@ -1,0 +1,385 @@
+//! Ending a recorded repair another way than by finishing it: `--rollback` puts the
+//! original and its logs back at the database's path, `--abandon` leaves the path as the
+//! application left it. Neither replaces a file the repair cannot prove is its own or
+//! the original: a database the application wrote to since it was archived stays where
+//! the application finds it. Both remove what the repair made beside the database (the
+//! recovery, the fences, the staged copies) once the journal or a hash proves it is the
+//! repair's, and keep the archive and the report.
+
+use std::path::{Path, PathBuf};
+
+use super::journal::{Journal, Phase};
+use super::steps::record;
+use super::switch::hold;
+use super::{
+    exchange, hash, is_fence, log_path, named, old_log, place, restoring, Repaired, Step, LOGS,
+};
+use crate::base::error::Error;
+use crate::base::files::copy_durably;
+use crate::base::paths::with_suffix as beside;
+use crate::custody::bundle::Role;
+use crate::report::RepairState;
+
+/// What is at the database's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum AtDb {
+    /// The original, as archived.
+    Original,
+    /// The repair's recovery, as verified.
+    Recovery,
+    /// Nothing (moved away by a person, or an empty file SQLite made while the fences
+    /// kept it from opening the database).
+    Absent,
+    /// Something else: the application's.
+    Other {
+        /// Its SHA-256.
+        sha256: String,
+    },
+}
+
+/// Whether a fence of the repair stands at one of the logs' names.
+fn fenced(j: &Journal) -> bool {
+    LOGS.iter().any(|r| is_fence(&log_path(&j.db, *r)))
+}
+
+/// What is at the database's path, by its hash. An empty file while the fences stand is
+/// what SQLite makes when an application opens a database whose file was moved away (its
+/// open then fails on the fence): it holds nothing, and is removed.
+fn at_db(j: &Journal) -> Result<AtDb, Error> {
+    let Ok(meta) = std::fs::symlink_metadata(&j.db) else {
+        return Ok(AtDb::Absent);
+    };
+    if meta.is_file() && meta.len() == 0 && fenced(j) {
+        std::fs::remove_file(&j.db).map_err(Error::writing(&j.db))?;
+        return Ok(AtDb::Absent);
+    }
+    let now = hash(&j.db)?.sha256;
+    Ok(
+        if Some(&now) == j.archived(Role::Database).map(|a| &a.sha256) {
+            AtDb::Original
+        } else if Some(&now) == j.recovered_sha256.as_ref() {
+            AtDb::Recovery
+        } else {
+            AtDb::Other { sha256: now }
+        },
+    )
+}
+
+/// A log beside the database that is neither the original's archived log nor a fence:
+/// one the application wrote.
+fn foreign_log(j: &Journal) -> Result<Option<PathBuf>, Error> {
+    for role in LOGS {
+        let path = log_path(&j.db, role);
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => {}
+            Ok(_) if is_fence(&path) => {}
+            Ok(m)
+                if m.is_file()
+                    && j.archived(role).map(|a| &a.sha256) == Some(&hash(&path)?.sha256) => {}
+            Ok(_) => return Ok(Some(path)),
+        }
+    }
+    Ok(None)
+}
+
+/// The refusal to replace what the application wrote.
+fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
+    let db = named(j);
+    let why = match (at, log) {
+        (AtDb::Other { sha256 }, _) => format!("its SHA-256 is {sha256}"),
+        (_, Some(log)) => format!(
+            "a log the repair did not make lies beside it, `{}`",
+            log.display()
+        ),
+        _ => String::new(),
+    };
+    let recovery = [j.shadow.clone(), beside(&j.shadow, ".incomplete")]
+        .into_iter()
+        .find(|p| p.exists())
+        .map_or(String::new(), |p| {
+            format!(", the recovery is at `{}`", p.display())
+        });
+    Error::Refused {
+        what: format!(
+            "`{}` holds neither the original this repair archived nor its recovery ({why}): the application has written to it since; it is left as it is",
+            db.display()
+        ),
+        hint: format!(
+            "the original and its sidecars are archived in `{}` (`salvage verify` it){recovery}. To keep the database as the application left it and end this repair: `salvage repair {1} --abandon`. To put the original back anyway, move `{1}` and its -wal and -journal away first, then run `--rollback` again",
+            j.archive.display(),
+            db.display()
+        ),
+    }
+}
+
+/// Puts the original back at its path and ends the repair, from whatever phase it
+/// reached. Each log's name gets a fence first; then the database is exchanged back (or
+/// renamed onto an empty path), then each of the original's logs exchanged with its
+/// fence and the other fences removed: at no instant does the path hold the original
+/// without its log or anything with the wrong log. Refused when the path holds what the
+/// application wrote.
+pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
+    let _held = hold(j)?;
+    let mut steps = Vec::new();
+    if j.archived(Role::Database).is_some() {
+        let at = at_db(j)?;
+        let foreign = foreign_log(j)?;
+        if matches!(at, AtDb::Other { .. }) || foreign.is_some() {
+            return Err(not_ours(j, &at, foreign.as_deref()));
+        }
+        let logs = stage_logs(j, &at, &mut steps)?;
+        put_back_database(j, &at, &mut steps)?;
+        for (staged, path) in logs {
+            match staged {
+                Some(staged) => {
+                    exchange(&staged, &path)?;
+                    std::fs::remove_dir(&staged).map_err(Error::writing(&staged))?;
+                    steps.push(Step::PutBack(path));
+                }
+                None => std::fs::remove_dir(&path).map_err(Error::writing(&path))?,
+            }
+        }
+        put_back_shm(j, &mut steps)?;
+    }
+    clean(j, &mut steps)?;
+    record(j, RepairState::RolledBack)?;
+    j.remove()?;
+    if steps.is_empty() {
+        steps.push(Step::NothingMoved);
+    }
+    Ok(Repaired::RolledBack { steps })
+}
+
+/// Fences each log's name that does not hold the original's log (while the database is
+/// not the original, no log may appear beside it), and stages each of the original's
+/// logs to put back (from where the fence keeps it, else copied from the archive, its
+/// hash checked). Returns, per fenced name, the staged log (or `None`: the original had
+/// no such log, the fence is only removed).
+fn stage_logs(
+    j: &Journal,
+    at: &AtDb,
+    steps: &mut Vec<Step>,
+) -> Result<Vec<(Option<PathBuf>, PathBuf)>, Error> {
+    let mut logs = Vec::new();
+    for role in LOGS {
+        let path = log_path(&j.db, role);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            continue; // the archived log, still at its name (foreign ones were refused)
+        }
+        let staged = match j.archived(role) {
+            None => None,
+            Some(archived) => {
+                let old = old_log(&j.db, role);
+                Some(
+                    if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
+                        && hash(&old)?.sha256 == archived.sha256
+                    {
+                        old
+                    } else {
+                        let suffix = role.suffix().unwrap_or_default();
+                        from_archive(
+                            j,
+                            &archived.path,
+                            &archived.sha256,
+                            &restoring(&j.db, suffix),
+                        )?
+                    },
+                )
+            }
+        };
+        // The original alone at its path with no log of its own needs no fence.
+        if staged.is_none() && *at == AtDb::Original && !is_fence(&path) {
+            continue;
+        }
+        if !is_fence(&path) {
+            std::fs::create_dir(&path).map_err(Error::writing(&path))?;
+            steps.push(Step::Fenced(path.clone()));
+        }
+        logs.push((staged, path));
+    }
+    Ok(logs)
+}
+
+/// Puts the original database at its path when it is not there: from the shadow (or the
+/// aside path of a repair of journal format 1) where the swap left it, else copied from
+/// the archive (its hash checked); exchanged with the recovery, or renamed onto an empty
+/// path (never over a file).
+fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<Step>) -> Result<(), Error> {
+    if *at == AtDb::Original {
+        return Ok(());
+    }
+    let Some(archived) = j.archived(Role::Database) else {
+        return Ok(());
+    };
+    let mut from = None;
+    for candidate in [&j.shadow, &j.aside, &restoring(&j.db, "")] {
+        if candidate.is_file() && hash(candidate)?.sha256 == archived.sha256 {
+            from = Some(candidate.clone());
+            break;
+        }
+    }
+    let from = match from {
+        Some(f) => f,
+        None => from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, ""))?,
+    };
+    if *at == AtDb::Absent {
+        place::rename_noreplace(&from, &j.db).map_err(Error::writing(&j.db))?;
+        steps.push(Step::Renamed {
+            from,
+            to: j.db.clone(),
+        });
+    } else {
+        exchange(&from, &j.db)?;
+        steps.push(Step::Exchanged {
+            db: j.db.clone(),
+            from,
+        });
+    }
+    Ok(())
+}
+
+/// The original's `-shm` copied back from the archive when it is archived and its name is
+/// free (SQLite would make a new one from the log; the original's is put back byte for
+/// byte).
+fn put_back_shm(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
+    let path = beside(&j.db, "-shm");
+    let Some(archived) = j.archived(Role::Shm) else {
+        return Ok(());
+    };
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Ok(());
+    }
+    let staged = from_archive(
+        j,
+        &archived.path,
+        &archived.sha256,
+        &restoring(&j.db, "-shm"),
+    )?;
+    place::rename_noreplace(&staged, &path).map_err(Error::writing(&path))?;
+    steps.push(Step::PutBack(path));
+    Ok(())
+}
+
+/// A copy of the archived file `name` at `to` (a staging name of the repair's own,
+/// emptied first), its hash checked against `sha256`.
+fn from_archive(j: &Journal, name: &str, sha256: &str, to: &Path) -> Result<PathBuf, Error> {
+    let from = j
+        .archive
+        .join(crate::custody::bundle::safe_relative(name).unwrap_or_default());
+    if std::fs::symlink_metadata(to).is_ok() {
+        std::fs::remove_file(to).map_err(Error::writing(to))?;
+    }
+    let copied = copy_durably(&from, to).map_err(Error::writing(to))?;
+    if copied.sha256 != sha256 {
+        let _ = std::fs::remove_file(to);
+        return Err(Error::Refused {
+            what: format!(
+                "the archive's copy `{}` does not match its manifest",
+                from.display()
+            ),
+            hint: format!(
+                "`salvage verify {}`; nothing at the database's path was changed",
+                j.archive.display()
+            ),
+        });
+    }
+    Ok(to.to_path_buf())
+}
+
+/// Ends the repair, leaving the database's path as the application left it (which it
+/// wrote to since the archive was made): what the repair made beside it is removed, the
+/// archive and the report kept. Refused in the middle of the switch (the fences are up:
+/// `--resume` or `--rollback` ends it), or when nothing is at the path.
+pub(super) fn abandon(j: &Journal) -> Result<Repaired, Error> {
+    let db = named(j);
+    if let Some(fence) = LOGS
+        .iter()
+        .map(|r| log_path(&j.db, *r))
+        .find(|p| is_fence(p))
+    {
+        return Err(Error::Refused {
+            what: format!(
+                "the repair of `{}` stopped in the middle of its switch (`{}` is its fence)",
+                db.display(),
+                fence.display()
+            ),
+            hint: format!(
+                "`salvage repair {0} --resume` finishes it, `salvage repair {0} --rollback` puts the original back",
+                db.display()
+            ),
+        });
+    }
+    if std::fs::symlink_metadata(&j.db).is_err() {
+        return Err(Error::Refused {
+            what: format!("nothing is at `{}`", j.db.display()),
+            hint: format!(
+                "`salvage repair {} --rollback` puts the original back",
+                db.display()
+            ),
+        });
+    }
+    let _held = hold(j)?;
+    let mut steps = vec![Step::LeftAsIs(j.db.clone())];
+    clean(j, &mut steps)?;
+    record(j, RepairState::Abandoned)?;
+    j.remove()?;
+    Ok(Repaired::Abandoned { steps })
+}
+
+/// Removes what the repair made beside the database and no longer needs, each once it is
+/// proven the repair's: the recovery at the shadow path and its `.incomplete` (by the
+/// hashes the journal records; before the recovery is verified, by the journal alone:
+/// the start saw those names free and only the recovery writes there), the original's
+/// copies the archive holds, staged copies (by their hashes), empty folders at the
+/// repair's own names, SQLite's files beside the shadow, a partial archive, a partial
+/// report. Never the database's path or its sidecars, the archive or the report.
+fn clean(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
+    let mut known: Vec<String> = j
+        .recovered_sha256
+        .iter()
+        .chain(&j.withheld_sha256)
+        .cloned()
+        .collect();
+    known.extend(j.archived.iter().map(|f| f.sha256.clone()));
+    let recovering = j.phase <= Phase::Withheld;
+    let shadows = [j.shadow.clone(), beside(&j.shadow, ".incomplete")];
+    let mut candidates: Vec<PathBuf> = shadows.to_vec();
+    candidates.push(j.aside.clone());
+    candidates.extend(["", "-wal", "-journal", "-shm"].map(|s| restoring(&j.db, s)));
+    candidates.extend(LOGS.iter().map(|r| old_log(&j.db, *r)));
+    for path in candidates {
+        match std::fs::symlink_metadata(&path) {
+            Ok(_) if is_fence(&path) => {
+                std::fs::remove_dir(&path).map_err(Error::writing(&path))?;
+            }
+            Ok(m)
+                if m.is_file()
+                    && ((recovering && shadows.contains(&path))
+                        || known.contains(&hash(&path)?.sha256)) =>
+            {
+                std::fs::remove_file(&path).map_err(Error::writing(&path))?;
+                steps.push(Step::Removed(path));
+            }
+            _ => {}
+        }
+    }
+    // SQLite's files beside the shadow, and a partial report: the repair's own by their
+    // names (the start saw none of them, and only the repair's SQLite writes them).
+    let mut derived: Vec<PathBuf> = shadows
+        .iter()
+        .flat_map(|s| ["-wal", "-journal", "-shm"].map(|x| beside(s, x)))
+        .collect();
+    derived.push(beside(&j.report, ".incomplete"));
+    for path in derived {
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            std::fs::remove_file(&path).map_err(Error::writing(&path))?;
+            steps.push(Step::Removed(path));
+        }
+    }
+    let partial = crate::custody::bundle::incomplete(&j.archive);
+    if partial.is_dir() {
+        std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
+        steps.push(Step::RemovedPartialArchive(partial));
+    }
+    Ok(())
+}

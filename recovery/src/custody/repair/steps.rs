@@ -1,0 +1,214 @@
+//! The steps of a repair before the switch: the archive, the recovery of the archived
+//! copy, a withheld recovery accepted, and the recovery verified in the original's
+//! journal mode. None of them touches the database's path.
+
+use std::path::Path;
+
+use super::journal::{Journal, Phase};
+use super::{hash, Repaired};
+use crate::base::error::Error;
+use crate::base::files::{now, utc};
+use crate::base::observer::Observer;
+use crate::base::paths::with_suffix as beside;
+use crate::custody::bundle::{self, Provenance, Role};
+use crate::recover::{Outcome, RecoverOptions};
+use crate::report::{LossReport, RepairPaths, RepairRecord, RepairState};
+
+/// Copies the database and its sidecars into the archive. A partial archive left by a
+/// stop during the copy is this repair's own: it is removed and the copy made again.
+pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
+    let partial = bundle::incomplete(&j.archive);
+    if partial.exists() {
+        make_writable(&partial);
+        std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
+    }
+    let manifest = if j.archive.exists() {
+        // Stopped after the archive was renamed into place: it must still match.
+        let v = bundle::verify(&j.archive)?;
+        if !v.intact() {
+            return Err(Error::Refused {
+                what: format!("the archive `{}` differs from its manifest", j.archive.display()),
+                hint: "nothing was changed at the database's path; look at the archive, then `--rollback`".into(),
+            });
+        }
+        v.manifest
+    } else {
+        match bundle::make(&j.db, &j.archive, "repair-archive", who) {
+            Ok(m) => m,
+            // Refused with nothing made (the database changed while it was copied: the
+            // application is writing to it): the journal goes too, so that the refusal
+            // leaves nothing and the next repair starts afresh.
+            Err(e) if e.is_refusal() && !j.archive.exists() && !partial.exists() => {
+                j.remove()?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    j.archived = manifest.files;
+    j.advance(Phase::Archived)
+}
+
+/// Lets a partial bundle's read-only files be removed (their folder stays writable, but
+/// some filesystems refuse to unlink a read-only file).
+fn make_writable(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if let Ok(meta) = e.metadata() {
+                let mut perms = meta.permissions();
+                #[allow(clippy::permissions_set_readonly_false)]
+                // reason: the repair's own partial copy, about to be removed
+                perms.set_readonly(false);
+                let _ = std::fs::set_permissions(e.path(), perms);
+            }
+        }
+    }
+}
+
+/// Recovers the archived copy into the shadow. `Some` when the recovery is withheld.
+pub(super) fn recover(
+    j: &mut Journal,
+    who: &Provenance,
+    observer: &dyn Observer,
+) -> Result<Option<Repaired>, Error> {
+    // What a stop during an earlier attempt left is this repair's own, and derived: the
+    // start saw none of these paths taken.
+    for leftover in [
+        j.shadow.clone(),
+        beside(&j.shadow, ".incomplete"),
+        j.report.clone(),
+        beside(&j.report, ".incomplete"),
+    ] {
+        for file in ["", "-journal", "-wal", "-shm"].map(|s| beside(&leftover, s)) {
+            if file.exists() {
+                std::fs::remove_file(&file).map_err(Error::writing(&file))?;
+            }
+        }
+    }
+    let name = j
+        .archived(Role::Database)
+        .map(|f| f.path.clone())
+        .unwrap_or_default();
+    let mut options = RecoverOptions::new(j.archive.join(name), &j.shadow);
+    options.report = Some(j.report.clone());
+    options.allow_partial = j.allow_partial;
+    options.placeholders = j.placeholders;
+    options.command_line = who.command.clone();
+    let done = crate::recover(&options, observer)?;
+    match done.outcome {
+        Outcome::Complete | Outcome::PartialCommitted => {
+            j.partial = done.outcome == Outcome::PartialCommitted;
+            record(j, RepairState::Pending)?;
+            j.advance(Phase::Recovered)?;
+            Ok(None)
+        }
+        Outcome::Withheld | Outcome::NotVerified { .. } => {
+            j.withheld_sha256 = done.report.output.sha256.clone();
+            record(j, RepairState::Withheld)?;
+            j.advance(Phase::Withheld)?;
+            Ok(Some(Repaired::Withheld {
+                shadow: beside(&j.shadow, ".incomplete"),
+                report: j.report.clone(),
+            }))
+        }
+    }
+}
+
+/// A withheld recovery accepted (`--resume --allow-partial`): checked again and
+/// committed at the shadow path as `salvage commit` would, its report saying who
+/// accepted it. A stop after the commit put it there is told by its hash.
+pub(super) fn commit_withheld(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
+    let held = beside(&j.shadow, ".incomplete");
+    let committed = j.shadow.exists()
+        && j.withheld_sha256.is_some()
+        && Some(hash(&j.shadow)?.sha256) == j.withheld_sha256;
+    if committed {
+        if held.exists() && hash(&held)?.sha256 == j.withheld_sha256.clone().unwrap_or_default() {
+            std::fs::remove_file(&held).map_err(Error::writing(&held))?;
+        }
+    } else if held.exists() {
+        crate::recover::finish::accept::accept(&crate::recover::finish::accept::AcceptOptions {
+            incomplete: held,
+            report: Some(j.report.clone()),
+            command_line: who.command.clone(),
+        })?;
+    } else {
+        return Err(Error::Refused {
+            what: format!("the withheld recovery `{}` is gone", held.display()),
+            hint: "`--rollback` ends the repair (the original is untouched)".into(),
+        });
+    }
+    j.partial = true;
+    record(j, RepairState::Pending)?;
+    j.advance(Phase::Recovered)
+}
+
+/// Puts the shadow in the original's journal mode (write-ahead log, through SQLite,
+/// which leaves no `-wal` once the connection closes), runs SQLite's integrity check on
+/// it and records its hash.
+pub(super) fn verify(j: &mut Journal) -> Result<(), Error> {
+    let failed = |why: String| {
+        Error::Output(std::io::Error::other(format!(
+            "the recovery `{}` {why}",
+            j.shadow.display()
+        )))
+    };
+    if j.wal_mode {
+        let conn = rusqlite::Connection::open(&j.shadow)
+            .map_err(|e| failed(format!("cannot be opened by SQLite: {e}")))?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| failed(format!("cannot be put in WAL mode: {e}")))?;
+        conn.close()
+            .map_err(|(_, e)| failed(format!("cannot be closed: {e}")))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(failed(format!("stayed in journal mode {mode}")));
+        }
+    }
+    for leftover in ["-wal", "-shm", "-journal"].map(|s| beside(&j.shadow, s)) {
+        if leftover.exists() {
+            return Err(failed(format!(
+                "has `{}` beside it after SQLite closed it",
+                leftover.display()
+            )));
+        }
+    }
+    crate::base::sqlite::integrity(&j.shadow)
+        .map_err(|why| failed(format!("fails SQLite's integrity check: {why}")))?;
+    j.recovered_sha256 = Some(hash(&j.shadow)?.sha256);
+    j.advance(Phase::Verified)
+}
+
+/// Records in the recovery's report where the repair stands with it, and the repair's
+/// paths; a report that is not there (a stop before it was written) is left alone.
+pub(super) fn record(j: &Journal, state: RepairState) -> Result<(), Error> {
+    let Ok(bytes) = std::fs::read(&j.report) else {
+        return Ok(());
+    };
+    let mut report: LossReport = serde_json::from_slice(&bytes).map_err(|e| Error::Refused {
+        what: format!(
+            "`{}` is not a loss report salvage can read: {e}",
+            j.report.display()
+        ),
+        hint: "look at it; the repair does not guess what a damaged report meant".into(),
+    })?;
+    let in_place = (state == RepairState::InPlace)
+        .then(|| j.recovered_sha256.clone())
+        .flatten();
+    report.repair = Some(RepairRecord {
+        state,
+        wal_mode: j.wal_mode,
+        sha256_in_place: in_place,
+        utc: utc(now()),
+    });
+    report.run.repair = Some(RepairPaths {
+        db_path: j.db.display().to_string(),
+        db_link: j.db_link.as_ref().map(|l| l.display().to_string()),
+        archive_path: j.archive.display().to_string(),
+    });
+    let next = beside(&j.report, ".incomplete");
+    // A stop while it was written left it: the repair's own.
+    let _ = std::fs::remove_file(&next);
+    crate::recover::finish::commit::write_report(&next, &report)?;
+    crate::base::files::rename_durably(&next, &j.report).map_err(Error::writing(&j.report))
+}

@@ -1,0 +1,583 @@
+//! `recover --carve`: deleted records from the source's free space (see the `carve` crate),
+//! written to `salvage_carved` beside the recovered tables, never into them. A carved
+//! record that is a live row as recovered (same rowid and values) is not deleted and is
+//! left out; one whose rowid a live row holds with other values is an older version of it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rusqlite::types::ValueRef;
+
+use carve::{carve_page, Carved, PageRole, Template};
+use pager::{Database, PageClass, PageNo, Survey, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::base::output::{quote, Output, SqlValue};
+use crate::recover::tables::Tables;
+
+/// What the carving found, for the report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CarvedReport {
+    /// The table holding the carved records in the output (`salvage_carved`).
+    pub registry: Option<String>,
+    /// Records written to it.
+    pub rows: u64,
+    /// Per table the records are attributed to (`null`: unattributed) and source.
+    pub by_source: Vec<CarvedCount>,
+    /// Of the rows written, older versions of a live row (its rowid, other values).
+    pub previous_versions: u64,
+    /// Records found that are live rows as recovered: not deleted, not written.
+    pub live_copies: u64,
+    /// Records found more than once (the same table, rowid and values): written once.
+    pub duplicates: u64,
+    /// Per table with carved records, a view of them with the table's column names
+    /// (`salvage_carved_TABLE`), by table.
+    #[serde(default)]
+    pub views: BTreeMap<String, String>,
+}
+
+/// Carved records of one table from one source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarvedCount {
+    /// The table they are attributed to; `null` when unattributed.
+    pub table: Option<String>,
+    /// Where they were found: `freeblock`, `unallocated` or `freelist`.
+    pub source: String,
+    /// How many.
+    pub rows: u64,
+}
+
+/// A table the carver knows: its template, name, and how a carved record of it is told
+/// from a live row.
+struct Known {
+    template: Template,
+    name: String,
+    live: LiveRows,
+}
+
+/// Where the live rows a carved record is compared with are.
+enum LiveRows {
+    /// A recovered table: the output's columns in record order (the rowid alias `NULL`),
+    /// and the name SQL reaches its rowid by.
+    Table(Vec<String>, String),
+    /// `sqlite_schema`: the schema rows read.
+    Schema,
+    /// A dropped table: none is live.
+    Dropped,
+}
+
+/// The shape of `sqlite_schema` ("Storage Of The SQL Database Schema").
+fn schema_template() -> Option<Template> {
+    use reconstruct::{Column, ColumnDefault, ColumnKind, TableShape};
+    let col = |name: &str, decl: &str| Column {
+        name: name.into(),
+        decl_type: decl.into(),
+        not_null: false,
+        pk: 0,
+        kind: ColumnKind::Ordinary,
+        default: ColumnDefault::None,
+    };
+    Template::of(&TableShape {
+        name: "sqlite_schema".into(),
+        columns: vec![
+            col("type", "TEXT"),
+            col("name", "TEXT"),
+            col("tbl_name", "TEXT"),
+            col("rootpage", "INTEGER"),
+            col("sql", "TEXT"),
+        ],
+        without_rowid: false,
+        strict: false,
+    })
+}
+
+/// How each page is carved: a live table page's free space as its table's (`by_root`
+/// gives the template of each root), freed and unclaimed pages whole.
+fn roles(survey: &Survey, by_root: &BTreeMap<PageNo, usize>) -> Vec<(PageNo, PageRole)> {
+    let mut out = Vec::new();
+    for (first, pages, class, owner) in survey.page_map.runs() {
+        let role = match class {
+            PageClass::TableLeaf | PageClass::TableInterior => match owner {
+                Some(root) => PageRole::Live(by_root.get(&root).copied()),
+                // Orphan leaves' rows are recovered as rows (their tables or lost_and_found).
+                None => continue,
+            },
+            PageClass::FreelistLeaf | PageClass::FreelistTrunk => PageRole::Free,
+            PageClass::Unrecognised if owner.is_none() => PageRole::Free,
+            _ => continue,
+        };
+        out.extend(
+            (first.get()..first.get().saturating_add(pages))
+                .filter_map(PageNo::new)
+                .map(|p| (p, role)),
+        );
+    }
+    out
+}
+
+/// The tables dropped from the schema whose CREATE statements are still in its free space
+/// (or on freed pages): their shapes, as SQLite parses the statements.
+fn dropped_tables(
+    db: &Database<'_>,
+    survey: &Survey,
+    schema: &Template,
+    live: &BTreeSet<String>,
+) -> Vec<Template> {
+    let by_root = BTreeMap::from([(PageNo::FIRST, 0)]);
+    let mut out: Vec<Template> = Vec::new();
+    for (page, role) in roles(survey, &by_root) {
+        if matches!(role, PageRole::Live(None)) {
+            continue;
+        }
+        for c in carve_page(db, page, role, std::slice::from_ref(schema)) {
+            let [Value::Text(kind), Value::Text(name), _, root, Value::Text(sql)] =
+                c.values.as_slice()
+            else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(name).into_owned();
+            if kind.as_slice() != b"table"
+                || live.contains(&name.to_lowercase())
+                || name.to_lowercase().starts_with("sqlite_")
+                || out.iter().any(|t| t.name.eq_ignore_ascii_case(&name))
+            {
+                continue;
+            }
+            let sql = String::from_utf8_lossy(sql);
+            let Ok((shape, _)) = crate::base::output::scratch_shape(&sql) else {
+                continue;
+            };
+            if let Some(mut t) = Template::of(&shape) {
+                t.name = name;
+                t.dropped = true;
+                t.only_on = lone_leaf(db, survey, root);
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// The root page of a dropped table, when it was freed as a table leaf: the table had no
+/// other page. (A root that a live table has taken since says nothing.)
+fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo> {
+    let Value::Integer(n) = root else {
+        return None;
+    };
+    let page = PageNo::new(u32::try_from(*n).ok()?)?;
+    let freed = survey.page_map.class(page) == Some(PageClass::FreelistLeaf);
+    let leaf = db
+        .page(page)?
+        .btree_header()
+        .is_ok_and(|h| h.page_type() == pager::PageType::TableLeaf);
+    (freed && leaf).then_some(page)
+}
+
+/// Carves every table page's free space and every freed page, and writes what is found.
+/// `read` is told the bytes of each page read (to keep the mapped evidence's resident
+/// pages bounded).
+pub fn carve_into(
+    db: &Database<'_>,
+    out: &Output,
+    tables: &Tables,
+    survey: &Survey,
+    taken: &BTreeSet<String>,
+    read: &mut dyn FnMut(u64),
+) -> rusqlite::Result<CarvedReport> {
+    let mut known: Vec<Known> = Vec::new();
+    let mut by_root: BTreeMap<PageNo, usize> = BTreeMap::new();
+    let schema = schema_template();
+    if let Some(t) = &schema {
+        by_root.insert(PageNo::FIRST, known.len());
+        known.push(Known {
+            template: t.clone(),
+            name: "sqlite_schema".into(),
+            live: LiveRows::Schema,
+        });
+    }
+    for (t, shape) in tables.filled() {
+        let (Some(template), Some(rowid_name)) = (Template::of(shape), shape.rowid_name()) else {
+            continue;
+        };
+        let alias = shape.rowid_alias();
+        let record_columns = shape
+            .record_order()
+            .into_iter()
+            .filter_map(|i| {
+                let c = shape.columns.get(i)?;
+                Some(if alias == Some(i) {
+                    "NULL".to_string()
+                } else {
+                    quote(&c.name)
+                })
+            })
+            .collect();
+        if let Some(root) = t.root {
+            by_root.insert(root, known.len());
+        }
+        known.push(Known {
+            template,
+            name: t.name.clone(),
+            live: LiveRows::Table(record_columns, quote(rowid_name)),
+        });
+    }
+    let live_names: BTreeSet<String> = survey
+        .schema
+        .rows
+        .iter()
+        .map(|r| r.name.to_lowercase())
+        .chain(tables.iter().map(|t| t.name.to_lowercase()))
+        .collect();
+    if let Some(schema) = &schema {
+        for template in dropped_tables(db, survey, schema, &live_names) {
+            known.push(Known {
+                name: template.name.clone(),
+                template,
+                live: LiveRows::Dropped,
+            });
+        }
+    }
+    let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
+    let mut carved: Vec<Carved> = Vec::new();
+    let page_size = u64::from(db.page_size().get());
+    for (page, role) in roles(survey, &by_root) {
+        carved.extend(carve_page(db, page, role, &templates));
+        read(page_size);
+    }
+    // The table is made even when nothing is found: a script reads an empty table.
+    let mut report = CarvedReport::default();
+    let mut rows: Vec<(Carved, bool)> = Vec::new();
+    let mut live_rows = LiveIndex::default();
+    for c in once_each(carved, &mut report.duplicates) {
+        let k = c.table.and_then(|i| known.get(i));
+        let state = match k {
+            Some(Known {
+                name,
+                live: LiveRows::Table(columns, rowid_name),
+                ..
+            }) => Some(live_rows.compare(out, (name, rowid_name), columns, &c, db)?),
+            Some(Known {
+                live: LiveRows::Schema,
+                ..
+            }) => Some(schema_row_live(survey, &c)),
+            _ => None,
+        };
+        match state {
+            Some(Live::Same) => report.live_copies += 1,
+            Some(Live::Older) => rows.push((c, true)),
+            _ => rows.push((c, false)),
+        }
+    }
+    let name = crate::base::output::registry_name("salvage_carved", taken);
+    let width = rows.iter().map(|(c, _)| c.values.len()).max().unwrap_or(0);
+    let cols: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
+    out.conn.execute_batch(&format!(
+        "CREATE TABLE {}(tbl TEXT, source TEXT, page INTEGER, offset INTEGER, \
+         confidence REAL, status TEXT, rowid INTEGER, nfield INTEGER{}{})",
+        quote(&name),
+        if cols.is_empty() { "" } else { ", " },
+        cols.join(", ")
+    ))?;
+    out.conn.execute_batch("BEGIN")?;
+    let mut counts: BTreeMap<(Option<String>, &'static str), u64> = BTreeMap::new();
+    for (c, older) in &rows {
+        let table = c.table.and_then(|i| known.get(i)).map(|k| k.name.clone());
+        let mut values: Vec<SqlValue<'_>> = vec![
+            table
+                .as_deref()
+                .map_or(SqlValue::Null, |t| SqlValue::Text(t.into())),
+            SqlValue::Text(c.source.name().into()),
+            SqlValue::Integer(i64::from(c.page.get())),
+            SqlValue::Integer(i64::from(c.offset)),
+            SqlValue::Real((c.confidence() * 100.0).round() / 100.0),
+            SqlValue::Text(
+                if *older {
+                    "previous version"
+                } else {
+                    "deleted"
+                }
+                .into(),
+            ),
+            c.rowid.map_or(SqlValue::Null, SqlValue::Integer),
+            SqlValue::Integer(c.values.len() as i64),
+        ];
+        values.extend(
+            c.values
+                .iter()
+                .map(|v| SqlValue::from_value(v, db.encoding())),
+        );
+        crate::base::output::insert_positional(
+            &out.conn,
+            &name,
+            &[
+                "tbl",
+                "source",
+                "page",
+                "offset",
+                "confidence",
+                "status",
+                "rowid",
+                "nfield",
+            ],
+            &values,
+        )?;
+        *counts.entry((table, c.source.name())).or_default() += 1;
+        report.rows += 1;
+        report.previous_versions += u64::from(*older);
+    }
+    out.conn.execute_batch("COMMIT")?;
+    let mut taken = taken.clone();
+    taken.insert(name.to_lowercase());
+    for k in known
+        .iter()
+        .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
+    {
+        let view =
+            crate::base::output::registry_name(&format!("salvage_carved_{}", k.name), &taken);
+        taken.insert(view.to_lowercase());
+        // The rowid alias is NULL in the record: the view reads it from the rowid.
+        let columns: String = k
+            .template
+            .slots
+            .iter()
+            .zip(&k.template.names)
+            .enumerate()
+            .map(|(i, (s, n))| {
+                let value = if s.rowid_alias {
+                    "rowid".to_string()
+                } else {
+                    format!("c{i}")
+                };
+                format!(", {value} AS {}", quote(n))
+            })
+            .collect();
+        out.conn.execute(
+            &format!(
+                "CREATE VIEW {} AS SELECT source, page, offset, confidence, status, rowid{columns} \
+                 FROM {} WHERE tbl = ?1 AND nfield = {}",
+                quote(&view),
+                quote(&name),
+                k.template.slots.len()
+            )
+            .replace("?1", &format!("'{}'", k.name.replace('\'', "''"))),
+            [],
+        )?;
+        report.views.insert(k.name.clone(), view);
+    }
+    report.registry = Some(name);
+    report.by_source = counts
+        .into_iter()
+        .map(|((table, source), rows)| CarvedCount {
+            table,
+            source: source.to_string(),
+            rows,
+        })
+        .collect();
+    Ok(report)
+}
+
+/// How a carved record stands to the live rows of its table.
+enum Live {
+    /// A live row has its rowid (or, without one, its values) and its values.
+    Same,
+    /// A live row has its rowid with other values.
+    Older,
+    /// No live row is it.
+    No,
+}
+
+/// The carved records, each (the same table, rowid and values) once, in order; `twice`
+/// counts the others.
+fn once_each(carved: Vec<Carved>, twice: &mut u64) -> Vec<Carved> {
+    let mut first: HashMap<(Option<usize>, Option<i64>, u64), Vec<usize>> = HashMap::new();
+    let mut keep = Vec::with_capacity(carved.len());
+    for (i, c) in carved.iter().enumerate() {
+        let print = fingerprint(c.values.iter().map(|v| match v {
+            Value::Null => ValueRef::Null,
+            Value::Integer(n) => ValueRef::Integer(*n),
+            Value::Real(r) => ValueRef::Real(*r),
+            Value::Text(t) => ValueRef::Text(t),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }));
+        let same = first.entry((c.table, c.rowid, print)).or_default();
+        let again = same
+            .iter()
+            .any(|j| carved.get(*j).is_some_and(|o| o.values == c.values));
+        if again {
+            *twice += 1;
+        } else {
+            same.push(i);
+        }
+        keep.push(!again);
+    }
+    carved
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(c, keep)| keep.then_some(c))
+        .collect()
+}
+
+/// The live rows of the output's tables, as a carved record is compared with them: by
+/// rowid, or, for a record whose rowid was overwritten, by its values. Values compare
+/// exactly (an integer equals the same whole real, as SQLite compares numbers; text is
+/// not folded by a column's collation: a deleted `abc` is not a live `ABC`).
+#[derive(Default)]
+struct LiveIndex {
+    /// Per table, its live rows' values fingerprinted ([`fingerprint`]) with their
+    /// rowids, sorted: read once, when a record of the table without a rowid is first
+    /// compared (a query per record would read the whole table each time).
+    by_values: BTreeMap<String, Vec<(u64, i64)>>,
+}
+
+impl LiveIndex {
+    /// How carved record `c` of `table` (whose columns in record order are `columns`)
+    /// stands to its live rows on the output.
+    fn compare(
+        &mut self,
+        out: &Output,
+        (table, rowid_name): (&str, &str),
+        columns: &[String],
+        c: &Carved,
+        db: &Database<'_>,
+    ) -> rusqlite::Result<Live> {
+        let enc = db.encoding();
+        let values: Vec<SqlValue<'_>> = c
+            .values
+            .iter()
+            .map(|v| SqlValue::from_value(v, enc))
+            .collect();
+        if columns.len() != values.len() {
+            return Ok(Live::No);
+        }
+        let select = format!(
+            "SELECT {} FROM {} WHERE {rowid_name} = ?1",
+            columns.join(", "),
+            quote(table)
+        );
+        let mut row_of = out.conn.prepare_cached(&select)?;
+        // Whether the live row `rowid` exists, and holds these values.
+        let mut live_row = |rowid: i64| -> rusqlite::Result<Option<bool>> {
+            let mut rows = row_of.query([rowid])?;
+            let Some(row) = rows.next()? else {
+                return Ok(None);
+            };
+            for (i, v) in values.iter().enumerate() {
+                if !same_value(v.value_ref(), row.get_ref(i)?) {
+                    return Ok(Some(false));
+                }
+            }
+            Ok(Some(true))
+        };
+        if let Some(rowid) = c.rowid {
+            return Ok(match live_row(rowid)? {
+                None => Live::No,
+                Some(true) => Live::Same,
+                Some(false) => Live::Older,
+            });
+        }
+        if !self.by_values.contains_key(table) {
+            let all = format!(
+                "SELECT {rowid_name}, {} FROM {}",
+                columns.join(", "),
+                quote(table)
+            );
+            let mut stmt = out.conn.prepare(&all)?;
+            let mut rows = stmt.query([])?;
+            let mut prints = Vec::new();
+            while let Some(row) = rows.next()? {
+                let rowid: i64 = row.get(0)?;
+                let mut cells = Vec::with_capacity(columns.len());
+                for i in 0..columns.len() {
+                    cells.push(row.get_ref(i + 1)?);
+                }
+                prints.push((fingerprint(cells), rowid));
+            }
+            prints.sort_unstable();
+            self.by_values.insert(table.to_string(), prints);
+        }
+        let print = fingerprint(values.iter().map(SqlValue::value_ref));
+        let prints = self.by_values.get(table).map_or(&[][..], Vec::as_slice);
+        let from = prints.partition_point(|(p, _)| *p < print);
+        for (_, rowid) in prints.iter().skip(from).take_while(|(p, _)| *p == print) {
+            if live_row(*rowid)? == Some(true) {
+                return Ok(Live::Same);
+            }
+        }
+        Ok(Live::No)
+    }
+}
+
+/// A number as an integer when it is a whole one that fits, so that 5 and 5.0 are one.
+fn whole(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::ValueRef<'_> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Real(r) if r.fract() == 0.0 && r.abs() < 9.0e15 => ValueRef::Integer(r as i64),
+        other => other,
+    }
+}
+
+/// Whether two values are the same value: the same storage class and bytes, numbers by
+/// their value.
+fn same_value(a: rusqlite::types::ValueRef<'_>, b: rusqlite::types::ValueRef<'_>) -> bool {
+    whole(a) == whole(b)
+}
+
+/// A 64-bit digest of a row's values, equal for rows of [`same_value`] values.
+fn fingerprint<'v>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'v>>) -> u64 {
+    use rusqlite::types::ValueRef;
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    for v in values {
+        match whole(v) {
+            ValueRef::Null => 0u8.hash(&mut h),
+            ValueRef::Integer(i) => (1u8, i).hash(&mut h),
+            ValueRef::Real(r) => (2u8, r.to_bits()).hash(&mut h),
+            ValueRef::Text(t) => (3u8, t).hash(&mut h),
+            ValueRef::Blob(b) => (4u8, b).hash(&mut h),
+        }
+    }
+    h.finish()
+}
+
+/// Whether a carved schema record is a schema row as read: same name and statement.
+fn schema_row_live(survey: &Survey, c: &Carved) -> Live {
+    let [_, Value::Text(name), _, _, sql] = c.values.as_slice() else {
+        return Live::No;
+    };
+    let sql = match sql {
+        Value::Text(s) => Some(String::from_utf8_lossy(s).into_owned()),
+        _ => None,
+    };
+    let name = String::from_utf8_lossy(name);
+    let row = survey.schema.rows.iter().find(|r| r.name == name);
+    match row {
+        Some(r) if r.sql == sql => Live::Same,
+        Some(_) => Live::Older,
+        None => Live::No,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fingerprint, same_value};
+    use rusqlite::types::ValueRef as V;
+
+    #[test]
+    fn values_compare_exactly_and_numbers_by_value() {
+        // A deleted `abc` is not the live `ABC` of a NOCASE column.
+        assert!(!same_value(V::Text(b"abc"), V::Text(b"ABC")));
+        assert!(!same_value(V::Text(b"5"), V::Integer(5)));
+        assert!(!same_value(V::Blob(b"abc"), V::Text(b"abc")));
+        assert!(same_value(V::Integer(5), V::Real(5.0)));
+        assert!(!same_value(V::Integer(5), V::Real(5.5)));
+        assert!(same_value(V::Null, V::Null));
+    }
+
+    #[test]
+    fn rows_of_the_same_values_have_one_fingerprint() {
+        let a = [V::Integer(1), V::Text(b"hi"), V::Null];
+        let b = [V::Real(1.0), V::Text(b"hi"), V::Null];
+        let c = [V::Integer(1), V::Blob(b"hi"), V::Null];
+        assert_eq!(fingerprint(a), fingerprint(b));
+        assert_ne!(fingerprint(a), fingerprint(c));
+    }
+}

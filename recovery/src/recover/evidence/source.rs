@@ -1,0 +1,284 @@
+//! The evidence file: validated, opened read-only, mapped. The one place the file map is made.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::fault::Watch;
+use crate::base::error::Error;
+use crate::base::paths::check_regular_file;
+
+/// The source database, mapped read-only.
+pub struct Source {
+    /// The path as given.
+    pub path: PathBuf,
+    /// Catches a read past the end of a file that shrank under the map (declared before
+    /// the map: it is dropped first).
+    watch: Option<Watch>,
+    map: Option<Mmap>,
+    /// The file as the file system described it when it was mapped.
+    opened: Stamp,
+    /// The descriptor, kept open as long as the map: closing any descriptor of a file
+    /// drops the process's POSIX locks on it, SQLite's included (the output is hashed
+    /// while SQLite still has it open).
+    _file: File,
+}
+
+impl Source {
+    /// Validates `path` (exists, regular file, readable) and maps it read-only.
+    pub fn open(path: &Path) -> Result<Source, Error> {
+        let meta = check_regular_file(path)?;
+        let file = File::open(path).map_err(|e| Error::Source {
+            path: path.to_owned(),
+            source: e,
+        })?;
+        let opened = file.metadata().map_or(Stamp::UNKNOWN, |m| Stamp::of(&m));
+        if meta.len() == 0 {
+            // A zero-length file cannot be mapped; it is simply empty.
+            return Ok(Source {
+                path: path.to_owned(),
+                watch: None,
+                map: None,
+                opened,
+                _file: file,
+            });
+        }
+        // SAFETY: the evidence file is opened read-only and mapped read-only; nothing in this
+        // process writes to it, and the salvage procedure requires that nothing else writes
+        // to the evidence while we run (a quarantined copy). Bytes changed underneath us
+        // could only give wrong findings, never memory unsafety in `pager`, which treats
+        // every byte as untrusted and checks every bound.
+        #[allow(unsafe_code)]
+        // reason: memory-mapping is the only way to read a 2 GB file at 1 GB/s without copying it
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::Source {
+            path: path.to_owned(),
+            source: e,
+        })?;
+        Ok(Source {
+            path: path.to_owned(),
+            watch: Some(Watch::new(&map)),
+            map: Some(map),
+            opened,
+            _file: file,
+        })
+    }
+
+    /// Whether a read found the file shorter than when it was mapped (what lay past its
+    /// new end read as zeros).
+    pub fn shrank(&self) -> bool {
+        self.watch.as_ref().is_some_and(Watch::shrank)
+    }
+
+    /// How the file is known to have changed since it was mapped, if it did: a read
+    /// found it shorter, or the file at its path has another inode, length or
+    /// modification time. A hash read after a change sees the changed bytes, so a change
+    /// made where the run had already read, but before the first hash got there, hashes
+    /// the same twice: a write moves the modification time (to the kernel clock's tick:
+    /// a write in the same tick as the one before it, just before the run opened the
+    /// file, may not).
+    pub fn changed(&self) -> Option<&'static str> {
+        if self.shrank() {
+            return Some("it was cut short while it was read");
+        }
+        match std::fs::metadata(&self.path) {
+            Err(_) => Some("it cannot be found at its path any more"),
+            Ok(m) if Stamp::of(&m) != self.opened => {
+                Some("its modification time, length or inode changed during the run")
+            }
+            Ok(_) => None,
+        }
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or_default()
+    }
+
+    /// Lets go of the mapped pages this process holds (they stay in the page cache and are
+    /// read back on the next access), so that reading a large file does not grow the
+    /// process's resident memory with it.
+    pub fn release_resident(&self) {
+        self.release_range(0, self.bytes().len());
+    }
+
+    /// Lets go of the mapped pages of `len` bytes from `offset` (a multiple of the
+    /// memory page size), as [`Source::release_resident`] does for the whole map: a
+    /// sequential pass keeps only what it is reading resident, and pages another thread
+    /// is reading elsewhere in the map stay mapped.
+    fn release_range(&self, offset: usize, len: usize) {
+        if let Some(map) = &self.map {
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only drops this
+            // process's page-table entries; the next access faults the same file bytes in
+            // again from the page cache. Nothing writes through the mapping, so no data can
+            // be lost, and every slice borrowed from it keeps seeing the file's contents.
+            #[allow(unsafe_code)]
+            // reason: the advice is "unchecked" only because it is destructive for private or written mappings, which this is not
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
+            };
+        }
+    }
+}
+
+/// What the file system says of a file: which file it is, its length, and when its bytes
+/// last changed. (Not its change time, which a `chmod` or a new hard link moves too: the
+/// bytes are what must not change.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: (i64, i64),
+}
+
+impl Stamp {
+    /// A file whose description could not be read: equal to no file's.
+    const UNKNOWN: Stamp = Stamp {
+        device: u64::MAX,
+        inode: u64::MAX,
+        len: u64::MAX,
+        modified: (i64::MIN, i64::MIN),
+    };
+
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
+}
+
+/// Resident bytes of mapped evidence a run may hold before letting go of them.
+pub const RESIDENT_LIMIT: u64 = 64 << 20;
+
+/// Keeps the mapped pages a process holds under a limit. Reading through a map makes
+/// every touched page resident, and the kernel maps neighbouring pages on each fault
+/// ("fault-around"), so what is resident cannot be counted from what was read: every few
+/// megabytes read, the process's resident file pages are measured (`/proc/self/statm`),
+/// and all are let go of when they pass the limit.
+pub struct Residency<'s> {
+    sources: Vec<&'s Source>,
+    since: u64,
+    limit: u64,
+    /// `/proc/self/statm`, kept open: each measurement is one read.
+    statm: Option<File>,
+}
+
+/// Bytes read between two measurements: a read scattered over the file can make 16
+/// times as much resident (fault-around), so this is a sixteenth of the slack allowed.
+const CHECK_EVERY: u64 = 1 << 20;
+
+impl<'s> Residency<'s> {
+    /// Keeps the resident pages of `sources` under about `limit` bytes.
+    pub fn new(sources: Vec<&'s Source>, limit: u64) -> Residency<'s> {
+        Residency {
+            sources,
+            since: 0,
+            limit,
+            statm: File::open("/proc/self/statm").ok(),
+        }
+    }
+
+    /// Records that `bytes` more of the sources were read.
+    pub fn read(&mut self, bytes: u64) {
+        self.since += bytes;
+        if self.since >= CHECK_EVERY {
+            self.since = 0;
+            if resident_file_bytes(self.statm.as_ref()).is_none_or(|r| r > self.limit) {
+                self.release();
+            }
+        }
+    }
+
+    /// Lets go of every resident page now.
+    pub fn release(&mut self) {
+        for s in &self.sources {
+            s.release_resident();
+        }
+    }
+}
+
+/// Bytes of file-backed (and shared) memory resident in this process, from
+/// `/proc/self/statm` (read again from its start); `None` where that is not available.
+fn resident_file_bytes(statm: Option<&File>) -> Option<u64> {
+    use std::os::unix::fs::FileExt as _;
+    let mut buf = [0u8; 128];
+    let n = statm?.read_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+    let shared: u64 = text.split_whitespace().nth(2)?.parse().ok()?;
+    Some(shared * 4096)
+}
+
+/// The SHA-256 of the file at `path`, in lower-case hex: the file is opened and mapped
+/// afresh (so a file replaced at that path is noticed), hashed through the map without
+/// copying it, and the map's pages are let go of as the hash moves on, so that resident
+/// memory stays flat.
+pub fn sha256_file(path: &Path) -> Result<String, Error> {
+    Ok(Source::open(path)?.sha256())
+}
+
+/// The two digests of a file read whole once: the SHA-256 that names it in a case file,
+/// and the BLAKE3 that a second reading is compared with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digests {
+    /// SHA-256, lower-case hex.
+    pub sha256: String,
+    /// BLAKE3, lower-case hex.
+    pub blake3: String,
+}
+
+/// Bytes hashed between two releases of the map's pages.
+const CHUNK: usize = 8 << 20;
+
+impl Source {
+    /// Runs `f` over the mapped bytes in order, a chunk at a time, letting go of each
+    /// chunk's pages once `f` has read it, so that resident memory stays flat.
+    fn each_chunk(&self, mut f: impl FnMut(&[u8])) {
+        for (i, chunk) in self.bytes().chunks(CHUNK).enumerate() {
+            f(chunk);
+            self.release_range(i * CHUNK, chunk.len());
+        }
+    }
+
+    /// The SHA-256 of the mapped bytes, in lower-case hex.
+    pub fn sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        self.each_chunk(|c| h.update(c));
+        hex(&h.finalize())
+    }
+
+    /// The BLAKE3 of the mapped bytes, in lower-case hex: a cryptographic hash as strong
+    /// as SHA-256 for telling whether bytes changed, about four times as fast on one core
+    /// (it hashes many blocks at once with the vector unit).
+    pub fn blake3(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        self.each_chunk(|c| {
+            h.update(c);
+        });
+        h.finalize().to_hex().to_string()
+    }
+
+    /// Both digests, from one read: each chunk is hashed by the second while the first
+    /// has just brought it into the processor's cache.
+    pub fn digests(&self) -> Digests {
+        use sha2::{Digest, Sha256};
+        let (mut sha, mut b3) = (Sha256::new(), blake3::Hasher::new());
+        self.each_chunk(|c| {
+            sha.update(c);
+            b3.update(c);
+        });
+        Digests {
+            sha256: hex(&sha.finalize()),
+            blake3: b3.finalize().to_hex().to_string(),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

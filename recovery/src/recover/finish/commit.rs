@@ -1,0 +1,202 @@
+//! Committing a run: the loss report built, the output linked into place only when it is
+//! verified, the source unchanged, and either nothing was lost or partial output is
+//! allowed; the report written beside it, never over a file.
+
+use std::path::Path;
+
+use crate::base::error::Error;
+use crate::recover::evidence::logs::{journal_outcome, wal_outcome};
+use crate::recover::evidence::{After, Before, Changed, Evidence};
+use crate::recover::finish::report::{build, LossReportParts};
+use crate::recover::rebuild::Rebuilt;
+use crate::recover::request::Request;
+use crate::recover::{Outcome, Recovery};
+use crate::report::{LogHashes, LossReport, OutputLocation, OutputState, RunPaths, SourceProof};
+
+pub fn commit(
+    evidence: &Evidence<'_>,
+    request: &Request,
+    rebuilt: Rebuilt,
+    verified: bool,
+    hashes: (Before, After),
+    output_sha256: Option<String>,
+    changed: Vec<Changed>,
+) -> Result<Recovery, Error> {
+    let paths = &request.paths;
+    let (before, after) = hashes;
+    // A file cut short or written under its map changed, even when both hashes read it
+    // after the change.
+    let unchanged = before.unchanged(&after) && changed.is_empty();
+    let Rebuilt {
+        out,
+        tables,
+        ledger,
+        survey,
+        lost_and_found,
+        unattributed,
+        index_groups,
+        partial_registry,
+        placeholders,
+        profiles,
+    } = rebuilt;
+    // The output is closed before it is linked into place.
+    drop(out);
+    let wal = wal_outcome(
+        paths,
+        &evidence.wal,
+        &evidence.db,
+        LogHashes::of(before.wal.as_ref(), after.wal.as_ref()),
+    );
+    let journal = journal_outcome(
+        paths,
+        &evidence.journal,
+        evidence.usable_wal(),
+        &evidence.db,
+        LogHashes::of(before.journal.as_ref(), after.journal.as_ref()),
+    );
+    let mut report = build(LossReportParts {
+        db: &evidence.db,
+        survey: &survey,
+        schema_rows: (survey.schema.rows.len(), evidence.schema_rows_scanned),
+        tables: &tables,
+        ledger: &ledger,
+        lost_and_found: &lost_and_found,
+        unattributed: &unattributed,
+        index_groups,
+        partial_registry: partial_registry.as_deref(),
+        placeholders: &placeholders,
+        profiles: &profiles,
+        wal,
+        journal,
+        verified,
+        source: SourceProof {
+            size: evidence.db.bytes().len() as u64,
+            sha256_before: before.main.sha256,
+            blake3_before: before.main.blake3,
+            blake3_after: after.main,
+            unchanged,
+            changed_under_the_run: changed.iter().map(|c| c.role.to_string()).collect(),
+        },
+    });
+    let about = &request.about;
+    // Absolute, as a case file needs them; a path that cannot be made so stays as given.
+    let shown = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    // How a file changed, where its hashes could not tell.
+    report.warnings.extend(changed.iter().map(|c| {
+        format!(
+            "{} changed under the run: {}; the output is not committed (run again on a copy that nothing writes to)",
+            c.named, c.how
+        )
+    }));
+    report.run = RunPaths {
+        started_utc: crate::base::files::utc(about.started),
+        finished_utc: crate::base::files::utc(std::time::SystemTime::now()),
+        command_line: about.command_line.clone(),
+        case: about.case.clone(),
+        examiner: about.examiner.clone(),
+        build: crate::report::Tool::build(),
+        source_path: shown(&paths.src),
+        source_link: paths.src_link.as_deref().map(shown),
+        dest_path: shown(&paths.dest),
+        report_path: shown(&paths.report),
+        wal_path: paths.wal.as_deref().map(shown),
+        journal_path: paths.journal.as_deref().map(shown),
+        repair: None,
+    };
+    let loss = report.flags.loss_detected;
+    let commit = verified && unchanged && (!loss || request.allow_partial);
+    report.output = OutputState {
+        committed: commit,
+        location: if commit {
+            OutputLocation::Dest
+        } else {
+            OutputLocation::Incomplete
+        },
+        // Of the file as verified: what is linked to DEST is this file.
+        sha256: output_sha256,
+        accepted: None,
+    };
+    // The report is written whole (and synced) beside its path first; then the output and
+    // the report are put in place together, or neither is.
+    let report_incomplete = crate::base::paths::with_suffix(&paths.report, ".incomplete");
+    write_report(&report_incomplete, &report)?;
+    let placed = place(paths, &report_incomplete, commit);
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&report_incomplete);
+    }
+    placed?;
+    let outcome = if !verified || !unchanged {
+        Outcome::NotVerified {
+            source_changed: !unchanged,
+        }
+    } else {
+        match (loss, commit) {
+            (false, _) => Outcome::Complete,
+            (true, true) => Outcome::PartialCommitted,
+            (true, false) => Outcome::Withheld,
+        }
+    };
+    Ok(Recovery {
+        report,
+        outcome,
+        paths: paths.clone(),
+    })
+}
+
+/// Puts the report written at `report_incomplete` in place, and the output too when it is
+/// committed: each linked to its path (a hard link fails if the path appeared meanwhile:
+/// never overwrite), synced, and only then are the `.incomplete` names removed. When the
+/// report cannot be placed, the output's link is taken back: both or neither.
+fn place(
+    paths: &crate::recover::request::Paths,
+    report_incomplete: &Path,
+    commit: bool,
+) -> Result<(), Error> {
+    if commit {
+        std::fs::File::open(&paths.incomplete)
+            .and_then(|f| f.sync_all())
+            .map_err(Error::Output)?;
+        std::fs::hard_link(&paths.incomplete, &paths.dest).map_err(Error::Output)?;
+    }
+    if let Err(e) = std::fs::hard_link(report_incomplete, &paths.report) {
+        if commit {
+            let _ = std::fs::remove_file(&paths.dest);
+        }
+        return Err(Error::Output(e));
+    }
+    if commit {
+        std::fs::remove_file(&paths.incomplete).map_err(Error::Output)?;
+    }
+    std::fs::remove_file(report_incomplete).map_err(Error::Output)?;
+    for file in [&paths.dest, &paths.report] {
+        let folder = crate::base::paths::folder_of(file);
+        let _ = std::fs::File::open(folder).and_then(|f| f.sync_all());
+    }
+    Ok(())
+}
+
+/// Writes the report whole and syncs it; `create_new`: it never overwrites a file. A
+/// report that cannot be written whole (a full disk) is removed: a report is complete or
+/// absent, never a stub that blocks the next run.
+pub(crate) fn write_report(path: &Path, report: &LossReport) -> Result<(), Error> {
+    use std::io::Write;
+    let mut text = serde_json::to_string_pretty(report).map_err(|e| Error::Output(e.into()))?;
+    text.push('\n');
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(Error::Output)?;
+    let written = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(Error::Output(e));
+    }
+    Ok(())
+}

@@ -1,0 +1,593 @@
+//! The third stage: the load. Every table's rows go into the output, from its own b-tree
+//! and from the orphan pages the evidence attributes to it.
+//!
+//! 1. [`Bulk::run`]: rowid tables whose rows arrive in rowid order are written as b-tree
+//!    pages straight into the file ([`bulk`]); this needs only the schema, so it runs while the survey of every page goes on on the second core.
+//! 2. [`Bulk::load`]: with the survey in, each table's b-tree damage is counted, the orphan
+//!    pages are attributed ([`reconstruct::plan`]) and tables whose CREATE statement is
+//!    lost are inferred from them; then the rows the bulk writer could not take, the orphan
+//!    rows, and every other table go through SQL ([`rows`]), refused rows and unattributed
+//!    orphans to `lost_and_found`, and `sqlite_sequence` is carried over.
+//! 3. [`Loaded::create_indexes`]: the schema's indexes, built by SQLite from the rows.
+
+use std::collections::BTreeMap;
+
+use pager::{PageNo, Survey, Value};
+use reconstruct::{
+    Attribution, OrphanGroup, RowEvent, TableId, TableRows, TableStatus, TableTarget,
+};
+
+use crate::base::error::Error;
+use crate::base::observer::{Observer, Stage};
+use crate::base::output::{quote, Output, SqlValue};
+use crate::recover::evidence::{Evidence, Reader};
+use crate::recover::ledger::Ledger;
+use crate::recover::plan::SchemaPlan;
+use crate::recover::profiles::Profiles;
+use crate::recover::tables::Tables;
+
+pub mod bulk;
+mod bulk_tables;
+pub(crate) mod claims;
+mod contested;
+mod crosscheck;
+pub mod damaged;
+pub mod lost_and_found;
+mod rows;
+
+use bulk_tables::BulkTable;
+pub use damaged::DamagedFields;
+pub use lost_and_found::LostAndFound;
+use rows::{Sink, TableWriter};
+
+/// The output after the bulk writer: tree rows of bulk-loaded tables in.
+pub struct Bulk {
+    out: Output,
+    tables: Tables,
+    ledger: Ledger,
+    /// Rows of bulk-loaded tables that go through SQL instead (out of rowid order,
+    /// damaged, or refused by a NOT NULL column).
+    deferred: BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
+}
+
+/// The output with every row in: what the rebuild works on.
+pub struct Loaded {
+    /// The output.
+    pub out: Output,
+    /// The tables, with what they got back.
+    pub tables: Tables,
+    /// What the run did besides rows.
+    pub ledger: Ledger,
+    /// The survey of every page.
+    pub survey: Survey,
+    /// Rows no table could be given.
+    pub lost_and_found: LostAndFound,
+    /// Orphan table-page groups no evidence settles (their rows are in `lost_and_found`).
+    pub unattributed: Vec<OrphanGroup>,
+    /// Orphan index-page groups: index data, rebuilt from the tables instead.
+    pub index_groups: u64,
+}
+
+impl Bulk {
+    /// Writes the tree rows of every table the bulk writer can take straight into the
+    /// output file.
+    pub fn run<'s>(
+        evidence: &Evidence<'s>,
+        plan: SchemaPlan,
+        reader: &Reader<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Bulk, Error> {
+        let SchemaPlan {
+            mut out,
+            tables,
+            ledger,
+        } = plan;
+        let candidates = bulk_tables::bulk_tables(&out, &tables);
+        let mut jobs = Vec::with_capacity(candidates.len());
+        for (id, root) in candidates {
+            let Some((t, shape)) = tables.get(id).and_then(|t| Some((t, t.shape.as_ref()?))) else {
+                continue;
+            };
+            jobs.push(BulkTable {
+                id,
+                root,
+                shape: shape.clone(),
+                source_root: t.root,
+                keyed: crosscheck::keyed_columns(evidence, shape),
+            });
+        }
+        let mut deferred = BTreeMap::new();
+        if jobs.is_empty() {
+            return Ok(Bulk {
+                out,
+                tables,
+                ledger,
+                deferred,
+            });
+        }
+        let page_size = evidence.db.page_size().get();
+        let written = out
+            .with_file_closed(|path| {
+                let mut writer = bulk::BulkWriter::open(path, page_size)?;
+                let mut done = Vec::with_capacity(jobs.len());
+                // Bytes of values kept for the cross-check, all tables together.
+                let mut kept = 0;
+                for job in &jobs {
+                    observer.stage(Stage::Recovering {
+                        table: &job.shape.name,
+                    });
+                    done.push(bulk_tables::write_table(
+                        &mut writer,
+                        evidence,
+                        job,
+                        reader,
+                        &mut kept,
+                    )?);
+                }
+                writer.finish()?;
+                Ok(done)
+            })
+            .map_err(Error::Output)?;
+        let mut tables = tables;
+        for (job, table) in jobs.iter().zip(written) {
+            if let Some(t) = tables.get_mut(job.id) {
+                t.loss.from_tree += table.rows;
+                t.loss.unreadable_cells += table.unreadable;
+                t.written_rowids = table.rowids;
+                t.spilled_rowids = table.spilled;
+                t.spilled_values = table.kept;
+            }
+            deferred.insert(job.id, table.later);
+        }
+        Ok(Bulk {
+            out,
+            tables,
+            ledger,
+            deferred,
+        })
+    }
+
+    /// Takes the survey in, attributes the orphan pages, and writes every other row.
+    pub fn load<'s>(
+        self,
+        evidence: &Evidence<'s>,
+        survey: Survey,
+        profiles: &Profiles,
+        reader: &Reader<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Loaded, Error> {
+        let Bulk {
+            out,
+            mut tables,
+            mut ledger,
+            mut deferred,
+        } = self;
+        let mut survey = survey;
+        // Pages a table's tree reaches that are another table's, or free: cut from it
+        // before its loss is counted and its orphans attributed.
+        let cuts = claims::cut_foreign_pages(
+            evidence,
+            &mut survey,
+            &out,
+            &mut tables,
+            &mut deferred,
+            &mut ledger,
+        )?;
+        // From here on rows go through SQL, where the file's own expressions run (generated
+        // columns, then indexes, views, triggers and the rows rebuilt): no value they make
+        // may be much longer than the longest the file holds.
+        let longest = longest_payload(&evidence.db, &survey);
+        let _ = out.limit_length(longest.saturating_mul(2).saturating_add(1 << 16));
+        for t in tables.iter_mut() {
+            match t
+                .root
+                .and_then(|root| survey.trees.iter().find(|tr| tr.root == root))
+            {
+                Some(tree) => {
+                    t.loss.lost_subtrees = tree.lost.len() as u64;
+                    t.loss.tree_findings = tree.findings.len() as u64;
+                    t.loss.root_lost = tree.pages == 0;
+                }
+                None => t.loss.root_lost = t.status == TableStatus::Recovered,
+            }
+        }
+        // Rows the bulk writer copied whose chains reach an overflow page another chain
+        // claims are taken back, to be written with those fields registered.
+        let contested = contested::Contested::of(&evidence.db, &survey);
+        for (id, later) in deferred.iter_mut() {
+            let Some(t) = tables.get_mut(*id) else {
+                continue;
+            };
+            if !contested.involves(t.root) {
+                continue;
+            }
+            let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
+                continue;
+            };
+            let delete = format!(
+                "DELETE FROM {} WHERE {} = ?1",
+                quote(&t.name),
+                quote(rowid_name)
+            );
+            for event in TableRows::new(&evidence.db, t.root, std::iter::empty()) {
+                let RowEvent::Row(mut row) = event else {
+                    continue;
+                };
+                let Some(rowid) = row.rowid() else { continue };
+                if !contested.mark(&evidence.db, &mut row) {
+                    continue;
+                }
+                let removed = out
+                    .conn
+                    .execute(&delete, [rowid])
+                    .map_err(Error::db("taking back a row"))?;
+                if removed > 0 {
+                    t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
+                    t.written_rowids.remove(rowid);
+                    t.spilled_rowids.remove(rowid);
+                    t.spilled_values.remove(&rowid);
+                    later.push(row.place());
+                }
+            }
+        }
+        observer.stage(Stage::PlanningOrphans);
+        let plan = attribute_orphans(evidence, &survey, &out, &mut tables, profiles);
+        let taken = evidence.taken_names();
+        let mut lost_and_found = LostAndFound::default();
+        let enc = evidence.encoding();
+        let ids: Vec<TableId> = tables.filled().map(|(t, _)| t.id).collect();
+        for id in ids {
+            let Some(t) = tables.get_mut(id) else {
+                continue;
+            };
+            let Some(shape) = t.shape.clone() else {
+                continue;
+            };
+            observer.stage(Stage::Recovering { table: &shape.name });
+            // A bulk-loaded table has its tree rows in already; the rows it could not
+            // append in order follow here, then its orphan rows.
+            let (tree, places): (Option<PageNo>, Vec<reconstruct::RowPlace>) =
+                match deferred.remove(&id) {
+                    Some(places) => (None, places),
+                    None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
+                };
+            let groups: Vec<Attribution> = t.orphans.clone();
+            let cut = tree.and_then(|r| cuts.get(&r)).cloned();
+            // A row set aside is read again from its cell as it goes in: only where it is
+            // was kept.
+            let rows = places.into_iter().map(|p| p.read(&evidence.db)).chain(
+                TableRows::new(&evidence.db, tree, groups.iter().map(|a| &a.group)).without(cut),
+            );
+            let dberr = Error::db("writing rows");
+            out.conn.execute_batch("BEGIN").map_err(&dberr)?;
+            let writer = TableWriter::new(&shape);
+            let mut sink = Sink {
+                out: &out,
+                enc,
+                lost: &mut lost_and_found,
+                ledger: &mut ledger,
+                taken: &taken,
+            };
+            for event in rows {
+                match event {
+                    RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
+                    RowEvent::Row(mut row) => {
+                        reader.row(row.raw.location.page, row.raw.payload.len() as u64);
+                        contested.mark(&evidence.db, &mut row);
+                        sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
+                    }
+                }
+            }
+            out.conn.execute_batch("COMMIT").map_err(&dberr)?;
+        }
+        observer.stage(Stage::LostAndFound);
+        lost_and_found
+            .keep_orphans(&out, &evidence.db, &plan.lost_and_found, &taken)
+            .map_err(Error::db("writing lost_and_found"))?;
+        crosscheck::cross_check(evidence, &out, &mut tables, &mut ledger, &taken, reader)
+            .map_err(Error::db("checking rows against their index entries"))?;
+        carry_sequence(evidence, &out).map_err(Error::db("carrying sqlite_sequence over"))?;
+        Ok(Loaded {
+            out,
+            tables,
+            ledger,
+            survey,
+            lost_and_found,
+            unattributed: plan.lost_and_found,
+            index_groups: plan.index_groups.len() as u64,
+        })
+    }
+}
+
+impl Loaded {
+    /// Re-creates the schema's indexes. Reads nothing from the source.
+    pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
+        observer.stage(Stage::Indexes);
+        crate::recover::objects::create_objects(
+            evidence,
+            &self.out,
+            &self.tables,
+            &mut self.ledger,
+            pager::SchemaKind::Index,
+        );
+    }
+}
+
+/// Attributes the orphan pages of the survey to the filled tables, and creates a table
+/// for each shape of orphan records no table of the schema fits (tables whose CREATE
+/// statement is lost). Returns the plan, its attributions handed to the tables.
+fn attribute_orphans(
+    evidence: &Evidence<'_>,
+    survey: &Survey,
+    out: &Output,
+    tables: &mut Tables,
+    profiles: &Profiles,
+) -> reconstruct::Plan {
+    let targets: Vec<(TableId, TableTarget)> = tables
+        .filled()
+        .map(|(t, shape)| {
+            (
+                t.id,
+                TableTarget {
+                    shape: shape.clone(),
+                    root: t.root,
+                },
+            )
+        })
+        .collect();
+    let just_targets: Vec<TableTarget> = targets.iter().map(|(_, t)| t.clone()).collect();
+    let mut plan = reconstruct::plan(&evidence.db, survey, &just_targets);
+    for ((id, _), groups) in targets.iter().zip(std::mem::take(&mut plan.attributed)) {
+        if let Some(t) = tables.get_mut(*id) {
+            t.orphans = groups;
+        }
+    }
+    // An index whose table's schema row is lost names that table, when its entries'
+    // rowids are an inferred table's rows.
+    let orphan_indexes: Vec<reconstruct::OrphanIndex> = evidence
+        .schema
+        .rows
+        .iter()
+        .filter(|r| r.kind == pager::SchemaKind::Index && tables.named(&r.tbl_name).is_none())
+        .filter_map(|r| {
+            Some(reconstruct::OrphanIndex {
+                name: r.name.clone(),
+                table: r.tbl_name.clone(),
+                root: r.rootpage?,
+                columns: reconstruct::index_columns(r.sql.as_deref()?)?,
+            })
+        })
+        .collect();
+    let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
+    let known = known_tables(evidence, &plan.inferred, &namings, tables, profiles);
+    for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
+        let naming = namings
+            .iter()
+            .find(|n| n.inferred == i)
+            .filter(|n| tables.named(&n.table).is_none());
+        let known = known
+            .iter()
+            .find(|(m, _)| m.inferred == i)
+            .filter(|(_, k)| tables.named(&k.shape.name).is_none());
+        let name = match (known, naming) {
+            (Some((_, k)), _) => k.shape.name.clone(),
+            (None, Some(n)) => n.table.clone(),
+            (None, None) => crate::recover::plan::inferred_name(evidence, tables),
+        };
+        // Without a known statement: columns c0, c1, … declared without a type, so that
+        // every value keeps its storage class; a column an index's entries identify takes
+        // its name.
+        let sql = match known {
+            Some((_, k)) => k.sql.clone(),
+            None => {
+                let cols: Vec<String> = (0..table.columns.len())
+                    .map(|i| {
+                        let named = naming.and_then(|n| n.columns.get(&i));
+                        quote(&named.cloned().unwrap_or_else(|| format!("c{i}")))
+                    })
+                    .collect();
+                format!("CREATE TABLE {}({})", quote(&name), cols.join(", "))
+            }
+        };
+        let Some(shape) = out
+            .create_object(pager::SchemaKind::Table, &sql)
+            .ok()
+            .and_then(|()| out.shape(&name, false).ok())
+        else {
+            continue;
+        };
+        let rows: u64 = table.groups.iter().map(|g| g.cells).sum();
+        let mut reason = format!(
+            "its CREATE statement is lost: {} columns ({}) inferred from {} sampled records of {} orphan page groups ({rows} cells)",
+            table.columns.len(),
+            table.columns.join(", "),
+            table.sampled,
+            table.groups.len()
+        );
+        let mut found = vec![reconstruct::Evidence::LostSchema {
+            sampled: table.sampled,
+        }];
+        let mut confidence = reconstruct::Confidence::Low;
+        if let Some(n) = naming {
+            let named: Vec<String> = n
+                .columns
+                .iter()
+                .map(|(p, c)| format!("`{c}` (c{p})"))
+                .collect();
+            reason.push_str(&format!(
+                "; named by index `{}`, whose schema row survives: {} of its {} entries name rows of these pages{}",
+                n.index,
+                n.matched,
+                n.entries,
+                if named.is_empty() || known.is_some() {
+                    String::new()
+                } else {
+                    format!(", and their values identify {}", named.join(", "))
+                }
+            ));
+            found.push(reconstruct::Evidence::NamedByIndex {
+                index: n.index.clone(),
+                entries: n.entries,
+                matched: n.matched,
+            });
+            confidence = reconstruct::Confidence::Medium;
+        }
+        if let Some((m, k)) = known {
+            reason.push_str(&format!(
+                "; {} knows its CREATE statement: {} of {} sampled records fit its {} columns{}",
+                k.origin,
+                m.fitting,
+                m.sampled,
+                k.shape.columns.len(),
+                m.runner_up
+                    .as_ref()
+                    .map_or(String::new(), |(n, f)| format!(" (next best `{n}`: {f})"))
+            ));
+            found.push(reconstruct::Evidence::KnownSchema {
+                origin: k.origin.clone(),
+                sampled: m.sampled,
+                fitting: m.fitting,
+                runner_up: m.runner_up.clone(),
+            });
+            confidence = if naming.is_some() {
+                reconstruct::Confidence::High
+            } else {
+                reconstruct::Confidence::Medium
+            };
+        }
+        let id = tables.push(name, None, TableStatus::Inferred, Some(reason), Some(shape));
+        if let Some(t) = tables.get_mut(id) {
+            if let Some((_, k)) = known {
+                t.known_indexes = k
+                    .indexes
+                    .iter()
+                    .map(|(n, sql)| (k.origin.clone(), n.clone(), sql.clone()))
+                    .collect();
+            }
+            t.orphans = table
+                .groups
+                .into_iter()
+                .map(|group| Attribution {
+                    group,
+                    evidence: found.clone(),
+                    confidence,
+                })
+                .collect();
+        }
+    }
+    plan
+}
+
+/// The inferred tables whose records fit a table a chosen profile knows, each with that
+/// table. The known tables of every profile compete (each name given once, to the
+/// inferred table that fits it best). Under `--profile auto`, a profile's matches count
+/// only when every table it detects by exists, in the schema or named here from the
+/// evidence; a profile that fails is left out and the rest matched again.
+fn known_tables(
+    evidence: &Evidence<'_>,
+    inferred: &[reconstruct::InferredTable],
+    namings: &[reconstruct::Naming],
+    tables: &Tables,
+    profiles: &Profiles,
+) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
+    if inferred.is_empty() {
+        return Vec::new();
+    }
+    let schema = evidence.taken_names();
+    let fixed: BTreeMap<usize, String> = namings
+        .iter()
+        .map(|n| (n.inferred, n.table.clone()))
+        .collect();
+    let taken =
+        |name: &str| schema.contains(&name.to_ascii_lowercase()) || tables.named(name).is_some();
+    // Each profile's statements parsed once, however many rounds the detection takes.
+    let mut live: Vec<(
+        &crate::recover::profiles::Profile,
+        Vec<reconstruct::KnownTable>,
+    )> = profiles
+        .chosen()
+        .map(|p| (p, p.known_tables().unwrap_or_default()))
+        .collect();
+    loop {
+        let known: Vec<reconstruct::KnownTable> =
+            live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
+        let matches: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> =
+            reconstruct::match_known(&evidence.db, inferred, &known, &fixed, &taken)
+                .into_iter()
+                .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
+                .collect();
+        if !profiles.detects() {
+            return matches;
+        }
+        let detected = |p: &crate::recover::profiles::Profile| {
+            let origin = format!("profile {}", p.name);
+            p.detect.tables.iter().all(|t| {
+                schema.contains(&t.to_ascii_lowercase())
+                    || matches
+                        .iter()
+                        .any(|(_, k)| k.origin == origin && k.shape.name.eq_ignore_ascii_case(t))
+            })
+        };
+        let before = live.len();
+        live.retain(|(p, _)| detected(p));
+        if live.len() == before {
+            return matches;
+        }
+    }
+}
+
+/// The longest payload of any cell the run may write: in the schema's trees (the survey
+/// measured them) and on the orphan pages (a table whose schema row is lost has no tree).
+fn longest_payload(db: &pager::Database<'_>, survey: &Survey) -> u64 {
+    let in_trees = survey
+        .trees
+        .iter()
+        .map(|t| t.max_payload)
+        .max()
+        .unwrap_or(0);
+    let orphans = survey
+        .page_map
+        .orphans()
+        .filter_map(|(p, _)| db.page(p))
+        .flat_map(|page| {
+            let cells: Vec<u64> = page
+                .btree_header()
+                .map(|h| {
+                    page.cells(&h)
+                        .flatten()
+                        .filter_map(|c| c.cell.payload().map(|p| p.total_len))
+                        .collect()
+                })
+                .unwrap_or_default();
+            cells
+        })
+        .max()
+        .unwrap_or(0);
+    in_trees.max(orphans)
+}
+
+/// Carries `sqlite_sequence` counters over: never below what the rows now need.
+fn carry_sequence(evidence: &Evidence<'_>, out: &Output) -> rusqlite::Result<()> {
+    if !out.has_table("sqlite_sequence") {
+        return Ok(());
+    }
+    for record in evidence.internal_records("sqlite_sequence") {
+        let (Some(Value::Text(name)), Some(Value::Integer(seq))) = (record.first(), record.get(1))
+        else {
+            continue;
+        };
+        let name_value = Value::Text(name.clone());
+        let name = SqlValue::from_value(&name_value, evidence.encoding());
+        let changed = out.conn.execute(
+            "UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1",
+            rusqlite::params![name, seq],
+        )?;
+        if changed == 0 {
+            out.conn.execute(
+                "INSERT INTO sqlite_sequence(name, seq) VALUES (?1, ?2)",
+                rusqlite::params![name, seq],
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! What a recovery is asked to do, checked before anything is created: the source is a
+//! regular file, nothing the run writes already exists or could be one of the source's own
+//! files, the logs to read beside it are readable, the profile is valid.
+
+use std::path::{Path, PathBuf};
+
+use crate::base::error::Error;
+use crate::base::paths::{canonical_target, folder_of, with_suffix};
+use crate::recover::profiles::{ProfileChoice, Profiles};
+
+/// What to recover, where to, and how.
+#[derive(Clone, Debug)]
+pub struct RecoverOptions {
+    /// The damaged database (opened read-only; nothing is written beside it).
+    pub src: PathBuf,
+    /// The new database to write; must not exist. It is written as `DEST.incomplete` and
+    /// renamed into place only once verified.
+    pub dest: PathBuf,
+    /// Where to write the JSON loss report (default: `DEST.report.json`); must not exist.
+    pub report: Option<PathBuf>,
+    /// Commit the output even when loss is detected.
+    pub allow_partial: bool,
+    /// Rebuild lost rows from their surviving index entries and full-text copies.
+    pub partial_rows: bool,
+    /// The write-ahead log to read.
+    pub wal: Log,
+    /// The hot rollback journal to roll back.
+    pub journal: Log,
+    /// Write a registered placeholder parent for each lost parent row its children prove
+    /// (default on); off, no placeholder is written: the children are kept with their
+    /// references, and the loss is still reported (`LossSignal::ParentsNotRebuilt`).
+    pub placeholders: bool,
+    /// The application profiles for placeholder parents and text copies.
+    pub profile: ProfileChoice,
+    /// Carve deleted records from free space into `salvage_carved`.
+    pub carve: bool,
+    /// Write every version of every row the logs hold into `salvage_history`.
+    pub history: bool,
+    /// Recover the database as it was after this commit of the write-ahead log (0: before
+    /// its first), instead of after its last.
+    pub as_of: Option<u32>,
+    /// A case number or name, written into the report's `run`.
+    pub case: Option<String>,
+    /// Who ran the recovery, written into the report's `run`.
+    pub examiner: Option<String>,
+    /// The command line that asked for the run, written into the report's `run` (empty
+    /// when a program calls the library).
+    pub command_line: Vec<String>,
+}
+
+impl RecoverOptions {
+    /// Recover `src` into `dest` with the defaults: withheld on loss, partial rows and
+    /// placeholders on, `SRC-wal` and `SRC-journal` read when present, profiles detected.
+    pub fn new(src: impl Into<PathBuf>, dest: impl Into<PathBuf>) -> RecoverOptions {
+        RecoverOptions {
+            src: src.into(),
+            dest: dest.into(),
+            report: None,
+            allow_partial: false,
+            partial_rows: true,
+            wal: Log::Beside,
+            journal: Log::Beside,
+            placeholders: true,
+            profile: ProfileChoice::Auto,
+            carve: false,
+            history: false,
+            as_of: None,
+            case: None,
+            examiner: None,
+            command_line: Vec::new(),
+        }
+    }
+}
+
+/// Which log (write-ahead log or rollback journal) a run reads with the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Log {
+    /// `SRC-wal` / `SRC-journal`, when it exists and is not empty.
+    Beside,
+    /// This file.
+    Named(PathBuf),
+    /// None: the main file is read as it is.
+    Off,
+}
+
+/// The paths of one run, validated.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    /// The source: the file itself, every symbolic link on the way resolved.
+    pub src: PathBuf,
+    /// The source's path as given, when it is a symbolic link to `src`.
+    pub src_link: Option<PathBuf>,
+    /// The write-ahead log to read, if any.
+    pub wal: Option<PathBuf>,
+    /// The rollback journal to read, if any.
+    pub journal: Option<PathBuf>,
+    /// The write-ahead log was turned off.
+    pub wal_off: bool,
+    /// The rollback journal was turned off.
+    pub journal_off: bool,
+    /// The destination.
+    pub dest: PathBuf,
+    /// Where the output is written until it is committed.
+    pub incomplete: PathBuf,
+    /// The loss report.
+    pub report: PathBuf,
+}
+
+/// A request checked: its paths and its profiles.
+#[derive(Debug)]
+pub struct Request {
+    /// The paths.
+    pub paths: Paths,
+    /// The profiles chosen, loaded.
+    pub profiles: Profiles,
+    /// Commit the output even when loss is detected.
+    pub allow_partial: bool,
+    /// Rebuild lost rows from index entries and full-text copies.
+    pub partial_rows: bool,
+    /// Write placeholder parents.
+    pub placeholders: bool,
+    /// Carve deleted records from free space.
+    pub carve: bool,
+    /// Write the logs' row versions.
+    pub history: bool,
+    /// The write-ahead log commit to recover the database as of.
+    pub as_of: Option<u32>,
+    /// When the run began, and who asked for it how: for the report.
+    pub about: About,
+}
+
+/// When a run began, and who asked for it how.
+#[derive(Clone, Debug)]
+pub struct About {
+    /// When the request was checked, before anything was read.
+    pub started: std::time::SystemTime,
+    /// A case number or name.
+    pub case: Option<String>,
+    /// Who ran it.
+    pub examiner: Option<String>,
+    /// The command line.
+    pub command_line: Vec<String>,
+}
+
+/// A request refused before anything is created: what is wrong, and what to do.
+pub(crate) fn refused(what: String, hint: &str) -> Error {
+    Error::Refused {
+        what,
+        hint: hint.to_string(),
+    }
+}
+
+impl Request {
+    /// Checks every part of `options` before anything is created.
+    pub fn check(options: &RecoverOptions) -> Result<Request, Error> {
+        let started = std::time::SystemTime::now();
+        // A bundle (`salvage quarantine`) is read through its database file.
+        let bundled;
+        let options = match crate::custody::bundle::database_in(&options.src) {
+            Some(src) => {
+                bundled = RecoverOptions {
+                    src,
+                    ..options.clone()
+                };
+                &bundled
+            }
+            None => options,
+        };
+        // SQLite keeps a database's logs beside the file a link points to: the source is
+        // that file, and the link is named in the report.
+        let source = crate::base::dbpath::DatabasePath::resolve(&options.src)?;
+        let src_link = source.link().map(Path::to_path_buf);
+        let resolved = RecoverOptions {
+            src: source.file,
+            ..options.clone()
+        };
+        let options = &resolved;
+        let dest = options.dest.clone();
+        let incomplete = with_suffix(&dest, ".incomplete");
+        let report = options
+            .report
+            .clone()
+            .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
+        if dest.is_dir() {
+            return Err(refused(
+                format!("the destination `{}` is a folder", dest.display()),
+                &format!(
+                    "-o names the new database file itself, e.g. `{}`",
+                    dest.join("recovered.db").display()
+                ),
+            ));
+        }
+        // Every file in the way is named at once, so that one move clears the way.
+        let report_incomplete = with_suffix(&report, ".incomplete");
+        let exists = |p: &Path| p.symlink_metadata().is_ok();
+        let mut blocking = Vec::new();
+        let mut what = Vec::new();
+        for left in [&incomplete, &report_incomplete] {
+            if exists(left) {
+                what.push(format!(
+                    "`{}` is left from an earlier run that did not finish or was withheld",
+                    left.display()
+                ));
+                blocking.push(format!("`{}`", left.display()));
+            }
+        }
+        for (p, name) in [(&dest, "destination"), (&report, "report")] {
+            if exists(p) {
+                what.push(format!("the {name} `{}` already exists", p.display()));
+                blocking.push(format!("`{}`", p.display()));
+            }
+        }
+        if !what.is_empty() {
+            let commit = if exists(&incomplete) && exists(&report) && !exists(&dest) {
+                let report = match &options.report {
+                    Some(r) => format!(" --report {}", r.display()),
+                    None => String::new(),
+                };
+                format!(
+                    "if that run was withheld for its loss, accept it with `salvage commit {}{report}`; ",
+                    incomplete.display()
+                )
+            } else {
+                String::new()
+            };
+            return Err(Error::Refused {
+                what: what.join("; "),
+                hint: format!(
+                    "{commit}to run again, choose a new path or move away {}: salvage never overwrites, reuses or deletes a file",
+                    blocking.join(", ")
+                ),
+            });
+        }
+        for (file, what, hint) in [
+            (&dest, "destination folder", "create the folder first"),
+            (
+                &report,
+                "report's folder",
+                "create the folder first, or leave --report out (DEST.report.json)",
+            ),
+        ] {
+            let folder = folder_of(file);
+            if !folder.is_dir() {
+                return Err(refused(
+                    format!("the {what} `{}` does not exist", folder.display()),
+                    hint,
+                ));
+            }
+        }
+        let outputs = apart_from_source(&options.src, &dest, &report, &incomplete)?;
+        let profiles = options
+            .profile
+            .load()
+            .map_err(|why| Error::InvalidProfile { why })?;
+        let wal = log_to_read(&options.wal, &options.src, "-wal", &outputs)?;
+        let journal = log_to_read(&options.journal, &options.src, "-journal", &outputs)?;
+        if let (Some(n), None) = (options.as_of, &wal) {
+            return Err(refused(
+                format!("--as-of {n} names a commit of a write-ahead log, and none is read"),
+                "give the log with --wal, or leave --as-of out",
+            ));
+        }
+        Ok(Request {
+            paths: Paths {
+                src: options.src.clone(),
+                src_link,
+                wal,
+                journal,
+                wal_off: options.wal == Log::Off,
+                journal_off: options.journal == Log::Off,
+                dest,
+                incomplete,
+                report,
+            },
+            profiles,
+            allow_partial: options.allow_partial,
+            partial_rows: options.partial_rows,
+            placeholders: options.placeholders,
+            carve: options.carve,
+            history: options.history,
+            as_of: options.as_of,
+            about: About {
+                started,
+                case: options.case.clone(),
+                examiner: options.examiner.clone(),
+                command_line: options.command_line.clone(),
+            },
+        })
+    }
+}
+
+/// Checks that nothing the run writes is the source or one of its sidecar files, and that
+/// the source is none of the files SQLite may write or delete beside the output it opens
+/// (it deletes what looks like a hot journal of a database it opens). Returns those
+/// files, canonical: a log read with the source must not be one of them either.
+fn apart_from_source(
+    src: &Path,
+    dest: &Path,
+    report: &Path,
+    incomplete: &Path,
+) -> Result<Vec<Option<PathBuf>>, Error> {
+    let src_canon = src.canonicalize().map_err(|e| Error::Source {
+        path: src.to_path_buf(),
+        source: e,
+    })?;
+    let dest_canon = canonical_target(dest).ok_or_else(|| {
+        refused(
+            format!("cannot resolve the destination `{}`", dest.display()),
+            "give a file path in an existing folder",
+        )
+    })?;
+    let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| with_suffix(&src_canon, s));
+    for target in [
+        &dest_canon,
+        &canonical_target(report).unwrap_or_default(),
+        &canonical_target(incomplete).unwrap_or_default(),
+    ] {
+        if sidecars.contains(target) {
+            return Err(refused(
+                format!("`{}` is the source or one of its sidecar files", target.display()),
+                "write the output somewhere else: the source is evidence and nothing is written beside it",
+            ));
+        }
+    }
+    let mut outputs = vec![Some(dest_canon), canonical_target(incomplete)];
+    for file in [dest, incomplete] {
+        for suffix in ["-journal", "-wal", "-shm"] {
+            outputs.push(canonical_target(&with_suffix(file, suffix)));
+        }
+    }
+    // The report is a file of its own: never the output, its `.incomplete`, or a file
+    // SQLite writes beside either (the run would fail halfway, or commit over it).
+    let report_canon = canonical_target(report);
+    if report_canon.is_some() && outputs.contains(&report_canon) {
+        return Err(refused(
+            format!(
+                "the report `{}` is the output or a file written with it",
+                report.display()
+            ),
+            "give --report a path of its own, or leave it out (DEST.report.json)",
+        ));
+    }
+    outputs.push(report_canon);
+    if outputs.contains(&Some(src_canon)) {
+        return Err(refused(
+            format!(
+                "`{}` is a file the output's database may write or delete",
+                src.display()
+            ),
+            "name the output so that the source is not one of its sidecar files",
+        ));
+    }
+    Ok(outputs)
+}
+
+/// A file beside the source to read as well (`suffix`: `-wal`, `-journal`): the one
+/// named, else `SRC{suffix}` when it exists and is not empty; none when turned off.
+/// Refused when it is not a readable file or is one of the `outputs`.
+fn log_to_read(
+    log: &Log,
+    src: &Path,
+    suffix: &str,
+    outputs: &[Option<PathBuf>],
+) -> Result<Option<PathBuf>, Error> {
+    let what = if suffix == "-wal" {
+        "write-ahead log"
+    } else {
+        "rollback journal"
+    };
+    let path = match log {
+        Log::Off => None,
+        Log::Named(p) => match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => Some(p.clone()),
+            _ => {
+                return Err(refused(
+                    format!("the {what} `{}` is not a readable file", p.display()),
+                    &format!(
+                        "give the path of the {suffix} file, or leave --{} out",
+                        suffix.trim_start_matches('-')
+                    ),
+                ))
+            }
+        },
+        Log::Beside => {
+            let beside = with_suffix(src, suffix);
+            std::fs::metadata(&beside)
+                .ok()
+                .filter(|m| m.is_file() && m.len() > 0)
+                .map(|_| beside)
+        }
+    };
+    if let Some(p) = &path {
+        let canon = p.canonicalize().ok();
+        if canon.is_some() && outputs.contains(&canon) {
+            return Err(refused(
+                format!("`{}` is the {what} being read", p.display()),
+                "write the output somewhere else",
+            ));
+        }
+    }
+    Ok(path)
+}
