@@ -18,7 +18,7 @@ pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
 /// when asked.
 pub fn inspect_file_with(path: &Path, sha256: bool, audit: bool) -> Result<InspectReport, Error> {
     // A bundle (`salvage quarantine`) is read through its database file.
-    let path = &crate::custody::bundle::database_in(path).unwrap_or_else(|| path.to_path_buf());
+    let path = &crate::recover::request::database_in(path).unwrap_or_else(|| path.to_path_buf());
     // The log and journal lie beside the file a link points to, where SQLite keeps them.
     let named = crate::base::dbpath::DatabasePath::resolve(path)?;
     let source = Source::open(&named.file)?;

@@ -11,6 +11,7 @@ pub mod files;
 pub mod observer;
 pub mod output;
 pub mod paths;
+pub mod place;
 pub(crate) mod priority;
 pub(crate) mod readahead;
 pub mod sqlite;

@@ -63,3 +63,6 @@ pub fn check_regular_file(path: &Path) -> Result<std::fs::Metadata, Error> {
     }
     Ok(meta)
 }
+
+/// The sidecar suffixes SQLite gives the files beside a database, in the order copied.
+pub const SIDECARS: [&str; 3] = ["-wal", "-shm", "-journal"];

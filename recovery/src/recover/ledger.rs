@@ -3,7 +3,7 @@
 
 use reconstruct::LossSignal;
 
-use crate::recover::load::DamagedFields;
+use crate::recover::damaged::DamagedFields;
 use crate::report::{ConflictReport, Listed, ObjectStatus, SchemaObject};
 
 /// What a run did besides writing rows.
@@ -34,9 +34,9 @@ pub struct Ledger {
     /// Sentences saying what the output was checked against.
     pub verified: Vec<String>,
     /// What `--carve` found, when it was asked for.
-    pub carved: Option<crate::recover::carve::CarvedReport>,
+    pub carved: Option<crate::report::carved::CarvedReport>,
     /// What `--history` found, when it was asked for.
-    pub history: Option<crate::recover::history::HistoryReport>,
+    pub history: Option<crate::report::history::HistoryReport>,
 }
 
 impl Ledger {

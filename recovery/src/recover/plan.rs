@@ -70,7 +70,7 @@ impl SchemaPlan {
         for n in named.iter_mut() {
             if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {
                 if let Some(t) = self.tables.get(n.table) {
-                    n.indexes = crate::recover::load::claims::witnesses(evidence, &t.name);
+                    n.indexes = crate::recover::evidence::indexes::witnesses(evidence, &t.name);
                 }
             }
         }

@@ -156,7 +156,7 @@ impl Request {
         let started = std::time::SystemTime::now();
         // A bundle (`salvage quarantine`) is read through its database file.
         let bundled;
-        let options = match crate::custody::bundle::database_in(&options.src) {
+        let options = match crate::recover::request::database_in(&options.src) {
             Some(src) => {
                 bundled = RecoverOptions {
                     src,
@@ -399,4 +399,16 @@ fn log_to_read(
         }
     }
     Ok(path)
+}
+
+/// The database at `dir` when `dir` is a bundle (a folder with a manifest naming one):
+/// `inspect` and `recover` read a bundle through its database file, whose sidecars lie
+/// beside it under their usual names.
+pub fn database_in(dir: &Path) -> Option<PathBuf> {
+    if !dir.is_dir() || !dir.join(crate::report::manifest::MANIFEST).is_file() {
+        return None;
+    }
+    let manifest = crate::report::manifest::Manifest::read(dir).ok()?;
+    let file = manifest.database()?;
+    crate::report::manifest::safe_relative(&file.path).map(|p| dir.join(p))
 }

@@ -319,7 +319,7 @@ pub struct WalSidecar {
     pub database_size: Option<u32>,
     /// The timeline: every committed transaction in commit order, the frames that never
     /// committed, with the rows each changed (see `recover --history`).
-    pub timeline: Vec<crate::recover::history::StepReport>,
+    pub timeline: Vec<crate::report::history::StepReport>,
     /// Frames of an earlier generation of the log (before a checkpoint reset it),
     /// overwritten from the start since: evidence of older versions.
     pub older_generation_frames: usize,
@@ -360,7 +360,7 @@ impl WalSidecar {
                 timeline: history::wal_history(main, None, &w, read)
                     .steps
                     .iter()
-                    .map(crate::recover::history::StepReport::of)
+                    .map(crate::report::history::StepReport::of)
                     .collect(),
                 older_generation_frames: w
                     .strays

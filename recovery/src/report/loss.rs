@@ -46,11 +46,11 @@ pub struct LossReport {
     pub partial_rows: PartialRowsReport,
     /// Deleted records carved from free space (`recover --carve` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub carved: Option<crate::recover::carve::CarvedReport>,
+    pub carved: Option<crate::report::carved::CarvedReport>,
     /// Every version of every row the write-ahead log and the journal hold (`recover
     /// --history` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history: Option<crate::recover::history::HistoryReport>,
+    pub history: Option<crate::report::history::HistoryReport>,
     /// Values of written rows that are not in their tables as read (NULL there instead),
     /// registered with their reasons.
     #[serde(default)]

@@ -1,9 +1,12 @@
 //! The documents a run writes: the loss report of a recovery (`docs/report.md`) and the
 //! inspect document (`docs/inspect.md`), with what they share.
 
+pub mod carved;
 mod common;
+pub mod history;
 pub mod inspect;
 mod loss;
+pub mod manifest;
 pub mod map;
 
 pub use common::{

@@ -119,7 +119,7 @@ impl Plan {
                 Some(rel) if !rel.as_os_str().is_empty() => target.join(rel),
                 _ => target.to_path_buf(),
             };
-            crate::custody::repair::check_not_in_use(&at)?;
+            crate::base::place::check_not_in_use(&at)?;
         }
         let staging = incomplete(target);
         if std::fs::symlink_metadata(&staging).is_ok() {

@@ -36,10 +36,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::files::{hash_open, hex, utc};
-use super::{
-    not_a_manifest, safe_relative, BackupRoot, Kind, Manifest, ManifestFile, Role, MANIFEST,
-};
+use super::{safe_relative, BackupRoot, Kind, Manifest, ManifestFile, Role, MANIFEST};
 use crate::base::error::Error;
+use crate::report::manifest::not_a_manifest;
 
 /// The first four bytes of a write-ahead log ("WAL File Format": magic number), for
 /// checksums over little-endian and big-endian words.

@@ -28,7 +28,6 @@
 //! database runs at a time ([`place::Claim`]). A refusal creates nothing.
 
 pub mod journal;
-pub mod place;
 mod rollback;
 mod start;
 mod steps;
@@ -41,6 +40,7 @@ use crate::base::error::Error;
 use crate::base::files::hash_file;
 use crate::base::observer::Observer;
 use crate::base::paths::with_suffix as beside;
+use crate::base::place::{self, in_use};
 use crate::custody::bundle::{self, Provenance, Role};
 use journal::{Journal, Phase};
 
@@ -295,42 +295,6 @@ fn unfinished(j: &Journal) -> Error {
         hint: format!(
             "`salvage repair {db} --resume` finishes it (add --allow-partial to accept a recovery with loss), `salvage repair {db} --rollback` puts the original back; the journal is `{}`",
             Journal::path_for(&j.db).display()
-        ),
-    }
-}
-
-/// Refuses while another process holds SQLite's locks on the database or its `-shm`.
-pub(crate) fn check_not_in_use(db: &Path) -> Result<(), Error> {
-    for path in [db.to_path_buf(), beside(db, "-shm")] {
-        if let Some(h) = place::lock_holder(&path) {
-            return Err(in_use(&path, Some(h), true));
-        }
-    }
-    Ok(())
-}
-
-/// The refusal of a file another process holds a lock on; `again`: the command may
-/// simply be run again once the application is stopped (a refusal before anything was
-/// made).
-fn in_use(path: &Path, holder: Option<place::Holder>, again: bool) -> Error {
-    let who = holder.map_or("another process holds a lock on it".to_string(), |h| {
-        let name = place::process_name(h.pid).map_or(format!("process {}", h.pid), |c| {
-            format!("process {} (`{c}`)", h.pid)
-        });
-        format!(
-            "{name} holds a {} lock on it",
-            if h.write { "write" } else { "read" }
-        )
-    });
-    Error::Refused {
-        what: format!("`{}` is in use: {who}", path.display()),
-        hint: format!(
-            "stop the application using the database (or close its connections){}",
-            if again {
-                ", then run the command again"
-            } else {
-                ""
-            }
         ),
     }
 }

@@ -53,7 +53,7 @@ pub(super) fn start(
     };
     check_paths(db, &j)?;
     check_exchange(file)?;
-    super::check_not_in_use(file)?;
+    place::check_not_in_use(file)?;
     let files = room_for_files(file);
     check_room(&j, files)?;
     if healthy(db, &j, inspected.verdict.healthy, files)? {

@@ -16,6 +16,7 @@ use crate::base::observer::{Observer, Progress};
 use crate::recover::request::Paths;
 
 pub mod fault;
+pub mod indexes;
 pub mod logs;
 pub mod source;
 

@@ -7,10 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::{Outcome, Recovery};
 use crate::base::error::Error;
 use crate::base::paths::{folder_of, with_suffix};
 use crate::recover::request::{refused, Paths};
-use crate::recover::{Outcome, Recovery};
 use crate::report::{Accepted, LossReport, OutputLocation};
 
 /// What a caller asks to commit.

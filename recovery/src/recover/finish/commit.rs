@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
+use super::{Outcome, Recovery};
 use crate::base::error::Error;
 use crate::recover::evidence::logs::{journal_outcome, wal_outcome};
 use crate::recover::evidence::{After, Before, Changed, Evidence};
 use crate::recover::finish::report::{build, LossReportParts};
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::request::Request;
-use crate::recover::{Outcome, Recovery};
 use crate::report::{LogHashes, LossReport, OutputLocation, OutputState, RunPaths, SourceProof};
 
 pub fn commit(

@@ -9,14 +9,74 @@ use crate::base::error::Error;
 use crate::base::observer::{Observer, Stage};
 use crate::recover::evidence::{After, Before, Changed, Evidence};
 use crate::recover::rebuild::Rebuilt;
-use crate::recover::request::Request;
-use crate::recover::Recovery;
+use crate::recover::request::{Paths, Request};
+use crate::report::{LossReport, TableReport};
+use reconstruct::{LossSignal, Verdict};
 
 pub mod accept;
 pub(crate) mod commit;
 pub(crate) mod report;
 pub(crate) mod verify;
 mod vtab;
+
+/// How a recovery that ran to its end ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// No loss detected; the output is verified and committed at DEST.
+    Complete,
+    /// Loss detected and recorded; the partial output is committed (it was allowed).
+    PartialCommitted,
+    /// Loss detected; the output is withheld as DEST.incomplete. The report is written.
+    Withheld,
+    /// The output failed verification, or the source changed during the run; the output
+    /// is kept as DEST.incomplete, the report is written.
+    NotVerified {
+        /// The source's hash after the run differs from the one before.
+        source_changed: bool,
+    },
+}
+
+/// A recovery that ran to its end: how it ended, and its loss report as written.
+#[derive(Debug)]
+pub struct Recovery {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The loss report (also written to `paths.report`).
+    pub report: LossReport,
+    /// Where everything is.
+    pub paths: Paths,
+}
+
+impl Recovery {
+    /// The verdict flags.
+    pub fn verdict(&self) -> Verdict {
+        self.report.flags
+    }
+
+    /// Every sign of loss, typed, in the report's order.
+    pub fn signals(&self) -> &[LossSignal] {
+        &self.report.evidence.signals
+    }
+
+    /// The report's entry for the table named `name`.
+    pub fn table(&self, name: &str) -> Option<&TableReport> {
+        self.report
+            .tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The run as a `Result`: a run whose output failed verification is an error.
+    pub fn verified(self) -> Result<Recovery, Error> {
+        match self.outcome {
+            Outcome::NotVerified { source_changed } => Err(Error::VerificationFailed {
+                incomplete: self.paths.incomplete,
+                source_changed,
+            }),
+            _ => Ok(self),
+        }
+    }
+}
 
 /// The output with every object made: what is verified and committed.
 pub struct Finish {

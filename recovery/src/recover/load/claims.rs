@@ -44,7 +44,10 @@ pub fn cut_foreign_pages<'s>(
         .filter(|(_, shape)| !shape.without_rowid)
         .filter_map(|(t, _)| {
             let root = t.root.filter(|r| involved.contains(r))?;
-            Some((root, witnesses(evidence, &t.name)))
+            Some((
+                root,
+                crate::recover::evidence::indexes::witnesses(evidence, &t.name),
+            ))
         })
         .collect();
     let claimants: Vec<Claimant<'_>> = tables
@@ -117,23 +120,6 @@ pub fn cut_foreign_pages<'s>(
     }
     take_back(evidence, &cuts, &tops, out, tables, deferred)?;
     Ok(cuts)
-}
-
-/// The indexes of `table` whose entries witness every row: a partial index (`WHERE`)
-/// holds only some, and is no witness that a row is not the table's.
-pub fn witnesses(evidence: &Evidence<'_>, table: &str) -> Vec<IndexKeys> {
-    let partial = |name: &str| {
-        evidence.schema.rows.iter().any(|r| {
-            r.name.eq_ignore_ascii_case(name)
-                && r.sql
-                    .as_deref()
-                    .is_some_and(|sql| sql.to_ascii_uppercase().contains("WHERE"))
-        })
-    };
-    crate::recover::rebuild::partial::table_indexes(evidence, table)
-        .into_iter()
-        .filter(|i| !partial(&i.name))
-        .collect()
 }
 
 /// Takes the rows of cut pages back out of the bulk-loaded tables, and out of the rows they

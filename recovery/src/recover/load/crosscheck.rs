@@ -164,7 +164,7 @@ fn checkable_indexes(
     evidence: &Evidence<'_>,
     table: &str,
 ) -> Vec<(reconstruct::IndexKeys, Vec<String>)> {
-    crate::recover::rebuild::partial::table_indexes(evidence, table)
+    crate::recover::evidence::indexes::table_indexes(evidence, table)
         .into_iter()
         .filter_map(|index| {
             let columns = index

@@ -31,12 +31,10 @@ mod bulk_tables;
 pub(crate) mod claims;
 mod contested;
 mod crosscheck;
-pub mod damaged;
 pub mod lost_and_found;
 mod rows;
 
 use bulk_tables::BulkTable;
-pub use damaged::DamagedFields;
 pub use lost_and_found::LostAndFound;
 use rows::{Sink, TableWriter};
 

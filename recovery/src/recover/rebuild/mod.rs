@@ -124,7 +124,7 @@ pub fn bounds_inputs(
             continue;
         }
         let rowids = rowids.settled();
-        let indexes = partial::table_indexes(evidence, &t.name);
+        let indexes = crate::recover::evidence::indexes::table_indexes(evidence, &t.name);
         // A counter below a recovered rowid contradicts the rows: it proves nothing.
         let sequence = sequences
             .get(&t.name.to_lowercase())

@@ -6,6 +6,47 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use crate::base::error::Error;
+
+/// Refuses while another process holds SQLite's locks on the database or its `-shm`.
+pub fn check_not_in_use(db: &Path) -> Result<(), Error> {
+    for path in [
+        db.to_path_buf(),
+        crate::base::paths::with_suffix(db, "-shm"),
+    ] {
+        if let Some(h) = lock_holder(&path) {
+            return Err(in_use(&path, Some(h), true));
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of a file another process holds a lock on; `again`: the command may
+/// simply be run again once the application is stopped (a refusal before anything was
+/// made).
+pub fn in_use(path: &Path, holder: Option<Holder>, again: bool) -> Error {
+    let who = holder.map_or("another process holds a lock on it".to_string(), |h| {
+        let name = process_name(h.pid).map_or(format!("process {}", h.pid), |c| {
+            format!("process {} (`{c}`)", h.pid)
+        });
+        format!(
+            "{name} holds a {} lock on it",
+            if h.write { "write" } else { "read" }
+        )
+    });
+    Error::Refused {
+        what: format!("`{}` is in use: {who}", path.display()),
+        hint: format!(
+            "stop the application using the database (or close its connections){}",
+            if again {
+                ", then run the command again"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
 /// A lock another process holds on a file, as `F_GETLK` reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Holder {
