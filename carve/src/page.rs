@@ -451,6 +451,46 @@ mod tests {
     }
 
     #[test]
+    fn freed_leaf_holding_rows_of_two_tables_says_no_owner() {
+        // Its cells fit two different tables: the page does not say whose it was, so the
+        // record of its freeblock is attributed by its shape alone.
+        #[rustfmt::skip]
+        let header = [
+            0x0d,       // page type: table b-tree leaf
+            0x01, 0xe3, // first freeblock: 483
+            0x00, 0x02, // cell count: 2
+            0x01, 0xe3, // cell content area: 483
+            0x00,       // fragmented free bytes
+            0x01, 0xee, // cell pointer 0: 494
+            0x01, 0xf5, // cell pointer 1: 501
+        ];
+        #[rustfmt::skip]
+        let pair_cell = [
+            0x05,       // payload length: 5
+            0x02,       // rowid: 2
+            0x03,       // header size: 3
+            0x01, 0x01, // serial types: 8-bit integer, twice
+            0x05, 0x06,
+        ];
+        let bytes = file(&[page(&[
+            (0, &header),
+            (483, &freeblock(0)),
+            (494, &pair_cell),
+            (501, &LIVE_CELL),
+        ])]);
+        let pair = template("pair", &[("a", "INTEGER"), ("b", "INTEGER")]);
+        let found = carve(&bytes, PageRole::Free, &[notes(), pair]);
+        let summary: Vec<_> = found
+            .iter()
+            .map(|c| (c.offset, c.table, c.certain))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![(494, Some(1), false), (501, Some(0), false), (485, Some(0), false)]
+        );
+    }
+
+    #[test]
     fn freed_page_without_a_btree_header_is_read_for_records_anywhere() {
         // A freelist trunk page ("The Freelist"): next trunk, leaf count, then what the
         // page held before.
