@@ -421,8 +421,9 @@ mod tests {
     #[test]
     fn freed_leaf_gives_its_cells_and_free_space_as_its_tables_rows() {
         let bytes = file(&[leaf(490, 490, &[(490, &freeblock(0))])]);
-        let other = template("other", &[("a", "INTEGER"), ("b", "REAL")]);
-        let found = carve(&bytes, PageRole::Free, &[other, notes()]);
+        // A table of the cells' first two columns only is no fit.
+        let short = template("short", &[("title", "TEXT"), ("body", "TEXT")]);
+        let found = carve(&bytes, PageRole::Free, &[short, notes()]);
         let summary: Vec<_> = found
             .iter()
             .map(|c| (c.source, c.offset, c.table, c.rowid, c.certain))
