@@ -398,10 +398,16 @@ mod tests {
             0x00,       // fragmented free bytes
             0x00, 0x00, 0x00, 0x03, // right-most pointer: page 3
         ];
-        let bytes = file(&[page(&[(0, &header), (400, &DELETED_CELL)]), leaf(0, 501, &[])]);
+        let bytes = file(&[
+            page(&[(0, &header), (400, &DELETED_CELL)]),
+            leaf(0, 501, &[]),
+        ]);
         let found = carve(&bytes, PageRole::Live(Some(0)), &[notes()]);
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].source, found[0].offset), (Source::Unallocated, 402));
+        assert_eq!(
+            (found[0].source, found[0].offset),
+            (Source::Unallocated, 402)
+        );
     }
 
     #[test]
@@ -487,7 +493,11 @@ mod tests {
             .collect();
         assert_eq!(
             summary,
-            vec![(494, Some(1), false), (501, Some(0), false), (485, Some(0), false)]
+            vec![
+                (494, Some(1), false),
+                (501, Some(0), false),
+                (485, Some(0), false)
+            ]
         );
     }
 

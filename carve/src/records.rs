@@ -801,8 +801,14 @@ mod tests {
         ];
         let found = in_block(&block, &[notes()]);
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].start, found[0].end, found[0].inferred), (3, 12, 1));
-        assert_eq!(found[0].values, vec![text("hi"), text("yo"), Value::Integer(3)]);
+        assert_eq!(
+            (found[0].start, found[0].end, found[0].inferred),
+            (3, 12, 1)
+        );
+        assert_eq!(
+            found[0].values,
+            vec![text("hi"), text("yo"), Value::Integer(3)]
+        );
     }
 
     #[test]
@@ -861,7 +867,10 @@ mod tests {
         ];
         let found = in_block(&block, &[notes()]);
         assert_eq!(found.len(), 2);
-        assert_eq!((found[0].start, found[0].end, found[0].rowid), (2, 11, None));
+        assert_eq!(
+            (found[0].start, found[0].end, found[0].rowid),
+            (2, 11, None)
+        );
         assert_eq!(
             found[1],
             Found {
@@ -891,7 +900,10 @@ mod tests {
         let found = in_block(&block, &[notes()]);
         let spans: Vec<_> = found.iter().map(|f| (f.start, f.end, f.inferred)).collect();
         assert_eq!(spans, vec![(2, 11, 2), (13, 22, 2)]);
-        assert_eq!(found[1].values, vec![text("ab"), text("cd"), Value::Integer(5)]);
+        assert_eq!(
+            found[1].values,
+            vec![text("ab"), text("cd"), Value::Integer(5)]
+        );
     }
 
     #[test]
@@ -1135,7 +1147,11 @@ mod tests {
         as_read(&mut values, &[real.clone(), any], &[0]);
         assert_eq!(values, vec![Value::Real(2.0)]);
         let mut values = vec![Value::Integer(2)];
-        as_read(&mut values, &[real.clone(), template("n", &[("x", "")])], &[0, 1]);
+        as_read(
+            &mut values,
+            &[real.clone(), template("n", &[("x", "")])],
+            &[0, 1],
+        );
         assert_eq!(values, vec![Value::Integer(2)]);
         let mut values = vec![Value::Integer(2)];
         as_read(&mut values, &[real], &[]);

@@ -132,9 +132,8 @@ mod tests {
             S::Text(2),
             S::Blob(2),
         ];
-        let admitted = |a: Affinity| -> Vec<bool> {
-            types.iter().map(|t| slot(a).admits(*t)).collect()
-        };
+        let admitted =
+            |a: Affinity| -> Vec<bool> { types.iter().map(|t| slot(a).admits(*t)).collect() };
         let (y, n) = (true, false);
         //                                       null int zero one float text blob
         assert_eq!(admitted(Affinity::Integer), [y, y, y, y, y, n, n]);
