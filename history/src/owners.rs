@@ -391,8 +391,10 @@ mod tests {
         assert!(!moved(&[3], &leaf_rewritten));
         // A page no tree holds, written as something other than a table page: no.
         assert!(!moved(&[5], &main));
-        // An interior page: yes. The schema's leaf: yes.
+        // An interior page, whatever it is now (here: freed, zeroed): yes.
         assert!(moved(&[2], &main));
+        assert!(moved(&[2], &after(2, &[0u8; 512])));
+        // The schema's leaf: yes.
         assert!(moved(&[1], &main));
         // A page no tree held that is a table leaf now: yes.
         let new_leaf = after(5, &leaf(&[&row(9, b'z')]));
