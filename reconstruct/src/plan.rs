@@ -708,6 +708,32 @@ mod tests {
     }
 
     #[test]
+    fn records_fit_a_table_when_at_most_one_in_twenty_does_not() {
+        // a's root page 2 is zeroed; orphan leaf 3 holds `good` rows shaped like a's and
+        // one of three integers.
+        let orphan = |good: u8| {
+            let rows: Vec<[u8; 6]> = (1..=good).map(|r| named_row(r, b'n')).collect();
+            let odd = three_ints(good + 1, 9);
+            let mut cells: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            cells.push(&odd);
+            file(&[&a_schema()], &[zeroed(), leaf(&cells)])
+        };
+        let plan = plan_of(&orphan(19), &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed[0].len(), 1);
+        assert_eq!(
+            plan.attributed[0][0].evidence,
+            vec![Evidence::Shape {
+                sampled: 20,
+                fitting: 19,
+                runner_up: None,
+            }]
+        );
+        let plan = plan_of(&orphan(1), &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed, vec![vec![]]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(3, 2, (1, 2))]);
+    }
+
+    #[test]
     fn clearly_better_fit_of_two_decides_with_low_confidence() {
         // `b`'s name has no declared type: text fits it, but less well than a TEXT column.
         let b_untyped = shape("b", &[("id", "INTEGER PRIMARY KEY"), ("name", "")]);
@@ -870,10 +896,11 @@ mod tests {
         let sample = vec![
             vec![Value::Integer(1), t("x"), Value::Null],
             vec![Value::Integer(2), Value::Real(1.5), Value::Null],
-            vec![Value::Null, t("y"), Value::Null, Value::Blob(vec![1])],
+            vec![Value::Null, t("y"), Value::Blob(vec![1]), Value::Null],
         ];
-        // NULL only where nothing else was seen; as wide as the widest record.
-        assert_eq!(sample_shape(&sample), ["integer", "text", "null", "blob"]);
+        // NULL only where nothing else was seen, however often; as wide as the widest
+        // record.
+        assert_eq!(sample_shape(&sample), ["integer", "text", "blob", "null"]);
         assert_eq!(sample_shape(&[]), Vec::<&str>::new());
     }
 
