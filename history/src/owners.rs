@@ -308,6 +308,16 @@ mod tests {
         out
     }
 
+    /// `t`'s root 2 over leaves 3 (row 1) and 4 (row 5), and `page_five` beside them.
+    fn two_leaves(page_five: Vec<u8>) -> Vec<u8> {
+        file(&[
+            interior(&[(3, 2)], 4),
+            leaf(&[&row(1, b'a')]),
+            leaf(&[&row(5, b'e')]),
+            page_five,
+        ])
+    }
+
     #[test]
     fn schema_table_first_then_each_rowid_table_with_its_leaves() {
         let main = main_file(&leaf(&[&row(1, b'a')]));
@@ -370,12 +380,7 @@ mod tests {
 
     #[test]
     fn only_pages_that_can_move_a_leaf_between_tables_call_for_an_update() {
-        let main = file(&[
-            interior(&[(3, 2)], 4),
-            leaf(&[&row(1, b'a')]),
-            leaf(&[&row(5, b'e')]),
-            vec![0u8; 512],
-        ]);
+        let main = two_leaves(vec![0u8; 512]);
         let db = Database::open(&main).unwrap();
         let owners = Owners::of(&db);
         let after = |page: u32, image: &[u8]| {
@@ -427,12 +432,7 @@ mod tests {
     #[test]
     fn children_an_interior_page_lost_and_gained_are_followed() {
         // Page 2 loses leaf 4 and gains leaf 5; neither leaf is written.
-        let main = file(&[
-            interior(&[(3, 2)], 4),
-            leaf(&[&row(1, b'a')]),
-            leaf(&[&row(5, b'e')]),
-            leaf(&[&row(6, b'f')]),
-        ]);
+        let main = two_leaves(leaf(&[&row(6, b'f')]));
         let old = Database::open(&main).unwrap();
         let root = interior(&[(3, 2)], 5);
         let new = old.with_images(&[(p(2), &root)], None);

@@ -544,6 +544,11 @@ mod tests {
         shape("b", &[("id", "INTEGER PRIMARY KEY"), ("name", "TEXT")])
     }
 
+    /// A table of two integers, never NULL: no record of `a` fits it.
+    fn c_shape() -> TableShape {
+        shape("c", &[("n", "INTEGER NOT NULL"), ("m", "INTEGER NOT NULL")])
+    }
+
     fn a_schema() -> Vec<u8> {
         schema_row(1, "a", 2, A_SQL)
     }
@@ -581,8 +586,10 @@ mod tests {
 
     #[test]
     fn orphan_in_the_key_range_of_a_lost_child_goes_to_its_table() {
-        let c = shape("c", &[("n", "INTEGER NOT NULL"), ("m", "INTEGER NOT NULL")]);
-        let plan = plan_of(&lost_left_child(), &[target(a_shape(), 2), target(c, 0)]);
+        let plan = plan_of(
+            &lost_left_child(),
+            &[target(a_shape(), 2), target(c_shape(), 0)],
+        );
         assert_eq!(
             plan.attributed[0],
             vec![Attribution {
@@ -667,8 +674,7 @@ mod tests {
 
     #[test]
     fn pointer_to_the_orphan_is_no_evidence_for_a_table_its_records_do_not_fit() {
-        let c = shape("c", &[("n", "INTEGER NOT NULL"), ("m", "INTEGER NOT NULL")]);
-        let plan = plan_of(&index_root_over_table_leaf(), &[target(c, 2)]);
+        let plan = plan_of(&index_root_over_table_leaf(), &[target(c_shape(), 2)]);
         assert_eq!(plan.attributed, vec![vec![]]);
         assert_eq!(plan.lost_and_found, vec![leaf_group(3, 2, (1, 2))]);
     }
@@ -691,8 +697,7 @@ mod tests {
 
     #[test]
     fn shape_alone_gives_the_orphan_to_the_one_damaged_table_it_fits() {
-        let c = shape("c", &[("n", "INTEGER NOT NULL"), ("m", "INTEGER NOT NULL")]);
-        let plan = plan_of(&roots_lost(), &[target(a_shape(), 2), target(c, 3)]);
+        let plan = plan_of(&roots_lost(), &[target(a_shape(), 2), target(c_shape(), 3)]);
         assert_eq!(
             plan.attributed[0],
             vec![Attribution {
