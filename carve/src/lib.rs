@@ -25,6 +25,8 @@
 pub mod page;
 pub mod records;
 pub mod template;
+#[cfg(test)]
+mod testing;
 
 pub use page::{carve_page, PageRole};
 pub use template::Template;
@@ -91,5 +93,45 @@ impl Carved {
             c -= 0.2;
         }
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn carved(inferred: u32, table: Option<usize>, certain: bool) -> Carved {
+        Carved {
+            source: Source::Freeblock,
+            page: PageNo::new(2).unwrap(),
+            offset: 492,
+            table,
+            rowid: None,
+            values: vec![Value::Integer(1)],
+            inferred,
+            certain,
+        }
+    }
+
+    #[test]
+    fn sources_in_report_order_with_their_names() {
+        let names: Vec<&str> = Source::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["freeblock", "unallocated", "freelist"]);
+    }
+
+    #[test]
+    fn record_read_whole_on_its_tables_page_is_trusted_fully() {
+        assert_eq!(carved(0, Some(0), true).confidence(), 1.0);
+    }
+
+    #[test]
+    fn inferred_header_bytes_and_attribution_by_shape_take_confidence_away() {
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(near(carved(2, Some(0), true).confidence(), 0.8));
+        assert!(near(carved(0, Some(0), false).confidence(), 0.9));
+        assert!(near(carved(0, None, false).confidence(), 0.7));
+        assert!(near(carved(2, None, false).confidence(), 0.5));
+        // No more than 5 inferred bytes count.
+        assert!(near(carved(9, Some(0), true).confidence(), 0.5));
     }
 }

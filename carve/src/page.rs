@@ -216,3 +216,313 @@ fn fits_values(t: &Template, values: &[pager::Value]) -> bool {
             })
         })
 }
+
+#[cfg(test)]
+mod tests {
+    //! Page 2 of small files of 512-byte pages, laid out as "B-tree Pages" describes:
+    //! the b-tree page header, the cell pointer array, unallocated space, then the cell
+    //! content area with its cells and freeblocks.
+
+    use pager::Value;
+
+    use super::*;
+    use crate::testing::{file, notes, page, template};
+
+    fn two() -> PageNo {
+        PageNo::new(2).unwrap()
+    }
+
+    /// The live cell every page 2 here ends with: notes row ("ok", "go", 1), rowid 1.
+    #[rustfmt::skip]
+    const LIVE_CELL: [u8; 11] = [
+        0x09,       // payload length: 9
+        0x01,       // rowid: 1
+        0x04,       // header size: 4
+        0x11, 0x11, // serial types: text of 2 bytes, twice
+        0x01,       // serial type: 8-bit integer
+        b'o', b'k', b'g', b'o', 0x01,
+    ];
+
+    /// A freed cell of notes row ("hi", "yo", 3), its first 4 bytes a freeblock header
+    /// with `next` and a size of 11.
+    #[rustfmt::skip]
+    fn freeblock(next: u16) -> [u8; 11] {
+        let [hi, lo] = next.to_be_bytes();
+        [
+            hi, lo,     // next freeblock
+            0x00, 0x0b, // freeblock size: 11
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+        ]
+    }
+
+    /// A deleted cell, whole: notes row ("hi", "yo", 3), rowid 7.
+    #[rustfmt::skip]
+    const DELETED_CELL: [u8; 11] = [
+        0x09, 0x07, 0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+    ];
+
+    /// A table leaf whose freeblock chain starts at `first_freeblock` and whose content
+    /// area starts at `content`, with [`LIVE_CELL`] at 501 and `parts` written over it.
+    fn leaf(first_freeblock: u16, content: u16, parts: &[(usize, &[u8])]) -> Vec<u8> {
+        let [f1, f2] = first_freeblock.to_be_bytes();
+        let [c1, c2] = content.to_be_bytes();
+        #[rustfmt::skip]
+        let header = [
+            0x0d,     // page type: table b-tree leaf
+            f1, f2,   // first freeblock
+            0x00, 0x01, // cell count: 1
+            c1, c2,   // cell content area
+            0x00,     // fragmented free bytes
+            0x01, 0xf5, // cell pointer 0: 501
+        ];
+        let mut all = vec![(0, &header[..]), (501, &LIVE_CELL[..])];
+        all.extend_from_slice(parts);
+        page(&all)
+    }
+
+    fn hiyo() -> Vec<Value> {
+        vec![
+            Value::Text(b"hi".to_vec()),
+            Value::Text(b"yo".to_vec()),
+            Value::Integer(3),
+        ]
+    }
+
+    fn carve(bytes: &[u8], role: PageRole, templates: &[Template]) -> Vec<Carved> {
+        let db = Database::open(bytes).unwrap();
+        carve_page(&db, two(), role, templates)
+    }
+
+    #[test]
+    fn freeblock_of_a_live_leaf_gives_a_row_of_its_table() {
+        let bytes = file(&[leaf(490, 490, &[(490, &freeblock(0))])]);
+        assert_eq!(
+            carve(&bytes, PageRole::Live(Some(0)), &[notes()]),
+            vec![Carved {
+                source: Source::Freeblock,
+                page: two(),
+                offset: 492,
+                table: Some(0),
+                rowid: None,
+                values: hiyo(),
+                inferred: 2,
+                certain: true,
+            }]
+        );
+    }
+
+    #[test]
+    fn unallocated_space_of_a_live_leaf_keeps_a_whole_deleted_cell() {
+        // Between the cell pointer array (ending at 10) and the content area (501).
+        let bytes = file(&[leaf(0, 501, &[(400, &DELETED_CELL)])]);
+        assert_eq!(
+            carve(&bytes, PageRole::Live(Some(0)), &[notes()]),
+            vec![Carved {
+                source: Source::Unallocated,
+                page: two(),
+                offset: 402,
+                table: Some(0),
+                rowid: Some(7),
+                values: hiyo(),
+                inferred: 0,
+                certain: true,
+            }]
+        );
+    }
+
+    #[test]
+    fn content_area_meeting_the_pointer_array_leaves_no_unallocated_space() {
+        // The deleted cell lies in the content area, in no freeblock: not free space.
+        let bytes = file(&[leaf(0, 10, &[(400, &DELETED_CELL)])]);
+        assert_eq!(carve(&bytes, PageRole::Live(Some(0)), &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn freeblock_chain_that_loops_is_carved_once() {
+        // 470 -> 490 -> 470: the second pointer goes back, which ends the chain.
+        let bytes = file(&[leaf(
+            470,
+            470,
+            &[(470, &freeblock(490)), (490, &freeblock(470))],
+        )]);
+        let found = carve(&bytes, PageRole::Live(Some(0)), &[notes()]);
+        let offsets: Vec<u32> = found.iter().map(|c| c.offset).collect();
+        assert_eq!(offsets, vec![472, 492]);
+    }
+
+    #[test]
+    fn freeblock_whose_size_runs_past_the_page_is_not_read() {
+        #[rustfmt::skip]
+        let past = [
+            0x00, 0x00, // next freeblock: none
+            0x01, 0x00, // freeblock size: 256, past the page's end at 512
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+        ];
+        let bytes = file(&[leaf(490, 490, &[(490, &past)])]);
+        assert_eq!(carve(&bytes, PageRole::Live(Some(0)), &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn live_page_of_an_unknown_table_gives_only_dropped_tables_rows() {
+        let bytes = file(&[leaf(490, 490, &[(490, &freeblock(0))])]);
+        assert_eq!(carve(&bytes, PageRole::Live(None), &[notes()]), vec![]);
+        // A dropped table's page may have gone to any live table since.
+        let dropped = Template {
+            dropped: true,
+            ..notes()
+        };
+        let found = carve(&bytes, PageRole::Live(None), &[dropped]);
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].table, found[0].certain), (Some(0), false));
+    }
+
+    #[test]
+    fn table_whose_records_are_on_one_other_page_is_not_carved_here() {
+        let bytes = file(&[leaf(490, 490, &[(490, &freeblock(0))])]);
+        let elsewhere = Template {
+            only_on: PageNo::new(3),
+            ..notes()
+        };
+        assert_eq!(carve(&bytes, PageRole::Live(Some(0)), &[elsewhere]), vec![]);
+    }
+
+    #[test]
+    fn free_space_of_a_table_interior_page_is_carved() {
+        // A root that split was a leaf: its old cells stay in its free space.
+        #[rustfmt::skip]
+        let header = [
+            0x05,       // page type: table b-tree interior
+            0x00, 0x00, // first freeblock: none
+            0x00, 0x00, // cell count: 0
+            0x01, 0xf5, // cell content area: 501
+            0x00,       // fragmented free bytes
+            0x00, 0x00, 0x00, 0x03, // right-most pointer: page 3
+        ];
+        let bytes = file(&[
+            page(&[(0, &header), (400, &DELETED_CELL)]),
+            leaf(0, 501, &[]),
+        ]);
+        let found = carve(&bytes, PageRole::Live(Some(0)), &[notes()]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].source, found[0].offset),
+            (Source::Unallocated, 402)
+        );
+    }
+
+    #[test]
+    fn live_page_without_a_btree_header_gives_nothing() {
+        // An overflow page ("Cell Payload Overflow Pages") holding a record's bytes.
+        let overflow = page(&[(0, &[0, 0, 0, 0]), (4, &DELETED_CELL)]);
+        let bytes = file(&[overflow]);
+        assert_eq!(carve(&bytes, PageRole::Live(Some(0)), &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn page_past_the_end_of_the_file_gives_nothing() {
+        let bytes = file(&[]);
+        assert_eq!(carve(&bytes, PageRole::Free, &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn freed_leaf_gives_its_cells_and_free_space_as_its_tables_rows() {
+        let bytes = file(&[leaf(490, 490, &[(490, &freeblock(0))])]);
+        // A table of the cells' first two columns only is no fit.
+        let short = template("short", &[("title", "TEXT"), ("body", "TEXT")]);
+        let found = carve(&bytes, PageRole::Free, &[short, notes()]);
+        let summary: Vec<_> = found
+            .iter()
+            .map(|c| (c.source, c.offset, c.table, c.rowid, c.certain))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                // The cell its pointer names, then the freeblock's.
+                (Source::Freelist, 501, Some(1), Some(1), true),
+                (Source::Freelist, 492, Some(1), None, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn freed_leaf_whose_cells_fit_two_tables_is_neither_tables() {
+        let bytes = file(&[leaf(0, 501, &[])]);
+        let twin = template(
+            "twin",
+            &[("title", "TEXT"), ("body", "TEXT"), ("stars", "INTEGER")],
+        );
+        let found = carve(&bytes, PageRole::Free, &[notes(), twin]);
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].table, found[0].certain), (None, false));
+        assert_eq!(found[0].rowid, Some(1));
+    }
+
+    #[test]
+    fn freed_leaf_holding_rows_of_two_tables_says_no_owner() {
+        // Its cells fit two different tables: the page does not say whose it was, so the
+        // record of its freeblock is attributed by its shape alone.
+        #[rustfmt::skip]
+        let header = [
+            0x0d,       // page type: table b-tree leaf
+            0x01, 0xe3, // first freeblock: 483
+            0x00, 0x02, // cell count: 2
+            0x01, 0xe3, // cell content area: 483
+            0x00,       // fragmented free bytes
+            0x01, 0xee, // cell pointer 0: 494
+            0x01, 0xf5, // cell pointer 1: 501
+        ];
+        #[rustfmt::skip]
+        let pair_cell = [
+            0x05,       // payload length: 5
+            0x02,       // rowid: 2
+            0x03,       // header size: 3
+            0x01, 0x01, // serial types: 8-bit integer, twice
+            0x05, 0x06,
+        ];
+        let bytes = file(&[page(&[
+            (0, &header),
+            (483, &freeblock(0)),
+            (494, &pair_cell),
+            (501, &LIVE_CELL),
+        ])]);
+        let pair = template("pair", &[("a", "INTEGER"), ("b", "INTEGER")]);
+        let found = carve(&bytes, PageRole::Free, &[notes(), pair]);
+        let summary: Vec<_> = found
+            .iter()
+            .map(|c| (c.offset, c.table, c.certain))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (494, Some(1), false),
+                (501, Some(0), false),
+                (485, Some(0), false)
+            ]
+        );
+    }
+
+    #[test]
+    fn freed_page_without_a_btree_header_is_read_for_records_anywhere() {
+        // A freelist trunk page ("The Freelist"): next trunk, leaf count, then what the
+        // page held before.
+        #[rustfmt::skip]
+        let trunk = [
+            0x00, 0x00, 0x00, 0x00, // next freelist trunk page: none
+            0x00, 0x00, 0x00, 0x00, // leaf page numbers: 0
+        ];
+        let bytes = file(&[page(&[(0, &trunk), (300, &DELETED_CELL)])]);
+        assert_eq!(
+            carve(&bytes, PageRole::Free, &[notes()]),
+            vec![Carved {
+                source: Source::Freelist,
+                page: two(),
+                offset: 302,
+                table: Some(0),
+                rowid: Some(7),
+                values: hiyo(),
+                inferred: 0,
+                certain: false,
+            }]
+        );
+    }
+}

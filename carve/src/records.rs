@@ -725,3 +725,436 @@ pub(crate) fn as_read(values: &mut [Value], templates: &[Template], tables: &[us
 fn read_varint_at(run: &[u8], at: usize) -> Option<(u64, usize)> {
     read_varint(run.get(at..)?)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Runs of free bytes laid out as "B-tree Pages" and "Record Format" describe them:
+    //! a table b-tree leaf cell is a payload-length varint, a rowid varint and a record
+    //! (header size, serial types, body); a freeblock starts with a 2-byte offset of the
+    //! next freeblock and a 2-byte size, written over the first 4 bytes of the cell it was.
+
+    use super::*;
+    use crate::testing::{notes, template};
+
+    /// Where the blocks of these tests lie on their page, and the page's usable size.
+    const ON_PAGE: (usize, usize) = (300, 512);
+
+    fn all(_: usize) -> bool {
+        true
+    }
+
+    fn text(s: &str) -> Value {
+        Value::Text(s.as_bytes().to_vec())
+    }
+
+    /// The records of freeblock `block` at [`ON_PAGE`].
+    fn in_block(block: &[u8], templates: &[Template]) -> Vec<Found> {
+        FreeblockRecords::new(block, ON_PAGE, templates, &all, TextEncoding::Utf8).records()
+    }
+
+    /// The whole records of an unallocated `run`, every byte of it intact.
+    fn in_run(run: &[u8], templates: &[Template]) -> Vec<Found> {
+        whole_records(run, 0, 0, templates, &all, TextEncoding::Utf8)
+    }
+
+    #[test]
+    fn freeblock_header_over_payload_length_rowid_header_size_and_first_type() {
+        // The cell of notes row ("hi", "yo", 3) with rowid 9 was
+        // 09 09 04 11 11 01 'h' 'i' 'y' 'o' 03: payload length and rowid take 1 byte each,
+        // so the freeblock header took the header size and the first serial type too.
+        #[rustfmt::skip]
+        let block = [
+            0x00, 0x00, // next freeblock: none    (was payload length 9, rowid 9)
+            0x00, 0x0b, // freeblock size: 11      (was header size 4, serial type 0x11)
+            0x11,       // serial type: text of 2 bytes (body)
+            0x01,       // serial type: 8-bit integer (stars)
+            b'h', b'i', // title
+            b'y', b'o', // body
+            0x03,       // stars
+        ];
+        let found = in_block(&block, &[notes()]);
+        assert_eq!(
+            found,
+            vec![Found {
+                start: 2,
+                end: 11,
+                tables: vec![0],
+                rowid: None,
+                values: vec![text("hi"), text("yo"), Value::Integer(3)],
+                inferred: 2,
+            }]
+        );
+    }
+
+    #[test]
+    fn freeblock_header_over_payload_length_two_byte_rowid_and_header_size() {
+        // Rowid 200 takes 2 bytes (81 48): the header starts at byte 3, and only its
+        // header size was overwritten; every serial type is read.
+        #[rustfmt::skip]
+        let block = [
+            0x00, 0x00, // next freeblock: none    (was payload length 9, rowid byte 0x81)
+            0x00, 0x0c, // freeblock size: 12      (was rowid byte 0x48, header size 4)
+            0x11,       // serial type: text of 2 bytes (title)
+            0x11,       // serial type: text of 2 bytes (body)
+            0x01,       // serial type: 8-bit integer (stars)
+            b'h', b'i', b'y', b'o', 0x03,
+        ];
+        let found = in_block(&block, &[notes()]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].start, found[0].end, found[0].inferred),
+            (3, 12, 1)
+        );
+        assert_eq!(
+            found[0].values,
+            vec![text("hi"), text("yo"), Value::Integer(3)]
+        );
+    }
+
+    #[test]
+    fn payload_length_and_rowid_of_four_bytes_leave_the_record_header_whole() {
+        // Rowid 16384 takes 3 bytes (81 80 00): the freeblock header took the payload
+        // length and the rowid only, so the record is read whole from byte 4, its rowid
+        // lost with them.
+        #[rustfmt::skip]
+        let block = [
+            0x00, 0x00, // next freeblock: none    (was payload length 9, rowid byte 0x81)
+            0x00, 0x0d, // freeblock size: 13      (was rowid bytes 0x80 0x00)
+            0x04,       // header size: 4
+            0x11, 0x11, // serial types: text of 2 bytes, twice
+            0x01,       // serial type: 8-bit integer
+            b'h', b'i', b'y', b'o', 0x03,
+        ];
+        let found = in_block(&block, &[notes()]);
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].start, found[0].end), (4, 13));
+        assert_eq!((found[0].inferred, found[0].rowid), (0, None));
+    }
+
+    #[test]
+    fn two_readings_of_an_overwritten_first_type_give_no_record() {
+        // pair(a, b INTEGER): the lost first type of column `a` (no affinity) may have
+        // been an 8-bit integer 5 or a 1-byte blob x'05'; both end the record where the
+        // block ends, so neither is taken.
+        let pair = template("pair", &[("a", ""), ("b", "INTEGER")]);
+        #[rustfmt::skip]
+        let block = [
+            0x00, 0x00, // next freeblock: none
+            0x00, 0x07, // freeblock size: 7
+            0x01,       // serial type: 8-bit integer (b)
+            0x05,       // a: integer 5, or blob x'05'
+            0x07,       // b
+        ];
+        assert_eq!(in_block(&block, &[pair]), vec![]);
+    }
+
+    #[test]
+    fn freeblock_joined_with_a_whole_neighbour_gives_both_cells() {
+        // SQLite joins adjacent free space: the first cell's end is borne out by a whole
+        // cell starting right after it.
+        #[rustfmt::skip]
+        let block = [
+            0x00, 0x00, // next freeblock: none
+            0x00, 0x17, // freeblock size: 23
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03, // first cell, overwritten
+            0x0a,       // payload length: 10
+            0x0a,       // rowid: 10
+            0x04,       // header size: 4
+            0x11,       // serial type: text of 2 bytes
+            0x13,       // serial type: text of 3 bytes
+            0x01,       // serial type: 8-bit integer
+            b'a', b'b', b'c', b'd', b'e', 0x04,
+        ];
+        let found = in_block(&block, &[notes()]);
+        assert_eq!(found.len(), 2);
+        assert_eq!(
+            (found[0].start, found[0].end, found[0].rowid),
+            (2, 11, None)
+        );
+        assert_eq!(
+            found[1],
+            Found {
+                start: 13,
+                end: 23,
+                tables: vec![0],
+                rowid: Some(10),
+                values: vec![text("ab"), text("cde"), Value::Integer(4)],
+                inferred: 0,
+            }
+        );
+    }
+
+    #[test]
+    fn freed_neighbour_keeps_the_header_of_its_own_freeblock() {
+        // The neighbour was freed first: its first 4 bytes are the header of the
+        // freeblock it was (next 0, size 11) when the block grew over it.
+        #[rustfmt::skip]
+        let block = [
+            0x00, 0x00, // next freeblock: none
+            0x00, 0x16, // freeblock size: 22
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03, // first cell, overwritten
+            0x00, 0x00, // the neighbour's old next freeblock: none
+            0x00, 0x0b, // the neighbour's old size: 11
+            0x11, 0x01, b'a', b'b', b'c', b'd', 0x05, // second cell, overwritten
+        ];
+        let found = in_block(&block, &[notes()]);
+        let spans: Vec<_> = found.iter().map(|f| (f.start, f.end, f.inferred)).collect();
+        assert_eq!(spans, vec![(2, 11, 2), (13, 22, 2)]);
+        assert_eq!(
+            found[1].values,
+            vec![text("ab"), text("cd"), Value::Integer(5)]
+        );
+    }
+
+    #[test]
+    fn whole_deleted_cell_in_unallocated_space_keeps_its_rowid() {
+        #[rustfmt::skip]
+        let run = [
+            0x00, 0x00, 0x00, // never written
+            0x09,       // payload length: 9
+            0x07,       // rowid: 7
+            0x04,       // header size: 4
+            0x11, 0x11, // serial types: text of 2 bytes, twice
+            0x01,       // serial type: 8-bit integer
+            b'h', b'i', b'y', b'o', 0x03,
+            0x00, 0x00, // never written
+        ];
+        assert_eq!(
+            in_run(&run, &[notes()]),
+            vec![Found {
+                start: 5,
+                end: 14,
+                tables: vec![0],
+                rowid: Some(7),
+                values: vec![text("hi"), text("yo"), Value::Integer(3)],
+                inferred: 0,
+            }]
+        );
+    }
+
+    #[test]
+    fn no_rowid_is_read_from_overwritten_bytes() {
+        // The same cell, but its first 2 bytes are known to be overwritten (`intact` 2).
+        #[rustfmt::skip]
+        let run = [
+            0x09,       // payload length: 9 (overwritten)
+            0x07,       // rowid: 7 (overwritten)
+            0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+        ];
+        let found = whole_records(&run, 0, 2, &[notes()], &all, TextEncoding::Utf8);
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].start, found[0].rowid), (2, None));
+    }
+
+    #[test]
+    fn old_copy_inside_a_record_is_kept_only_with_its_cell() {
+        // A record whose title holds the bytes of another record: without a payload
+        // length and rowid before it, that inner record is part of the outer one.
+        #[rustfmt::skip]
+        let run = [
+            0x10,       // payload length: 16
+            0x01,       // rowid: 1
+            0x04,       // header size: 4
+            0x1f,       // serial type: text of 9 bytes (title)
+            0x11,       // serial type: text of 2 bytes (body)
+            0x01,       // serial type: 8-bit integer (stars)
+            0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03, // title: a record's bytes
+            b'y', b'o', 0x03,
+        ];
+        let found = in_run(&run, &[notes()]);
+        let spans: Vec<_> = found.iter().map(|f| (f.start, f.rowid)).collect();
+        assert_eq!(spans, vec![(2, Some(1))]);
+
+        // The same with the inner record's cell whole (payload length 9, rowid 5): an old
+        // copy of a cell, taken too.
+        #[rustfmt::skip]
+        let run = [
+            0x12,       // payload length: 18
+            0x01,       // rowid: 1
+            0x04,       // header size: 4
+            0x23,       // serial type: text of 11 bytes (title)
+            0x11,       // serial type: text of 2 bytes (body)
+            0x01,       // serial type: 8-bit integer (stars)
+            0x09, 0x05, 0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03, // title: a cell
+            b'y', b'o', 0x03,
+        ];
+        let found = in_run(&run, &[notes()]);
+        let spans: Vec<_> = found.iter().map(|f| (f.start, f.rowid)).collect();
+        assert_eq!(spans, vec![(2, Some(1)), (8, Some(5))]);
+    }
+
+    #[test]
+    fn record_header_that_fits_no_shape_is_no_record() {
+        #[rustfmt::skip]
+        let two_columns = [
+            0x03,       // header size: 3
+            0x11, 0x01, // serial types: text of 2 bytes, 8-bit integer
+            b'h', b'i', 0x03,
+        ];
+        assert_eq!(in_run(&two_columns, &[notes()]), vec![]);
+        #[rustfmt::skip]
+        let text_for_stars = [
+            0x04,             // header size: 4
+            0x11, 0x11, 0x11, // serial types: text of 2 bytes, three times
+            b'h', b'i', b'y', b'o', b'n', b'o',
+        ];
+        assert_eq!(in_run(&text_for_stars, &[notes()]), vec![]);
+        #[rustfmt::skip]
+        let reserved = [
+            0x04,             // header size: 4
+            0x11, 0x11, 0x0a, // serial type 10 is reserved
+            b'h', b'i', b'y', b'o',
+        ];
+        assert_eq!(in_run(&reserved, &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn record_header_size_shorter_than_itself_is_no_record() {
+        #[rustfmt::skip]
+        let run = [
+            0x01,       // header size: 1, only the size itself
+            0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+        ];
+        assert_eq!(in_run(&run, &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn value_running_past_the_run_is_no_record() {
+        #[rustfmt::skip]
+        let run = [
+            0x04,       // header size: 4
+            0x11,       // serial type: text of 2 bytes
+            0x2d,       // serial type: text of 16 bytes, past the run's end
+            0x01,       // serial type: 8-bit integer
+            b'h', b'i', b'y', b'o', 0x03,
+        ];
+        assert_eq!(in_run(&run, &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn text_of_nul_bytes_or_not_utf8_is_no_record() {
+        #[rustfmt::skip]
+        let wiped = [
+            0x04, 0x11, 0x11, 0x01,
+            b'h', b'i',
+            0x00, 0x00, // body: what a wipe leaves
+            0x03,
+        ];
+        assert_eq!(in_run(&wiped, &[notes()]), vec![]);
+        #[rustfmt::skip]
+        let not_utf8 = [
+            0x04, 0x11, 0x11, 0x01,
+            b'h', b'i',
+            0xff, 0xfe, // body: no UTF-8
+            0x03,
+        ];
+        assert_eq!(in_run(&not_utf8, &[notes()]), vec![]);
+    }
+
+    #[test]
+    fn record_of_a_table_not_allowed_here_is_not_taken() {
+        #[rustfmt::skip]
+        let run = [0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03];
+        let none = |_: usize| false;
+        assert_eq!(
+            whole_records(&run, 0, 0, &[notes()], &none, TextEncoding::Utf8),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn stale_freeblock_in_unallocated_space_is_read_by_its_header() {
+        // A freeblock the content area moved past: its header is all that says where it
+        // starts.
+        #[rustfmt::skip]
+        let run = [
+            0x00, 0x00, 0x00, 0x00, // never written
+            0x00, 0x00, // next freeblock: none
+            0x00, 0x0b, // freeblock size: 11
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+            0x00, 0x00, 0x00, // never written
+        ];
+        let found = stale_freeblocks(&run, (200, 512), &[notes()], &all, TextEncoding::Utf8);
+        let spans: Vec<_> = found.iter().map(|f| (f.start, f.end, f.inferred)).collect();
+        assert_eq!(spans, vec![(6, 15, 2)]);
+    }
+
+    #[test]
+    fn stale_freeblock_pointing_back_at_itself_is_no_freeblock() {
+        // Its next pointer is its own offset (200 + 4): a chain that loops, which SQLite
+        // never writes (freeblocks are kept in ascending order).
+        #[rustfmt::skip]
+        let run = [
+            0x00, 0x00, 0x00, 0x00,
+            0x00, 0xcc, // next freeblock: 204, itself
+            0x00, 0x0b, // freeblock size: 11
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+        ];
+        assert_eq!(
+            stale_freeblocks(&run, (200, 512), &[notes()], &all, TextEncoding::Utf8),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn stale_freeblock_whose_size_runs_past_the_page_is_no_freeblock() {
+        #[rustfmt::skip]
+        let run = [
+            0x00, 0x00, // next freeblock: none
+            0x01, 0x0b, // freeblock size: 267, past the page's end at 512 - 300
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
+        ];
+        assert_eq!(
+            stale_freeblocks(&run, (300, 512), &[notes()], &all, TextEncoding::Utf8),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn stale_freeblock_cut_short_by_the_content_area_gives_the_cells_it_still_holds() {
+        // The block measured 27 bytes; the content area has since grown over its last 4.
+        #[rustfmt::skip]
+        let run = [
+            0x00, 0x00, // next freeblock: none
+            0x00, 0x1b, // freeblock size: 27, 4 past the run's end
+            0x11, 0x01, b'h', b'i', b'y', b'o', 0x03, // first cell, overwritten
+            0x0a, 0x0a, 0x04, 0x11, 0x13, 0x01, b'a', b'b', b'c', b'd', b'e', 0x04,
+        ];
+        let found = stale_freeblocks(&run, (300, 512), &[notes()], &all, TextEncoding::Utf8);
+        let spans: Vec<_> = found.iter().map(|f| (f.start, f.end, f.rowid)).collect();
+        assert_eq!(spans, vec![(2, 11, None), (13, 23, Some(10))]);
+    }
+
+    #[test]
+    fn zero_bytes_of_free_space_hold_no_record() {
+        assert_eq!(in_run(&[], &[notes()]), vec![]);
+        assert_eq!(in_block(&[], &[notes()]), vec![]);
+        assert_eq!(
+            stale_freeblocks(&[], (300, 512), &[notes()], &all, TextEncoding::Utf8),
+            vec![]
+        );
+        // And no template: nothing can fit.
+        #[rustfmt::skip]
+        let run = [0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03];
+        assert_eq!(in_run(&run, &[]), vec![]);
+    }
+
+    #[test]
+    fn integer_in_a_real_column_reads_back_as_real_when_every_table_agrees() {
+        let real = template("m", &[("x", "REAL")]);
+        let any = template("n", &[("x", "")]);
+        let mut values = vec![Value::Integer(2)];
+        as_read(&mut values, &[real.clone(), any], &[0]);
+        assert_eq!(values, vec![Value::Real(2.0)]);
+        let mut values = vec![Value::Integer(2)];
+        as_read(
+            &mut values,
+            &[real.clone(), template("n", &[("x", "")])],
+            &[0, 1],
+        );
+        assert_eq!(values, vec![Value::Integer(2)]);
+        let mut values = vec![Value::Integer(2)];
+        as_read(&mut values, &[real], &[]);
+        assert_eq!(values, vec![Value::Integer(2)]);
+    }
+}

@@ -26,6 +26,8 @@ use pager::{Database, FrameNo, Journal, PageNo, PageType, StrayKind, Value, Wal}
 use reconstruct::{RowEvent, TableRows};
 
 mod owners;
+#[cfg(test)]
+mod testing;
 
 pub use owners::{Owners, SCHEMA_TABLE};
 
@@ -443,4 +445,312 @@ pub fn journal_history<'a>(main: &'a [u8], journal: &Journal<'a>) -> Option<Step
         hot: journal.header.is_some(),
     };
     Some(before.step(kind, after, pages).0)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Logs of one table `t(x TEXT)` whose rows live on page 2 (see [`crate::testing`]).
+
+    use pager::{read_journal, read_persisted_journal, read_wal, PageSize};
+
+    use super::*;
+    use crate::testing::{
+        frame, interior, journal, leaf, main_file, page_one, row, table_t, wal, x, OLDER_SALTS,
+        SALTS,
+    };
+
+    fn p(n: u32) -> PageNo {
+        PageNo::new(n).unwrap()
+    }
+
+    /// The changes of a step as (table, rowid, op, before, after).
+    type Summary = Vec<(String, i64, Op, Option<Vec<Value>>, Option<Vec<Value>>)>;
+
+    fn summary(step: &Step) -> Summary {
+        step.changes
+            .iter()
+            .map(|c| {
+                let (before, after) = (c.before.clone(), c.after.clone());
+                (c.table.clone(), c.rowid, c.op(), before, after)
+            })
+            .collect()
+    }
+
+    fn change(
+        rowid: i64,
+        op: Op,
+        before: Option<u8>,
+        after: Option<u8>,
+    ) -> (String, i64, Op, Option<Vec<Value>>, Option<Vec<Value>>) {
+        ("t".to_string(), rowid, op, before.map(x), after.map(x))
+    }
+
+    fn history_of(main: &[u8], log: &[u8]) -> History {
+        let wal = read_wal(log).unwrap();
+        wal_history(main, None, &wal, &mut |_| {})
+    }
+
+    /// The main file: rows 1 "a" and 2 "b".
+    fn main_ab() -> Vec<u8> {
+        main_file(&leaf(&[&row(1, b'a'), &row(2, b'b')]))
+    }
+
+    /// Commit 1 inserts row 3 "c"; commit 2 updates row 1 to "A" and deletes row 2.
+    fn two_commits() -> Vec<Vec<u8>> {
+        vec![
+            frame(
+                2,
+                2,
+                SALTS,
+                &leaf(&[&row(1, b'a'), &row(2, b'b'), &row(3, b'c')]),
+            ),
+            frame(2, 2, SALTS, &leaf(&[&row(1, b'A'), &row(3, b'c')])),
+        ]
+    }
+
+    #[test]
+    fn two_commits_are_diffed_page_by_page() {
+        let h = history_of(&main_ab(), &wal(&two_commits()));
+        assert_eq!(h.steps.len(), 2);
+        assert_eq!(
+            h.steps[0].kind,
+            StepKind::Commit {
+                no: 1,
+                first: FrameNo(1),
+                last: FrameNo(1),
+                db_size: 2,
+            }
+        );
+        assert_eq!(h.steps[0].pages, [p(2)]);
+        assert_eq!(
+            summary(&h.steps[0]),
+            vec![change(3, Op::Insert, None, Some(b'c'))]
+        );
+        assert_eq!(
+            h.steps[1].kind,
+            StepKind::Commit {
+                no: 2,
+                first: FrameNo(2),
+                last: FrameNo(2),
+                db_size: 2,
+            }
+        );
+        assert_eq!(
+            summary(&h.steps[1]),
+            vec![
+                change(1, Op::Update, Some(b'a'), Some(b'A')),
+                change(2, Op::Delete, Some(b'b'), None),
+            ]
+        );
+        assert_eq!(h.steps[1].unreadable, 0);
+        assert_eq!((h.strays.len(), h.checkpointed.len()), (0, 0));
+    }
+
+    #[test]
+    fn frames_after_the_last_commit_are_a_step_that_never_committed() {
+        let mut frames = two_commits();
+        frames.push(frame(
+            2,
+            0, // no commit: the transaction never finished
+            SALTS,
+            &leaf(&[&row(1, b'A'), &row(3, b'c'), &row(4, b'd')]),
+        ));
+        let h = history_of(&main_ab(), &wal(&frames));
+        assert_eq!(h.steps.len(), 3);
+        assert_eq!(
+            h.steps[2].kind,
+            StepKind::Uncommitted {
+                first: FrameNo(3),
+                last: FrameNo(3),
+            }
+        );
+        assert_eq!(
+            summary(&h.steps[2]),
+            vec![change(4, Op::Insert, None, Some(b'd'))]
+        );
+    }
+
+    #[test]
+    fn older_generations_frames_give_the_rows_no_state_holds() {
+        // After the current generation's commit, a frame the log held before its last
+        // reset: its salts are the older ones. Row 1 "a" is the main file's; row 2 "o"
+        // is a version no state of the history holds.
+        let frames = vec![
+            frame(
+                2,
+                2,
+                SALTS,
+                &leaf(&[&row(1, b'a'), &row(2, b'b'), &row(3, b'c')]),
+            ),
+            frame(2, 2, OLDER_SALTS, &leaf(&[&row(1, b'a'), &row(2, b'o')])),
+        ];
+        let h = history_of(&main_ab(), &wal(&frames));
+        assert_eq!(h.steps.len(), 1);
+        assert_eq!(
+            h.strays,
+            vec![Stray {
+                table: "t".into(),
+                rowid: 2,
+                values: x(b'o'),
+                frame: FrameNo(2),
+                page: p(2),
+                // The first frame of its generation here: no checksum to follow from.
+                chained: false,
+            }]
+        );
+    }
+
+    #[test]
+    fn log_never_checkpointed_starts_from_its_first_commit() {
+        // An empty main file: the first commit wrote the schema and the table's leaf, and
+        // every row on them is new.
+        let frames = vec![
+            frame(1, 0, SALTS, &page_one(2, &[&table_t()])),
+            frame(2, 2, SALTS, &leaf(&[&row(1, b'a')])),
+        ];
+        let h = history_of(&[], &wal(&frames));
+        assert_eq!(h.steps.len(), 1);
+        assert_eq!(h.steps[0].pages, [p(1), p(2)]);
+        let ops: Vec<(String, i64, Op)> = h.steps[0]
+            .changes
+            .iter()
+            .map(|c| (c.table.clone(), c.rowid, c.op()))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                (SCHEMA_TABLE.to_string(), 1, Op::Insert),
+                ("t".to_string(), 1, Op::Insert),
+            ]
+        );
+        // With no main file, nothing is checkpointed and no older version is known.
+        assert_eq!(h.checkpointed, []);
+        assert_eq!(h.strays, []);
+    }
+
+    #[test]
+    fn log_with_no_commit_over_an_empty_main_file_has_no_history() {
+        let frames = vec![frame(2, 0, SALTS, &leaf(&[&row(1, b'a')]))];
+        assert_eq!(history_of(&[], &wal(&frames)), History::default());
+    }
+
+    #[test]
+    fn page_the_main_file_already_holds_is_checkpointed() {
+        // The commit wrote page 2 as the main file holds it: the main file was
+        // checkpointed past it, and its state before the commit is not known.
+        let main = main_ab();
+        let frames = vec![frame(2, 2, SALTS, &main[512..])];
+        let h = history_of(&main, &wal(&frames));
+        assert_eq!(h.checkpointed, [p(2)]);
+        assert_eq!(h.steps[0].changes, []);
+    }
+
+    #[test]
+    fn read_is_told_the_bytes_each_commit_reads() {
+        let log = wal(&two_commits());
+        let wal = read_wal(&log).unwrap();
+        let mut told = Vec::new();
+        wal_history(&main_ab(), None, &wal, &mut |n| told.push(n));
+        // Each commit wrote 1 page: 4 reads of it and 1 more, of 512 bytes.
+        assert_eq!(told, [5 * 512, 5 * 512]);
+    }
+
+    #[test]
+    fn unreadable_cell_on_a_written_page_is_counted() {
+        // The commit's image of page 2 holds row 2 with a reserved serial type: its
+        // record cannot be read, and the step counts it.
+        #[rustfmt::skip]
+        let damaged = [
+            0x03, // payload length: 3
+            0x02, // rowid: 2
+            0x02, // record header size: 2
+            0x0a, // serial type 10: reserved, no record holds it
+            b'b',
+        ];
+        let image = leaf(&[&row(1, b'a'), &damaged]);
+        let h = history_of(&main_ab(), &wal(&[frame(2, 2, SALTS, &image)]));
+        assert_eq!(h.steps[0].unreadable, 1);
+    }
+
+    #[test]
+    fn leaf_that_left_its_tree_unwritten_loses_its_rows() {
+        // t's root 2 is an interior page over leaves 3 (rows 1, 2) and 4 (row 5). The
+        // commit rewrites page 2 with leaf 3 alone; page 4 is not written, its bytes
+        // unchanged, but its row is no longer t's.
+        let mut main = page_one(4, &[&table_t()]);
+        main.extend_from_slice(&interior(&[(3, 2)], 4));
+        main.extend_from_slice(&leaf(&[&row(1, b'a'), &row(2, b'b')]));
+        main.extend_from_slice(&leaf(&[&row(5, b'e')]));
+        let frames = vec![frame(2, 4, SALTS, &interior(&[], 3))];
+        let h = history_of(&main, &wal(&frames));
+        assert_eq!(h.steps[0].pages, [p(2), p(4)]);
+        assert_eq!(
+            summary(&h.steps[0]),
+            vec![change(5, Op::Delete, Some(b'e'), None)]
+        );
+    }
+
+    #[test]
+    fn hot_journal_gives_the_step_from_its_images_to_the_main_file() {
+        // The transaction changed page 2 of the main file, and crashed: the journal holds
+        // the page as it was before.
+        let before = leaf(&[&row(1, b'a'), &row(2, b'b')]);
+        let main = main_file(&leaf(&[&row(1, b'A'), &row(3, b'c')]));
+        let bytes = journal(2, &[(2, &before)]);
+        let step = journal_history(&main, &read_journal(&bytes)).unwrap();
+        assert_eq!(step.kind, StepKind::Journal { hot: true });
+        assert_eq!(step.pages, [p(2)]);
+        assert_eq!(
+            summary(&step),
+            vec![
+                change(1, Op::Update, Some(b'a'), Some(b'A')),
+                change(2, Op::Delete, Some(b'b'), None),
+                change(3, Op::Insert, None, Some(b'c')),
+            ]
+        );
+    }
+
+    #[test]
+    fn persisted_journal_of_a_committed_transaction_is_not_hot() {
+        // journal_mode=PERSIST commits by zeroing the header; the records stay.
+        let before = leaf(&[&row(1, b'a')]);
+        let main = main_file(&leaf(&[&row(1, b'A')]));
+        let mut bytes = journal(2, &[(2, &before)]);
+        bytes[..28].fill(0);
+        let persisted = read_persisted_journal(&bytes, PageSize::new(512).unwrap(), 2);
+        let step = journal_history(&main, &persisted).unwrap();
+        assert_eq!(step.kind, StepKind::Journal { hot: false });
+        assert_eq!(
+            summary(&step),
+            vec![change(1, Op::Update, Some(b'a'), Some(b'A'))]
+        );
+    }
+
+    #[test]
+    fn journal_holding_no_page_gives_no_step() {
+        let main = main_ab();
+        assert_eq!(
+            journal_history(&main, &read_journal(&journal(2, &[]))),
+            None
+        );
+        assert_eq!(journal_history(&main, &read_journal(&[])), None);
+    }
+
+    #[test]
+    fn change_says_what_the_step_did_to_the_row() {
+        let c = |before: Option<u8>, after: Option<u8>| Change {
+            table: "t".into(),
+            rowid: 1,
+            before: before.map(x),
+            after: after.map(x),
+        };
+        assert_eq!(c(None, Some(b'a')).op(), Op::Insert);
+        assert_eq!(c(Some(b'a'), Some(b'b')).op(), Op::Update);
+        assert_eq!(c(Some(b'a'), None).op(), Op::Delete);
+        let names: Vec<&str> = [Op::Insert, Op::Update, Op::Delete]
+            .iter()
+            .map(|o| o.name())
+            .collect();
+        assert_eq!(names, ["insert", "update", "delete"]);
+    }
 }

@@ -282,3 +282,191 @@ impl Owners {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! States of small files of 512-byte pages (see [`crate::testing`]): `t(x TEXT)`
+    //! rooted at page 2.
+
+    use super::*;
+    use crate::testing::{interior, leaf, main_file, page_one, row, schema_row, table_t};
+
+    fn p(n: u32) -> PageNo {
+        PageNo::new(n).unwrap()
+    }
+
+    fn pages(list: &[u32]) -> BTreeSet<PageNo> {
+        list.iter().map(|n| p(*n)).collect()
+    }
+
+    /// A file of page 1 (the schema of `t`) and `rest` (pages 2, 3, …).
+    fn file(rest: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = page_one(1 + rest.len() as u8, &[&table_t()]);
+        for page in rest {
+            out.extend_from_slice(page);
+        }
+        out
+    }
+
+    /// `t`'s root 2 over leaves 3 (row 1) and 4 (row 5), and `page_five` beside them.
+    fn two_leaves(page_five: Vec<u8>) -> Vec<u8> {
+        file(&[
+            interior(&[(3, 2)], 4),
+            leaf(&[&row(1, b'a')]),
+            leaf(&[&row(5, b'e')]),
+            page_five,
+        ])
+    }
+
+    #[test]
+    fn schema_table_first_then_each_rowid_table_with_its_leaves() {
+        let main = main_file(&leaf(&[&row(1, b'a')]));
+        let owners = Owners::of(&Database::open(&main).unwrap());
+        assert_eq!(owners.tables, [SCHEMA_TABLE, "t"]);
+        assert_eq!(owners.roots, [p(1), p(2)]);
+        assert_eq!(owners.leaf_of, BTreeMap::from([(p(1), 0), (p(2), 1)]));
+        assert_eq!(owners.interior_of, BTreeMap::new());
+        assert_eq!(owners.table_of(p(1)), Some(SCHEMA_TABLE));
+        assert_eq!(owners.table_of(p(2)), Some("t"));
+        assert_eq!(owners.table_of(p(3)), None);
+    }
+
+    #[test]
+    fn index_and_without_rowid_table_own_no_table_leaf() {
+        let mut main = page_one(
+            4,
+            &[
+                &table_t(),
+                &schema_row(2, b"index", b'i', b't', 3, b"CREATE INDEX i ON t(x)"),
+                &schema_row(
+                    3,
+                    b"table",
+                    b'w',
+                    b'w',
+                    4,
+                    b"CREATE TABLE w(k PRIMARY KEY)WITHOUT ROWID",
+                ),
+            ],
+        );
+        main.extend_from_slice(&leaf(&[&row(1, b'a')]));
+        // Index b-tree leaves ("B-tree Pages"): page type 10, no cell.
+        for _ in 0..2 {
+            let mut index_leaf = vec![0u8; 512];
+            index_leaf[..8].copy_from_slice(&[0x0a, 0, 0, 0, 0, 0x02, 0x00, 0]);
+            main.extend_from_slice(&index_leaf);
+        }
+        let owners = Owners::of(&Database::open(&main).unwrap());
+        assert_eq!(owners.tables, [SCHEMA_TABLE, "t"]);
+        assert_eq!(owners.table_of(p(3)), None);
+        assert_eq!(owners.table_of(p(4)), None);
+    }
+
+    #[test]
+    fn children_of_an_interior_page_over_leaves_are_taken_for_leaves_unread() {
+        // Page 4 is zeroed: the first child, page 3, is a leaf, so page 4 is taken for
+        // one without being read (its rows, when read, are none).
+        let main = file(&[
+            interior(&[(3, 2)], 4),
+            leaf(&[&row(1, b'a'), &row(2, b'b')]),
+            vec![0u8; 512],
+        ]);
+        let owners = Owners::of(&Database::open(&main).unwrap());
+        assert_eq!(owners.interior_of, BTreeMap::from([(p(2), 1)]));
+        assert_eq!(
+            owners.leaf_of,
+            BTreeMap::from([(p(1), 0), (p(3), 1), (p(4), 1)])
+        );
+    }
+
+    #[test]
+    fn only_pages_that_can_move_a_leaf_between_tables_call_for_an_update() {
+        let main = two_leaves(vec![0u8; 512]);
+        let db = Database::open(&main).unwrap();
+        let owners = Owners::of(&db);
+        let after = |page: u32, image: &[u8]| {
+            let mut bytes = main.clone();
+            bytes[(page as usize - 1) * 512..page as usize * 512].copy_from_slice(image);
+            bytes
+        };
+        let moved = |list: &[u32], bytes: &[u8]| {
+            owners.moved_by(&pages(list), &Database::open(bytes).unwrap())
+        };
+        // A leaf written as a leaf of the same table: no.
+        let leaf_rewritten = after(3, &leaf(&[&row(1, b'A')]));
+        assert!(!moved(&[3], &leaf_rewritten));
+        // A page no tree holds, written as something other than a table page: no.
+        assert!(!moved(&[5], &main));
+        // An interior page, whatever it is now (here: freed, zeroed): yes.
+        assert!(moved(&[2], &main));
+        assert!(moved(&[2], &after(2, &[0u8; 512])));
+        // The schema's leaf: yes.
+        assert!(moved(&[1], &main));
+        // A page no tree held that is a table leaf now: yes.
+        let new_leaf = after(5, &leaf(&[&row(9, b'z')]));
+        assert!(moved(&[5], &new_leaf));
+        // A leaf that is no leaf now: yes.
+        let zeroed = after(4, &[0u8; 512]);
+        assert!(moved(&[4], &zeroed));
+    }
+
+    #[test]
+    fn table_created_reads_the_owners_again() {
+        let main = main_file(&leaf(&[&row(1, b'a')]));
+        let old = Database::open(&main).unwrap();
+        let schema = page_one(
+            3,
+            &[
+                &table_t(),
+                &schema_row(2, b"table", b'u', b'u', 3, b"CREATE TABLE u(x TEXT)"),
+            ],
+        );
+        let u_leaf = leaf(&[&row(1, b'u')]);
+        let new = old.with_images(&[(p(1), &schema), (p(3), &u_leaf)], Some(3));
+        let mut owners = Owners::of(&old);
+        let moved = owners.update(&old, &new, &pages(&[1, 3]));
+        assert_eq!(moved, vec![(p(3), None)]);
+        assert_eq!(owners.tables, [SCHEMA_TABLE, "t", "u"]);
+        assert_eq!(owners.table_of(p(3)), Some("u"));
+    }
+
+    #[test]
+    fn children_an_interior_page_lost_and_gained_are_followed() {
+        // Page 2 loses leaf 4 and gains leaf 5; neither leaf is written.
+        let main = two_leaves(leaf(&[&row(6, b'f')]));
+        let old = Database::open(&main).unwrap();
+        let root = interior(&[(3, 2)], 5);
+        let new = old.with_images(&[(p(2), &root)], None);
+        let mut owners = Owners::of(&old);
+        assert!(owners.moved_by(&pages(&[2]), &new));
+        let moved = owners.update(&old, &new, &pages(&[2]));
+        assert_eq!(moved, vec![(p(4), Some("t".to_string())), (p(5), None)]);
+        assert_eq!(owners.table_of(p(4)), None);
+        assert_eq!(owners.table_of(p(5)), Some("t"));
+        assert_eq!(owners.table_of(p(3)), Some("t"));
+    }
+
+    #[test]
+    fn root_leaf_that_split_becomes_an_interior_page_over_new_leaves() {
+        let main = file(&[
+            leaf(&[&row(1, b'a'), &row(2, b'b')]),
+            vec![0u8; 512],
+            vec![0u8; 512],
+        ]);
+        let old = Database::open(&main).unwrap();
+        let (root, left, right) = (
+            interior(&[(3, 1)], 4),
+            leaf(&[&row(1, b'a')]),
+            leaf(&[&row(2, b'b')]),
+        );
+        let new = old.with_images(&[(p(2), &root), (p(3), &left), (p(4), &right)], None);
+        let mut owners = Owners::of(&old);
+        let moved = owners.update(&old, &new, &pages(&[2, 3, 4]));
+        assert_eq!(
+            moved,
+            vec![(p(2), Some("t".to_string())), (p(3), None), (p(4), None)]
+        );
+        assert_eq!(owners.interior_of, BTreeMap::from([(p(2), 1)]));
+        assert_eq!(owners.table_of(p(3)), Some("t"));
+        assert_eq!(owners.table_of(p(4)), Some("t"));
+    }
+}

@@ -63,6 +63,8 @@ pub mod rows;
 pub mod rtree;
 pub mod shape;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod textcopy;
 pub mod vtab;
 

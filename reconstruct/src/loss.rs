@@ -758,3 +758,749 @@ impl Verdict {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use pager::{survey, Database};
+
+    use super::*;
+    use crate::placeholders::{Blocked, Made, Unbuilt};
+    use crate::testing::{file, leaf, named_row, schema_row, zeroed};
+
+    fn owned(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn table_read_whole_gives_no_signal() {
+        // Placeholders, partial rows and texts kept as stored are said elsewhere
+        // (`placeholder_signals`, `signals_after_counts`, the warnings).
+        let t = TableLoss {
+            from_tree: 10,
+            placeholders: 2,
+            partial_rows: 1,
+            partial_refused: 1,
+            rejected_unproven: 1,
+            texts_not_in_encoding: 3,
+            ..TableLoss::default()
+        };
+        assert_eq!(table_signals("a", &t), vec![]);
+    }
+
+    #[test]
+    fn each_count_gives_its_signal_in_report_order() {
+        let t = TableLoss {
+            root_lost: true,
+            lost_subtrees: 2,
+            from_orphans: 3,
+            damaged_rows: 4,
+            unreadable_cells: 5,
+            conflicts: 6,
+            rejected: 7,
+            unwritable: 8,
+            tree_findings: 9,
+            ..TableLoss::default()
+        };
+        let table = || "a".to_string();
+        assert_eq!(
+            table_signals("a", &t),
+            vec![
+                LossSignal::RootUnreadable { table: table() },
+                LossSignal::SubtreesLost {
+                    table: table(),
+                    pointers: 2,
+                },
+                LossSignal::RowsFromOrphans {
+                    table: table(),
+                    rows: 3,
+                },
+                LossSignal::DamagedFields {
+                    table: table(),
+                    rows: 4,
+                },
+                LossSignal::UndecodableCells {
+                    table: table(),
+                    cells: 5,
+                },
+                LossSignal::KeyConflicts {
+                    table: table(),
+                    rows: 6,
+                },
+                LossSignal::RowsRefused {
+                    table: table(),
+                    rows: 7,
+                },
+                LossSignal::RowsUnwritable {
+                    table: table(),
+                    rows: 8,
+                },
+                // No TreeFindings: the lost root says more.
+            ]
+        );
+    }
+
+    #[test]
+    fn tree_findings_are_a_signal_only_where_nothing_else_was_lost() {
+        let findings = TableLoss {
+            tree_findings: 3,
+            ..TableLoss::default()
+        };
+        assert_eq!(
+            table_signals("a", &findings),
+            vec![LossSignal::TreeFindings {
+                table: "a".into(),
+                findings: 3,
+            }]
+        );
+        let subtree_lost = TableLoss {
+            lost_subtrees: 1,
+            ..findings.clone()
+        };
+        assert!(!table_signals("a", &subtree_lost)
+            .iter()
+            .any(|s| matches!(s, LossSignal::TreeFindings { .. })));
+        let root_lost = TableLoss {
+            root_lost: true,
+            ..findings
+        };
+        assert_eq!(
+            table_signals("a", &root_lost),
+            vec![LossSignal::RootUnreadable { table: "a".into() }]
+        );
+    }
+
+    #[test]
+    fn rows_written_and_held_count_what_the_output_table_holds() {
+        let t = TableLoss {
+            from_tree: 5,
+            from_orphans: 2,
+            placeholders: 3,
+            partial_rows: 1,
+            rejected: 4,
+            ..TableLoss::default()
+        };
+        assert_eq!((t.written(), t.held()), (7, 11));
+    }
+
+    /// Table `a` rooted at page 2, a leaf of one row, and `extra` pages after it.
+    fn file_with(extra: &[Vec<u8>]) -> Vec<u8> {
+        let sql = "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)";
+        let mut pages = vec![leaf(&[&named_row(1, b'a')])];
+        pages.extend_from_slice(extra);
+        file(&[&schema_row(1, "a", 2, sql)], &pages)
+    }
+
+    fn signals_of(bytes: &[u8], lost_and_found: (u64, usize)) -> Vec<LossSignal> {
+        let db = Database::open(bytes).unwrap();
+        file_signals(&survey(&db), lost_and_found, db.findings())
+    }
+
+    #[test]
+    fn sound_file_gives_no_signal() {
+        assert_eq!(signals_of(&file_with(&[]), (0, 0)), vec![]);
+        // Groups with no row in them are no loss either.
+        assert_eq!(signals_of(&file_with(&[]), (0, 2)), vec![]);
+    }
+
+    #[test]
+    fn rows_in_lost_and_found_are_a_signal() {
+        assert_eq!(
+            signals_of(&file_with(&[]), (5, 2)),
+            vec![LossSignal::LostAndFound { rows: 5, groups: 2 }]
+        );
+    }
+
+    #[test]
+    fn zeroed_and_unrecognisable_pages_may_have_held_rows() {
+        let garbage = vec![0xa5u8; 512];
+        assert_eq!(
+            signals_of(&file_with(&[zeroed(), garbage]), (0, 0)),
+            vec![LossSignal::PagesUnreadable { pages: 2 }]
+        );
+    }
+
+    #[test]
+    fn damaged_schema_may_have_lost_tables() {
+        // A second schema row names root page 99 of a 2-page file.
+        let bytes = file(
+            &[
+                &schema_row(
+                    1,
+                    "a",
+                    2,
+                    "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)",
+                ),
+                &schema_row(2, "z", 99, "CREATE TABLE z(v)"),
+            ],
+            &[leaf(&[&named_row(1, b'a')])],
+        );
+        assert_eq!(
+            signals_of(&bytes, (0, 0)),
+            vec![LossSignal::SchemaDamaged { findings: 1 }]
+        );
+    }
+
+    #[test]
+    fn file_cut_short_in_a_page_is_a_signal() {
+        let mut bytes = file_with(&[zeroed()]);
+        bytes.truncate(512 * 2 + 256);
+        // The zeroed part of page 3 is an unreadable page too.
+        assert_eq!(
+            signals_of(&bytes, (0, 0)),
+            vec![
+                LossSignal::PagesUnreadable { pages: 1 },
+                LossSignal::FileCutShort {
+                    finding: "file length is not a multiple of the page size 512: 1280 bytes"
+                        .into(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn fewer_pages_than_the_header_declares_are_missing_pages() {
+        let mut bytes = file_with(&[]);
+        bytes[31] = 3; // in-header database size: 3 pages, of a file of 2
+        assert_eq!(
+            signals_of(&bytes, (0, 0)),
+            vec![LossSignal::PagesMissing {
+                present: 2,
+                declared: 3,
+            }]
+        );
+        // More pages than it declares: nothing is missing.
+        let mut bytes = file_with(&[leaf(&[&named_row(2, b'b')])]);
+        bytes[31] = 2;
+        assert!(!signals_of(&bytes, (0, 0))
+            .iter()
+            .any(|s| matches!(s, LossSignal::PagesMissing { .. })));
+    }
+
+    fn made(parent: &str, child: &str, children: u64) -> Made {
+        Made {
+            table: parent.into(),
+            rowid: 1,
+            key: "1".into(),
+            child_table: child.into(),
+            children,
+            filled: Vec::new(),
+            origin: "foreign key".into(),
+        }
+    }
+
+    fn blocked(parent: &str, child: &str, children: u64, why: Unbuilt) -> Blocked {
+        Blocked {
+            table: parent.into(),
+            key: "7".into(),
+            child_table: child.into(),
+            children,
+            why,
+        }
+    }
+
+    #[test]
+    fn placeholders_give_one_signal_per_parent_and_child_table() {
+        let outcome = PlaceholderOutcome {
+            made: vec![
+                made("users", "sessions", 1),
+                made("sessions", "messages", 3),
+                made("sessions", "messages", 2),
+            ],
+            blocked: vec![
+                blocked("sessions", "tool_calls", 4, Unbuilt::NotAsked),
+                blocked(
+                    "sessions",
+                    "tool_calls",
+                    1,
+                    Unbuilt::Refused("NOT NULL constraint failed: sessions.model".into()),
+                ),
+            ],
+            ..PlaceholderOutcome::default()
+        };
+        assert_eq!(
+            placeholder_signals(&outcome),
+            vec![
+                LossSignal::PlaceholdersMade {
+                    parent: "sessions".into(),
+                    child: "messages".into(),
+                    placeholders: 2,
+                    children: 5,
+                },
+                LossSignal::PlaceholdersMade {
+                    parent: "users".into(),
+                    child: "sessions".into(),
+                    placeholders: 1,
+                    children: 1,
+                },
+                LossSignal::ParentsNotRebuilt {
+                    parent: "sessions".into(),
+                    child: "tool_calls".into(),
+                    keys: 2,
+                    children: 5,
+                    // The last reason given.
+                    reason:
+                        "the output refused the row: NOT NULL constraint failed: sessions.model"
+                            .into(),
+                },
+            ]
+        );
+        assert_eq!(placeholder_signals(&PlaceholderOutcome::default()), vec![]);
+    }
+
+    fn facts<'a>(
+        name: &'a str,
+        status: TableStatus,
+        loss: &'a TableLoss,
+        bounds: Option<&'a LossBounds>,
+    ) -> TableFacts<'a> {
+        TableFacts {
+            name,
+            status,
+            reason: None,
+            loss,
+            bounds,
+        }
+    }
+
+    #[test]
+    fn partial_rows_then_bounds_then_inferred_then_failed_tables() {
+        let partial = TableLoss {
+            partial_rows: 2,
+            partial_refused: 1,
+            ..TableLoss::default()
+        };
+        let inferred = TableLoss {
+            from_orphans: 4,
+            ..TableLoss::default()
+        };
+        let none = TableLoss::default();
+        let lost = LossBounds {
+            lower: 3,
+            upper: Some(5),
+            proven_by_index: 2,
+            proven_by_text: 1,
+            evidence: Vec::new(),
+        };
+        let tables = [
+            TableFacts {
+                reason: Some("no CREATE statement SQLite accepts"),
+                ..facts("f", TableStatus::Failed, &none, None)
+            },
+            facts("i", TableStatus::Inferred, &inferred, None),
+            facts("p", TableStatus::Recovered, &partial, Some(&lost)),
+        ];
+        let registry = || "salvage_partial_rows".to_string();
+        assert_eq!(
+            signals_after_counts(&tables, None),
+            vec![
+                LossSignal::PartialRowsRebuilt {
+                    table: "p".into(),
+                    rows: 2,
+                    registry: registry(),
+                },
+                LossSignal::PartialRowsRefused {
+                    table: "p".into(),
+                    rows: 1,
+                    registry: registry(),
+                },
+                LossSignal::RowsLost {
+                    table: "p".into(),
+                    lower: 3,
+                    upper: Some(5),
+                    by_index: 2,
+                    by_text: 1,
+                },
+                LossSignal::TableInferred {
+                    table: "i".into(),
+                    rows: 4,
+                },
+                LossSignal::TableNotRecovered {
+                    table: "f".into(),
+                    reason: "no CREATE statement SQLite accepts".into(),
+                },
+            ]
+        );
+        // The registry the run named.
+        let named = signals_after_counts(&tables[2..], Some("registry_x"));
+        assert!(matches!(
+            &named[0],
+            LossSignal::PartialRowsRebuilt { registry, .. } if registry == "registry_x"
+        ));
+    }
+
+    #[test]
+    fn bounds_say_loss_unless_they_prove_none() {
+        let none = TableLoss::default();
+        let bounded = |lower: u64, upper: Option<u64>| LossBounds {
+            lower,
+            upper,
+            ..LossBounds::default()
+        };
+        let nothing_lost = bounded(0, Some(0));
+        let unknown = bounded(0, None);
+        let tables = [
+            facts("zero", TableStatus::Recovered, &none, Some(&nothing_lost)),
+            facts("unknown", TableStatus::Recovered, &none, Some(&unknown)),
+        ];
+        assert_eq!(
+            signals_after_counts(&tables, None),
+            vec![LossSignal::RowsLost {
+                table: "unknown".into(),
+                lower: 0,
+                upper: None,
+                by_index: 0,
+                by_text: 0,
+            }]
+        );
+    }
+
+    #[test]
+    fn failed_table_without_a_reason_and_other_statuses() {
+        let none = TableLoss::default();
+        let mut tables = vec![facts("f", TableStatus::Failed, &none, None)];
+        for status in [
+            TableStatus::Recovered,
+            TableStatus::Skipped,
+            TableStatus::Missing,
+            TableStatus::Rebuilt,
+            TableStatus::Lost,
+        ] {
+            tables.push(facts("other", status, &none, None));
+        }
+        assert_eq!(
+            signals_after_counts(&tables, None),
+            vec![LossSignal::TableNotRecovered {
+                table: "f".into(),
+                reason: String::new(),
+            }]
+        );
+    }
+
+    #[test]
+    fn verdict_is_complete_only_without_signals_and_verified() {
+        let signal = [LossSignal::PagesUnreadable { pages: 1 }];
+        assert_eq!(
+            Verdict::of(&[], true),
+            Verdict {
+                complete: true,
+                partial: false,
+                loss_detected: false,
+                verified: true,
+            }
+        );
+        assert_eq!(
+            Verdict::of(&[], false),
+            Verdict {
+                complete: false,
+                partial: false,
+                loss_detected: false,
+                verified: false,
+            }
+        );
+        assert_eq!(
+            Verdict::of(&signal, true),
+            Verdict {
+                complete: false,
+                partial: true,
+                loss_detected: true,
+                verified: true,
+            }
+        );
+        assert_eq!(
+            Verdict::of(&signal, false),
+            Verdict {
+                complete: false,
+                partial: true,
+                loss_detected: true,
+                verified: false,
+            }
+        );
+    }
+
+    #[test]
+    fn sentences_of_table_counts_agree_in_number() {
+        let say = |s: LossSignal| s.to_string();
+        let t = || "a".to_string();
+        assert_eq!(
+            say(LossSignal::RootUnreadable { table: t() }),
+            "table `a`: its root page is unreadable"
+        );
+        assert_eq!(
+            say(LossSignal::SubtreesLost {
+                table: t(),
+                pointers: 1
+            }),
+            "table `a`: 1 child pointer of its b-tree could not be followed"
+        );
+        assert_eq!(
+            say(LossSignal::SubtreesLost {
+                table: t(),
+                pointers: 2
+            }),
+            "table `a`: 2 child pointers of its b-tree could not be followed"
+        );
+        assert_eq!(
+            say(LossSignal::DamagedFields {
+                table: t(),
+                rows: 1
+            }),
+            "table `a`: 1 row with damaged fields, stored as NULL"
+        );
+        assert_eq!(
+            say(LossSignal::DamagedFields {
+                table: t(),
+                rows: 3
+            }),
+            "table `a`: 3 rows with damaged fields, stored as NULL"
+        );
+        assert_eq!(
+            say(LossSignal::RowsRefused {
+                table: t(),
+                rows: 1
+            }),
+            "table `a`: 1 row was refused by its constraints"
+        );
+        assert_eq!(
+            say(LossSignal::RowsUnwritable { table: t(), rows: 2 }),
+            "table `a`: 2 rows were refused by the table and by lost_and_found, and are not in the output"
+        );
+        assert_eq!(
+            say(LossSignal::LostAndFound { rows: 1, groups: 1 }),
+            "1 row from 1 orphan page group could not be given a table and is in `lost_and_found`"
+        );
+        assert_eq!(
+            say(LossSignal::PagesUnreadable { pages: 4 }),
+            "4 pages are zeroed or unrecognisable and may have held rows"
+        );
+    }
+
+    #[test]
+    fn sentences_of_rows_lost_say_their_bounds_and_proof() {
+        let lost = |lower, upper, by_index, by_text| {
+            LossSignal::RowsLost {
+                table: "m".into(),
+                lower,
+                upper,
+                by_index,
+                by_text,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            lost(1, None, 0, 0),
+            "table `m`: at least 1 row lost, how many more is unknown"
+        );
+        assert_eq!(
+            lost(3, Some(7), 3, 0),
+            "table `m`: at least 3 rows lost, at most 7 (3 proven by index entries)"
+        );
+        assert_eq!(
+            lost(2, Some(2), 0, 2),
+            "table `m`: at least 2 rows lost, at most 2 (2 proven by full-text copies)"
+        );
+        assert_eq!(
+            lost(5, None, 3, 2),
+            "table `m`: at least 5 rows lost, how many more is unknown (3 proven by index entries, 2 more by full-text copies)"
+        );
+    }
+
+    #[test]
+    fn sentences_with_optional_parts() {
+        let page = |looked_up| LossSignal::PageOfAnother {
+            table: "a".into(),
+            page: 7,
+            holder: "`b`".into(),
+            cells: 10,
+            outside: 9,
+            sampled: 10,
+            fitting: 0,
+            looked_up,
+            held: 0,
+        };
+        assert_eq!(
+            page(0).to_string(),
+            "table `a`: page 7, which its b-tree reaches, is `b`'s: 9 of its 10 keys lie outside the range the pointer assigns, 0 of 10 records fit the table; its rows are not read as the table's"
+        );
+        assert_eq!(
+            page(4).to_string(),
+            "table `a`: page 7, which its b-tree reaches, is `b`'s: 9 of its 10 keys lie outside the range the pointer assigns, 0 of 10 records fit the table, 0 of 4 rows are in its indexes; its rows are not read as the table's"
+        );
+        let rtree = |defects: Vec<String>, tree: Option<String>| LossSignal::RtreeIncomplete {
+            table: "geo".into(),
+            node_table: "geo_node".into(),
+            rows: 5,
+            refused: 1,
+            damaged: 2,
+            tree,
+            defects,
+        };
+        assert_eq!(
+            rtree(vec![], None).to_string(),
+            "R-tree `geo`: 5 rows rebuilt from `geo_node`; 1 refused, 2 node blobs damaged; node defects: none"
+        );
+        assert_eq!(
+            rtree(owned(&["node 3 cut short", "node 9 loops"]), Some("1 page lost".into()))
+                .to_string(),
+            "R-tree `geo`: 5 rows rebuilt from `geo_node`; 1 refused, 2 node blobs damaged; 1 page lost; node defects: node 3 cut short; node 9 loops"
+        );
+        assert_eq!(
+            LossSignal::VirtualTableEmpty {
+                table: "docs".into(),
+                shadows: owned(&["docs_data", "docs_idx"]),
+            }
+            .to_string(),
+            "virtual table `docs` is created empty: its data in `docs_data`, `docs_idx` is not carried over"
+        );
+        assert_eq!(
+            LossSignal::PlaceholdersMade {
+                parent: "sessions".into(),
+                child: "messages".into(),
+                placeholders: 2,
+                children: 5,
+            }
+            .to_string(),
+            "5 `messages` rows kept under 2 reconstructed `sessions` rows; the `sessions` rows themselves are lost (their metadata is gone) and the placeholders are registered as fabricated"
+        );
+    }
+
+    /// One signal of every kind. The match makes a new variant fail to compile here
+    /// until it is added, so that its sentence is checked below.
+    fn one_of_each() -> Vec<LossSignal> {
+        use LossSignal::*;
+        let t = || "a".to_string();
+        #[rustfmt::skip]
+        let all = vec![
+            RootUnreadable { table: t() },
+            SubtreesLost { table: t(), pointers: 2 },
+            RowsFromOrphans { table: t(), rows: 2 },
+            DamagedFields { table: t(), rows: 2 },
+            UndecodableCells { table: t(), cells: 2 },
+            KeyConflicts { table: t(), rows: 2 },
+            RowsUnwritable { table: t(), rows: 2 },
+            TreeMoved { table: t(), root: 3, named_by: "b".into(), sampled: 4, fitting: 4, fitting_named: 0 },
+            RootNotATable { table: t(), root: 3 },
+            RootOfAnotherTable { table: t(), root: 3, holder: "b".into() },
+            PageOfAnother { table: t(), page: 3, holder: "the freelist".into(), cells: 4, outside: 4, sampled: 4, fitting: 0, looked_up: 0, held: 0 },
+            TreeKeptApart { table: "a_2".into(), root: 3, named_by: "a".into(), sampled: 4, fitting_named: 0 },
+            RowsRefused { table: t(), rows: 2 },
+            TreeFindings { table: t(), findings: 2 },
+            LostAndFound { rows: 2, groups: 2 },
+            PagesUnreadable { pages: 2 },
+            SchemaDamaged { findings: 2 },
+            FileCutShort { finding: "file length is not a multiple of the page size 512: 1280 bytes".into() },
+            PagesMissing { present: 2, declared: 3 },
+            WalUnusable { path: "db-wal".into(), why: "header checksum mismatch".into() },
+            WalFramesIgnored { frame: 3, after: 2 },
+            JournalRecordsDamaged { records: 2 },
+            PlaceholdersMade { parent: "p".into(), child: "c".into(), placeholders: 2, children: 2 },
+            ParentsNotRebuilt { parent: "p".into(), child: "c".into(), keys: 2, children: 2, reason: "placeholders were not asked for".into() },
+            FullTextRebuildFailed { table: "f".into(), content: t(), error: "SQL logic error".into() },
+            FullTextContentless { table: "f".into() },
+            FullTextContentMissing { table: "f".into(), shadow: "f_content".into() },
+            FullTextIncomplete { table: "f".into(), rows: 2, damaged: 1, unreadable: 1, refused: 0, tree: None },
+            RtreeIncomplete { table: "r".into(), node_table: "r_node".into(), rows: 2, refused: 0, damaged: 1, tree: None, defects: Vec::new() },
+            VirtualTableEmpty { table: "v".into(), shadows: owned(&["v_data"]) },
+            TableMissing { table: t(), profile: "agent".into() },
+            PartialRowsRebuilt { table: t(), rows: 2, registry: "salvage_partial_rows".into() },
+            PartialRowsRefused { table: t(), rows: 2, registry: "salvage_partial_rows".into() },
+            RowsLost { table: t(), lower: 2, upper: None, by_index: 0, by_text: 0 },
+            TableInferred { table: t(), rows: 2 },
+            TableNotRecovered { table: t(), reason: "no CREATE statement".into() },
+            ObjectNotCreated { object: "index".into(), name: "i".into(), reason: "no such column: x".into() },
+        ];
+        for s in &all {
+            match s {
+                RootUnreadable { .. }
+                | SubtreesLost { .. }
+                | RowsFromOrphans { .. }
+                | DamagedFields { .. }
+                | UndecodableCells { .. }
+                | KeyConflicts { .. }
+                | RowsUnwritable { .. }
+                | TreeMoved { .. }
+                | RootNotATable { .. }
+                | RootOfAnotherTable { .. }
+                | PageOfAnother { .. }
+                | TreeKeptApart { .. }
+                | RowsRefused { .. }
+                | TreeFindings { .. }
+                | LostAndFound { .. }
+                | PagesUnreadable { .. }
+                | SchemaDamaged { .. }
+                | FileCutShort { .. }
+                | PagesMissing { .. }
+                | WalUnusable { .. }
+                | WalFramesIgnored { .. }
+                | JournalRecordsDamaged { .. }
+                | PlaceholdersMade { .. }
+                | ParentsNotRebuilt { .. }
+                | FullTextRebuildFailed { .. }
+                | FullTextContentless { .. }
+                | FullTextContentMissing { .. }
+                | FullTextIncomplete { .. }
+                | RtreeIncomplete { .. }
+                | VirtualTableEmpty { .. }
+                | TableMissing { .. }
+                | PartialRowsRebuilt { .. }
+                | PartialRowsRefused { .. }
+                | RowsLost { .. }
+                | TableInferred { .. }
+                | TableNotRecovered { .. }
+                | ObjectNotCreated { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_sentence_keeps_the_house_style() {
+        // Lower case (a name of a thing aside), no trailing period, names in backticks,
+        // no placeholder left unfilled.
+        for s in one_of_each() {
+            let text = s.to_string();
+            let first = text.chars().next().unwrap();
+            assert!(
+                !first.is_uppercase() || text.starts_with("R-tree "),
+                "{text}"
+            );
+            assert!(!text.ends_with('.') && text.trim() == text, "{text}");
+            assert!(!text.contains('{') && !text.contains('}'), "{text}");
+            assert!(
+                !text.contains(" 2 row ") && !text.contains(" 1 rows "),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_sentence_names_what_it_is_about() {
+        for s in one_of_each() {
+            let text = s.to_string();
+            let names: Vec<&str> = match &s {
+                LossSignal::LostAndFound { .. } => vec!["`lost_and_found`"],
+                LossSignal::PagesUnreadable { .. }
+                | LossSignal::SchemaDamaged { .. }
+                | LossSignal::FileCutShort { .. }
+                | LossSignal::PagesMissing { .. }
+                | LossSignal::WalFramesIgnored { .. }
+                | LossSignal::JournalRecordsDamaged { .. } => vec![],
+                LossSignal::WalUnusable { .. } => vec!["`db-wal`"],
+                LossSignal::PlaceholdersMade { .. } | LossSignal::ParentsNotRebuilt { .. } => {
+                    vec!["`p`", "`c`"]
+                }
+                LossSignal::FullTextRebuildFailed { .. } => vec!["`f`", "`a`"],
+                LossSignal::FullTextContentless { .. }
+                | LossSignal::FullTextIncomplete { .. }
+                | LossSignal::FullTextContentMissing { .. } => vec!["`f`"],
+                LossSignal::RtreeIncomplete { .. } => vec!["`r`", "`r_node`"],
+                LossSignal::VirtualTableEmpty { .. } => vec!["`v`", "`v_data`"],
+                LossSignal::TreeKeptApart { .. } => vec!["`a_2`", "`a`"],
+                LossSignal::ObjectNotCreated { .. } => vec!["`i`"],
+                _ => vec!["`a`"],
+            };
+            for name in names {
+                assert!(text.contains(name), "{name} not in: {text}");
+            }
+        }
+    }
+}

@@ -515,3 +515,407 @@ fn by_shape(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Files of 512-byte pages (see [`crate::testing`]) whose orphan pages the plan
+    //! attributes. Table `a(id INTEGER PRIMARY KEY, name TEXT)` is rooted at page 2 in
+    //! every one.
+
+    use pager::survey;
+
+    use super::*;
+    use crate::testing::{
+        file, index_leaf, interior, leaf, named_row, schema_row, shape, target, three_ints, zeroed,
+    };
+
+    const A_SQL: &str = "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)";
+
+    fn p(n: u32) -> PageNo {
+        PageNo::new(n).unwrap()
+    }
+
+    fn a_shape() -> TableShape {
+        shape("a", &[("id", "INTEGER PRIMARY KEY"), ("name", "TEXT")])
+    }
+
+    /// `a`'s twin: the same columns under another name.
+    fn b_shape() -> TableShape {
+        shape("b", &[("id", "INTEGER PRIMARY KEY"), ("name", "TEXT")])
+    }
+
+    /// A table of two integers, never NULL: no record of `a` fits it.
+    fn c_shape() -> TableShape {
+        shape("c", &[("n", "INTEGER NOT NULL"), ("m", "INTEGER NOT NULL")])
+    }
+
+    fn a_schema() -> Vec<u8> {
+        schema_row(1, "a", 2, A_SQL)
+    }
+
+    fn plan_of(bytes: &[u8], targets: &[TableTarget]) -> Plan {
+        let db = Database::open(bytes).unwrap();
+        plan(&db, &survey(&db), targets)
+    }
+
+    /// The group of orphan leaf `top` holding rows `lo..=hi` (and nothing else).
+    fn leaf_group(top: u32, cells: u64, rowids: (i64, i64)) -> OrphanGroup {
+        OrphanGroup {
+            top: p(top),
+            pages: vec![p(top)],
+            table_pages: true,
+            cells,
+            rowids: Some(rowids),
+        }
+    }
+
+    /// `a`'s root 2 lost its left child (page 3, zeroed), which held the rowids up to 10;
+    /// its right-most leaf 4 holds rows 11 and 12. Page 5 is an orphan leaf of rows 3
+    /// and 4.
+    fn lost_left_child() -> Vec<u8> {
+        file(
+            &[&a_schema()],
+            &[
+                interior(&[(3, 10)], 4),
+                zeroed(),
+                leaf(&[&named_row(11, b'k'), &named_row(12, b'l')]),
+                leaf(&[&named_row(3, b'c'), &named_row(4, b'd')]),
+            ],
+        )
+    }
+
+    #[test]
+    fn orphan_in_the_key_range_of_a_lost_child_goes_to_its_table() {
+        let plan = plan_of(
+            &lost_left_child(),
+            &[target(a_shape(), 2), target(c_shape(), 0)],
+        );
+        assert_eq!(
+            plan.attributed[0],
+            vec![Attribution {
+                group: leaf_group(5, 2, (3, 4)),
+                evidence: vec![
+                    Evidence::RowidRange {
+                        parent: p(2),
+                        lower: None,
+                        upper: Some(10),
+                    },
+                    Evidence::Shape {
+                        sampled: 2,
+                        fitting: 2,
+                        runner_up: Some(("c".into(), 0)),
+                    },
+                ],
+                // Structure and shape agree, and no other table's shape fits.
+                confidence: Confidence::High,
+            }]
+        );
+        assert_eq!(plan.attributed[1], vec![]);
+        assert_eq!(plan.lost_and_found, vec![]);
+    }
+
+    #[test]
+    fn key_range_with_another_table_of_the_same_shape_is_medium() {
+        let plan = plan_of(
+            &lost_left_child(),
+            &[target(a_shape(), 2), target(b_shape(), 0)],
+        );
+        let given = &plan.attributed[0];
+        assert_eq!(given.len(), 1);
+        assert_eq!(given[0].confidence, Confidence::Medium);
+        assert!(matches!(given[0].evidence[0], Evidence::RowidRange { .. }));
+    }
+
+    /// a's root page 2 overwritten by an index interior page whose right-most pointer
+    /// leads to page 3, a table leaf of rows 1 and 2: the walk cannot follow a table page
+    /// from an index page, and page 3 is an orphan the pointer names.
+    fn index_root_over_table_leaf() -> Vec<u8> {
+        #[rustfmt::skip]
+        let index_root = {
+            let mut page = zeroed();
+            page[..12].copy_from_slice(&[
+                0x02,       // page type: index b-tree interior
+                0x00, 0x00, // first freeblock: none
+                0x00, 0x00, // cell count: 0
+                0x02, 0x00, // cell content area: 512
+                0x00,       // fragmented free bytes
+                0x00, 0x00, 0x00, 0x03, // right-most pointer: page 3
+            ]);
+            page
+        };
+        file(
+            &[&a_schema()],
+            &[
+                index_root,
+                leaf(&[&named_row(1, b'a'), &named_row(2, b'b')]),
+            ],
+        )
+    }
+
+    #[test]
+    fn orphan_its_tables_interior_page_points_at_goes_to_that_table() {
+        let plan = plan_of(&index_root_over_table_leaf(), &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed[0].len(), 1);
+        let given = &plan.attributed[0][0];
+        assert_eq!(given.group, leaf_group(3, 2, (1, 2)));
+        assert_eq!(
+            given.evidence,
+            vec![
+                Evidence::ChildPointer { parent: p(2) },
+                Evidence::Shape {
+                    sampled: 2,
+                    fitting: 2,
+                    runner_up: None,
+                },
+            ]
+        );
+        assert_eq!(given.confidence, Confidence::High);
+    }
+
+    #[test]
+    fn pointer_to_the_orphan_is_no_evidence_for_a_table_its_records_do_not_fit() {
+        let plan = plan_of(&index_root_over_table_leaf(), &[target(c_shape(), 2)]);
+        assert_eq!(plan.attributed, vec![vec![]]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(3, 2, (1, 2))]);
+    }
+
+    /// Root pages 2 and 3 zeroed (no tree of theirs survives), orphan leaf 4 of rows
+    /// 1 and 2 shaped like `a`.
+    fn roots_lost() -> Vec<u8> {
+        file(
+            &[
+                &a_schema(),
+                &schema_row(2, "b", 3, "CREATE TABLE b(id INTEGER PRIMARY KEY, name)"),
+            ],
+            &[
+                zeroed(),
+                zeroed(),
+                leaf(&[&named_row(1, b'a'), &named_row(2, b'b')]),
+            ],
+        )
+    }
+
+    #[test]
+    fn shape_alone_gives_the_orphan_to_the_one_damaged_table_it_fits() {
+        let plan = plan_of(&roots_lost(), &[target(a_shape(), 2), target(c_shape(), 3)]);
+        assert_eq!(
+            plan.attributed[0],
+            vec![Attribution {
+                group: leaf_group(4, 2, (1, 2)),
+                evidence: vec![Evidence::Shape {
+                    sampled: 2,
+                    fitting: 2,
+                    runner_up: Some(("c".into(), 0)),
+                }],
+                confidence: Confidence::Medium,
+            }]
+        );
+    }
+
+    #[test]
+    fn records_fit_a_table_when_at_most_one_in_twenty_does_not() {
+        // a's root page 2 is zeroed; orphan leaf 3 holds `good` rows shaped like a's and
+        // one of three integers.
+        let orphan = |good: u8| {
+            let rows: Vec<[u8; 6]> = (1..=good).map(|r| named_row(r, b'n')).collect();
+            let odd = three_ints(good + 1, 9);
+            let mut cells: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            cells.push(&odd);
+            file(&[&a_schema()], &[zeroed(), leaf(&cells)])
+        };
+        let plan = plan_of(&orphan(19), &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed[0].len(), 1);
+        assert_eq!(
+            plan.attributed[0][0].evidence,
+            vec![Evidence::Shape {
+                sampled: 20,
+                fitting: 19,
+                runner_up: None,
+            }]
+        );
+        let plan = plan_of(&orphan(1), &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed, vec![vec![]]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(3, 2, (1, 2))]);
+    }
+
+    #[test]
+    fn clearly_better_fit_of_two_decides_with_low_confidence() {
+        // `b`'s name has no declared type: text fits it, but less well than a TEXT column.
+        let b_untyped = shape("b", &[("id", "INTEGER PRIMARY KEY"), ("name", "")]);
+        let plan = plan_of(&roots_lost(), &[target(a_shape(), 2), target(b_untyped, 3)]);
+        assert_eq!(plan.attributed[0].len(), 1);
+        assert_eq!(plan.attributed[0][0].confidence, Confidence::Low);
+        assert_eq!(
+            plan.attributed[0][0].evidence,
+            vec![Evidence::Shape {
+                sampled: 2,
+                fitting: 2,
+                runner_up: Some(("b".into(), 2)),
+            }]
+        );
+        assert_eq!(plan.attributed[1], vec![]);
+    }
+
+    #[test]
+    fn orphan_two_damaged_tables_fit_alike_goes_to_lost_and_found() {
+        let plan = plan_of(&roots_lost(), &[target(a_shape(), 2), target(b_shape(), 3)]);
+        assert_eq!(plan.attributed, vec![vec![], vec![]]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(4, 2, (1, 2))]);
+    }
+
+    #[test]
+    fn orphan_that_fits_only_an_intact_table_is_stale() {
+        // a's tree lost nothing: records shaped like its rows elsewhere are stale copies
+        // or a dropped table's rows, not rows to put back.
+        let bytes = file(
+            &[&a_schema()],
+            &[leaf(&[&named_row(1, b'a')]), leaf(&[&named_row(7, b'g')])],
+        );
+        let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed, vec![vec![]]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(3, 1, (7, 7))]);
+    }
+
+    #[test]
+    fn orphan_outside_every_lost_key_range_is_stale() {
+        // a lost the keys up to 10; rows 20 and 21 lie where its surviving tree reaches.
+        let bytes = file(
+            &[&a_schema()],
+            &[
+                interior(&[(3, 10)], 4),
+                zeroed(),
+                leaf(&[&named_row(11, b'k'), &named_row(30, b'l')]),
+                leaf(&[&named_row(20, b't'), &named_row(21, b'u')]),
+            ],
+        );
+        let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
+        assert_eq!(plan.attributed, vec![vec![]]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(5, 2, (20, 21))]);
+    }
+
+    #[test]
+    fn records_no_table_fits_go_to_lost_and_found_while_the_schema_is_intact() {
+        let bytes = file(
+            &[&a_schema()],
+            &[zeroed(), leaf(&[&three_ints(1, 5), &three_ints(2, 6)])],
+        );
+        let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
+        assert_eq!(plan.inferred, vec![]);
+        assert_eq!(plan.lost_and_found, vec![leaf_group(3, 2, (1, 2))]);
+    }
+
+    /// A damaged schema (a row naming root page 99 of a 5-page file) and orphan leaves
+    /// 3, 4 and 5 of three integers, holding rowids 1-2, 3-4 and 2-3.
+    fn lost_schema() -> Vec<u8> {
+        file(
+            &[&a_schema(), &schema_row(2, "z", 99, "CREATE TABLE z(v)")],
+            &[
+                zeroed(),
+                leaf(&[&three_ints(1, 5), &three_ints(2, 6)]),
+                leaf(&[&three_ints(3, 7), &three_ints(4, 8)]),
+                leaf(&[&three_ints(2, 9), &three_ints(3, 9)]),
+            ],
+        )
+    }
+
+    #[test]
+    fn records_no_table_fits_are_an_inferred_table_when_the_schema_is_damaged() {
+        let plan = plan_of(&lost_schema(), &[target(a_shape(), 2)]);
+        assert_eq!(plan.lost_and_found, vec![]);
+        // Leaves 3 and 4 split the key space: one tree. Leaf 5 holds rowids both hold:
+        // another table, however alike.
+        assert_eq!(
+            plan.inferred,
+            vec![
+                InferredTable {
+                    columns: vec!["integer", "integer", "integer"],
+                    groups: vec![leaf_group(3, 2, (1, 2)), leaf_group(4, 2, (3, 4))],
+                    sampled: 4,
+                },
+                InferredTable {
+                    columns: vec!["integer", "integer", "integer"],
+                    groups: vec![leaf_group(5, 2, (2, 3))],
+                    sampled: 2,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn orphan_index_pages_are_index_data() {
+        #[rustfmt::skip]
+        let entry = [
+            0x05,       // payload length: 5
+            0x03,       // record header size: 3
+            0x01, 0x01, // serial types: 8-bit integer, twice (the key, the rowid)
+            0x05, 0x07,
+        ];
+        let bytes = file(
+            &[&a_schema()],
+            &[leaf(&[&named_row(1, b'a')]), index_leaf(&[&entry])],
+        );
+        let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
+        assert_eq!(
+            plan.index_groups,
+            vec![OrphanGroup {
+                top: p(3),
+                pages: vec![p(3)],
+                table_pages: false,
+                cells: 1,
+                rowids: None,
+            }]
+        );
+        assert_eq!(plan.lost_and_found, vec![]);
+    }
+
+    #[test]
+    fn orphan_interior_page_and_the_orphans_below_it_are_one_group() {
+        // Orphan interior page 4 over leaves 5 and 6; its pointer to page 3 leads into
+        // a's live tree, which is not part of the group.
+        let bytes = file(
+            &[&schema_row(1, "a", 3, A_SQL)],
+            &[
+                zeroed(),
+                leaf(&[&named_row(1, b'a')]),
+                interior(&[(5, 20), (3, 25)], 6),
+                leaf(&[&named_row(15, b'o'), &named_row(20, b't')]),
+                leaf(&[&named_row(30, b'd')]),
+            ],
+        );
+        let db = Database::open(&bytes).unwrap();
+        assert_eq!(
+            orphan_groups(&db, &survey(&db)),
+            vec![OrphanGroup {
+                top: p(4),
+                pages: vec![p(4), p(5), p(6)],
+                table_pages: true,
+                cells: 3,
+                rowids: Some((15, 30)),
+            }]
+        );
+    }
+
+    #[test]
+    fn sample_shape_takes_each_columns_most_seen_storage_class() {
+        let t = |s: &str| Value::Text(s.as_bytes().to_vec());
+        let sample = vec![
+            vec![Value::Integer(1), t("x"), Value::Null],
+            vec![Value::Integer(2), Value::Real(1.5), Value::Null],
+            vec![Value::Null, t("y"), Value::Blob(vec![1]), Value::Null],
+        ];
+        // NULL only where nothing else was seen, however often; as wide as the widest
+        // record.
+        assert_eq!(sample_shape(&sample), ["integer", "text", "blob", "null"]);
+        assert_eq!(sample_shape(&[]), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn confidences_are_ordered_and_named_for_reports() {
+        assert!(Confidence::Low < Confidence::Medium && Confidence::Medium < Confidence::High);
+        let names: Vec<&str> = [Confidence::Low, Confidence::Medium, Confidence::High]
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        assert_eq!(names, ["low", "medium", "high"]);
+    }
+}
