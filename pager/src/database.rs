@@ -1,8 +1,22 @@
-//! The whole file as a database: header, page geometry (page size, usable size, page
-//! count), text encoding, and page access.
+//! The file as a database ("Database File Format"): the database header read, the
+//! geometry decided (`geometry`: page size, usable size and text encoding, inferred
+//! from the pages when the header's fields are damaged), the pages handed out
+//! (`pages`), and the logs beside the file read over it: a hot rollback journal's
+//! original images ("The Rollback Journal"), then a write-ahead log's committed frames
+//! ("The WAL File Format"), and the states of a history one commit at a time.
 //!
-//! When the header's page size or text encoding is missing or garbage, they are inferred
-//! from the file itself and the evidence that decided is kept for the report.
+//! ```text
+//! +---------------------+----------+----------+-- ... --+----------+
+//! | page 1: database    | page 2   | page 3   |         | page N   |
+//! | header (100 bytes), |          |          |         |          |
+//! | then a b-tree page  |          |          |         |          |
+//! +---------------------+----------+----------+-- ... --+----------+
+//! ```
+//!
+//! A page a log holds an image of is read from that image instead of the file. Only an
+//! empty input, or one with no header string and no page that fits any page size, is
+//! refused ([`OpenError`]); every other defect is a finding. A cell's overflow chain is
+//! followed by [`crate::overflow`].
 
 use crate::finding::Finding;
 use crate::header::{DatabaseHeader, TextEncoding};
@@ -14,8 +28,6 @@ mod pages;
 pub use crate::overflow::{AssembledPayload, OverflowChain};
 pub use geometry::{EncodingSource, PageSizeEvidence, PageSizeSource};
 pub use pages::LOCK_BYTE_OFFSET;
-
-use geometry::{best_page_size, page_one_fits, page_size_evidence, ENCODINGS};
 
 /// Why the input cannot be read as a database at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,62 +173,13 @@ impl<'a> Database<'a> {
         }
         findings.extend(header.findings());
 
-        let declared = PageSize::from_header_field(header.page_size_raw);
-        if declared.is_none() {
-            findings.push(Finding::InvalidPageSize {
-                raw: header.page_size_raw,
-            });
-        }
-        let reserved_hint = header.reserved_space;
-        let from_wal = overlay
+        let from_log = overlay
             .as_ref()
             .and_then(|o| Some((o.page_size?, o.source.clone())));
-        let (page_size, page_size_source) = match (declared, from_wal) {
-            (_, Some((size, source))) => {
-                if let Some(d) = declared.filter(|d| *d != size) {
-                    findings.push(Finding::PageSizeDisagrees {
-                        declared: d.get(),
-                        inferred: size.get(),
-                    });
-                }
-                (size, source)
-            }
-            (Some(size), None) if page_one_fits(bytes, size, reserved_hint) => {
-                (size, PageSizeSource::Header)
-            }
-            (_, None) => {
-                let evidence: Vec<PageSizeEvidence> = PageSize::all()
-                    .map(|s| page_size_evidence(bytes, s, reserved_hint))
-                    .collect();
-                match best_page_size(&evidence) {
-                    Some(inferred) => {
-                        if let Some(d) = declared {
-                            if d != inferred {
-                                findings.push(Finding::PageSizeDisagrees {
-                                    declared: d.get(),
-                                    inferred: inferred.get(),
-                                });
-                            }
-                        }
-                        (inferred, PageSizeSource::Inferred { evidence })
-                    }
-                    None if header.has_header_string() => (
-                        declared.unwrap_or(PageSize::new(4096).unwrap_or(PageSize::MIN)),
-                        PageSizeSource::Header,
-                    ),
-                    None => return Err(OpenError::NotADatabase { len }),
-                }
-            }
-        };
-
-        let mut reserved_space = header.reserved_space;
-        if page_size.get() - u32::from(reserved_space) < 480 {
-            findings.push(Finding::ReservedSpaceTooLarge {
-                reserved: reserved_space,
-                page_size: page_size.get(),
-            });
-            reserved_space = 0;
-        }
+        let (page_size, page_size_source) =
+            geometry::decide_page_size(bytes, &header, from_log, &mut findings)
+                .ok_or(OpenError::NotADatabase { len })?;
+        let reserved_space = geometry::reserved_space(page_size, &header, &mut findings);
 
         let file_pages =
             u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
@@ -242,14 +205,14 @@ impl<'a> Database<'a> {
             });
         }
 
-        let raw_encoding = header.text_encoding_raw;
+        let encoding = TextEncoding::from_header_field(header.text_encoding_raw);
         let mut db = Database {
             bytes,
             header,
             page_size,
             page_size_source,
             reserved_space,
-            encoding: TextEncoding::from_header_field(raw_encoding).unwrap_or(TextEncoding::Utf8),
+            encoding: encoding.unwrap_or(TextEncoding::Utf8),
             encoding_source: EncodingSource::Header,
             page_count,
             overlay: std::sync::Arc::from(Vec::new()),
@@ -265,18 +228,8 @@ impl<'a> Database<'a> {
                 .filter(|(no, _)| no.get() <= page_count)
                 .collect();
         }
-        if TextEncoding::from_header_field(raw_encoding).is_none() {
-            db.findings
-                .push(Finding::InvalidTextEncoding { raw: raw_encoding });
-            let counts = db.encoding_evidence();
-            let mut best = (TextEncoding::Utf8, 0);
-            for (e, n) in ENCODINGS.into_iter().zip(counts) {
-                if n > best.1 {
-                    best = (e, n);
-                }
-            }
-            db.encoding = best.0;
-            db.encoding_source = EncodingSource::Inferred { counts };
+        if encoding.is_none() {
+            db.infer_encoding();
         }
         Ok(db)
     }

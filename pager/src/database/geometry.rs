@@ -18,7 +18,8 @@
 use super::Database;
 use crate::btree::{btree_header_offset, Page};
 use crate::cursor::u16_at;
-use crate::header::TextEncoding;
+use crate::finding::Finding;
+use crate::header::{DatabaseHeader, TextEncoding};
 use crate::record::{Record, ValueRef};
 use crate::types::{PageNo, PageSize};
 
@@ -79,6 +80,91 @@ pub enum EncodingSource {
         /// Votes for UTF-8, UTF-16le, UTF-16be.
         counts: [u64; 3],
     },
+}
+
+/// Decides the page size in use: a log's (`from_log`, the size its header was written
+/// with) when the database is read through one; the header's (offset 16) when page 1
+/// fits it; else the size the file's pages fit best, with the evidence for every
+/// candidate. A header value that is invalid, or valid and not the size in use, is a
+/// finding. `None` when no size fits any page and there is no header string either: not
+/// a database.
+pub(super) fn decide_page_size(
+    bytes: &[u8],
+    header: &DatabaseHeader,
+    from_log: Option<(PageSize, PageSizeSource)>,
+    findings: &mut Vec<Finding>,
+) -> Option<(PageSize, PageSizeSource)> {
+    let declared = PageSize::from_header_field(header.page_size_raw);
+    if declared.is_none() {
+        findings.push(Finding::InvalidPageSize {
+            raw: header.page_size_raw,
+        });
+    }
+    let reserved_hint = header.reserved_space;
+    Some(match (declared, from_log) {
+        (_, Some((size, source))) => {
+            if let Some(d) = declared.filter(|d| *d != size) {
+                findings.push(Finding::PageSizeDisagrees {
+                    declared: d.get(),
+                    inferred: size.get(),
+                });
+            }
+            (size, source)
+        }
+        (Some(size), None) if page_one_fits(bytes, size, reserved_hint) => {
+            (size, PageSizeSource::Header)
+        }
+        (_, None) => {
+            let evidence: Vec<PageSizeEvidence> = PageSize::all()
+                .map(|s| page_size_evidence(bytes, s, reserved_hint))
+                .collect();
+            match best_page_size(&evidence) {
+                Some(inferred) => {
+                    if let Some(d) = declared {
+                        if d != inferred {
+                            findings.push(Finding::PageSizeDisagrees {
+                                declared: d.get(),
+                                inferred: inferred.get(),
+                            });
+                        }
+                    }
+                    (inferred, PageSizeSource::Inferred { evidence })
+                }
+                None if header.has_header_string() => (
+                    declared.unwrap_or(PageSize::new(4096).unwrap_or(PageSize::MIN)),
+                    PageSizeSource::Header,
+                ),
+                None => return None,
+            }
+        }
+    })
+}
+
+/// The reserved space in use at `page_size`: the header's (offset 20), or 0 with a
+/// finding when it would leave a usable size below 480 bytes.
+pub(super) fn reserved_space(
+    page_size: PageSize,
+    header: &DatabaseHeader,
+    findings: &mut Vec<Finding>,
+) -> u8 {
+    let reserved = header.reserved_space;
+    let usable = usable_reserve(page_size, reserved);
+    if usable != reserved {
+        findings.push(Finding::ReservedSpaceTooLarge {
+            reserved,
+            page_size: page_size.get(),
+        });
+    }
+    usable
+}
+
+/// `reserved` when a page of `size` keeps at least 480 usable bytes with it, else 0.
+fn usable_reserve(size: PageSize, reserved: u8) -> u8 {
+    if size.get() - u32::from(reserved) < 480 {
+        0
+    } else {
+        reserved
+    }
 }
 
 /// How well page `no` parses as a b-tree page of size `size`: `None`, a b-tree header
@@ -150,12 +236,8 @@ enum Fit {
 
 /// Whether page 1 parses as a b-tree page at `size` whose cells end exactly at the usable
 /// end of the page.
-pub(super) fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
-    let reserved = if size.get() - u32::from(reserved) < 480 {
-        0
-    } else {
-        reserved
-    };
+fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool {
+    let reserved = usable_reserve(size, reserved);
     if bytes.len() < size.bytes() {
         // A file shorter than one page: the header's size is all the evidence there is.
         return bytes.len() >= btree_header_offset(PageNo::FIRST) + 8;
@@ -166,12 +248,8 @@ pub(super) fn page_one_fits(bytes: &[u8], size: PageSize, reserved: u8) -> bool 
 
 /// Examines the pages of the first [`PAGE_SIZE_PREFIX`] bytes and up to
 /// [`PAGE_SIZE_SAMPLE`] more spread over the rest of the file at `size`.
-pub(super) fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvidence {
-    let reserved = if size.get() - u32::from(reserved) < 480 {
-        0
-    } else {
-        reserved
-    };
+fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> PageSizeEvidence {
+    let reserved = usable_reserve(size, reserved);
     let len = bytes.len() as u64;
     let pages = len / u64::from(size.get());
     let mut ev = PageSizeEvidence {
@@ -210,7 +288,7 @@ pub(super) fn page_size_evidence(bytes: &[u8], size: PageSize, reserved: u8) -> 
 
 /// The size with the most exact fits; `None` when no size has any, or when the best fits
 /// too few of the pages examined to be more than chance (random bytes).
-pub(super) fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
+fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> {
     let best = evidence
         .iter()
         .max_by_key(|e| (e.exact_fits, std::cmp::Reverse(e.page_size)))?;
@@ -220,7 +298,7 @@ pub(super) fn best_page_size(evidence: &[PageSizeEvidence]) -> Option<PageSize> 
 }
 
 /// The three text encodings, in header-value order.
-pub(super) const ENCODINGS: [TextEncoding; 3] = [
+const ENCODINGS: [TextEncoding; 3] = [
     TextEncoding::Utf8,
     TextEncoding::Utf16le,
     TextEncoding::Utf16be,
@@ -230,13 +308,29 @@ pub(super) const ENCODINGS: [TextEncoding; 3] = [
 const ENCODING_SAMPLE: usize = 1000;
 
 impl Database<'_> {
+    /// Infers the text encoding when the header's (offset 56) is not 1, 2 or 3: the
+    /// finding, then the encoding with the most evidence (UTF-8 when none has any).
+    pub(super) fn infer_encoding(&mut self) {
+        let raw = self.header.text_encoding_raw;
+        self.findings.push(Finding::InvalidTextEncoding { raw });
+        let counts = self.encoding_evidence();
+        let mut best = (TextEncoding::Utf8, 0);
+        for (e, n) in ENCODINGS.into_iter().zip(counts) {
+            if n > best.1 {
+                best = (e, n);
+            }
+        }
+        self.encoding = best.0;
+        self.encoding_source = EncodingSource::Inferred { counts };
+    }
+
     /// Evidence for each text encoding (UTF-8, UTF-16le, UTF-16be). First, the `type`
     /// column of the `sqlite_schema` records: a whole value that must read "table",
     /// "index", "view" or "trigger", which only the right encoding gives. When no schema
     /// record is readable, occurrences of "CREATE " over the first pages, then the whole
     /// file (a weaker count: UTF-16le and UTF-16be text each contain the other's pattern
     /// shifted by a byte, so a tie is possible and goes to the earlier encoding).
-    pub(super) fn encoding_evidence(&self) -> [u64; 3] {
+    fn encoding_evidence(&self) -> [u64; 3] {
         let votes = self.schema_type_votes();
         if votes.iter().any(|n| *n > 0) {
             return votes;
@@ -358,7 +452,6 @@ impl Database<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finding::Finding;
     use crate::testing::Db;
 
     #[test]
