@@ -1,9 +1,24 @@
-//! Classification of every page and the survey of the whole file: one sequential pass
-//! that classifies each page by position and content, then the freelist and every b-tree
-//! from the schema, which settle each page's role (overflow, freelist, owned by a tree).
+//! Page classes: what each page of the file is. Every page gets exactly one class, known
+//! by its content and position ([`classify_by_content`]) or by the structure that reaches
+//! it, which overrides the content (a freelist leaf may still look like the b-tree page it
+//! once was):
 //!
-//! The result says, for every page, what it is and which b-tree owns it; b-tree pages no
-//! tree reaches are orphans, the raw material of later recovery.
+//! ```text
+//! class                                  known by
+//! table_interior, table_leaf,            page type 5, 13, 2, 10 ("B-tree Pages") and a
+//! index_interior, index_leaf             b-tree header that fits; a tree's walk owns it
+//! overflow                               a cell's chain ("Cell Payload Overflow Pages")
+//! freelist_trunk, freelist_leaf          the freelist's chain ("The Freelist")
+//! ptrmap                                 position, in auto-vacuum files ("Pointer Map or
+//!                                        Ptrmap Pages")
+//! lock_byte                              position: holds byte 2^30 ("The Lock-Byte Page")
+//! zeroed                                 every byte zero, and no structure claims it
+//! unrecognised                           no b-tree page, and no structure claims it
+//! ```
+//!
+//! The survey ([`survey()`], module `survey`) classifies every page and walks every
+//! structure; its result holds a [`PageMap`] (module `page_map`) of every page's class and
+//! owning b-tree. B-tree pages no tree reaches are orphans, the raw material of recovery.
 
 use std::fmt;
 

@@ -60,9 +60,9 @@ impl Chunk {
     }
 }
 
-/// Every page's class and owning b-tree, in chunks of [`CHUNK`] pages: a chunk whose pages
-/// all agree (zeroed padding, a run of unclaimed pages) is one entry, so the map of a file
-/// padded to any size stays small; pages of varied content cost 5 bytes each.
+/// Every page's class and owning b-tree, in chunks of 4096 pages (`CHUNK`): a chunk whose
+/// pages all agree (zeroed padding, a run of unclaimed pages) is one entry, so the map of a
+/// file padded to any size stays small; pages of varied content cost 5 bytes each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageMap {
     /// Pages mapped.
