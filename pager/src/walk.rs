@@ -140,6 +140,8 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         self.visited
     }
 
+    /// Enters the page that `raw` names (a child pointer of `parent`, or the root): queues
+    /// the page and pushes its frame, or queues why it cannot be entered and the lost child.
     fn enter(
         &mut self,
         parent: Option<(PageNo, Option<CellIndex>)>,
@@ -147,95 +149,11 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         depth: u32,
         bounds: KeyBounds,
     ) {
-        let lost = |parent: PageNo| {
-            TreeItem::Lost(LostChild {
-                parent,
-                child: raw,
-                bounds,
-            })
-        };
-        let Some(no) = PageNo::new(raw) else {
-            if let Some((p, index)) = parent {
-                self.queue
-                    .push_back(Err(Finding::ChildPointerNull { page: p, index }));
-                self.queue.push_back(Ok(lost(p)));
-            }
-            return;
-        };
-        let Some(page) = self.db.page(no) else {
-            if let Some((p, index)) = parent {
-                self.queue.push_back(Err(Finding::ChildPointerPastEnd {
-                    page: p,
-                    index,
-                    child: raw,
-                }));
-                self.queue.push_back(Ok(lost(p)));
-            }
+        let Some((no, page, header)) = self.open_child(parent, raw, depth, bounds) else {
             return;
         };
         let parent_page = parent.map(|(p, _)| p);
-        if let Some(p) = parent_page.filter(|_| self.cut.as_ref().is_some_and(|c| c.contains(no))) {
-            self.queue.push_back(Ok(lost(p)));
-            return;
-        }
-        if !self.visited.insert(no) {
-            self.queue.push_back(Err(Finding::BtreeCycle {
-                page: parent_page.unwrap_or(no),
-                child: no,
-            }));
-            if let Some(p) = parent_page {
-                self.queue.push_back(Ok(lost(p)));
-            }
-            return;
-        }
-        if depth > MAX_DEPTH {
-            self.queue
-                .push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
-            if let Some(p) = parent_page {
-                self.queue.push_back(Ok(lost(p)));
-            }
-            return;
-        }
-        let header = match page.btree_header() {
-            Ok(h) => h,
-            Err(f) => {
-                let raw_type = page
-                    .bytes()
-                    .get(crate::btree::btree_header_offset(no))
-                    .copied()
-                    .unwrap_or(0);
-                match (parent_page, &f) {
-                    (Some(p), Finding::InvalidPageType { .. }) => {
-                        self.queue.push_back(Err(Finding::ChildNotBtreePage {
-                            parent: p,
-                            child: no,
-                            raw_type,
-                        }))
-                    }
-                    _ => self.queue.push_back(Err(f)),
-                }
-                if let Some(p) = parent_page {
-                    self.queue.push_back(Ok(lost(p)));
-                }
-                return;
-            }
-        };
-        let is_table = header.page_type().is_table();
-        match self.table {
-            None => self.table = Some(is_table),
-            Some(t) if t != is_table => {
-                if let Some(p) = parent_page {
-                    self.queue.push_back(Err(Finding::ChildPageKindMismatch {
-                        parent: p,
-                        child: no,
-                        found: header.page_type(),
-                    }));
-                    self.queue.push_back(Ok(lost(p)));
-                }
-                return;
-            }
-            Some(_) => {}
-        }
+        let lost = |parent: PageNo| lost_child(parent, raw, bounds);
         for f in page.header_findings(&header) {
             self.queue.push_back(Err(f));
         }
@@ -276,6 +194,103 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             pending: None,
             slots,
         });
+    }
+
+    /// The page that `raw` names with its b-tree header, when the walk may enter it: a
+    /// page of the file, not cut off, not entered before, not too deep, a b-tree page of
+    /// the tree's kind. Otherwise the finding and the lost child are queued and `None`
+    /// returned.
+    fn open_child(
+        &mut self,
+        parent: Option<(PageNo, Option<CellIndex>)>,
+        raw: u32,
+        depth: u32,
+        bounds: KeyBounds,
+    ) -> Option<(PageNo, Page<'a>, BtreePageHeader)> {
+        let lost = |parent: PageNo| lost_child(parent, raw, bounds);
+        let Some(no) = PageNo::new(raw) else {
+            if let Some((p, index)) = parent {
+                self.queue
+                    .push_back(Err(Finding::ChildPointerNull { page: p, index }));
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        };
+        let Some(page) = self.db.page(no) else {
+            if let Some((p, index)) = parent {
+                self.queue.push_back(Err(Finding::ChildPointerPastEnd {
+                    page: p,
+                    index,
+                    child: raw,
+                }));
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        };
+        let parent_page = parent.map(|(p, _)| p);
+        if let Some(p) = parent_page.filter(|_| self.cut.as_ref().is_some_and(|c| c.contains(no))) {
+            self.queue.push_back(Ok(lost(p)));
+            return None;
+        }
+        if !self.visited.insert(no) {
+            self.queue.push_back(Err(Finding::BtreeCycle {
+                page: parent_page.unwrap_or(no),
+                child: no,
+            }));
+            if let Some(p) = parent_page {
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        }
+        if depth > MAX_DEPTH {
+            self.queue
+                .push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
+            if let Some(p) = parent_page {
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        }
+        let header = match page.btree_header() {
+            Ok(h) => h,
+            Err(f) => {
+                let raw_type = page
+                    .bytes()
+                    .get(crate::btree::btree_header_offset(no))
+                    .copied()
+                    .unwrap_or(0);
+                match (parent_page, &f) {
+                    (Some(p), Finding::InvalidPageType { .. }) => {
+                        self.queue.push_back(Err(Finding::ChildNotBtreePage {
+                            parent: p,
+                            child: no,
+                            raw_type,
+                        }))
+                    }
+                    _ => self.queue.push_back(Err(f)),
+                }
+                if let Some(p) = parent_page {
+                    self.queue.push_back(Ok(lost(p)));
+                }
+                return None;
+            }
+        };
+        let is_table = header.page_type().is_table();
+        match self.table {
+            None => self.table = Some(is_table),
+            Some(t) if t != is_table => {
+                if let Some(p) = parent_page {
+                    self.queue.push_back(Err(Finding::ChildPageKindMismatch {
+                        parent: p,
+                        child: no,
+                        found: header.page_type(),
+                    }));
+                    self.queue.push_back(Ok(lost(p)));
+                }
+                return None;
+            }
+            Some(_) => {}
+        }
+        Some((no, page, header))
     }
 
     /// Advances the top frame by one step, queueing what it produced.
@@ -399,6 +414,16 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             }
         }
     }
+}
+
+/// The child pointer `child` of `parent`, not followed: the subtree below it, bound to
+/// `bounds`, is lost to the walk.
+fn lost_child<'a>(parent: PageNo, child: u32, bounds: KeyBounds) -> TreeItem<'a> {
+    TreeItem::Lost(LostChild {
+        parent,
+        child,
+        bounds,
+    })
 }
 
 impl<'a> Iterator for BtreeWalk<'a, '_> {
