@@ -150,10 +150,19 @@ fn well_formed_cell(
     (start + len <= limit).then_some((len, rowid as i64))
 }
 
-/// Reads the content area from its start, cell after cell, skipping freeblocks, and
-/// matches the pointer array against what it found.
-fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
-    let no = page.no();
+/// The cells found reading a content area from its start.
+struct AreaCells {
+    /// Where the area was taken to start.
+    start: usize,
+    /// `(offset, length, rowid)` of every well-formed cell, ascending by offset.
+    found: Vec<(usize, usize, i64)>,
+    /// Bytes read at which no well-formed cell starts (freeblocks are skipped).
+    unaccounted: usize,
+}
+
+/// Reads the content area from its start, cell after cell, skipping freeblocks: every
+/// well-formed cell, and the bytes that start none.
+fn read_area(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> AreaCells {
     let usable = page.usable_size().min(page.bytes().len());
     let area = header.cell_content_area() as usize;
     let ptr_end = header.cell_pointers_end();
@@ -205,6 +214,23 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
             }
         }
     }
+    AreaCells {
+        start,
+        found,
+        unaccounted,
+    }
+}
+
+/// Reads the content area ([`read_area`]) and matches the pointer array against what it
+/// found.
+fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
+    let no = page.no();
+    let usable = page.usable_size().min(page.bytes().len());
+    let AreaCells {
+        start,
+        found,
+        unaccounted,
+    } = read_area(page, header, page_count);
     let mut findings = Vec::new();
     let mut slots = Vec::new();
     let mut named: Vec<Option<CellIndex>> = vec![None; found.len()];
