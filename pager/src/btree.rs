@@ -12,6 +12,7 @@
 //! [`Finding`] and the next cell is still read.
 
 use std::fmt;
+use std::iter::FusedIterator;
 
 use crate::cursor::{u16_at, u32_at};
 use crate::finding::Finding;
@@ -604,7 +605,10 @@ fn parse_payload(
     ))
 }
 
-/// Iterator over the cells of one b-tree page; see [`Page::cells`].
+/// Iterator over the cells of one b-tree page; see [`Page::cells`]. A bad cell never
+/// stops the next one, but a cell pointer array cut short by the end of the page's bytes
+/// loses the cursor: that [`Finding::PageTruncated`] is yielded once, and the iterator is
+/// fused after it.
 #[derive(Clone, Debug)]
 pub struct Cells<'a> {
     page: Page<'a>,
@@ -624,6 +628,8 @@ impl<'a> Iterator for Cells<'a> {
         let page = self.page.no;
         let at = self.header.cell_pointers_start + 2 * usize::from(index.0);
         let Some(offset) = u16_at(self.page.bytes, at) else {
+            // Every later pointer lies further on, past the bytes too: the cursor is lost.
+            self.next = self.header.cell_count;
             return Some(Err(Finding::PageTruncated {
                 page,
                 available: self.page.bytes.len() as u32,
@@ -648,6 +654,8 @@ impl<'a> Iterator for Cells<'a> {
         (n, Some(n))
     }
 }
+
+impl FusedIterator for Cells<'_> {}
 
 /// A freeblock: an unallocated run inside the cell content area, where the bytes of
 /// deleted cells may still be.
@@ -715,6 +723,8 @@ impl<'a> Iterator for Freeblocks<'a> {
         }))
     }
 }
+
+impl FusedIterator for Freeblocks<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -849,6 +859,62 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A pointer array cut short by the end of the page's bytes: the pointer that is not
+    /// there is yielded once as the finding, and every later call is `None`, though the
+    /// cell count names more cells.
+    #[test]
+    fn cells_end_for_good_at_a_pointer_array_cut_short() {
+        let mut bytes = one_cell_leaf();
+        bytes[3..5].copy_from_slice(&3u16.to_be_bytes()); // cell count: 3
+        let cut = &bytes[..11]; // the page's bytes end after pointer 0 and half of pointer 1
+        let p = Page::new(PageNo::new(2).unwrap(), cut, 512);
+        let h = p.btree_header().unwrap();
+        let mut cells = p.cells(&h);
+        assert!(matches!(
+            cells.next(),
+            Some(Err(Finding::CellPastPageEnd { offset: 504, .. }))
+        ));
+        assert_eq!(
+            cells.next(),
+            Some(Err(Finding::PageTruncated {
+                page: p.no(),
+                available: 11
+            }))
+        );
+        assert_eq!(cells.size_hint(), (0, Some(0)));
+        for _ in 0..3 {
+            assert_eq!(cells.next(), None);
+        }
+    }
+
+    /// After its last cell the iterator stays ended.
+    #[test]
+    fn cells_stay_ended_after_the_last_cell() {
+        let bytes = one_cell_leaf();
+        let p = page(&bytes);
+        let h = p.btree_header().unwrap();
+        let mut cells = p.cells(&h);
+        assert!(matches!(cells.next(), Some(Ok(_))));
+        assert_eq!(cells.next(), None);
+        assert_eq!(cells.next(), None);
+    }
+
+    /// A freeblock out of range ends the chain: the finding once, then `None` for good.
+    #[test]
+    fn freeblocks_end_for_good_after_a_block_out_of_range() {
+        let mut bytes = one_cell_leaf();
+        bytes[1..3].copy_from_slice(&0x01feu16.to_be_bytes()); // first freeblock: 510
+        let p = page(&bytes);
+        let h = p.btree_header().unwrap();
+        let mut blocks = p.freeblocks(&h);
+        assert!(matches!(
+            blocks.next(),
+            Some(Err(Finding::FreeblockOutOfRange { offset: 510, .. }))
+        ));
+        assert_eq!(blocks.next(), None);
+        assert_eq!(blocks.next(), None);
     }
 
     #[test]

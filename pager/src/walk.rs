@@ -446,6 +446,9 @@ impl<'a> Iterator for BtreeWalk<'a, '_> {
     }
 }
 
+/// Once it has ended, a walk stays ended: nothing refills its queue or its stack.
+impl std::iter::FusedIterator for BtreeWalk<'_, '_> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,6 +527,30 @@ mod tests {
                 child: no(root)
             }]
         );
+    }
+
+    /// A walk whose root is no b-tree page yields that finding, and then ends for good; a
+    /// whole walk stays ended too.
+    #[test]
+    fn a_walk_stays_ended() {
+        let (mut db, root) = messages();
+        let opened = Database::open(&db.bytes).unwrap();
+        let mut walk = BtreeWalk::new(&opened, no(root));
+        assert!(walk.by_ref().count() > 2);
+        assert!(walk.next().is_none());
+        assert!(walk.next().is_none());
+        db.set_u8(root, 0, 0x07); // page type: none of 2, 5, 10, 13
+        let opened = Database::open(&db.bytes).unwrap();
+        let mut walk = BtreeWalk::new(&opened, no(root));
+        assert_eq!(
+            walk.next(),
+            Some(Err(Finding::InvalidPageType {
+                page: no(root),
+                raw: 7
+            }))
+        );
+        assert_eq!(walk.next(), None);
+        assert_eq!(walk.next(), None);
     }
 
     #[test]
