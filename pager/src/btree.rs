@@ -1,11 +1,12 @@
 //! B-tree pages ("B-tree Pages"): the page header, the cell pointer array, the four kinds
-//! of cell, and the freeblock chain.
+//! of cell (`cell`), and the freeblock chain (`freeblock`).
 //!
 //! ```text
-//! +----------------------+--------------------+-----------------+---------------------+
-//! | (page 1: 100-byte    | b-tree page header | cell pointer    | unallocated | cell  |
-//! |  database header)    | 8 or 12 bytes      | array, 2n bytes | space       | content area ...  | reserved |
-//! +----------------------+--------------------+-----------------+---------------------+
+//! +--------------+---------------+----------------+-------------+--------------+----------+
+//! | (page 1: the | b-tree page   | cell pointer   | unallocated | cell content | reserved |
+//! | database     | header: 8, or | array: 2 bytes | space       | area: cells, | space    |
+//! | header)      | 12 interior   | per cell       |             | freeblocks   |          |
+//! +--------------+---------------+----------------+-------------+--------------+----------+
 //! ```
 //!
 //! Everything is bounds-checked against the page's usable size; a defect is a
