@@ -3,6 +3,14 @@
 //! sets aside), never bytes that only look like one; and what secure_delete wiped yields
 //! nothing.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "a test panics on what it built itself; clippy.toml exempts #[test] functions, not their helpers"
+)]
+
 use std::collections::BTreeMap;
 
 use carve::{carve_page, Carved, PageRole, Template};

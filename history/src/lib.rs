@@ -19,6 +19,9 @@
 //! persisted one (`journal_mode=PERSIST`: committed, header zeroed, records left) give
 //! one step each, from the journal's images to the main file's.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 

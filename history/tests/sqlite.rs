@@ -1,5 +1,13 @@
 //! The history of logs SQLite wrote, against what SQLite read after each commit.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "a test panics on what it built itself; clippy.toml exempts #[test] functions, not their helpers"
+)]
+
 use std::collections::BTreeMap;
 
 use history::{wal_history, Op};

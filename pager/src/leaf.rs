@@ -150,10 +150,19 @@ fn well_formed_cell(
     (start + len <= limit).then_some((len, rowid as i64))
 }
 
-/// Reads the content area from its start, cell after cell, skipping freeblocks, and
-/// matches the pointer array against what it found.
-fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
-    let no = page.no();
+/// The cells found reading a content area from its start.
+struct AreaCells {
+    /// Where the area was taken to start.
+    start: usize,
+    /// `(offset, length, rowid)` of every well-formed cell, ascending by offset.
+    found: Vec<(usize, usize, i64)>,
+    /// Bytes read at which no well-formed cell starts (freeblocks are skipped).
+    unaccounted: usize,
+}
+
+/// Reads the content area from its start, cell after cell, skipping freeblocks: every
+/// well-formed cell, and the bytes that start none.
+fn read_area(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> AreaCells {
     let usable = page.usable_size().min(page.bytes().len());
     let area = header.cell_content_area() as usize;
     let ptr_end = header.cell_pointers_end();
@@ -205,6 +214,23 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
             }
         }
     }
+    AreaCells {
+        start,
+        found,
+        unaccounted,
+    }
+}
+
+/// Reads the content area ([`read_area`]) and matches the pointer array against what it
+/// found.
+fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
+    let no = page.no();
+    let usable = page.usable_size().min(page.bytes().len());
+    let AreaCells {
+        start,
+        found,
+        unaccounted,
+    } = read_area(page, header, page_count);
     let mut findings = Vec::new();
     let mut slots = Vec::new();
     let mut named: Vec<Option<CellIndex>> = vec![None; found.len()];
@@ -283,4 +309,142 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
     );
     slots.extend(lenient.into_iter().map(|(index, _)| Slot::Stray(index)));
     Account { slots, findings }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::btree::CellSource;
+    use crate::database::Database;
+    use crate::finding::Finding;
+    use crate::testing::{messages, no, Db};
+    use crate::walk::{BtreeWalk, TreeItem};
+
+    /// The rowids and listed flags of every table leaf cell the walk yields on `page`.
+    fn cells_of(db: &Db, root: u32, page: u32) -> Vec<(Option<i64>, bool)> {
+        let pdb = Database::open(&db.bytes).unwrap();
+        BtreeWalk::new(&pdb, no(root))
+            .filter_map(|i| match i {
+                Ok(TreeItem::Cell(c)) if c.location.page == no(page) => {
+                    Some((c.cell.rowid(), c.source == CellSource::Pointer))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn leaf_whose_cell_count_is_zeroed_is_read_from_its_content_area() {
+        let (mut db, root) = messages();
+        let leaf = db.walk("messages").pages.leaves[1];
+        let rowids: Vec<Option<i64>> = cells_of(&db, root, leaf).into_iter().map(|c| c.0).collect();
+        assert!(rowids.len() > 1);
+        #[rustfmt::skip]
+        let count = [
+            0x00, 0x00, // cell count: 0, its cells left in the content area
+        ];
+        let at = db.at(leaf, 3);
+        db.bytes[at..at + 2].copy_from_slice(&count);
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::CellsUnlisted {
+                page: no(leaf),
+                count: rowids.len() as u16
+            }]
+        );
+        // Every cell comes back once, in key order, marked as found in the content area.
+        let found = cells_of(&db, root, leaf);
+        assert_eq!(
+            found,
+            rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn pointers_moved_into_their_cells_are_not_read_as_cells() {
+        let (mut db, root) = messages();
+        let leaf = db.walk("messages").pages.leaves[2];
+        let rowids: Vec<Option<i64>> = cells_of(&db, root, leaf).into_iter().map(|c| c.0).collect();
+        let n = db.btree_page(leaf).cell_count;
+        for i in 0..n {
+            let at = 8 + 2 * usize::from(i);
+            let pointer =
+                u16::from_be_bytes([db.bytes[db.at(leaf, at)], db.bytes[db.at(leaf, at + 1)]]);
+            db.set_u16(leaf, at, pointer + 1 + i % 3); // one to three bytes into its cell
+        }
+        let findings = db.walk_findings(root);
+        assert_eq!(findings.len(), usize::from(n) + 1, "{findings:?}");
+        assert!(findings[..usize::from(n)]
+            .iter()
+            .all(|f| matches!(f, Finding::CellPointerIntoCell { .. })));
+        assert_eq!(
+            findings.last(),
+            Some(&Finding::CellsUnlisted {
+                page: no(leaf),
+                count: n
+            })
+        );
+        let found = cells_of(&db, root, leaf);
+        assert_eq!(
+            found,
+            rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
+        );
+    }
+
+    /// Seeded random bytes over a table leaf's header fields, pointer array and content
+    /// area: the walk never panics, and the cells it yields from that leaf lie inside the
+    /// page, never overlap, and a cell found in the content area never starts before it.
+    #[test]
+    fn random_bytes_over_a_leaf_give_cells_that_never_overlap() {
+        let (clean, root) = messages();
+        let leaf = clean.walk("messages").pages.leaves[3];
+        let mut rng = fixtures::prng::SplitMix64::new(0x1eaf);
+        let mut scanned = 0;
+        for round in 0..400 {
+            let mut bytes = clean.bytes.clone();
+            let page = clean.page_size();
+            for _ in 0..rng.range(1, 12) {
+                let at = match rng.below(3) {
+                    0 => rng.below(8) as usize,           // header fields
+                    1 => 8 + rng.below(64) as usize,      // pointer array
+                    _ => rng.below(page as u64) as usize, // anywhere, content included
+                };
+                let v = rng.below(256) as u8;
+                bytes[clean.at(leaf, at.min(page - 1))] = v;
+            }
+            let pdb = Database::open(&bytes).unwrap();
+            let mut spans: Vec<(usize, usize, CellSource)> = BtreeWalk::new(&pdb, no(root))
+                .filter_map(|i| match i {
+                    Ok(TreeItem::Cell(c)) if c.location.page == no(leaf) => Some((
+                        usize::from(c.offset),
+                        usize::from(c.offset) + c.len,
+                        c.source,
+                    )),
+                    _ => None,
+                })
+                .collect();
+            spans.sort_unstable_by_key(|s| (s.0, s.1));
+            scanned += usize::from(spans.iter().any(|s| s.2 == CellSource::ContentArea));
+            for (start, end, _) in &spans {
+                assert!(*end <= page, "round {round}: cell past the page");
+                assert!(start < end, "round {round}");
+            }
+            // Cells the content area vouches for never share a byte.
+            let vouched: Vec<&(usize, usize, CellSource)> = spans
+                .iter()
+                .filter(|s| s.2 != CellSource::StrayPointer)
+                .collect();
+            for w in vouched.windows(2) {
+                assert!(
+                    w[0].1 <= w[1].0,
+                    "round {round}: {:?} overlaps {:?}",
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+        assert!(
+            scanned > 40,
+            "the content-area scan ran in {scanned} rounds"
+        );
+    }
 }

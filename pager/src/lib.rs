@@ -24,21 +24,6 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![warn(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-#![cfg_attr(
-    test,
-    allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 pub mod btree;
 pub mod classify;
@@ -49,6 +34,7 @@ pub mod freelist;
 pub mod header;
 pub mod journal;
 mod leaf;
+pub mod overflow;
 pub mod record;
 pub mod schema;
 pub mod search;
@@ -70,13 +56,13 @@ pub use classify::{
     PageMap, Survey, SurveyChecks, TreeSurvey, OBSERVE_EVERY,
 };
 pub use database::{
-    AssembledPayload, Database, EncodingSource, OpenError, OverflowChain, PageSizeEvidence,
-    PageSizeSource, LOCK_BYTE_OFFSET,
+    Database, EncodingSource, OpenError, PageSizeEvidence, PageSizeSource, LOCK_BYTE_OFFSET,
 };
 pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};
 pub use header::{DatabaseHeader, TextEncoding};
 pub use journal::{read_journal, read_persisted_journal, Journal, JournalHeader};
+pub use overflow::{AssembledPayload, OverflowChain};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};
 pub use schema::{read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRow};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};

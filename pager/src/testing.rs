@@ -4,6 +4,7 @@
 use crate::classify::{survey, Survey};
 use crate::database::Database;
 use crate::finding::Finding;
+use crate::types::PageNo;
 
 /// A healthy catalog fixture's bytes and its table roots.
 pub struct Db {
@@ -82,4 +83,25 @@ impl Db {
             .cloned()
             .collect()
     }
+}
+
+pub fn no(n: u32) -> PageNo {
+    PageNo::new(n).unwrap()
+}
+
+/// agent-4096-utf8's `messages` b-tree: an interior root over leaves.
+pub fn messages() -> (Db, u32) {
+    let db = Db::named("agent-4096-utf8");
+    let root = db.root("messages");
+    assert_eq!(
+        db.bytes[db.at(root, 0)],
+        0x05,
+        "root is a table interior page"
+    );
+    assert_eq!(
+        db.walk("messages").depth,
+        2,
+        "the root's children are leaves"
+    );
+    (db, root)
 }

@@ -74,7 +74,7 @@ pub struct RawRow<'a> {
     /// Damage met reading it.
     pub findings: Vec<Finding>,
     /// Where in `payload` the bytes of a last overflow page that does not end its chain
-    /// start (see [`crate::database::AssembledPayload::suspect_from`]).
+    /// start (see [`crate::overflow::AssembledPayload::suspect_from`]).
     pub suspect_from: Option<usize>,
 }
 

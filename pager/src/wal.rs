@@ -192,43 +192,7 @@ fn checksum(big_endian: bool, data: &[u8], seed: (u32, u32)) -> (u32, u32) {
 /// Reads a write-ahead log. `Err` when the header itself is unusable (no frame can then
 /// be trusted); frame damage is a finding and ends the committed content there.
 pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
-    let w = |o: usize| u32_at(bytes, o).unwrap_or(0);
-    if bytes.len() < WAL_HEADER_LEN {
-        return Err(Finding::WalHeaderInvalid {
-            reason: WalHeaderDefect::TooShort,
-        });
-    }
-    let header = WalHeader {
-        magic: w(0),
-        format_version: w(4),
-        page_size: w(8),
-        checkpoint_seq: w(12),
-        salt1: w(16),
-        salt2: w(20),
-        checksum1: w(24),
-        checksum2: w(28),
-    };
-    let big_endian = match header.magic {
-        0x377f_0682 => false,
-        0x377f_0683 => true,
-        _ => {
-            return Err(Finding::WalHeaderInvalid {
-                reason: WalHeaderDefect::Magic(header.magic),
-            })
-        }
-    };
-    let Some(page_size) = PageSize::new(header.page_size) else {
-        return Err(Finding::WalHeaderInvalid {
-            reason: WalHeaderDefect::PageSize(header.page_size),
-        });
-    };
-    let head = bytes.get(..24).unwrap_or_default();
-    let seed = checksum(big_endian, head, (0, 0));
-    if seed != (header.checksum1, header.checksum2) {
-        return Err(Finding::WalHeaderInvalid {
-            reason: WalHeaderDefect::Checksum,
-        });
-    }
+    let (header, big_endian, page_size, seed) = read_header(bytes)?;
     let frame_len = WAL_FRAME_HEADER_LEN + page_size.bytes();
     let body = bytes.get(WAL_HEADER_LEN..).unwrap_or_default();
     let frames_present = (body.len() / frame_len) as u32;
@@ -306,28 +270,9 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
                 kind: StrayKind::Uncommitted,
             })
         }));
-    // An older generation's frames: each checked against the frame before it.
-    let mut previous: Option<WalFrameHeader> = None;
-    for (no, fh, frame, image) in frames.skip(rest.map_or(usize::MAX, |n| n.0 as usize - 1)) {
-        let own = (fh.salt1, fh.salt2) == (header.salt1, header.salt2);
-        if own || PageNo::new(fh.page_no).is_none() {
-            previous = None;
-            continue;
-        }
-        let chained = previous.is_some_and(|p| {
-            let seed = (p.checksum1, p.checksum2);
-            let s = checksum(big_endian, frame.get(..8).unwrap_or_default(), seed);
-            (p.salt1, p.salt2) == (fh.salt1, fh.salt2)
-                && checksum(big_endian, image, s) == (fh.checksum1, fh.checksum2)
-        });
-        wal.strays.push(StrayFrame {
-            no,
-            header: fh,
-            image,
-            kind: StrayKind::OlderGeneration { chained },
-        });
-        previous = Some(fh);
-    }
+    let skip = rest.map_or(usize::MAX, |n| n.0 as usize - 1);
+    wal.strays
+        .extend(older_generation(frames.skip(skip), &header, big_endian));
     let uncommitted = frames_present - wal.frames_committed;
     if uncommitted > 0 {
         wal.findings.push(Finding::WalFramesIgnored {
@@ -340,6 +285,84 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
         wal.pages.retain(|p, _| p.get() <= size);
     }
     Ok(wal)
+}
+
+/// The log's header ("The WAL File Format"), checked: its magic number (which names the
+/// byte order of every checksum), its page size and its own checksum. Returns the header,
+/// whether the checksums are big-endian, the page size, and the header's checksum (the
+/// seed of the first frame's).
+fn read_header(bytes: &[u8]) -> Result<(WalHeader, bool, PageSize, (u32, u32)), Finding> {
+    let w = |o: usize| u32_at(bytes, o).unwrap_or(0);
+    if bytes.len() < WAL_HEADER_LEN {
+        return Err(Finding::WalHeaderInvalid {
+            reason: WalHeaderDefect::TooShort,
+        });
+    }
+    let header = WalHeader {
+        magic: w(0),
+        format_version: w(4),
+        page_size: w(8),
+        checkpoint_seq: w(12),
+        salt1: w(16),
+        salt2: w(20),
+        checksum1: w(24),
+        checksum2: w(28),
+    };
+    let big_endian = match header.magic {
+        0x377f_0682 => false,
+        0x377f_0683 => true,
+        _ => {
+            return Err(Finding::WalHeaderInvalid {
+                reason: WalHeaderDefect::Magic(header.magic),
+            })
+        }
+    };
+    let Some(page_size) = PageSize::new(header.page_size) else {
+        return Err(Finding::WalHeaderInvalid {
+            reason: WalHeaderDefect::PageSize(header.page_size),
+        });
+    };
+    let head = bytes.get(..24).unwrap_or_default();
+    let seed = checksum(big_endian, head, (0, 0));
+    if seed != (header.checksum1, header.checksum2) {
+        return Err(Finding::WalHeaderInvalid {
+            reason: WalHeaderDefect::Checksum,
+        });
+    }
+    Ok((header, big_endian, page_size, seed))
+}
+
+/// The frames of an older generation of the log among `frames` (those after the current
+/// generation's end), each checked against the frame before it (see
+/// [`StrayKind::OlderGeneration`]); frames with the log's own salts or no page are skipped.
+fn older_generation<'a>(
+    frames: impl Iterator<Item = (FrameNo, WalFrameHeader, &'a [u8], &'a [u8])>,
+    header: &WalHeader,
+    big_endian: bool,
+) -> Vec<StrayFrame<'a>> {
+    let mut strays = Vec::new();
+    let mut previous: Option<WalFrameHeader> = None;
+    for (no, fh, frame, image) in frames {
+        let own = (fh.salt1, fh.salt2) == (header.salt1, header.salt2);
+        if own || PageNo::new(fh.page_no).is_none() {
+            previous = None;
+            continue;
+        }
+        let chained = previous.is_some_and(|p| {
+            let seed = (p.checksum1, p.checksum2);
+            let s = checksum(big_endian, frame.get(..8).unwrap_or_default(), seed);
+            (p.salt1, p.salt2) == (fh.salt1, fh.salt2)
+                && checksum(big_endian, image, s) == (fh.checksum1, fh.checksum2)
+        });
+        strays.push(StrayFrame {
+            no,
+            header: fh,
+            image,
+            kind: StrayKind::OlderGeneration { chained },
+        });
+        previous = Some(fh);
+    }
+    strays
 }
 
 /// Why a WAL header is unusable.

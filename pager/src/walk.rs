@@ -140,6 +140,8 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         self.visited
     }
 
+    /// Enters the page that `raw` names (a child pointer of `parent`, or the root): queues
+    /// the page and pushes its frame, or queues why it cannot be entered and the lost child.
     fn enter(
         &mut self,
         parent: Option<(PageNo, Option<CellIndex>)>,
@@ -147,95 +149,11 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
         depth: u32,
         bounds: KeyBounds,
     ) {
-        let lost = |parent: PageNo| {
-            TreeItem::Lost(LostChild {
-                parent,
-                child: raw,
-                bounds,
-            })
-        };
-        let Some(no) = PageNo::new(raw) else {
-            if let Some((p, index)) = parent {
-                self.queue
-                    .push_back(Err(Finding::ChildPointerNull { page: p, index }));
-                self.queue.push_back(Ok(lost(p)));
-            }
-            return;
-        };
-        let Some(page) = self.db.page(no) else {
-            if let Some((p, index)) = parent {
-                self.queue.push_back(Err(Finding::ChildPointerPastEnd {
-                    page: p,
-                    index,
-                    child: raw,
-                }));
-                self.queue.push_back(Ok(lost(p)));
-            }
+        let Some((no, page, header)) = self.open_child(parent, raw, depth, bounds) else {
             return;
         };
         let parent_page = parent.map(|(p, _)| p);
-        if let Some(p) = parent_page.filter(|_| self.cut.as_ref().is_some_and(|c| c.contains(no))) {
-            self.queue.push_back(Ok(lost(p)));
-            return;
-        }
-        if !self.visited.insert(no) {
-            self.queue.push_back(Err(Finding::BtreeCycle {
-                page: parent_page.unwrap_or(no),
-                child: no,
-            }));
-            if let Some(p) = parent_page {
-                self.queue.push_back(Ok(lost(p)));
-            }
-            return;
-        }
-        if depth > MAX_DEPTH {
-            self.queue
-                .push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
-            if let Some(p) = parent_page {
-                self.queue.push_back(Ok(lost(p)));
-            }
-            return;
-        }
-        let header = match page.btree_header() {
-            Ok(h) => h,
-            Err(f) => {
-                let raw_type = page
-                    .bytes()
-                    .get(crate::btree::btree_header_offset(no))
-                    .copied()
-                    .unwrap_or(0);
-                match (parent_page, &f) {
-                    (Some(p), Finding::InvalidPageType { .. }) => {
-                        self.queue.push_back(Err(Finding::ChildNotBtreePage {
-                            parent: p,
-                            child: no,
-                            raw_type,
-                        }))
-                    }
-                    _ => self.queue.push_back(Err(f)),
-                }
-                if let Some(p) = parent_page {
-                    self.queue.push_back(Ok(lost(p)));
-                }
-                return;
-            }
-        };
-        let is_table = header.page_type().is_table();
-        match self.table {
-            None => self.table = Some(is_table),
-            Some(t) if t != is_table => {
-                if let Some(p) = parent_page {
-                    self.queue.push_back(Err(Finding::ChildPageKindMismatch {
-                        parent: p,
-                        child: no,
-                        found: header.page_type(),
-                    }));
-                    self.queue.push_back(Ok(lost(p)));
-                }
-                return;
-            }
-            Some(_) => {}
-        }
+        let lost = |parent: PageNo| lost_child(parent, raw, bounds);
         for f in page.header_findings(&header) {
             self.queue.push_back(Err(f));
         }
@@ -276,6 +194,103 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
             pending: None,
             slots,
         });
+    }
+
+    /// The page that `raw` names with its b-tree header, when the walk may enter it: a
+    /// page of the file, not cut off, not entered before, not too deep, a b-tree page of
+    /// the tree's kind. Otherwise the finding and the lost child are queued and `None`
+    /// returned.
+    fn open_child(
+        &mut self,
+        parent: Option<(PageNo, Option<CellIndex>)>,
+        raw: u32,
+        depth: u32,
+        bounds: KeyBounds,
+    ) -> Option<(PageNo, Page<'a>, BtreePageHeader)> {
+        let lost = |parent: PageNo| lost_child(parent, raw, bounds);
+        let Some(no) = PageNo::new(raw) else {
+            if let Some((p, index)) = parent {
+                self.queue
+                    .push_back(Err(Finding::ChildPointerNull { page: p, index }));
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        };
+        let Some(page) = self.db.page(no) else {
+            if let Some((p, index)) = parent {
+                self.queue.push_back(Err(Finding::ChildPointerPastEnd {
+                    page: p,
+                    index,
+                    child: raw,
+                }));
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        };
+        let parent_page = parent.map(|(p, _)| p);
+        if let Some(p) = parent_page.filter(|_| self.cut.as_ref().is_some_and(|c| c.contains(no))) {
+            self.queue.push_back(Ok(lost(p)));
+            return None;
+        }
+        if !self.visited.insert(no) {
+            self.queue.push_back(Err(Finding::BtreeCycle {
+                page: parent_page.unwrap_or(no),
+                child: no,
+            }));
+            if let Some(p) = parent_page {
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        }
+        if depth > MAX_DEPTH {
+            self.queue
+                .push_back(Err(Finding::BtreeTooDeep { page: no, depth }));
+            if let Some(p) = parent_page {
+                self.queue.push_back(Ok(lost(p)));
+            }
+            return None;
+        }
+        let header = match page.btree_header() {
+            Ok(h) => h,
+            Err(f) => {
+                let raw_type = page
+                    .bytes()
+                    .get(crate::btree::btree_header_offset(no))
+                    .copied()
+                    .unwrap_or(0);
+                match (parent_page, &f) {
+                    (Some(p), Finding::InvalidPageType { .. }) => {
+                        self.queue.push_back(Err(Finding::ChildNotBtreePage {
+                            parent: p,
+                            child: no,
+                            raw_type,
+                        }))
+                    }
+                    _ => self.queue.push_back(Err(f)),
+                }
+                if let Some(p) = parent_page {
+                    self.queue.push_back(Ok(lost(p)));
+                }
+                return None;
+            }
+        };
+        let is_table = header.page_type().is_table();
+        match self.table {
+            None => self.table = Some(is_table),
+            Some(t) if t != is_table => {
+                if let Some(p) = parent_page {
+                    self.queue.push_back(Err(Finding::ChildPageKindMismatch {
+                        parent: p,
+                        child: no,
+                        found: header.page_type(),
+                    }));
+                    self.queue.push_back(Ok(lost(p)));
+                }
+                return None;
+            }
+            Some(_) => {}
+        }
+        Some((no, page, header))
     }
 
     /// Advances the top frame by one step, queueing what it produced.
@@ -401,6 +416,16 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
     }
 }
 
+/// The child pointer `child` of `parent`, not followed: the subtree below it, bound to
+/// `bounds`, is lost to the walk.
+fn lost_child<'a>(parent: PageNo, child: u32, bounds: KeyBounds) -> TreeItem<'a> {
+    TreeItem::Lost(LostChild {
+        parent,
+        child,
+        bounds,
+    })
+}
+
 impl<'a> Iterator for BtreeWalk<'a, '_> {
     type Item = Result<TreeItem<'a>, Finding>;
 
@@ -421,31 +446,13 @@ impl<'a> Iterator for BtreeWalk<'a, '_> {
     }
 }
 
+/// Once it has ended, a walk stays ended: nothing refills its queue or its stack.
+impl std::iter::FusedIterator for BtreeWalk<'_, '_> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Db;
-
-    fn no(n: u32) -> PageNo {
-        PageNo::new(n).unwrap()
-    }
-
-    /// agent-4096-utf8's `messages` b-tree: an interior root over leaves.
-    fn messages() -> (Db, u32) {
-        let db = Db::named("agent-4096-utf8");
-        let root = db.root("messages");
-        assert_eq!(
-            db.bytes[db.at(root, 0)],
-            0x05,
-            "root is a table interior page"
-        );
-        assert_eq!(
-            db.walk("messages").depth,
-            2,
-            "the root's children are leaves"
-        );
-        (db, root)
-    }
+    use crate::testing::{messages, no};
 
     #[test]
     fn right_most_pointer_zero() {
@@ -501,6 +508,30 @@ mod tests {
         );
     }
 
+    /// A walk whose root is no b-tree page yields that finding, and then ends for good; a
+    /// whole walk stays ended too.
+    #[test]
+    fn a_walk_stays_ended() {
+        let (mut db, root) = messages();
+        let opened = Database::open(&db.bytes).unwrap();
+        let mut walk = BtreeWalk::new(&opened, no(root));
+        assert!(walk.by_ref().count() > 2);
+        assert!(walk.next().is_none());
+        assert!(walk.next().is_none());
+        db.set_u8(root, 0, 0x07); // page type: none of 2, 5, 10, 13
+        let opened = Database::open(&db.bytes).unwrap();
+        let mut walk = BtreeWalk::new(&opened, no(root));
+        assert_eq!(
+            walk.next(),
+            Some(Err(Finding::InvalidPageType {
+                page: no(root),
+                raw: 7
+            }))
+        );
+        assert_eq!(walk.next(), None);
+        assert_eq!(walk.next(), None);
+    }
+
     #[test]
     fn zeroed_child_page() {
         let (mut db, root) = messages();
@@ -529,135 +560,6 @@ mod tests {
                 child: no(leaf),
                 found: PageType::IndexLeaf
             }]
-        );
-    }
-
-    /// The rowids and listed flags of every table leaf cell the walk yields on `page`.
-    fn cells_of(db: &Db, root: u32, page: u32) -> Vec<(Option<i64>, bool)> {
-        let pdb = Database::open(&db.bytes).unwrap();
-        BtreeWalk::new(&pdb, no(root))
-            .filter_map(|i| match i {
-                Ok(TreeItem::Cell(c)) if c.location.page == no(page) => {
-                    Some((c.cell.rowid(), c.source == CellSource::Pointer))
-                }
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn leaf_whose_cell_count_is_zeroed_is_read_from_its_content_area() {
-        let (mut db, root) = messages();
-        let leaf = db.walk("messages").pages.leaves[1];
-        let rowids: Vec<Option<i64>> = cells_of(&db, root, leaf).into_iter().map(|c| c.0).collect();
-        assert!(rowids.len() > 1);
-        #[rustfmt::skip]
-        let count = [
-            0x00, 0x00, // cell count: 0, its cells left in the content area
-        ];
-        let at = db.at(leaf, 3);
-        db.bytes[at..at + 2].copy_from_slice(&count);
-        assert_eq!(
-            db.walk_findings(root),
-            vec![Finding::CellsUnlisted {
-                page: no(leaf),
-                count: rowids.len() as u16
-            }]
-        );
-        // Every cell comes back once, in key order, marked as found in the content area.
-        let found = cells_of(&db, root, leaf);
-        assert_eq!(
-            found,
-            rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
-        );
-    }
-
-    #[test]
-    fn pointers_moved_into_their_cells_are_not_read_as_cells() {
-        let (mut db, root) = messages();
-        let leaf = db.walk("messages").pages.leaves[2];
-        let rowids: Vec<Option<i64>> = cells_of(&db, root, leaf).into_iter().map(|c| c.0).collect();
-        let n = db.btree_page(leaf).cell_count;
-        for i in 0..n {
-            let at = 8 + 2 * usize::from(i);
-            let pointer =
-                u16::from_be_bytes([db.bytes[db.at(leaf, at)], db.bytes[db.at(leaf, at + 1)]]);
-            db.set_u16(leaf, at, pointer + 1 + i % 3); // one to three bytes into its cell
-        }
-        let findings = db.walk_findings(root);
-        assert_eq!(findings.len(), usize::from(n) + 1, "{findings:?}");
-        assert!(findings[..usize::from(n)]
-            .iter()
-            .all(|f| matches!(f, Finding::CellPointerIntoCell { .. })));
-        assert_eq!(
-            findings.last(),
-            Some(&Finding::CellsUnlisted {
-                page: no(leaf),
-                count: n
-            })
-        );
-        let found = cells_of(&db, root, leaf);
-        assert_eq!(
-            found,
-            rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
-        );
-    }
-
-    /// Seeded random bytes over a table leaf's header fields, pointer array and content
-    /// area: the walk never panics, and the cells it yields from that leaf lie inside the
-    /// page, never overlap, and a cell found in the content area never starts before it.
-    #[test]
-    fn random_bytes_over_a_leaf_give_cells_that_never_overlap() {
-        let (clean, root) = messages();
-        let leaf = clean.walk("messages").pages.leaves[3];
-        let mut rng = fixtures::prng::SplitMix64::new(0x1eaf);
-        let mut scanned = 0;
-        for round in 0..400 {
-            let mut bytes = clean.bytes.clone();
-            let page = clean.page_size();
-            for _ in 0..rng.range(1, 12) {
-                let at = match rng.below(3) {
-                    0 => rng.below(8) as usize,           // header fields
-                    1 => 8 + rng.below(64) as usize,      // pointer array
-                    _ => rng.below(page as u64) as usize, // anywhere, content included
-                };
-                let v = rng.below(256) as u8;
-                bytes[clean.at(leaf, at.min(page - 1))] = v;
-            }
-            let pdb = Database::open(&bytes).unwrap();
-            let mut spans: Vec<(usize, usize, CellSource)> = BtreeWalk::new(&pdb, no(root))
-                .filter_map(|i| match i {
-                    Ok(TreeItem::Cell(c)) if c.location.page == no(leaf) => Some((
-                        usize::from(c.offset),
-                        usize::from(c.offset) + c.len,
-                        c.source,
-                    )),
-                    _ => None,
-                })
-                .collect();
-            spans.sort_unstable_by_key(|s| (s.0, s.1));
-            scanned += usize::from(spans.iter().any(|s| s.2 == CellSource::ContentArea));
-            for (start, end, _) in &spans {
-                assert!(*end <= page, "round {round}: cell past the page");
-                assert!(start < end, "round {round}");
-            }
-            // Cells the content area vouches for never share a byte.
-            let vouched: Vec<&(usize, usize, CellSource)> = spans
-                .iter()
-                .filter(|s| s.2 != CellSource::StrayPointer)
-                .collect();
-            for w in vouched.windows(2) {
-                assert!(
-                    w[0].1 <= w[1].0,
-                    "round {round}: {:?} overlaps {:?}",
-                    w[0],
-                    w[1]
-                );
-            }
-        }
-        assert!(
-            scanned > 40,
-            "the content-area scan ran in {scanned} rounds"
         );
     }
 

@@ -33,21 +33,6 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![warn(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-#![cfg_attr(
-    test,
-    allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 pub mod audit;
 pub mod bounds;
