@@ -34,7 +34,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "recover",
         &[
-            "profiles", "request", "evidence", "tables", "damaged", "ledger", "objects", "plan",
+            "profiles", "request", "evidence", "tables", "damaged", "ledger", "plan", "objects",
             "load", "rebuild", "carve", "history", "finish",
         ],
     ),

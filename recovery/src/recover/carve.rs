@@ -10,9 +10,38 @@ use rusqlite::types::ValueRef;
 use carve::{carve_page, Carved, PageRole, Template};
 use pager::{Database, PageClass, PageNo, Survey, Value};
 
+use crate::base::error::Error;
 use crate::base::output::{quote, Output, SqlValue};
+use crate::recover::evidence::{Evidence, EvidenceFiles};
+use crate::recover::rebuild::Rebuilt;
 use crate::recover::tables::Tables;
 use crate::report::carved::{CarvedCount, CarvedReport};
+
+/// The carving step (`recover --carve`): deleted records from the source's free space
+/// written to `salvage_carved` (and a view per table), its report in the ledger, its
+/// names taken.
+pub fn step(
+    files: &EvidenceFiles,
+    evidence: &Evidence<'_>,
+    rebuilt: &mut Rebuilt,
+) -> Result<(), Error> {
+    let mut residency = files.residency();
+    let work = &mut rebuilt.work;
+    let carved = carve_into(
+        &evidence.db,
+        &work.out,
+        &work.tables,
+        &rebuilt.found.survey,
+        work.names.taken(),
+        &mut |n| residency.read(n),
+    )
+    .map_err(Error::db("writing carved records"))?;
+    for name in carved.registry.iter().chain(carved.views.values()) {
+        work.names.take(name);
+    }
+    work.ledger.carved = Some(carved);
+    Ok(())
+}
 
 /// A table the carver knows: its template, name, and how a carved record of it is told
 /// from a live row.

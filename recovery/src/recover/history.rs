@@ -8,8 +8,53 @@ use std::collections::{BTreeMap, BTreeSet};
 use history::{Change, History, Step, StepKind};
 use pager::{Journal, TextEncoding, Value, Wal};
 
+use crate::base::error::Error;
 use crate::base::output::{quote, Output, SqlValue};
+use crate::recover::evidence::{Evidence, EvidenceFiles};
+use crate::recover::rebuild::Rebuilt;
 use crate::report::history::{HistoryReport, StepReport};
+
+/// The history step (`recover --history`): every version of every row the logs hold,
+/// written to `salvage_history` and `salvage_commits` (and a view per table), its report
+/// in the ledger, its names taken.
+pub fn step(
+    files: &EvidenceFiles,
+    evidence: &Evidence<'_>,
+    rebuilt: &mut Rebuilt,
+) -> Result<(), Error> {
+    let journal = files.journal.as_ref().map(|j| {
+        let db = &evidence.db;
+        pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
+    });
+    let mut residency = files.residency();
+    let read = read(
+        files.main.bytes(),
+        evidence.usable_wal(),
+        journal.as_ref(),
+        &mut |n| residency.read(n),
+    );
+    let mut readings = Reading::of_schema(&evidence.schema);
+    Reading::of_history(&mut readings, &read);
+    let work = &mut rebuilt.work;
+    let report = write(
+        &work.out,
+        &read,
+        evidence.encoding(),
+        &readings,
+        work.names.taken(),
+    )
+    .map_err(Error::db("writing the history of the logs"))?;
+    for name in report
+        .registry
+        .iter()
+        .chain(&report.steps_table)
+        .chain(report.views.values())
+    {
+        work.names.take(name);
+    }
+    work.ledger.history = Some(report);
+    Ok(())
+}
 
 /// The history of the logs read with the source: the write-ahead log's commits over the
 /// main file (rolled back by a hot journal first), and the journal's transaction (hot, or

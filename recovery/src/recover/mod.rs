@@ -33,7 +33,7 @@ use evidence::{Evidence, EvidenceFiles, Reader};
 use finish::Finish;
 pub use finish::{Outcome, Recovery};
 use load::Bulk;
-use plan::SchemaPlan;
+use plan::Work;
 use rebuild::{RebuildInputs, Rebuilt};
 use request::Request;
 
@@ -55,21 +55,104 @@ fn run<'s>(
     observer: &'s dyn Observer,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
-    let panicked = |work| move |_| Error::WorkerPanicked { work };
     std::thread::scope(|scope| {
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
         let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
-        let plan = SchemaPlan::make(evidence, paths)?;
-        // The second core surveys every page while the first loads the tables' own rows,
-        // which need only the schema; the orphan pages the survey finds are planned after.
-        // Then it hashes the evidence, read from the file (not through the map, which
-        // would keep every page resident), at a lower priority: nothing waits for the hash
-        // until the commit, and the loss bounds, which the first core waits for, get the
-        // second core first. A change made to the file before the hash read it is seen by
-        // its times, compared at the end.
+        let work = Work::make(evidence, paths)?;
+        let mut second = SecondCore::survey_then_hash(scope, files, evidence, paths, observer);
+        let bulk = Bulk::run(evidence, work, &reader, observer)?;
+        observer.stage(Stage::Surveying);
+        let survey = second.survey()?;
+        let mut loaded = bulk.load(evidence, survey, &request.profiles, &reader, observer)?;
+        let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
+        // Loss bounds read only the source and the load's record: on the second core.
+        let inputs = rebuild::bounds_inputs(evidence, &mut loaded, &copies);
+        // The second hash proves that nothing read from the source changed during the run,
+        // so it starts after the last read: right after the loss bounds on the second
+        // core, unless the first still has the source to read.
+        let late_reads = rebuild::reads_source_late(&copies, &loaded.work.ledger);
+        let mut second = second.bounds_then_hash(scope, inputs, late_reads);
+        loaded.create_indexes(evidence, observer);
+        let bounded = second.bounded()?;
+        let inputs = RebuildInputs {
+            bounded,
+            copies: &copies,
+            profiles: &request.profiles,
+            partial_rows: request.partial_rows,
+            placeholders: request.placeholders,
+        };
+        let mut rebuilt = Rebuilt::run(evidence, loaded, inputs, &reader, observer)?;
+        if request.carve {
+            carve::step(files, evidence, &mut rebuilt)?;
+        }
+        if request.history {
+            history::step(files, evidence, &mut rebuilt)?;
+        }
+        let mut finish = Finish::objects(evidence, rebuilt, observer)?;
+        let second = second.hash_late(scope);
+        // The output is whole: while SQLite checks it, it is hashed on the second core (it
+        // is only read from here on) and set on its way to the disk for the commit's sync.
+        // The descriptors this opens stay open until SQLite has closed the output: closing
+        // one would drop SQLite's locks on it.
+        let output_hash = scope.spawn(|| {
+            let writeback = writeback::Writeback::of_whole(&paths.incomplete);
+            let output = evidence::Source::open(&paths.incomplete).ok();
+            let sha256 = output.as_ref().map(evidence::Source::sha256);
+            (sha256, (output, writeback))
+        });
+        finish.verify(observer);
+        let hashes = second.hashes()?;
+        let (output_hash, open) = output_hash.join().map_err(|_| Error::WorkerPanicked {
+            work: Background::OutputHash,
+        })?;
+        observer.done();
+        let recovery = finish.commit(evidence, request, hashes, output_hash, files.changed());
+        // The commit closed SQLite's connection first.
+        drop(open);
+        recovery
+    })
+}
+
+/// The second core's work beside the stages, in the order the first core needs it: the
+/// survey of every page, then the loss bounds, while the evidence is hashed before the
+/// run (at a lower priority) and after its last read.
+struct SecondCore<'scope, 's> {
+    /// The evidence, its files, the paths and the observer the work reads and tells.
+    files: &'s EvidenceFiles,
+    evidence: &'s Evidence<'s>,
+    paths: &'s request::Paths,
+    observer: &'s dyn Observer,
+    /// The survey, once sent.
+    survey: Option<mpsc::Receiver<pager::Survey>>,
+    /// The survey's thread, then the first hash of the evidence.
+    first: Option<std::thread::ScopedJoinHandle<'scope, Result<evidence::Before, Error>>>,
+    /// The loss bounds, once sent.
+    bounded: Option<mpsc::Receiver<Vec<reconstruct::Bounded>>>,
+    /// The bounds' thread, then the second hash when nothing reads the source late.
+    bounds: Option<std::thread::ScopedJoinHandle<'scope, Option<Result<evidence::After, Error>>>>,
+    /// The second hash, when it had to wait for the first core's last read.
+    late: Option<std::thread::ScopedJoinHandle<'scope, Result<evidence::After, Error>>>,
+    /// Whether the first core reads the source after the bounds.
+    late_reads: bool,
+}
+
+impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
+    /// Surveys every page while the first core loads the tables' own rows (which need
+    /// only the schema; the orphan pages the survey finds are planned after), then hashes
+    /// the evidence, read from the file (not through the map, which would keep every page
+    /// resident), at a lower priority: nothing waits for the hash until the commit, and the
+    /// loss bounds, which the first core waits for, get the second core first. A change
+    /// made to the file before the hash read it is seen by its times, compared at the end.
+    fn survey_then_hash(
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        files: &'s EvidenceFiles,
+        evidence: &'s Evidence<'s>,
+        paths: &'s request::Paths,
+        observer: &'s dyn Observer,
+    ) -> SecondCore<'scope, 's> {
         let (survey_tx, survey_rx) = mpsc::channel();
-        let survey_then_hash = scope.spawn(move || {
+        let first = scope.spawn(move || {
             let mut residency = files.residency();
             let page_size = u64::from(evidence.db.page_size().get());
             let of = 2 * u64::from(evidence.db.page_count());
@@ -96,31 +179,48 @@ fn run<'s>(
             observer.finished(Background::FirstHash);
             hashes
         });
-        let bulk = Bulk::run(evidence, plan, &reader, observer)?;
-        observer.stage(Stage::Surveying);
-        let Ok(survey) = survey_rx.recv() else {
-            // The thread ended without its survey: joined here, its panic is an error,
-            // not a crash of the whole run.
-            let _ = survey_then_hash.join();
-            return Err(Error::WorkerPanicked {
-                work: Background::Survey,
-            });
-        };
-        let mut loaded = bulk.load(evidence, survey, &request.profiles, &reader, observer)?;
-        let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
-        // Loss bounds read only the source and the load's record: on the second core.
-        let inputs = rebuild::bounds_inputs(evidence, &mut loaded, &copies);
-        // The second hash proves that nothing read from the source changed during the run,
-        // so it starts after the last read: right after the loss bounds on the second
-        // core, unless the first still has the source to read.
-        let late_reads = rebuild::reads_source_late(&copies, &loaded.ledger);
-        let second_hash = || {
-            let hashes = evidence::After::read(paths);
-            observer.finished(Background::SecondHash);
-            hashes
-        };
+        SecondCore {
+            files,
+            evidence,
+            paths,
+            observer,
+            survey: Some(survey_rx),
+            first: Some(first),
+            bounded: None,
+            bounds: None,
+            late: None,
+            late_reads: false,
+        }
+    }
+
+    /// The survey, waited for. A thread that ended without it is joined here, its panic
+    /// an error, not a crash of the whole run.
+    fn survey(&mut self) -> Result<pager::Survey, Error> {
+        match self.survey.take().and_then(|rx| rx.recv().ok()) {
+            Some(survey) => Ok(survey),
+            None => {
+                if let Some(h) = self.first.take() {
+                    let _ = h.join();
+                }
+                Err(Error::WorkerPanicked {
+                    work: Background::Survey,
+                })
+            }
+        }
+    }
+
+    /// Bounds each damaged table's loss, then (unless the first core still reads the
+    /// source) hashes the evidence a second time.
+    fn bounds_then_hash(
+        mut self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        inputs: Vec<reconstruct::BoundsInput>,
+        late_reads: bool,
+    ) -> SecondCore<'scope, 's> {
         let (bounds_tx, bounds_rx) = mpsc::channel();
-        let second_core = scope.spawn(move || {
+        let (files, evidence, paths, observer) =
+            (self.files, self.evidence, self.paths, self.observer);
+        self.bounds = Some(scope.spawn(move || {
             let mut residency = files.residency();
             let bounded: Vec<reconstruct::Bounded> = inputs
                 .into_iter()
@@ -130,109 +230,70 @@ fn run<'s>(
                 .collect();
             observer.finished(Background::LossBounds);
             let _ = bounds_tx.send(bounded);
-            (!late_reads).then(second_hash)
-        });
-        loaded.create_indexes(evidence, observer);
-        let Ok(bounded) = bounds_rx.recv() else {
-            // The thread ended without its result: joined here, its panic is an error,
-            // not a crash of the whole run.
-            let _ = second_core.join();
-            return Err(Error::WorkerPanicked {
-                work: Background::LossBounds,
-            });
-        };
-        let rebuilt = Rebuilt::run(
-            evidence,
-            loaded,
-            RebuildInputs {
-                bounded,
-                copies: &copies,
-                profiles: &request.profiles,
-                partial_rows: request.partial_rows,
-                placeholders: request.placeholders,
-            },
-            &reader,
-            observer,
-        )?;
-        let mut rebuilt = rebuilt;
-        if request.carve {
-            let mut residency = files.residency();
-            let carved = carve::carve_into(
-                &evidence.db,
-                &rebuilt.out,
-                &rebuilt.tables,
-                &rebuilt.survey,
-                &evidence.taken_names(),
-                &mut |n| residency.read(n),
-            )
-            .map_err(Error::db("writing carved records"))?;
-            rebuilt.ledger.carved = Some(carved);
+            (!late_reads).then(|| second_hash(paths, observer))
+        }));
+        self.bounded = Some(bounds_rx);
+        self.late_reads = late_reads;
+        self
+    }
+
+    /// The loss bounds, waited for. A thread that ended without them is joined here, its
+    /// panic an error.
+    fn bounded(&mut self) -> Result<Vec<reconstruct::Bounded>, Error> {
+        match self.bounded.take().and_then(|rx| rx.recv().ok()) {
+            Some(bounded) => Ok(bounded),
+            None => {
+                if let Some(h) = self.bounds.take() {
+                    let _ = h.join();
+                }
+                Err(Error::WorkerPanicked {
+                    work: Background::LossBounds,
+                })
+            }
         }
-        if request.history {
-            let journal = files.journal.as_ref().map(|j| {
-                let db = &evidence.db;
-                pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
-            });
-            let mut residency = files.residency();
-            let read = history::read(
-                files.main.bytes(),
-                evidence.usable_wal(),
-                journal.as_ref(),
-                &mut |n| residency.read(n),
-            );
-            let mut taken = evidence.taken_names();
-            taken.extend(
-                rebuilt
-                    .ledger
-                    .carved
-                    .iter()
-                    .filter_map(|c| c.registry.clone()),
-            );
-            let mut readings = history::Reading::of_schema(&evidence.schema);
-            history::Reading::of_history(&mut readings, &read);
-            let report =
-                history::write(&rebuilt.out, &read, evidence.encoding(), &readings, &taken)
-                    .map_err(Error::db("writing the history of the logs"))?;
-            rebuilt.ledger.history = Some(report);
+    }
+
+    /// Starts the second hash now that the first core's last read is done, when it had
+    /// to wait for it.
+    fn hash_late(
+        mut self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+    ) -> SecondCore<'scope, 's> {
+        let (paths, observer) = (self.paths, self.observer);
+        if self.late_reads {
+            self.late = Some(scope.spawn(move || second_hash(paths, observer)));
         }
-        let mut finish = Finish::objects(evidence, rebuilt, observer)?;
-        let late_hash = late_reads.then(|| scope.spawn(second_hash));
-        // The output is whole: while SQLite checks it, it is hashed on the second core (it
-        // is only read from here on) and set on its way to the disk for the commit's sync.
-        // The descriptors this opens stay open until SQLite has closed the output: closing
-        // one would drop SQLite's locks on it.
-        let output_hash = scope.spawn(|| {
-            let writeback = writeback::Writeback::of_whole(&paths.incomplete);
-            let output = evidence::Source::open(&paths.incomplete).ok();
-            let sha256 = output.as_ref().map(evidence::Source::sha256);
-            (sha256, (output, writeback))
-        });
-        finish.verify(observer);
-        let before = survey_then_hash
+        self
+    }
+
+    /// The evidence's hashes before and after the run, every thread joined (a panic is
+    /// an error naming its work).
+    fn hashes(self) -> Result<(evidence::Before, evidence::After), Error> {
+        let panicked = |work| move |_| Error::WorkerPanicked { work };
+        let before = self
+            .first
+            .ok_or(Error::WorkerPanicked {
+                work: Background::FirstHash,
+            })?
             .join()
             .map_err(panicked(Background::FirstHash))??;
-        let early = second_core
-            .join()
-            .map_err(panicked(Background::LossBounds))?;
-        let after = match late_hash {
+        let early = match self.bounds {
+            Some(h) => h.join().map_err(panicked(Background::LossBounds))?,
+            None => None,
+        };
+        let after = match self.late {
             Some(h) => h.join().map_err(panicked(Background::SecondHash))?,
             None => early.ok_or(Error::WorkerPanicked {
                 work: Background::SecondHash,
             })?,
         }?;
-        let (output_hash, open) = output_hash
-            .join()
-            .map_err(panicked(Background::OutputHash))?;
-        observer.done();
-        let recovery = finish.commit(
-            evidence,
-            request,
-            (before, after),
-            output_hash,
-            files.changed(),
-        );
-        // The commit closed SQLite's connection first.
-        drop(open);
-        recovery
-    })
+        Ok((before, after))
+    }
+}
+
+/// The evidence hashed after the run: nothing read from the source changed meanwhile.
+fn second_hash(paths: &request::Paths, observer: &dyn Observer) -> Result<evidence::After, Error> {
+    let hashes = evidence::After::read(paths);
+    observer.finished(Background::SecondHash);
+    hashes
 }

@@ -7,20 +7,18 @@ use std::collections::BTreeSet;
 use pager::SchemaKind;
 use reconstruct::TableStatus;
 
-use crate::base::output::Output;
 use crate::recover::evidence::Evidence;
-use crate::recover::ledger::Ledger;
-use crate::recover::tables::Tables;
+use crate::recover::plan::Work;
 use crate::report::ObjectStatus;
 
 /// Re-creates the schema objects of `kind`.
-pub fn create_objects(
-    evidence: &Evidence<'_>,
-    out: &Output,
-    tables: &Tables,
-    ledger: &mut Ledger,
-    kind: SchemaKind,
-) {
+pub fn create_objects(evidence: &Evidence<'_>, work: &mut Work, kind: SchemaKind) {
+    let Work {
+        out,
+        tables,
+        ledger,
+        ..
+    } = work;
     let created: BTreeSet<String> = tables
         .iter()
         .filter(|t| t.shape.is_some() || t.status == TableStatus::Skipped)
@@ -61,10 +59,10 @@ pub fn create_objects(
     }
     // The indexes a profile knows for a table whose CREATE statement it gave, unless
     // the schema still names an object so.
-    let taken = evidence.taken_names();
+    let schema = evidence.taken_names();
     for t in tables.iter().filter(|t| t.shape.is_some()) {
         for (origin, name, sql) in &t.known_indexes {
-            if taken.contains(&name.to_ascii_lowercase()) {
+            if schema.contains(&name.to_ascii_lowercase()) {
                 continue;
             }
             let (status, reason) = match out.create_object(SchemaKind::Index, sql) {

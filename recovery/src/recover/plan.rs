@@ -18,19 +18,54 @@ use crate::recover::request::Paths;
 use crate::recover::tables::Tables;
 use crate::report::ObjectStatus;
 
-/// The output created, with its tables: what the load fills.
-pub struct SchemaPlan {
+/// What the stages carry on, from the plan to the commit, handed whole from one to the
+/// next: the output database, its tables, the run's record, and the names the output's
+/// tables take.
+pub struct Work {
     /// The output database.
     pub out: Output,
-    /// The tables, by id (the schema's, in schema order).
+    /// The tables, by id (the schema's, in schema order, then the inferred ones).
     pub tables: Tables,
     /// What the run did besides rows.
     pub ledger: Ledger,
+    /// The names the output's tables and views take.
+    pub names: Names,
 }
 
-impl SchemaPlan {
+/// The plan's outcome, as a test that stops after it names it.
+pub type SchemaPlan = Work;
+
+/// The names the schema's objects take, lower-cased (SQLite compares names without
+/// case): a table or view the run adds (a registry, an inferred table) takes another. The
+/// one owner of the set every registry chooses its name against.
+#[derive(Clone, Debug, Default)]
+pub struct Names(std::collections::BTreeSet<String>);
+
+impl Names {
+    /// The names of the source's schema.
+    pub fn of_schema(evidence: &Evidence<'_>) -> Names {
+        Names(evidence.taken_names())
+    }
+
+    /// The names taken, lower-cased.
+    pub fn taken(&self) -> &std::collections::BTreeSet<String> {
+        &self.0
+    }
+
+    /// Whether `name` is taken.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains(&name.to_lowercase())
+    }
+
+    /// Takes `name` too.
+    pub fn take(&mut self, name: &str) {
+        self.0.insert(name.to_lowercase());
+    }
+}
+
+impl Work {
     /// Creates the output and its tables.
-    pub fn make(evidence: &Evidence<'_>, paths: &Paths) -> Result<SchemaPlan, Error> {
+    pub fn make(evidence: &Evidence<'_>, paths: &Paths) -> Result<Work, Error> {
         let h = evidence.db.header();
         let out = Output::create(
             &paths.incomplete,
@@ -40,10 +75,11 @@ impl SchemaPlan {
             h.application_id,
         )
         .map_err(Error::db("creating the output"))?;
-        let mut plan = SchemaPlan {
+        let mut plan = Work {
             out,
             tables: Tables::default(),
             ledger: Ledger::default(),
+            names: Names::of_schema(evidence),
         };
         plan.create_tables(evidence);
         plan.check_roots(evidence);

@@ -9,6 +9,8 @@ use crate::base::error::Error;
 use crate::recover::evidence::logs::{journal_outcome, wal_outcome};
 use crate::recover::evidence::{After, Before, Changed, Evidence};
 use crate::recover::finish::report::{build, LossReportParts};
+use crate::recover::load::Found;
+use crate::recover::plan::Work;
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::request::Request;
 use crate::report::{LogHashes, LossReport, OutputLocation, OutputState, RunPaths, SourceProof};
@@ -28,17 +30,24 @@ pub fn commit(
     // after the change.
     let unchanged = before.unchanged(&after) && changed.is_empty();
     let Rebuilt {
-        out,
-        tables,
-        ledger,
-        survey,
-        lost_and_found,
-        unattributed,
-        index_groups,
+        work,
+        found,
         partial_registry,
         placeholders,
         profiles,
     } = rebuilt;
+    let Work {
+        out,
+        tables,
+        ledger,
+        ..
+    } = work;
+    let Found {
+        survey,
+        lost_and_found,
+        unattributed,
+        index_groups,
+    } = found;
     // The output is closed before it is linked into place.
     drop(out);
     let wal = wal_outcome(

@@ -94,30 +94,18 @@ impl Finish {
     ) -> Result<Finish, Error> {
         let mut rebuilt = rebuilt;
         observer.stage(Stage::Views);
-        crate::recover::objects::create_objects(
-            evidence,
-            &rebuilt.out,
-            &rebuilt.tables,
-            &mut rebuilt.ledger,
-            SchemaKind::View,
-        );
+        crate::recover::objects::create_objects(evidence, &mut rebuilt.work, SchemaKind::View);
         observer.stage(Stage::VirtualTables);
         vtab::Refill {
             evidence,
-            out: &rebuilt.out,
-            survey: &rebuilt.survey,
-            ledger: &mut rebuilt.ledger,
+            out: &rebuilt.work.out,
+            survey: &rebuilt.found.survey,
+            ledger: &mut rebuilt.work.ledger,
         }
         .run()
         .map_err(Error::db("refilling virtual tables"))?;
         observer.stage(Stage::Triggers);
-        crate::recover::objects::create_objects(
-            evidence,
-            &rebuilt.out,
-            &rebuilt.tables,
-            &mut rebuilt.ledger,
-            SchemaKind::Trigger,
-        );
+        crate::recover::objects::create_objects(evidence, &mut rebuilt.work, SchemaKind::Trigger);
         Ok(Finish {
             rebuilt,
             verified: false,
@@ -127,8 +115,8 @@ impl Finish {
     /// Checks the output.
     pub fn verify(&mut self, observer: &dyn Observer) {
         observer.stage(Stage::Verifying);
-        let r = &mut self.rebuilt;
-        self.verified = verify::verify(&r.out, &r.tables, &mut r.ledger);
+        let w = &mut self.rebuilt.work;
+        self.verified = verify::verify(&w.out, &w.tables, &mut w.ledger);
     }
 
     /// Builds the loss report, commits or withholds the output, writes the report.

@@ -21,8 +21,7 @@ use crate::base::error::Error;
 use crate::base::observer::{Observer, Stage};
 use crate::base::output::{quote, Output, SqlValue};
 use crate::recover::evidence::{Evidence, Reader};
-use crate::recover::ledger::Ledger;
-use crate::recover::plan::SchemaPlan;
+use crate::recover::plan::Work;
 use crate::recover::profiles::Profiles;
 use crate::recover::tables::Tables;
 
@@ -40,9 +39,7 @@ use rows::{Sink, TableWriter};
 
 /// The output after the bulk writer: tree rows of bulk-loaded tables in.
 pub struct Bulk {
-    out: Output,
-    tables: Tables,
-    ledger: Ledger,
+    work: Work,
     /// Rows of bulk-loaded tables that go through SQL instead (out of rowid order,
     /// damaged, or refused by a NOT NULL column).
     deferred: BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
@@ -50,12 +47,15 @@ pub struct Bulk {
 
 /// The output with every row in: what the rebuild works on.
 pub struct Loaded {
-    /// The output.
-    pub out: Output,
-    /// The tables, with what they got back.
-    pub tables: Tables,
-    /// What the run did besides rows.
-    pub ledger: Ledger,
+    /// The output, its tables with what they got back, the record.
+    pub work: Work,
+    /// What the load found beyond the tables' rows.
+    pub found: Found,
+}
+
+/// What the load found beyond the tables' rows: the survey of every page, and what no
+/// table could be given.
+pub struct Found {
     /// The survey of every page.
     pub survey: Survey,
     /// Rows no table could be given.
@@ -71,19 +71,19 @@ impl Bulk {
     /// output file.
     pub fn run<'s>(
         evidence: &Evidence<'s>,
-        plan: SchemaPlan,
+        work: Work,
         reader: &Reader<'_>,
         observer: &dyn Observer,
     ) -> Result<Bulk, Error> {
-        let SchemaPlan {
-            mut out,
-            tables,
-            ledger,
-        } = plan;
-        let candidates = bulk_tables::bulk_tables(&out, &tables);
+        let mut work = work;
+        let candidates = bulk_tables::bulk_tables(&work.out, &work.tables);
         let mut jobs = Vec::with_capacity(candidates.len());
         for (id, root) in candidates {
-            let Some((t, shape)) = tables.get(id).and_then(|t| Some((t, t.shape.as_ref()?))) else {
+            let Some((t, shape)) = work
+                .tables
+                .get(id)
+                .and_then(|t| Some((t, t.shape.as_ref()?)))
+            else {
                 continue;
             };
             jobs.push(BulkTable {
@@ -96,15 +96,11 @@ impl Bulk {
         }
         let mut deferred = BTreeMap::new();
         if jobs.is_empty() {
-            return Ok(Bulk {
-                out,
-                tables,
-                ledger,
-                deferred,
-            });
+            return Ok(Bulk { work, deferred });
         }
         let page_size = evidence.db.page_size().get();
-        let written = out
+        let written = work
+            .out
             .with_file_closed(|path| {
                 let mut writer = bulk::BulkWriter::open(path, page_size)?;
                 let mut done = Vec::with_capacity(jobs.len());
@@ -126,9 +122,8 @@ impl Bulk {
                 Ok(done)
             })
             .map_err(Error::Output)?;
-        let mut tables = tables;
         for (job, table) in jobs.iter().zip(written) {
-            if let Some(t) = tables.get_mut(job.id) {
+            if let Some(t) = work.tables.get_mut(job.id) {
                 t.loss.from_tree += table.rows;
                 t.loss.unreadable_cells += table.unreadable;
                 t.written_rowids = table.rowids;
@@ -137,12 +132,7 @@ impl Bulk {
             }
             deferred.insert(job.id, table.later);
         }
-        Ok(Bulk {
-            out,
-            tables,
-            ledger,
-            deferred,
-        })
+        Ok(Bulk { work, deferred })
     }
 
     /// Takes the survey in, attributes the orphan pages, and writes every other row.
@@ -155,22 +145,20 @@ impl Bulk {
         observer: &dyn Observer,
     ) -> Result<Loaded, Error> {
         let Bulk {
-            out,
-            mut tables,
-            mut ledger,
+            mut work,
             mut deferred,
         } = self;
+        let Work {
+            out,
+            tables,
+            ledger,
+            names,
+        } = &mut work;
         let mut survey = survey;
         // Pages a table's tree reaches that are another table's, or free: cut from it
         // before its loss is counted and its orphans attributed.
-        let cuts = claims::cut_foreign_pages(
-            evidence,
-            &mut survey,
-            &out,
-            &mut tables,
-            &mut deferred,
-            &mut ledger,
-        )?;
+        let cuts =
+            claims::cut_foreign_pages(evidence, &mut survey, out, tables, &mut deferred, ledger)?;
         // From here on rows go through SQL, where the file's own expressions run (generated
         // columns, then indexes, views, triggers and the rows rebuilt): no value they make
         // may be much longer than the longest the file holds.
@@ -229,8 +217,8 @@ impl Bulk {
             }
         }
         observer.stage(Stage::PlanningOrphans);
-        let plan = attribute_orphans(evidence, &survey, &out, &mut tables, profiles);
-        let taken = evidence.taken_names();
+        let plan = attribute_orphans(evidence, &survey, out, tables, profiles);
+        let taken = names.taken().clone();
         let mut lost_and_found = LostAndFound::default();
         let enc = evidence.encoding();
         let ids: Vec<TableId> = tables.filled().map(|(t, _)| t.id).collect();
@@ -260,10 +248,10 @@ impl Bulk {
             out.conn.execute_batch("BEGIN").map_err(&dberr)?;
             let writer = TableWriter::new(&shape);
             let mut sink = Sink {
-                out: &out,
+                out,
                 enc,
                 lost: &mut lost_and_found,
-                ledger: &mut ledger,
+                ledger,
                 taken: &taken,
             };
             for event in rows {
@@ -280,19 +268,26 @@ impl Bulk {
         }
         observer.stage(Stage::LostAndFound);
         lost_and_found
-            .keep_orphans(&out, &evidence.db, &plan.lost_and_found, &taken)
+            .keep_orphans(out, &evidence.db, &plan.lost_and_found, &taken)
             .map_err(Error::db("writing lost_and_found"))?;
-        crosscheck::cross_check(evidence, &out, &mut tables, &mut ledger, &taken, reader)
+        crosscheck::cross_check(evidence, out, tables, ledger, &taken, reader)
             .map_err(Error::db("checking rows against their index entries"))?;
-        carry_sequence(evidence, &out).map_err(Error::db("carrying sqlite_sequence over"))?;
+        carry_sequence(evidence, out).map_err(Error::db("carrying sqlite_sequence over"))?;
+        for name in lost_and_found
+            .name
+            .iter()
+            .chain(&ledger.damaged_fields.name)
+        {
+            names.take(name);
+        }
         Ok(Loaded {
-            out,
-            tables,
-            ledger,
-            survey,
-            lost_and_found,
-            unattributed: plan.lost_and_found,
-            index_groups: plan.index_groups.len() as u64,
+            work,
+            found: Found {
+                survey,
+                lost_and_found,
+                unattributed: plan.lost_and_found,
+                index_groups: plan.index_groups.len() as u64,
+            },
         })
     }
 }
@@ -301,13 +296,7 @@ impl Loaded {
     /// Re-creates the schema's indexes. Reads nothing from the source.
     pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
         observer.stage(Stage::Indexes);
-        crate::recover::objects::create_objects(
-            evidence,
-            &self.out,
-            &self.tables,
-            &mut self.ledger,
-            pager::SchemaKind::Index,
-        );
+        crate::recover::objects::create_objects(evidence, &mut self.work, pager::SchemaKind::Index);
     }
 }
 

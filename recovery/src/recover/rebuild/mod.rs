@@ -14,12 +14,11 @@ use reconstruct::{Bounded, BoundsInput, LossBounds, ResolvedCopy, TableStatus, T
 
 use crate::base::error::Error;
 use crate::base::observer::{Observer, Stage};
-use crate::base::output::Output;
 use crate::recover::evidence::{Evidence, Reader};
 use crate::recover::ledger::Ledger;
-use crate::recover::load::{Loaded, LostAndFound};
+use crate::recover::load::{Found, Loaded};
+use crate::recover::plan::Work;
 use crate::recover::profiles::Profiles;
-use crate::recover::tables::Tables;
 
 mod keyed;
 pub mod partial;
@@ -27,20 +26,10 @@ pub mod placeholders;
 
 /// The output with every row rebuilt that evidence allows: what the finish completes.
 pub struct Rebuilt {
-    /// The output.
-    pub out: Output,
-    /// The tables.
-    pub tables: Tables,
-    /// What the run did besides rows.
-    pub ledger: Ledger,
-    /// The survey of every page.
-    pub survey: pager::Survey,
-    /// Rows no table could be given.
-    pub lost_and_found: LostAndFound,
-    /// Orphan table-page groups no evidence settles.
-    pub unattributed: Vec<reconstruct::OrphanGroup>,
-    /// Orphan index-page groups.
-    pub index_groups: u64,
+    /// The output, its tables, the record.
+    pub work: Work,
+    /// What the load found beyond the tables' rows.
+    pub found: Found,
     /// The partial rows' registry, once one is written.
     pub partial_registry: Option<String>,
     /// Placeholder parents made and refused.
@@ -56,7 +45,7 @@ pub fn text_copies(
     loaded: &mut Loaded,
     profiles: &Profiles,
 ) -> Vec<ResolvedCopy> {
-    let names = loaded.tables.filled_names();
+    let names = loaded.work.tables.filled_names();
     let stated: Vec<TextCopy> = profiles
         .applying(&names)
         .iter()
@@ -73,11 +62,11 @@ pub fn text_copies(
         .collect();
     let (copies, unusable) = reconstruct::textcopy::resolve(
         &evidence.schema,
-        &loaded.out,
+        &loaded.work.out,
         stated,
-        &loaded.tables.shapes(),
+        &loaded.work.tables.shapes(),
     );
-    loaded.ledger.warnings.extend(unusable);
+    loaded.work.ledger.warnings.extend(unusable);
     copies
 }
 
@@ -98,7 +87,7 @@ pub fn bounds_inputs(
     let sequences = evidence.sequences();
     let analyzed = evidence.stat1_rows();
     let mut out = Vec::new();
-    for t in loaded.tables.iter_mut() {
+    for t in loaded.work.tables.iter_mut() {
         let Some(shape) = &t.shape else { continue };
         let rowids = std::mem::take(&mut t.written_rowids);
         if shape.without_rowid || t.status != TableStatus::Recovered {
@@ -106,7 +95,7 @@ pub fn bounds_inputs(
         }
         let tree = t
             .root
-            .and_then(|r| loaded.survey.trees.iter().find(|tr| tr.root == r));
+            .and_then(|r| loaded.found.survey.trees.iter().find(|tr| tr.root == r));
         let lost: Vec<pager::LostChild> = tree.map(|tr| tr.lost.clone()).unwrap_or_default();
         let suspect = tree.map_or(0, |tr| {
             tr.findings
@@ -181,54 +170,56 @@ impl Rebuilt {
         reader: &Reader<'s>,
         observer: &dyn Observer,
     ) -> Result<Rebuilt, Error> {
-        let Loaded {
+        let Loaded { mut work, found } = loaded;
+        let Work {
             out,
-            mut tables,
-            mut ledger,
-            survey,
-            lost_and_found,
-            unattributed,
-            index_groups,
-            ..
-        } = loaded;
+            tables,
+            ledger,
+            names,
+        } = &mut work;
         if inputs.partial_rows && inputs.bounded.iter().any(|b| !b.partial.is_empty()) {
             observer.stage(Stage::PartialRows);
         }
         let mut partial_registry = None;
-        let taken = evidence.taken_names();
+        let taken = names.taken().clone();
         for b in inputs.bounded {
             keyed::take_bounds(
                 &keyed::Context {
                     evidence,
-                    out: &out,
+                    out,
                     reader,
                     taken: &taken,
                     copies: inputs.copies,
                     write: inputs.partial_rows,
                 },
                 b,
-                &mut tables,
-                &mut ledger,
+                tables,
+                ledger,
                 &mut partial_registry,
             )
             .map_err(Error::db("writing partial rows"))?;
         }
         observer.stage(Stage::Placeholders);
-        let mut taken = taken;
-        taken.extend(lost_and_found.name.iter().map(|n| n.to_ascii_lowercase()));
+        if let Some(name) = &partial_registry {
+            names.take(name);
+        }
+        let taken = names.taken().clone();
         let (placeholders, profiles) = placeholders::rebuild_parents(
             &placeholders::Context {
                 evidence,
-                out: &out,
-                survey: &survey,
+                out,
+                survey: &found.survey,
                 profiles: inputs.profiles,
                 taken: &taken,
                 make: inputs.placeholders,
             },
-            &mut tables,
-            &mut ledger,
+            tables,
+            ledger,
         )
         .map_err(Error::db("rebuilding lost parent rows"))?;
+        if let Some(name) = &placeholders.registry {
+            names.take(name);
+        }
         // A placeholder stands for a row its children prove existed: the table lost it.
         for t in tables.iter_mut().filter(|t| t.loss.placeholders > 0) {
             t.bounds
@@ -236,13 +227,8 @@ impl Rebuilt {
                 .add_placeholder_proof(t.loss.placeholders);
         }
         Ok(Rebuilt {
-            out,
-            tables,
-            ledger,
-            survey,
-            lost_and_found,
-            unattributed,
-            index_groups,
+            work,
+            found,
             partial_registry,
             placeholders,
             profiles,
