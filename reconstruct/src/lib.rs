@@ -37,6 +37,7 @@
 pub mod audit;
 pub mod bounds;
 pub mod claims;
+pub mod inferred;
 pub mod loss;
 pub mod naming;
 pub mod partial;
@@ -59,6 +60,7 @@ pub use bounds::{
     LostRange, Proven,
 };
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
+pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use loss::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, LossSignal, TableFacts,
     TableLoss, Verdict,

@@ -180,6 +180,51 @@ pub fn carve_into(
     taken: &BTreeSet<String>,
     read: &mut dyn FnMut(u64),
 ) -> rusqlite::Result<CarvedReport> {
+    let (known, by_root) = known_tables(db, tables, survey);
+    let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
+    let mut carved: Vec<Carved> = Vec::new();
+    let page_size = u64::from(db.page_size().get());
+    for (page, role) in roles(survey, &by_root) {
+        carved.extend(carve_page(db, page, role, &templates));
+        read(page_size);
+    }
+    // The table is made even when nothing is found: a script reads an empty table.
+    let mut report = CarvedReport::default();
+    let rows = against_live_rows(db, out, survey, &known, carved, &mut report)?;
+    let mut taken = taken.clone();
+    let name = crate::base::output::registry_name("salvage_carved", &taken);
+    taken.insert(name.to_lowercase());
+    let counts = write_registry(db, out, &known, &rows, &name, &mut report)?;
+    for k in known
+        .iter()
+        .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
+    {
+        let view =
+            crate::base::output::registry_name(&format!("salvage_carved_{}", k.name), &taken);
+        taken.insert(view.to_lowercase());
+        create_view(out, k, &view, &name)?;
+        report.views.insert(k.name.clone(), view);
+    }
+    report.registry = Some(name);
+    report.by_source = counts
+        .into_iter()
+        .map(|((table, source), rows)| CarvedCount {
+            table,
+            source: source.to_string(),
+            rows,
+        })
+        .collect();
+    Ok(report)
+}
+
+/// The tables the carver knows, each with its template: the schema table, every filled
+/// table with a rowid, and the tables the schema dropped whose rows may still be in free
+/// space; with the index of each by its root page.
+fn known_tables(
+    db: &Database<'_>,
+    tables: &Tables,
+    survey: &Survey,
+) -> (Vec<Known>, BTreeMap<PageNo, usize>) {
     let mut known: Vec<Known> = Vec::new();
     let mut by_root: BTreeMap<PageNo, usize> = BTreeMap::new();
     let schema = schema_template();
@@ -233,15 +278,19 @@ pub fn carve_into(
             });
         }
     }
-    let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
-    let mut carved: Vec<Carved> = Vec::new();
-    let page_size = u64::from(db.page_size().get());
-    for (page, role) in roles(survey, &by_root) {
-        carved.extend(carve_page(db, page, role, &templates));
-        read(page_size);
-    }
-    // The table is made even when nothing is found: a script reads an empty table.
-    let mut report = CarvedReport::default();
+    (known, by_root)
+}
+
+/// Each carved record once, told from the live rows of its table: a live row as
+/// recovered is counted and left out, an older version of a live row is marked so.
+fn against_live_rows(
+    db: &Database<'_>,
+    out: &Output,
+    survey: &Survey,
+    known: &[Known],
+    carved: Vec<Carved>,
+    report: &mut CarvedReport,
+) -> rusqlite::Result<Vec<(Carved, bool)>> {
     let mut rows: Vec<(Carved, bool)> = Vec::new();
     let mut live_rows = LiveIndex::default();
     for c in once_each(carved, &mut report.duplicates) {
@@ -264,19 +313,32 @@ pub fn carve_into(
             _ => rows.push((c, false)),
         }
     }
-    let name = crate::base::output::registry_name("salvage_carved", taken);
+    Ok(rows)
+}
+
+/// The carved records' table, made and filled: a row a record (`older`: a previous
+/// version of a live row), its values in positional columns. The records by table and
+/// source, counted.
+fn write_registry(
+    db: &Database<'_>,
+    out: &Output,
+    known: &[Known],
+    rows: &[(Carved, bool)],
+    name: &str,
+    report: &mut CarvedReport,
+) -> rusqlite::Result<BTreeMap<(Option<String>, &'static str), u64>> {
     let width = rows.iter().map(|(c, _)| c.values.len()).max().unwrap_or(0);
     let cols: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
     out.conn.execute_batch(&format!(
         "CREATE TABLE {}(tbl TEXT, source TEXT, page INTEGER, offset INTEGER, \
          confidence REAL, status TEXT, rowid INTEGER, nfield INTEGER{}{})",
-        quote(&name),
+        quote(name),
         if cols.is_empty() { "" } else { ", " },
         cols.join(", ")
     ))?;
     out.conn.execute_batch("BEGIN")?;
     let mut counts: BTreeMap<(Option<String>, &'static str), u64> = BTreeMap::new();
-    for (c, older) in &rows {
+    for (c, older) in rows {
         let table = c.table.and_then(|i| known.get(i)).map(|k| k.name.clone());
         let mut values: Vec<SqlValue<'_>> = vec![
             table
@@ -304,7 +366,7 @@ pub fn carve_into(
         );
         crate::base::output::insert_positional(
             &out.conn,
-            &name,
+            name,
             &[
                 "tbl",
                 "source",
@@ -322,54 +384,39 @@ pub fn carve_into(
         report.previous_versions += u64::from(*older);
     }
     out.conn.execute_batch("COMMIT")?;
-    let mut taken = taken.clone();
-    taken.insert(name.to_lowercase());
-    for k in known
+    Ok(counts)
+}
+
+/// The view `view` of one known table's carved records in `registry`, with the table's
+/// column names (the rowid alias, NULL in the record, read from the rowid).
+fn create_view(out: &Output, k: &Known, view: &str, registry: &str) -> rusqlite::Result<()> {
+    let columns: String = k
+        .template
+        .slots
         .iter()
-        .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
-    {
-        let view =
-            crate::base::output::registry_name(&format!("salvage_carved_{}", k.name), &taken);
-        taken.insert(view.to_lowercase());
-        // The rowid alias is NULL in the record: the view reads it from the rowid.
-        let columns: String = k
-            .template
-            .slots
-            .iter()
-            .zip(&k.template.names)
-            .enumerate()
-            .map(|(i, (s, n))| {
-                let value = if s.rowid_alias {
-                    "rowid".to_string()
-                } else {
-                    format!("c{i}")
-                };
-                format!(", {value} AS {}", quote(n))
-            })
-            .collect();
-        out.conn.execute(
-            &format!(
-                "CREATE VIEW {} AS SELECT source, page, offset, confidence, status, rowid{columns} \
-                 FROM {} WHERE tbl = ?1 AND nfield = {}",
-                quote(&view),
-                quote(&name),
-                k.template.slots.len()
-            )
-            .replace("?1", &format!("'{}'", k.name.replace('\'', "''"))),
-            [],
-        )?;
-        report.views.insert(k.name.clone(), view);
-    }
-    report.registry = Some(name);
-    report.by_source = counts
-        .into_iter()
-        .map(|((table, source), rows)| CarvedCount {
-            table,
-            source: source.to_string(),
-            rows,
+        .zip(&k.template.names)
+        .enumerate()
+        .map(|(i, (s, n))| {
+            let value = if s.rowid_alias {
+                "rowid".to_string()
+            } else {
+                format!("c{i}")
+            };
+            format!(", {value} AS {}", quote(n))
         })
         .collect();
-    Ok(report)
+    out.conn.execute(
+        &format!(
+            "CREATE VIEW {} AS SELECT source, page, offset, confidence, status, rowid{columns} \
+             FROM {} WHERE tbl = ?1 AND nfield = {}",
+            quote(view),
+            quote(registry),
+            k.template.slots.len()
+        )
+        .replace("?1", &format!("'{}'", k.name.replace('\'', "''"))),
+        [],
+    )?;
+    Ok(())
 }
 
 /// How a carved record stands to the live rows of its table.

@@ -9,6 +9,17 @@ use reconstruct::{DamageReason, FieldDamage};
 
 use crate::base::output::{quote, Output, SqlValue};
 
+/// One value of a row in the output: its table, the row's rowid, the column.
+#[derive(Clone, Copy, Debug)]
+pub struct Field<'a> {
+    /// The table.
+    pub table: &'a str,
+    /// The row's rowid.
+    pub rowid: i64,
+    /// The column.
+    pub column: &'a str,
+}
+
 /// The `salvage_damaged_fields` registry of a run, created on first use.
 #[derive(Debug, Default)]
 pub struct DamagedFields {
@@ -21,13 +32,10 @@ pub struct DamagedFields {
 impl DamagedFields {
     /// Registers one value of a row already in the output, as it was read (`original`),
     /// before the run wrote another in its place.
-    #[allow(clippy::too_many_arguments)]
     pub fn keep_read(
         &mut self,
         out: &Output,
-        table: &str,
-        rowid: i64,
-        column: &str,
+        field: Field<'_>,
         reason: DamageReason,
         original: rusqlite::types::Value,
         taken: &BTreeSet<String>,
@@ -38,7 +46,13 @@ impl DamagedFields {
                 "INSERT INTO {}(tbl, rowid, col, reason, original) VALUES (?1, ?2, ?3, ?4, ?5)",
                 quote(&name)
             ),
-            rusqlite::params![table, rowid, column, reason.name(), original],
+            rusqlite::params![
+                field.table,
+                field.rowid,
+                field.column,
+                reason.name(),
+                original
+            ],
         )?;
         self.fields += 1;
         Ok(())

@@ -194,26 +194,7 @@ pub fn write(
 ) -> rusqlite::Result<HistoryReport> {
     let name = crate::base::output::registry_name("salvage_history", taken);
     let steps_name = crate::base::output::registry_name("salvage_commits", taken);
-    let width = history
-        .steps
-        .iter()
-        .flat_map(|s| &s.changes)
-        .flat_map(|c| [&c.before, &c.after])
-        .flatten()
-        .map(Vec::len)
-        .chain(history.strays.iter().map(|s| s.values.len()))
-        .max()
-        .unwrap_or(0);
-    let cols: String = (0..width).map(|i| format!(", c{i}")).collect();
-    out.conn.execute_batch(&format!(
-        "CREATE TABLE {}(tbl TEXT, rowid INTEGER, version INTEGER, source TEXT, \
-         commit_no INTEGER, op TEXT, nfield INTEGER{cols});
-         CREATE TABLE {}(step INTEGER PRIMARY KEY, kind TEXT, commit_no INTEGER, \
-         first_frame INTEGER, last_frame INTEGER, db_size INTEGER, pages INTEGER, \
-         inserted INTEGER, updated INTEGER, deleted INTEGER);",
-        quote(&name),
-        quote(&steps_name),
-    ))?;
+    create_tables(out, history, &name, &steps_name)?;
     out.conn.execute_batch("BEGIN")?;
     let mut report = HistoryReport {
         registry: Some(name.clone()),
@@ -221,69 +202,15 @@ pub fn write(
         checkpointed_pages: history.checkpointed.iter().map(|p| p.get()).collect(),
         ..HistoryReport::default()
     };
-    let mut versions: BTreeMap<(String, i64), i64> = BTreeMap::new();
-    let insert = |row: Version<'_>| -> rusqlite::Result<()> {
-        let mut values: Vec<SqlValue<'_>> = vec![
-            SqlValue::Text(row.table.into()),
-            SqlValue::Integer(row.rowid),
-            row.version.map_or(SqlValue::Null, SqlValue::Integer),
-            SqlValue::Text(row.source.into()),
-            row.commit
-                .map_or(SqlValue::Null, |c| SqlValue::Integer(i64::from(c))),
-            row.op.map_or(SqlValue::Null, |o| SqlValue::Text(o.into())),
-            SqlValue::Integer(row.values.len() as i64),
-        ];
-        let read = readings
-            .get(&row.table.to_lowercase())
-            .map(|r| r.read(row.rowid, row.values));
-        values.extend(
-            read.as_deref()
-                .unwrap_or(row.values)
-                .iter()
-                .map(|v| SqlValue::from_value(v, encoding)),
-        );
-        crate::base::output::insert_positional(
-            &out.conn,
-            &name,
-            &[
-                "tbl",
-                "rowid",
-                "version",
-                "source",
-                "commit_no",
-                "op",
-                "nfield",
-            ],
-            &values,
-        )
+    let writer = VersionWriter {
+        out,
+        registry: &name,
+        readings,
+        encoding,
     };
+    let mut versions: BTreeMap<(String, i64), i64> = BTreeMap::new();
     for (i, step) in history.steps.iter().enumerate() {
-        let (before_source, after_source, commit) = source_of(step);
-        let base_commit = matches!(step.kind, StepKind::Commit { .. }).then_some(0);
-        for c in &step.changes {
-            let key = (c.table.clone(), c.rowid);
-            if !versions.contains_key(&key) {
-                if let Some(before) = &c.before {
-                    insert(Version::of(
-                        c,
-                        0,
-                        before_source,
-                        base_commit,
-                        Some("original"),
-                        before,
-                    ))?;
-                    report.versions += 1;
-                }
-            }
-            let v = versions.entry(key).or_insert(0);
-            *v += 1;
-            let values = c.after.as_ref().or(c.before.as_ref());
-            if let Some(values) = values {
-                let op = Some(c.op().name());
-                insert(Version::of(c, *v, after_source, commit, op, values))?;
-                report.versions += 1;
-            }
-        }
+        writer.step(step, &mut versions, &mut report)?;
         let r = StepReport::of(step);
         out.conn
             .prepare_cached(&format!(
@@ -311,7 +238,7 @@ pub fn write(
         } else {
             "wal older generation, first frame of its run"
         };
-        insert(Version {
+        writer.insert(Version {
             table: &s.table,
             rowid: s.rowid,
             version: None,
@@ -326,6 +253,125 @@ pub fn write(
     out.conn.execute_batch("COMMIT")?;
     report.views = views(out, history, readings, [&name, &steps_name], taken)?;
     Ok(report)
+}
+
+/// The table of row versions (as wide as the widest version) and the table of steps.
+fn create_tables(
+    out: &Output,
+    history: &History,
+    name: &str,
+    steps_name: &str,
+) -> rusqlite::Result<()> {
+    let width = history
+        .steps
+        .iter()
+        .flat_map(|s| &s.changes)
+        .flat_map(|c| [&c.before, &c.after])
+        .flatten()
+        .map(Vec::len)
+        .chain(history.strays.iter().map(|s| s.values.len()))
+        .max()
+        .unwrap_or(0);
+    let cols: String = (0..width).map(|i| format!(", c{i}")).collect();
+    out.conn.execute_batch(&format!(
+        "CREATE TABLE {}(tbl TEXT, rowid INTEGER, version INTEGER, source TEXT, \
+         commit_no INTEGER, op TEXT, nfield INTEGER{cols});
+         CREATE TABLE {}(step INTEGER PRIMARY KEY, kind TEXT, commit_no INTEGER, \
+         first_frame INTEGER, last_frame INTEGER, db_size INTEGER, pages INTEGER, \
+         inserted INTEGER, updated INTEGER, deleted INTEGER);",
+        quote(name),
+        quote(steps_name),
+    ))
+}
+
+/// Writes row versions into the table of versions, each read with its table's columns
+/// where they are known.
+struct VersionWriter<'a> {
+    /// The output.
+    out: &'a Output,
+    /// The table of versions.
+    registry: &'a str,
+    /// How each table's records are read, by lower-cased name.
+    readings: &'a BTreeMap<String, Reading>,
+    /// The database's text encoding.
+    encoding: TextEncoding,
+}
+
+impl VersionWriter<'_> {
+    /// Writes one version.
+    fn insert(&self, row: Version<'_>) -> rusqlite::Result<()> {
+        let mut values: Vec<SqlValue<'_>> = vec![
+            SqlValue::Text(row.table.into()),
+            SqlValue::Integer(row.rowid),
+            row.version.map_or(SqlValue::Null, SqlValue::Integer),
+            SqlValue::Text(row.source.into()),
+            row.commit
+                .map_or(SqlValue::Null, |c| SqlValue::Integer(i64::from(c))),
+            row.op.map_or(SqlValue::Null, |o| SqlValue::Text(o.into())),
+            SqlValue::Integer(row.values.len() as i64),
+        ];
+        let read = self
+            .readings
+            .get(&row.table.to_lowercase())
+            .map(|r| r.read(row.rowid, row.values));
+        values.extend(
+            read.as_deref()
+                .unwrap_or(row.values)
+                .iter()
+                .map(|v| SqlValue::from_value(v, self.encoding)),
+        );
+        crate::base::output::insert_positional(
+            &self.out.conn,
+            self.registry,
+            &[
+                "tbl",
+                "rowid",
+                "version",
+                "source",
+                "commit_no",
+                "op",
+                "nfield",
+            ],
+            &values,
+        )
+    }
+
+    /// Writes the versions one step made: a row's first change also writes its version
+    /// before the step (version 0, the original), then each change its version after.
+    fn step(
+        &self,
+        step: &Step,
+        versions: &mut BTreeMap<(String, i64), i64>,
+        report: &mut HistoryReport,
+    ) -> rusqlite::Result<()> {
+        let (before_source, after_source, commit) = source_of(step);
+        let base_commit = matches!(step.kind, StepKind::Commit { .. }).then_some(0);
+        for c in &step.changes {
+            let key = (c.table.clone(), c.rowid);
+            if !versions.contains_key(&key) {
+                if let Some(before) = &c.before {
+                    self.insert(Version::of(
+                        c,
+                        0,
+                        before_source,
+                        base_commit,
+                        Some("original"),
+                        before,
+                    ))?;
+                    report.versions += 1;
+                }
+            }
+            let v = versions.entry(key).or_insert(0);
+            *v += 1;
+            let values = c.after.as_ref().or(c.before.as_ref());
+            if let Some(values) = values {
+                let op = Some(c.op().name());
+                self.insert(Version::of(c, *v, after_source, commit, op, values))?;
+                report.versions += 1;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Creates, for each table with versions whose columns are known, a view of its versions

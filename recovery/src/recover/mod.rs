@@ -107,7 +107,14 @@ fn run<'s>(
             work: Background::OutputHash,
         })?;
         observer.done();
-        let recovery = finish.commit(evidence, request, hashes, output_hash, files.changed());
+        let (before, after) = hashes;
+        let proof = finish::commit::Proof {
+            before,
+            after,
+            changed: files.changed(),
+            output_sha256: output_hash,
+        };
+        let recovery = finish.commit(evidence, request, proof);
         // The commit closed SQLite's connection first.
         drop(open);
         recovery

@@ -89,36 +89,7 @@ impl Work {
     /// Checks that each table's b-tree holds its records ([`reconstruct::attribute_roots`]):
     /// a tree moves to the table its records fit, or is kept as a table of its own.
     fn check_roots(&mut self, evidence: &Evidence<'_>) {
-        let mut named: Vec<NamedRoot> = self
-            .tables
-            .filled()
-            // WITHOUT ROWID tables live in index b-trees: only rowid tables are checked.
-            .filter(|(t, shape)| t.status == TableStatus::Recovered && !shape.without_rowid)
-            .map(|(t, shape)| NamedRoot {
-                table: t.id,
-                shape: shape.clone(),
-                root: t.root,
-                indexes: Vec::new(),
-            })
-            .collect();
-        // A root two schema rows name: their tables' indexes tell whose it is.
-        let roots: Vec<Option<PageNo>> = named.iter().map(|n| n.root).collect();
-        for n in named.iter_mut() {
-            if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {
-                if let Some(t) = self.tables.get(n.table) {
-                    n.indexes = crate::recover::evidence::indexes::witnesses(evidence, &t.name);
-                }
-            }
-        }
-        // The roots index rows name: one that is a table's b-tree (an index's root swapped
-        // with a table's) looks for its table too.
-        let stray: Vec<(PageNo, String)> = evidence
-            .schema
-            .rows
-            .iter()
-            .filter(|r| r.kind == pager::SchemaKind::Index)
-            .filter_map(|r| Some((r.rootpage?, r.name.clone())))
-            .collect();
+        let (named, stray) = self.named_roots(evidence);
         let stray_roots: Vec<PageNo> = stray.iter().map(|(r, _)| *r).collect();
         let decisions = reconstruct::attribute_roots(&evidence.db, &named, &stray_roots);
         let name = |tables: &Tables, id| tables.get(id).map_or(String::new(), |t| t.name.clone());
@@ -204,7 +175,48 @@ impl Work {
                 }
             }
         }
-        // A tree that moves in replaces the one that named it moving out.
+        self.reassign(roots);
+    }
+
+    /// The root each recovered rowid table's schema row names, with the indexes that
+    /// witness its rows where two rows name one root (their entries tell whose it is); and
+    /// the roots index rows name (one may be a table's b-tree, an index's root swapped
+    /// with a table's), with their names.
+    fn named_roots(&self, evidence: &Evidence<'_>) -> (Vec<NamedRoot>, Vec<(PageNo, String)>) {
+        let mut named: Vec<NamedRoot> = self
+            .tables
+            .filled()
+            // WITHOUT ROWID tables live in index b-trees: only rowid tables are checked.
+            .filter(|(t, shape)| t.status == TableStatus::Recovered && !shape.without_rowid)
+            .map(|(t, shape)| NamedRoot {
+                table: t.id,
+                shape: shape.clone(),
+                root: t.root,
+                indexes: Vec::new(),
+            })
+            .collect();
+        let roots: Vec<Option<PageNo>> = named.iter().map(|n| n.root).collect();
+        for n in named.iter_mut() {
+            if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {
+                if let Some(t) = self.tables.get(n.table) {
+                    n.indexes = crate::recover::evidence::indexes::witnesses(evidence, &t.name);
+                }
+            }
+        }
+        let stray: Vec<(PageNo, String)> = evidence
+            .schema
+            .rows
+            .iter()
+            .filter(|r| r.kind == pager::SchemaKind::Index)
+            .filter_map(|r| Some((r.rootpage?, r.name.clone())))
+            .collect();
+        (named, stray)
+    }
+
+    /// Gives each table the root the decisions give it (`None`: its schema row's root is
+    /// another's, and it keeps none), a tree that moves in replacing the one that named it
+    /// moving out, with why.
+    fn reassign(&mut self, roots: Vec<(TableId, Option<PageNo>)>) {
         let moved_in: Vec<TableId> = roots
             .iter()
             .filter(|(_, r)| r.is_some())

@@ -181,72 +181,7 @@ impl Request {
             .report
             .clone()
             .unwrap_or_else(|| with_suffix(&dest, ".report.json"));
-        if dest.is_dir() {
-            return Err(refused(
-                format!("the destination `{}` is a folder", dest.display()),
-                &format!(
-                    "-o names the new database file itself, e.g. `{}`",
-                    dest.join("recovered.db").display()
-                ),
-            ));
-        }
-        // Every file in the way is named at once, so that one move clears the way.
-        let report_incomplete = with_suffix(&report, ".incomplete");
-        let exists = |p: &Path| p.symlink_metadata().is_ok();
-        let mut blocking = Vec::new();
-        let mut what = Vec::new();
-        for left in [&incomplete, &report_incomplete] {
-            if exists(left) {
-                what.push(format!(
-                    "`{}` is left from an earlier run that did not finish or was withheld",
-                    left.display()
-                ));
-                blocking.push(format!("`{}`", left.display()));
-            }
-        }
-        for (p, name) in [(&dest, "destination"), (&report, "report")] {
-            if exists(p) {
-                what.push(format!("the {name} `{}` already exists", p.display()));
-                blocking.push(format!("`{}`", p.display()));
-            }
-        }
-        if !what.is_empty() {
-            let commit = if exists(&incomplete) && exists(&report) && !exists(&dest) {
-                let report = match &options.report {
-                    Some(r) => format!(" --report {}", r.display()),
-                    None => String::new(),
-                };
-                format!(
-                    "if that run was withheld for its loss, accept it with `salvage commit {}{report}`; ",
-                    incomplete.display()
-                )
-            } else {
-                String::new()
-            };
-            return Err(Error::Refused {
-                what: what.join("; "),
-                hint: format!(
-                    "{commit}to run again, choose a new path or move away {}: salvage never overwrites, reuses or deletes a file",
-                    blocking.join(", ")
-                ),
-            });
-        }
-        for (file, what, hint) in [
-            (&dest, "destination folder", "create the folder first"),
-            (
-                &report,
-                "report's folder",
-                "create the folder first, or leave --report out (DEST.report.json)",
-            ),
-        ] {
-            let folder = folder_of(file);
-            if !folder.is_dir() {
-                return Err(refused(
-                    format!("the {what} `{}` does not exist", folder.display()),
-                    hint,
-                ));
-            }
-        }
+        check_outputs(options, &dest, &incomplete, &report)?;
         let outputs = apart_from_source(&options.src, &dest, &report, &incomplete)?;
         let profiles = options
             .profile
@@ -287,6 +222,84 @@ impl Request {
             },
         })
     }
+}
+
+/// Refuses outputs that cannot be made: a destination that is a folder, any of the
+/// run's files that exists already (every one named at once, so that one move clears the
+/// way; with the way to accept a withheld run's output when that is what is there), a
+/// folder that does not exist.
+fn check_outputs(
+    options: &RecoverOptions,
+    dest: &Path,
+    incomplete: &Path,
+    report: &Path,
+) -> Result<(), Error> {
+    if dest.is_dir() {
+        return Err(refused(
+            format!("the destination `{}` is a folder", dest.display()),
+            &format!(
+                "-o names the new database file itself, e.g. `{}`",
+                dest.join("recovered.db").display()
+            ),
+        ));
+    }
+    let report_incomplete = with_suffix(report, ".incomplete");
+    let exists = |p: &Path| p.symlink_metadata().is_ok();
+    let mut blocking = Vec::new();
+    let mut what = Vec::new();
+    for left in [incomplete, &report_incomplete] {
+        if exists(left) {
+            what.push(format!(
+                "`{}` is left from an earlier run that did not finish or was withheld",
+                left.display()
+            ));
+            blocking.push(format!("`{}`", left.display()));
+        }
+    }
+    for (p, name) in [(dest, "destination"), (report, "report")] {
+        if exists(p) {
+            what.push(format!("the {name} `{}` already exists", p.display()));
+            blocking.push(format!("`{}`", p.display()));
+        }
+    }
+    if !what.is_empty() {
+        let commit = if exists(incomplete) && exists(report) && !exists(dest) {
+            let report = match &options.report {
+                Some(r) => format!(" --report {}", r.display()),
+                None => String::new(),
+            };
+            format!(
+                "if that run was withheld for its loss, accept it with `salvage commit {}{report}`; ",
+                incomplete.display()
+            )
+        } else {
+            String::new()
+        };
+        return Err(Error::Refused {
+            what: what.join("; "),
+            hint: format!(
+                "{commit}to run again, choose a new path or move away {}: salvage never overwrites, reuses or deletes a file",
+                blocking.join(", ")
+            ),
+        });
+    }
+    for (file, what, hint) in [
+        (dest, "destination folder", "create the folder first"),
+        (
+            report,
+            "report's folder",
+            "create the folder first, or leave --report out (DEST.report.json)",
+        ),
+    ] {
+        let folder = folder_of(file);
+        if !folder.is_dir() {
+            return Err(refused(
+                format!("the {what} `{}` does not exist", folder.display()),
+                hint,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks that nothing the run writes is the source or one of its sidecar files, and that

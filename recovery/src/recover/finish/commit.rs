@@ -15,86 +15,54 @@ use crate::recover::rebuild::Rebuilt;
 use crate::recover::request::Request;
 use crate::report::{LogHashes, LossReport, OutputLocation, OutputState, RunPaths, SourceProof};
 
+/// What proves the evidence unchanged, and the output's hash: the evidence's hashes
+/// before and after the run, the files the file system says changed meanwhile, and the
+/// output's SHA-256 as verified (none when it could not be read).
+pub struct Proof {
+    /// The evidence's hashes before the run.
+    pub before: Before,
+    /// Its hashes after.
+    pub after: After,
+    /// Evidence files known to have changed during the run, whatever their hashes say.
+    pub changed: Vec<Changed>,
+    /// The output's SHA-256.
+    pub output_sha256: Option<String>,
+}
+
+/// Builds the loss report, commits or withholds the output, writes the report.
 pub fn commit(
     evidence: &Evidence<'_>,
     request: &Request,
     rebuilt: Rebuilt,
     verified: bool,
-    hashes: (Before, After),
-    output_sha256: Option<String>,
-    changed: Vec<Changed>,
+    proof: Proof,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
-    let (before, after) = hashes;
+    let Proof {
+        before,
+        after,
+        changed,
+        output_sha256,
+    } = proof;
     // A file cut short or written under its map changed, even when both hashes read it
     // after the change.
     let unchanged = before.unchanged(&after) && changed.is_empty();
-    let Rebuilt {
-        work,
-        found,
-        partial_registry,
-        placeholders,
-        profiles,
-    } = rebuilt;
-    let Work {
-        out,
-        tables,
-        ledger,
-        ..
-    } = work;
-    let Found {
-        survey,
-        lost_and_found,
-        unattributed,
-        index_groups,
-    } = found;
-    // The output is closed before it is linked into place.
-    drop(out);
-    let wal = wal_outcome(
-        paths,
-        &evidence.wal,
-        &evidence.db,
-        LogHashes::of(before.wal.as_ref(), after.wal.as_ref()),
-    );
-    let journal = journal_outcome(
-        paths,
-        &evidence.journal,
-        evidence.usable_wal(),
-        &evidence.db,
-        LogHashes::of(before.journal.as_ref(), after.journal.as_ref()),
-    );
-    let mut report = build(LossReportParts {
-        db: &evidence.db,
-        survey: &survey,
-        schema_rows: (survey.schema.rows.len(), evidence.schema_rows_scanned),
-        tables: &tables,
-        ledger: &ledger,
-        lost_and_found: &lost_and_found,
-        unattributed: &unattributed,
-        index_groups,
-        partial_registry: partial_registry.as_deref(),
-        placeholders: &placeholders,
-        profiles: &profiles,
-        wal,
-        journal,
-        verified,
-        source: SourceProof {
-            size: evidence.db.bytes().len() as u64,
-            sha256_before: before.main.sha256,
-            blake3_before: before.main.blake3,
-            blake3_after: after.main,
-            unchanged,
-            changed_under_the_run: changed.iter().map(|c| c.role.to_string()).collect(),
-        },
-    });
-    let about = &request.about;
-    // Absolute, as a case file needs them; a path that cannot be made so stays as given.
-    let shown = |p: &Path| {
-        std::path::absolute(p)
-            .unwrap_or_else(|_| p.to_path_buf())
-            .display()
-            .to_string()
+    let source = SourceProof {
+        size: evidence.db.bytes().len() as u64,
+        sha256_before: before.main.sha256.clone(),
+        blake3_before: before.main.blake3.clone(),
+        blake3_after: after.main.clone(),
+        unchanged,
+        changed_under_the_run: changed.iter().map(|c| c.role.to_string()).collect(),
     };
+    let mut report = report_of(
+        evidence,
+        paths,
+        rebuilt,
+        verified,
+        (&before, &after),
+        source,
+    );
     // How a file changed, where its hashes could not tell.
     report.warnings.extend(changed.iter().map(|c| {
         format!(
@@ -102,21 +70,7 @@ pub fn commit(
             c.named, c.how
         )
     }));
-    report.run = RunPaths {
-        started_utc: crate::base::files::utc(about.started),
-        finished_utc: crate::base::files::utc(std::time::SystemTime::now()),
-        command_line: about.command_line.clone(),
-        case: about.case.clone(),
-        examiner: about.examiner.clone(),
-        build: crate::report::Tool::build(),
-        source_path: shown(&paths.src),
-        source_link: paths.src_link.as_deref().map(shown),
-        dest_path: shown(&paths.dest),
-        report_path: shown(&paths.report),
-        wal_path: paths.wal.as_deref().map(shown),
-        journal_path: paths.journal.as_deref().map(shown),
-        repair: None,
-    };
+    report.run = run_paths(request);
     let loss = report.flags.loss_detected;
     let commit = verified && unchanged && (!loss || request.allow_partial);
     report.output = OutputState {
@@ -155,6 +109,96 @@ pub fn commit(
         outcome,
         paths: paths.clone(),
     })
+}
+
+/// The loss report of the rebuilt output, the output closed first (it is linked into
+/// place after); the logs' outcomes with their hashes.
+fn report_of(
+    evidence: &Evidence<'_>,
+    paths: &crate::recover::request::Paths,
+    rebuilt: Rebuilt,
+    verified: bool,
+    (before, after): (&Before, &After),
+    source: SourceProof,
+) -> LossReport {
+    let Rebuilt {
+        work,
+        found,
+        partial_registry,
+        placeholders,
+        profiles,
+    } = rebuilt;
+    let Work {
+        out,
+        tables,
+        ledger,
+        ..
+    } = work;
+    let Found {
+        survey,
+        lost_and_found,
+        unattributed,
+        index_groups,
+    } = found;
+    // The output is closed before it is linked into place.
+    drop(out);
+    let wal = wal_outcome(
+        paths,
+        &evidence.wal,
+        &evidence.db,
+        LogHashes::of(before.wal.as_ref(), after.wal.as_ref()),
+    );
+    let journal = journal_outcome(
+        paths,
+        &evidence.journal,
+        evidence.usable_wal(),
+        &evidence.db,
+        LogHashes::of(before.journal.as_ref(), after.journal.as_ref()),
+    );
+    build(LossReportParts {
+        db: &evidence.db,
+        survey: &survey,
+        schema_rows: (survey.schema.rows.len(), evidence.schema_rows_scanned),
+        tables: &tables,
+        ledger: &ledger,
+        lost_and_found: &lost_and_found,
+        unattributed: &unattributed,
+        index_groups,
+        partial_registry: partial_registry.as_deref(),
+        placeholders: &placeholders,
+        profiles: &profiles,
+        wal,
+        journal,
+        verified,
+        source,
+    })
+}
+
+/// The run's record: when, by whom, how, and every path, absolute as a case file needs
+/// them (a path that cannot be made so stays as given).
+fn run_paths(request: &Request) -> RunPaths {
+    let (paths, about) = (&request.paths, &request.about);
+    let shown = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    RunPaths {
+        started_utc: crate::base::files::utc(about.started),
+        finished_utc: crate::base::files::utc(std::time::SystemTime::now()),
+        command_line: about.command_line.clone(),
+        case: about.case.clone(),
+        examiner: about.examiner.clone(),
+        build: crate::report::Tool::build(),
+        source_path: shown(&paths.src),
+        source_link: paths.src_link.as_deref().map(shown),
+        dest_path: shown(&paths.dest),
+        report_path: shown(&paths.report),
+        wal_path: paths.wal.as_deref().map(shown),
+        journal_path: paths.journal.as_deref().map(shown),
+        repair: None,
+    }
 }
 
 /// Puts the report written at `report_incomplete` in place, and the output too when it is

@@ -7,7 +7,7 @@ use pager::SchemaKind;
 
 use crate::base::error::Error;
 use crate::base::observer::{Observer, Stage};
-use crate::recover::evidence::{After, Before, Changed, Evidence};
+use crate::recover::evidence::Evidence;
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::request::{Paths, Request};
 use crate::report::{LossReport, TableReport};
@@ -119,25 +119,14 @@ impl Finish {
         self.verified = verify::verify(&w.out, &w.tables, &mut w.ledger);
     }
 
-    /// Builds the loss report, commits or withholds the output, writes the report.
-    /// `hashes`: the evidence's hashes before and after the run; `output_sha256`: the
-    /// output's as verified (none when it could not be read).
+    /// Builds the loss report, commits or withholds the output, writes the report, with
+    /// what proves the evidence unchanged and the output's hash.
     pub fn commit(
         self,
         evidence: &Evidence<'_>,
         request: &Request,
-        hashes: (Before, After),
-        output_sha256: Option<String>,
-        changed: Vec<Changed>,
+        proof: commit::Proof,
     ) -> Result<Recovery, Error> {
-        commit::commit(
-            evidence,
-            request,
-            self.rebuilt,
-            self.verified,
-            hashes,
-            output_sha256,
-            changed,
-        )
+        commit::commit(evidence, request, self.rebuilt, self.verified, proof)
     }
 }

@@ -272,104 +272,22 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
     let signals = signals(&p);
     let flags = Verdict::of(&signals, p.verified);
     let loss: Vec<String> = signals.iter().map(ToString::to_string).collect();
-    let db = p.db;
-    let (page_size_source, page_size_evidence) = page_size_decision(db);
-    let mut damaged = Listed::default();
-    for run in damaged_page_runs(db, p.survey) {
-        let pages = run.pages();
-        damaged.push_counting(
-            DamagedPage {
-                page: run.first,
-                last: (run.last != run.first).then_some(run.last),
-                class: run.class.map_or("past_end", |c| c.name()).to_string(),
-                why: run.why,
-            },
-            pages,
-        );
-    }
-    let mut warnings = p.ledger.warnings.clone();
-    // A valid in-header size below the file's: SQLite would read only that many pages;
-    // every page of the file is read here, and the report says so.
-    for f in db.findings() {
-        if let pager::Finding::DatabaseSizeMismatch { declared, actual } = f {
-            if actual > declared {
-                warnings.push(format!(
-                    "the header declares {declared} pages but the file holds {actual}: all {actual} were read (SQLite would read {declared})"
-                ));
-            }
-        }
-    }
-    // Text SQLite was given as it is: kept, and said, but no loss.
-    for t in p.tables.iter().filter(|t| t.loss.texts_not_in_encoding > 0) {
-        warnings.push(format!(
-            "table `{}`: {} not valid {} (the file's text encoding), kept byte for byte as stored: SQLite stores whatever bytes an application binds as text, and bytes damaged in place read so too",
-            t.name,
-            reconstruct::loss::N(t.loss.texts_not_in_encoding, "text value"),
-            db.encoding()
-        ));
-    }
-    warnings.extend(p.journal.warning.iter().cloned());
-    // A reference the source already held dangling: said, never loss.
-    warnings.extend(p.placeholders.dangling.iter().map(ToString::to_string));
-    warnings.extend(loss.iter().cloned());
+    let warnings = warnings(&p, &loss);
     LossReport {
         format_version: FORMAT_VERSION,
         tool: Tool::this(),
         source: p.source.clone(),
         wal: p.wal.report.clone(),
         journal: p.journal.report.clone(),
-        geometry: Geometry {
-            page_size: db.page_size().get(),
-            page_size_source: page_size_source.to_string(),
-            page_size_evidence,
-            reserved_space: db.reserved_space(),
-            text_encoding: db.encoding().to_string(),
-            text_encoding_source: match db.encoding_source() {
-                pager::EncodingSource::Header => "header",
-                pager::EncodingSource::Inferred { .. } => "inferred",
-            }
-            .to_string(),
-            page_count: db.page_count(),
-        },
-        pages: PageSummary {
-            by_class: p
-                .survey
-                .page_map
-                .counts()
-                .into_iter()
-                .map(|(c, n)| (c.name().to_string(), n))
-                .collect(),
-            orphan_btree_pages: p.survey.page_map.orphans().count() as u32,
-            damaged,
-            map: page_map(&p),
-        },
+        geometry: geometry(p.db),
+        pages: page_summary(&p),
         schema: SchemaSource {
             rows: p.schema_rows.0,
             rows_found_by_scan: p.schema_rows.1,
             findings: FindingList::new(&p.survey.schema.findings),
         },
         tables: table_reports(&p),
-        lost_and_found: LostAndFoundReport {
-            table: p
-                .lost_and_found
-                .name
-                .clone()
-                .filter(|_| p.lost_and_found.rows > 0),
-            rows: p.lost_and_found.rows,
-            groups: p
-                .unattributed
-                .iter()
-                .map(|g| OrphanGroupReport {
-                    top: g.top.get(),
-                    pages: g.pages.len(),
-                    cells: g.cells,
-                    rowids: g.rowids.map(|(lo, hi)| [lo, hi]),
-                    confidence: None,
-                    evidence: Vec::new(),
-                })
-                .collect(),
-            index_groups: p.index_groups,
-        },
+        lost_and_found: lost_and_found_report(&p),
         placeholders: placeholder_report(&p),
         partial_rows: PartialRowsReport {
             registry: p.partial_registry.map(str::to_string),
@@ -413,6 +331,111 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             journal_path: None,
             repair: None,
         },
+    }
+}
+
+/// Every warning of the run, in the report's order: the ledger's, the header's size
+/// below the file's, text kept not valid in the file's encoding, the journal's, the
+/// dangling references (never loss), then each sentence of loss.
+fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
+    let db = p.db;
+    let mut warnings = p.ledger.warnings.clone();
+    // A valid in-header size below the file's: SQLite would read only that many pages;
+    // every page of the file is read here, and the report says so.
+    for f in db.findings() {
+        if let pager::Finding::DatabaseSizeMismatch { declared, actual } = f {
+            if actual > declared {
+                warnings.push(format!(
+                    "the header declares {declared} pages but the file holds {actual}: all {actual} were read (SQLite would read {declared})"
+                ));
+            }
+        }
+    }
+    // Text SQLite was given as it is: kept, and said, but no loss.
+    for t in p.tables.iter().filter(|t| t.loss.texts_not_in_encoding > 0) {
+        warnings.push(format!(
+            "table `{}`: {} not valid {} (the file's text encoding), kept byte for byte as stored: SQLite stores whatever bytes an application binds as text, and bytes damaged in place read so too",
+            t.name,
+            reconstruct::loss::N(t.loss.texts_not_in_encoding, "text value"),
+            db.encoding()
+        ));
+    }
+    warnings.extend(p.journal.warning.iter().cloned());
+    // A reference the source already held dangling: said, never loss.
+    warnings.extend(p.placeholders.dangling.iter().map(ToString::to_string));
+    warnings.extend(loss.iter().cloned());
+    warnings
+}
+
+/// The page geometry and text encoding used, and where each came from.
+fn geometry(db: &pager::Database<'_>) -> Geometry {
+    let (page_size_source, page_size_evidence) = page_size_decision(db);
+    Geometry {
+        page_size: db.page_size().get(),
+        page_size_source: page_size_source.to_string(),
+        page_size_evidence,
+        reserved_space: db.reserved_space(),
+        text_encoding: db.encoding().to_string(),
+        text_encoding_source: match db.encoding_source() {
+            pager::EncodingSource::Header => "header",
+            pager::EncodingSource::Inferred { .. } => "inferred",
+        }
+        .to_string(),
+        page_count: db.page_count(),
+    }
+}
+
+/// Pages per class, orphan b-tree pages, the damaged pages in runs, the page map.
+fn page_summary(p: &LossReportParts<'_>) -> PageSummary {
+    let mut damaged = Listed::default();
+    for run in damaged_page_runs(p.db, p.survey) {
+        let pages = run.pages();
+        damaged.push_counting(
+            DamagedPage {
+                page: run.first,
+                last: (run.last != run.first).then_some(run.last),
+                class: run.class.map_or("past_end", |c| c.name()).to_string(),
+                why: run.why,
+            },
+            pages,
+        );
+    }
+    PageSummary {
+        by_class: p
+            .survey
+            .page_map
+            .counts()
+            .into_iter()
+            .map(|(c, n)| (c.name().to_string(), n))
+            .collect(),
+        orphan_btree_pages: p.survey.page_map.orphans().count() as u32,
+        damaged,
+        map: page_map(p),
+    }
+}
+
+/// The rows no table could be given, and the orphan groups they came from.
+fn lost_and_found_report(p: &LossReportParts<'_>) -> LostAndFoundReport {
+    LostAndFoundReport {
+        table: p
+            .lost_and_found
+            .name
+            .clone()
+            .filter(|_| p.lost_and_found.rows > 0),
+        rows: p.lost_and_found.rows,
+        groups: p
+            .unattributed
+            .iter()
+            .map(|g| OrphanGroupReport {
+                top: g.top.get(),
+                pages: g.pages.len(),
+                cells: g.cells,
+                rowids: g.rowids.map(|(lo, hi)| [lo, hi]),
+                confidence: None,
+                evidence: Vec::new(),
+            })
+            .collect(),
+        index_groups: p.index_groups,
     }
 }
 

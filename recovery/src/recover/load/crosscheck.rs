@@ -7,10 +7,11 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use pager::{TextEncoding, Value};
+use pager::Value;
 use reconstruct::{DamageReason, TableStatus};
 
 use crate::base::output::{quote, Output, SqlValue};
+use crate::recover::damaged::Field;
 use crate::recover::evidence::{Evidence, Reader};
 use crate::recover::ledger::Ledger;
 use crate::recover::tables::Tables;
@@ -98,18 +99,20 @@ pub fn cross_check(
             // that fails inside a transaction cannot be undone, and COMMIT would keep
             // what it half wrote.
             out.conn.execute_batch("COMMIT")?;
-            let corrections = correct_all(
+            let corrections = Correcting {
                 evidence,
+                reader,
+                page,
                 out,
-                t.name.as_str(),
+                taken,
+                table: &t.name,
                 rowid_name,
+            }
+            .all(
                 index.root,
                 &columns,
                 &disagreeing,
                 ledger,
-                taken,
-                reader,
-                page,
                 &mut damaged_rows,
             );
             out.conn.execute_batch("BEGIN")?;
@@ -121,41 +124,110 @@ pub fn cross_check(
     Ok(corrected)
 }
 
-/// Writes, for each row in `disagreeing`, the values its entry in the index at `root`
-/// holds where they differ from the row's. Returns the values corrected.
-#[allow(clippy::too_many_arguments)]
-fn correct_all(
-    evidence: &Evidence<'_>,
-    out: &Output,
-    table: &str,
-    rowid_name: &str,
-    root: pager::PageNo,
-    columns: &[String],
-    disagreeing: &HashSet<i64>,
-    ledger: &mut Ledger,
-    taken: &BTreeSet<String>,
-    reader: &Reader<'_>,
+/// One table's rows corrected from its index entries: what the corrections read and
+/// where they write.
+struct Correcting<'a, 's, 'r> {
+    /// The evidence, its index b-trees searched.
+    evidence: &'a Evidence<'s>,
+    /// The reads accounted.
+    reader: &'a Reader<'r>,
+    /// The page size, for the reads accounted.
     page: u64,
-    damaged_rows: &mut BTreeSet<i64>,
-) -> rusqlite::Result<u64> {
-    let enc = evidence.encoding();
-    let mut corrected = 0;
-    // Their entries, wherever the index holds them.
-    for (keys, rowid) in pager::search::index_entries(&evidence.db, root) {
-        reader.read(page / 8);
-        if !disagreeing.contains(&rowid) {
-            continue;
-        }
-        for (column, value) in columns.iter().zip(&keys) {
-            if correct(
-                out, enc, table, rowid_name, rowid, column, value, ledger, taken,
-            )? {
-                corrected += 1;
-                damaged_rows.insert(rowid);
+    /// The output.
+    out: &'a Output,
+    /// The names the output's tables take.
+    taken: &'a BTreeSet<String>,
+    /// The table.
+    table: &'a str,
+    /// How SQL names its rowid.
+    rowid_name: &'a str,
+}
+
+impl Correcting<'_, '_, '_> {
+    /// Writes, for each row in `disagreeing`, the values its entry in the index at `root`
+    /// holds where they differ from the row's (`columns`, in the index's key order).
+    /// Returns the values corrected; each corrected row is added to `damaged_rows`.
+    fn all(
+        &self,
+        root: pager::PageNo,
+        columns: &[String],
+        disagreeing: &HashSet<i64>,
+        ledger: &mut Ledger,
+        damaged_rows: &mut BTreeSet<i64>,
+    ) -> rusqlite::Result<u64> {
+        let mut corrected = 0;
+        // Their entries, wherever the index holds them.
+        for (keys, rowid) in pager::search::index_entries(&self.evidence.db, root) {
+            self.reader.read(self.page / 8);
+            if !disagreeing.contains(&rowid) {
+                continue;
+            }
+            for (column, value) in columns.iter().zip(&keys) {
+                if self.one(rowid, column, value, ledger)? {
+                    corrected += 1;
+                    damaged_rows.insert(rowid);
+                }
             }
         }
+        Ok(corrected)
     }
-    Ok(corrected)
+
+    /// Compares one column of one row with its index entry's value; when they disagree,
+    /// writes the entry's value and registers the value read. Whether it corrected
+    /// anything.
+    fn one(
+        &self,
+        rowid: i64,
+        column: &str,
+        value: &Value,
+        ledger: &mut Ledger,
+    ) -> rusqlite::Result<bool> {
+        let (out, table, rowid_name) = (self.out, self.table, self.rowid_name);
+        let witness = SqlValue::from_value(value, self.evidence.encoding());
+        let read: Option<(bool, rusqlite::types::Value)> = out
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT {c} IS ?2, {c} FROM {t} WHERE {r} = ?1",
+                    c = quote(column),
+                    t = quote(table),
+                    r = quote(rowid_name)
+                ),
+                rusqlite::params![rowid, witness],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .ok();
+        let Some((false, original)) = read else {
+            return Ok(false);
+        };
+        let written = out.conn.execute(
+            &format!(
+                "UPDATE {} SET {} = ?2 WHERE {} = ?1",
+                quote(table),
+                quote(column),
+                quote(rowid_name)
+            ),
+            rusqlite::params![rowid, witness],
+        );
+        if written.is_err() {
+            ledger.warnings.push(format!(
+                "row {rowid} of `{table}` disagrees with its index entry in `{column}`, and the output refused the index's value: the value read is kept"
+            ));
+            return Ok(false);
+        }
+        ledger.damaged_fields.keep_read(
+            out,
+            Field {
+                table,
+                rowid,
+                column,
+            },
+            DamageReason::DisagreesWithIndex,
+            original,
+            self.taken,
+        )?;
+        Ok(true)
+    }
 }
 
 /// The indexes of `table` a search can check rows against, with their columns: indexes
@@ -256,62 +328,4 @@ fn stored_values(
         Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// Compares one column of one row with its index entry's value; when they disagree,
-/// writes the entry's value and registers the value read. Whether it corrected anything.
-#[allow(clippy::too_many_arguments)]
-fn correct(
-    out: &Output,
-    enc: TextEncoding,
-    table: &str,
-    rowid_name: &str,
-    rowid: i64,
-    column: &str,
-    value: &Value,
-    ledger: &mut Ledger,
-    taken: &BTreeSet<String>,
-) -> rusqlite::Result<bool> {
-    let witness = SqlValue::from_value(value, enc);
-    let read: Option<(bool, rusqlite::types::Value)> = out
-        .conn
-        .query_row(
-            &format!(
-                "SELECT {c} IS ?2, {c} FROM {t} WHERE {r} = ?1",
-                c = quote(column),
-                t = quote(table),
-                r = quote(rowid_name)
-            ),
-            rusqlite::params![rowid, witness],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .ok();
-    let Some((false, original)) = read else {
-        return Ok(false);
-    };
-    let written = out.conn.execute(
-        &format!(
-            "UPDATE {} SET {} = ?2 WHERE {} = ?1",
-            quote(table),
-            quote(column),
-            quote(rowid_name)
-        ),
-        rusqlite::params![rowid, witness],
-    );
-    if written.is_err() {
-        ledger.warnings.push(format!(
-            "row {rowid} of `{table}` disagrees with its index entry in `{column}`, and the output refused the index's value: the value read is kept"
-        ));
-        return Ok(false);
-    }
-    ledger.damaged_fields.keep_read(
-        out,
-        table,
-        rowid,
-        column,
-        DamageReason::DisagreesWithIndex,
-        original,
-        taken,
-    )?;
-    Ok(true)
 }

@@ -21,6 +21,7 @@ use crate::base::error::Error;
 use crate::base::observer::{Observer, Stage};
 use crate::base::output::{quote, Output, SqlValue};
 use crate::recover::evidence::{Evidence, Reader};
+use crate::recover::ledger::Ledger;
 use crate::recover::plan::Work;
 use crate::recover::profiles::Profiles;
 use crate::recover::tables::Tables;
@@ -164,107 +165,26 @@ impl Bulk {
         // may be much longer than the longest the file holds.
         let longest = longest_payload(&evidence.db, &survey);
         let _ = out.limit_length(longest.saturating_mul(2).saturating_add(1 << 16));
-        for t in tables.iter_mut() {
-            match t
-                .root
-                .and_then(|root| survey.trees.iter().find(|tr| tr.root == root))
-            {
-                Some(tree) => {
-                    t.loss.lost_subtrees = tree.lost.len() as u64;
-                    t.loss.tree_findings = tree.findings.len() as u64;
-                    t.loss.root_lost = tree.pages == 0;
-                }
-                None => t.loss.root_lost = t.status == TableStatus::Recovered,
-            }
-        }
+        count_tree_damage(tables, &survey);
         // Rows the bulk writer copied whose chains reach an overflow page another chain
         // claims are taken back, to be written with those fields registered.
         let contested = contested::Contested::of(&evidence.db, &survey);
-        for (id, later) in deferred.iter_mut() {
-            let Some(t) = tables.get_mut(*id) else {
-                continue;
-            };
-            if !contested.involves(t.root) {
-                continue;
-            }
-            let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
-                continue;
-            };
-            let delete = format!(
-                "DELETE FROM {} WHERE {} = ?1",
-                quote(&t.name),
-                quote(rowid_name)
-            );
-            for event in TableRows::new(&evidence.db, t.root, std::iter::empty()) {
-                let RowEvent::Row(mut row) = event else {
-                    continue;
-                };
-                let Some(rowid) = row.rowid() else { continue };
-                if !contested.mark(&evidence.db, &mut row) {
-                    continue;
-                }
-                let removed = out
-                    .conn
-                    .execute(&delete, [rowid])
-                    .map_err(Error::db("taking back a row"))?;
-                if removed > 0 {
-                    t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
-                    t.written_rowids.remove(rowid);
-                    t.spilled_rowids.remove(rowid);
-                    t.spilled_values.remove(&rowid);
-                    later.push(row.place());
-                }
-            }
-        }
+        take_back_contested(evidence, out, tables, &mut deferred, &contested)?;
         observer.stage(Stage::PlanningOrphans);
         let plan = attribute_orphans(evidence, &survey, out, tables, profiles);
         let taken = names.taken().clone();
+        let sources = RowSources {
+            evidence,
+            cuts: &cuts,
+            contested: &contested,
+            reader,
+            observer,
+            taken: &taken,
+        };
         let mut lost_and_found = LostAndFound::default();
-        let enc = evidence.encoding();
-        let ids: Vec<TableId> = tables.filled().map(|(t, _)| t.id).collect();
-        for id in ids {
-            let Some(t) = tables.get_mut(id) else {
-                continue;
-            };
-            let Some(shape) = t.shape.clone() else {
-                continue;
-            };
-            observer.stage(Stage::Recovering { table: &shape.name });
-            // A bulk-loaded table has its tree rows in already; the rows it could not
-            // append in order follow here, then its orphan rows.
-            let (tree, places): (Option<PageNo>, Vec<reconstruct::RowPlace>) =
-                match deferred.remove(&id) {
-                    Some(places) => (None, places),
-                    None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
-                };
-            let groups: Vec<Attribution> = t.orphans.clone();
-            let cut = tree.and_then(|r| cuts.get(&r)).cloned();
-            // A row set aside is read again from its cell as it goes in: only where it is
-            // was kept.
-            let rows = places.into_iter().map(|p| p.read(&evidence.db)).chain(
-                TableRows::new(&evidence.db, tree, groups.iter().map(|a| &a.group)).without(cut),
-            );
-            let dberr = Error::db("writing rows");
-            out.conn.execute_batch("BEGIN").map_err(&dberr)?;
-            let writer = TableWriter::new(&shape);
-            let mut sink = Sink {
-                out,
-                enc,
-                lost: &mut lost_and_found,
-                ledger,
-                taken: &taken,
-            };
-            for event in rows {
-                match event {
-                    RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
-                    RowEvent::Row(mut row) => {
-                        reader.row(row.raw.location.page, row.raw.payload.len() as u64);
-                        contested.mark(&evidence.db, &mut row);
-                        sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
-                    }
-                }
-            }
-            out.conn.execute_batch("COMMIT").map_err(&dberr)?;
+        for id in tables.filled().map(|(t, _)| t.id).collect::<Vec<TableId>>() {
+            let places = deferred.remove(&id);
+            sources.write_table(id, places, out, tables, ledger, &mut lost_and_found)?;
         }
         observer.stage(Stage::LostAndFound);
         lost_and_found
@@ -289,6 +209,148 @@ impl Bulk {
                 index_groups: plan.index_groups.len() as u64,
             },
         })
+    }
+}
+
+/// What each table's tree says of its loss: child pointers that could not be followed,
+/// findings, a root that is unreadable (a recovered table whose root reaches no tree).
+fn count_tree_damage(tables: &mut Tables, survey: &Survey) {
+    for t in tables.iter_mut() {
+        match t
+            .root
+            .and_then(|root| survey.trees.iter().find(|tr| tr.root == root))
+        {
+            Some(tree) => {
+                t.loss.lost_subtrees = tree.lost.len() as u64;
+                t.loss.tree_findings = tree.findings.len() as u64;
+                t.loss.root_lost = tree.pages == 0;
+            }
+            None => t.loss.root_lost = t.status == TableStatus::Recovered,
+        }
+    }
+}
+
+/// Takes back the rows the bulk writer copied whose chains reach an overflow page
+/// another chain claims, into the rows each table writes through SQL, where those fields
+/// are registered.
+fn take_back_contested(
+    evidence: &Evidence<'_>,
+    out: &Output,
+    tables: &mut Tables,
+    deferred: &mut BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
+    contested: &contested::Contested,
+) -> Result<(), Error> {
+    for (id, later) in deferred.iter_mut() {
+        let Some(t) = tables.get_mut(*id) else {
+            continue;
+        };
+        if !contested.involves(t.root) {
+            continue;
+        }
+        let Some(rowid_name) = t.shape.as_ref().and_then(|s| s.rowid_name()) else {
+            continue;
+        };
+        let delete = format!(
+            "DELETE FROM {} WHERE {} = ?1",
+            quote(&t.name),
+            quote(rowid_name)
+        );
+        for event in TableRows::new(&evidence.db, t.root, std::iter::empty()) {
+            let RowEvent::Row(mut row) = event else {
+                continue;
+            };
+            let Some(rowid) = row.rowid() else { continue };
+            if !contested.mark(&evidence.db, &mut row) {
+                continue;
+            }
+            let removed = out
+                .conn
+                .execute(&delete, [rowid])
+                .map_err(Error::db("taking back a row"))?;
+            if removed > 0 {
+                t.loss.from_tree = t.loss.from_tree.saturating_sub(1);
+                t.written_rowids.remove(rowid);
+                t.spilled_rowids.remove(rowid);
+                t.spilled_values.remove(&rowid);
+                later.push(row.place());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What writing a table's rows through SQL reads besides the output.
+struct RowSources<'a, 's, 'r> {
+    /// The evidence.
+    evidence: &'a Evidence<'s>,
+    /// Pages cut from a table's tree (another table's, or free).
+    cuts: &'a claims::Cuts,
+    /// Overflow pages two chains claim.
+    contested: &'a contested::Contested,
+    /// The rows read, for the residency of the map.
+    reader: &'a Reader<'r>,
+    /// Progress.
+    observer: &'a dyn Observer,
+    /// The names the output's tables take.
+    taken: &'a std::collections::BTreeSet<String>,
+}
+
+impl RowSources<'_, '_, '_> {
+    /// Writes the rows of table `id` the bulk writer did not: for a bulk-loaded table the
+    /// rows it set aside (`places`, read again from their cells), else the table's tree;
+    /// then its orphan rows. A row no table takes goes to `lost_and_found`.
+    fn write_table(
+        &self,
+        id: TableId,
+        places: Option<Vec<reconstruct::RowPlace>>,
+        out: &Output,
+        tables: &mut Tables,
+        ledger: &mut Ledger,
+        lost_and_found: &mut LostAndFound,
+    ) -> Result<(), Error> {
+        let db = &self.evidence.db;
+        let Some(t) = tables.get_mut(id) else {
+            return Ok(());
+        };
+        let Some(shape) = t.shape.clone() else {
+            return Ok(());
+        };
+        self.observer
+            .stage(Stage::Recovering { table: &shape.name });
+        let (tree, places): (Option<PageNo>, Vec<reconstruct::RowPlace>) = match places {
+            Some(places) => (None, places),
+            None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
+        };
+        let groups: Vec<Attribution> = t.orphans.clone();
+        let cut = tree.and_then(|r| self.cuts.get(&r)).cloned();
+        // A row set aside is read again from its cell as it goes in: only where it is
+        // was kept.
+        let rows = places
+            .into_iter()
+            .map(|p| p.read(db))
+            .chain(TableRows::new(db, tree, groups.iter().map(|a| &a.group)).without(cut));
+        let dberr = Error::db("writing rows");
+        out.conn.execute_batch("BEGIN").map_err(&dberr)?;
+        let writer = TableWriter::new(&shape);
+        let mut sink = Sink {
+            out,
+            enc: self.evidence.encoding(),
+            lost: lost_and_found,
+            ledger,
+            taken: self.taken,
+        };
+        for event in rows {
+            match event {
+                RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
+                RowEvent::Row(mut row) => {
+                    self.reader
+                        .row(row.raw.location.page, row.raw.payload.len() as u64);
+                    self.contested.mark(db, &mut row);
+                    sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
+                }
+            }
+        }
+        out.conn.execute_batch("COMMIT").map_err(&dberr)
     }
 }
 
@@ -348,6 +410,8 @@ fn attribute_orphans(
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
     let known = known_tables(evidence, &plan.inferred, &namings, tables, profiles);
     for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
+        // Each name once: an index or a known table that names a table already made
+        // names nothing here.
         let naming = namings
             .iter()
             .find(|n| n.inferred == i)
@@ -355,94 +419,26 @@ fn attribute_orphans(
         let known = known
             .iter()
             .find(|(m, _)| m.inferred == i)
-            .filter(|(_, k)| tables.named(&k.shape.name).is_none());
-        let name = match (known, naming) {
-            (Some((_, k)), _) => k.shape.name.clone(),
-            (None, Some(n)) => n.table.clone(),
-            (None, None) => crate::recover::plan::inferred_name(evidence, tables),
-        };
-        // Without a known statement: columns c0, c1, … declared without a type, so that
-        // every value keeps its storage class; a column an index's entries identify takes
-        // its name.
-        let sql = match known {
-            Some((_, k)) => k.sql.clone(),
-            None => {
-                let cols: Vec<String> = (0..table.columns.len())
-                    .map(|i| {
-                        let named = naming.and_then(|n| n.columns.get(&i));
-                        quote(&named.cloned().unwrap_or_else(|| format!("c{i}")))
-                    })
-                    .collect();
-                format!("CREATE TABLE {}({})", quote(&name), cols.join(", "))
-            }
-        };
+            .filter(|(_, k)| tables.named(&k.shape.name).is_none())
+            .map(|(m, k)| (m, k));
+        let made = reconstruct::make_inferred(&table, naming, known, || {
+            crate::recover::plan::inferred_name(evidence, tables)
+        });
         let Some(shape) = out
-            .create_object(pager::SchemaKind::Table, &sql)
+            .create_object(pager::SchemaKind::Table, &made.sql)
             .ok()
-            .and_then(|()| out.shape(&name, false).ok())
+            .and_then(|()| out.shape(&made.name, false).ok())
         else {
             continue;
         };
-        let rows: u64 = table.groups.iter().map(|g| g.cells).sum();
-        let mut reason = format!(
-            "its CREATE statement is lost: {} columns ({}) inferred from {} sampled records of {} orphan page groups ({rows} cells)",
-            table.columns.len(),
-            table.columns.join(", "),
-            table.sampled,
-            table.groups.len()
+        let reason = made.reason.to_string();
+        let id = tables.push(
+            made.name,
+            None,
+            TableStatus::Inferred,
+            Some(reason),
+            Some(shape),
         );
-        let mut found = vec![reconstruct::Evidence::LostSchema {
-            sampled: table.sampled,
-        }];
-        let mut confidence = reconstruct::Confidence::Low;
-        if let Some(n) = naming {
-            let named: Vec<String> = n
-                .columns
-                .iter()
-                .map(|(p, c)| format!("`{c}` (c{p})"))
-                .collect();
-            reason.push_str(&format!(
-                "; named by index `{}`, whose schema row survives: {} of its {} entries name rows of these pages{}",
-                n.index,
-                n.matched,
-                n.entries,
-                if named.is_empty() || known.is_some() {
-                    String::new()
-                } else {
-                    format!(", and their values identify {}", named.join(", "))
-                }
-            ));
-            found.push(reconstruct::Evidence::NamedByIndex {
-                index: n.index.clone(),
-                entries: n.entries,
-                matched: n.matched,
-            });
-            confidence = reconstruct::Confidence::Medium;
-        }
-        if let Some((m, k)) = known {
-            reason.push_str(&format!(
-                "; {} knows its CREATE statement: {} of {} sampled records fit its {} columns{}",
-                k.origin,
-                m.fitting,
-                m.sampled,
-                k.shape.columns.len(),
-                m.runner_up
-                    .as_ref()
-                    .map_or(String::new(), |(n, f)| format!(" (next best `{n}`: {f})"))
-            ));
-            found.push(reconstruct::Evidence::KnownSchema {
-                origin: k.origin.clone(),
-                sampled: m.sampled,
-                fitting: m.fitting,
-                runner_up: m.runner_up.clone(),
-            });
-            confidence = if naming.is_some() {
-                reconstruct::Confidence::High
-            } else {
-                reconstruct::Confidence::Medium
-            };
-        }
-        let id = tables.push(name, None, TableStatus::Inferred, Some(reason), Some(shape));
         if let Some(t) = tables.get_mut(id) {
             if let Some((_, k)) = known {
                 t.known_indexes = k
@@ -456,8 +452,8 @@ fn attribute_orphans(
                 .into_iter()
                 .map(|group| Attribution {
                     group,
-                    evidence: found.clone(),
-                    confidence,
+                    evidence: made.evidence.clone(),
+                    confidence: made.confidence,
                 })
                 .collect();
         }

@@ -8,6 +8,8 @@ use crate::base::error::Error;
 use crate::recover::evidence::{sha256_file, Residency, Source, RESIDENT_LIMIT};
 use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 
+mod build;
+
 /// Inspects the database file at `path` (mapped read-only; nothing is written beside it),
 /// with the SHA-256 of the file when `sha256` is set.
 pub fn inspect_file(path: &Path, sha256: bool) -> Result<InspectReport, Error> {
@@ -74,7 +76,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
             ),
         });
     }
-    let mut report = report::build(&db, &survey, info, run);
+    let mut report = build::build(&db, &survey, info, run);
     report.sidecars = sidecars(source)?;
     if audit {
         let wal = beside(&file_of(source), "-wal")?;
