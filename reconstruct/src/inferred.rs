@@ -39,9 +39,9 @@ pub struct InferredReason {
     pub groups: usize,
     /// Cells in them.
     pub cells: u64,
-    /// The index that names it: its name, entries read and entries matched, and the
-    /// record positions its entries identify (said only without a known statement).
-    pub named_by: Option<(String, u64, u64, Vec<(usize, String)>)>,
+    /// The index that names it, the entries it matched, and the record positions its
+    /// entries identify (said only without a known statement).
+    pub named_by: Option<Naming>,
     /// The known statement it fits: where it is known from, records fitting of those
     /// sampled, its columns, the next best known table.
     pub known: Option<KnownFit>,
@@ -73,13 +73,15 @@ impl std::fmt::Display for InferredReason {
             self.groups,
             self.cells
         )?;
-        if let Some((index, entries, matched, columns)) = &self.named_by {
+        if let Some(n) = &self.named_by {
             write!(
                 f,
-                "; named by index `{index}`, whose schema row survives: {matched} of its {entries} entries name rows of these pages"
+                "; named by index `{}`, whose schema row survives: {} of its {} entries name rows of these pages",
+                n.index, n.matched, n.entries
             )?;
-            if !columns.is_empty() && self.known.is_none() {
-                let named: Vec<String> = columns
+            if !n.columns.is_empty() && self.known.is_none() {
+                let named: Vec<String> = n
+                    .columns
                     .iter()
                     .map(|(p, c)| format!("`{c}` (c{p})"))
                     .collect();
@@ -154,14 +156,7 @@ pub fn make_inferred(
         sampled: table.sampled,
         groups: table.groups.len(),
         cells: table.groups.iter().map(|g| g.cells).sum(),
-        named_by: naming.map(|n| {
-            (
-                n.index.clone(),
-                n.entries,
-                n.matched,
-                n.columns.iter().map(|(p, c)| (*p, c.clone())).collect(),
-            )
-        }),
+        named_by: naming.cloned(),
         known: known.map(|(m, k)| KnownFit {
             origin: k.origin.clone(),
             fitting: m.fitting,

@@ -345,11 +345,13 @@ pub fn ellipsize(s: &str, width: usize) -> String {
 
 /// `text` as lines of at most `width` columns, the first starting with `first` and the
 /// others with `rest`, broken at spaces (a word longer than a line has a line of its own).
+/// A `quoted` command is never broken: a person copies it whole.
 pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
     let mut out = String::from(first);
     let mut column = first.chars().count();
     let mut at_start = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
+    for word in unbreakable(text) {
+        let word = word.as_str();
         let len = word.chars().count();
         if !at_start && column + 1 + len > width {
             out.push('\n');
@@ -366,4 +368,44 @@ pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
         at_start = false;
     }
     out
+}
+
+/// The words of `text`, each span between backticks one word however many spaces it holds.
+fn unbreakable(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut quoted = false;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match words.last_mut() {
+            Some(last) if quoted => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+        if word.matches('`').count() % 2 == 1 {
+            quoted = !quoted;
+        }
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn a_quoted_command_stays_on_one_line() {
+        let command = "`salvage repair /a/very/long/path/that/fills/most/of/a/line/state.db --resume --allow-partial`";
+        let text = format!(
+            "To accept the loss and put it in place, run {command}; to end the repair, stop."
+        );
+        let wrapped = wrap(&text, "", "", 80);
+        assert!(wrapped.lines().any(|l| l.contains(command)), "{wrapped}");
+        assert!(
+            wrapped
+                .lines()
+                .all(|l| l.chars().count() <= 80 || l.contains('`')),
+            "{wrapped}"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 use reconstruct::LossSignal;
 
 use crate::recover::damaged::DamagedFields;
-use crate::report::{ConflictReport, Listed, ObjectStatus, SchemaObject};
+use crate::report::{ConflictReport, Listed, ObjectKind, ObjectStatus, SchemaObject};
 
 /// What a run did besides writing rows.
 #[derive(Debug, Default)]
@@ -41,9 +41,15 @@ pub struct Ledger {
 
 impl Ledger {
     /// Records a schema object's outcome.
-    pub fn object(&mut self, kind: &str, name: &str, status: ObjectStatus, reason: Option<String>) {
+    pub fn object(
+        &mut self,
+        kind: ObjectKind,
+        name: &str,
+        status: ObjectStatus,
+        reason: Option<String>,
+    ) {
         self.objects.push(SchemaObject {
-            kind: kind.to_string(),
+            kind,
             name: name.to_string(),
             status,
             reason,
@@ -53,7 +59,9 @@ impl Ledger {
     /// Whether a virtual table named `name` was created on the output (and not failed).
     pub fn virtual_table_created(&self, name: &str) -> bool {
         self.objects.iter().any(|o| {
-            o.kind == "virtual table" && o.status == ObjectStatus::Created && o.name == name
+            o.kind == ObjectKind::VirtualTable
+                && o.status == ObjectStatus::Created
+                && o.name == name
         })
     }
 
@@ -61,7 +69,7 @@ impl Ledger {
     pub fn created_virtual_tables(&self) -> Vec<String> {
         self.objects
             .iter()
-            .filter(|o| o.kind == "virtual table" && o.status == ObjectStatus::Created)
+            .filter(|o| o.kind == ObjectKind::VirtualTable && o.status == ObjectStatus::Created)
             .map(|o| o.name.clone())
             .collect()
     }

@@ -9,7 +9,7 @@ use reconstruct::TableStatus;
 
 use crate::recover::evidence::Evidence;
 use crate::recover::plan::Work;
-use crate::report::ObjectStatus;
+use crate::report::{ObjectKind, ObjectStatus};
 
 /// Re-creates the schema objects of `kind`.
 pub fn create_objects(evidence: &Evidence<'_>, work: &mut Work, kind: SchemaKind) {
@@ -52,7 +52,9 @@ pub fn create_objects(evidence: &Evidence<'_>, work: &mut Work, kind: SchemaKind
                 reason.clone().unwrap_or_default()
             ));
         }
-        ledger.object(kind.as_str(), &r.name, status, reason);
+        if let Some(kind) = ObjectKind::of(&kind) {
+            ledger.object(kind, &r.name, status, reason);
+        }
     }
     if kind != SchemaKind::Index {
         return;
@@ -77,7 +79,7 @@ pub fn create_objects(evidence: &Evidence<'_>, work: &mut Work, kind: SchemaKind
                     (ObjectStatus::Failed, e)
                 }
             };
-            ledger.object("index", name, status, Some(reason));
+            ledger.object(ObjectKind::Index, name, status, Some(reason));
         }
     }
 }

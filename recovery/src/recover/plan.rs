@@ -16,7 +16,7 @@ use crate::recover::evidence::Evidence;
 use crate::recover::ledger::Ledger;
 use crate::recover::request::Paths;
 use crate::recover::tables::Tables;
-use crate::report::ObjectStatus;
+use crate::report::{ObjectKind, ObjectStatus};
 
 /// What the stages carry on, from the plan to the commit, handed whole from one to the
 /// next: the output database, its tables, the run's record, and the names the output's
@@ -365,7 +365,7 @@ impl Work {
                     format!("{e}; {why}")
                 };
                 self.ledger.object(
-                    "table definition",
+                    ObjectKind::TableDefinition,
                     &name,
                     ObjectStatus::Failed,
                     Some(reason),
@@ -416,7 +416,7 @@ impl Work {
             }
             _ => {
                 self.ledger.object(
-                    "virtual table",
+                    ObjectKind::VirtualTable,
                     &r.name,
                     ObjectStatus::Failed,
                     Some(e.clone()),
@@ -425,7 +425,7 @@ impl Work {
             }
         };
         self.ledger.object(
-            "virtual table",
+            ObjectKind::VirtualTable,
             &r.name,
             ObjectStatus::Failed,
             Some(e.clone()),
@@ -452,8 +452,12 @@ impl Work {
             Disposition::Virtual => match self.out.create_object(pager::SchemaKind::Table, sql) {
                 Ok(()) => {
                     let name = self.created_name(r, "table", true);
-                    self.ledger
-                        .object("virtual table", &name, ObjectStatus::Created, None);
+                    self.ledger.object(
+                        ObjectKind::VirtualTable,
+                        &name,
+                        ObjectStatus::Created,
+                        None,
+                    );
                     skipped("virtual table: re-created from its CREATE statement; its shadow tables are not copied (a full-text table is rebuilt from canonical rows, see schema_objects)".into())
                 }
                 Err(e) => self.virtual_failed(r, sql, e),

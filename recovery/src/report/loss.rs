@@ -490,9 +490,9 @@ pub struct BlockedEntry {
 /// What became of one index, view, trigger or virtual table.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SchemaObject {
-    /// "index", "view", "trigger" or "virtual table".
+    /// What kind of object it is.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ObjectKind,
     /// Its name in the schema.
     pub name: String,
     /// Created, rebuilt, failed or skipped.
@@ -501,6 +501,55 @@ pub struct SchemaObject {
     /// a sentence; absent for an object simply created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// What kind of schema object an entry of `schema_objects` is, as the report spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ObjectKind {
+    /// An index.
+    #[serde(rename = "index")]
+    Index,
+    /// A view.
+    #[serde(rename = "view")]
+    View,
+    /// A trigger.
+    #[serde(rename = "trigger")]
+    Trigger,
+    /// A virtual table (full-text, R*Tree).
+    #[serde(rename = "virtual table")]
+    VirtualTable,
+    /// A table's own CREATE statement, which failed, the table made plain instead.
+    #[serde(rename = "table definition")]
+    TableDefinition,
+}
+
+impl ObjectKind {
+    /// The kind of a schema row's object: an index, a view or a trigger (a table is none).
+    pub fn of(kind: &pager::SchemaKind) -> Option<ObjectKind> {
+        match kind {
+            pager::SchemaKind::Index => Some(ObjectKind::Index),
+            pager::SchemaKind::View => Some(ObjectKind::View),
+            pager::SchemaKind::Trigger => Some(ObjectKind::Trigger),
+            _ => None,
+        }
+    }
+
+    /// Its name, as the report spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::Index => "index",
+            ObjectKind::View => "view",
+            ObjectKind::Trigger => "trigger",
+            ObjectKind::VirtualTable => "virtual table",
+            ObjectKind::TableDefinition => "table definition",
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The registry of values not in their tables as read (`salvage_damaged_fields`).

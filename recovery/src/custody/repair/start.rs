@@ -29,7 +29,7 @@ pub(super) fn start(
     let inspected = crate::inspect::inspect_file(&db.given, false)?;
     let file = &db.file;
     let archive = match &options.archive {
-        Some(dir) => std::path::absolute(dir).map_err(Error::writing(&dir))?,
+        Some(dir) => std::path::absolute(dir).map_err(Error::writing(dir))?,
         None => free_archive(file),
     };
     let j = Journal {

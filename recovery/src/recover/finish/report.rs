@@ -103,9 +103,9 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
         p.ledger
             .objects
             .iter()
-            .filter(|o| o.status == ObjectStatus::Failed && o.kind != "virtual table")
+            .filter(|o| o.status == ObjectStatus::Failed && o.kind != ObjectKind::VirtualTable)
             .map(|o| LossSignal::ObjectNotCreated {
-                object: o.kind.clone(),
+                object: o.kind.to_string(),
                 name: o.name.clone(),
                 reason: o.reason.clone().unwrap_or_default(),
             }),
@@ -162,7 +162,7 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
             // the words of its `schema_objects` entry.
             let rebuilt = p.ledger.objects.iter().find(|o| {
                 t.status == TableStatus::Skipped
-                    && o.kind == "virtual table"
+                    && o.kind == ObjectKind::VirtualTable
                     && o.status == ObjectStatus::Rebuilt
                     && o.name.eq_ignore_ascii_case(&t.name)
             });

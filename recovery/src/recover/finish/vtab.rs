@@ -12,7 +12,7 @@ use reconstruct::{LossSignal, RowEvent, TableRows};
 use crate::base::output::{quote, Inserted, Output, SqlValue};
 use crate::recover::evidence::Evidence;
 use crate::recover::ledger::Ledger;
-use crate::report::ObjectStatus;
+use crate::report::{ObjectKind, ObjectStatus};
 
 /// What refilling the virtual tables needs.
 pub struct Refill<'r, 's> {
@@ -68,7 +68,7 @@ impl Refill<'_, '_> {
                     .ledger
                     .objects
                     .iter_mut()
-                    .find(|o| o.kind == "virtual table" && o.name == name)
+                    .find(|o| o.kind == ObjectKind::VirtualTable && o.name == name)
                 {
                     o.status = status;
                     o.reason = Some(reason);
@@ -86,7 +86,7 @@ impl Refill<'_, '_> {
                 .ledger
                 .objects
                 .iter_mut()
-                .find(|o| o.kind == "virtual table" && o.name == name)
+                .find(|o| o.kind == ObjectKind::VirtualTable && o.name == name)
             {
                 let failed = o.reason.take().unwrap_or_default();
                 let reason = format!(
