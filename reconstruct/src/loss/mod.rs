@@ -1,0 +1,21 @@
+//! Loss accounting: what each table got back, every sign that a row may be missing or
+//! damaged as a typed [`LossSignal`], and the verdict flags.
+//!
+//! The flags are never optimistic: `loss_detected` is raised by any signal, and `complete`
+//! needs both no signal and a verified output. [`Verdict::of`] is the one place they are
+//! computed; signals become sentences ([`std::fmt::Display`]) only when a report is
+//! written.
+
+mod gather;
+mod sentence;
+mod signal;
+mod table_loss;
+mod verdict;
+
+pub use gather::{
+    file_signals, placeholder_signals, signals_after_counts, table_signals, TableFacts,
+};
+pub use sentence::N;
+pub use signal::LossSignal;
+pub use table_loss::TableLoss;
+pub use verdict::Verdict;
