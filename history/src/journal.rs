@@ -1,3 +1,5 @@
+//! The step a rollback journal holds: from its images to the main file's.
+
 use std::collections::BTreeSet;
 
 use pager::{Database, Journal, PageNo};

@@ -18,6 +18,10 @@
 //! before it ("The Rollback Journal"): a hot one (the transaction never committed) and a
 //! persisted one (`journal_mode=PERSIST`: committed, header zeroed, records left) give
 //! one step each, from the journal's images to the main file's.
+//!
+//! Its parts: `wal` ([`wal_history`]) and `journal` ([`journal_history`]) read a log into
+//! steps; `state` is a state of the database and the step between two; `owners`
+//! ([`Owners`]) says which table each leaf belongs to. The types of a history are here.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -1,3 +1,6 @@
+//! A state of the database, with the owners of its leaves, and the step between two states:
+//! the rows of the pages written, before and after, compared by table and rowid.
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 

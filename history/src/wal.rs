@@ -1,3 +1,6 @@
+//! The history of a write-ahead log: a step per commit, one for the frames that never
+//! committed, the pages already checkpointed, and the rows only an older generation holds.
+
 use std::collections::BTreeSet;
 use std::rc::Rc;
 

@@ -3,6 +3,7 @@
 //! A [`Finding`] is carried next to the data it concerns; the reader records it and goes on.
 //! Each variant names one kind of damage, says where it is and carries the raw value
 //! observed. `kind()` gives the variant's snake_case name for machine-readable reports.
+//! Its sentence (`Display`, in `sentence`) says the same in the document's words.
 
 mod sentence;
 

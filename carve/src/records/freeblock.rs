@@ -1,3 +1,7 @@
+//! The cells of one freeblock, one after another: the first overwritten by the block's
+//! header, each after it whole or overwritten by the header of the freeblock it once was;
+//! each reading's end borne out by what follows it.
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 

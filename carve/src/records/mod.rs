@@ -13,6 +13,12 @@
 //! first serial type) are lost: the shape gives the column count, so the remaining serial
 //! types are read from byte 4 on, and a lost first type is the one of its column's types
 //! whose body makes the record end exactly where the freeblock does.
+//!
+//! Its parts: `whole` reads records whose header is whole ([`whole_records`]); `freeblock`
+//! reads a freeblock's cells one after another ([`FreeblockRecords`]); `overwritten` gives
+//! the readings of a cell whose first bytes a freeblock header overwrote; `stale` finds by
+//! their headers the freeblocks that stopped being ones ([`stale_freeblocks`]). This module
+//! holds what they share: [`Found`], and the decoding of a record's body.
 
 mod freeblock;
 mod overwritten;

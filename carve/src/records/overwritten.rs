@@ -1,3 +1,6 @@
+//! The readings of a record whose header's first bytes a freeblock header overwrote: the
+//! header size and at most one serial type are lost, and the shape supplies them.
+
 use pager::{SerialType, TextEncoding};
 use reconstruct::shape::Affinity;
 

@@ -1,3 +1,6 @@
+//! Stale freeblocks: blocks that stopped being ones (the content area moved past them,
+//! their page was freed), found by the 4-byte header they keep.
+
 use pager::TextEncoding;
 
 use super::freeblock::{may_start_cell, next_block_fits, FreeblockRecords};

@@ -1,3 +1,6 @@
+//! Whole records: a record header read as it is, anywhere in a run of free bytes, and the
+//! cell's payload length and rowid before it where they survive.
+
 use pager::{SerialType, TextEncoding};
 
 use super::{as_read, decode, read_varint_at, Found};

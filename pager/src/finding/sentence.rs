@@ -1,3 +1,6 @@
+//! The sentence of each [`Finding`]: lower-case, in the file-format document's words, the
+//! value after a colon ("cell pointer out of range on page 7: 0x1f40").
+
 use std::fmt;
 
 use super::Finding;

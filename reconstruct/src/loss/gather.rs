@@ -1,3 +1,6 @@
+//! The signals a run gathers, each from the facts that prove it: a table's counts, the
+//! file's survey, the placeholders made or not, and each table's status and loss bounds.
+
 use pager::{Finding, PageClass, Survey};
 
 use super::{LossSignal, TableLoss};

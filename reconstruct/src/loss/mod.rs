@@ -5,6 +5,16 @@
 //! needs both no signal and a verified output. [`Verdict::of`] is the one place they are
 //! computed; signals become sentences ([`std::fmt::Display`]) only when a report is
 //! written.
+//!
+//! Its parts:
+//! - `table_loss`: [`TableLoss`], what one table got back, counted;
+//! - `signal`: [`LossSignal`], one variant per sign of loss, each with its real counts;
+//! - `sentence`: the sentence of each signal, and [`N`], a count with its noun;
+//! - `gather`: the functions that make signals from what a run knows: a table's counts
+//!   ([`table_signals`]), the file's survey ([`file_signals`]), the placeholders made or
+//!   not ([`placeholder_signals`]), and each table's facts beyond its counts
+//!   ([`signals_after_counts`]);
+//! - `verdict`: [`Verdict`], the flags over a whole salvage, from the signals.
 
 mod gather;
 mod sentence;

@@ -1,3 +1,6 @@
+//! The words of a report: each [`LossSignal`] rendered to its sentence, lower-case, its
+//! names in backticks, its counts agreeing with their nouns ([`N`]).
+
 use std::fmt;
 
 use super::LossSignal;

@@ -1,3 +1,6 @@
+//! Every sign that a row may be missing or damaged, as a typed [`LossSignal`]. A new sign
+//! of loss is a variant here, with its doc line, and its sentence in `sentence`.
+
 use serde::{Deserialize, Serialize};
 
 /// One sign that a row may be missing or damaged, with its real counts.

@@ -1,3 +1,6 @@
+//! What one table got back: the rows written, from where, and every count of a row
+//! not written as read.
+
 /// What one table got back.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableLoss {

@@ -1,3 +1,5 @@
+//! The verdict over a whole salvage: the one place `loss_detected` is decided.
+
 use serde::{Deserialize, Serialize};
 
 use super::LossSignal;

@@ -1,3 +1,7 @@
+//! Which table an orphan group belongs to: ancestry (a surviving pointer), then key range
+//! (a range a table can no longer reach), then shape alone; with the evidence that decided
+//! and how sure it is.
+
 use pager::{Database, PageNo, Survey, Value};
 
 use super::groups::{sample_records, OrphanGroup};

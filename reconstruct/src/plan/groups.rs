@@ -1,3 +1,6 @@
+//! Orphan groups: every orphan b-tree page, under the orphan interior pages that reach it,
+//! and a sample of each group's records.
+
 use std::collections::BTreeSet;
 
 use pager::{

@@ -1,3 +1,6 @@
+//! Tables known only from their records, their schema rows lost: the storage class each
+//! column holds most, read from a sample.
+
 use pager::Value;
 
 use super::groups::OrphanGroup;

@@ -13,6 +13,12 @@
 //!
 //! A group no evidence settles goes to `lost_and_found`. Every attribution keeps its
 //! evidence and a confidence for the report.
+//!
+//! Its parts: `groups` finds the orphan groups ([`orphan_groups`]); `attribute` weighs the
+//! evidence for each group against the tables ([`Evidence`], [`Confidence`]); `infer`
+//! makes tables of the groups no known table fits ([`InferredTable`]). [`plan()`], here,
+//! sends each group where its evidence says: to a table, to `lost_and_found`, to the
+//! index data, or to an inferred table.
 
 mod attribute;
 mod groups;

@@ -1,3 +1,6 @@
+//! One declared column: its affinity ("Determination Of Column Affinity"), its type in a
+//! STRICT table, how it is stored, and whether its DEFAULT may fill a recovered row.
+
 use pager::Value;
 
 /// Column affinity ("Determination Of Column Affinity", datatype3.html).

@@ -4,6 +4,13 @@
 //! creates each table in the output database and reads `PRAGMA table_xinfo` back), so
 //! no SQL parser lives here. What this module knows is the file format's side: which
 //! columns a record stores, in which order, and where the rowid goes.
+//!
+//! Its parts: `column` is one declared column ([`Column`]: its [`Affinity`], its
+//! [`StrictType`] in a STRICT table, its [`ColumnKind`], its [`ColumnDefault`]); this
+//! module is the table ([`TableShape`]) and where a record stores each column; `record`
+//! maps a stored record onto the columns ([`TableShape::map_record`], [`MappedRow`],
+//! [`FieldDamage`]) and judges whether it can be one of the table's rows
+//! ([`TableShape::fit`]).
 
 mod column;
 mod record;

@@ -1,3 +1,6 @@
+//! A stored record against a table's shape: mapped onto its insert columns, every value
+//! not as SQLite wrote it set apart with its reason; and fitted, for attribution.
+
 use pager::{TextEncoding, Value};
 
 use super::{Affinity, ColumnDefault, StrictType, TableShape};
