@@ -5,12 +5,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use pager::{SerialType, TextEncoding};
+use pager::SerialType;
 
 use super::overwritten::rebuilt;
 use super::whole::{cell_before, whole_record_at, whole_records};
-use super::{as_read, read_varint_at, Found};
-use crate::template::Template;
+use super::{as_read, read_varint_at, Found, Shapes};
 
 /// The records of one freeblock. Its first 4 bytes are its header, written over the
 /// start of the freed cell; a freed neighbour joined to it keeps the header of its own
@@ -20,9 +19,7 @@ pub struct FreeblockRecords<'r> {
     run: &'r [u8],
     /// Where the block starts on its page, and the page's usable size.
     on_page: (usize, usize),
-    templates: &'r [Template],
-    allowed: &'r dyn Fn(usize) -> bool,
-    enc: TextEncoding,
+    shapes: Shapes<'r>,
     /// The reading of an overwritten cell at each offset, once worked out.
     overwritten: RefCell<HashMap<usize, Option<Found>>>,
     /// How the end at each offset is borne out, once worked out (by offset: a block is
@@ -37,19 +34,11 @@ pub struct FreeblockRecords<'r> {
 impl<'r> FreeblockRecords<'r> {
     /// The reader of freeblock `run` (its bytes, header included), at offset `on_page.0`
     /// of a page of `on_page.1` usable bytes.
-    pub fn new(
-        run: &'r [u8],
-        on_page: (usize, usize),
-        templates: &'r [Template],
-        allowed: &'r dyn Fn(usize) -> bool,
-        enc: TextEncoding,
-    ) -> FreeblockRecords<'r> {
+    pub fn new(run: &'r [u8], on_page: (usize, usize), shapes: Shapes<'r>) -> FreeblockRecords<'r> {
         FreeblockRecords {
             run,
             on_page,
-            templates,
-            allowed,
-            enc,
+            shapes,
             overwritten: RefCell::new(HashMap::new()),
             endings: RefCell::new(vec![None; run.len() + 1]),
             cut: false,
@@ -68,14 +57,7 @@ impl<'r> FreeblockRecords<'r> {
         let mut out = self.cells();
         let at = out.last().map_or(0, |f| f.end);
         let from = if out.is_empty() { 4 } else { at };
-        out.extend(whole_records(
-            self.run,
-            from,
-            from,
-            self.templates,
-            self.allowed,
-            self.enc,
-        ));
+        out.extend(whole_records(self.run, from, from, self.shapes));
         out
     }
 
@@ -99,14 +81,7 @@ impl<'r> FreeblockRecords<'r> {
         let (_, size_len) = read_varint_at(self.run, at).filter(|(_, n)| *n <= 3)?;
         let (_, rowid_len) = read_varint_at(self.run, at + size_len)?;
         let header_at = at + size_len + rowid_len;
-        let f = whole_record_at(
-            self.run,
-            header_at,
-            at,
-            self.templates,
-            self.allowed,
-            self.enc,
-        )?;
+        let f = whole_record_at(self.run, header_at, at, self.shapes)?;
         let start = cell_before(self.run, header_at, (f.end - header_at) as u64, 0);
         (f.rowid.is_some() && start.map(|(s, _)| s) == Some(at)).then_some(f)
     }
@@ -135,12 +110,12 @@ impl<'r> FreeblockRecords<'r> {
         for header_at in [2usize, 3] {
             // Serial types that stood in the overwritten bytes (after the header size).
             let lost = 3 - header_at;
-            for (i, t) in self.templates.iter().enumerate() {
-                if !(self.allowed)(i) {
+            for (i, t) in self.shapes.templates.iter().enumerate() {
+                if !(self.shapes.allowed)(i) {
                     continue;
                 }
                 let borne_out = |end: usize| self.ending(at + end) != Ending::Unexplained;
-                for mut found in rebuilt(cell, header_at, lost, t, self.enc, &borne_out) {
+                for mut found in rebuilt(cell, header_at, lost, t, self.shapes.enc, &borne_out) {
                     found.start += at;
                     found.end += at;
                     let ending = self.ending(found.end);
@@ -167,7 +142,7 @@ impl<'r> FreeblockRecords<'r> {
         if at_best.next().is_some() {
             return None;
         }
-        as_read(&mut one.values, self.templates, &one.tables);
+        as_read(&mut one.values, self.shapes.templates, &one.tables);
         Some(one)
     }
 
@@ -201,14 +176,7 @@ impl<'r> FreeblockRecords<'r> {
     fn header_after_overwrite(&self, at: usize) -> Option<Found> {
         let limit = at + self.old_block(at)?;
         (at + 4..=(at + 12).min(limit)).find_map(|header_at| {
-            let f = whole_record_at(
-                self.run,
-                header_at,
-                at + 4,
-                self.templates,
-                self.allowed,
-                self.enc,
-            )?;
+            let f = whole_record_at(self.run, header_at, at + 4, self.shapes)?;
             (f.end <= limit && self.ending(f.end) != Ending::Unexplained).then_some(f)
         })
     }
@@ -245,7 +213,7 @@ impl<'r> FreeblockRecords<'r> {
             && self
                 .run
                 .get(end..)
-                .is_some_and(|rest| may_start_cell(rest, self.templates, self.allowed))
+                .is_some_and(|rest| may_start_cell(rest, self.shapes))
         {
             Ending::StaleHeader
         } else {
@@ -265,13 +233,9 @@ pub(super) fn next_block_fits(next: usize, end: usize, page_len: usize) -> bool 
 /// Whether a freeblock `block` can start with an overwritten cell of an allowed template:
 /// the serial types from its byte 4 on fit the template's columns (all of them, or all
 /// but a first one lost). A cheap test before the readings are searched.
-pub(super) fn may_start_cell(
-    block: &[u8],
-    templates: &[Template],
-    allowed: &dyn Fn(usize) -> bool,
-) -> bool {
-    templates.iter().enumerate().any(|(i, t)| {
-        allowed(i)
+pub(super) fn may_start_cell(block: &[u8], shapes: Shapes<'_>) -> bool {
+    shapes.templates.iter().enumerate().any(|(i, t)| {
+        (shapes.allowed)(i)
             && [0usize, 1].iter().any(|&lost| {
                 let mut at = 4;
                 let mut not_null = false;

@@ -18,7 +18,8 @@
 //! reads a freeblock's cells one after another ([`FreeblockRecords`]); `overwritten` gives
 //! the readings of a cell whose first bytes a freeblock header overwrote; `stale` finds by
 //! their headers the freeblocks that stopped being ones ([`stale_freeblocks`]). This module
-//! holds what they share: [`Found`], and the decoding of a record's body.
+//! holds what they share: [`Found`], what a record may be ([`Shapes`]), and the decoding of
+//! a record's body.
 
 mod freeblock;
 mod overwritten;
@@ -50,6 +51,19 @@ pub struct Found {
     pub values: Vec<Value>,
     /// Header bytes inferred.
     pub inferred: u32,
+}
+
+/// What a record found in free space may be: a row of one of the `templates` that
+/// `allowed` lets be where it lies, its text in the database's encoding. Every reader of
+/// free bytes is given one.
+#[derive(Clone, Copy)]
+pub struct Shapes<'r> {
+    /// Every template; a record names those it fits by their index here.
+    pub templates: &'r [Template],
+    /// Whether a record of the template at this index may be here.
+    pub allowed: &'r dyn Fn(usize) -> bool,
+    /// The database's text encoding.
+    pub enc: TextEncoding,
 }
 
 /// Decodes the body of a record of `types` starting at `body`; its values and where it
@@ -138,18 +152,27 @@ mod testing {
 
     /// The records of freeblock `block` at [`ON_PAGE`].
     pub fn in_block(block: &[u8], templates: &[Template]) -> Vec<Found> {
-        FreeblockRecords::new(block, ON_PAGE, templates, &all, TextEncoding::Utf8).records()
+        FreeblockRecords::new(block, ON_PAGE, shapes(templates, &all)).records()
     }
 
     /// The whole records of an unallocated `run`, every byte of it intact.
     pub fn in_run(run: &[u8], templates: &[Template]) -> Vec<Found> {
-        whole_records(run, 0, 0, templates, &all, TextEncoding::Utf8)
+        whole_records(run, 0, 0, shapes(templates, &all))
+    }
+
+    /// `templates`, those `allowed`, in a UTF-8 database.
+    pub fn shapes<'r>(templates: &'r [Template], allowed: &'r dyn Fn(usize) -> bool) -> Shapes<'r> {
+        Shapes {
+            templates,
+            allowed,
+            enc: TextEncoding::Utf8,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{all, in_block, in_run};
+    use super::testing::{all, in_block, in_run, shapes};
     use super::*;
     use crate::testing::{notes, template};
 
@@ -158,7 +181,7 @@ mod tests {
         assert_eq!(in_run(&[], &[notes()]), vec![]);
         assert_eq!(in_block(&[], &[notes()]), vec![]);
         assert_eq!(
-            stale_freeblocks(&[], (300, 512), &[notes()], &all, TextEncoding::Utf8),
+            stale_freeblocks(&[], (300, 512), shapes(&[notes()], &all)),
             vec![]
         );
         // And no template: nothing can fit.

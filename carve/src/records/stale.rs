@@ -1,11 +1,8 @@
 //! Stale freeblocks: blocks that stopped being ones (the content area moved past them,
 //! their page was freed), found by the 4-byte header they keep.
 
-use pager::TextEncoding;
-
 use super::freeblock::{may_start_cell, next_block_fits, FreeblockRecords};
-use super::Found;
-use crate::template::Template;
+use super::{Found, Shapes};
 
 /// The records of the freeblocks whose headers are still in `run`, a run of free bytes
 /// starting at offset `base` of its page: a block that stopped being one (the content area
@@ -16,9 +13,7 @@ use crate::template::Template;
 pub fn stale_freeblocks(
     run: &[u8],
     (base, page_len): (usize, usize),
-    templates: &[Template],
-    allowed: &dyn Fn(usize) -> bool,
-    enc: TextEncoding,
+    shapes: Shapes<'_>,
 ) -> Vec<Found> {
     let mut out = Vec::new();
     let mut at = 0;
@@ -42,10 +37,9 @@ pub fn stale_freeblocks(
         let block = run
             .get(at..(at + size).min(run.len()))
             .filter(|_| plausible);
-        if let Some(block) = block.filter(|b| may_start_cell(b, templates, allowed)) {
+        if let Some(block) = block.filter(|b| may_start_cell(b, shapes)) {
             {
-                let reader =
-                    FreeblockRecords::new(block, (base + at, page_len), templates, allowed, enc);
+                let reader = FreeblockRecords::new(block, (base + at, page_len), shapes);
                 let cells = if cut { reader.cut() } else { reader }.cells();
                 let len = block.len();
                 // Its cells must fill the block its header measures, up to a fragment; of
@@ -76,7 +70,7 @@ const STALE_BLOCKS_READ: usize = 8;
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::all;
+    use super::super::testing::{all, shapes};
     use super::*;
     use crate::testing::notes;
 
@@ -92,7 +86,7 @@ mod tests {
             0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
             0x00, 0x00, 0x00, // never written
         ];
-        let found = stale_freeblocks(&run, (200, 512), &[notes()], &all, TextEncoding::Utf8);
+        let found = stale_freeblocks(&run, (200, 512), shapes(&[notes()], &all));
         let spans: Vec<_> = found.iter().map(|f| (f.start, f.end, f.inferred)).collect();
         assert_eq!(spans, vec![(6, 15, 2)]);
     }
@@ -109,7 +103,7 @@ mod tests {
             0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
         ];
         assert_eq!(
-            stale_freeblocks(&run, (200, 512), &[notes()], &all, TextEncoding::Utf8),
+            stale_freeblocks(&run, (200, 512), shapes(&[notes()], &all)),
             vec![]
         );
     }
@@ -123,7 +117,7 @@ mod tests {
             0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
         ];
         assert_eq!(
-            stale_freeblocks(&run, (300, 512), &[notes()], &all, TextEncoding::Utf8),
+            stale_freeblocks(&run, (300, 512), shapes(&[notes()], &all)),
             vec![]
         );
     }
@@ -138,7 +132,7 @@ mod tests {
             0x11, 0x01, b'h', b'i', b'y', b'o', 0x03, // first cell, overwritten
             0x0a, 0x0a, 0x04, 0x11, 0x13, 0x01, b'a', b'b', b'c', b'd', b'e', 0x04,
         ];
-        let found = stale_freeblocks(&run, (300, 512), &[notes()], &all, TextEncoding::Utf8);
+        let found = stale_freeblocks(&run, (300, 512), shapes(&[notes()], &all));
         let spans: Vec<_> = found.iter().map(|f| (f.start, f.end, f.rowid)).collect();
         assert_eq!(spans, vec![(2, 11, None), (13, 23, Some(10))]);
     }

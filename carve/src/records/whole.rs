@@ -1,9 +1,9 @@
 //! Whole records: a record header read as it is, anywhere in a run of free bytes, and the
 //! cell's payload length and rowid before it where they survive.
 
-use pager::{SerialType, TextEncoding};
+use pager::SerialType;
 
-use super::{as_read, decode, read_varint_at, Found};
+use super::{as_read, decode, read_varint_at, Found, Shapes};
 use crate::template::Template;
 
 /// The longest record header the carver reads: 9-byte serial types for 2,000 columns
@@ -12,21 +12,14 @@ const MAX_HEADER: usize = 4096;
 
 /// Every whole record in `run` from `from` on, left to right; bytes before `intact` are
 /// known to be overwritten (a freeblock's header), so no rowid is read from them.
-pub fn whole_records(
-    run: &[u8],
-    from: usize,
-    intact: usize,
-    templates: &[Template],
-    allowed: &dyn Fn(usize) -> bool,
-    enc: TextEncoding,
-) -> Vec<Found> {
+pub fn whole_records(run: &[u8], from: usize, intact: usize, shapes: Shapes<'_>) -> Vec<Found> {
     let mut out = Vec::new();
     // Free space holds old copies of cells from earlier layouts of the page, which
     // overlap: a record starting inside one already found is taken only when its whole
     // cell (payload length and rowid before it) bears it out, not its header alone.
     let mut covered = 0;
     for at in from..run.len().saturating_sub(1) {
-        let Some(found) = whole_record_at(run, at, intact, templates, allowed, enc) else {
+        let Some(found) = whole_record_at(run, at, intact, shapes) else {
             continue;
         };
         if at < covered && found.rowid.is_none() {
@@ -43,10 +36,13 @@ pub(super) fn whole_record_at(
     run: &[u8],
     at: usize,
     intact: usize,
-    templates: &[Template],
-    allowed: &dyn Fn(usize) -> bool,
-    enc: TextEncoding,
+    shapes: Shapes<'_>,
 ) -> Option<Found> {
+    let Shapes {
+        templates,
+        allowed,
+        enc,
+    } = shapes;
     let (header_size, size_len) = read_varint_at(run, at)?;
     let header_size = usize::try_from(header_size).ok()?;
     if header_size <= size_len || header_size > MAX_HEADER {
@@ -150,7 +146,7 @@ pub(super) fn cell_before(
 mod tests {
     use pager::Value;
 
-    use super::super::testing::{all, in_run, text};
+    use super::super::testing::{all, in_run, shapes, text};
     use super::*;
     use crate::testing::notes;
 
@@ -189,7 +185,7 @@ mod tests {
             0x07,       // rowid: 7 (overwritten)
             0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03,
         ];
-        let found = whole_records(&run, 0, 2, &[notes()], &all, TextEncoding::Utf8);
+        let found = whole_records(&run, 0, 2, shapes(&[notes()], &all));
         assert_eq!(found.len(), 1);
         assert_eq!((found[0].start, found[0].rowid), (2, None));
     }
@@ -304,9 +300,6 @@ mod tests {
         #[rustfmt::skip]
         let run = [0x04, 0x11, 0x11, 0x01, b'h', b'i', b'y', b'o', 0x03];
         let none = |_: usize| false;
-        assert_eq!(
-            whole_records(&run, 0, 0, &[notes()], &none, TextEncoding::Utf8),
-            vec![]
-        );
+        assert_eq!(whole_records(&run, 0, 0, shapes(&[notes()], &none)), vec![]);
     }
 }
