@@ -62,49 +62,13 @@ pub fn carve_page(
         }
         (PageRole::Live(_), None) => {}
         (PageRole::Free, Some(h)) => {
-            // The page's own cells: rows of the table it belonged to.
-            let mut owners: Vec<usize> = Vec::new();
-            for cell in page.cells(&h).flatten().filter(|_| leaf.is_some()) {
-                let Ok(mut row) = pager::decode_cell(db, &cell) else {
-                    continue;
-                };
-                if !row.complete {
-                    continue;
-                }
-                let fits: Vec<usize> = templates
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, t)| here(*i) && fits_values(t, &row.values))
-                    .map(|(i, _)| i)
-                    .collect();
-                // A cell the page's pointers name is a record of the page's table even
-                // when no shape known fits it (a dropped table whose statement is lost):
-                // kept, unattributed.
-                owners.extend(fits.iter().copied());
-                as_read(&mut row.values, templates, &fits);
-                out.push(Carved {
-                    source: Source::Freelist,
-                    page: no,
-                    offset: u32::from(cell.offset),
-                    table: (fits.len() == 1).then(|| fits.first().copied()).flatten(),
-                    rowid: row.rowid,
-                    values: row.values,
-                    inferred: 0,
-                    certain: false,
-                });
-            }
-            // When the page's cells fit one table, the page was that table's.
-            owners.sort_unstable();
-            owners.dedup();
-            let owner = match owners.as_slice() {
-                [one] => Some(*one),
-                _ => None,
+            // A leaf's own cells first: whose they are says whose its free space is.
+            let here_only = Shapes {
+                templates,
+                allowed: &here,
+                enc,
             };
-            if let Some(o) = owner {
-                for c in out.iter_mut().filter(|c| c.table == Some(o)) {
-                    c.certain = true;
-                }
-            }
+            let owner = leaf.and_then(|leaf| own_cells(db, &page, &leaf, here_only, &mut out));
             let allowed = |i: usize| here(i) && owner.is_none_or(|o| o == i);
             let shapes = Shapes {
                 templates,
@@ -134,6 +98,64 @@ pub fn carve_page(
         }
     }
     out
+}
+
+/// The cells a freed table leaf's pointers still name: rows of the table it belonged to,
+/// each attributed to the templates it fits of those `shapes` allows here. The page's
+/// table, when its cells fit one table alone (those cells are then certain).
+fn own_cells(
+    db: &Database<'_>,
+    page: &Page<'_>,
+    h: &pager::BtreePageHeader,
+    shapes: Shapes<'_>,
+    out: &mut Vec<Carved>,
+) -> Option<usize> {
+    let mut owners: Vec<usize> = Vec::new();
+    let first = out.len();
+    for cell in page.cells(h).flatten() {
+        let Ok(mut row) = pager::decode_cell(db, &cell) else {
+            continue;
+        };
+        if !row.complete {
+            continue;
+        }
+        let fits: Vec<usize> = shapes
+            .templates
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| (shapes.allowed)(*i) && fits_values(t, &row.values))
+            .map(|(i, _)| i)
+            .collect();
+        // A cell the page's pointers name is a record of the page's table even
+        // when no shape known fits it (a dropped table whose statement is lost):
+        // kept, unattributed.
+        owners.extend(fits.iter().copied());
+        as_read(&mut row.values, shapes.templates, &fits);
+        out.push(Carved {
+            source: Source::Freelist,
+            page: page.no(),
+            offset: u32::from(cell.offset),
+            table: (fits.len() == 1).then(|| fits.first().copied()).flatten(),
+            rowid: row.rowid,
+            values: row.values,
+            inferred: 0,
+            certain: false,
+        });
+    }
+    // When the page's cells fit one table, the page was that table's.
+    owners.sort_unstable();
+    owners.dedup();
+    let owner = match owners.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    };
+    if let Some(o) = owner {
+        let own = out.get_mut(first..).unwrap_or_default();
+        for c in own.iter_mut().filter(|c| c.table == Some(o)) {
+            c.certain = true;
+        }
+    }
+    owner
 }
 
 /// The records of a table leaf's freeblocks and unallocated space.
