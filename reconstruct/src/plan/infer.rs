@@ -49,6 +49,30 @@ pub fn sample_shape(sample: &[Vec<Value>]) -> Vec<&'static str> {
         .collect()
 }
 
+/// Gives `group`, whose `sample` no known table's columns fit, to the inferred table of
+/// the same record shape whose groups it does not overlap, or makes it a table of its own.
+/// Groups of one lost tree split the key space between them; two groups holding a rowid
+/// range in common are two tables, however alike.
+pub(super) fn join(inferred: &mut Vec<InferredTable>, group: OrphanGroup, sample: &[Vec<Value>]) {
+    let columns = sample_shape(sample);
+    let overlaps = |g: &OrphanGroup| match (g.rowids, group.rowids) {
+        (Some((lo, hi)), Some((a, b))) => lo <= b && a <= hi,
+        _ => false,
+    };
+    let joins = |t: &InferredTable| t.columns == columns && !t.groups.iter().any(overlaps);
+    match inferred.iter_mut().find(|t| joins(t)) {
+        Some(t) => {
+            t.sampled += sample.len() as u32;
+            t.groups.push(group);
+        }
+        None => inferred.push(InferredTable {
+            columns,
+            groups: vec![group],
+            sampled: sample.len() as u32,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{a_schema, a_shape, leaf_group, plan_of};

@@ -79,26 +79,7 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
             Outcome::NoTableFits(sample)
                 if group.table_pages && !sample.is_empty() && schema_damaged =>
             {
-                let columns = sample_shape(&sample);
-                // Groups of one lost tree split the key space between them; two groups
-                // holding a rowid range in common are two tables, however alike.
-                let overlaps = |g: &OrphanGroup| match (g.rowids, group.rowids) {
-                    (Some((lo, hi)), Some((a, b))) => lo <= b && a <= hi,
-                    _ => false,
-                };
-                let joins =
-                    |t: &InferredTable| t.columns == columns && !t.groups.iter().any(overlaps);
-                match out.inferred.iter_mut().find(|t| joins(t)) {
-                    Some(t) => {
-                        t.sampled += sample.len() as u32;
-                        t.groups.push(group);
-                    }
-                    None => out.inferred.push(InferredTable {
-                        columns,
-                        groups: vec![group],
-                        sampled: sample.len() as u32,
-                    }),
-                }
+                infer::join(&mut out.inferred, group, &sample)
             }
             Outcome::Decided(i, evidence, confidence) => {
                 if let Some(slot) = out.attributed.get_mut(i) {
