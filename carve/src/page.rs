@@ -2,7 +2,7 @@
 
 use pager::{Database, Page, PageNo, PageType};
 
-use crate::records::{as_read, stale_freeblocks, whole_records, Found, FreeblockRecords};
+use crate::records::{as_read, stale_freeblocks, whole_records, Found, FreeblockRecords, Shapes};
 use crate::template::Template;
 use crate::{Carved, Source};
 
@@ -45,13 +45,16 @@ pub fn carve_page(
             let allowed = |i: usize| {
                 here(i) && (table == Some(i) || templates.get(i).is_some_and(|t| t.dropped))
             };
+            let shapes = Shapes {
+                templates,
+                allowed: &allowed,
+                enc,
+            };
             free_space(
                 &page,
                 &h,
                 bytes,
-                templates,
-                &allowed,
-                enc,
+                shapes,
                 (Source::Freeblock, Source::Unallocated),
                 table,
                 &mut out,
@@ -59,57 +62,24 @@ pub fn carve_page(
         }
         (PageRole::Live(_), None) => {}
         (PageRole::Free, Some(h)) => {
-            // The page's own cells: rows of the table it belonged to.
-            let mut owners: Vec<usize> = Vec::new();
-            for cell in page.cells(&h).flatten().filter(|_| leaf.is_some()) {
-                let Ok(mut row) = pager::decode_cell(db, &cell) else {
-                    continue;
-                };
-                if !row.complete {
-                    continue;
-                }
-                let fits: Vec<usize> = templates
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, t)| here(*i) && fits_values(t, &row.values))
-                    .map(|(i, _)| i)
-                    .collect();
-                // A cell the page's pointers name is a record of the page's table even
-                // when no shape known fits it (a dropped table whose statement is lost):
-                // kept, unattributed.
-                owners.extend(fits.iter().copied());
-                as_read(&mut row.values, templates, &fits);
-                out.push(Carved {
-                    source: Source::Freelist,
-                    page: no,
-                    offset: u32::from(cell.offset),
-                    table: (fits.len() == 1).then(|| fits.first().copied()).flatten(),
-                    rowid: row.rowid,
-                    values: row.values,
-                    inferred: 0,
-                    certain: false,
-                });
-            }
-            // When the page's cells fit one table, the page was that table's.
-            owners.sort_unstable();
-            owners.dedup();
-            let owner = match owners.as_slice() {
-                [one] => Some(*one),
-                _ => None,
+            // A leaf's own cells first: whose they are says whose its free space is.
+            let here_only = Shapes {
+                templates,
+                allowed: &here,
+                enc,
             };
-            if let Some(o) = owner {
-                for c in out.iter_mut().filter(|c| c.table == Some(o)) {
-                    c.certain = true;
-                }
-            }
+            let owner = leaf.and_then(|leaf| own_cells(db, &page, &leaf, here_only, &mut out));
             let allowed = |i: usize| here(i) && owner.is_none_or(|o| o == i);
+            let shapes = Shapes {
+                templates,
+                allowed: &allowed,
+                enc,
+            };
             free_space(
                 &page,
                 &h,
                 bytes,
-                templates,
-                &allowed,
-                enc,
+                shapes,
                 (Source::Freelist, Source::Freelist),
                 owner,
                 &mut out,
@@ -118,22 +88,82 @@ pub fn carve_page(
         (PageRole::Free, None) => {
             // No b-tree header: a trunk page (its first 8 bytes and its list overwritten),
             // or a page whose header is gone. Records anywhere in it.
-            let found = free_bytes(bytes, (0, bytes.len()), templates, &here, enc);
+            let shapes = Shapes {
+                templates,
+                allowed: &here,
+                enc,
+            };
+            let found = free_bytes(bytes, (0, bytes.len()), shapes);
             place(found, no, 0, Source::Freelist, None, &mut out);
         }
     }
     out
 }
 
+/// The cells a freed table leaf's pointers still name: rows of the table it belonged to,
+/// each attributed to the templates it fits of those `shapes` allows here. The page's
+/// table, when its cells fit one table alone (those cells are then certain).
+fn own_cells(
+    db: &Database<'_>,
+    page: &Page<'_>,
+    h: &pager::BtreePageHeader,
+    shapes: Shapes<'_>,
+    out: &mut Vec<Carved>,
+) -> Option<usize> {
+    let mut owners: Vec<usize> = Vec::new();
+    let first = out.len();
+    for cell in page.cells(h).flatten() {
+        let Ok(mut row) = pager::decode_cell(db, &cell) else {
+            continue;
+        };
+        if !row.complete {
+            continue;
+        }
+        let fits: Vec<usize> = shapes
+            .templates
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| (shapes.allowed)(*i) && fits_values(t, &row.values))
+            .map(|(i, _)| i)
+            .collect();
+        // A cell the page's pointers name is a record of the page's table even
+        // when no shape known fits it (a dropped table whose statement is lost):
+        // kept, unattributed.
+        owners.extend(fits.iter().copied());
+        as_read(&mut row.values, shapes.templates, &fits);
+        out.push(Carved {
+            source: Source::Freelist,
+            page: page.no(),
+            offset: u32::from(cell.offset),
+            table: (fits.len() == 1).then(|| fits.first().copied()).flatten(),
+            rowid: row.rowid,
+            values: row.values,
+            inferred: 0,
+            certain: false,
+        });
+    }
+    // When the page's cells fit one table, the page was that table's.
+    owners.sort_unstable();
+    owners.dedup();
+    let owner = match owners.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    };
+    if let Some(o) = owner {
+        let own = out.get_mut(first..).unwrap_or_default();
+        for c in own.iter_mut().filter(|c| c.table == Some(o)) {
+            c.certain = true;
+        }
+    }
+    owner
+}
+
 /// The records of a table leaf's freeblocks and unallocated space.
-#[allow(clippy::too_many_arguments)]
 fn free_space(
     page: &Page<'_>,
     h: &pager::BtreePageHeader,
     bytes: &[u8],
-    templates: &[Template],
-    allowed: &dyn Fn(usize) -> bool,
-    enc: pager::TextEncoding,
+    shapes: Shapes<'_>,
     (in_freeblock, in_unallocated): (Source, Source),
     own: Option<usize>,
     out: &mut Vec<Carved>,
@@ -141,13 +171,13 @@ fn free_space(
     let no = page.no();
     for block in page.freeblocks(h).flatten() {
         let on_page = (usize::from(block.offset), bytes.len());
-        let found = FreeblockRecords::new(block.bytes, on_page, templates, allowed, enc).records();
+        let found = FreeblockRecords::new(block.bytes, on_page, shapes).records();
         place(found, no, usize::from(block.offset), in_freeblock, own, out);
     }
     let start = h.cell_pointers_end();
     let end = (h.cell_content_area() as usize).min(bytes.len());
     if let Some(run) = bytes.get(start..end) {
-        let found = free_bytes(run, (start, bytes.len()), templates, allowed, enc);
+        let found = free_bytes(run, (start, bytes.len()), shapes);
         place(found, no, start, in_unallocated, own, out);
     }
 }
@@ -155,15 +185,9 @@ fn free_space(
 /// The records in a run of free bytes at offset `on_page.0` of a page of `on_page.1`
 /// usable bytes: whole ones, and those of freeblocks whose headers are still there; a
 /// record both find is taken once.
-fn free_bytes(
-    run: &[u8],
-    on_page: (usize, usize),
-    templates: &[Template],
-    allowed: &dyn Fn(usize) -> bool,
-    enc: pager::TextEncoding,
-) -> Vec<Found> {
-    let mut found = whole_records(run, 0, 0, templates, allowed, enc);
-    for f in stale_freeblocks(run, on_page, templates, allowed, enc) {
+fn free_bytes(run: &[u8], on_page: (usize, usize), shapes: Shapes<'_>) -> Vec<Found> {
+    let mut found = whole_records(run, 0, 0, shapes);
+    for f in stale_freeblocks(run, on_page, shapes) {
         let again = found
             .iter()
             .any(|w| w.values == f.values && w.start < f.end && f.start < w.end);

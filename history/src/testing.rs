@@ -2,7 +2,9 @@
 //! 512-byte pages holding one table `t(x TEXT)`, and the write-ahead log and rollback
 //! journal around it, each structure laid out as the file-format document's tables.
 
-use pager::Value;
+use pager::{PageNo, Value};
+
+use crate::{Op, Step};
 
 /// The page size of every file built here.
 pub const PAGE: usize = 512;
@@ -237,4 +239,35 @@ pub fn journal(pages: u8, images: &[(u8, &[u8])]) -> Vec<u8> {
         out.extend_from_slice(&sum.to_be_bytes());
     }
     out
+}
+
+pub fn p(n: u32) -> PageNo {
+    PageNo::new(n).unwrap()
+}
+
+/// The changes of a step as (table, rowid, op, before, after).
+pub type Summary = Vec<(String, i64, Op, Option<Vec<Value>>, Option<Vec<Value>>)>;
+
+pub fn summary(step: &Step) -> Summary {
+    step.changes
+        .iter()
+        .map(|c| {
+            let (before, after) = (c.before.clone(), c.after.clone());
+            (c.table.clone(), c.rowid, c.op(), before, after)
+        })
+        .collect()
+}
+
+pub fn change(
+    rowid: i64,
+    op: Op,
+    before: Option<u8>,
+    after: Option<u8>,
+) -> (String, i64, Op, Option<Vec<Value>>, Option<Vec<Value>>) {
+    ("t".to_string(), rowid, op, before.map(x), after.map(x))
+}
+
+/// The main file: rows 1 "a" and 2 "b".
+pub fn main_ab() -> Vec<u8> {
+    main_file(&leaf(&[&row(1, b'a'), &row(2, b'b')]))
 }

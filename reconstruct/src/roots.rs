@@ -151,102 +151,191 @@ fn fit(shape: &TableShape, sample: &[Vec<Value>]) -> Fit {
 /// `others`: the roots other kinds of schema rows name (indexes'); those that are table
 /// b-trees (an index's root swapped with a table's) are stray trees: their records go to a
 /// table they fit whose own tree is missing, or are kept apart.
-#[allow(clippy::indexing_slicing)]
-// reason: `t` ranges over `trees` and `fits` (one entry per tree), `i` and `j` over
-// `named` (one entry per table, the length of every `fits[t]`, `holder`); nothing indexed
-// comes from the input.
 pub fn attribute_roots(
     db: &Database<'_>,
     named: &[NamedRoot],
     others: &[PageNo],
 ) -> Vec<RootDecision> {
-    let is_index = |root: PageNo| {
-        db.page(root)
-            .and_then(|p| p.btree_header().ok())
-            .is_some_and(|h| !h.page_type().is_table())
-    };
-    let mut out: Vec<RootDecision> = named
+    let mut out = not_table_trees(db, named);
+    let mut assignment = Assignment::new(db, named, others);
+    assignment.keep_own();
+    assignment.make_moves();
+    out.extend(assignment.decisions());
+    out
+}
+
+/// Whether `root` is an index b-tree page.
+fn is_index(db: &Database<'_>, root: PageNo) -> bool {
+    db.page(root)
+        .and_then(|p| p.btree_header().ok())
+        .is_some_and(|h| !h.page_type().is_table())
+}
+
+/// The roots tables' schema rows name that are index b-tree pages: they hold index
+/// entries, none of the table's rows.
+fn not_table_trees(db: &Database<'_>, named: &[NamedRoot]) -> Vec<RootDecision> {
+    named
         .iter()
         .filter_map(|n| Some((n.table, n.root?)))
-        .filter(|(_, root)| is_index(*root))
+        .filter(|(_, root)| is_index(db, *root))
         .map(|(named_by, root)| RootDecision::NotATableTree { root, named_by })
-        .collect();
-    let trees: Vec<(Option<usize>, PageNo, Vec<Vec<Value>>)> = named
-        .iter()
-        .enumerate()
-        .filter_map(|(i, n)| Some((Some(i), n.root?)))
-        .chain(others.iter().map(|r| (None, *r)))
-        .filter(|(_, root)| !is_index(*root))
-        .map(|(i, root)| (i, root, sample(db, root)))
-        .collect();
-    // fits[t][j]: tree t against table j.
-    let fits: Vec<Vec<Fit>> = trees
-        .iter()
-        .map(|(_, _, s)| named.iter().map(|n| fit(&n.shape, s)).collect())
-        .collect();
-    let owners: Vec<Option<usize>> = trees.iter().map(|(i, _, _)| *i).collect();
-    // Trees whose root another table's schema row also names, and whose records that
-    // table's indexes hold while their own table's do not: not their table's.
-    let refuted = |t: usize| -> bool {
-        let (Some(i), root) = (owners[t], trees[t].1) else {
+        .collect()
+}
+
+/// A table b-tree to give a table.
+struct Tree {
+    /// The table whose schema row names it (an index into the named roots); `None` for a
+    /// stray tree.
+    named_by: Option<usize>,
+    /// Its root.
+    root: PageNo,
+    /// Its first records.
+    sample: Vec<Vec<Value>>,
+}
+
+/// Which tree fills which table, as it is worked out: every tree, how its records fit
+/// every table, and the pairs made so far.
+struct Assignment<'a, 'db> {
+    db: &'a Database<'db>,
+    named: &'a [NamedRoot],
+    trees: Vec<Tree>,
+    /// `fits[t][j]`: tree `t` against table `j`.
+    fits: Vec<Vec<Fit>>,
+    /// `holder[j]`: the tree table `j` is filled from.
+    holder: Vec<Option<usize>>,
+    /// `fills[t]`: the table tree `t` fills.
+    fills: Vec<Option<usize>>,
+}
+
+#[allow(clippy::indexing_slicing)]
+// reason: `t` ranges over `trees` and `fits` (one entry per tree), `i` and `j` over
+// `named` (one entry per table, the length of every `fits[t]`, `holder`); nothing indexed
+// comes from the input.
+impl<'a, 'db> Assignment<'a, 'db> {
+    /// Every table b-tree a schema row names (a table's, then another kind's), sampled and
+    /// fitted against every table; none given yet.
+    fn new(db: &'a Database<'db>, named: &'a [NamedRoot], others: &[PageNo]) -> Self {
+        let trees: Vec<Tree> = named
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| Some((Some(i), n.root?)))
+            .chain(others.iter().map(|r| (None, *r)))
+            .filter(|(_, root)| !is_index(db, *root))
+            .map(|(named_by, root)| Tree {
+                named_by,
+                root,
+                sample: sample(db, root),
+            })
+            .collect();
+        let fits = trees
+            .iter()
+            .map(|tree| named.iter().map(|n| fit(&n.shape, &tree.sample)).collect())
+            .collect();
+        Assignment {
+            db,
+            named,
+            holder: vec![None; named.len()],
+            fills: vec![None; trees.len()],
+            trees,
+            fits,
+        }
+    }
+
+    /// How tree `t`'s records fit the table whose schema row names it. A stray tree has no
+    /// table of its own: none of its records fit one.
+    fn own(&self, t: usize) -> Fit {
+        self.trees[t].named_by.map_or(
+            Fit {
+                sampled: self.trees[t].sample.len() as u32,
+                fitting: 0,
+                score: 0,
+            },
+            |i| self.fits[t][i],
+        )
+    }
+
+    /// Whether tree `t`'s root is one another table's schema row also names, and its
+    /// records are in that table's indexes while its own table's do not hold them: not its
+    /// table's.
+    fn refuted(&self, t: usize) -> bool {
+        let Tree {
+            named_by: Some(i),
+            root,
+            ..
+        } = self.trees[t]
+        else {
             return false;
         };
         let weigh = |j: usize| {
             let claimant = Claimant {
                 root,
-                shape: &named[j].shape,
-                indexes: &named[j].indexes,
+                shape: &self.named[j].shape,
+                indexes: &self.named[j].indexes,
             };
-            weigh_claim(db, &claimant, root, pager::KeyBounds::default())
+            weigh_claim(self.db, &claimant, root, pager::KeyBounds::default())
         };
-        let rivals: Vec<usize> = trees
+        let rivals: Vec<usize> = self
+            .trees
             .iter()
-            .filter_map(|(j, r, _)| j.filter(|j| *r == root && *j != i))
+            .filter_map(|tree| tree.named_by.filter(|j| tree.root == root && *j != i))
             .collect();
         !rivals.is_empty()
-            && !named[i].indexes.is_empty()
+            && !self.named[i].indexes.is_empty()
             && weigh(i).refutes()
             && rivals.iter().any(|&j| !weigh(j).refutes())
-    };
-    let sizes: Vec<u32> = trees.iter().map(|(_, _, s)| s.len() as u32).collect();
-    // A stray tree has no table of its own: none of its records fit one.
-    let own = |t: usize| -> Fit {
-        owners[t].map_or(
-            Fit {
-                sampled: sizes[t],
-                fitting: 0,
-                score: 0,
-            },
-            |i| fits[t][i],
-        )
-    };
-    // holder[j]: the tree table j is filled from; tree[t]: the table tree t fills.
-    let mut holder: Vec<Option<usize>> = vec![None; named.len()];
-    let mut fills: Vec<Option<usize>> = vec![None; trees.len()];
-    for (t, (i, _, s)) in trees.iter().enumerate() {
-        if let Some(i) = i.filter(|_| (s.is_empty() || own(t).fits()) && !refuted(t)) {
-            holder[i] = Some(t);
-            fills[t] = Some(i);
+    }
+
+    /// Each tree fills the table whose schema row names it, when its records fit that table
+    /// (or it has none) and the table's indexes do not refute it.
+    fn keep_own(&mut self) {
+        for t in 0..self.trees.len() {
+            let tree = &self.trees[t];
+            let own = tree
+                .named_by
+                .filter(|_| (tree.sample.is_empty() || self.own(t).fits()) && !self.refuted(t));
+            if let Some(i) = own {
+                self.holder[i] = Some(t);
+                self.fills[t] = Some(i);
+            }
         }
     }
-    // Moves, best first, until none is left: a tree to a table it fits, that no tree
-    // fitting it holds, when its own table does not fit it or fits it clearly worse.
-    let mut budget = trees.len() * named.len() + 1;
-    loop {
-        budget = budget.saturating_sub(1);
+
+    /// Moves, best first, until none is left: a tree to a table it fits, that no tree
+    /// fitting it holds, when its own table does not fit it or fits it clearly worse.
+    fn make_moves(&mut self) {
+        let mut budget = self.trees.len() * self.named.len() + 1;
+        loop {
+            budget = budget.saturating_sub(1);
+            let Some((t, j)) = self.best_move().filter(|_| budget > 0) else {
+                break;
+            };
+            if let Some(from) = self.fills[t] {
+                self.holder[from] = None;
+            }
+            if let Some(h) = self.holder[j] {
+                self.fills[h] = None;
+            }
+            self.holder[j] = Some(t);
+            self.fills[t] = Some(j);
+        }
+    }
+
+    /// The best move left: tree `t` to table `j`, where its records fit best per record.
+    fn best_move(&self) -> Option<(usize, usize)> {
         let mut best: Option<(usize, usize, f64)> = None;
-        for (t, (i, _, s)) in trees.iter().enumerate() {
-            if s.is_empty() {
+        for (t, tree) in self.trees.iter().enumerate() {
+            if tree.sample.is_empty() {
                 continue;
             }
-            for (j, f) in fits[t].iter().enumerate() {
-                // A table is free when no tree holds it, or its tree's records are there
-                // and do not fit it (an empty table is not free: nothing says its tree is
-                // not its own).
-                let free = holder[j]
-                    .is_none_or(|h| h != t && !trees[h].2.is_empty() && !fits[h][j].fits());
-                let better = !own(t).fits() || f.per_record() >= own(t).per_record() + 1.0;
-                if Some(j) == *i || fills[t] == Some(j) || !f.fits() || !free || !better {
+            for (j, f) in self.fits[t].iter().enumerate() {
+                let better =
+                    !self.own(t).fits() || f.per_record() >= self.own(t).per_record() + 1.0;
+                if Some(j) == tree.named_by
+                    || self.fills[t] == Some(j)
+                    || !f.fits()
+                    || !self.free(j, t)
+                    || !better
+                {
                     continue;
                 }
                 if best.is_none_or(|(_, _, p)| f.per_record() > p) {
@@ -254,60 +343,80 @@ pub fn attribute_roots(
                 }
             }
         }
-        let Some((t, j, _)) = best.filter(|_| budget > 0) else {
-            break;
-        };
-        if let Some(from) = fills[t] {
-            holder[from] = None;
-        }
-        if let Some(h) = holder[j] {
-            fills[h] = None;
-        }
-        holder[j] = Some(t);
-        fills[t] = Some(j);
+        best.map(|(t, j, _)| (t, j))
     }
-    // The table filled from each root, to tell a root two schema rows name.
-    let filled_from = |root: PageNo| -> Option<TableId> {
-        trees
+
+    /// Whether table `j` is free for tree `t`: no tree holds it, or its tree's records are
+    /// there and do not fit it (an empty table is not free: nothing says its tree is not
+    /// its own).
+    fn free(&self, j: usize, t: usize) -> bool {
+        self.holder[j]
+            .is_none_or(|h| h != t && !self.trees[h].sample.is_empty() && !self.fits[h][j].fits())
+    }
+
+    /// The table filled from `root`, to tell a root two schema rows name.
+    fn filled_from(&self, root: PageNo) -> Option<TableId> {
+        self.trees
             .iter()
-            .zip(&fills)
-            .find_map(|((_, r, _), f)| f.filter(|_| *r == root).and_then(|j| named.get(j)))
-            .map(|n| n.table)
-    };
-    let filled_roots: Vec<Option<TableId>> =
-        trees.iter().map(|(_, r, _)| filled_from(*r)).collect();
-    let decided = trees
-        .into_iter()
-        .enumerate()
-        .filter_map(|(t, (i, root, s))| {
-            let named_by = i.and_then(|i| named.get(i)).map(|n| n.table);
-            Some(match fills[t] {
-                Some(j) if Some(j) == i => RootDecision::Kept {
-                    table: named_by?,
-                    root,
-                },
-                Some(j) => RootDecision::Moved {
-                    root,
-                    named_by,
-                    to: named.get(j)?.table,
-                    fit: fits[t][j],
-                    own: own(t),
-                },
-                None if filled_roots[t].is_some() => RootDecision::Elsewhere {
-                    root,
-                    // A stray root another table holds is simply that table's.
-                    named_by: named_by?,
-                    holder: filled_roots[t]?,
-                },
-                None => RootDecision::Apart {
-                    root,
-                    named_by,
-                    own: own(t),
-                    sample: s,
-                },
+            .zip(&self.fills)
+            .find_map(|(tree, f)| {
+                f.filter(|_| tree.root == root)
+                    .and_then(|j| self.named.get(j))
             })
-        })
-        .collect::<Vec<_>>();
-    out.extend(decided);
-    out
+            .map(|n| n.table)
+    }
+
+    /// Where each tree goes.
+    fn decisions(self) -> Vec<RootDecision> {
+        let filled_roots: Vec<Option<TableId>> = self
+            .trees
+            .iter()
+            .map(|tree| self.filled_from(tree.root))
+            .collect();
+        let owns: Vec<Fit> = (0..self.trees.len()).map(|t| self.own(t)).collect();
+        let Assignment {
+            named,
+            trees,
+            fits,
+            fills,
+            ..
+        } = self;
+        trees
+            .into_iter()
+            .enumerate()
+            .filter_map(|(t, tree)| {
+                let Tree {
+                    named_by: i,
+                    root,
+                    sample: s,
+                } = tree;
+                let named_by = i.and_then(|i| named.get(i)).map(|n| n.table);
+                Some(match fills[t] {
+                    Some(j) if Some(j) == i => RootDecision::Kept {
+                        table: named_by?,
+                        root,
+                    },
+                    Some(j) => RootDecision::Moved {
+                        root,
+                        named_by,
+                        to: named.get(j)?.table,
+                        fit: fits[t][j],
+                        own: owns[t],
+                    },
+                    None if filled_roots[t].is_some() => RootDecision::Elsewhere {
+                        root,
+                        // A stray root another table holds is simply that table's.
+                        named_by: named_by?,
+                        holder: filled_roots[t]?,
+                    },
+                    None => RootDecision::Apart {
+                        root,
+                        named_by,
+                        own: owns[t],
+                        sample: s,
+                    },
+                })
+            })
+            .collect()
+    }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use pager::Value;
 
-use crate::shape::{ColumnDefault, ColumnKind, TableShape};
+use crate::shape::{Column, ColumnDefault, ColumnKind, TableShape};
 
 mod parents;
 mod synthesize;
@@ -138,130 +138,199 @@ pub fn plan_placeholder(
     rel: &Relationship,
     ev: &ChildEvidence,
 ) -> PlaceholderPlan {
-    let mut columns: Vec<(String, Value)> = rel
-        .parent_columns
-        .iter()
-        .cloned()
-        .zip(ev.key.iter().cloned())
-        .collect();
-    let mut filled = Vec::new();
-    // What the evidence proves of the row itself comes first; no rule overrides it.
-    for (name, value) in &ev.proven {
-        let Some(col) = parent.column(name) else {
-            continue;
+    let mut row = Draft::keyed(parent, rel, ev);
+    row.take_proven();
+    for (name, rule) in &row.rules() {
+        row.fill(name, rule);
+    }
+    if let Some(c) = row.unfilled_not_null() {
+        return PlaceholderPlan::Blocked {
+            key: ev.key.clone(),
+            reason: format!(
+                "column `{}` of `{}` is NOT NULL with no default, and nothing proves its value",
+                c.name, rel.parent
+            ),
         };
-        let known = columns
+    }
+    row.leave_to_defaults();
+    PlaceholderPlan::Ready(row.into_placeholder())
+}
+
+/// A placeholder row as it is built: the columns given so far, and which of them a rule
+/// filled.
+struct Draft<'a> {
+    parent: &'a TableShape,
+    rel: &'a Relationship,
+    ev: &'a ChildEvidence,
+    /// Column values to insert, by name, the key columns first.
+    columns: Vec<(String, Value)>,
+    /// The columns filled by a rule or by a constant default, beyond the key.
+    filled: Vec<String>,
+}
+
+impl<'a> Draft<'a> {
+    /// The row with its key columns alone: the key the children reference.
+    fn keyed(parent: &'a TableShape, rel: &'a Relationship, ev: &'a ChildEvidence) -> Self {
+        let columns = rel
+            .parent_columns
             .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(&col.name));
-        if !known && col.kind == ColumnKind::Ordinary && *value != Value::Null {
-            columns.push((col.name.clone(), value.clone()));
+            .cloned()
+            .zip(ev.key.iter().cloned())
+            .collect();
+        Draft {
+            parent,
+            rel,
+            ev,
+            columns,
+            filled: Vec::new(),
         }
     }
-    let label = |t: &str| {
-        t.replace("{key}", &key_text(&ev.key))
-            .replace("{count}", &ev.count.to_string())
-            .replace("{child}", &rel.child)
-    };
-    let is_key = |name: &str| {
-        rel.parent_columns
+
+    /// Whether the row gives column `name` a value yet.
+    fn has(&self, name: &str) -> bool {
+        self.columns
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    }
+
+    /// Whether `name` is one of the key's columns.
+    fn is_key(&self, name: &str) -> bool {
+        self.rel
+            .parent_columns
             .iter()
             .any(|k| k.eq_ignore_ascii_case(name))
-    };
-    let mut rules: Vec<(String, Fill)> = rel.fills.clone();
-    // Without a rule, a `source` column says where the row came from and a `title` says
-    // what it is: the two marks every placeholder carries where its table has them.
-    for c in &parent.columns {
-        let named = |n: &str| c.name.eq_ignore_ascii_case(n);
-        let ruled = rules.iter().any(|(n, _)| n.eq_ignore_ascii_case(&c.name));
-        if ruled || is_key(&c.name) || c.kind != ColumnKind::Ordinary {
-            continue;
-        }
-        if named("source") {
-            rules.push((
-                c.name.clone(),
-                Fill::Value(Value::Text(b"recovered".to_vec())),
-            ));
-        } else if named("title") {
-            rules.push((
-                c.name.clone(),
-                Fill::Label("[recovered] placeholder rebuilt by salvage: the original row is lost; {count} rows of {child} reference {key}".into()),
-            ));
-        }
     }
-    fn apply(
-        rule: &Fill,
-        column: &str,
-        ev: &ChildEvidence,
-        label: &dyn Fn(&str) -> String,
-    ) -> Option<Value> {
-        match rule {
-            Fill::Value(v) => Some(v.clone()),
-            Fill::Label(t) => Some(Value::Text(label(t).into_bytes())),
-            Fill::Min(c) => ev.min.get(c).cloned(),
-            Fill::Max(c) => ev.max.get(c).cloned(),
-            Fill::Count => Some(Value::Integer(ev.count as i64)),
-            Fill::Neighbour => ev.neighbour.get(column).cloned(),
-            Fill::FirstOf(rules) => rules
-                .iter()
-                .find_map(|r| apply(r, column, ev, label).filter(|v| *v != Value::Null)),
-        }
-    }
-    for (name, rule) in &rules {
-        let Some(col) = parent.column(name) else {
-            continue;
-        };
-        if is_key(&col.name)
-            || columns
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case(&col.name))
-        {
-            continue;
-        }
-        let value = apply(rule, &col.name, ev, &label);
-        if let Some(v) = value.filter(|v| *v != Value::Null) {
-            columns.push((col.name.clone(), v));
-            filled.push(col.name.clone());
-        }
-    }
-    let alias = parent.rowid_alias();
-    for (i, c) in parent.columns.iter().enumerate() {
-        let given = columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(&c.name));
-        if c.not_null
-            && !given
-            && c.default != ColumnDefault::Constant
-            && Some(i) != alias
-            && c.kind == ColumnKind::Ordinary
-        {
-            return PlaceholderPlan::Blocked {
-                key: ev.key.clone(),
-                reason: format!(
-                    "column `{}` of `{}` is NOT NULL with no default, and nothing proves its value",
-                    c.name, rel.parent
-                ),
+
+    /// What the evidence proves of the row itself comes first; no rule overrides it.
+    fn take_proven(&mut self) {
+        let (parent, ev) = (self.parent, self.ev);
+        for (name, value) in &ev.proven {
+            let Some(col) = parent.column(name) else {
+                continue;
             };
+            if !self.has(&col.name) && col.kind == ColumnKind::Ordinary && *value != Value::Null {
+                self.columns.push((col.name.clone(), value.clone()));
+            }
         }
     }
-    // The columns left to the table: a constant default fills them, and is registered
-    // like any fill; a default that is not constant (the clock) never fills a row of the
-    // past, which holds NULL there instead.
-    for (i, c) in parent.columns.iter().enumerate() {
-        let given = columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(&c.name));
-        if given || Some(i) == alias || c.kind != ColumnKind::Ordinary {
-            continue;
+
+    /// The rules that fill the other columns: the relationship's, then, for a column
+    /// without one, the two marks every placeholder carries where its table has them: a
+    /// `source` column says where the row came from and a `title` says what it is.
+    fn rules(&self) -> Vec<(String, Fill)> {
+        let mut rules: Vec<(String, Fill)> = self.rel.fills.clone();
+        for c in &self.parent.columns {
+            let named = |n: &str| c.name.eq_ignore_ascii_case(n);
+            let ruled = rules.iter().any(|(n, _)| n.eq_ignore_ascii_case(&c.name));
+            if ruled || self.is_key(&c.name) || c.kind != ColumnKind::Ordinary {
+                continue;
+            }
+            if named("source") {
+                rules.push((
+                    c.name.clone(),
+                    Fill::Value(Value::Text(b"recovered".to_vec())),
+                ));
+            } else if named("title") {
+                rules.push((
+                    c.name.clone(),
+                    Fill::Label("[recovered] placeholder rebuilt by salvage: the original row is lost; {count} rows of {child} reference {key}".into()),
+                ));
+            }
         }
-        match c.default {
-            ColumnDefault::Constant => filled.push(c.name.clone()),
-            ColumnDefault::Varying => columns.push((c.name.clone(), Value::Null)),
-            ColumnDefault::None => {}
+        rules
+    }
+
+    /// Fills column `name` by `rule`, unless it is a key column or already given; a rule
+    /// that gives nothing (or NULL) leaves it to the table.
+    fn fill(&mut self, name: &str, rule: &Fill) {
+        let parent = self.parent;
+        let Some(col) = parent.column(name) else {
+            return;
+        };
+        if self.is_key(&col.name) || self.has(&col.name) {
+            return;
+        }
+        let value = apply(rule, &col.name, self.ev, &|t| self.label(t));
+        if let Some(v) = value.filter(|v| *v != Value::Null) {
+            self.columns.push((col.name.clone(), v));
+            self.filled.push(col.name.clone());
         }
     }
-    PlaceholderPlan::Ready(Placeholder {
-        table: rel.parent.clone(),
-        columns,
-        filled,
-        key: ev.key.clone(),
-        children: ev.count,
-    })
+
+    /// A label's text with `{key}`, `{count}` and `{child}` replaced.
+    fn label(&self, text: &str) -> String {
+        text.replace("{key}", &key_text(&self.ev.key))
+            .replace("{count}", &self.ev.count.to_string())
+            .replace("{child}", &self.rel.child)
+    }
+
+    /// The first NOT NULL column that nothing fills and no constant default can: the row
+    /// cannot be made without inventing its value.
+    fn unfilled_not_null(&self) -> Option<&'a Column> {
+        let parent = self.parent;
+        let alias = parent.rowid_alias();
+        parent
+            .columns
+            .iter()
+            .enumerate()
+            .find(|(i, c)| {
+                c.not_null
+                    && !self.has(&c.name)
+                    && c.default != ColumnDefault::Constant
+                    && Some(*i) != alias
+                    && c.kind == ColumnKind::Ordinary
+            })
+            .map(|(_, c)| c)
+    }
+
+    /// The columns left to the table: a constant default fills them, and is registered
+    /// like any fill; a default that is not constant (the clock) never fills a row of the
+    /// past, which holds NULL there instead.
+    fn leave_to_defaults(&mut self) {
+        let parent = self.parent;
+        let alias = parent.rowid_alias();
+        for (i, c) in parent.columns.iter().enumerate() {
+            if self.has(&c.name) || Some(i) == alias || c.kind != ColumnKind::Ordinary {
+                continue;
+            }
+            match c.default {
+                ColumnDefault::Constant => self.filled.push(c.name.clone()),
+                ColumnDefault::Varying => self.columns.push((c.name.clone(), Value::Null)),
+                ColumnDefault::None => {}
+            }
+        }
+    }
+
+    /// The row, ready to be written.
+    fn into_placeholder(self) -> Placeholder {
+        Placeholder {
+            table: self.rel.parent.clone(),
+            columns: self.columns,
+            filled: self.filled,
+            key: self.ev.key.clone(),
+            children: self.ev.count,
+        }
+    }
+}
+
+/// The value `rule` gives `column` from what the children prove; `label` renders a label.
+fn apply(
+    rule: &Fill,
+    column: &str,
+    ev: &ChildEvidence,
+    label: &dyn Fn(&str) -> String,
+) -> Option<Value> {
+    match rule {
+        Fill::Value(v) => Some(v.clone()),
+        Fill::Label(t) => Some(Value::Text(label(t).into_bytes())),
+        Fill::Min(c) => ev.min.get(c).cloned(),
+        Fill::Max(c) => ev.max.get(c).cloned(),
+        Fill::Count => Some(Value::Integer(ev.count as i64)),
+        Fill::Neighbour => ev.neighbour.get(column).cloned(),
+        Fill::FirstOf(rules) => rules
+            .iter()
+            .find_map(|r| apply(r, column, ev, label).filter(|v| *v != Value::Null)),
+    }
 }
 
 /// What the placeholder tests share: columns, and a bookshop's `authors` and `books`.

@@ -1,54 +1,11 @@
-//! Assigning orphan pages to tables.
-//!
-//! An orphan is a b-tree page that no tree of the schema reaches: its parent interior page
-//! is zeroed or overwritten, or a pointer to it is damaged. Orphans are grouped into
-//! subtrees (an orphan interior page and the orphans below it), and each group is
-//! attributed to the table it belongs to from the evidence the file still holds:
-//!
-//! - ancestry: a surviving interior page of a table points to the group's top page;
-//! - key range: the rowids of the group lie inside the range that a surviving interior
-//!   page assigned to a child it can no longer reach;
-//! - shape: the records' column count and storage classes against each table's declared
-//!   columns and affinities.
-//!
-//! A group no evidence settles goes to `lost_and_found`. Every attribution keeps its
-//! evidence and a confidence for the report.
+//! Which table an orphan group belongs to: ancestry (a surviving pointer), then key range
+//! (a range a table can no longer reach), then shape alone; with the evidence that decided
+//! and how sure it is.
 
-use std::collections::BTreeSet;
+use pager::{Database, PageNo, Survey, Value};
 
-use pager::{
-    decode_cell, BtreeWalk, Database, PageClass, PageNo, PageSet, Survey, TreeItem, Value,
-};
-
-use crate::shape::TableShape;
-
-/// Records decoded per group to judge its shape.
-const SHAPE_SAMPLE: usize = 64;
-
-/// A table the salvage will fill: its shape and, when it has one, its root page.
-#[derive(Clone, Debug)]
-pub struct TableTarget {
-    /// The shape from the CREATE statement.
-    pub shape: TableShape,
-    /// Root page from `sqlite_schema`.
-    pub root: Option<PageNo>,
-}
-
-/// A group of orphan pages: an orphan page no other orphan reaches, and every orphan
-/// b-tree page below it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OrphanGroup {
-    /// The top page; a walk from it yields the group's cells.
-    pub top: PageNo,
-    /// Every page of the group, top first, then in walk order.
-    pub pages: Vec<PageNo>,
-    /// Whether the pages are table b-tree pages (index b-tree pages otherwise).
-    pub table_pages: bool,
-    /// Cells carrying a payload: rows of a table, entries of an index.
-    pub cells: u64,
-    /// Smallest and largest rowid of its cells (table pages).
-    pub rowids: Option<(i64, i64)>,
-}
+use super::groups::{sample_records, OrphanGroup};
+use super::TableTarget;
 
 /// Why a group was given to a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,191 +97,8 @@ pub struct Attribution {
     pub confidence: Confidence,
 }
 
-/// Where every orphan group goes.
-#[derive(Clone, Debug, Default)]
-pub struct Plan {
-    /// For each target table (same order as given), the orphan groups attributed to it.
-    pub attributed: Vec<Vec<Attribution>>,
-    /// Table-page groups no evidence settles: their rows go to `lost_and_found`.
-    pub lost_and_found: Vec<OrphanGroup>,
-    /// Index-page groups of ordinary indexes: index data, rebuilt from the tables.
-    pub index_groups: Vec<OrphanGroup>,
-    /// Tables whose CREATE statement is lost, inferred from orphan groups whose records no
-    /// known table's columns fit: groups of one record shape whose rowid ranges do not
-    /// overlap (the pieces of one tree) make one table; overlapping ones make more.
-    pub inferred: Vec<InferredTable>,
-}
-
-/// A table known only from its records: its schema row is lost.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InferredTable {
-    /// Storage class seen most in each column, in record order: "integer", "real",
-    /// "text", "blob", or "null" when only NULL was seen.
-    pub columns: Vec<&'static str>,
-    /// The orphan groups holding its rows.
-    pub groups: Vec<OrphanGroup>,
-    /// Records sampled to infer it.
-    pub sampled: u32,
-}
-
-/// The storage class a record shape is keyed by.
-fn class_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Integer(_) => "integer",
-        Value::Real(_) => "real",
-        Value::Text(_) => "text",
-        Value::Blob(_) => "blob",
-    }
-}
-
-/// The shape of a sample: per column, the storage class seen most (NULL only when
-/// nothing else was seen).
-pub fn sample_shape(sample: &[Vec<Value>]) -> Vec<&'static str> {
-    let width = sample.iter().map(Vec::len).max().unwrap_or(0);
-    (0..width)
-        .map(|i| {
-            let mut counts: std::collections::BTreeMap<&'static str, u32> =
-                std::collections::BTreeMap::new();
-            for r in sample {
-                if let Some(v) = r.get(i).filter(|v| **v != Value::Null) {
-                    *counts.entry(class_of(v)).or_default() += 1;
-                }
-            }
-            counts
-                .into_iter()
-                .max_by_key(|(_, n)| *n)
-                .map_or("null", |(c, _)| c)
-        })
-        .collect()
-}
-
-/// Groups the orphan pages of `survey` and attributes each group.
-pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan {
-    let groups = orphan_groups(db, survey);
-    // A table can lose its CREATE statement only when the schema itself is damaged; with
-    // an intact schema, records no table fits belong to a dropped table.
-    let schema_damaged = !survey.schema.findings.is_empty();
-    let mut out = Plan {
-        attributed: vec![Vec::new(); targets.len()],
-        ..Plan::default()
-    };
-    for group in groups {
-        let candidates: Vec<usize> = (0..targets.len())
-            .filter(|&i| {
-                targets
-                    .get(i)
-                    .is_some_and(|t| t.shape.without_rowid != group.table_pages)
-            })
-            .collect();
-        match attribute(db, survey, targets, &candidates, &group) {
-            Outcome::NoTableFits(sample)
-                if group.table_pages && !sample.is_empty() && schema_damaged =>
-            {
-                let columns = sample_shape(&sample);
-                // Groups of one lost tree split the key space between them; two groups
-                // holding a rowid range in common are two tables, however alike.
-                let overlaps = |g: &OrphanGroup| match (g.rowids, group.rowids) {
-                    (Some((lo, hi)), Some((a, b))) => lo <= b && a <= hi,
-                    _ => false,
-                };
-                let joins =
-                    |t: &InferredTable| t.columns == columns && !t.groups.iter().any(overlaps);
-                match out.inferred.iter_mut().find(|t| joins(t)) {
-                    Some(t) => {
-                        t.sampled += sample.len() as u32;
-                        t.groups.push(group);
-                    }
-                    None => out.inferred.push(InferredTable {
-                        columns,
-                        groups: vec![group],
-                        sampled: sample.len() as u32,
-                    }),
-                }
-            }
-            Outcome::Decided(i, evidence, confidence) => {
-                if let Some(slot) = out.attributed.get_mut(i) {
-                    slot.push(Attribution {
-                        group,
-                        evidence,
-                        confidence,
-                    });
-                }
-            }
-            _ if group.table_pages => out.lost_and_found.push(group),
-            _ => out.index_groups.push(group),
-        }
-    }
-    out
-}
-
-/// Finds the orphan groups: every orphan b-tree page, grouped under the orphan interior
-/// pages that reach it.
-pub fn orphan_groups(db: &Database<'_>, survey: &Survey) -> Vec<OrphanGroup> {
-    let orphans: Vec<(PageNo, PageClass)> = survey.page_map.orphans().collect();
-    let is_orphan: BTreeSet<PageNo> = orphans.iter().map(|(p, _)| *p).collect();
-    // Pages reached from an orphan interior page are not tops.
-    let mut below = PageSet::with_page_count(db.page_count());
-    for (p, c) in &orphans {
-        if matches!(c, PageClass::TableInterior | PageClass::IndexInterior) {
-            for item in BtreeWalk::new(db, *p).flatten() {
-                if let TreeItem::Page(tp) = item {
-                    if tp.page != *p && is_orphan.contains(&tp.page) {
-                        below.insert(tp.page);
-                    }
-                }
-            }
-        }
-    }
-    let mut groups = Vec::new();
-    for (top, class) in orphans {
-        if below.contains(top) {
-            continue;
-        }
-        let mut g = OrphanGroup {
-            top,
-            pages: Vec::new(),
-            table_pages: matches!(class, PageClass::TableInterior | PageClass::TableLeaf),
-            cells: 0,
-            rowids: None,
-        };
-        for item in BtreeWalk::new(db, top).flatten() {
-            match item {
-                // Only orphans belong to the group; a pointer into a live tree is damage.
-                TreeItem::Page(tp) if is_orphan.contains(&tp.page) => g.pages.push(tp.page),
-                TreeItem::Cell(c) if is_orphan.contains(&c.location.page) => {
-                    g.cells += 1;
-                    if let Some(r) = c.cell.rowid() {
-                        g.rowids = Some(g.rowids.map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))));
-                    }
-                }
-                _ => {}
-            }
-        }
-        groups.push(g);
-    }
-    groups
-}
-
-/// Decodes up to [`SHAPE_SAMPLE`] records of a group, spread over it.
-fn sample_records(db: &Database<'_>, group: &OrphanGroup) -> Vec<Vec<Value>> {
-    let stride = (group.cells as usize / SHAPE_SAMPLE).max(1);
-    BtreeWalk::new(db, group.top)
-        .flatten()
-        .filter_map(|item| match item {
-            TreeItem::Cell(c) => Some(c),
-            _ => None,
-        })
-        .step_by(stride)
-        .filter_map(|c| decode_cell(db, &c).ok())
-        .filter(|r| r.complete)
-        .take(SHAPE_SAMPLE)
-        .map(|r| r.values)
-        .collect()
-}
-
 /// What the evidence says about a group.
-enum Outcome {
+pub(super) enum Outcome {
     /// Given to the table at this index.
     Decided(usize, Vec<Evidence>, Confidence),
     /// More than one table fits and nothing tells them apart.
@@ -402,7 +176,7 @@ impl<'t> Fits<'t> {
     }
 }
 
-fn attribute(
+pub(super) fn attribute(
     db: &Database<'_>,
     survey: &Survey,
     targets: &[TableTarget],
@@ -518,26 +292,12 @@ fn by_shape(
 
 #[cfg(test)]
 mod tests {
-    //! Files of 512-byte pages (see [`crate::testing`]) whose orphan pages the plan
-    //! attributes. Table `a(id INTEGER PRIMARY KEY, name TEXT)` is rooted at page 2 in
-    //! every one.
-
-    use pager::survey;
-
+    use super::super::testing::{a_schema, a_shape, leaf_group, p, plan_of};
     use super::*;
+    use crate::shape::TableShape;
     use crate::testing::{
-        file, index_leaf, interior, leaf, named_row, schema_row, shape, target, three_ints, zeroed,
+        file, interior, leaf, named_row, schema_row, shape, target, three_ints, zeroed,
     };
-
-    const A_SQL: &str = "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)";
-
-    fn p(n: u32) -> PageNo {
-        PageNo::new(n).unwrap()
-    }
-
-    fn a_shape() -> TableShape {
-        shape("a", &[("id", "INTEGER PRIMARY KEY"), ("name", "TEXT")])
-    }
 
     /// `a`'s twin: the same columns under another name.
     fn b_shape() -> TableShape {
@@ -547,26 +307,6 @@ mod tests {
     /// A table of two integers, never NULL: no record of `a` fits it.
     fn c_shape() -> TableShape {
         shape("c", &[("n", "INTEGER NOT NULL"), ("m", "INTEGER NOT NULL")])
-    }
-
-    fn a_schema() -> Vec<u8> {
-        schema_row(1, "a", 2, A_SQL)
-    }
-
-    fn plan_of(bytes: &[u8], targets: &[TableTarget]) -> Plan {
-        let db = Database::open(bytes).unwrap();
-        plan(&db, &survey(&db), targets)
-    }
-
-    /// The group of orphan leaf `top` holding rows `lo..=hi` (and nothing else).
-    fn leaf_group(top: u32, cells: u64, rowids: (i64, i64)) -> OrphanGroup {
-        OrphanGroup {
-            top: p(top),
-            pages: vec![p(top)],
-            table_pages: true,
-            cells,
-            rowids: Some(rowids),
-        }
     }
 
     /// `a`'s root 2 lost its left child (page 3, zeroed), which held the rowids up to 10;
@@ -791,122 +531,6 @@ mod tests {
         let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
         assert_eq!(plan.attributed, vec![vec![]]);
         assert_eq!(plan.lost_and_found, vec![leaf_group(5, 2, (20, 21))]);
-    }
-
-    #[test]
-    fn records_no_table_fits_go_to_lost_and_found_while_the_schema_is_intact() {
-        let bytes = file(
-            &[&a_schema()],
-            &[zeroed(), leaf(&[&three_ints(1, 5), &three_ints(2, 6)])],
-        );
-        let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
-        assert_eq!(plan.inferred, vec![]);
-        assert_eq!(plan.lost_and_found, vec![leaf_group(3, 2, (1, 2))]);
-    }
-
-    /// A damaged schema (a row naming root page 99 of a 5-page file) and orphan leaves
-    /// 3, 4 and 5 of three integers, holding rowids 1-2, 3-4 and 2-3.
-    fn lost_schema() -> Vec<u8> {
-        file(
-            &[&a_schema(), &schema_row(2, "z", 99, "CREATE TABLE z(v)")],
-            &[
-                zeroed(),
-                leaf(&[&three_ints(1, 5), &three_ints(2, 6)]),
-                leaf(&[&three_ints(3, 7), &three_ints(4, 8)]),
-                leaf(&[&three_ints(2, 9), &three_ints(3, 9)]),
-            ],
-        )
-    }
-
-    #[test]
-    fn records_no_table_fits_are_an_inferred_table_when_the_schema_is_damaged() {
-        let plan = plan_of(&lost_schema(), &[target(a_shape(), 2)]);
-        assert_eq!(plan.lost_and_found, vec![]);
-        // Leaves 3 and 4 split the key space: one tree. Leaf 5 holds rowids both hold:
-        // another table, however alike.
-        assert_eq!(
-            plan.inferred,
-            vec![
-                InferredTable {
-                    columns: vec!["integer", "integer", "integer"],
-                    groups: vec![leaf_group(3, 2, (1, 2)), leaf_group(4, 2, (3, 4))],
-                    sampled: 4,
-                },
-                InferredTable {
-                    columns: vec!["integer", "integer", "integer"],
-                    groups: vec![leaf_group(5, 2, (2, 3))],
-                    sampled: 2,
-                },
-            ]
-        );
-    }
-
-    #[test]
-    fn orphan_index_pages_are_index_data() {
-        #[rustfmt::skip]
-        let entry = [
-            0x05,       // payload length: 5
-            0x03,       // record header size: 3
-            0x01, 0x01, // serial types: 8-bit integer, twice (the key, the rowid)
-            0x05, 0x07,
-        ];
-        let bytes = file(
-            &[&a_schema()],
-            &[leaf(&[&named_row(1, b'a')]), index_leaf(&[&entry])],
-        );
-        let plan = plan_of(&bytes, &[target(a_shape(), 2)]);
-        assert_eq!(
-            plan.index_groups,
-            vec![OrphanGroup {
-                top: p(3),
-                pages: vec![p(3)],
-                table_pages: false,
-                cells: 1,
-                rowids: None,
-            }]
-        );
-        assert_eq!(plan.lost_and_found, vec![]);
-    }
-
-    #[test]
-    fn orphan_interior_page_and_the_orphans_below_it_are_one_group() {
-        // Orphan interior page 4 over leaves 5 and 6; its pointer to page 3 leads into
-        // a's live tree, which is not part of the group.
-        let bytes = file(
-            &[&schema_row(1, "a", 3, A_SQL)],
-            &[
-                zeroed(),
-                leaf(&[&named_row(1, b'a')]),
-                interior(&[(5, 20), (3, 25)], 6),
-                leaf(&[&named_row(15, b'o'), &named_row(20, b't')]),
-                leaf(&[&named_row(30, b'd')]),
-            ],
-        );
-        let db = Database::open(&bytes).unwrap();
-        assert_eq!(
-            orphan_groups(&db, &survey(&db)),
-            vec![OrphanGroup {
-                top: p(4),
-                pages: vec![p(4), p(5), p(6)],
-                table_pages: true,
-                cells: 3,
-                rowids: Some((15, 30)),
-            }]
-        );
-    }
-
-    #[test]
-    fn sample_shape_takes_each_columns_most_seen_storage_class() {
-        let t = |s: &str| Value::Text(s.as_bytes().to_vec());
-        let sample = vec![
-            vec![Value::Integer(1), t("x"), Value::Null],
-            vec![Value::Integer(2), Value::Real(1.5), Value::Null],
-            vec![Value::Null, t("y"), Value::Blob(vec![1]), Value::Null],
-        ];
-        // NULL only where nothing else was seen, however often; as wide as the widest
-        // record.
-        assert_eq!(sample_shape(&sample), ["integer", "text", "blob", "null"]);
-        assert_eq!(sample_shape(&[]), Vec::<&str>::new());
     }
 
     #[test]

@@ -1,0 +1,141 @@
+//! A state of the database, with the owners of its leaves, and the step between two states:
+//! the rows of the pages written, before and after, compared by table and rowid.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use pager::{Database, PageNo, PageType, Value};
+use reconstruct::{RowEvent, TableRows};
+
+use crate::{Change, Owners, Step, StepKind};
+
+/// A state of the database and who owns its leaves. Owners are shared between the states
+/// no structural page separates.
+pub(crate) struct State<'a> {
+    pub(crate) db: Database<'a>,
+    pub(crate) owners: Rc<Owners>,
+}
+
+impl<'a> State<'a> {
+    pub(crate) fn new(db: Database<'a>) -> State<'a> {
+        let owners = Rc::new(Owners::of(&db));
+        State { db, owners }
+    }
+
+    /// The state `db` that writing `pages` made of this one: its owners are this one's
+    /// unless the pages can have moved a leaf to another table.
+    /// The step from this state to `db`, which writing `written` made: the rows that
+    /// changed, on the pages written and on the leaves that left or joined a table without
+    /// being written (a freed leaf keeps its bytes, its rows gone all the same).
+    pub(crate) fn step(
+        self,
+        kind: StepKind,
+        db: Database<'a>,
+        written: BTreeSet<PageNo>,
+    ) -> (Step, State<'a>) {
+        let (mut before, mut unreadable) = self.rows(&written);
+        let mut owners = self.owners;
+        let mut moved = Vec::new();
+        if owners.moved_by(&written, &db) {
+            // Copied only while an earlier state still shares them.
+            moved = Rc::make_mut(&mut owners).update(&self.db, &db, &written);
+        }
+        let mut pages = written;
+        for (page, table) in moved {
+            if !pages.insert(page) {
+                continue;
+            }
+            if let Some(table) = table {
+                let (rows, n) = rows_on(&self.db, [(page, table.as_str())]);
+                before.extend(rows);
+                unreadable += n;
+            }
+        }
+        let next = State { db, owners };
+        let (after, n) = next.rows(&pages);
+        let step = Step {
+            kind,
+            changes: diff(before, after),
+            pages: pages.into_iter().collect(),
+            unreadable: unreadable + n,
+        };
+        (step, next)
+    }
+
+    /// The rows on `pages` in this state, by table and rowid; and how many cells on them
+    /// could not be read.
+    pub(crate) fn rows(&self, pages: &BTreeSet<PageNo>) -> Rows {
+        rows_on(
+            &self.db,
+            pages
+                .iter()
+                .filter_map(|p| Some((*p, self.owners.table_of(*p)?))),
+        )
+    }
+}
+
+/// The rows of each table leaf of `pages` in `db`, attributed to the table named with it.
+fn rows_on<'t>(db: &Database<'_>, pages: impl IntoIterator<Item = (PageNo, &'t str)>) -> Rows {
+    let mut rows = BTreeMap::new();
+    let mut unreadable = 0;
+    for (page, table) in pages {
+        let leaf = db
+            .page(page)
+            .and_then(|p| p.btree_header().ok())
+            .is_some_and(|h| h.page_type() == PageType::TableLeaf);
+        if !leaf {
+            continue;
+        }
+        for event in TableRows::new(db, Some(page), std::iter::empty()) {
+            match event {
+                RowEvent::Row(row) => {
+                    let Some(rowid) = row.rowid() else { continue };
+                    rows.insert((table.to_string(), rowid), row.record().0);
+                }
+                RowEvent::Unreadable { .. } => unreadable += 1,
+            }
+        }
+    }
+    (rows, unreadable)
+}
+
+/// The rows that differ between `before` and `after`.
+fn diff(
+    mut before: BTreeMap<(String, i64), Vec<Value>>,
+    after: BTreeMap<(String, i64), Vec<Value>>,
+) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for ((table, rowid), values) in after {
+        let old = before.remove(&(table.clone(), rowid));
+        if old.as_ref() != Some(&values) {
+            changes.push(Change {
+                table,
+                rowid,
+                before: old,
+                after: Some(values),
+            });
+        }
+    }
+    changes.extend(before.into_iter().map(|((table, rowid), values)| Change {
+        table,
+        rowid,
+        before: Some(values),
+        after: None,
+    }));
+    changes.sort_by(|a, b| (&a.table, a.rowid).cmp(&(&b.table, b.rowid)));
+    changes
+}
+
+/// Rows by table and rowid, and how many cells could not be read.
+type Rows = (BTreeMap<(String, i64), Vec<Value>>, u64);
+
+/// The first step of a log over an empty main file: every row on its pages is new.
+pub(crate) fn first_step(kind: StepKind, to: &State<'_>, pages: BTreeSet<PageNo>) -> Step {
+    let (after, unreadable) = to.rows(&pages);
+    Step {
+        kind,
+        changes: diff(BTreeMap::new(), after),
+        pages: pages.into_iter().collect(),
+        unreadable,
+    }
+}

@@ -1,0 +1,373 @@
+//! The history of a write-ahead log: a step per commit, one for the frames that never
+//! committed, the pages already checkpointed, and the rows only an older generation holds.
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use pager::{Database, FrameNo, Journal, PageNo, StrayKind, Value, Wal};
+use reconstruct::{RowEvent, TableRows};
+
+use crate::state::{first_step, State};
+use crate::{History, Owners, Step, StepKind, Stray};
+
+/// The history of `wal` over the main file `main` (rolled back by `journal` first, when
+/// it is hot, as SQLite opens it).
+/// `read` is told about how many bytes of the files each step read (to keep mapped files'
+/// resident pages bounded).
+pub fn wal_history<'a>(
+    main: &'a [u8],
+    journal: Option<&Journal<'a>>,
+    wal: &Wal<'a>,
+    read: &mut dyn FnMut(u64),
+) -> History {
+    let mut history = History::default();
+    let uncommitted: Vec<(PageNo, FrameNo, &'a [u8])> = wal
+        .strays
+        .iter()
+        .filter(|s| s.kind == StrayKind::Uncommitted)
+        .filter_map(|s| Some((PageNo::new(s.header.page_no)?, s.no, s.image)))
+        .collect();
+    // Every image the log holds, once: each state is a frame limit over them.
+    let versions: Vec<(PageNo, u32, &'a [u8])> = wal
+        .commits
+        .iter()
+        .flat_map(|c| &c.frames)
+        .chain(&uncommitted)
+        .map(|(p, f, image)| (*p, f.0, *image))
+        .collect();
+    // Before the first commit: the main file alone, at the log's page size. A log whose
+    // main file is empty (never checkpointed) starts from its first commit.
+    let base = Database::open_with_logs(main, journal, Some(&wal.as_of(0))).ok();
+    let Some(shared) = base
+        .as_ref()
+        .cloned()
+        .or_else(|| Database::open_with_logs(main, journal, Some(&wal.as_of(1))).ok())
+        .map(|db| db.with_versions(versions))
+    else {
+        return history;
+    };
+    let mut state = base.as_ref().map(|db| State::new(db.clone()));
+    let base_owners = state.as_ref().map(|s| Rc::clone(&s.owners));
+    let mut size = None;
+    for (i, commit) in wal.commits.iter().enumerate() {
+        let pages: BTreeSet<PageNo> = commit.frames.iter().map(|(p, _, _)| *p).collect();
+        let db = shared.at_frame(commit.last.0, Some(commit.db_size));
+        let kind = StepKind::Commit {
+            no: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            first: commit.first,
+            last: commit.last,
+            db_size: commit.db_size,
+        };
+        // Each page before and after, its overflow pages and the trees' pages, roughly.
+        read(u64::from(wal.header.page_size) * (4 * pages.len() as u64 + 1));
+        let next = match state.take() {
+            Some(s) => {
+                let (step, next) = s.step(kind, db, pages);
+                history.steps.push(step);
+                next
+            }
+            None => {
+                let next = State::new(db);
+                history.steps.push(first_step(kind, &next, pages));
+                next
+            }
+        };
+        state = Some(next);
+        size = Some(commit.db_size);
+    }
+    if let (Some(s), Some(first), Some(last)) = (state, uncommitted.first(), uncommitted.last()) {
+        let pages: BTreeSet<PageNo> = uncommitted.iter().map(|(p, _, _)| *p).collect();
+        let kind = StepKind::Uncommitted {
+            first: first.1,
+            last: last.1,
+        };
+        let (step, _) = s.step(kind, shared.at_frame(last.1 .0, size), pages);
+        history.steps.push(step);
+    }
+    if let (Some(db), Some(owners)) = (&base, &base_owners) {
+        history.checkpointed = checkpointed(db, wal);
+        history.strays = strays(db, owners, wal, &history.steps);
+    }
+    history
+}
+
+/// Pages the log wrote whose image in `base` (the main file) equals one of the log's.
+fn checkpointed(base: &Database<'_>, wal: &Wal<'_>) -> Vec<PageNo> {
+    let mut out = BTreeSet::new();
+    for (page, _, image) in wal.commits.iter().flat_map(|c| &c.frames) {
+        if base.page(*page).is_some_and(|p| p.bytes() == *image) {
+            out.insert(*page);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The rows of the older generation's frames that no state of the history holds: not in
+/// the main file's table, and no version a step shows.
+fn strays(base: &Database<'_>, owners: &Rc<Owners>, wal: &Wal<'_>, steps: &[Step]) -> Vec<Stray> {
+    let mut known: BTreeSet<(String, i64, String)> = BTreeSet::new();
+    let key = |t: &str, r: i64, v: &[Value]| (t.to_string(), r, format!("{v:?}"));
+    for c in steps.iter().flat_map(|s| &s.changes) {
+        for v in [&c.before, &c.after].into_iter().flatten() {
+            known.insert(key(&c.table, c.rowid, v));
+        }
+    }
+    // The main file's rows of each table an older frame is of, read once.
+    let mut read: BTreeSet<usize> = BTreeSet::new();
+    let mut out = Vec::new();
+    for frame in &wal.strays {
+        let StrayKind::OlderGeneration { chained } = frame.kind else {
+            continue;
+        };
+        let Some(page) = PageNo::new(frame.header.page_no) else {
+            continue;
+        };
+        let Some(table) = owners.table_of(page) else {
+            continue;
+        };
+        let pages = BTreeSet::from([page]);
+        let index = owners.leaf_of.get(&page).copied().unwrap_or(0);
+        if read.insert(index) {
+            let root = owners.roots.get(index).copied();
+            for event in TableRows::new(base, root, std::iter::empty()) {
+                if let RowEvent::Row(row) = event {
+                    if let Some(rowid) = row.rowid() {
+                        known.insert(key(table, rowid, &row.record().0));
+                    }
+                }
+            }
+        }
+        let then = State {
+            db: base.with_images(&[(page, frame.image)], None),
+            owners: Rc::clone(owners),
+        };
+        let (rows, _) = then.rows(&pages);
+        for ((_, rowid), values) in rows {
+            if known.insert(key(table, rowid, &values)) {
+                out.push(Stray {
+                    table: table.to_string(),
+                    rowid,
+                    values,
+                    frame: frame.no,
+                    page,
+                    chained,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    //! Logs of one table `t(x TEXT)` whose rows live on page 2 (see [`crate::testing`]).
+
+    use pager::read_wal;
+
+    use super::*;
+    use crate::testing::{
+        change, frame, interior, leaf, main_ab, p, page_one, row, summary, table_t, wal, x,
+        OLDER_SALTS, SALTS,
+    };
+    use crate::{Op, SCHEMA_TABLE};
+
+    fn history_of(main: &[u8], log: &[u8]) -> History {
+        let wal = read_wal(log).unwrap();
+        wal_history(main, None, &wal, &mut |_| {})
+    }
+
+    /// Commit 1 inserts row 3 "c"; commit 2 updates row 1 to "A" and deletes row 2.
+    fn two_commits() -> Vec<Vec<u8>> {
+        vec![
+            frame(
+                2,
+                2,
+                SALTS,
+                &leaf(&[&row(1, b'a'), &row(2, b'b'), &row(3, b'c')]),
+            ),
+            frame(2, 2, SALTS, &leaf(&[&row(1, b'A'), &row(3, b'c')])),
+        ]
+    }
+
+    #[test]
+    fn two_commits_are_diffed_page_by_page() {
+        let h = history_of(&main_ab(), &wal(&two_commits()));
+        assert_eq!(h.steps.len(), 2);
+        assert_eq!(
+            h.steps[0].kind,
+            StepKind::Commit {
+                no: 1,
+                first: FrameNo(1),
+                last: FrameNo(1),
+                db_size: 2,
+            }
+        );
+        assert_eq!(h.steps[0].pages, [p(2)]);
+        assert_eq!(
+            summary(&h.steps[0]),
+            vec![change(3, Op::Insert, None, Some(b'c'))]
+        );
+        assert_eq!(
+            h.steps[1].kind,
+            StepKind::Commit {
+                no: 2,
+                first: FrameNo(2),
+                last: FrameNo(2),
+                db_size: 2,
+            }
+        );
+        assert_eq!(
+            summary(&h.steps[1]),
+            vec![
+                change(1, Op::Update, Some(b'a'), Some(b'A')),
+                change(2, Op::Delete, Some(b'b'), None),
+            ]
+        );
+        assert_eq!(h.steps[1].unreadable, 0);
+        assert_eq!((h.strays.len(), h.checkpointed.len()), (0, 0));
+    }
+
+    #[test]
+    fn frames_after_the_last_commit_are_a_step_that_never_committed() {
+        let mut frames = two_commits();
+        frames.push(frame(
+            2,
+            0, // no commit: the transaction never finished
+            SALTS,
+            &leaf(&[&row(1, b'A'), &row(3, b'c'), &row(4, b'd')]),
+        ));
+        let h = history_of(&main_ab(), &wal(&frames));
+        assert_eq!(h.steps.len(), 3);
+        assert_eq!(
+            h.steps[2].kind,
+            StepKind::Uncommitted {
+                first: FrameNo(3),
+                last: FrameNo(3),
+            }
+        );
+        assert_eq!(
+            summary(&h.steps[2]),
+            vec![change(4, Op::Insert, None, Some(b'd'))]
+        );
+    }
+
+    #[test]
+    fn older_generations_frames_give_the_rows_no_state_holds() {
+        // After the current generation's commit, a frame the log held before its last
+        // reset: its salts are the older ones. Row 1 "a" is the main file's; row 2 "o"
+        // is a version no state of the history holds.
+        let frames = vec![
+            frame(
+                2,
+                2,
+                SALTS,
+                &leaf(&[&row(1, b'a'), &row(2, b'b'), &row(3, b'c')]),
+            ),
+            frame(2, 2, OLDER_SALTS, &leaf(&[&row(1, b'a'), &row(2, b'o')])),
+        ];
+        let h = history_of(&main_ab(), &wal(&frames));
+        assert_eq!(h.steps.len(), 1);
+        assert_eq!(
+            h.strays,
+            vec![Stray {
+                table: "t".into(),
+                rowid: 2,
+                values: x(b'o'),
+                frame: FrameNo(2),
+                page: p(2),
+                // The first frame of its generation here: no checksum to follow from.
+                chained: false,
+            }]
+        );
+    }
+
+    #[test]
+    fn log_never_checkpointed_starts_from_its_first_commit() {
+        // An empty main file: the first commit wrote the schema and the table's leaf, and
+        // every row on them is new.
+        let frames = vec![
+            frame(1, 0, SALTS, &page_one(2, &[&table_t()])),
+            frame(2, 2, SALTS, &leaf(&[&row(1, b'a')])),
+        ];
+        let h = history_of(&[], &wal(&frames));
+        assert_eq!(h.steps.len(), 1);
+        assert_eq!(h.steps[0].pages, [p(1), p(2)]);
+        let ops: Vec<(String, i64, Op)> = h.steps[0]
+            .changes
+            .iter()
+            .map(|c| (c.table.clone(), c.rowid, c.op()))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                (SCHEMA_TABLE.to_string(), 1, Op::Insert),
+                ("t".to_string(), 1, Op::Insert),
+            ]
+        );
+        // With no main file, nothing is checkpointed and no older version is known.
+        assert_eq!(h.checkpointed, []);
+        assert_eq!(h.strays, []);
+    }
+
+    #[test]
+    fn log_with_no_commit_over_an_empty_main_file_has_no_history() {
+        let frames = vec![frame(2, 0, SALTS, &leaf(&[&row(1, b'a')]))];
+        assert_eq!(history_of(&[], &wal(&frames)), History::default());
+    }
+
+    #[test]
+    fn page_the_main_file_already_holds_is_checkpointed() {
+        // The commit wrote page 2 as the main file holds it: the main file was
+        // checkpointed past it, and its state before the commit is not known.
+        let main = main_ab();
+        let frames = vec![frame(2, 2, SALTS, &main[512..])];
+        let h = history_of(&main, &wal(&frames));
+        assert_eq!(h.checkpointed, [p(2)]);
+        assert_eq!(h.steps[0].changes, []);
+    }
+
+    #[test]
+    fn read_is_told_the_bytes_each_commit_reads() {
+        let log = wal(&two_commits());
+        let wal = read_wal(&log).unwrap();
+        let mut told = Vec::new();
+        wal_history(&main_ab(), None, &wal, &mut |n| told.push(n));
+        // Each commit wrote 1 page: 4 reads of it and 1 more, of 512 bytes.
+        assert_eq!(told, [5 * 512, 5 * 512]);
+    }
+
+    #[test]
+    fn unreadable_cell_on_a_written_page_is_counted() {
+        // The commit's image of page 2 holds row 2 with a reserved serial type: its
+        // record cannot be read, and the step counts it.
+        #[rustfmt::skip]
+        let damaged = [
+            0x03, // payload length: 3
+            0x02, // rowid: 2
+            0x02, // record header size: 2
+            0x0a, // serial type 10: reserved, no record holds it
+            b'b',
+        ];
+        let image = leaf(&[&row(1, b'a'), &damaged]);
+        let h = history_of(&main_ab(), &wal(&[frame(2, 2, SALTS, &image)]));
+        assert_eq!(h.steps[0].unreadable, 1);
+    }
+
+    #[test]
+    fn leaf_that_left_its_tree_unwritten_loses_its_rows() {
+        // t's root 2 is an interior page over leaves 3 (rows 1, 2) and 4 (row 5). The
+        // commit rewrites page 2 with leaf 3 alone; page 4 is not written, its bytes
+        // unchanged, but its row is no longer t's.
+        let mut main = page_one(4, &[&table_t()]);
+        main.extend_from_slice(&interior(&[(3, 2)], 4));
+        main.extend_from_slice(&leaf(&[&row(1, b'a'), &row(2, b'b')]));
+        main.extend_from_slice(&leaf(&[&row(5, b'e')]));
+        let frames = vec![frame(2, 4, SALTS, &interior(&[], 3))];
+        let h = history_of(&main, &wal(&frames));
+        assert_eq!(h.steps[0].pages, [p(2), p(4)]);
+        assert_eq!(
+            summary(&h.steps[0]),
+            vec![change(5, Op::Delete, Some(b'e'), None)]
+        );
+    }
+}

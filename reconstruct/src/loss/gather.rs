@@ -1,0 +1,634 @@
+//! The signals a run gathers, each from the facts that prove it: a table's counts, the
+//! file's survey, the placeholders made or not, and each table's status and loss bounds.
+
+use pager::{Finding, PageClass, Survey};
+
+use super::{LossSignal, TableLoss};
+use crate::bounds::LossBounds;
+use crate::placeholders::PlaceholderOutcome;
+use crate::table::TableStatus;
+
+/// The signals one filled table gives from its counts.
+pub fn table_signals(table: &str, t: &TableLoss) -> Vec<LossSignal> {
+    let name = || table.to_string();
+    let mut out = Vec::new();
+    if t.root_lost {
+        out.push(LossSignal::RootUnreadable { table: name() });
+    }
+    let counted = [
+        (
+            t.lost_subtrees,
+            LossSignal::SubtreesLost {
+                table: name(),
+                pointers: t.lost_subtrees,
+            },
+        ),
+        (
+            t.from_orphans,
+            LossSignal::RowsFromOrphans {
+                table: name(),
+                rows: t.from_orphans,
+            },
+        ),
+        (
+            t.damaged_rows,
+            LossSignal::DamagedFields {
+                table: name(),
+                rows: t.damaged_rows,
+            },
+        ),
+        (
+            t.unreadable_cells,
+            LossSignal::UndecodableCells {
+                table: name(),
+                cells: t.unreadable_cells,
+            },
+        ),
+        (
+            t.conflicts,
+            LossSignal::KeyConflicts {
+                table: name(),
+                rows: t.conflicts,
+            },
+        ),
+        (
+            t.rejected,
+            LossSignal::RowsRefused {
+                table: name(),
+                rows: t.rejected,
+            },
+        ),
+        (
+            t.unwritable,
+            LossSignal::RowsUnwritable {
+                table: name(),
+                rows: t.unwritable,
+            },
+        ),
+    ];
+    out.extend(counted.into_iter().filter(|(n, _)| *n > 0).map(|(_, s)| s));
+    if t.tree_findings > 0 && t.lost_subtrees == 0 && !t.root_lost {
+        out.push(LossSignal::TreeFindings {
+            table: name(),
+            findings: t.tree_findings,
+        });
+    }
+    out
+}
+
+/// The signals of the file as a whole: rows in `lost_and_found`, unreadable pages, a
+/// damaged schema, a file shorter than its header says.
+pub fn file_signals(
+    survey: &Survey,
+    lost_and_found: (u64, usize),
+    header_findings: &[Finding],
+) -> Vec<LossSignal> {
+    let mut out = Vec::new();
+    let (rows, groups) = lost_and_found;
+    if rows > 0 {
+        out.push(LossSignal::LostAndFound {
+            rows,
+            groups: groups as u64,
+        });
+    }
+    let unclaimed = survey
+        .page_map
+        .counts()
+        .into_iter()
+        .filter(|(c, _)| matches!(c, PageClass::Zeroed | PageClass::Unrecognised))
+        .map(|(_, n)| u64::from(n))
+        .sum::<u64>();
+    if unclaimed > 0 {
+        out.push(LossSignal::PagesUnreadable { pages: unclaimed });
+    }
+    if let Some(schema) = survey.trees.first().filter(|s| !s.findings.is_empty()) {
+        out.push(LossSignal::SchemaDamaged {
+            findings: schema.findings.len() as u64,
+        });
+    }
+    for f in header_findings {
+        if matches!(f, Finding::FileNotPageMultiple { .. }) {
+            out.push(LossSignal::FileCutShort {
+                finding: f.to_string(),
+            });
+        }
+        if let Finding::DatabaseSizeMismatch { declared, actual } = f {
+            if actual < declared {
+                out.push(LossSignal::PagesMissing {
+                    present: *actual,
+                    declared: *declared,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One signal per parent/child pair of placeholders: children kept under placeholders
+/// (the parents' own data is gone), and children whose parent could not be rebuilt.
+pub fn placeholder_signals(outcome: &PlaceholderOutcome) -> Vec<LossSignal> {
+    use std::collections::BTreeMap;
+    let mut made: BTreeMap<(&str, &str), (u64, u64)> = BTreeMap::new();
+    for m in &outcome.made {
+        let e = made.entry((&m.table, &m.child_table)).or_default();
+        e.0 += 1;
+        e.1 += m.children;
+    }
+    let mut blocked: BTreeMap<(&str, &str), (u64, u64, String)> = BTreeMap::new();
+    for b in &outcome.blocked {
+        let e = blocked.entry((&b.table, &b.child_table)).or_default();
+        e.0 += 1;
+        e.1 += b.children;
+        e.2 = b.why.to_string();
+    }
+    let mut out: Vec<LossSignal> = made
+        .into_iter()
+        .map(
+            |((parent, child), (n, children))| LossSignal::PlaceholdersMade {
+                parent: parent.into(),
+                child: child.into(),
+                placeholders: n,
+                children,
+            },
+        )
+        .collect();
+    out.extend(
+        blocked
+            .into_iter()
+            .map(
+                |((parent, child), (n, children, reason))| LossSignal::ParentsNotRebuilt {
+                    parent: parent.into(),
+                    child: child.into(),
+                    keys: n,
+                    children,
+                    reason,
+                },
+            ),
+    );
+    out
+}
+
+/// What a table contributes to the run's signals beyond its counts.
+#[derive(Clone, Copy, Debug)]
+pub struct TableFacts<'a> {
+    /// The table's name.
+    pub name: &'a str,
+    /// What became of it.
+    pub status: TableStatus,
+    /// Why, for a table not recovered.
+    pub reason: Option<&'a str>,
+    /// Its counts (all zero for a table not filled).
+    pub loss: &'a TableLoss,
+    /// Its loss bounds, when anything says it lost rows.
+    pub bounds: Option<&'a LossBounds>,
+}
+
+/// The signals of a table beyond its counts, in the report's order: partial rows, then
+/// its loss bounds, then whether it is inferred or failed. (Grouped by kind across the
+/// tables: [`signals_after_counts`].)
+pub fn signals_after_counts(tables: &[TableFacts<'_>], registry: Option<&str>) -> Vec<LossSignal> {
+    let registry = registry.unwrap_or("salvage_partial_rows").to_string();
+    let mut out = Vec::new();
+    for t in tables {
+        let loss = t.loss;
+        if loss.partial_rows > 0 {
+            out.push(LossSignal::PartialRowsRebuilt {
+                table: t.name.into(),
+                rows: loss.partial_rows,
+                registry: registry.clone(),
+            });
+        }
+        if loss.partial_refused > 0 {
+            out.push(LossSignal::PartialRowsRefused {
+                table: t.name.into(),
+                rows: loss.partial_refused,
+                registry: registry.clone(),
+            });
+        }
+    }
+    for t in tables {
+        if let Some(b) = t.bounds.filter(|b| b.lower > 0 || b.upper != Some(0)) {
+            out.push(LossSignal::RowsLost {
+                table: t.name.into(),
+                lower: b.lower,
+                upper: b.upper,
+                by_index: b.proven_by_index,
+                by_text: b.proven_by_text,
+            });
+        }
+    }
+    for t in tables.iter().filter(|t| t.status == TableStatus::Inferred) {
+        out.push(LossSignal::TableInferred {
+            table: t.name.into(),
+            rows: t.loss.written(),
+        });
+    }
+    for t in tables.iter().filter(|t| t.status == TableStatus::Failed) {
+        out.push(LossSignal::TableNotRecovered {
+            table: t.name.into(),
+            reason: t.reason.unwrap_or_default().into(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use pager::{survey, Database};
+
+    use super::*;
+    use crate::placeholders::{Blocked, Made, Unbuilt};
+    use crate::testing::{file, leaf, named_row, schema_row, zeroed};
+
+    #[test]
+    fn table_read_whole_gives_no_signal() {
+        // Placeholders, partial rows and texts kept as stored are said elsewhere
+        // (`placeholder_signals`, `signals_after_counts`, the warnings).
+        let t = TableLoss {
+            from_tree: 10,
+            placeholders: 2,
+            partial_rows: 1,
+            partial_refused: 1,
+            rejected_unproven: 1,
+            texts_not_in_encoding: 3,
+            ..TableLoss::default()
+        };
+        assert_eq!(table_signals("a", &t), vec![]);
+    }
+
+    #[test]
+    fn each_count_gives_its_signal_in_report_order() {
+        let t = TableLoss {
+            root_lost: true,
+            lost_subtrees: 2,
+            from_orphans: 3,
+            damaged_rows: 4,
+            unreadable_cells: 5,
+            conflicts: 6,
+            rejected: 7,
+            unwritable: 8,
+            tree_findings: 9,
+            ..TableLoss::default()
+        };
+        let table = || "a".to_string();
+        assert_eq!(
+            table_signals("a", &t),
+            vec![
+                LossSignal::RootUnreadable { table: table() },
+                LossSignal::SubtreesLost {
+                    table: table(),
+                    pointers: 2,
+                },
+                LossSignal::RowsFromOrphans {
+                    table: table(),
+                    rows: 3,
+                },
+                LossSignal::DamagedFields {
+                    table: table(),
+                    rows: 4,
+                },
+                LossSignal::UndecodableCells {
+                    table: table(),
+                    cells: 5,
+                },
+                LossSignal::KeyConflicts {
+                    table: table(),
+                    rows: 6,
+                },
+                LossSignal::RowsRefused {
+                    table: table(),
+                    rows: 7,
+                },
+                LossSignal::RowsUnwritable {
+                    table: table(),
+                    rows: 8,
+                },
+                // No TreeFindings: the lost root says more.
+            ]
+        );
+    }
+
+    #[test]
+    fn tree_findings_are_a_signal_only_where_nothing_else_was_lost() {
+        let findings = TableLoss {
+            tree_findings: 3,
+            ..TableLoss::default()
+        };
+        assert_eq!(
+            table_signals("a", &findings),
+            vec![LossSignal::TreeFindings {
+                table: "a".into(),
+                findings: 3,
+            }]
+        );
+        let subtree_lost = TableLoss {
+            lost_subtrees: 1,
+            ..findings.clone()
+        };
+        assert!(!table_signals("a", &subtree_lost)
+            .iter()
+            .any(|s| matches!(s, LossSignal::TreeFindings { .. })));
+        let root_lost = TableLoss {
+            root_lost: true,
+            ..findings
+        };
+        assert_eq!(
+            table_signals("a", &root_lost),
+            vec![LossSignal::RootUnreadable { table: "a".into() }]
+        );
+    }
+
+    /// Table `a` rooted at page 2, a leaf of one row, and `extra` pages after it.
+    fn file_with(extra: &[Vec<u8>]) -> Vec<u8> {
+        let sql = "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)";
+        let mut pages = vec![leaf(&[&named_row(1, b'a')])];
+        pages.extend_from_slice(extra);
+        file(&[&schema_row(1, "a", 2, sql)], &pages)
+    }
+
+    fn signals_of(bytes: &[u8], lost_and_found: (u64, usize)) -> Vec<LossSignal> {
+        let db = Database::open(bytes).unwrap();
+        file_signals(&survey(&db), lost_and_found, db.findings())
+    }
+
+    #[test]
+    fn sound_file_gives_no_signal() {
+        assert_eq!(signals_of(&file_with(&[]), (0, 0)), vec![]);
+        // Groups with no row in them are no loss either.
+        assert_eq!(signals_of(&file_with(&[]), (0, 2)), vec![]);
+    }
+
+    #[test]
+    fn rows_in_lost_and_found_are_a_signal() {
+        assert_eq!(
+            signals_of(&file_with(&[]), (5, 2)),
+            vec![LossSignal::LostAndFound { rows: 5, groups: 2 }]
+        );
+    }
+
+    #[test]
+    fn zeroed_and_unrecognisable_pages_may_have_held_rows() {
+        let garbage = vec![0xa5u8; 512];
+        assert_eq!(
+            signals_of(&file_with(&[zeroed(), garbage]), (0, 0)),
+            vec![LossSignal::PagesUnreadable { pages: 2 }]
+        );
+    }
+
+    #[test]
+    fn damaged_schema_may_have_lost_tables() {
+        // A second schema row names root page 99 of a 2-page file.
+        let bytes = file(
+            &[
+                &schema_row(
+                    1,
+                    "a",
+                    2,
+                    "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)",
+                ),
+                &schema_row(2, "z", 99, "CREATE TABLE z(v)"),
+            ],
+            &[leaf(&[&named_row(1, b'a')])],
+        );
+        assert_eq!(
+            signals_of(&bytes, (0, 0)),
+            vec![LossSignal::SchemaDamaged { findings: 1 }]
+        );
+    }
+
+    #[test]
+    fn file_cut_short_in_a_page_is_a_signal() {
+        let mut bytes = file_with(&[zeroed()]);
+        bytes.truncate(512 * 2 + 256);
+        // The zeroed part of page 3 is an unreadable page too.
+        assert_eq!(
+            signals_of(&bytes, (0, 0)),
+            vec![
+                LossSignal::PagesUnreadable { pages: 1 },
+                LossSignal::FileCutShort {
+                    finding: "file length is not a multiple of the page size 512: 1280 bytes"
+                        .into(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn fewer_pages_than_the_header_declares_are_missing_pages() {
+        let mut bytes = file_with(&[]);
+        bytes[31] = 3; // in-header database size: 3 pages, of a file of 2
+        assert_eq!(
+            signals_of(&bytes, (0, 0)),
+            vec![LossSignal::PagesMissing {
+                present: 2,
+                declared: 3,
+            }]
+        );
+        // More pages than it declares: nothing is missing.
+        let mut bytes = file_with(&[leaf(&[&named_row(2, b'b')])]);
+        bytes[31] = 2;
+        assert!(!signals_of(&bytes, (0, 0))
+            .iter()
+            .any(|s| matches!(s, LossSignal::PagesMissing { .. })));
+    }
+
+    fn made(parent: &str, child: &str, children: u64) -> Made {
+        Made {
+            table: parent.into(),
+            rowid: 1,
+            key: "1".into(),
+            child_table: child.into(),
+            children,
+            filled: Vec::new(),
+            origin: "foreign key".into(),
+        }
+    }
+
+    fn blocked(parent: &str, child: &str, children: u64, why: Unbuilt) -> Blocked {
+        Blocked {
+            table: parent.into(),
+            key: "7".into(),
+            child_table: child.into(),
+            children,
+            why,
+        }
+    }
+
+    #[test]
+    fn placeholders_give_one_signal_per_parent_and_child_table() {
+        let outcome = PlaceholderOutcome {
+            made: vec![
+                made("users", "sessions", 1),
+                made("sessions", "messages", 3),
+                made("sessions", "messages", 2),
+            ],
+            blocked: vec![
+                blocked("sessions", "tool_calls", 4, Unbuilt::NotAsked),
+                blocked(
+                    "sessions",
+                    "tool_calls",
+                    1,
+                    Unbuilt::Refused("NOT NULL constraint failed: sessions.model".into()),
+                ),
+            ],
+            ..PlaceholderOutcome::default()
+        };
+        assert_eq!(
+            placeholder_signals(&outcome),
+            vec![
+                LossSignal::PlaceholdersMade {
+                    parent: "sessions".into(),
+                    child: "messages".into(),
+                    placeholders: 2,
+                    children: 5,
+                },
+                LossSignal::PlaceholdersMade {
+                    parent: "users".into(),
+                    child: "sessions".into(),
+                    placeholders: 1,
+                    children: 1,
+                },
+                LossSignal::ParentsNotRebuilt {
+                    parent: "sessions".into(),
+                    child: "tool_calls".into(),
+                    keys: 2,
+                    children: 5,
+                    // The last reason given.
+                    reason:
+                        "the output refused the row: NOT NULL constraint failed: sessions.model"
+                            .into(),
+                },
+            ]
+        );
+        assert_eq!(placeholder_signals(&PlaceholderOutcome::default()), vec![]);
+    }
+
+    fn facts<'a>(
+        name: &'a str,
+        status: TableStatus,
+        loss: &'a TableLoss,
+        bounds: Option<&'a LossBounds>,
+    ) -> TableFacts<'a> {
+        TableFacts {
+            name,
+            status,
+            reason: None,
+            loss,
+            bounds,
+        }
+    }
+
+    #[test]
+    fn partial_rows_then_bounds_then_inferred_then_failed_tables() {
+        let partial = TableLoss {
+            partial_rows: 2,
+            partial_refused: 1,
+            ..TableLoss::default()
+        };
+        let inferred = TableLoss {
+            from_orphans: 4,
+            ..TableLoss::default()
+        };
+        let none = TableLoss::default();
+        let lost = LossBounds {
+            lower: 3,
+            upper: Some(5),
+            proven_by_index: 2,
+            proven_by_text: 1,
+            evidence: Vec::new(),
+        };
+        let tables = [
+            TableFacts {
+                reason: Some("no CREATE statement SQLite accepts"),
+                ..facts("f", TableStatus::Failed, &none, None)
+            },
+            facts("i", TableStatus::Inferred, &inferred, None),
+            facts("p", TableStatus::Recovered, &partial, Some(&lost)),
+        ];
+        let registry = || "salvage_partial_rows".to_string();
+        assert_eq!(
+            signals_after_counts(&tables, None),
+            vec![
+                LossSignal::PartialRowsRebuilt {
+                    table: "p".into(),
+                    rows: 2,
+                    registry: registry(),
+                },
+                LossSignal::PartialRowsRefused {
+                    table: "p".into(),
+                    rows: 1,
+                    registry: registry(),
+                },
+                LossSignal::RowsLost {
+                    table: "p".into(),
+                    lower: 3,
+                    upper: Some(5),
+                    by_index: 2,
+                    by_text: 1,
+                },
+                LossSignal::TableInferred {
+                    table: "i".into(),
+                    rows: 4,
+                },
+                LossSignal::TableNotRecovered {
+                    table: "f".into(),
+                    reason: "no CREATE statement SQLite accepts".into(),
+                },
+            ]
+        );
+        // The registry the run named.
+        let named = signals_after_counts(&tables[2..], Some("registry_x"));
+        assert!(matches!(
+            &named[0],
+            LossSignal::PartialRowsRebuilt { registry, .. } if registry == "registry_x"
+        ));
+    }
+
+    #[test]
+    fn bounds_say_loss_unless_they_prove_none() {
+        let none = TableLoss::default();
+        let bounded = |lower: u64, upper: Option<u64>| LossBounds {
+            lower,
+            upper,
+            ..LossBounds::default()
+        };
+        let nothing_lost = bounded(0, Some(0));
+        let unknown = bounded(0, None);
+        let tables = [
+            facts("zero", TableStatus::Recovered, &none, Some(&nothing_lost)),
+            facts("unknown", TableStatus::Recovered, &none, Some(&unknown)),
+        ];
+        assert_eq!(
+            signals_after_counts(&tables, None),
+            vec![LossSignal::RowsLost {
+                table: "unknown".into(),
+                lower: 0,
+                upper: None,
+                by_index: 0,
+                by_text: 0,
+            }]
+        );
+    }
+
+    #[test]
+    fn failed_table_without_a_reason_and_other_statuses() {
+        let none = TableLoss::default();
+        let mut tables = vec![facts("f", TableStatus::Failed, &none, None)];
+        for status in [
+            TableStatus::Recovered,
+            TableStatus::Skipped,
+            TableStatus::Missing,
+            TableStatus::Rebuilt,
+            TableStatus::Lost,
+        ] {
+            tables.push(facts("other", status, &none, None));
+        }
+        assert_eq!(
+            signals_after_counts(&tables, None),
+            vec![LossSignal::TableNotRecovered {
+                table: "f".into(),
+                reason: String::new(),
+            }]
+        );
+    }
+}
