@@ -360,6 +360,32 @@ fn source_is_never_touched_and_nothing_is_written_beside_it() -> TestResult {
     Ok(())
 }
 
+/// `--history` and `--profile` reach the library from the command line (what each does is
+/// tested in-process: `history`, `placeholders`): the report has the history section, and
+/// no profile applied.
+#[test]
+fn the_history_and_profile_arguments_reach_the_library() -> TestResult {
+    let c = case("arguments", "agent-512-utf8", |_| vec![]);
+    c.recover_expecting(&["--history", "--profile", "none"], 0)?;
+    let r = c.typed_report();
+    assert!(r.history.is_some());
+    assert!(r.placeholders.profiles.is_empty(), "{:?}", r.placeholders);
+    // Without them: no history, and the agent profile detected.
+    let dest = c.dir.path("default.db");
+    crate::recover_expecting(&c.src, &dest, &[], 0)?;
+    let r = crate::typed_report_beside(&dest);
+    assert!(r.history.is_none());
+    assert!(
+        r.placeholders
+            .profiles
+            .iter()
+            .any(|[name, _]| name == "agent"),
+        "{:?}",
+        r.placeholders
+    );
+    Ok(())
+}
+
 #[test]
 fn refusals_create_nothing() -> TestResult {
     let c = case("refusals", "agent-512-utf8", |_| vec![]);
