@@ -106,11 +106,8 @@ pub fn recover_expecting(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report = report_beside(dest);
-    let typed: LossReport = serde_json::from_value(report.clone())
-        .unwrap_or_else(|e| panic!("{}: not a loss report: {e}", dest.display()));
-    assert_counts_add_up(dest, &typed);
-    Ok(report)
+    assert_counts_add_up(dest, &typed_report_beside(dest));
+    Ok(report_beside(dest))
 }
 
 /// The options of `salvage recover SRC -o DEST --allow-partial`: the defaults, and the
@@ -179,8 +176,8 @@ pub fn assert_counts_add_up(dest: &Path, report: &LossReport) {
     }
 }
 
-/// What holds a recovery's signals of loss, typed: the [`Recovery`], its [`LossReport`],
-/// or the report a run of the binary wrote, as JSON.
+/// What holds a recovery's signals of loss, typed: the [`Recovery`] run in-process, or its
+/// [`LossReport`] (also as a run of the binary wrote it: [`typed_report_beside`]).
 pub trait Signals {
     /// The signals, in the report's order.
     fn loss_signals(&self) -> Vec<LossSignal>;
@@ -195,13 +192,6 @@ impl Signals for Recovery {
 impl Signals for LossReport {
     fn loss_signals(&self) -> Vec<LossSignal> {
         self.evidence.signals.clone()
-    }
-}
-
-impl Signals for serde_json::Value {
-    fn loss_signals(&self) -> Vec<LossSignal> {
-        serde_json::from_value(self["evidence"]["signals"].clone())
-            .unwrap_or_else(|e| panic!("evidence.signals: {e}"))
     }
 }
 
@@ -238,14 +228,6 @@ pub fn report_beside(dest: &Path) -> serde_json::Value {
 pub fn typed_report_beside(dest: &Path) -> LossReport {
     serde_json::from_value(report_beside(dest))
         .unwrap_or_else(|e| panic!("{}: not a loss report: {e}", dest.display()))
-}
-
-/// The `tables` entry of a loss report for the table `name`.
-pub fn table_entry<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
-    report["tables"]
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["name"] == name))
-        .unwrap_or_else(|| panic!("no table `{name}` in the report"))
 }
 
 /// A fresh scratch folder under the target dir, removed when dropped (kept, to look at

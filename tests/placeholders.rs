@@ -916,9 +916,10 @@ fn without_placeholders_none_is_written_and_the_loss_is_still_reported() -> Test
 #[test]
 fn the_cli_asks_for_no_placeholders() -> TestResult {
     let c = sessions_lost("sessions-lost-no-placeholders-cli");
-    let r = c.recover_expecting(&["--allow-partial", "--no-placeholders"], 3)?;
-    assert_eq!(r["placeholders"]["made"]["count"], 0);
-    assert_eq!(r["placeholders"]["blocked"]["count"], 12);
+    c.recover_expecting(&["--allow-partial", "--no-placeholders"], 3)?;
+    let r = c.typed_report();
+    assert_eq!(r.placeholders.made.count, 0);
+    assert_eq!(r.placeholders.blocked.count, 12);
     crate::assert_signal!(r, LossSignal::ParentsNotRebuilt { parent, .. } if parent == "sessions");
     Ok(())
 }
