@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use recovery::base::crash as fault;
+use recovery::stages::crash as fault;
 use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 

@@ -3,8 +3,8 @@
 //!
 //! The oracle ([`removed_rows_in_file`]) rebuilds each removed key row as the record
 //! SQLite stored ([`nemetz::record`]) and looks for its body in the database file. The
-//! scorer runs `salvage recover SRC -o DEST --carve --allow-partial` on every case and
-//! compares the output's `salvage_carved` table with the key:
+//! scorer recovers every case in-process as `salvage recover SRC -o DEST --carve
+//! --allow-partial` does and compares the output's `salvage_carved` table with the key:
 //!
 //! ```text
 //! salvage_carved(tbl, source, page, offset, confidence, rowid, nfield, c0, c1, ...)
@@ -29,6 +29,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+
+use recovery::{Outcome, RecoverOptions};
 
 use crate::nemetz::record::{presence, stored_records, Presence, RecordFormat};
 use crate::nemetz::{self, Actual, Case, KeyRow, KeyTable};
@@ -237,22 +239,20 @@ enum Verdict {
     Unmatched,
 }
 
-/// Runs `salvage recover SRC -o DEST --carve --allow-partial` and reads `salvage_carved`
-/// from the output. Panics with a clear message while the binary has no `--carve`.
+/// Recovers SRC into DEST in-process, as `salvage recover SRC -o DEST --carve
+/// --allow-partial` does, and reads `salvage_carved` from the output.
 fn carve(case: &Case, dest: &Path) -> Result<Vec<CarvedRow>, Box<dyn std::error::Error>> {
-    let out = crate::recover_file(&case.db_path, dest, &["--carve", "--allow-partial"])?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(2) && stderr.contains("unexpected argument '--carve'") {
-        panic!(
-            "`salvage recover` does not accept `--carve` yet: there are no carved rows to \
-             score (the oracle alone is tested by the_oracle_finds_the_deleted_rows_still_in_the_file)\n{stderr}"
-        );
-    }
+    let options = RecoverOptions {
+        carve: true,
+        ..crate::allow_partial(&case.db_path, dest)
+    };
+    let done = recovery::recover(&options, &recovery::Quiet)?;
     assert!(
-        matches!(out.status.code(), Some(0 | 3)),
-        "{}: salvage recover --carve exited {:?}\n{stderr}",
+        matches!(done.outcome, Outcome::Complete | Outcome::PartialCommitted),
+        "{}: recover --carve ended {:?}: {:?}",
         case.id,
-        out.status.code()
+        done.outcome,
+        done.report.evidence.loss
     );
     let conn = rusqlite::Connection::open(dest)?;
     let mut stmt = conn

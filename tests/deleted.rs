@@ -2,6 +2,7 @@
 //! into `salvage_carved`, never into its tables; old versions of edited rows marked as
 //! such; nothing that is a live row; the run still complete (deleting is not loss).
 
+use recovery::{Outcome, RecoverOptions};
 use rusqlite::types::Value as Sql;
 
 use crate::{Scratch, TestResult};
@@ -103,9 +104,12 @@ fn deleted_messages_are_carved_beside_the_tables_and_edits_show_their_old_versio
     let src = dir.path("chat.db");
     let (deleted, edited) = chat_store(&src)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &["--carve"])?;
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "deleting is not loss: {err}");
+    let options = RecoverOptions {
+        carve: true,
+        ..RecoverOptions::new(&src, &dest)
+    };
+    // Deleting is not loss: complete.
+    let done = crate::recover_in_process(&options, Outcome::Complete)?;
     let rows = carved(&dest)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let live: Vec<Vec<Sql>> = conn
@@ -172,12 +176,11 @@ fn deleted_messages_are_carved_beside_the_tables_and_edits_show_their_old_versio
         present.len()
     );
     assert!(found_old > 0);
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
     let total: i64 = conn.query_row("SELECT count(*) FROM salvage_carved", [], |r| r.get(0))?;
-    assert_eq!(report["carved"]["rows"], total);
-    assert_eq!(report["carved"]["registry"], "salvage_carved");
-    assert!(report["flags"]["loss_detected"] == false);
+    let report = done.report.carved.as_ref().ok_or("no carved section")?;
+    assert_eq!(report.rows, total as u64);
+    assert_eq!(report.registry.as_deref(), Some("salvage_carved"));
+    assert!(!done.verdict().loss_detected);
     Ok(())
 }
 
@@ -187,8 +190,7 @@ fn without_carve_nothing_is_carved() -> TestResult {
     let src = dir.path("chat.db");
     chat_store(&src)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(out.status.code(), Some(0));
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let n: i64 = conn.query_row(
         "SELECT count(*) FROM sqlite_schema WHERE name = 'salvage_carved'",
@@ -196,9 +198,7 @@ fn without_carve_nothing_is_carved() -> TestResult {
         |r| r.get(0),
     )?;
     assert_eq!(n, 0);
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json"))?)?;
-    assert!(report.get("carved").is_none());
+    assert!(done.report.carved.is_none());
     Ok(())
 }
 
@@ -231,7 +231,11 @@ fn a_column_named_rowid_does_not_hide_the_rowid_from_the_carver() -> TestResult 
         conn.execute_batch("COMMIT; DELETE FROM notes WHERE _rowid_ BETWEEN 500 AND 560;")?;
     }
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &["--carve"], 0)?;
+    let options = RecoverOptions {
+        carve: true,
+        ..RecoverOptions::new(&src, &dest)
+    };
+    let done = crate::recover_in_process(&options, Outcome::Complete)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let carved: Vec<(String, Option<i64>)> = conn
         .prepare("SELECT status, rowid FROM salvage_carved WHERE tbl = 'notes'")?
@@ -246,6 +250,9 @@ fn a_column_named_rowid_does_not_hide_the_rowid_from_the_carver() -> TestResult 
             "rowid {rowid:?}"
         );
     }
-    assert_eq!(report["carved"]["previous_versions"], 0);
+    assert_eq!(
+        done.report.carved.as_ref().map(|c| c.previous_versions),
+        Some(0)
+    );
     Ok(())
 }

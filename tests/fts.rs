@@ -2,7 +2,8 @@
 //! shadow tables: from their own stored text, or from their external content table. A
 //! contentless table cannot be rebuilt, and that is reported as loss.
 
-use recovery::LossSignal;
+use recovery::report::ObjectStatus;
+use recovery::{LossSignal, Outcome, RecoverOptions, TableStatus};
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -89,29 +90,22 @@ fn full_text_tables_are_rebuilt_from_their_stored_text_and_content_tables() -> T
     let want = matches(&src)?;
     assert!(want.iter().all(|m| !m.is_empty()));
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
     assert_eq!(matches(&dest)?, want);
-    let report: serde_json::Value = crate::report_beside(&dest);
     for name in ["notes_own", "notes_ext", "notes_v4"] {
-        let o = report["schema_objects"]
-            .as_array()
-            .unwrap()
+        let o = done
+            .report
+            .schema_objects
             .iter()
-            .find(|o| o["name"] == name)
-            .unwrap();
-        assert_eq!(o["status"], "rebuilt", "{o}");
+            .find(|o| o.name == name)
+            .ok_or(name)?;
+        assert_eq!(o.status, ObjectStatus::Rebuilt, "{o:?}");
         // Its table entry agrees (once `skipped`).
-        let t = crate::table_entry(&report, name);
+        let t = crate::table(&done, name);
         assert_eq!(
-            (&t["status"], &t["reason"]),
-            (&o["status"], &o["reason"]),
-            "{t}"
+            (t.status, &t.reason),
+            (TableStatus::Rebuilt, &o.reason),
+            "{t:?}"
         );
     }
     // A user table that only shares a full-text table's prefix is data, not a shadow.
@@ -145,14 +139,9 @@ fn full_text_tables_listed_after_their_shadow_tables_are_rebuilt() -> TestResult
     assert!(at("notes_own_content") < at("notes_own"), "{order:?}");
     let want = matches(&src)?;
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &[], 0)?;
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
     assert_eq!(matches(&dest)?, want);
-    let names: Vec<&str> = report["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = done.report.tables.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, order, "the report keeps schema order");
     Ok(())
 }
@@ -163,9 +152,9 @@ fn a_contentless_full_text_table_is_reported_as_lost() -> TestResult {
     let src = dir.path("notes.db");
     build(&src, true)?;
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &[], 4)?;
-    assert_eq!(report["flags"]["loss_detected"], true);
-    crate::assert_signal!(report, LossSignal::FullTextContentless { table } if table == "notes_cl");
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Withheld)?;
+    assert!(done.verdict().loss_detected);
+    crate::assert_signal!(done, LossSignal::FullTextContentless { table } if table == "notes_cl");
     Ok(())
 }
 
@@ -202,13 +191,7 @@ fn r_trees_are_refilled_from_their_node_blobs() -> TestResult {
         v
     };
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
     for sql in [
         "SELECT * FROM boxes ORDER BY id",
         "SELECT * FROM cells ORDER BY id",
@@ -234,8 +217,8 @@ fn a_virtual_table_left_empty_is_reported_as_lost() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &[], 4)?;
-    crate::assert_signal!(report, LossSignal::VirtualTableEmpty { table, .. } if table == "boxes");
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Withheld)?;
+    crate::assert_signal!(done, LossSignal::VirtualTableEmpty { table, .. } if table == "boxes");
     Ok(())
 }
 
@@ -257,8 +240,8 @@ fn a_full_text_table_whose_stored_text_lost_a_page_reports_loss() -> TestResult 
     fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(root))?;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &[], 4)?;
-    crate::assert_signal!(report, LossSignal::FullTextIncomplete { table, .. } if table == "notes_own");
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Withheld)?;
+    crate::assert_signal!(done, LossSignal::FullTextIncomplete { table, .. } if table == "notes_own");
     Ok(())
 }
 
@@ -289,7 +272,7 @@ fn a_full_text_table_with_a_column_named_rowid_keeps_its_docids() -> TestResult 
         }
     }
     let dest = dir.path("out.db");
-    crate::recover_expecting(&src, &dest, &[], 0)?;
+    crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
     assert_eq!(rows(&dest)?, rows(&src)?);
     Ok(())
 }

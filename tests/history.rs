@@ -6,10 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fixtures::history::{State, WalStory};
 use fixtures::Value;
+use recovery::report::history::HistoryReport;
+use recovery::{Outcome, RecoverOptions};
 use rusqlite::Connection;
 
 use crate::recover::{assert_same_rows, rows_of};
-use crate::{recover_expecting, recover_file, Scratch, TestResult};
+use crate::{recover_file, Scratch, TestResult};
 
 /// `main` and its log (`-wal` or `-journal`) written to a scratch folder.
 fn setup(name: &str, main: &[u8], suffix: &str, log: &[u8]) -> Scratch {
@@ -119,17 +121,22 @@ fn of_commit(versions: &[Version], commit: i64) -> BTreeSet<(String, i64, String
         .collect()
 }
 
-fn recover_history(dir: &Scratch, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec!["--history"];
-    args.extend(extra);
-    recover_expecting(&dir.path("chat.db"), &dir.path("out.db"), &args, 0).unwrap()
+/// `salvage recover chat.db -o out.db --history`, in-process: complete, and the report's
+/// history section.
+fn recover_history(dir: &Scratch) -> HistoryReport {
+    let options = RecoverOptions {
+        history: true,
+        ..RecoverOptions::new(dir.path("chat.db"), dir.path("out.db"))
+    };
+    let done = crate::recover_in_process(&options, Outcome::Complete).unwrap();
+    done.report.history.expect("a history section")
 }
 
 #[test]
 fn every_commit_of_the_log_gives_its_inserts_updates_and_deletes() -> TestResult {
     let story: WalStory = fixtures::history::wal_story();
     let dir = setup("wal", &story.main, "-wal", &story.wal);
-    let report = recover_history(&dir, &[]);
+    let history = recover_history(&dir);
     let got = versions(&dir.path("out.db"));
     assert_eq!(story.states.len(), 10);
     for k in 1..story.states.len() {
@@ -186,8 +193,8 @@ fn every_commit_of_the_log_gives_its_inserts_updates_and_deletes() -> TestResult
         .collect();
     assert_eq!(titles, want);
     assert_eq!(
-        report["history"]["views"]["conversations"],
-        "salvage_history_conversations"
+        history.views.get("conversations").map(String::as_str),
+        Some("salvage_history_conversations")
     );
     // The schema's own history: a table created, one dropped.
     let schema: Vec<(Option<i64>, String, String)> = got
@@ -210,12 +217,12 @@ fn every_commit_of_the_log_gives_its_inserts_updates_and_deletes() -> TestResult
         "{schema:?}"
     );
     // The report and the steps table agree.
-    let steps = report["history"]["steps"].as_array().unwrap();
+    let steps = &history.steps;
     assert_eq!(steps.len(), 9);
     for (i, s) in steps.iter().enumerate() {
-        assert_eq!(s["kind"], "commit");
-        assert_eq!(s["commit"], i + 1);
-        assert_eq!(s["frames"][1], story.commit_frames[i]);
+        assert_eq!(s.kind, "commit");
+        assert_eq!(s.commit, Some(i as u32 + 1));
+        assert_eq!(s.frames.map(|f| f[1]), Some(story.commit_frames[i]));
     }
     let conn = Connection::open(dir.path("out.db"))?;
     let n: i64 = conn.query_row("SELECT count(*) FROM salvage_commits", [], |r| r.get(0))?;
@@ -242,8 +249,11 @@ fn as_of_each_commit_is_the_database_sqlite_read_then() -> TestResult {
     let dir = setup("as-of", &story.main, "-wal", &story.wal);
     for (k, state) in story.states.iter().enumerate() {
         let dest = dir.path(&format!("as-of-{k}.db"));
-        let n = k.to_string();
-        recover_expecting(&dir.path("chat.db"), &dest, &["--as-of", &n], 0)?;
+        let options = RecoverOptions {
+            as_of: Some(k as u32),
+            ..RecoverOptions::new(dir.path("chat.db"), &dest)
+        };
+        crate::recover_in_process(&options, Outcome::Complete)?;
         for t in &state.tables {
             let want: BTreeMap<i64, Vec<Value>> = t
                 .rows
@@ -267,7 +277,8 @@ fn as_of_each_commit_is_the_database_sqlite_read_then() -> TestResult {
             assert_eq!(there, state.table(name).is_some(), "{name} as of {k}");
         }
     }
-    // A commit the log does not have is refused before anything is written.
+    // A commit the log does not have is refused before anything is written (by the binary:
+    // exit 2, and what to do).
     let out = recover_file(
         &dir.path("chat.db"),
         &dir.path("ten.db"),
@@ -290,10 +301,10 @@ fn frames_that_never_committed_are_a_step_of_their_own() -> TestResult {
     let mut wal = story.wal.clone();
     fixtures::history::uncommit_last(&mut wal).unwrap();
     let dir = setup("uncommitted", &story.main, "-wal", &wal);
-    let report = recover_history(&dir, &[]);
-    let steps = report["history"]["steps"].as_array().unwrap();
+    let history = recover_history(&dir);
+    let steps = &history.steps;
     assert_eq!(steps.len(), 9);
-    assert_eq!(steps[8]["kind"], "uncommitted");
+    assert_eq!(steps[8].kind, "uncommitted");
     let got = versions(&dir.path("out.db"));
     // The dropped table's rows: deleted by a transaction that never committed.
     let drafts: Vec<&Version> = got
@@ -317,14 +328,14 @@ fn frames_that_never_committed_are_a_step_of_their_own() -> TestResult {
 fn an_older_generation_of_the_log_gives_only_real_earlier_versions() -> TestResult {
     let g = fixtures::history::older_generation();
     let dir = setup("older", &g.main, "-wal", &g.wal);
-    let report = recover_history(&dir, &[]);
+    let history = recover_history(&dir);
     let got = versions(&dir.path("out.db"));
     let older: Vec<&Version> = got
         .iter()
         .filter(|v| v.source.starts_with("wal older generation"))
         .collect();
     assert!(!older.is_empty(), "no row read from the older frames");
-    assert_eq!(report["history"]["older_generation"], older.len());
+    assert_eq!(history.older_generation, older.len() as u64);
     // Every one is a version SQLite once read (some state of the older generation), and
     // none is a row of the main file as it is.
     let once: BTreeSet<(String, i64, String)> = g
@@ -353,8 +364,7 @@ fn an_older_generation_of_the_log_gives_only_real_earlier_versions() -> TestResu
         );
     }
     // The current generation's commits are there as usual.
-    let steps = report["history"]["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), g.commit_frames.len());
+    assert_eq!(history.steps.len(), g.commit_frames.len());
     Ok(())
 }
 
@@ -362,11 +372,11 @@ fn an_older_generation_of_the_log_gives_only_real_earlier_versions() -> TestResu
 fn a_persisted_journal_gives_the_versions_before_its_transaction() -> TestResult {
     let story = fixtures::history::journal_story();
     let dir = setup("persist", &story.main, "-journal", &story.journal);
-    let report = recover_history(&dir, &[]);
-    let steps = report["history"]["steps"].as_array().unwrap();
+    let history = recover_history(&dir);
+    let steps = &history.steps;
     assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0]["kind"], "journal");
-    assert_eq!(steps[0]["hot"], false);
+    assert_eq!(steps[0].kind, "journal");
+    assert_eq!(steps[0].hot, Some(false));
     let got = versions(&dir.path("out.db"));
     let after: BTreeSet<_> = got
         .iter()
@@ -402,10 +412,10 @@ fn a_persisted_journal_gives_the_versions_before_its_transaction() -> TestResult
 fn a_hot_journal_gives_the_committed_versions_and_what_never_committed() -> TestResult {
     let story = fixtures::history::hot_journal_story();
     let dir = setup("hot", &story.main, "-journal", &story.journal);
-    let report = recover_history(&dir, &[]);
-    let steps = report["history"]["steps"].as_array().unwrap();
-    assert_eq!(steps[0]["kind"], "journal");
-    assert_eq!(steps[0]["hot"], true);
+    let history = recover_history(&dir);
+    let steps = &history.steps;
+    assert_eq!(steps[0].kind, "journal");
+    assert_eq!(steps[0].hot, Some(true));
     let got = versions(&dir.path("out.db"));
     let before = rows(&story.before);
     let originals: Vec<&Version> = got.iter().filter(|v| v.version == Some(0)).collect();

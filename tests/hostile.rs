@@ -128,22 +128,20 @@ fn a_schema_row_with_a_second_statement_is_never_run() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
-    assert!(!evil.exists(), "the smuggled ATTACH ran");
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        recovery::Outcome::PartialCommitted,
     );
-    let report: serde_json::Value = crate::report_beside(&dest);
-    let other = crate::table_entry(&report, "other");
-    assert_eq!(other["status"], "failed", "{other}");
+    assert!(!evil.exists(), "the smuggled ATTACH ran");
+    let done = done?;
+    let other = crate::table(&done, "other");
+    assert_eq!(other.status, recovery::TableStatus::Failed, "{other:?}");
     assert!(
-        other["reason"]
-            .to_string()
-            .contains("more than one statement"),
-        "{other}"
+        other
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("more than one statement")),
+        "{other:?}"
     );
     let n: i64 =
         rusqlite::Connection::open(&dest)?
@@ -170,9 +168,18 @@ fn a_schema_row_creating_a_table_from_a_query_is_never_run() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let other = crate::table_entry(&report, "other");
-    assert_eq!(other["status"], "failed", "{other}");
-    assert!(other["reason"].to_string().contains("AS SELECT"), "{other}");
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        recovery::Outcome::PartialCommitted,
+    )?;
+    let other = crate::table(&done, "other");
+    assert_eq!(other.status, recovery::TableStatus::Failed, "{other:?}");
+    assert!(
+        other
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("AS SELECT")),
+        "{other:?}"
+    );
     Ok(())
 }

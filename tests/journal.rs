@@ -3,7 +3,7 @@
 //! as they were. The salvage reads the database as SQLite would after rolling back, and
 //! never writes the journal or beside it.
 
-use recovery::LossSignal;
+use recovery::{LossSignal, Outcome, RecoverOptions};
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -57,25 +57,33 @@ fn a_hot_journal_is_rolled_back_and_the_committed_rows_come_back() -> TestResult
     let src = dir.path("evidence.db");
     let journal = dir.path("evidence.db-journal");
     let journal_bytes = std::fs::read(&journal)?;
-    // Read as it is, the main file holds uncommitted changes (and is not consistent).
+    // Read as it is, the main file holds uncommitted changes (and is not consistent): by
+    // the binary, for its `--no-journal`.
     let dest = dir.path("as-is.db");
     recover_expecting(&src, &dest, &["--allow-partial", "--no-journal"], 3)?;
     assert_ne!(rows_of(&dest, "notes", false), committed);
 
     let dest = dir.path("out.db");
-    let r = recover_expecting(&src, &dest, &[], 0)?;
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
     assert_eq!(rows_of(&dest, "notes", false), committed);
-    let j = &r["journal"];
-    assert_eq!(j["hot"], true);
-    assert_eq!(j["rolled_back"], true);
-    assert!(j["pages_restored"].as_u64() > Some(0), "{j}");
-    assert_eq!(j["records_ignored"], 0);
+    let j = &done.report.journal;
+    assert!(j.hot);
+    assert!(j.rolled_back);
+    assert!(j.pages_restored > 0, "{j:?}");
+    assert_eq!(j.records_ignored, 0);
     assert!(
-        j["blake3_before"].as_str().is_some_and(|h| h.len() == 64),
-        "{j}"
+        j.hashes
+            .blake3_before
+            .as_ref()
+            .is_some_and(|h| h.len() == 64),
+        "{j:?}"
     );
-    assert_eq!(j["blake3_before"], j["blake3_after"]);
-    assert!(r["warnings"].to_string().contains("hot rollback journal"));
+    assert_eq!(j.hashes.blake3_before, j.hashes.blake3_after);
+    assert!(done
+        .report
+        .warnings
+        .iter()
+        .any(|w| w.contains("hot rollback journal")));
     // The journal is evidence: read, never changed, never deleted.
     assert_eq!(std::fs::read(&journal)?, journal_bytes);
     Ok(())
@@ -96,9 +104,12 @@ fn a_damaged_hot_journal_is_loss() -> TestResult {
     bytes[sector + 4 + page_size + 3] ^= 0xff;
     std::fs::write(&journal, &bytes)?;
     let dest = dir.path("out.db");
-    let r = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    assert!(r["journal"]["records_ignored"].as_u64() > Some(0));
-    crate::assert_signal!(r, LossSignal::JournalRecordsDamaged { records } if *records > 0);
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    assert!(done.report.journal.records_ignored > 0);
+    crate::assert_signal!(done, LossSignal::JournalRecordsDamaged { records } if *records > 0);
     Ok(())
 }
 
@@ -125,19 +136,19 @@ fn a_journal_whose_super_journal_is_gone_is_not_rolled_back() -> TestResult {
     bytes.extend_from_slice(&[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]);
     std::fs::write(&journal, &bytes)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &["--allow-partial"])?;
-    let r = crate::report_beside(&dest);
-    assert_eq!(
-        r["journal"]["hot"],
-        true,
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(r["journal"]["rolled_back"], false);
-    assert!(r["journal"]["note"].to_string().contains("does not exist"));
+    let done = recovery::recover(&crate::allow_partial(&src, &dest), &recovery::Quiet)?;
+    crate::assert_counts_add_up(&dest, &done.report);
+    let journal = &done.report.journal;
+    assert!(journal.hot, "{journal:?}");
+    assert!(!journal.rolled_back);
+    assert!(journal.note.contains("does not exist"));
     // The main file is read as it is: the same rows as with the journal left out.
     let as_is = dir.path("as-is.db");
-    crate::recover_file(&src, &as_is, &["--allow-partial", "--no-journal"])?;
+    let options = RecoverOptions {
+        journal: recovery::Log::Off,
+        ..crate::allow_partial(&src, &as_is)
+    };
+    recovery::recover(&options, &recovery::Quiet)?;
     assert_eq!(
         rows_of(&dest, "notes", false),
         rows_of(&as_is, "notes", false)

@@ -1,6 +1,10 @@
-//! Workspace-level end-to-end tests: one binary, one module per subject. They run the real
-//! `salvage` binary and the real `pager` on real files: databases built by SQLite through
-//! rusqlite and damaged at byte level by `fixtures`, and the third-party Nemetz corpus.
+//! Workspace-level end-to-end tests: one binary, one module per subject, on real files:
+//! databases built by SQLite through rusqlite and damaged at byte level by `fixtures`, and
+//! the third-party Nemetz corpus. What a recovery decides (rows per table, signals of loss,
+//! placeholders, partial rows, `lost_and_found`, bounds, findings) is checked in-process
+//! through the library's typed API ([`recover_in_process`], [`assert_signal!`]); the real
+//! `salvage` binary is run where it is what is tested: its arguments, exit codes,
+//! rendering, stdout and stderr, progress and the demo.
 
 mod antiforensic;
 mod audit;
@@ -40,6 +44,9 @@ mod wal;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use recovery::report::{LossReport, TableReport};
+use recovery::{LossSignal, Outcome, RecoverOptions, Recovery};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -99,15 +106,43 @@ pub fn recover_expecting(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report = report_beside(dest);
-    assert_counts_add_up(dest, &report);
-    Ok(report)
+    assert_counts_add_up(dest, &typed_report_beside(dest));
+    Ok(report_beside(dest))
+}
+
+/// The options of `salvage recover SRC -o DEST --allow-partial`: the defaults, and the
+/// output committed even when loss is detected.
+pub fn allow_partial(src: &Path, dest: &Path) -> RecoverOptions {
+    RecoverOptions {
+        allow_partial: true,
+        ..RecoverOptions::new(src, dest)
+    }
+}
+
+/// Recovers in-process through the library, checks how the run ended (`Complete` is exit
+/// 0, `PartialCommitted` 3, `Withheld` 4) and that every table's count is what its output
+/// holds, and returns the recovery: what [`recover_expecting`] checks of a run of the
+/// binary, typed.
+pub fn recover_in_process(
+    options: &RecoverOptions,
+    outcome: Outcome,
+) -> Result<Recovery, recovery::Error> {
+    let done = recovery::recover(options, &recovery::Quiet)?;
+    assert_eq!(
+        done.outcome,
+        outcome,
+        "{}: {:#?}",
+        options.src.display(),
+        done.report.evidence.loss
+    );
+    assert_counts_add_up(&options.dest, &done.report);
+    Ok(done)
 }
 
 /// Asserts that every table's `rows_in_output` in a loss report is the number of rows its
 /// output (at DEST, or DEST.incomplete when withheld) holds.
-pub fn assert_counts_add_up(dest: &Path, report: &serde_json::Value) {
-    let at = if report["output"]["committed"] == true {
+pub fn assert_counts_add_up(dest: &Path, report: &LossReport) {
+    let at = if report.output.committed {
         dest.to_path_buf()
     } else {
         let mut p = dest.as_os_str().to_owned();
@@ -120,11 +155,11 @@ pub fn assert_counts_add_up(dest: &Path, report: &serde_json::Value) {
     let conn =
         rusqlite::Connection::open_with_flags(&at, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap();
-    for t in report["tables"].as_array().into_iter().flatten() {
-        let Some(claimed) = t["rows_in_output"].as_u64() else {
+    for t in &report.tables {
+        let Some(claimed) = t.rows_in_output else {
             continue;
         };
-        let name = t["name"].as_str().unwrap_or_default();
+        let name = &t.name;
         let held: i64 = conn
             .query_row(
                 &format!("SELECT count(*) FROM \"{}\"", name.replace('"', "\"\"")),
@@ -141,23 +176,44 @@ pub fn assert_counts_add_up(dest: &Path, report: &serde_json::Value) {
     }
 }
 
-/// A loss report's signals of loss, typed as the library gives them.
-pub fn signals(report: &serde_json::Value) -> Vec<recovery::LossSignal> {
-    serde_json::from_value(report["evidence"]["signals"].clone())
-        .unwrap_or_else(|e| panic!("evidence.signals: {e}"))
+/// What holds a recovery's signals of loss, typed: the [`Recovery`] run in-process, or its
+/// [`LossReport`] (also as a run of the binary wrote it: [`typed_report_beside`]).
+pub trait Signals {
+    /// The signals, in the report's order.
+    fn loss_signals(&self) -> Vec<LossSignal>;
 }
 
-/// Asserts that one of a loss report's signals is `wanted` (a `matches!` pattern).
+impl Signals for Recovery {
+    fn loss_signals(&self) -> Vec<LossSignal> {
+        self.signals().to_vec()
+    }
+}
+
+impl Signals for LossReport {
+    fn loss_signals(&self) -> Vec<LossSignal> {
+        self.evidence.signals.clone()
+    }
+}
+
+/// Asserts that one of the signals of a recovery (anything [`Signals`]) is `wanted` (a
+/// `matches!` pattern, with an `if` guard if need be).
 #[macro_export]
 macro_rules! assert_signal {
-    ($report:expr, $($wanted:tt)+) => {{
-        let signals = $crate::signals(&$report);
+    ($of:expr, $($wanted:tt)+) => {{
+        let signals = $crate::Signals::loss_signals(&$of);
         assert!(
             signals.iter().any(|s| matches!(s, $($wanted)+)),
             "no signal is {}: {signals:#?}",
             stringify!($($wanted)+)
         );
     }};
+}
+
+/// The report's entry for the table `name` of a recovery run in-process.
+#[track_caller]
+pub fn table<'r>(done: &'r Recovery, name: &str) -> &'r TableReport {
+    done.table(name)
+        .unwrap_or_else(|| panic!("no table `{name}` in the report"))
 }
 
 /// The loss report `recover` wrote beside `dest` (`DEST.report.json`).
@@ -168,12 +224,10 @@ pub fn report_beside(dest: &Path) -> serde_json::Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
-/// The `tables` entry of a loss report for the table `name`.
-pub fn table_entry<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
-    report["tables"]
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["name"] == name))
-        .unwrap_or_else(|| panic!("no table `{name}` in the report"))
+/// The loss report `recover` wrote beside `dest`, typed.
+pub fn typed_report_beside(dest: &Path) -> LossReport {
+    serde_json::from_value(report_beside(dest))
+        .unwrap_or_else(|e| panic!("{}: not a loss report: {e}", dest.display()))
 }
 
 /// A fresh scratch folder under the target dir, removed when dropped (kept, to look at

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use fixtures::{Damage, Value};
+use recovery::Outcome;
 use rusqlite::Connection;
 
 use crate::recover::{case, expected_rows, rows_of, Case};
@@ -19,18 +20,10 @@ fn items_leaf_lost(name: &str) -> Case {
     })
 }
 
-fn table_report<'r>(r: &'r serde_json::Value, table: &str) -> &'r serde_json::Value {
-    r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == table)
-        .unwrap()
-}
-
 #[test]
 fn a_lost_row_is_rebuilt_from_its_index_entries_and_registered() -> TestResult {
-    // The rows that survive whole: what the table holds without partial rows.
+    // The rows that survive whole: what the table holds without partial rows (the
+    // binary's `--no-partial-rows`).
     let whole = items_leaf_lost("partial-items-off");
     assert_eq!(
         whole
@@ -49,7 +42,7 @@ fn a_lost_row_is_rebuilt_from_its_index_entries_and_registered() -> TestResult {
     assert_eq!(registries, 0, "--no-partial-rows made a registry");
 
     let c = items_leaf_lost("partial-items-on");
-    c.recover_expecting(&["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     let expected = expected_rows(&c.fixture, "items");
     let lost: BTreeSet<i64> = expected
         .keys()
@@ -91,17 +84,20 @@ fn a_lost_row_is_rebuilt_from_its_index_entries_and_registered() -> TestResult {
         assert_eq!(*in_table, 1);
     }
     // Still loss: the rebuilt rows' other columns are gone.
-    let r = c.report();
-    let t = table_report(&r, "items");
-    assert_eq!(t["rows_partial"].as_u64(), Some(lost.len() as u64));
-    assert_eq!(r["partial_rows"]["rows"].as_u64(), Some(lost.len() as u64));
-    assert_eq!(r["partial_rows"]["registry"], "salvage_partial_rows");
+    let r = &done.report;
+    let t = crate::table(&done, "items");
+    assert_eq!(t.rows_partial, lost.len() as u64);
+    assert_eq!(r.partial_rows.rows, lost.len() as u64);
     assert_eq!(
-        t["lost_rows"]["proven_by_index"].as_u64(),
+        r.partial_rows.registry.as_deref(),
+        Some("salvage_partial_rows")
+    );
+    assert_eq!(
+        t.lost_rows.as_ref().map(|l| l.proven_by_index),
         Some(lost.len() as u64)
     );
-    assert_eq!(r["flags"]["loss_detected"], true);
-    assert_eq!(r["flags"]["complete"], false);
+    assert!(r.flags.loss_detected);
+    assert!(!r.flags.complete);
     Ok(())
 }
 
@@ -114,15 +110,18 @@ fn a_partial_row_the_table_refuses_keeps_its_known_values_in_the_registry() -> T
             fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves[6],
         )]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     let expected = expected_rows(&c.fixture, "messages");
     let got = rows_of(&c.dest, "messages", false);
-    let r = c.report();
-    let t = table_report(&r, "messages");
-    let proven = t["lost_rows"]["proven_by_index"].as_u64().unwrap();
+    let t = crate::table(&done, "messages");
+    let proven = t
+        .lost_rows
+        .as_ref()
+        .ok_or("messages lost rows")?
+        .proven_by_index;
     assert_eq!(proven, (expected.len() - got.len()) as u64);
-    assert_eq!(t["rows_partial"].as_u64(), Some(0));
-    assert_eq!(t["partial_refused"].as_u64(), Some(proven));
+    assert_eq!(t.rows_partial, 0);
+    assert_eq!(t.partial_refused, proven);
     let conn = Connection::open(&c.dest)?;
     let mut stmt = conn.prepare(
         "SELECT rowid, known_values FROM salvage_partial_rows WHERE tbl = 'messages' AND in_table = 0",
@@ -153,7 +152,7 @@ fn an_automatic_index_proves_the_keys_of_lost_rows() -> TestResult {
     let c = case("partial-autoindex", "agent-4096-utf8", |f| {
         vec![Damage::ZeroPage(f.roots["sessions"])]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
+    crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     let expected: BTreeSet<String> = expected_rows(&c.fixture, "sessions")
         .into_values()
         .map(|row| match &row[0] {
@@ -220,7 +219,10 @@ fn a_rebuilt_row_keeps_its_rowid_beside_a_column_named_rowid() -> TestResult {
     bytes[(lost_page - 1) * 1024..lost_page * 1024].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let rebuilt: Vec<i64> = conn
         .prepare("SELECT rowid FROM salvage_partial_rows WHERE tbl = 'events' AND in_table")?

@@ -2,7 +2,7 @@
 //! surviving child is kept, one registered placeholder parent stands in for each lost
 //! parent, and the run reports LOSS, never a clean recovery.
 
-use recovery::LossSignal;
+use recovery::{LossSignal, Outcome, ProfileChoice, RecoverOptions, TableStatus};
 use std::collections::BTreeMap;
 
 use fixtures::{Damage, Value};
@@ -22,7 +22,7 @@ fn sessions_lost(name: &str) -> crate::recover::Case {
 #[test]
 fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() -> TestResult {
     let c = sessions_lost("sessions-lost-partial");
-    c.recover_expecting(&["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     // Every message survives, untouched.
     let messages = expected_rows(&c.fixture, "messages");
     assert!(messages.len() >= 500);
@@ -83,16 +83,13 @@ fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() ->
         |r| r.get(0),
     )?;
     assert_eq!(registered as usize, sessions.len());
-    let r = c.report();
-    assert_eq!(r["flags"]["loss_detected"], true);
-    assert_eq!(r["flags"]["partial"], true);
-    assert_eq!(r["flags"]["complete"], false);
-    assert_eq!(
-        r["placeholders"]["made"]["count"].as_u64(),
-        Some(sessions.len() as u64)
-    );
+    let r = &done.report;
+    assert!(r.flags.loss_detected);
+    assert!(r.flags.partial);
+    assert!(!r.flags.complete);
+    assert_eq!(r.placeholders.made.count, sessions.len() as u64);
     crate::assert_signal!(
-        r,
+        done,
         LossSignal::PlaceholdersMade { parent, child, placeholders, children }
             if parent == "sessions" && child == "messages"
                 && *placeholders == sessions.len() as u64
@@ -101,15 +98,13 @@ fn lost_sessions_are_rebuilt_from_their_messages_as_registered_placeholders() ->
     Ok(())
 }
 
+/// Withheld (exit 4 from the binary: `recover::loss_without_allow_partial_withholds_the_output_and_exits_4`).
 #[test]
-fn lost_sessions_without_allow_partial_commit_nothing_and_exit_4() -> TestResult {
+fn lost_sessions_without_allow_partial_commit_nothing() -> TestResult {
     let c = sessions_lost("sessions-lost-withheld");
-    c.recover_expecting(&[], 4)?;
+    let done = crate::recover_in_process(&c.options(), Outcome::Withheld)?;
     assert!(!c.dest.exists());
-    assert_eq!(
-        c.report()["placeholders"]["made"]["count"].as_u64(),
-        Some(12)
-    );
+    assert_eq!(done.report.placeholders.made.count, 12);
     Ok(())
 }
 
@@ -196,19 +191,21 @@ fn the_rendered_report_says_loss_and_names_the_placeholders() -> TestResult {
 #[test]
 fn without_a_profile_a_placeholder_that_needs_invented_values_is_reported_not_made() -> TestResult {
     let c = sessions_lost("sessions-lost-no-profile");
-    let out = c.recover(&["--allow-partial", "--profile", "none"])?;
-    assert_eq!(out.status.code(), Some(3));
-    let r = c.report();
+    let options = RecoverOptions {
+        profile: ProfileChoice::None,
+        ..c.allow_partial()
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
     // The declared foreign key finds the lost parents, but `started_at` is NOT NULL and
     // only the profile says the earliest message proves it.
-    assert_eq!(r["placeholders"]["made"]["count"].as_u64(), Some(0));
-    assert_eq!(r["placeholders"]["blocked"]["count"].as_u64(), Some(12));
+    assert_eq!(done.report.placeholders.made.count, 0);
+    assert_eq!(done.report.placeholders.blocked.count, 12);
     assert_same_rows(
         &crate::recover::rows_of(&c.dest, "messages", false),
         &expected_rows(&c.fixture, "messages"),
         "messages",
     );
-    crate::assert_signal!(r, LossSignal::ParentsNotRebuilt { .. });
+    crate::assert_signal!(done, LossSignal::ParentsNotRebuilt { .. });
     Ok(())
 }
 
@@ -218,7 +215,7 @@ fn chroma_store_keeps_every_metadata_row_of_lost_embeddings_under_placeholders()
         let leaves = fixtures::table_pages(&f.bytes, f.roots["embeddings"]).leaves;
         vec![Damage::ZeroPage(leaves[2]), Damage::ZeroPage(leaves[3])]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
+    crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     assert_same_rows(
         &crate::recover::rows_of(&c.dest, "embedding_metadata", false),
         &expected_rows(&c.fixture, "embedding_metadata"),
@@ -288,13 +285,9 @@ fn chroma_sysdb_tables_lost_are_rebuilt_with_markers_in_every_not_null_column() 
         .map(Damage::ZeroPage)
         .collect()
     });
-    let r = c.recover_expecting(&["--allow-partial"], 3)?;
-    assert_eq!(
-        r["placeholders"]["blocked"]["count"].as_u64(),
-        Some(0),
-        "{}",
-        r["placeholders"]
-    );
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    let placeholders = &done.report.placeholders;
+    assert_eq!(placeholders.blocked.count, 0, "{placeholders:?}");
     let conn = Connection::open_with_flags(&c.dest, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let rows = |sql: &str| -> rusqlite::Result<Vec<(String, String)>> {
         conn.prepare(sql)?
@@ -333,14 +326,7 @@ fn chroma_sysdb_tables_lost_are_rebuilt_with_markers_in_every_not_null_column() 
 /// is `missing` and the run reports loss.
 #[test]
 fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResult {
-    let status = |r: &serde_json::Value, name: &str| {
-        r["tables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .map(|t| t["status"].clone())
-    };
+    let status = |done: &recovery::Recovery, name: &str| done.table(name).map(|t| t.status);
     // Intact schema: the store was made without `state_meta`.
     let dir = crate::Scratch::new("missing-intact");
     let src = dir.path("state.db");
@@ -353,12 +339,12 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
          INSERT INTO messages VALUES (1, 's1', 'user', 'hi', 1);",
     )?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &[], 0)?;
-    assert_eq!(status(&r, "state_meta"), Some("missing".into()));
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(status(&done, "state_meta"), Some(TableStatus::Missing));
+    let warnings = &done.report.warnings;
     assert!(
-        r["warnings"].to_string().contains("`state_meta`"),
-        "{}",
-        r["warnings"]
+        warnings.iter().any(|w| w.contains("`state_meta`")),
+        "{warnings:?}"
     );
 
     // Damaged schema: the cell holding `state_meta`'s schema row is overwritten with zeros
@@ -387,16 +373,15 @@ fn a_table_the_profile_expects_is_reported_missing_never_left_out() -> TestResul
     let root = c.fixture.roots["state_meta"] as usize;
     bytes[(root - 1) * 4096..root * 4096].fill(0);
     std::fs::write(&c.src, &bytes)?;
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     assert_eq!(
-        status(&r, "state_meta"),
-        Some("missing".into()),
-        "{}",
-        r["tables"]
+        status(&done, "state_meta"),
+        Some(TableStatus::Missing),
+        "{:?}",
+        done.report.tables
     );
     crate::assert_signal!(
-        r,
+        done,
         LossSignal::TableMissing { table, profile } if table == "state_meta" && profile == "agent"
     );
     Ok(())
@@ -442,15 +427,23 @@ fn a_clock_default_never_fills_a_rebuilt_row() -> TestResult {
     }
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial", "--profile", "none"], 3)?;
+    let options = RecoverOptions {
+        profile: ProfileChoice::None,
+        ..crate::allow_partial(&src, &dest)
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
+    let placeholders = &done.report.placeholders;
     let out = Connection::open(&dest)?;
     // NOT NULL with only a clock default: nothing proves `created_at`, so no placeholder.
     let made: i64 = out.query_row("SELECT count(*) FROM threads", [], |r| r.get(0))?;
-    assert_eq!(made, 0, "{}", r["placeholders"]);
+    assert_eq!(made, 0, "{placeholders:?}");
     assert!(
-        r["placeholders"].to_string().contains("created_at"),
-        "{}",
-        r["placeholders"]
+        placeholders
+            .blocked
+            .listed
+            .iter()
+            .any(|b| b.reason.contains("created_at")),
+        "{placeholders:?}"
     );
     // The index proves each note's tag: rebuilt rows, `stamped` unknown.
     let stamped: Vec<(String, Option<String>)> = out
@@ -490,7 +483,11 @@ fn a_placeholder_takes_a_constant_default_and_registers_it() -> TestResult {
     bytes[(threads - 1) * 4096..threads * 4096].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    crate::recover_expecting(&src, &dest, &["--allow-partial", "--profile", "none"], 3)?;
+    let options = RecoverOptions {
+        profile: ProfileChoice::None,
+        ..crate::allow_partial(&src, &dest)
+    };
+    crate::recover_in_process(&options, Outcome::PartialCommitted)?;
     let out = Connection::open(&dest)?;
     let rows: Vec<(i64, Option<String>, String)> = out
         .prepare("SELECT id, created_at, kind FROM threads ORDER BY id")?
@@ -521,15 +518,14 @@ fn placeholders_count_towards_the_lower_bound() -> TestResult {
             Damage::ZeroPage(f.roots["sqlite_autoindex_sessions_1"]),
         ]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let report = c.report();
-    let sessions = crate::table_entry(&report, "sessions");
-    let made = sessions["placeholders"].as_u64().ok_or("placeholders")?;
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    let sessions = crate::table(&done, "sessions");
+    let made = sessions.placeholders;
     assert_eq!(made, expected_rows(&c.fixture, "sessions").len() as u64);
     assert_eq!(
-        sessions["lost_rows"]["lower_bound"].as_u64(),
+        sessions.lost_rows.as_ref().map(|l| l.lower_bound),
         Some(made),
-        "{sessions}"
+        "{sessions:?}"
     );
     Ok(())
 }
@@ -570,18 +566,6 @@ fn the_report_renders_loss_reports_only_and_says_where_the_output_is() -> TestRe
         "{sessions}"
     );
     Ok(())
-}
-
-/// A run in-process, with `choose` setting its options; a run that ends early is a failure.
-fn recover_with(
-    src: &std::path::Path,
-    dest: &std::path::Path,
-    choose: impl FnOnce(&mut recovery::RecoverOptions),
-) -> recovery::Recovery {
-    let mut options = recovery::RecoverOptions::new(src, dest);
-    choose(&mut options);
-    recovery::recover(&options, &recovery::Quiet)
-        .unwrap_or_else(|e| panic!("{}: the run ended: {e}", src.display()))
 }
 
 /// Every table of `src` as SQLite reads it holds in `dest` the same rows (rowid and
@@ -723,15 +707,8 @@ fn healthy_databases_with_dangling_references_recover_complete_as_sqlite_reads_t
             src.display()
         );
         let dest = src.with_extension("out.db");
-        let done = recover_with(src, &dest, |_| {});
+        let done = crate::recover_in_process(&RecoverOptions::new(src, &dest), Outcome::Complete)?;
         let r = &done.report;
-        assert_eq!(
-            done.outcome,
-            recovery::Outcome::Complete,
-            "{}: {:?}",
-            src.display(),
-            r.evidence.loss
-        );
         assert!(!r.flags.loss_detected && r.evidence.signals.is_empty());
         assert_eq!(r.placeholders.made.count, 0);
         assert_eq!(r.placeholders.blocked.count, 0);
@@ -830,9 +807,11 @@ fn a_damaged_parent_gets_placeholders_and_dangling_references_beside_it_are_told
     std::fs::write(&src, &bytes)?;
 
     let dest = dir.path("out.db");
-    let done = recover_with(&src, &dest, |o| o.allow_partial = true);
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let r = &done.report;
-    assert_eq!(done.outcome, recovery::Outcome::PartialCommitted);
     let made: std::collections::BTreeSet<String> = r
         .placeholders
         .made
@@ -897,11 +876,11 @@ fn a_damaged_parent_gets_placeholders_and_dangling_references_beside_it_are_told
 #[test]
 fn without_placeholders_none_is_written_and_the_loss_is_still_reported() -> TestResult {
     let c = sessions_lost("sessions-lost-no-placeholders");
-    let done = recover_with(&c.src, &c.dest, |o| {
-        o.allow_partial = true;
-        o.placeholders = false;
-    });
-    assert_eq!(done.outcome, recovery::Outcome::PartialCommitted);
+    let options = RecoverOptions {
+        placeholders: false,
+        ..c.allow_partial()
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
     assert!(done.verdict().loss_detected);
     let conn = Connection::open_with_flags(&c.dest, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0));
@@ -937,9 +916,10 @@ fn without_placeholders_none_is_written_and_the_loss_is_still_reported() -> Test
 #[test]
 fn the_cli_asks_for_no_placeholders() -> TestResult {
     let c = sessions_lost("sessions-lost-no-placeholders-cli");
-    let r = c.recover_expecting(&["--allow-partial", "--no-placeholders"], 3)?;
-    assert_eq!(r["placeholders"]["made"]["count"], 0);
-    assert_eq!(r["placeholders"]["blocked"]["count"], 12);
+    c.recover_expecting(&["--allow-partial", "--no-placeholders"], 3)?;
+    let r = c.typed_report();
+    assert_eq!(r.placeholders.made.count, 0);
+    assert_eq!(r.placeholders.blocked.count, 12);
     crate::assert_signal!(r, LossSignal::ParentsNotRebuilt { parent, .. } if parent == "sessions");
     Ok(())
 }

@@ -1,8 +1,9 @@
-//! `salvage recover` end to end: the real binary on fixtures, the output compared row by
-//! row with what SQLite read from the healthy database, and the flags, exit codes and
-//! commit protocol checked exactly.
+//! A recovery end to end on fixtures: the output compared row by row with what SQLite read
+//! from the healthy database, and the flags and the report checked exactly, in-process
+//! through the library; the real binary for its exit codes, refusals and commit protocol.
 
-use recovery::LossSignal;
+use recovery::report::{LossReport, ObjectStatus};
+use recovery::{LossSignal, Outcome, RecoverOptions, TableStatus};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,21 @@ impl Case {
         code: i32,
     ) -> std::io::Result<serde_json::Value> {
         crate::recover_expecting(&self.src, &self.dest, extra, code)
+    }
+
+    /// The options of `salvage recover SRC -o DEST`.
+    pub fn options(&self) -> RecoverOptions {
+        RecoverOptions::new(&self.src, &self.dest)
+    }
+
+    /// The options of `salvage recover SRC -o DEST --allow-partial`.
+    pub fn allow_partial(&self) -> RecoverOptions {
+        crate::allow_partial(&self.src, &self.dest)
+    }
+
+    /// The loss report a run of the binary wrote beside DEST, typed.
+    pub fn typed_report(&self) -> LossReport {
+        crate::typed_report_beside(&self.dest)
     }
 
     pub fn report(&self) -> serde_json::Value {
@@ -189,17 +205,12 @@ fn stderr(out: &Output) -> String {
 fn every_healthy_fixture_is_recovered_completely_row_for_row() -> TestResult {
     for entry in fixtures::catalog_entries() {
         let c = case(entry.name, entry.name, |_| vec![]);
-        let out = c.recover(&[])?;
-        assert_eq!(code(&out), Some(0), "{}: {}", entry.name, stderr(&out));
-        let r = c.report();
-        assert_eq!(r["flags"]["complete"], true, "{}", entry.name);
-        assert_eq!(
-            r["flags"]["loss_detected"], false,
-            "{}: {}",
-            entry.name, r["evidence"]
-        );
-        assert_eq!(r["flags"]["verified"], true);
-        assert_eq!(r["source"]["unchanged"], true);
+        let done = crate::recover_in_process(&c.options(), Outcome::Complete)?;
+        let r = &done.report;
+        assert!(r.flags.complete, "{}", entry.name);
+        assert!(!r.flags.loss_detected, "{}: {:?}", entry.name, r.evidence);
+        assert!(r.flags.verified);
+        assert!(r.source.unchanged);
         assert!(!c.incomplete().exists());
         assert_every_table_as_built(&c, entry.name);
         // sqlite_sequence counters survive.
@@ -225,19 +236,23 @@ fn zeroed_leaf_with_allow_partial_commits_everything_else_and_exits_3() -> TestR
     let lost = rowids_on(&c.fixture.bytes, leaf);
     assert!(!lost.is_empty());
     c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
-    assert_eq!(r["flags"]["loss_detected"], true);
-    assert_eq!(r["flags"]["partial"], true);
-    assert_eq!(r["flags"]["complete"], false);
-    assert_eq!(r["flags"]["verified"], true);
-    assert_eq!(r["output"]["committed"], true);
+    let r = c.typed_report();
+    assert!(r.flags.loss_detected);
+    assert!(r.flags.partial);
+    assert!(!r.flags.complete);
+    assert!(r.flags.verified);
+    assert!(r.output.committed);
     let got = rows_of(&c.dest, "messages", false);
     let mut want = expected_rows(&c.fixture, "messages");
     want.retain(|rowid, _| !lost.contains(rowid));
     assert_same_rows(&got, &want, "every intact row, and nothing else");
     // The lost subtree's rowid range is reported.
-    let messages = crate::table_entry(&r, "messages");
-    assert_eq!(messages["lost_subtrees"].as_array().map(Vec::len), Some(1));
+    let messages = r
+        .tables
+        .iter()
+        .find(|t| t.name == "messages")
+        .ok_or("messages")?;
+    assert_eq!(messages.lost_subtrees.len(), 1);
     Ok(())
 }
 
@@ -253,9 +268,9 @@ fn loss_without_allow_partial_withholds_the_output_and_exits_4() -> TestResult {
         c.incomplete().exists(),
         "the result is kept, not thrown away"
     );
-    let r = c.report();
-    assert_eq!(r["output"]["committed"], false);
-    assert_eq!(r["flags"]["loss_detected"], true);
+    let r = c.typed_report();
+    assert!(!r.output.committed);
+    assert!(r.flags.loss_detected);
     // A second run refuses to reuse the .incomplete file.
     let again = c.recover(&["--allow-partial"])?;
     assert_eq!(code(&again), Some(2), "{}", stderr(&again));
@@ -269,22 +284,19 @@ fn orphan_leaves_under_a_zeroed_interior_page_go_back_to_their_table() -> TestRe
         let walk = fixtures::format::walk_btree(&f.bytes, f.roots["messages"]).0;
         vec![Damage::ZeroPage(walk.pages.interior[1])]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
-    let messages = crate::table_entry(&r, "messages");
-    assert!(
-        messages["rows_from_orphans"].as_u64().unwrap() > 0,
-        "{messages}"
-    );
-    assert_eq!(r["lost_and_found"]["rows"], 0, "{}", r["lost_and_found"]);
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    let r = &done.report;
+    let messages = crate::table(&done, "messages");
+    assert!(messages.rows_from_orphans > 0, "{messages:?}");
+    assert_eq!(r.lost_and_found.rows, 0, "{:?}", r.lost_and_found);
     // Only the interior page was lost: every row is still on a leaf, and all come back.
     assert_same_rows(
         &rows_of(&c.dest, "messages", false),
         &expected_rows(&c.fixture, "messages"),
         "rows",
     );
-    assert_eq!(
-        r["flags"]["loss_detected"], true,
+    assert!(
+        r.flags.loss_detected,
         "rows outside the b-tree are not a clean recovery"
     );
     Ok(())
@@ -297,13 +309,12 @@ fn broken_overflow_chain_gives_null_not_garbage() -> TestResult {
             table: "messages".into(),
         }]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
-    let messages = crate::table_entry(&r, "messages");
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    let messages = crate::table(&done, "messages");
     // The cut content leaves `timestamp` (NOT NULL, stored after it) without its bytes too:
     // NULL is never allowed there, and nothing is invented, so the row is kept in
     // lost_and_found under the table's root page, with its intact fields.
-    assert_eq!(messages["rejected_to_lost_and_found"], 1);
+    assert_eq!(messages.rejected_to_lost_and_found, 1);
     let got = rows_of(&c.dest, "messages", false);
     let want = expected_rows(&c.fixture, "messages");
     assert_eq!(got.len(), want.len() - 1);
@@ -343,11 +354,35 @@ fn source_is_never_touched_and_nothing_is_written_beside_it() -> TestResult {
         c.dir.listing(),
         vec!["evidence.db", "out.db", "out.db.report.json"]
     );
-    let r = c.report();
-    assert!(r["source"]["blake3_before"]
-        .as_str()
-        .is_some_and(|h| h.len() == 64));
-    assert_eq!(r["source"]["blake3_before"], r["source"]["blake3_after"]);
+    let r = c.typed_report();
+    assert_eq!(r.source.blake3_before.len(), 64);
+    assert_eq!(r.source.blake3_before, r.source.blake3_after);
+    Ok(())
+}
+
+/// `--history` and `--profile` reach the library from the command line (what each does is
+/// tested in-process: `history`, `placeholders`): the report has the history section, and
+/// no profile applied.
+#[test]
+fn the_history_and_profile_arguments_reach_the_library() -> TestResult {
+    let c = case("arguments", "agent-512-utf8", |_| vec![]);
+    c.recover_expecting(&["--history", "--profile", "none"], 0)?;
+    let r = c.typed_report();
+    assert!(r.history.is_some());
+    assert!(r.placeholders.profiles.is_empty(), "{:?}", r.placeholders);
+    // Without them: no history, and the agent profile detected.
+    let dest = c.dir.path("default.db");
+    crate::recover_expecting(&c.src, &dest, &[], 0)?;
+    let r = crate::typed_report_beside(&dest);
+    assert!(r.history.is_none());
+    assert!(
+        r.placeholders
+            .profiles
+            .iter()
+            .any(|[name, _]| name == "agent"),
+        "{:?}",
+        r.placeholders
+    );
     Ok(())
 }
 
@@ -608,20 +643,22 @@ fn every_damage_kind_recovers_without_garbage() -> TestResult {
     ];
     for (name, fixture, damage) in cases {
         let c = case(&format!("sweep-{name}"), fixture, damage);
-        let out = c.recover(&["--allow-partial"])?;
-        let code = code(&out);
+        let done = recovery::recover(&c.allow_partial(), &recovery::Quiet)?;
+        crate::assert_counts_add_up(&c.dest, &done.report);
+        let outcome = done.outcome;
         assert!(
-            matches!(code, Some(0) | Some(3)),
-            "{name}: exit {code:?}: {}",
-            stderr(&out)
+            matches!(outcome, Outcome::Complete | Outcome::PartialCommitted),
+            "{name}: {outcome:?}: {:?}",
+            done.report.evidence.loss
         );
-        let r = c.report();
-        assert_eq!(r["flags"]["verified"], true, "{name}");
-        assert_eq!(r["source"]["unchanged"], true, "{name}");
-        // Damage that loses no row may still exit 0 (a stale header size); any loss is 3.
+        let r = &done.report;
+        assert!(r.flags.verified, "{name}");
+        assert!(r.source.unchanged, "{name}");
+        // Damage that loses no row may still be complete (a stale header size); any loss
+        // is a partial output committed.
         assert_eq!(
-            code == Some(3),
-            r["flags"]["loss_detected"] == true,
+            outcome == Outcome::PartialCommitted,
+            r.flags.loss_detected,
             "{name}"
         );
         let exact = assert_no_garbage(&c, name);
@@ -636,9 +673,8 @@ fn page_one_zeroed_schema_rows_found_elsewhere_put_every_row_back() -> TestResul
     let c = case("page-one-scan", "agent-512-utf8", |_| {
         vec![Damage::ZeroPage(1)]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
-    assert!(r["schema"]["rows_found_by_scan"].as_u64().unwrap() >= 3);
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    assert!(done.report.schema.rows_found_by_scan >= 3);
     for t in ["sessions", "messages", "state_meta"] {
         assert_same_rows(
             &rows_of(&c.dest, t, false),
@@ -665,13 +701,16 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
         vec![Damage::ZeroPage(1)]
     });
     // No profile: nothing knows the application's tables.
-    c.recover_expecting(&["--allow-partial", "--profile", "none"], 3)?;
-    let r = c.report();
-    let inferred: Vec<&serde_json::Value> = r["tables"]
-        .as_array()
-        .unwrap()
+    let options = RecoverOptions {
+        profile: recovery::ProfileChoice::None,
+        ..c.allow_partial()
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
+    let inferred: Vec<&recovery::report::TableReport> = done
+        .report
+        .tables
         .iter()
-        .filter(|t| t["status"] == "inferred")
+        .filter(|t| t.status == TableStatus::Inferred)
         .collect();
     assert!(inferred.len() >= 3, "{inferred:?}");
     // The messages rows are all in one inferred table, rowids and values intact (the
@@ -679,15 +718,15 @@ fn page_one_zeroed_with_the_whole_schema_gives_inferred_tables() -> TestResult {
     let messages = expected_rows(&c.fixture, "messages");
     let holder = inferred
         .iter()
-        .find(|t| t["rows_written"].as_u64() == Some(messages.len() as u64))
+        .find(|t| t.rows_written == messages.len() as u64)
         .expect("a table with every message");
-    let got = rows_of(&c.dest, holder["name"].as_str().unwrap(), false);
+    let got = rows_of(&c.dest, &holder.name, false);
     for (rowid, want) in &messages {
         let row = &got[rowid];
         assert_eq!(row[0], Value::Null);
         assert_eq!(&row[1..], &want[1..], "rowid {rowid}");
     }
-    crate::assert_signal!(r, LossSignal::TableInferred { .. });
+    crate::assert_signal!(done, LossSignal::TableInferred { .. });
     Ok(())
 }
 
@@ -700,21 +739,23 @@ fn a_profile_that_knows_the_schema_names_the_lost_tables() -> TestResult {
     let c = case("page-one-known", "agent-4096-utf8", |_| {
         vec![Damage::ZeroPage(1)]
     });
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     for t in ["sessions", "messages", "state_meta"] {
-        let entry = crate::table_entry(&r, t);
-        assert_eq!(entry["status"], "inferred", "{entry}");
+        let entry = crate::table(&done, t);
+        assert_eq!(entry.status, TableStatus::Inferred, "{entry:?}");
         assert!(
-            entry["reason"]
-                .to_string()
-                .contains("profile agent knows its CREATE statement"),
-            "{entry}"
+            entry
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.contains("profile agent knows its CREATE statement")),
+            "{entry:?}"
         );
-        let evidence = entry["orphan_groups"][0]["evidence"].to_string();
+        let evidence = &entry.orphan_groups.first().ok_or(t)?.evidence;
         assert!(
-            evidence.contains("fit a CREATE statement profile agent knows"),
-            "{evidence}"
+            evidence
+                .iter()
+                .any(|e| e.contains("fit a CREATE statement profile agent knows")),
+            "{evidence:?}"
         );
         assert_same_rows(
             &rows_of(&c.dest, t, false),
@@ -724,12 +765,12 @@ fn a_profile_that_knows_the_schema_names_the_lost_tables() -> TestResult {
     }
     // The dropped table's pages are on the freelist, whose trunk page is found without
     // the header: deleted rows, not a live table.
-    let inferred: Vec<&str> = r["tables"]
-        .as_array()
-        .ok_or("tables")?
+    let inferred: Vec<&str> = done
+        .report
+        .tables
         .iter()
-        .filter(|t| t["status"] == "inferred")
-        .filter_map(|t| t["name"].as_str())
+        .filter(|t| t.status == TableStatus::Inferred)
+        .map(|t| t.name.as_str())
         .collect();
     assert_eq!(inferred, ["sessions", "messages", "state_meta"]);
     let conn = Connection::open(&c.dest)?;
@@ -739,14 +780,14 @@ fn a_profile_that_knows_the_schema_names_the_lost_tables() -> TestResult {
         |r| r.get(0),
     )?;
     assert!(sql.contains("session_id TEXT NOT NULL"), "{sql}");
-    let index = r["schema_objects"]
-        .as_array()
-        .ok_or("schema_objects")?
+    let index = done
+        .report
+        .schema_objects
         .iter()
-        .find(|o| o["name"] == "idx_messages_session")
+        .find(|o| o.name == "idx_messages_session")
         .ok_or("the profile's index")?;
-    assert_eq!(index["status"], "created", "{index}");
-    crate::assert_signal!(r, LossSignal::TableInferred { .. });
+    assert_eq!(index.status, ObjectStatus::Created, "{index:?}");
+    crate::assert_signal!(done, LossSignal::TableInferred { .. });
     Ok(())
 }
 
@@ -779,14 +820,12 @@ fn a_profile_file_names_a_lost_table_but_not_from_one_value() -> TestResult {
             "CREATE TABLE config(id INTEGER PRIMARY KEY, json TEXT)"]}"#,
     )?;
     let dest = dir.path("out.db");
-    let profile = profile.to_string_lossy().into_owned();
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial", "--profile", &profile], 3)?;
-    let names: Vec<&str> = r["tables"]
-        .as_array()
-        .ok_or("tables")?
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let options = RecoverOptions {
+        profile: recovery::ProfileChoice::File(profile),
+        ..crate::allow_partial(&src, &dest)
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
+    let names: Vec<&str> = done.report.tables.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"notes"), "{names:?}");
     assert!(!names.contains(&"config"), "{names:?}");
     assert_same_rows(&rows_of(&dest, "notes", false), &want, "notes");
@@ -808,14 +847,13 @@ fn a_profile_does_not_name_another_applications_tables() -> TestResult {
         let c = case(&format!("page-one-foreign-{fixture}"), fixture, |_| {
             vec![Damage::ZeroPage(1)]
         });
-        c.recover_expecting(&["--allow-partial"], 3)?;
-        let r = c.report();
+        let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
         let agent = ["sessions", "messages", "state_meta"];
-        for t in r["tables"].as_array().ok_or("tables")? {
-            let name = t["name"].as_str().unwrap_or_default();
+        for t in &done.report.tables {
+            let name = t.name.as_str();
             assert!(
                 !agent.contains(&name) || c.fixture.tables.iter().any(|f| f.name == name),
-                "{fixture}: `{name}` named from another application's schema: {t}"
+                "{fixture}: `{name}` named from another application's schema: {t:?}"
             );
         }
         assert_no_garbage(&c, fixture);
@@ -844,20 +882,23 @@ fn lost_tables_of_one_shape_stay_apart() -> TestResult {
     bytes[..4096].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let inferred: Vec<String> = r["tables"]
-        .as_array()
-        .ok_or("tables")?
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let r = &done.report;
+    let inferred: Vec<String> = r
+        .tables
         .iter()
-        .filter(|t| t["status"] == "inferred")
-        .filter_map(|t| t["name"].as_str().map(String::from))
+        .filter(|t| t.status == TableStatus::Inferred)
+        .map(|t| t.name.clone())
         .collect();
-    assert_eq!(inferred.len(), 2, "{}", r["tables"]);
+    assert_eq!(inferred.len(), 2, "{:?}", r.tables);
     let mut got: Vec<BTreeMap<i64, Vec<Value>>> =
         inferred.iter().map(|t| rows_of(&dest, t, false)).collect();
     got.sort_by_key(|rows| std::cmp::Reverse(rows.len()));
     assert_eq!((&got[0], &got[1]), (&a, &b));
-    assert_eq!(r["conflicts"]["count"], 0);
+    assert_eq!(r.conflicts.count, 0);
     Ok(())
 }
 
@@ -913,18 +954,22 @@ fn a_schema_that_ignores_or_replaces_conflicts_does_not_hide_them() -> TestResul
 
     let dest = dir.path("out.db");
     // Also checks every table's rows_in_output against the output's count.
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let r = &done.report;
     for table in ["notes", "tags"] {
-        let listed = r["conflicts"]["listed"]
-            .as_array()
-            .ok_or("conflicts")?
+        let listed = r
+            .conflicts
+            .listed
             .iter()
-            .filter(|l| l["table"] == table)
+            .filter(|l| l.table == table)
             .count();
-        assert!(listed > 3, "{table}: {}", r["conflicts"]);
-        let t = crate::table_entry(&r, table);
-        assert_eq!(t["conflicts"].as_u64(), Some(listed as u64), "{t}");
-        assert_eq!(t["rows_in_output"].as_u64(), Some(400), "{t}");
+        assert!(listed > 3, "{table}: {:?}", r.conflicts);
+        let t = crate::table(&done, table);
+        assert_eq!(t.conflicts, listed as u64, "{t:?}");
+        assert_eq!(t.rows_in_output, Some(400), "{t:?}");
     }
     Ok(())
 }
@@ -954,14 +999,13 @@ fn rows_that_collide_on_a_key_are_kept() -> TestResult {
         .collect::<Result<_, _>>()?;
     assert!(rowids.len() > 3);
 
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
-    let listed = r["conflicts"]["listed"].as_array().ok_or("conflicts")?;
-    assert_eq!(listed.len(), rowids.len(), "{}", r["conflicts"]);
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    let listed = &done.report.conflicts.listed;
+    assert_eq!(listed.len(), rowids.len(), "{:?}", done.report.conflicts);
     assert!(listed
         .iter()
-        .all(|l| l["table"] == "messages" && l["kept_in"] == "lost_and_found"));
-    crate::assert_signal!(r, LossSignal::KeyConflicts { table, rows } if table == "messages" && *rows == rowids.len() as u64);
+        .all(|l| l.table == "messages" && l.kept_in.as_deref() == Some("lost_and_found")));
+    crate::assert_signal!(done, LossSignal::KeyConflicts { table, rows } if table == "messages" && *rows == rowids.len() as u64);
     // Each is in lost_and_found with its values, under the table's root page.
     let conn = Connection::open(&c.dest)?;
     let kept: Vec<(i64, String)> = conn
@@ -1007,11 +1051,15 @@ fn a_short_record_is_not_forced_into_a_wide_table() -> TestResult {
     bytes[(leaf as usize - 1) * 4096..leaf as usize * 4096].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let wide = crate::table_entry(&r, "wide");
-    assert_eq!(wide["rows_from_orphans"], 0, "{wide}");
-    assert_eq!(wide["rejected_to_lost_and_found"], 0, "{wide}");
-    assert_eq!(r["lost_and_found"]["rows"], 300, "{}", r["lost_and_found"]);
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let wide = crate::table(&done, "wide");
+    assert_eq!(wide.rows_from_orphans, 0, "{wide:?}");
+    assert_eq!(wide.rejected_to_lost_and_found, 0, "{wide:?}");
+    let lost_and_found = &done.report.lost_and_found;
+    assert_eq!(lost_and_found.rows, 300, "{lost_and_found:?}");
     Ok(())
 }
 
@@ -1056,10 +1104,13 @@ fn a_value_no_affinity_allows_is_a_damaged_field() -> TestResult {
     bytes[at + 3] = 0x11; // blob(2) -> text(2): "xy" stays non-numeric, kept
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let t = crate::table_entry(&r, "t");
-    assert_eq!(t["rows_written"], 50, "{t}");
-    assert_eq!(t["rows_damaged"], 1, "{t}");
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let t = crate::table(&done, "t");
+    assert_eq!(t.rows_written, 50, "{t:?}");
+    assert_eq!(t.rows_damaged, 1, "{t:?}");
     let conn = Connection::open(&dest)?;
     let (name, n): (Option<String>, String) =
         conn.query_row("SELECT name, n FROM t WHERE id = 7", [], |r| {
@@ -1082,8 +1133,8 @@ fn a_value_no_affinity_allows_is_a_damaged_field() -> TestResult {
             0x61_6263
         )
     );
-    assert_eq!(r["damaged_fields"]["fields"], 1);
-    crate::assert_signal!(r, LossSignal::DamagedFields { table, rows } if table == "t" && *rows == 1);
+    assert_eq!(done.report.damaged_fields.fields, 1);
+    crate::assert_signal!(done, LossSignal::DamagedFields { table, rows } if table == "t" && *rows == 1);
     Ok(())
 }
 
@@ -1110,17 +1161,17 @@ fn short_records_a_not_null_column_refuses_are_kept_apart() -> TestResult {
     )?;
     drop(conn);
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let t = crate::table_entry(&r, "t");
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let t = crate::table(&done, "t");
     assert_eq!(
-        (
-            t["rows_written"].as_u64(),
-            t["rejected_to_lost_and_found"].as_u64()
-        ),
-        (Some(100), Some(40)),
-        "{t}"
+        (t.rows_written, t.rejected_to_lost_and_found),
+        (100, 40),
+        "{t:?}"
     );
-    assert_eq!(r["lost_and_found"]["rows"], 40);
+    assert_eq!(done.report.lost_and_found.rows, 40);
     Ok(())
 }
 
@@ -1147,10 +1198,9 @@ fn a_cell_found_in_the_content_area_must_fit_its_table() -> TestResult {
     bytes[base + victim.offset..base + victim.offset + fake.len()].copy_from_slice(&fake);
     bytes[base + 8..base + 10].copy_from_slice(&0xfff0u16.to_be_bytes()); // pointer 0: past the page
     std::fs::write(&c.src, &bytes)?;
-    c.recover_expecting(&["--allow-partial"], 3)?;
-    let r = c.report();
-    let messages = crate::table_entry(&r, "messages");
-    assert_eq!(messages["rejected_to_lost_and_found"], 1, "{messages}");
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
+    let messages = crate::table(&done, "messages");
+    assert_eq!(messages.rejected_to_lost_and_found, 1, "{messages:?}");
     let got = rows_of(&c.dest, "messages", false);
     let want = expected_rows(&c.fixture, "messages");
     assert_eq!(
@@ -1192,15 +1242,18 @@ fn damaged_fields_are_registered_with_their_reason() -> TestResult {
     bytes[at] = 0xff;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let reasons = registered_fields(&conn)?;
     assert!(
         reasons
             .iter()
             .any(|(_, col, why)| col == "body" && why == "unreadable"),
-        "{reasons:?} {}",
-        r["tables"]
+        "{reasons:?} {:?}",
+        done.report.tables
     );
     let title: Vec<u8> = conn.query_row(
         "SELECT CAST(title AS BLOB) FROM t WHERE id = 7 AND typeof(title) = 'text'",
@@ -1209,7 +1262,7 @@ fn damaged_fields_are_registered_with_their_reason() -> TestResult {
     )?;
     assert_eq!(title, b"\xffitle 7");
     assert!(!reasons.iter().any(|(id, _, _)| *id == 7));
-    assert_eq!(crate::table_entry(&r, "t")["texts_not_in_encoding"], 1);
+    assert_eq!(crate::table(&done, "t").texts_not_in_encoding, 1);
     // Each registered field is NULL in its table; a NULL that was NULL is not registered.
     let not_null: i64 = conn.query_row(
         "SELECT count(*) FROM salvage_damaged_fields d JOIN t ON t.rowid = d.rowid
@@ -1219,19 +1272,14 @@ fn damaged_fields_are_registered_with_their_reason() -> TestResult {
     )?;
     assert_eq!(not_null, 0);
     assert!(!reasons.iter().any(|(_, col, _)| col == "note"));
+    assert_eq!(done.report.damaged_fields.fields, reasons.len() as u64);
     assert_eq!(
-        r["damaged_fields"]["fields"].as_u64(),
-        Some(reasons.len() as u64)
-    );
-    assert_eq!(
-        crate::table_entry(&r, "t")["rows_damaged"].as_u64(),
-        Some(
-            reasons
-                .iter()
-                .map(|x| x.0)
-                .collect::<std::collections::BTreeSet<_>>()
-                .len() as u64
-        )
+        crate::table(&done, "t").rows_damaged,
+        reasons
+            .iter()
+            .map(|x| x.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len() as u64
     );
     Ok(())
 }
@@ -1273,12 +1321,23 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
     bytes[cell..cell + n + rowid + payload as usize].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let notes = crate::table_entry(&r, "notes");
-    assert_eq!(notes["status"], "inferred", "{}", r["tables"]);
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let notes = crate::table(&done, "notes");
+    assert_eq!(
+        notes.status,
+        TableStatus::Inferred,
+        "{:?}",
+        done.report.tables
+    );
     assert!(
-        notes["reason"].to_string().contains("notes_title"),
-        "{notes}"
+        notes
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("notes_title")),
+        "{notes:?}"
     );
     let conn = Connection::open(&dest)?;
     let titles: Vec<(i64, String)> = conn
@@ -1294,7 +1353,7 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
         [],
         |r| r.get(0),
     )?;
-    assert_eq!(index, 1, "{}", r["schema_objects"]);
+    assert_eq!(index, 1, "{:?}", done.report.schema_objects);
     Ok(())
 }
 
@@ -1334,7 +1393,10 @@ fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResu
          INSERT INTO t SELECT x, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
     )?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let tag: String = conn.query_row("SELECT tag FROM t WHERE id = 5", [], |r| r.get(0))?;
     assert_eq!(tag, "tag-5");
@@ -1352,7 +1414,7 @@ fn a_value_its_index_entry_contradicts_is_corrected_and_registered() -> TestResu
             "zzzzz".into()
         )
     );
-    assert_eq!(crate::table_entry(&r, "t")["rows_damaged"], 1);
+    assert_eq!(crate::table(&done, "t").rows_damaged, 1);
     let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
     assert_eq!(integrity, "ok");
     Ok(())
@@ -1373,7 +1435,10 @@ fn a_contradicted_value_is_corrected_in_its_own_row_beside_a_column_named_rowid(
              SELECT x, x + 4, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
     )?;
     let dest = dir.path("out.db");
-    crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let rows: Vec<(i64, i64, String)> = conn
         .prepare("SELECT _rowid_, rowid, tag FROM t ORDER BY _rowid_")?
@@ -1405,7 +1470,10 @@ fn kept_keys_with_the_rowid_alias_find_the_contradicted_value() -> TestResult {
          INSERT INTO t SELECT x, x * 10, printf('%.5000c', 'a'), 'tag-' || x FROM i;",
     )?;
     let dest = dir.path("out.db");
-    crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let rows: Vec<(i64, i64, String)> = conn
         .prepare("SELECT id, n, tag FROM t ORDER BY id")?
@@ -1458,7 +1526,10 @@ fn values_read_from_a_page_that_ends_no_chain_are_registered() -> TestResult {
     bytes[before * 4096..before * 4096 + 4].copy_from_slice(&(root as u32).to_be_bytes());
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let tag: Option<String> = conn.query_row("SELECT tag FROM t WHERE id = 5", [], |r| r.get(0))?;
     assert_eq!(tag, None);
@@ -1470,7 +1541,7 @@ fn values_read_from_a_page_that_ends_no_chain_are_registered() -> TestResult {
             (5, "tag".into(), "overflow_page_suspect".into())
         ]
     );
-    assert_eq!(crate::table_entry(&r, "t")["rows_damaged"], 1);
+    assert_eq!(crate::table(&done, "t").rows_damaged, 1);
     Ok(())
 }
 
@@ -1509,17 +1580,13 @@ fn values_of_zeros_that_end_on_a_page_of_zeros_are_read_as_written() -> TestResu
         let said = String::from_utf8_lossy(&inspected.stdout);
         assert!(said.contains("verdict: healthy"), "{page_size}: {said}");
         let dest = dir.path(&format!("out-{page_size}.db"));
-        let r = crate::recover_expecting(&src, &dest, &[], 0)?;
-        assert_eq!(
-            r["flags"]["complete"], true,
-            "{page_size}: {}",
-            r["evidence"]
+        let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+        assert!(
+            done.verdict().complete,
+            "{page_size}: {:?}",
+            done.report.evidence
         );
-        assert_eq!(
-            crate::table_entry(&r, "t")["rows_damaged"],
-            0,
-            "{page_size}"
-        );
+        assert_eq!(crate::table(&done, "t").rows_damaged, 0, "{page_size}");
         assert_same_rows(
             &rows_of(&dest, "t", false),
             &rows_of(&src, "t", false),
@@ -1543,7 +1610,10 @@ fn values_of_zeros_that_end_on_a_page_of_zeros_are_read_as_written() -> TestResu
         let wiped = dir.path("wiped.db");
         std::fs::write(&wiped, &bytes)?;
         let dest = dir.path("out-wiped.db");
-        crate::recover_expecting(&wiped, &dest, &["--allow-partial"], 3)?;
+        crate::recover_in_process(
+            &crate::allow_partial(&wiped, &dest),
+            Outcome::PartialCommitted,
+        )?;
         let conn = Connection::open(&dest)?;
         let (data, v): (Option<Vec<u8>>, Option<String>) =
             conn.query_row("SELECT data, v FROM t WHERE id = 300", [], |r| {
@@ -1588,13 +1658,14 @@ fn text_not_valid_in_its_encoding_is_kept_as_sqlite_keeps_it() -> TestResult {
         ))?;
         drop(conn);
         let dest = dir.path(&format!("out-{encoding}.db"));
-        let (code, extra) = if utf8 {
-            (0, &[][..])
+        let (outcome, options) = if utf8 {
+            (Outcome::Complete, RecoverOptions::new(&src, &dest))
         } else {
-            (3, &["--allow-partial"][..])
+            (Outcome::PartialCommitted, crate::allow_partial(&src, &dest))
         };
-        let r = crate::recover_expecting(&src, &dest, extra, code)?;
-        let t = crate::table_entry(&r, "t");
+        let done = crate::recover_in_process(&options, outcome)?;
+        let r = &done.report;
+        let t = crate::table(&done, "t");
         let exact = |db: &Path, sql: &str| -> rusqlite::Result<Vec<(i64, String)>> {
             let conn = Connection::open(db)?;
             let mut stmt = conn.prepare(sql)?;
@@ -1602,27 +1673,21 @@ fn text_not_valid_in_its_encoding_is_kept_as_sqlite_keeps_it() -> TestResult {
             rows.collect()
         };
         if utf8 {
-            assert_eq!(r["flags"]["complete"], true, "{}", r["evidence"]);
-            assert_eq!(t["rows_damaged"], 0);
-            assert_eq!(t["texts_not_in_encoding"], 5);
+            assert!(r.flags.complete, "{:?}", r.evidence);
+            assert_eq!(t.rows_damaged, 0);
+            assert_eq!(t.texts_not_in_encoding, 5);
             assert!(
-                r["warnings"]
-                    .to_string()
-                    .contains("5 text values not valid"),
-                "{}",
-                r["warnings"]
+                r.warnings
+                    .iter()
+                    .any(|w| w.contains("5 text values not valid")),
+                "{:?}",
+                r.warnings
             );
             let rows = "SELECT id, typeof(a) || hex(a) || typeof(b) || hex(b) || typeof(c)
                                || hex(c) || typeof(n) || hex(n) FROM t ORDER BY id";
             assert_eq!(exact(&dest, rows)?, exact(&src, rows)?);
         } else {
-            assert_eq!(
-                (
-                    t["rows_damaged"].as_u64(),
-                    t["texts_not_in_encoding"].as_u64()
-                ),
-                (Some(2), Some(0))
-            );
+            assert_eq!((t.rows_damaged, t.texts_not_in_encoding), (2, 0));
             let registered = exact(
                 &dest,
                 "SELECT rowid, col || ' ' || reason || ' ' || hex(original)
@@ -1667,12 +1732,13 @@ fn text_an_older_sqlite_kept_in_a_numeric_column_is_kept_and_verifies() -> TestR
     assert_eq!(lines, 1200);
     drop(conn);
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &[], 0)?;
-    assert_eq!(r["flags"]["complete"], true, "{}", r["evidence"]);
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    let r = &done.report;
+    assert!(r.flags.complete, "{:?}", r.evidence);
     assert!(
-        r["warnings"].to_string().contains("(t.n)"),
-        "{}",
-        r["warnings"]
+        r.warnings.iter().any(|w| w.contains("(t.n)")),
+        "{:?}",
+        r.warnings
     );
     let conn = Connection::open(&dest)?;
     let kept: (String, String) =
@@ -1723,7 +1789,10 @@ fn values_read_from_a_page_two_chains_claim_are_registered() -> TestResult {
     bytes[c_first * 4096..c_first * 4096 + 4].copy_from_slice(&(b_last as u32 + 1).to_be_bytes());
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let r = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
     let conn = Connection::open(&dest)?;
     let bodies: Vec<(i64, Option<String>)> = conn
         .prepare("SELECT id, body FROM t ORDER BY id")?
@@ -1746,7 +1815,7 @@ fn values_read_from_a_page_two_chains_claim_are_registered() -> TestResult {
         r.get(0)
     })?;
     assert_eq!(tags, 6);
-    assert_eq!(crate::table_entry(&r, "t")["rows_damaged"], 2);
+    assert_eq!(crate::table(&done, "t").rows_damaged, 2);
     Ok(())
 }
 
@@ -1781,37 +1850,30 @@ fn loss_bounds_contain_the_true_number_of_lost_rows() -> TestResult {
     ];
     for (name, fixture, damage) in cases {
         let c = case(name, fixture, damage);
-        let out = c.recover(&["--allow-partial"])?;
-        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
         let truth = (expected_rows(&c.fixture, "messages").len()
             - rows_of(&c.dest, "messages", false).len()) as u64;
-        let r = c.report();
-        let m = crate::table_entry(&r, "messages");
-        let lost = &m["lost_rows"];
-        let lower = lost["lower_bound"].as_u64().unwrap();
+        let m = crate::table(&done, "messages");
+        let lost = m.lost_rows.as_ref().ok_or(name)?;
+        let lower = lost.lower_bound;
         assert!(
             lower <= truth,
             "{name}: lower bound {lower} above the {truth} rows lost"
         );
-        if let Some(upper) = lost["upper_bound"].as_u64() {
+        if let Some(upper) = lost.upper_bound {
             assert!(
                 truth <= upper,
                 "{name}: {truth} rows lost, above the upper bound {upper}"
             );
         }
         // Every lost row here had an index entry: the proof is exact.
-        assert_eq!(lost["proven_by_index"].as_u64(), Some(truth), "{name}");
+        assert_eq!(lost.proven_by_index, truth, "{name}");
     }
     // A healthy database: nothing lost, nothing bounded, complete.
     let c = case("bounds-healthy", "agent-512-deep", |_| vec![]);
-    assert_eq!(code(&c.recover(&[])?), Some(0));
-    let r = c.report();
-    assert!(r["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|t| t.get("lost_rows").is_none()));
-    assert_eq!(r["flags"]["complete"], true);
+    let done = crate::recover_in_process(&c.options(), Outcome::Complete)?;
+    assert!(done.report.tables.iter().all(|t| t.lost_rows.is_none()));
+    assert!(done.verdict().complete);
     Ok(())
 }
 
@@ -1829,25 +1891,24 @@ fn sqlite_sequence_bounds_the_loss_at_the_hot_end_of_a_table() -> TestResult {
             vec![Damage::ZeroPage(*leaves.last().unwrap())]
         });
         // Without partial rows, the table holds exactly the rows that survived whole.
-        let out = c.recover(&["--allow-partial", "--no-partial-rows"])?;
-        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        let options = RecoverOptions {
+            partial_rows: false,
+            ..c.allow_partial()
+        };
+        let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
         let truth =
             (expected_rows(&c.fixture, table).len() - rows_of(&c.dest, table, false).len()) as u64;
         assert!(truth > 0, "{name}");
-        let r = c.report();
-        let t = crate::table_entry(&r, table);
-        let lost = &t["lost_rows"];
-        let upper = lost["upper_bound"]
-            .as_u64()
-            .unwrap_or_else(|| panic!("{name}: {lost}"));
+        let t = crate::table(&done, table);
+        let lost = t.lost_rows.as_ref().ok_or(name.clone())?;
+        let upper = lost
+            .upper_bound
+            .unwrap_or_else(|| panic!("{name}: {lost:?}"));
+        assert!(lost.lower_bound <= truth, "{name}: {lost:?}");
+        assert!(truth <= upper, "{name}: {truth} lost, above {lost:?}");
         assert!(
-            lost["lower_bound"].as_u64().unwrap() <= truth,
-            "{name}: {lost}"
-        );
-        assert!(truth <= upper, "{name}: {truth} lost, above {lost}");
-        assert!(
-            lost["evidence"].to_string().contains("sqlite_sequence"),
-            "{name}: {lost}"
+            lost.evidence.iter().any(|e| e.contains("sqlite_sequence")),
+            "{name}: {lost:?}"
         );
     }
     Ok(())
@@ -1867,20 +1928,22 @@ fn the_last_analyze_count_is_reported_as_a_hint() -> TestResult {
     fixtures::apply(&mut bytes, &Damage::ZeroPage(leaf))?;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let out = crate::recover_file(&src, &dest, &["--allow-partial", "--no-partial-rows"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
+    let options = RecoverOptions {
+        partial_rows: false,
+        ..crate::allow_partial(&src, &dest)
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
     let total = expected_rows(&f, "messages").len();
     let got = rows_of(&dest, "messages", false).len();
-    let r: serde_json::Value = crate::report_beside(&dest);
-    let m = crate::table_entry(&r, "messages");
+    let m = crate::table(&done, "messages");
     let hint = format!(
         "sqlite_stat1 counted {total} rows at the last ANALYZE; {got} are recovered, {} fewer",
         total - got
     );
+    let lost = m.lost_rows.as_ref().ok_or("messages lost rows")?;
     assert!(
-        m["lost_rows"]["evidence"].to_string().contains(&hint),
-        "{hint}\n{}",
-        m["lost_rows"]
+        lost.evidence.iter().any(|e| e.contains(&hint)),
+        "{hint}\n{lost:?}"
     );
     Ok(())
 }
@@ -1894,16 +1957,19 @@ fn counts_kept_in_parent_rows_are_reported_as_a_hint() -> TestResult {
             fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves[6],
         )]
     });
-    c.recover_expecting(&["--allow-partial", "--no-partial-rows"], 3)?;
+    let options = RecoverOptions {
+        partial_rows: false,
+        ..c.allow_partial()
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
     let truth =
         expected_rows(&c.fixture, "messages").len() - rows_of(&c.dest, "messages", false).len();
-    let r = c.report();
-    let m = crate::table_entry(&r, "messages");
+    let m = crate::table(&done, "messages");
     let hint = format!("count {truth} more `messages` rows in `message_count`");
+    let lost = m.lost_rows.as_ref().ok_or("messages lost rows")?;
     assert!(
-        m["lost_rows"]["evidence"].to_string().contains(&hint),
-        "{hint}\n{}",
-        m["lost_rows"]
+        lost.evidence.iter().any(|e| e.contains(&hint)),
+        "{hint}\n{lost:?}"
     );
     Ok(())
 }
@@ -1943,8 +2009,7 @@ fn indexed_flags_and_leaf_boundaries_recover_completely() -> TestResult {
             )?;
         }
         drop(conn);
-        let out = crate::recover_file(&src, &dest, &[])?;
-        assert_eq!(code(&out), Some(0), "{name}: {}", stderr(&out));
+        crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
         assert_eq!(
             rows_of(&src, "m", false),
             rows_of(&dest, "m", false),
@@ -2000,21 +2065,21 @@ fn damage_inside_leaves_is_counted_and_never_ends_the_run() -> TestResult {
             }]
         }),
     ];
-    let on_messages = |r: &serde_json::Value| {
-        crate::signals(r)
+    // A signal of the table `messages`. `LossSignal` has no accessor for the table a
+    // variant names; every variant about a table serializes it as `table`.
+    let on_messages = |done: &recovery::Recovery| {
+        done.signals()
             .iter()
             .any(|s| serde_json::to_value(s).is_ok_and(|v| v["table"] == "messages"))
     };
     for (name, damage) in cases {
         let c = case(name, "agent-4096-utf8", damage);
         assert!(leaves(&c.fixture).len() > 8);
-        let out = c.recover(&["--allow-partial"])?;
-        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
-        let r = c.report();
+        let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
         assert!(
-            on_messages(&r),
-            "{name}: no signal names `messages`: {}",
-            r["evidence"]
+            on_messages(&done),
+            "{name}: no signal names `messages`: {:?}",
+            done.report.evidence
         );
         assert_eq!(
             rows_of(&c.dest, "messages", false),
@@ -2042,23 +2107,21 @@ fn damage_inside_leaves_is_counted_and_never_ends_the_run() -> TestResult {
     bytes[base + cell.offset..base + end].fill(0);
     bytes[base + 8..base + 10].copy_from_slice(&0xfff0u16.to_be_bytes());
     std::fs::write(&c.src, &bytes)?;
-    let out = c.recover(&["--allow-partial"])?;
-    assert_eq!(code(&out), Some(3), "{}", stderr(&out));
-    let r = c.report();
+    let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
     assert!(
-        on_messages(&r),
-        "no signal names `messages`: {}",
-        r["evidence"]
+        on_messages(&done),
+        "no signal names `messages`: {:?}",
+        done.report.evidence
     );
     let expected = expected_rows(&c.fixture, "messages");
     let got = rows_of(&c.dest, "messages", false);
     assert_eq!(expected.len() - got.len(), 1, "one row lost");
-    let lost = &crate::table_entry(&r, "messages")["lost_rows"];
-    assert_eq!(lost["lower_bound"].as_u64(), Some(1), "{lost}");
-    assert!(
-        lost["upper_bound"].as_u64().is_none_or(|u| u >= 1),
-        "{lost}"
-    );
+    let lost = crate::table(&done, "messages")
+        .lost_rows
+        .as_ref()
+        .ok_or("messages lost rows")?;
+    assert_eq!(lost.lower_bound, 1, "{lost:?}");
+    assert!(lost.upper_bound.is_none_or(|u| u >= 1), "{lost:?}");
     Ok(())
 }
 
@@ -2106,12 +2169,10 @@ fn swapped_root_pages_go_back_to_the_tables_their_records_fit() -> TestResult {
                 b: b.into(),
             }]
         });
-        let out = c.recover(&["--allow-partial"])?;
-        assert_eq!(code(&out), Some(3), "{name}: {}", stderr(&out));
+        let done = crate::recover_in_process(&c.allow_partial(), Outcome::PartialCommitted)?;
         assert_every_table_as_built(&c, name);
-        let r = c.report();
-        crate::assert_signal!(r, LossSignal::TreeMoved { table, .. } if table == a);
-        assert_eq!(r["placeholders"]["made"]["count"], 0, "{name}");
+        crate::assert_signal!(done, LossSignal::TreeMoved { table, .. } if table == a);
+        assert_eq!(done.report.placeholders.made.count, 0, "{name}");
     }
     Ok(())
 }
@@ -2124,8 +2185,7 @@ fn a_header_that_understates_the_size_hides_no_page() -> TestResult {
     let c = case("header-understated", "agent-4096-utf8", |_| {
         vec![Damage::HeaderDatabaseSize(50)]
     });
-    let out = c.recover(&[])?;
-    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let done = crate::recover_in_process(&c.options(), Outcome::Complete)?;
     for t in ["sessions", "messages", "state_meta"] {
         assert_same_rows(
             &rows_of(&c.dest, t, false),
@@ -2136,10 +2196,10 @@ fn a_header_that_understates_the_size_hides_no_page() -> TestResult {
     let pages = c.fixture.bytes.len() / 4096;
     let warning =
         format!("the header declares 50 pages but the file holds {pages}: all {pages} were read");
+    let warnings = &done.report.warnings;
     assert!(
-        c.report()["warnings"].to_string().contains(&warning),
-        "{}",
-        c.report()["warnings"]
+        warnings.iter().any(|w| w.contains(&warning)),
+        "{warnings:?}"
     );
     Ok(())
 }

@@ -72,7 +72,7 @@ fn notes_app(path: &Path, damaged: bool) -> Got<()> {
 
 /// `path` with `suffix` appended to its name.
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    recovery::base::paths::with_suffix(path, suffix)
+    recovery::stages::paths::with_suffix(path, suffix)
 }
 
 /// The notes SQLite reads at `db` now, in order: (id, body). Read-only, as a reader

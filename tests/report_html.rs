@@ -7,7 +7,9 @@ use std::process::Command;
 
 use fixtures::{Damage, Kind, Options};
 
-use crate::{recover_expecting, run_salvage, Scratch, TestResult};
+use recovery::report::map::Orphan;
+
+use crate::{run_salvage, Scratch, TestResult};
 
 /// The headless browser: `SALVAGE_CHROMIUM`, else `chromium` on the `PATH`.
 fn chromium() -> Result<PathBuf, String> {
@@ -87,22 +89,25 @@ fn the_html_report_draws_the_page_map_in_a_real_browser() -> TestResult {
     let src = dir.path("state.db");
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let report = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let map = &report["pages"]["map"];
-    let pages = report["geometry"]["page_count"]
-        .as_u64()
-        .ok_or("page_count")?;
-    assert_eq!(map["pages_per_cell"], 1);
-    let runs = map["runs"].as_array().ok_or("runs")?;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        recovery::Outcome::PartialCommitted,
+    )?;
+    let report = &done.report;
+    let map = &report.pages.map;
+    let pages = u64::from(report.geometry.page_count);
+    assert_eq!(map.pages_per_cell, 1);
+    let runs = &map.runs;
     let covered: u64 = runs
         .iter()
-        .map(|r| r["last"].as_u64().unwrap_or(0) + 1 - r["first"].as_u64().unwrap_or(1))
+        .map(|r| u64::from(r.last) + 1 - u64::from(r.first))
         .sum();
     assert_eq!(covered, pages, "the map's runs cover every page once");
-    assert!(runs.iter().any(|r| r["class"] == "zeroed"));
+    assert!(runs.iter().any(|r| r.class == "zeroed"));
     assert!(
-        runs.iter()
-            .any(|r| r["orphan"] == "attributed" && r["object"] == "messages"),
+        runs.iter().any(
+            |r| r.orphan == Some(Orphan::Attributed) && r.object.as_deref() == Some("messages")
+        ),
         "{runs:?}"
     );
 
@@ -144,7 +149,7 @@ fn the_html_report_draws_the_page_map_in_a_real_browser() -> TestResult {
     for name in ["sessions", "messages", "state_meta"] {
         assert!(tables.contains(&format!("<code>{name}</code>")), "{name}");
     }
-    assert!(dom.contains(report["source"]["sha256_before"].as_str().ok_or("hash")?));
+    assert!(dom.contains(&report.source.sha256_before));
 
     // The page as drawn: the zeroed pages' black, the outline of orphan pages given to a
     // table, and the verdict's red border are on the screen.
@@ -193,28 +198,22 @@ fn on_a_big_file_the_map_keeps_one_zeroed_page_in_sight() -> TestResult {
     let victim = leaves[leaves.len() / 2];
     fixtures::apply(&mut bytes, &Damage::ZeroPage(victim))?;
     std::fs::write(&src, &bytes)?;
-    let report = recover_expecting(&src, &dir.path("out.db"), &["--allow-partial"], 3)?;
-    let map = &report["pages"]["map"];
-    let per = map["pages_per_cell"].as_u64().ok_or("pages_per_cell")? as u32;
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dir.path("out.db")),
+        recovery::Outcome::PartialCommitted,
+    )?;
+    let map = &done.report.pages.map;
+    let per = map.pages_per_cell;
     assert_eq!(per, pages.div_ceil(recovery::report::map::MAP_CELLS));
-    let runs = map["runs"].as_array().ok_or("runs")?;
-    let zeroed: Vec<_> = runs.iter().filter(|r| r["class"] == "zeroed").collect();
+    let runs = &map.runs;
+    let zeroed: Vec<_> = runs.iter().filter(|r| r.class == "zeroed").collect();
     assert_eq!(zeroed.len(), 1, "{zeroed:?}");
-    let (first, last) = (
-        zeroed[0]["first"].as_u64().unwrap_or(0) as u32,
-        zeroed[0]["last"].as_u64().unwrap_or(0) as u32,
-    );
+    let (first, last) = (zeroed[0].first, zeroed[0].last);
     assert!(
         first <= victim && victim <= last && last - first < per,
         "{first}..{last} for {victim}"
     );
-    let cells: u32 = runs
-        .iter()
-        .map(|r| {
-            (r["last"].as_u64().unwrap_or(0) as u32 - r["first"].as_u64().unwrap_or(0) as u32) / per
-                + 1
-        })
-        .sum();
+    let cells: u32 = runs.iter().map(|r| (r.last - r.first) / per + 1).sum();
     assert!(cells <= recovery::report::map::MAP_CELLS, "{cells} cells");
     Ok(())
 }

@@ -4,6 +4,8 @@
 //! every row kept; one naming what this build lacks leaves its table's rows in a plain
 //! table of the same columns.
 
+use recovery::report::{ObjectStatus, SchemaObject};
+use recovery::{Outcome, Recovery, TableStatus};
 use rusqlite::Connection;
 
 use crate::{Scratch, TestResult};
@@ -43,11 +45,22 @@ fn rows(dest: &std::path::Path, table: &str) -> Got<i64> {
         .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?)
 }
 
-fn object<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
-    report["schema_objects"]
-        .as_array()
-        .and_then(|a| a.iter().find(|o| o["name"] == name))
-        .unwrap_or(&serde_json::Value::Null)
+/// What the report says became of the schema object `name`.
+#[track_caller]
+fn object<'r>(done: &'r Recovery, name: &str) -> &'r SchemaObject {
+    done.report
+        .schema_objects
+        .iter()
+        .find(|o| o.name == name)
+        .unwrap_or_else(|| panic!("no schema object `{name}` in the report"))
+}
+
+/// `salvage recover SRC -o DEST --allow-partial`, in-process: the partial output committed.
+fn recover_partial(
+    src: &std::path::Path,
+    dest: &std::path::Path,
+) -> Result<Recovery, recovery::Error> {
+    crate::recover_in_process(&crate::allow_partial(src, dest), Outcome::PartialCommitted)
 }
 
 /// Index expressions and partial-index conditions that build a value far longer than any
@@ -71,12 +84,15 @@ fn an_index_expression_building_huge_values_is_not_made() -> TestResult {
         let dir = Scratch::new(&format!("schema-sql-long-{i}"));
         let src = crafted(&dir, &format!("{ROWS} {index};"), "ti", "7777", big)?;
         let dest = dir.path("out.db");
-        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-        let ti = object(&report, "ti");
-        assert_eq!(ti["status"], "failed", "{index}: {ti}");
-        assert!(ti["reason"].to_string().contains("too big"), "{ti}");
+        let done = recover_partial(&src, &dest)?;
+        let ti = object(&done, "ti");
+        assert_eq!(ti.status, ObjectStatus::Failed, "{index}: {ti:?}");
+        assert!(
+            ti.reason.as_deref().is_some_and(|r| r.contains("too big")),
+            "{ti:?}"
+        );
         crate::assert_signal!(
-            report,
+            done,
             reconstruct::LossSignal::ObjectNotCreated { name, .. } if name == "ti"
         );
         assert_eq!(rows(&dest, "t")?, 500);
@@ -107,15 +123,12 @@ fn a_generated_column_building_huge_values_keeps_every_row() -> TestResult {
     bytes[leaf * 4096 + 3..leaf * 4096 + 5].fill(0);
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    let kept = rows(&dest, "g")? as u64 + report["lost_and_found"]["rows"].as_u64().unwrap_or(0);
+    let done = recover_partial(&src, &dest)?;
+    let lost_and_found = &done.report.lost_and_found;
+    let kept = rows(&dest, "g")? as u64 + lost_and_found.rows;
     assert_eq!(kept, 500);
     // The rows that went through SQL were refused at the limit, not computed.
-    assert!(
-        report["lost_and_found"]["rows"].as_u64() > Some(0),
-        "{}",
-        report["lost_and_found"]
-    );
+    assert!(lost_and_found.rows > 0, "{lost_and_found:?}");
     Ok(())
 }
 
@@ -140,10 +153,13 @@ fn an_index_past_its_instruction_budget_is_not_made() -> TestResult {
             &branch.repeat(n),
         )?;
         let dest = dir.path("out.db");
-        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-        let ti = object(&report, "ti");
-        assert_eq!(ti["status"], "failed", "{ti}");
-        assert!(ti["reason"].to_string().contains(why), "{ti}");
+        let done = recover_partial(&src, &dest)?;
+        let ti = object(&done, "ti");
+        assert_eq!(ti.status, ObjectStatus::Failed, "{ti:?}");
+        assert!(
+            ti.reason.as_deref().is_some_and(|r| r.contains(why)),
+            "{ti:?}"
+        );
         assert_eq!(rows(&dest, "t")?, 2000);
     }
     Ok(())
@@ -177,12 +193,12 @@ fn a_table_naming_what_this_build_lacks_keeps_its_rows() -> TestResult {
         let dir = Scratch::new(&format!("schema-sql-lacking-{i}"));
         let src = crafted(&dir, setup, name, from, to)?;
         let dest = dir.path("out.db");
-        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-        let g = crate::table_entry(&report, "g");
-        assert_eq!(g["status"], "recovered", "{g}");
-        assert!(g["reason"].to_string().contains(to), "{g}");
+        let done = recover_partial(&src, &dest)?;
+        let g = crate::table(&done, "g");
+        assert_eq!(g.status, TableStatus::Recovered, "{g:?}");
+        assert!(g.reason.as_deref().is_some_and(|r| r.contains(to)), "{g:?}");
         crate::assert_signal!(
-            report,
+            done,
             reconstruct::LossSignal::ObjectNotCreated { name, .. } if name == "g"
         );
         let conn = Connection::open(&dest)?;
@@ -217,8 +233,8 @@ fn a_value_a_strict_table_refuses_is_registered() -> TestResult {
         "b TEXT) STRICT",
     )?;
     let dest = dir.path("out.db");
-    let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-    assert_eq!(report["flags"]["verified"], true);
+    let done = recover_partial(&src, &dest)?;
+    assert!(done.verdict().verified);
     let conn = Connection::open(&dest)?;
     let (col, reason, original): (String, String, String) = conn.query_row(
         "SELECT col, reason, original FROM salvage_damaged_fields",
@@ -270,9 +286,9 @@ fn a_full_text_table_whose_tokenizer_is_missing_keeps_its_text() -> TestResult {
             "app_tokenizer",
         )?;
         let dest = dir.path("out.db");
-        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        let done = recover_partial(&src, &dest)?;
         crate::assert_signal!(
-            report,
+            done,
             reconstruct::LossSignal::ObjectNotCreated { name, reason, .. }
                 if name == "ft" && reason.contains("app_tokenizer")
         );
@@ -329,10 +345,10 @@ fn a_schema_row_is_replayed_only_as_what_it_is() -> TestResult {
         let dir = Scratch::new(&format!("schema-sql-kind-{i}"));
         let src = crafted(&dir, setup, name, from, to)?;
         let dest = dir.path("out.db");
-        let report = crate::recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
-        assert_eq!(report["flags"]["verified"], true);
+        let done = recover_partial(&src, &dest)?;
+        assert!(done.verdict().verified);
         crate::assert_signal!(
-            report,
+            done,
             reconstruct::LossSignal::ObjectNotCreated { object: o, name: n, reason }
                 if o == object && n == name && reason.contains("refused, not run")
         );

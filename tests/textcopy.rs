@@ -9,8 +9,15 @@ use std::path::Path;
 use fixtures::{Damage, Value};
 use rusqlite::Connection;
 
+use recovery::{Outcome, RecoverOptions, Recovery};
+
 use crate::recover::{rowids_on, rows_of};
-use crate::{recover_expecting, table_entry, Scratch, TestResult};
+use crate::{Scratch, TestResult};
+
+/// `salvage recover SRC -o DEST --allow-partial`, in-process: the partial output committed.
+fn recover_partial(src: &Path, dest: &Path) -> Result<Recovery, recovery::Error> {
+    crate::recover_in_process(&crate::allow_partial(src, dest), Outcome::PartialCommitted)
+}
 
 /// Writes `bytes` with `damage` applied as `dir/evidence.db`.
 fn damaged(dir: &Scratch, mut bytes: Vec<u8>, damage: &[Damage]) -> std::path::PathBuf {
@@ -101,7 +108,7 @@ fn a_trigger_copy_gives_back_the_text_of_lost_rows() -> TestResult {
     let (src, lost) = notes_leaf_lost(&dir, bytes);
 
     let dest = dir.path("out.db");
-    let r = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = recover_partial(&src, &dest)?;
     let got = rows_of(&dest, "notes", false);
     assert_eq!(
         got.len(),
@@ -139,28 +146,30 @@ fn a_trigger_copy_gives_back_the_text_of_lost_rows() -> TestResult {
             "{rowid:?}"
         );
     }
-    let t = table_entry(&r, "notes");
-    assert_eq!(t["rows_partial"].as_u64(), Some(lost.len() as u64));
-    assert_eq!(
-        t["lost_rows"]["proven_by_text"].as_u64(),
-        Some(lost.len() as u64)
-    );
-    assert_eq!(
-        t["lost_rows"]["lower_bound"].as_u64(),
-        Some(lost.len() as u64)
-    );
-    assert!(t["lost_rows"]["upper_bound"].as_u64() >= Some(lost.len() as u64));
-    assert_eq!(r["flags"]["complete"], false);
+    let t = crate::table(&done, "notes");
+    assert_eq!(t.rows_partial, lost.len() as u64);
+    let bounds = t.lost_rows.as_ref().ok_or("notes lost rows")?;
+    assert_eq!(bounds.proven_by_text, lost.len() as u64);
+    assert_eq!(bounds.lower_bound, lost.len() as u64);
+    assert!(bounds.upper_bound >= Some(lost.len() as u64));
+    assert!(!done.verdict().complete);
 
     // Without partial rows the copies are still evidence: the same proof, nothing written.
     let dest = dir.path("off.db");
-    let r = recover_expecting(&src, &dest, &["--allow-partial", "--no-partial-rows"], 3)?;
+    let options = RecoverOptions {
+        partial_rows: false,
+        ..crate::allow_partial(&src, &dest)
+    };
+    let done = crate::recover_in_process(&options, Outcome::PartialCommitted)?;
     assert_eq!(
         rows_of(&dest, "notes", false).len(),
         healthy.len() - lost.len()
     );
     assert_eq!(
-        table_entry(&r, "notes")["lost_rows"]["proven_by_text"].as_u64(),
+        crate::table(&done, "notes")
+            .lost_rows
+            .as_ref()
+            .map(|l| l.proven_by_text),
         Some(lost.len() as u64)
     );
     Ok(())
@@ -219,16 +228,20 @@ fn a_copy_not_kept_in_step_or_shared_is_no_evidence() -> TestResult {
         let (bytes, healthy) = notes(&dir, &sql);
         let (src, lost) = notes_leaf_lost(&dir, bytes);
         let dest = dir.path("out.db");
-        let r = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+        let done = recover_partial(&src, &dest)?;
         let got = rows_of(&dest, "notes", false);
         assert_eq!(got.len(), healthy.len() - lost.len(), "{name}");
+        let warnings = &done.report.warnings;
         assert!(
-            r["warnings"].to_string().contains(why),
-            "{name}: {}",
-            r["warnings"]
+            warnings.iter().any(|w| w.contains(why)),
+            "{name}: {warnings:?}"
         );
-        let t = table_entry(&r, "notes");
-        assert_eq!(t["lost_rows"]["proven_by_text"].as_u64(), Some(0), "{name}");
+        let t = crate::table(&done, "notes");
+        assert_eq!(
+            t.lost_rows.as_ref().map(|l| l.proven_by_text),
+            Some(0),
+            "{name}"
+        );
     }
     Ok(())
 }
@@ -275,7 +288,7 @@ fn lost_chroma_documents_come_back_from_the_full_text_copy() -> TestResult {
     let src = damaged(&dir, bytes, &zeroed.map(Damage::ZeroPage));
 
     let dest = dir.path("out.db");
-    let r = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = recover_partial(&src, &dest)?;
     let got = rows_of(&dest, "embedding_metadata", false);
     for rowid in &lost_documents {
         let row = got
@@ -298,12 +311,10 @@ fn lost_chroma_documents_come_back_from_the_full_text_copy() -> TestResult {
         );
     }
     // Rows an index proves and a copy fills are counted once, as proven by the index.
-    let t = table_entry(&r, "embedding_metadata");
-    assert_eq!(t["lost_rows"]["proven_by_text"].as_u64(), Some(0));
-    assert_eq!(
-        t["lost_rows"]["proven_by_index"].as_u64(),
-        Some(lost.len() as u64)
-    );
+    let t = crate::table(&done, "embedding_metadata");
+    let bounds = t.lost_rows.as_ref().ok_or("embedding_metadata lost rows")?;
+    assert_eq!(bounds.proven_by_text, 0);
+    assert_eq!(bounds.proven_by_index, lost.len() as u64);
 
     // The export carries every lost document again, on lines marked partial (the other
     // values of their rows are gone): not a clean export.
@@ -358,7 +369,7 @@ fn a_copy_alone_proves_a_lost_document_and_gives_it_back() -> TestResult {
     let src = damaged(&dir, bytes, &damage);
 
     let dest = dir.path("out.db");
-    let r = recover_expecting(&src, &dest, &["--allow-partial"], 3)?;
+    let done = recover_partial(&src, &dest)?;
     let conn = Connection::open(&dest)?;
     let mut stmt = conn.prepare(
         "SELECT m.id, m.string_value FROM embedding_metadata m JOIN salvage_partial_rows p
@@ -369,11 +380,9 @@ fn a_copy_alone_proves_a_lost_document_and_gives_it_back() -> TestResult {
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     assert_eq!(rebuilt, lost_documents);
-    let t = table_entry(&r, "embedding_metadata");
-    assert_eq!(
-        t["lost_rows"]["proven_by_text"].as_u64(),
-        Some(lost_documents.len() as u64)
-    );
-    assert!(t["lost_rows"]["lower_bound"].as_u64() >= Some(lost_documents.len() as u64));
+    let t = crate::table(&done, "embedding_metadata");
+    let bounds = t.lost_rows.as_ref().ok_or("embedding_metadata lost rows")?;
+    assert_eq!(bounds.proven_by_text, lost_documents.len() as u64);
+    assert!(bounds.lower_bound >= lost_documents.len() as u64);
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Write-ahead logs: committed frames are read instead of the main file's pages,
 //! uncommitted and broken frames are ignored and counted, and the log is evidence too.
 
-use recovery::LossSignal;
+use recovery::{LossSignal, Outcome, RecoverOptions, Recovery};
 use std::ffi::OsStr;
 
 use fixtures::WalFixture;
@@ -42,6 +42,20 @@ fn recover(dir: &Scratch, extra: &[&str]) -> std::io::Result<std::process::Outpu
     run_salvage(&args)
 }
 
+/// Recovers `dir/state.db` into `dir/out.db` in-process, with `allow_partial`, expecting
+/// `outcome`.
+fn recover_in_process(
+    dir: &Scratch,
+    allow_partial: bool,
+    outcome: Outcome,
+) -> Result<Recovery, recovery::Error> {
+    let options = RecoverOptions {
+        allow_partial,
+        ..RecoverOptions::new(dir.path("state.db"), dir.path("out.db"))
+    };
+    crate::recover_in_process(&options, outcome)
+}
+
 fn report(dir: &Scratch) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.path("out.db.report.json")).unwrap()).unwrap()
 }
@@ -50,13 +64,7 @@ fn report(dir: &Scratch) -> serde_json::Value {
 fn committed_frames_are_recovered_and_the_unfinished_one_ignored() -> TestResult {
     let (dir, f) = setup("committed", |_| {});
     let before = std::fs::read(dir.path("state.db-wal"))?;
-    let out = recover(&dir, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let done = recover_in_process(&dir, false, Outcome::Complete)?;
     for t in ["sessions", "messages", "state_meta"] {
         assert_same_rows(
             &rows_of(&dir.path("out.db"), t, false),
@@ -64,21 +72,20 @@ fn committed_frames_are_recovered_and_the_unfinished_one_ignored() -> TestResult
             t,
         );
     }
-    let r = report(&dir);
-    assert_eq!(r["wal"]["used"], true);
-    assert!(r["wal"]["pages_from_wal"].as_u64().unwrap() > 0);
+    let wal = &done.report.wal;
+    assert!(wal.used);
+    assert!(wal.pages_from_wal > 0);
+    assert_eq!(wal.frames_present, wal.frames_committed + 1);
     assert_eq!(
-        r["wal"]["frames_present"].as_u64(),
-        r["wal"]["frames_committed"].as_u64().map(|n| n + 1)
+        wal.findings.listed.first().map(|f| f.kind.as_str()),
+        Some("wal_frames_ignored")
     );
-    assert_eq!(
-        r["wal"]["findings"]["listed"][0]["kind"],
-        "wal_frames_ignored"
-    );
-    assert!(r["wal"]["blake3_before"]
-        .as_str()
+    assert!(wal
+        .hashes
+        .blake3_before
+        .as_ref()
         .is_some_and(|h| h.len() == 64));
-    assert_eq!(r["wal"]["blake3_before"], r["wal"]["blake3_after"]);
+    assert_eq!(wal.hashes.blake3_before, wal.hashes.blake3_after);
     // The log is evidence: unchanged, and no -shm appeared beside it.
     assert_eq!(std::fs::read(dir.path("state.db-wal"))?, before);
     assert_eq!(
@@ -110,18 +117,11 @@ fn no_wal_reads_the_main_file_alone() -> TestResult {
 #[test]
 fn torn_frame_ends_the_log_and_is_reported_as_loss() -> TestResult {
     let (dir, f) = setup("torn", |wal| fixtures::wal::tear_frame(wal, 2));
-    let out = recover(&dir, &[])?;
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = report(&dir);
-    assert_eq!(r["flags"]["loss_detected"], true);
-    crate::assert_signal!(r, LossSignal::WalFramesIgnored { frame: 2, .. });
+    let done = recover_in_process(&dir, false, Outcome::Withheld)?;
+    assert!(done.verdict().loss_detected);
+    crate::assert_signal!(done, LossSignal::WalFramesIgnored { frame: 2, .. });
     // Only what was committed before the torn frame is read; the output is withheld.
-    assert!(r["wal"]["frames_committed"].as_u64().unwrap() < 2);
+    assert!(done.report.wal.frames_committed < 2);
     assert!(!dir.path("out.db").exists());
     assert_ne!(
         expected(&f.tables, "messages"),
@@ -133,18 +133,12 @@ fn torn_frame_ends_the_log_and_is_reported_as_loss() -> TestResult {
 #[test]
 fn unusable_log_header_is_loss_not_silence() -> TestResult {
     let (dir, f) = setup("bad-header", |wal| wal[0] ^= 0xff);
-    let out = recover(&dir, &["--allow-partial"])?;
+    let done = recover_in_process(&dir, true, Outcome::PartialCommitted)?;
+    let wal = &done.report.wal;
+    assert!(!wal.used);
     assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = report(&dir);
-    assert_eq!(r["wal"]["used"], false);
-    assert_eq!(
-        r["wal"]["findings"]["listed"][0]["kind"],
-        "wal_header_invalid"
+        wal.findings.listed.first().map(|f| f.kind.as_str()),
+        Some("wal_header_invalid")
     );
     // The main file's state is still recovered in full.
     assert_same_rows(

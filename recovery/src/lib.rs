@@ -49,11 +49,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod base;
-pub mod custody;
+pub(crate) mod base;
+pub(crate) mod custody;
 pub mod export;
 pub mod inspect;
-pub mod recover;
+pub(crate) mod recover;
 pub mod report;
 
 pub use base::error::{Error, LooksLike};
@@ -63,10 +63,13 @@ pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
 pub use recover::finish::accept::{accept, AcceptOptions};
 pub use recover::profiles::ProfileChoice;
 pub use recover::{recover, Log, Outcome, RecoverOptions, Recovery};
+pub use report::LossReport;
 
 /// The recovery's stages, for tests that stop a run after one of them
-/// (`tests/pipeline.rs`) or read its parts: not the library's interface.
+/// (`tests/pipeline.rs`) or read its parts, and the crash switch and path helpers the
+/// custody tests use: not the library's interface.
 #[doc(hidden)]
 pub mod stages {
+    pub use crate::base::{crash, paths};
     pub use crate::recover::{evidence, load, plan, rebuild, request};
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use recovery::report::LossReport;
 
-use crate::report::{run_record, verdict};
+use crate::report::{run_record, FileRole, RunField, RunFile};
 
 /// The prefixes of the ontologies used, and `kb:` for this graph's own nodes.
 fn context() -> Value {
@@ -37,7 +37,7 @@ fn id(kind: &str, parts: &[&str]) -> String {
         h.update([0]);
         h.update(p.as_bytes());
     }
-    let hex = recovery::base::files::hex(&h.finalize());
+    let hex = crate::report::hex(&h.finalize());
     let part = |from: usize, to: usize| hex.get(from..to).unwrap_or_default();
     // The version nibble 5, and the variant bits 10.
     let variant = ['8', '9', 'a', 'b']
@@ -61,12 +61,15 @@ fn typed(kind: &str, value: impl ToString) -> Value {
     json!({ "@type": kind, "@value": value.to_string() })
 }
 
-/// A file node: its name and path, its size when known, its SHA-256.
-fn file(role: &str, path: &str, sha256: &str, size: Option<u64>, report_id: &str) -> Value {
+/// A file node: named by its role, with its file name and path, its size when known, and
+/// its SHA-256 (of an evidence file that changed during the run, the first reading's).
+fn file(f: &RunFile, size: Option<u64>, report_id: &str) -> Value {
+    let (path, sha256) = (f.path.as_str(), f.sha256.as_str());
+    let role = f.role.to_string();
     let name = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
-    let node = id("file", &[report_id, role, path, sha256]);
+    let node = id("file", &[report_id, &role, path, sha256]);
     let mut file_facet = json!({
         "@id": id("file-facet", &[&node]),
         "@type": "uco-observable:FileFacet",
@@ -102,13 +105,8 @@ fn file(role: &str, path: &str, sha256: &str, size: Option<u64>, report_id: &str
 /// The graph of the run.
 pub fn render(r: &LossReport, own_sha256: &str) -> String {
     let run = &r.run;
-    let (fields, hashes) = run_record(r, Some(own_sha256));
-    let field = |k: &str| {
-        fields
-            .iter()
-            .find(|(name, _)| *name == k)
-            .map(|(_, v)| v.clone())
-    };
+    let record = run_record(r, Some(own_sha256));
+    let verdict = crate::report::verdict(r);
     // Every node's identifier derives from the report's hash: one report, one graph.
     let tool_id = id("tool", &[&run.build]);
     let mut graph = vec![json!({
@@ -121,16 +119,14 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
     })];
     let (mut objects, mut results) = (Vec::new(), Vec::new());
     let mut output_node = None;
-    for (role, path, sha256) in &hashes {
-        // A hash that changed during the run is both, and the file is named by the first.
-        let sha = sha256.split(' ').next().unwrap_or_default();
-        let size = (*role == "source").then_some(r.source.size);
-        let node = file(role, path, sha, size, own_sha256);
+    for f in &record.files {
+        let size = (f.role == FileRole::Source).then_some(r.source.size);
+        let node = file(f, size, own_sha256);
         let reference = json!({ "@id": node["@id"] });
-        if *role == "output" {
+        if f.role == FileRole::Output {
             output_node = Some(reference.clone());
         }
-        if matches!(*role, "output" | "this report") {
+        if f.role.is_result() {
             results.push(reference);
         } else {
             objects.push(reference);
@@ -142,7 +138,7 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
         "@id": action_id,
         "@type": "case-investigation:InvestigativeAction",
         "uco-core:name": "salvage recover",
-        "uco-core:description": verdict(r),
+        "uco-core:description": verdict,
         "uco-action:instrument": { "@id": tool_id },
         "uco-action:object": objects,
         "uco-action:result": results,
@@ -151,10 +147,10 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
         return String::new();
     };
     for (k, key) in [
-        ("started", "uco-action:startTime"),
-        ("finished", "uco-action:endTime"),
+        (RunField::Started, "uco-action:startTime"),
+        (RunField::Finished, "uco-action:endTime"),
     ] {
-        if let Some(t) = field(k) {
+        if let Some(t) = record.field(k) {
             obj.insert(key.into(), typed("xsd:dateTime", t));
         }
     }
@@ -167,10 +163,10 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
         }));
         obj.insert("uco-action:performer".into(), json!({ "@id": person }));
     }
-    if let Some(line) = field("command") {
+    if let Some(line) = record.field(RunField::Command) {
         obj.insert(
             "uco-core:description".into(),
-            json!([verdict(r), format!("command line: {line}")]),
+            json!([verdict, format!("command line: {line}")]),
         );
     }
     graph.push(action);

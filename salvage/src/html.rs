@@ -11,7 +11,8 @@ use recovery::report::map::{MapRun, Orphan};
 use recovery::report::LossReport;
 
 use crate::report::{
-    accepted_later, next_step_text, repair_state, run_record, verdict, SOURCE_UNCHANGED,
+    accepted_later, next_step_text, repair_state, run_record, sha256_as_read, verdict,
+    SOURCE_UNCHANGED,
 };
 
 /// Text of the report (names come from the damaged file) made safe to place in HTML.
@@ -320,21 +321,22 @@ fn tables(s: &mut String, r: &LossReport) {
 
 /// The run and the hashes of every file it read and wrote.
 fn run(s: &mut String, r: &LossReport, own_sha256: Option<&str>) {
-    let (fields, hashes) = run_record(r, own_sha256);
+    let record = run_record(r, own_sha256);
     let _ = writeln!(s, "<h2>Run</h2><dl>");
-    for (k, v) in fields {
-        let _ = writeln!(s, "<dt>{k}</dt><dd><code>{}</code></dd>", esc(&v));
+    for (k, v) in &record.fields {
+        let _ = writeln!(s, "<dt>{k}</dt><dd><code>{}</code></dd>", esc(v));
     }
     let _ = writeln!(
         s,
         "</dl><table id=\"hashes\"><thead><tr><th>file</th><th>path</th><th>SHA-256</th></tr></thead><tbody>"
     );
-    for (what, path, h) in hashes {
+    for f in &record.files {
         let _ = writeln!(
             s,
-            "<tr><td>{what}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
-            esc(&path),
-            esc(&h)
+            "<tr><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+            f.role,
+            esc(&f.path),
+            esc(&sha256_as_read(f))
         );
     }
     let _ = writeln!(s, "</tbody></table>");

@@ -104,7 +104,12 @@ pub fn shell_words(args: &[String]) -> String {
 /// The SHA-256 of `bytes`, lower-case hex.
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    recovery::base::files::hex(&Sha256::digest(bytes))
+    hex(&Sha256::digest(bytes))
+}
+
+/// `bytes` in lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The report for a person; `own_sha256` is the report file's own hash, when it was read
@@ -166,127 +171,272 @@ fn custody(s: &mut String, r: &LossReport, own_sha256: Option<&str>, markdown: b
     let _ = writeln!(s);
     let _ = writeln!(s, "{h2}Run");
     let _ = writeln!(s);
-    let (fields, hashes) = run_record(r, own_sha256);
+    let record = run_record(r, own_sha256);
     if markdown {
-        for (k, v) in &fields {
+        for (k, v) in &record.fields {
             let _ = writeln!(s, "- **{k}:** {}", printable(v));
         }
         let _ = writeln!(s);
         let _ = writeln!(s, "| file | path | SHA-256 |");
         let _ = writeln!(s, "|---|---|---|");
-        for (what, path, h) in &hashes {
-            let _ = writeln!(s, "| {what} | `{}` | `{h}` |", printable(path));
+        for f in &record.files {
+            let _ = writeln!(
+                s,
+                "| {} | `{}` | `{}` |",
+                f.role,
+                printable(&f.path),
+                sha256_as_read(f)
+            );
         }
     } else {
-        for (k, v) in &fields {
+        for (k, v) in &record.fields {
             let _ = writeln!(s, "  {k:<10} {}", printable(v));
         }
         let _ = writeln!(s);
         let _ = writeln!(s, "  SHA-256");
-        for (what, path, h) in &hashes {
-            let _ = writeln!(s, "  {what:<11} {h}");
-            let _ = writeln!(s, "  {:<11} {}", "", printable(path));
+        for f in &record.files {
+            let _ = writeln!(s, "  {:<11} {}", f.role, sha256_as_read(f));
+            let _ = writeln!(s, "  {:<11} {}", "", printable(&f.path));
         }
     }
 }
 
-/// A field of the run: its name and value.
-pub type Field = (&'static str, String);
+/// A file's SHA-256 as the text, Markdown and HTML renderings give it: the hash, and for
+/// an evidence file that changed during the run, that it is the hash of the first reading
+/// and how the change is known.
+pub fn sha256_as_read(f: &RunFile) -> String {
+    let sha256 = &f.sha256;
+    match f.changed {
+        None => sha256.clone(),
+        Some(Changed::Hash) => {
+            format!("{sha256} as first read: CHANGED during the run (its BLAKE3 differs)")
+        }
+        Some(Changed::FileSystem) => format!(
+            "{sha256} as first read: CHANGED during the run (its modification time, length or inode)"
+        ),
+    }
+}
 
-/// A file of the run: its role, path and SHA-256.
-pub type FileHash = (&'static str, String, String);
+/// A field of the run's record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunField {
+    /// When the run began, UTC.
+    Started,
+    /// When the report was written, UTC.
+    Finished,
+    /// The case number or name.
+    Case,
+    /// Who ran it.
+    Examiner,
+    /// The build of the tool.
+    Tool,
+    /// The command line, as a shell reads it back.
+    Command,
+    /// The source's path as given, a symbolic link to the file.
+    SourceGivenAs,
+    /// The database a repair repaired.
+    RepairOf,
+    /// The path the repair was asked for, a symbolic link to the database.
+    RepairGivenAs,
+    /// The archive of the repaired database's original and sidecars.
+    Archive,
+}
 
-/// The run's record, as given (not yet made printable): its fields (started, finished,
-/// case, examiner, tool, command), and each file's role, path and SHA-256 (of an evidence
-/// file, the one read first, and a word when its second reading differs);
-/// `own_sha256` is the report's own.
-pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> (Vec<Field>, Vec<FileHash>) {
+impl std::fmt::Display for RunField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            RunField::Started => "started",
+            RunField::Finished => "finished",
+            RunField::Case => "case",
+            RunField::Examiner => "examiner",
+            RunField::Tool => "tool",
+            RunField::Command => "command",
+            RunField::SourceGivenAs | RunField::RepairGivenAs => "given as",
+            RunField::RepairOf => "repair of",
+            RunField::Archive => "archive",
+        })
+    }
+}
+
+/// What a file is to the run: the evidence it read, or what it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRole {
+    /// The source database.
+    Source,
+    /// The write-ahead log read with it.
+    Wal,
+    /// The rollback journal read with it.
+    Journal,
+    /// The output database (at DEST, or DEST.incomplete when withheld).
+    Output,
+    /// The loss report itself.
+    ThisReport,
+}
+
+impl FileRole {
+    /// Whether the run wrote the file (the output and the report), rather than read it.
+    pub fn is_result(self) -> bool {
+        matches!(self, FileRole::Output | FileRole::ThisReport)
+    }
+}
+
+impl std::fmt::Display for FileRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            FileRole::Source => "source",
+            FileRole::Wal => "write-ahead log",
+            FileRole::Journal => "journal",
+            FileRole::Output => "output",
+            FileRole::ThisReport => "this report",
+        })
+    }
+}
+
+/// How an evidence file is known to have changed during the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Changed {
+    /// Its BLAKE3 after the run differs from the one before.
+    Hash,
+    /// Its hashes agree, but the file system says it changed: its modification time,
+    /// length or inode.
+    FileSystem,
+}
+
+/// A file of the run: its role, path and SHA-256 (of an evidence file, the one read
+/// first), and whether it changed during the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFile {
+    /// What it is to the run.
+    pub role: FileRole,
+    /// Its path.
+    pub path: String,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+    /// How an evidence file is known to have changed during the run; `None` when it did
+    /// not, and for the files the run wrote.
+    pub changed: Option<Changed>,
+}
+
+/// The run's record, as given (not yet made printable): its fields, and each file it read
+/// and wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRecord {
+    /// The fields that have a value, in the order they are shown.
+    pub fields: Vec<(RunField, String)>,
+    /// The files that have a hash, evidence first.
+    pub files: Vec<RunFile>,
+}
+
+impl RunRecord {
+    /// The value of `field`, when it has one.
+    pub fn field(&self, field: RunField) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == field)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The run's record of `r`; `own_sha256` is the report's own.
+pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> RunRecord {
     let run = &r.run;
-    let mut fields: Vec<(&'static str, String)> = vec![
-        ("started", run.started_utc.clone()),
-        ("finished", run.finished_utc.clone()),
-        ("case", run.case.clone().unwrap_or_default()),
-        ("examiner", run.examiner.clone().unwrap_or_default()),
-        ("tool", run.build.clone()),
-        ("command", shell_words(&run.command_line)),
+    let mut fields = vec![
+        (RunField::Started, run.started_utc.clone()),
+        (RunField::Finished, run.finished_utc.clone()),
+        (RunField::Case, run.case.clone().unwrap_or_default()),
+        (RunField::Examiner, run.examiner.clone().unwrap_or_default()),
+        (RunField::Tool, run.build.clone()),
+        (RunField::Command, shell_words(&run.command_line)),
         // The source was given through a symbolic link: the path the person typed.
-        ("given as", run.source_link.clone().unwrap_or_default()),
+        (
+            RunField::SourceGivenAs,
+            run.source_link.clone().unwrap_or_default(),
+        ),
     ];
     if let Some(repair) = &run.repair {
-        fields.push(("repair of", repair.db_path.clone()));
-        fields.push(("given as", repair.db_link.clone().unwrap_or_default()));
-        fields.push(("archive", repair.archive_path.clone()));
+        fields.push((RunField::RepairOf, repair.db_path.clone()));
+        fields.push((
+            RunField::RepairGivenAs,
+            repair.db_link.clone().unwrap_or_default(),
+        ));
+        fields.push((RunField::Archive, repair.archive_path.clone()));
     }
     fields.retain(|(_, v)| !v.is_empty());
-    // An evidence file's BLAKE3 before and after tell whether it changed, and so does
-    // the file system.
-    let evidence = |role: &str,
-                    sha256: &Option<String>,
-                    before: &Option<String>,
-                    after: &Option<String>| {
-        let stamped = r.source.changed_under_the_run.iter().any(|c| c == role);
-        match (sha256, before == after, stamped) {
-            (Some(sha256), true, false) => sha256.clone(),
-            (Some(sha256), false, _) => {
-                format!("{sha256} as first read: CHANGED during the run (its BLAKE3 differs)")
-            }
-            (Some(sha256), true, true) => format!(
-                "{sha256} as first read: CHANGED during the run (its modification time, length or inode)"
-            ),
-            (None, _, _) => String::new(),
-        }
+    // An evidence file's BLAKE3 before and after tell whether it changed, and so does the
+    // file system (which names it `source`, `wal` or `journal`).
+    let evidence = |role: FileRole, named: &str, path: String, hashes: [Option<&String>; 3]| {
+        let [sha256, before, after] = hashes;
+        let stamped = r.source.changed_under_the_run.iter().any(|c| c == named);
+        let changed = match (before == after, stamped) {
+            (true, false) => None,
+            (false, _) => Some(Changed::Hash),
+            (true, true) => Some(Changed::FileSystem),
+        };
+        sha256.map(|sha256| RunFile {
+            role,
+            path,
+            sha256: sha256.clone(),
+            changed,
+        })
     };
-    let hashes = vec![
-        (
+    let written = |role: FileRole, path: String, sha256: Option<&str>| {
+        sha256.map(|sha256| RunFile {
+            role,
+            path,
+            sha256: sha256.to_string(),
+            changed: None,
+        })
+    };
+    let (wal, journal) = (&r.wal.hashes, &r.journal.hashes);
+    let files = [
+        evidence(
+            FileRole::Source,
             "source",
             run.source_path.clone(),
-            evidence(
-                "source",
-                &Some(r.source.sha256_before.clone()),
-                &Some(r.source.blake3_before.clone()),
-                &Some(r.source.blake3_after.clone()),
-            ),
+            [
+                Some(&r.source.sha256_before),
+                Some(&r.source.blake3_before),
+                Some(&r.source.blake3_after),
+            ],
         ),
-        (
-            "write-ahead log",
+        evidence(
+            FileRole::Wal,
+            "wal",
             run.wal_path.clone().unwrap_or_default(),
-            evidence(
-                "wal",
-                &r.wal.hashes.sha256_before,
-                &r.wal.hashes.blake3_before,
-                &r.wal.hashes.blake3_after,
-            ),
+            [
+                wal.sha256_before.as_ref(),
+                wal.blake3_before.as_ref(),
+                wal.blake3_after.as_ref(),
+            ],
         ),
-        (
+        evidence(
+            FileRole::Journal,
             "journal",
             run.journal_path.clone().unwrap_or_default(),
-            evidence(
-                "journal",
-                &r.journal.hashes.sha256_before,
-                &r.journal.hashes.blake3_before,
-                &r.journal.hashes.blake3_after,
-            ),
+            [
+                journal.sha256_before.as_ref(),
+                journal.blake3_before.as_ref(),
+                journal.blake3_after.as_ref(),
+            ],
         ),
-        (
-            "output",
+        written(
+            FileRole::Output,
             if r.output.committed {
                 run.dest_path.clone()
             } else {
                 format!("{}.incomplete", run.dest_path)
             },
-            r.output.sha256.clone().unwrap_or_default(),
+            r.output.sha256.as_deref(),
         ),
-        (
-            "this report",
-            run.report_path.clone(),
-            own_sha256.unwrap_or_default().to_string(),
-        ),
+        written(FileRole::ThisReport, run.report_path.clone(), own_sha256),
     ];
-    let hashes = hashes
+    let files = files
         .into_iter()
-        .filter(|(_, _, h)| !h.is_empty())
+        .flatten()
+        // A hash not taken is no row; the change of an evidence file is one even so.
+        .filter(|f| !f.sha256.is_empty() || f.changed.is_some())
         .collect();
-    (fields, hashes)
+    RunRecord { fields, files }
 }
 
 /// The verdict, as a sentence that begins with its word in capitals.

@@ -31,7 +31,7 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         why: pager::OpenError,
-        /// What the file looks like instead, by its first bytes ([`looks_like`]).
+        /// What the file looks like instead, by its first bytes (`looks_like`).
         looks_like: Option<LooksLike>,
     },
     /// The request was refused before anything was created.

@@ -112,7 +112,7 @@ impl Manifest {
     }
 
     /// Reads the manifest of the bundle at `dir`. A field salvage never writes is refused
-    /// like a file that is not a manifest ([`verify`] names it as a difference instead).
+    /// like a file that is not a manifest ([`verify`](crate::bundle::verify) names it as a difference instead).
     pub fn read(dir: &Path) -> Result<Manifest, Error> {
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| Error::Source {

@@ -14,9 +14,7 @@ use rusqlite::{params_from_iter, Connection};
 mod schema_sql;
 
 use schema_sql::{configure, PROGRESS_EVERY, STEPS_BASE, STEPS_PER_ROW};
-pub use schema_sql::{
-    create_statement, plain_table, refuses_row, scratch_shape, statement_kind, table_shape,
-};
+pub use schema_sql::{create_statement, plain_table, refuses_row, scratch_shape, table_shape};
 
 /// The name a registry table of the run takes: `base`, or the first of `base_1`, `base_2`,
 /// … that the schema does not use (`taken`: its names, lower-cased; SQLite compares names

@@ -16,7 +16,7 @@
 //! ```
 //!
 //! A folder named as a backup is always whole: a run that stops leaves only
-//! `NAME.incomplete`, which the next run names and never reuses or removes. [`restore`]
+//! `NAME.incomplete`, which the next run names and never reuses or removes. [`restore()`]
 //! verifies a backup against its manifest, copies it beside the target, moves the target
 //! (and a database's sidecars) aside, puts the copy in place and verifies it.
 

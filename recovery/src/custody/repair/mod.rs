@@ -13,9 +13,9 @@
 //!                  └─▶ withheld (loss without --allow-partial: original untouched)
 //! ```
 //!
-//! The database is the file a symbolic link points to ([`crate::base::dbpath`]): its sidecars
+//! The database is the file a symbolic link points to (`base::dbpath`): its sidecars
 //! and the repair's own files lie beside it, and a link stays a link. From `fenced` to
-//! `done` this process holds SQLite's own locks on the files ([`place::Held`]), so that
+//! `done` this process holds SQLite's own locks on the files (`place::Held`), so that
 //! no application reads or writes in between; after a crash there, the empty folders at
 //! the sidecars' names keep SQLite from opening the database until `--resume` or
 //! `--rollback` ends the switch: it fails to open rather than show the original without
@@ -25,7 +25,7 @@
 //! stopped anywhere is finished with `--resume` or undone with `--rollback`, each first
 //! checking that the files are where the journal says; `--abandon` ends a repair whose
 //! database the application has written to since, leaving it as it is. One repair of a
-//! database runs at a time ([`place::Claim`]). A refusal creates nothing.
+//! database runs at a time (`place::Claim`). A refusal creates nothing.
 
 pub mod journal;
 mod rollback;

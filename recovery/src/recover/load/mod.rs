@@ -4,9 +4,9 @@
 //! 1. [`Bulk::run`]: rowid tables whose rows arrive in rowid order are written as b-tree
 //!    pages straight into the file ([`bulk`]); this needs only the schema, so it runs while the survey of every page goes on on the second core.
 //! 2. [`Bulk::load`]: with the survey in, each table's b-tree damage is counted, the orphan
-//!    pages are attributed ([`reconstruct::plan`]) and tables whose CREATE statement is
+//!    pages are attributed ([`reconstruct::plan()`]) and tables whose CREATE statement is
 //!    lost are inferred from them; then the rows the bulk writer could not take, the orphan
-//!    rows, and every other table go through SQL ([`rows`]), refused rows and unattributed
+//!    rows, and every other table go through SQL (`rows`), refused rows and unattributed
 //!    orphans to `lost_and_found`, and `sqlite_sequence` is carried over.
 //! 3. [`Loaded::create_indexes`]: the schema's indexes, built by SQLite from the rows.
 

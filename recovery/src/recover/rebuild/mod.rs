@@ -5,7 +5,7 @@
 //!   while the indexes are made), which also prove lost rows by their surviving index
 //!   entries and full-text copies;
 //! - partial rows from that evidence ([`partial`]), and from full-text copies keyed by a
-//!   column ([`keyed`]), registered in `salvage_partial_rows`;
+//!   column (`keyed`), registered in `salvage_partial_rows`;
 //! - placeholder parents for children whose parent row is lost ([`placeholders`]),
 //!   registered in `salvage_placeholders` (children whose parent table lost no row that
 //!   could hold their key reference a row the source never held: reported, not rebuilt).
