@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use recovery::report::LossReport;
 
-use crate::report::{run_record, FileRole, RunField, RunFile};
+use crate::run_record::{run_record, FileRole, RunField, RunFile};
 
 /// The prefixes of the ontologies used, and `kb:` for this graph's own nodes.
 fn context() -> Value {

@@ -10,10 +10,8 @@ use std::fmt::Write as _;
 use recovery::report::map::{MapRun, Orphan};
 use recovery::report::LossReport;
 
-use crate::report::{
-    accepted_later, next_step_text, repair_state, run_record, sha256_as_read, verdict,
-    SOURCE_UNCHANGED,
-};
+use crate::report::{accepted_later, next_step_text, repair_state, verdict, SOURCE_UNCHANGED};
+use crate::run_record::{run_record, sha256_as_read};
 
 /// Text of the report (names come from the damaged file) made safe to place in HTML.
 fn esc(s: &str) -> String {

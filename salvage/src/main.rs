@@ -18,6 +18,7 @@ mod recover;
 mod repair;
 mod report;
 mod run;
+mod run_record;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
