@@ -32,6 +32,7 @@ mod partial;
 mod pipeline;
 mod placeholders;
 mod progress;
+mod quirks;
 mod readback;
 mod recover;
 mod repair;

@@ -35,6 +35,7 @@ pub fn shape(name: &str, columns: &[(&str, &str)]) -> TableShape {
         columns,
         without_rowid: false,
         strict: false,
+        pk_indexed: false,
     }
 }
 

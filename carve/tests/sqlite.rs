@@ -143,6 +143,7 @@ fn shapes() -> Vec<Template> {
         columns,
         without_rowid: false,
         strict: false,
+        pk_indexed: false,
     };
     [
         shape(

@@ -240,6 +240,7 @@ fn carve_templates() -> &'static [carve::Template] {
             columns,
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         };
         [
             shape(vec![

@@ -27,6 +27,7 @@
 //!     ],
 //!     without_rowid: false,
 //!     strict: false,
+//!     pk_indexed: false,
 //! };
 //! assert_eq!(shape.rowid_alias(), Some(0));
 //! assert_eq!(shape.columns[1].affinity(), Affinity::Text);

@@ -31,6 +31,7 @@ pub fn shape(name: &str, columns: &[(&str, &str)]) -> TableShape {
         columns,
         without_rowid: false,
         strict: false,
+        pk_indexed: false,
     }
 }
 

@@ -356,6 +356,7 @@ mod testing {
             columns,
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         }
     }
 
@@ -411,6 +412,7 @@ mod tests {
             ],
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         }
     }
 

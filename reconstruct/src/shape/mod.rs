@@ -29,6 +29,11 @@ pub struct TableShape {
     pub without_rowid: bool,
     /// A STRICT table: each column holds only values of its declared type.
     pub strict: bool,
+    /// The primary key is kept in an index of its own (SQLite's `sqlite_autoindex_…`, of
+    /// origin `pk`), so no column is the rowid, whatever its type: a rowid table declared
+    /// with `INTEGER PRIMARY KEY DESC` on the column (a documented quirk of SQLite), or a
+    /// primary key that is not one INTEGER column.
+    pub pk_indexed: bool,
 }
 
 /// The names SQL gives a rowid table's rowid, in the order they are tried here. A column
@@ -60,10 +65,11 @@ impl TableShape {
         })
     }
 
-    /// The column that aliases the rowid (INTEGER PRIMARY KEY on a rowid table), if any.
-    /// Its value is stored as NULL in the record and is the cell's rowid.
+    /// The column that aliases the rowid (INTEGER PRIMARY KEY on a rowid table, its key
+    /// not in an index of its own), if any. Its value is stored as NULL in the record and
+    /// is the cell's rowid.
     pub fn rowid_alias(&self) -> Option<usize> {
-        if self.without_rowid {
+        if self.without_rowid || self.pk_indexed {
             return None;
         }
         let pk: Vec<usize> = (0..self.columns.len())
@@ -175,6 +181,7 @@ mod tests {
             columns,
             without_rowid,
             strict: false,
+            pk_indexed: false,
         };
         let plain = shape(vec![col("body", "TEXT", 0)], false);
         assert_eq!(plain.rowid_name(), Some("rowid"));
@@ -195,8 +202,17 @@ mod tests {
             columns: vec![col("id", "INTEGER", 1), col("body", "TEXT", 0)],
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         };
         assert_eq!(t.rowid_alias(), Some(0));
+        // `id INTEGER PRIMARY KEY DESC`: SQLite keeps the key in an index, the value in
+        // the record.
+        let desc = TableShape {
+            pk_indexed: true,
+            ..t.clone()
+        };
+        assert_eq!(desc.rowid_alias(), None);
+        assert_eq!(desc.record_order(), vec![0, 1]);
         let row = t.map_record(
             Some(42),
             vec![Value::Null, Value::Text(b"hi".to_vec())],
@@ -221,6 +237,7 @@ mod tests {
             ],
             without_rowid: true,
             strict: false,
+            pk_indexed: false,
         };
         assert_eq!(t.record_order(), vec![1, 2, 0]);
         assert_eq!(t.rowid_alias(), None);

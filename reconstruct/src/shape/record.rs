@@ -262,6 +262,7 @@ mod tests {
             columns: vec![col("a", "INT", 0), col("b", "INT", 0)],
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         };
         let row = t.map_record(
             Some(1),
@@ -280,6 +281,7 @@ mod tests {
             columns: vec![col("id", "INTEGER", 1), col("n", "INTEGER", 0)],
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         };
         assert!(t.fit(&[Value::Null, Value::Integer(3)]).is_some());
         assert!(
@@ -306,6 +308,7 @@ mod tests {
             ],
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         };
         let record = vec![
             Value::Null,
@@ -361,6 +364,7 @@ mod tests {
             ],
             without_rowid: false,
             strict: false,
+            pk_indexed: false,
         };
         let short = [Value::Null, Value::Text("hi".into())];
         assert!(t.fit(&short).is_some(), "`flag` may have been added later");

@@ -84,6 +84,7 @@ fn schema_template() -> Option<Template> {
         ],
         without_rowid: false,
         strict: false,
+        pk_indexed: false,
     })
 }
 

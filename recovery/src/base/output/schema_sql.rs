@@ -149,11 +149,19 @@ pub fn table_shape(
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // SQLite itself says whether the key is the rowid: `INTEGER PRIMARY KEY DESC` on the
+    // column is not, and gets an index of origin `pk` as any other primary key does.
+    let pk_indexed: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_index_list(?1) WHERE origin = 'pk'",
+        [name],
+        |r| r.get(0),
+    )?;
     Ok(TableShape {
         name: name.to_string(),
         columns,
         without_rowid,
         strict,
+        pk_indexed,
     })
 }
 
