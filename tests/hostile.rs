@@ -134,15 +134,7 @@ fn a_schema_row_with_a_second_statement_is_never_run() -> TestResult {
     );
     assert!(!evil.exists(), "the smuggled ATTACH ran");
     let done = done?;
-    let other = crate::table(&done, "other");
-    assert_eq!(other.status, recovery::TableStatus::Failed, "{other:?}");
-    assert!(
-        other
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("more than one statement")),
-        "{other:?}"
-    );
+    assert_refused(&done, "other", "more than one statement");
     let n: i64 =
         rusqlite::Connection::open(&dest)?
             .query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
@@ -172,14 +164,16 @@ fn a_schema_row_creating_a_table_from_a_query_is_never_run() -> TestResult {
         &crate::allow_partial(&src, &dest),
         recovery::Outcome::PartialCommitted,
     )?;
-    let other = crate::table(&done, "other");
-    assert_eq!(other.status, recovery::TableStatus::Failed, "{other:?}");
-    assert!(
-        other
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("AS SELECT")),
-        "{other:?}"
-    );
+    assert_refused(&done, "other", "AS SELECT");
     Ok(())
+}
+
+/// Asserts that the table `name` failed, for a reason that says `why`.
+fn assert_refused(done: &recovery::Recovery, name: &str, why: &str) {
+    let table = crate::table(done, name);
+    assert_eq!(table.status, recovery::TableStatus::Failed, "{table:?}");
+    assert!(
+        table.reason.as_deref().is_some_and(|r| r.contains(why)),
+        "{table:?}"
+    );
 }

@@ -28,6 +28,7 @@ mod journal;
 mod manual;
 mod mutation;
 mod nemetz;
+mod oracle;
 mod partial;
 mod pipeline;
 mod placeholders;

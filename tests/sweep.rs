@@ -216,6 +216,13 @@ fn every_damage_kind_on_every_fixture() -> TestResult {
             }
             if kind == "healthy" {
                 assert_eq!(done.outcome, Outcome::Complete, "{name}: {signals:?}");
+                // SQLite agrees: the file it wrote checks ok.
+                assert_eq!(
+                    done.report.source.sqlite_check.state,
+                    recovery::report::SqliteCheckState::Ok,
+                    "{name}: {:?}",
+                    done.report.source.sqlite_check
+                );
                 for t in f.tables.iter().filter(|t| t.name != "sqlite_sequence") {
                     let got = rows_of(&dest, &t.name, t.without_rowid);
                     let want = expected_rows(&f, &t.name);

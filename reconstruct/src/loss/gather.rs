@@ -76,6 +76,46 @@ pub fn table_signals(table: &str, t: &TableLoss) -> Vec<LossSignal> {
     out
 }
 
+/// The sign that SQLite's own integrity check of the source (`problems`, as it words
+/// them) finds what nothing else the recovery found accounts for: `None` when SQLite
+/// finds nothing, or when the recovery already gives a sign of loss (`signals`) or a
+/// finding of the file (`findings`) that says where the file is damaged.
+///
+/// A full-text index's problems are accounted for by the recovery itself: every
+/// full-text index is rebuilt on the output from its table's content, never copied (a
+/// rebuild that fails is a sign of its own).
+///
+/// SQLite refusing the schema ("malformed database schema (NAME)") is accounted for when
+/// the run noted what it made of the schema rows (`schema_noted`: a row whose name
+/// disagrees with its statement, say, recovered under the statement's name).
+pub fn sqlite_check_signal(
+    problems: &[String],
+    signals: &[LossSignal],
+    (findings, schema_noted): (usize, bool),
+) -> Option<LossSignal> {
+    let unexplained: Vec<&String> = problems
+        .iter()
+        .filter(|p| !of_full_text_index(p))
+        .filter(|p| !(schema_noted && p.starts_with("malformed database schema")))
+        .collect();
+    let first = unexplained.first()?;
+    (signals.is_empty() && findings == 0).then(|| LossSignal::SqliteCheckUnexplained {
+        problems: unexplained.len() as u64,
+        first: (*first).clone(),
+    })
+}
+
+/// Whether SQLite's problem is one of a full-text table's index, as SQLite words it
+/// ("malformed inverted index for FTS5 table …", "fts5: corruption found reading blob
+/// … from table …").
+fn of_full_text_index(problem: &str) -> bool {
+    let p = problem.to_ascii_lowercase();
+    p.contains("inverted index for fts")
+        || p.starts_with("fts5: ")
+        || p.starts_with("fts3: ")
+        || p.starts_with("fts4: ")
+}
+
 /// The signals of the file as a whole: rows in `lost_and_found`, unreadable pages, a
 /// damaged schema, a file shorter than its header says.
 pub fn file_signals(
@@ -239,6 +279,34 @@ mod tests {
     use super::*;
     use crate::placeholders::{Blocked, Made, Unbuilt};
     use crate::testing::{file, leaf, named_row, schema_row, zeroed};
+
+    #[test]
+    fn sqlite_s_problems_are_loss_only_where_nothing_else_explains_them() {
+        let problems = [
+            "row 7 missing from index t_k".to_string(),
+            "wrong # of entries in index t_k".to_string(),
+        ];
+        assert_eq!(
+            sqlite_check_signal(&problems, &[], (0, false)),
+            Some(LossSignal::SqliteCheckUnexplained {
+                problems: 2,
+                first: "row 7 missing from index t_k".into()
+            })
+        );
+        let other = [LossSignal::PagesUnreadable { pages: 1 }];
+        assert_eq!(sqlite_check_signal(&problems, &other, (0, false)), None);
+        assert_eq!(sqlite_check_signal(&problems, &[], (1, false)), None);
+        assert_eq!(sqlite_check_signal(&[], &[], (0, false)), None);
+        // The recovery rebuilds every full-text index from its content.
+        let fts = [
+            "malformed inverted index for FTS5 table main.docs".to_string(),
+            "fts5: corruption found reading blob 137438953473 from table \"docs\"".to_string(),
+        ];
+        assert_eq!(sqlite_check_signal(&fts, &[], (0, false)), None);
+        let schema = ["malformed database schema (idx_x)".to_string()];
+        assert!(sqlite_check_signal(&schema, &[], (0, false)).is_some());
+        assert_eq!(sqlite_check_signal(&schema, &[], (0, true)), None);
+    }
 
     #[test]
     fn table_read_whole_gives_no_signal() {

@@ -111,6 +111,7 @@ impl fmt::Display for LossSignal {
             TableInferred { table, rows } => write!(f, "table `{table}` holds {} of a table whose schema row is lost; its name and columns are inferred", N(*rows, "row")),
             TableNotRecovered { table, reason } => write!(f, "table `{table}` could not be recovered: {reason}"),
             ObjectNotCreated { object, name, reason } => write!(f, "the {object} `{name}` could not be re-created: {reason}"),
+            SqliteCheckUnexplained { problems, first } => write!(f, "SQLite's own integrity check of the source reports {} that no other sign of loss or finding explains (the first: {first}): rows may be missing or in another table's place", N(*problems, "problem")),
         }
     }
 }
@@ -313,6 +314,7 @@ mod tests {
             TableInferred { table: t(), rows: 2 },
             TableNotRecovered { table: t(), reason: "no CREATE statement".into() },
             ObjectNotCreated { object: "index".into(), name: "i".into(), reason: "no such column: x".into() },
+            SqliteCheckUnexplained { problems: 2, first: "row 1 missing from index i".into() },
         ];
         for s in &all {
             match s {
@@ -352,7 +354,8 @@ mod tests {
                 | RowsLost { .. }
                 | TableInferred { .. }
                 | TableNotRecovered { .. }
-                | ObjectNotCreated { .. } => {}
+                | ObjectNotCreated { .. }
+                | SqliteCheckUnexplained { .. } => {}
             }
         }
         all
@@ -366,7 +369,7 @@ mod tests {
             let text = s.to_string();
             let first = text.chars().next().unwrap();
             assert!(
-                !first.is_uppercase() || text.starts_with("R-tree "),
+                !first.is_uppercase() || text.starts_with("R-tree ") || text.starts_with("SQLite"),
                 "{text}"
             );
             assert!(!text.ends_with('.') && text.trim() == text, "{text}");
@@ -402,6 +405,7 @@ mod tests {
                 LossSignal::VirtualTableEmpty { .. } => vec!["`v`", "`v_data`"],
                 LossSignal::TreeKeptApart { .. } => vec!["`a_2`", "`a`"],
                 LossSignal::ObjectNotCreated { .. } => vec!["`i`"],
+                LossSignal::SqliteCheckUnexplained { .. } => vec![],
                 _ => vec!["`a`"],
             };
             for name in names {

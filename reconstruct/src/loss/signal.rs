@@ -322,6 +322,15 @@ pub enum LossSignal {
         /// Why.
         reason: String,
     },
+    /// SQLite's own integrity check finds problems in the source that no other sign of
+    /// this recovery accounts for: the file contradicts itself where the reading found
+    /// nothing, so rows may be missing or in another table's place.
+    SqliteCheckUnexplained {
+        /// How many problems SQLite reports (of at most the first hundred it lists).
+        problems: u64,
+        /// The first of them, as SQLite words it.
+        first: String,
+    },
     /// An index, view or trigger of the schema could not be re-created on the output.
     ObjectNotCreated {
         /// "index", "view" or "trigger".

@@ -104,6 +104,27 @@ pub fn integrity(path: &Path) -> Result<(), String> {
     }
 }
 
+/// SQLite's own `PRAGMA integrity_check` of the database image `image` gives (`size`
+/// bytes), deserialized into a private connection in memory, read-only: SQLite never
+/// opens the evidence. The problems it reports; an error when it cannot read the image
+/// at all (`SQLITE_CORRUPT` or `SQLITE_NOTADB`: a problem of the file) or cannot run the
+/// check (anything else: a module, function or collation the schema names and this
+/// build lacks).
+pub fn check_image(image: impl std::io::Read, size: usize) -> rusqlite::Result<Vec<String>> {
+    let mut conn = rusqlite::Connection::open_in_memory()?;
+    conn.deserialize_read_exact(rusqlite::MAIN_DB, image, size, true)?;
+    Ok(sqlite_check(&conn, "PRAGMA integrity_check")?.faults)
+}
+
+/// Whether SQLite's error says the file is malformed (rather than that SQLite lacks
+/// something to read it with).
+pub fn is_corrupt(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

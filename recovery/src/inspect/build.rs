@@ -79,13 +79,24 @@ pub fn build(
     let (damaged_pages, damaged_page_count) = damaged_pages(db, survey);
     let file_findings: Vec<&Finding> = db.findings().iter().chain(&survey.findings).collect();
     let finding_count = db.findings().iter().chain(survey.all_findings()).count();
-    let healthy = finding_count == 0 && damaged_pages.is_empty();
+    // SQLite's own check of the same bytes: where it finds problems, the file is never
+    // called healthy, and a problem no finding explains is said as such.
+    let sqlite_check = crate::recover::evidence::oracle::sqlite_check(db);
+    let unexplained = reconstruct::sqlite_check_signal(
+        sqlite_check.problems(),
+        &[],
+        (finding_count + damaged_pages.len(), false),
+    );
+    let healthy =
+        finding_count == 0 && damaged_pages.is_empty() && sqlite_check.problems.is_empty();
     let summary = if healthy {
         format!(
             "healthy: {} pages, {} tables and indexes read without a finding",
             db.page_count(),
             survey.trees.len().saturating_sub(1)
         )
+    } else if let Some(signal) = unexplained {
+        format!("damaged: {signal}")
     } else {
         format!(
             "damaged: {finding_count} findings, {damaged_page_count} damaged pages, {orphans} orphan b-tree pages"
@@ -132,6 +143,7 @@ pub fn build(
         },
         damaged_pages,
         findings: FindingList::new(file_findings),
+        sqlite_check,
         verdict: Verdict {
             healthy,
             finding_count,

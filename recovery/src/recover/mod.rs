@@ -58,6 +58,11 @@ fn run<'s>(
     std::thread::scope(|scope| {
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
+        // SQLite's own check of the source as read, on a private copy, at a low priority.
+        let oracle = scope.spawn(|| {
+            priority::background();
+            evidence::oracle::sqlite_check(&evidence.db)
+        });
         let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
         let work = Work::make(evidence, paths)?;
         let mut second = SecondCore::survey_then_hash(scope, files, evidence, paths, observer);
@@ -113,6 +118,9 @@ fn run<'s>(
             after,
             changed: files.changed(),
             output_sha256: output_hash,
+            sqlite_check: oracle.join().unwrap_or_else(|_| {
+                crate::report::SqliteCheck::not_run("SQLite's check ended in a panic")
+            }),
         };
         let recovery = finish.commit(evidence, request, proof);
         // The commit closed SQLite's connection first.

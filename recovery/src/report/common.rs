@@ -9,6 +9,52 @@ use serde::{Deserialize, Serialize};
 /// Findings listed per list at most; the counts beside each list are always complete.
 pub const FINDINGS_LISTED: usize = 1000;
 
+/// What SQLite's own `PRAGMA integrity_check` says of the source as read (the main file
+/// with its log applied): run on a private copy in memory, never on the evidence. A file
+/// SQLite calls malformed is never called complete or healthy without a finding or a
+/// sign of loss that explains it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqliteCheck {
+    /// `ok`, `problems`, or `not_run`.
+    pub state: SqliteCheckState,
+    /// The problems, as SQLite words them (at most its first hundred).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    /// Why it was not run: the file is larger than the check's limit, or its schema
+    /// needs a module, function or collation this build lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+}
+
+/// What SQLite's check came to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SqliteCheckState {
+    /// SQLite finds nothing wrong.
+    Ok,
+    /// SQLite reports problems.
+    Problems,
+    /// The check was not run (why, in `not_run`).
+    #[default]
+    NotRun,
+}
+
+impl SqliteCheck {
+    /// A check not run, and why.
+    pub fn not_run(why: impl Into<String>) -> SqliteCheck {
+        SqliteCheck {
+            state: SqliteCheckState::NotRun,
+            problems: Vec::new(),
+            not_run: Some(why.into()),
+        }
+    }
+
+    /// The problems SQLite reports (none when it was not run or found none).
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
 /// The tool that wrote a document.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tool {

@@ -45,6 +45,10 @@ pub struct InspectReport {
     pub findings: FindingList,
     /// Whether the file is healthy, with the counts and a one-line summary.
     pub verdict: Verdict,
+    /// What SQLite's own integrity check says of the file (the main file alone, as the
+    /// survey reads it).
+    #[serde(default)]
+    pub sqlite_check: crate::report::common::SqliteCheck,
     /// What looks deliberate or abnormal, most severe first (`inspect --audit` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audit: Option<Vec<reconstruct::Concern>>,
@@ -273,7 +277,7 @@ pub struct DamagedPage {
 /// The inspection's verdict.
 #[derive(Debug, Serialize)]
 pub struct Verdict {
-    /// No finding anywhere and no damaged page.
+    /// No finding anywhere, no damaged page, and no problem in SQLite's own check.
     pub healthy: bool,
     /// All findings: header, whole-file, pages claimed twice, freelist and trees.
     pub finding_count: usize,

@@ -100,6 +100,9 @@ pub struct SourceProof {
     /// modification time (how, in `warnings`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_under_the_run: Vec<String>,
+    /// What SQLite's own integrity check says of the source as read.
+    #[serde(default)]
+    pub sqlite_check: crate::report::common::SqliteCheck,
 }
 
 /// The hashes of a log read with the source (each absent when no log was read): its

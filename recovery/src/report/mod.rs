@@ -11,7 +11,7 @@ pub mod map;
 
 pub use common::{
     damaged_page_runs, page_size_decision, DamagedRun, FindingList, FindingReport,
-    PageSizeEvidenceReport, Tool, FINDINGS_LISTED,
+    PageSizeEvidenceReport, SqliteCheck, SqliteCheckState, Tool, FINDINGS_LISTED,
 };
 pub use inspect::InspectReport;
 pub use loss::*;

@@ -18,6 +18,7 @@ use crate::recover::request::Paths;
 pub mod fault;
 pub mod indexes;
 pub mod logs;
+pub mod oracle;
 pub mod source;
 
 pub use source::{sha256_file, Digests, Residency, Source, RESIDENT_LIMIT};

@@ -27,6 +27,8 @@ pub struct Proof {
     pub changed: Vec<Changed>,
     /// The output's SHA-256.
     pub output_sha256: Option<String>,
+    /// What SQLite's own integrity check says of the source as read.
+    pub sqlite_check: crate::report::SqliteCheck,
 }
 
 /// Builds the loss report, commits or withholds the output, writes the report.
@@ -43,6 +45,7 @@ pub fn commit(
         after,
         changed,
         output_sha256,
+        sqlite_check,
     } = proof;
     // A file cut short or written under its map changed, even when both hashes read it
     // after the change.
@@ -54,6 +57,7 @@ pub fn commit(
         blake3_after: after.main.clone(),
         unchanged,
         changed_under_the_run: changed.iter().map(|c| c.role.to_string()).collect(),
+        sqlite_check,
     };
     let mut report = report_of(
         evidence,
