@@ -110,11 +110,34 @@ pub fn integrity(path: &Path) -> Result<(), String> {
 /// at all (`SQLITE_CORRUPT` or `SQLITE_NOTADB`: a problem of the file) or cannot run the
 /// check (anything else: a module, function or collation the schema names and this
 /// build lacks).
-pub fn check_image(image: impl std::io::Read, size: usize) -> rusqlite::Result<Vec<String>> {
+///
+/// The file's schema runs in the check (index expressions, CHECK constraints), so the
+/// check runs under limits: no value longer than the image itself, and at most `steps`
+/// instructions of SQLite's machine (past them it is interrupted: an error).
+pub fn check_image(
+    image: impl std::io::Read,
+    size: usize,
+    steps: i64,
+) -> rusqlite::Result<Vec<String>> {
     let mut conn = rusqlite::Connection::open_in_memory()?;
+    conn.set_limit(
+        rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+        i32::try_from(size).unwrap_or(i32::MAX).max(1 << 20),
+    )?;
+    let mut left = steps / i64::from(CHECK_PROGRESS_EVERY);
+    conn.progress_handler(
+        CHECK_PROGRESS_EVERY,
+        Some(move || {
+            left -= 1;
+            left <= 0
+        }),
+    )?;
     conn.deserialize_read_exact(rusqlite::MAIN_DB, image, size, true)?;
     Ok(sqlite_check(&conn, "PRAGMA integrity_check")?.faults)
 }
+
+/// Instructions between two calls of the check's progress handler.
+const CHECK_PROGRESS_EVERY: i32 = 1000;
 
 /// Whether SQLite's error says the file is malformed (rather than that SQLite lacks
 /// something to read it with).

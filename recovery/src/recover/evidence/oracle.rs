@@ -10,6 +10,10 @@ use crate::report::{SqliteCheck, SqliteCheckState};
 /// The largest database SQLite checks in a run (its copy is held in memory): 64 MiB.
 pub const SQLITE_CHECK_LIMIT: u64 = 64 << 20;
 
+/// Instructions SQLite's check may run, on top and per page.
+const CHECK_STEPS_BASE: i64 = 20_000_000;
+const CHECK_STEPS_PER_PAGE: i64 = 40_000;
+
 /// What SQLite's own integrity check says of `db` as read.
 pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
     let page_size = db.page_size().bytes() as u64;
@@ -25,7 +29,11 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
     let Ok(len) = usize::try_from(size) else {
         return SqliteCheck::not_run("the database is larger than this platform addresses");
     };
-    match check_image(Image::new(db), len) {
+    // The check runs the file's own expressions (index expressions, CHECK constraints):
+    // it may spend this many of SQLite's instructions, about a thousand times what a
+    // plain page costs it.
+    let steps = CHECK_STEPS_BASE + i64::from(db.page_count()) * CHECK_STEPS_PER_PAGE;
+    match check_image(Image::new(db), len, steps) {
         Ok(problems) if problems.is_empty() => SqliteCheck {
             state: SqliteCheckState::Ok,
             ..SqliteCheck::default()
@@ -40,6 +48,11 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
             problems: vec![e.to_string()],
             not_run: None,
         },
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted => {
+            SqliteCheck::not_run(format!(
+                "SQLite's check ran past its budget of {steps} instructions (the schema's own expressions run in it)"
+            ))
+        }
         Err(e) => SqliteCheck::not_run(format!("SQLite cannot check it: {e}")),
     }
 }
