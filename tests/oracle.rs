@@ -8,17 +8,22 @@ use crate::{assert_signal, recover_in_process, Scratch, TestResult};
 use recovery::report::SqliteCheckState;
 use recovery::{LossSignal, Outcome, RecoverOptions};
 
-/// Two tables of one shape, each with a unique index on its names, their root pages then
-/// swapped in `sqlite_schema` at byte level: every row's bytes are intact and each tree
-/// reads as the other table's, but every index entry names a row the table does not hold.
-fn swapped(dir: &Scratch) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+/// Two tables of one shape, `inbox` with a unique index on its subjects (and `outbox` too
+/// when `both_indexed`), their root pages then swapped in `sqlite_schema` at byte level:
+/// every row's bytes are intact and each tree reads as the other table's, but every index
+/// entry names a row the table does not hold.
+fn swapped(
+    dir: &Scratch,
+    both_indexed: bool,
+) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
     let path = dir.path("swapped.db");
     {
         let conn = Connection::open(&path)?;
-        conn.execute_batch(
+        conn.execute_batch(&format!(
             "CREATE TABLE inbox(id INTEGER PRIMARY KEY, subject TEXT UNIQUE);
-             CREATE TABLE outbox(id INTEGER PRIMARY KEY, subject TEXT UNIQUE);",
-        )?;
+             CREATE TABLE outbox(id INTEGER PRIMARY KEY, subject TEXT{});",
+            if both_indexed { " UNIQUE" } else { "" }
+        ))?;
         for i in 1..=40 {
             conn.execute(
                 "INSERT INTO inbox VALUES (?1, ?2)",
@@ -42,10 +47,45 @@ fn swapped(dir: &Scratch) -> Result<std::path::PathBuf, Box<dyn std::error::Erro
     Ok(path)
 }
 
+/// The subjects a table of `swapped`'s output holds, in rowid order.
+fn subjects(db: &std::path::Path, table: &str) -> rusqlite::Result<Vec<String>> {
+    let conn = Connection::open(db)?;
+    let mut stmt = conn.prepare(&format!("SELECT subject FROM {table} ORDER BY id"))?;
+    let rows = stmt.query_map([], |r| r.get(0))?.collect();
+    rows
+}
+
+/// The records cannot tell two same-shaped tables' trees apart; their unique indexes can:
+/// each tree goes back to the table whose index holds its rows, said as a moved tree with
+/// the index entries that decided.
+#[test]
+fn roots_swapped_between_same_shaped_tables_go_back_by_their_indexes() -> TestResult {
+    let dir = Scratch::new("oracle-swapped-back");
+    let src = swapped(&dir, true)?;
+    let dest = dir.path("out.db");
+    let options = RecoverOptions {
+        allow_partial: true,
+        ..RecoverOptions::new(&src, &dest)
+    };
+    let done = recover_in_process(&options, Outcome::PartialCommitted)?;
+    let received: Vec<String> = (1..=40).map(|i| format!("received {i}")).collect();
+    let sent: Vec<String> = (1..=40).map(|i| format!("sent {i}")).collect();
+    assert_eq!(subjects(&dest, "inbox")?, received);
+    assert_eq!(subjects(&dest, "outbox")?, sent);
+    for (table, named_by) in [("inbox", "outbox"), ("outbox", "inbox")] {
+        assert_signal!(done, LossSignal::TreeMoved { table: t, named_by: n, by_index: Some([looked_up, held, 0]), .. }
+            if t == table && n == named_by && looked_up == held && *held >= 4);
+    }
+    Ok(())
+}
+
+/// With one table's index alone, the evidence cannot say where the other's rows are: the
+/// trees stay as named, and SQLite's check, which finds the index contradicted, keeps the
+/// recovery from being called complete.
 #[test]
 fn roots_swapped_between_same_shaped_tables_are_never_complete() -> TestResult {
     let dir = Scratch::new("oracle-swapped");
-    let src = swapped(&dir)?;
+    let src = swapped(&dir, false)?;
     let options = RecoverOptions {
         allow_partial: true,
         ..RecoverOptions::new(&src, dir.path("out.db"))

@@ -85,6 +85,13 @@ impl ClaimEvidence {
         self.refutes_structurally() || unwitnessed
     }
 
+    /// Whether the table's indexes bear the claim out: at least four rows looked up, and
+    /// nine in ten of them held.
+    pub fn witnessed(&self) -> bool {
+        self.witnessed
+            .is_some_and(|(checked, held)| checked >= 4 && held * 10 >= checked * 9)
+    }
+
     /// Whether the page's own structure refutes the claim (a key out of range, records
     /// that do not fit), not the indexes alone: needed where nothing else weighs the
     /// rival's claim (the freelist's, a root's).

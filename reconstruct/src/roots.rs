@@ -9,6 +9,9 @@
 //! - a tree moves to another table only when it fits that table, better than its own, and
 //!   that table's own tree does not fit it (or it has none): in a healthy database every
 //!   tree fits its own table and nothing moves, whatever two tables' shapes share;
+//! - a tree whose records fit its own table and another as well (two tables of one shape,
+//!   their roots swapped) goes to the other when its own table's indexes do not hold its
+//!   rows and exactly the other's do: the index entries decide what the records cannot;
 //! - a tree that fits no table free to take it is kept apart, as a table of its own,
 //!   never forced into the wrong one;
 //! - a root two tables' schema rows name, whose records fit both, is the one table's whose
@@ -84,6 +87,9 @@ pub enum RootDecision {
         fit: Fit,
         /// How they fit the table that names it.
         own: Fit,
+        /// Where they fit both, the index entries that decided: rows looked up, how many
+        /// the indexes of the table it fills hold, how many those of the table naming it.
+        by_index: Option<[u32; 3]>,
     },
     /// The root is an index b-tree page: index entries, not this table's rows.
     NotATableTree {
@@ -158,6 +164,7 @@ pub fn attribute_roots(
 ) -> Vec<RootDecision> {
     let mut out = not_table_trees(db, named);
     let mut assignment = Assignment::new(db, named, others);
+    assignment.witnessed_moves();
     assignment.keep_own();
     assignment.make_moves();
     out.extend(assignment.decisions());
@@ -205,6 +212,9 @@ struct Assignment<'a, 'db> {
     holder: Vec<Option<usize>>,
     /// `fills[t]`: the table tree `t` fills.
     fills: Vec<Option<usize>>,
+    /// `by_index[t]`: the index entries that gave tree `t` its table (see
+    /// [`RootDecision::Moved`]).
+    by_index: Vec<Option<[u32; 3]>>,
 }
 
 #[allow(clippy::indexing_slicing)]
@@ -236,6 +246,7 @@ impl<'a, 'db> Assignment<'a, 'db> {
             named,
             holder: vec![None; named.len()],
             fills: vec![None; trees.len()],
+            by_index: vec![None; trees.len()],
             trees,
             fits,
         }
@@ -266,14 +277,7 @@ impl<'a, 'db> Assignment<'a, 'db> {
         else {
             return false;
         };
-        let weigh = |j: usize| {
-            let claimant = Claimant {
-                root,
-                shape: &self.named[j].shape,
-                indexes: &self.named[j].indexes,
-            };
-            weigh_claim(self.db, &claimant, root, pager::KeyBounds::default())
-        };
+        let weigh = |j: usize| self.weigh(j, root);
         let rivals: Vec<usize> = self
             .trees
             .iter()
@@ -285,13 +289,72 @@ impl<'a, 'db> Assignment<'a, 'db> {
             && rivals.iter().any(|&j| !weigh(j).refutes())
     }
 
+    /// How the tree at `root` bears out table `j`'s claim to it: its records against the
+    /// table's columns, its rows looked up in the table's indexes.
+    fn weigh(&self, j: usize, root: PageNo) -> crate::claims::ClaimEvidence {
+        let claimant = Claimant {
+            root,
+            shape: &self.named[j].shape,
+            indexes: &self.named[j].indexes,
+        };
+        weigh_claim(self.db, &claimant, root, pager::KeyBounds::default())
+    }
+
+    /// Trees whose records fit their own table and another as well, where the other
+    /// table's indexes hold their rows and their own table's do not: a root page swapped
+    /// between two tables of one shape, which the records cannot tell apart and the index
+    /// entries can. Each goes to the one table whose indexes hold it; with no index, or
+    /// more than one table's holding it, nothing moves.
+    fn witnessed_moves(&mut self) {
+        for t in 0..self.trees.len() {
+            let Some(i) = self.trees[t].named_by else {
+                continue;
+            };
+            let root = self.trees[t].root;
+            if self.trees[t].sample.is_empty()
+                || !self.fits[t][i].fits()
+                || self.named[i].indexes.is_empty()
+            {
+                continue;
+            }
+            let twins: Vec<usize> = (0..self.named.len())
+                .filter(|&j| j != i && self.holder[j].is_none() && self.fits[t][j].fits())
+                .filter(|&j| !self.named[j].indexes.is_empty())
+                .collect();
+            if twins.is_empty() {
+                continue;
+            }
+            let own = self.weigh(i, root);
+            if !own.refutes() {
+                continue;
+            }
+            let holding: Vec<(usize, (u32, u32))> = twins
+                .into_iter()
+                .map(|j| (j, self.weigh(j, root)))
+                .filter(|(_, e)| e.witnessed())
+                .filter_map(|(j, e)| Some((j, e.witnessed?)))
+                .collect();
+            if let [(j, (looked_up, held))] = holding.as_slice() {
+                let held_named = own.witnessed.map_or(0, |(_, h)| h);
+                self.holder[*j] = Some(t);
+                self.fills[t] = Some(*j);
+                self.by_index[t] = Some([*looked_up, *held, held_named]);
+            }
+        }
+    }
+
     /// Each tree fills the table whose schema row names it, when its records fit that table
-    /// (or it has none) and the table's indexes do not refute it.
+    /// (or it has none) and the table's indexes do not refute it; not a tree the indexes
+    /// gave another table, nor a table they gave another tree.
     fn keep_own(&mut self) {
         for t in 0..self.trees.len() {
             let tree = &self.trees[t];
+            if self.fills[t].is_some() {
+                continue;
+            }
             let own = tree
                 .named_by
+                .filter(|&i| self.holder[i].is_none())
                 .filter(|_| (tree.sample.is_empty() || self.own(t).fits()) && !self.refuted(t));
             if let Some(i) = own {
                 self.holder[i] = Some(t);
@@ -379,6 +442,7 @@ impl<'a, 'db> Assignment<'a, 'db> {
             trees,
             fits,
             fills,
+            by_index,
             ..
         } = self;
         trees
@@ -402,6 +466,7 @@ impl<'a, 'db> Assignment<'a, 'db> {
                         to: named.get(j)?.table,
                         fit: fits[t][j],
                         own: owns[t],
+                        by_index: by_index[t],
                     },
                     None if filled_roots[t].is_some() => RootDecision::Elsewhere {
                         root,

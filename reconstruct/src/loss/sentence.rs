@@ -51,7 +51,13 @@ impl fmt::Display for LossSignal {
             UndecodableCells { table, cells } => write!(f, "table `{table}`: {} could not be decoded", N(*cells, "cell")),
             KeyConflicts { table, rows } => write!(f, "table `{table}`: {} conflicted with a row of the same key", N(*rows, "row")),
             RowsRefused { table, rows } => write!(f, "table `{table}`: {} {} refused by its constraints", N(*rows, "row"), was(*rows)),
-            TreeMoved { table, root, named_by, sampled, fitting, fitting_named } => write!(f, "table `{table}` is filled from root page {root}, which the schema row of `{named_by}` names: {fitting} of {sampled} sampled records fit `{table}`, {fitting_named} fit `{named_by}` (the schema's root pages were swapped or damaged)"),
+            TreeMoved { table, root, named_by, sampled, fitting, fitting_named, by_index } => {
+                write!(f, "table `{table}` is filled from root page {root}, which the schema row of `{named_by}` names: {fitting} of {sampled} sampled records fit `{table}`, {fitting_named} fit `{named_by}`")?;
+                if let Some([looked_up, held, held_named]) = by_index {
+                    write!(f, ", and of {looked_up} rows looked up, {held} are in the indexes of `{table}` and {held_named} in those of `{named_by}`")?;
+                }
+                write!(f, " (the schema's root pages were swapped or damaged)")
+            }
             RootNotATable { table, root } => write!(f, "table `{table}`: its schema row names root page {root}, an index b-tree page, which holds none of its rows"),
             RootOfAnotherTable { table, root, holder } => write!(f, "table `{table}`: its schema row names root page {root}, which holds the rows of `{holder}`: its own rows are not found"),
             PageOfAnother { table, page, holder, cells, outside, sampled, fitting, looked_up, held } => {
@@ -284,7 +290,8 @@ mod tests {
             UndecodableCells { table: t(), cells: 2 },
             KeyConflicts { table: t(), rows: 2 },
             RowsUnwritable { table: t(), rows: 2 },
-            TreeMoved { table: t(), root: 3, named_by: "b".into(), sampled: 4, fitting: 4, fitting_named: 0 },
+            TreeMoved { table: t(), root: 3, named_by: "b".into(), sampled: 4, fitting: 4, fitting_named: 0, by_index: None },
+            TreeMoved { table: t(), root: 3, named_by: "b".into(), sampled: 4, fitting: 4, fitting_named: 4, by_index: Some([4, 4, 0]) },
             RootNotATable { table: t(), root: 3 },
             RootOfAnotherTable { table: t(), root: 3, holder: "b".into() },
             PageOfAnother { table: t(), page: 3, holder: "the freelist".into(), cells: 4, outside: 4, sampled: 4, fitting: 0, looked_up: 0, held: 0 },

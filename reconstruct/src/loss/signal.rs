@@ -70,6 +70,10 @@ pub enum LossSignal {
         fitting: u32,
         /// Of those, records that fit `named_by`.
         fitting_named: u32,
+        /// Where the records fit both tables, the index entries that decided: rows looked
+        /// up, how many `table`'s indexes hold, how many `named_by`'s.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by_index: Option<[u32; 3]>,
     },
     /// A table's schema row names an index b-tree as its root: its own rows are not found.
     RootNotATable {

@@ -111,6 +111,7 @@ impl Work {
                     to,
                     fit,
                     own,
+                    by_index,
                 } => {
                     let (table, named) =
                         (name(&self.tables, to), namer(&self.tables, named_by, root));
@@ -121,6 +122,7 @@ impl Work {
                         sampled: fit.sampled,
                         fitting: fit.fitting,
                         fitting_named: own.fitting,
+                        by_index,
                     });
                     roots.push((to, Some(root)));
                     if let Some(named_by) = named_by.filter(|n| !roots.iter().any(|(t, _)| t == n))
@@ -195,12 +197,11 @@ impl Work {
                 indexes: Vec::new(),
             })
             .collect();
-        let roots: Vec<Option<PageNo>> = named.iter().map(|n| n.root).collect();
+        // Every table's indexes: where two tables' records fit each other's columns, or two
+        // schema rows name one root, their entries tell whose rows a tree holds.
         for n in named.iter_mut() {
-            if n.root.is_some() && roots.iter().filter(|r| **r == n.root).count() > 1 {
-                if let Some(t) = self.tables.get(n.table) {
-                    n.indexes = crate::recover::evidence::indexes::witnesses(evidence, &t.name);
-                }
+            if let Some(t) = self.tables.get(n.table) {
+                n.indexes = crate::recover::evidence::indexes::witnesses(evidence, &t.name);
             }
         }
         let stray: Vec<(PageNo, String)> = evidence
