@@ -168,7 +168,10 @@ fn small_damage_never_ends_a_run() -> TestResult {
                 bytes[at] ^= 1 << rng.below(8);
             }
             // One header byte.
-            2 => bytes[rng.below(100) as usize] = rng.below(256) as u8,
+            2 => {
+                let at = rng.below(100) as usize;
+                bytes[at] = rng.below(256) as u8;
+            }
             // A run of random bytes.
             3 => {
                 let at = rng.below(len) as usize;
@@ -183,12 +186,26 @@ fn small_damage_never_ends_a_run() -> TestResult {
         let mut options = RecoverOptions::new(&src, dir.path(&format!("m{i}.out.db")));
         options.allow_partial = true;
         match recovery::recover(&options, &Quiet) {
-            Ok(done) => assert!(
-                !matches!(done.outcome, Outcome::NotVerified { .. }),
-                "mutation {i} (kind {kind}) of {}: not verified: {:?}",
-                f.name,
-                done.report.evidence.verified
-            ),
+            Ok(done) => {
+                assert!(
+                    !matches!(done.outcome, Outcome::NotVerified { .. }),
+                    "mutation {i} (kind {kind}) of {}: not verified: {:?}",
+                    f.name,
+                    done.report.evidence.verified
+                );
+                // SQLite is the oracle: a mutant its own check calls malformed is never
+                // complete without a finding that says where.
+                if done.outcome == Outcome::Complete {
+                    if let Some(problem) = sqlite_problem(&src) {
+                        assert!(
+                            has_finding(&done.report),
+                            "mutation {i} (kind {kind}) of {}: complete, but SQLite says {problem} (the run's own check: {:?})",
+                            f.name,
+                            done.report.source.sqlite_check
+                        );
+                    }
+                }
+            }
             Err(e) if e.is_refusal() => {}
             Err(e) => panic!(
                 "mutation {i} (kind {kind}) of {}: the run ended: {e}",
@@ -270,3 +287,31 @@ fn small_damage_to_the_wal_never_ends_a_run() -> TestResult {
 
 /// How many WAL mutations one suite run tries.
 const MUTATIONS_OF_THE_WAL: u32 = 80;
+
+/// The first problem SQLite's own integrity check finds in the file at `path` (opened
+/// read-only and immutable: it is this test's own copy), or why it cannot read it.
+fn sqlite_problem(path: &std::path::Path) -> Option<String> {
+    let uri = format!("file:{}?immutable=1", path.display());
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    let conn = match Connection::open_with_flags(uri, flags) {
+        Ok(conn) => conn,
+        Err(e) => return Some(e.to_string()),
+    };
+    let lines: rusqlite::Result<Vec<String>> = conn
+        .prepare("PRAGMA integrity_check(1)")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
+    match lines {
+        Ok(lines) => lines.into_iter().find(|l| l != "ok"),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// Whether a loss report names any finding of the file: a damaged page, a finding of the
+/// header, of the schema or of a table's tree, a warning.
+fn has_finding(r: &recovery::report::LossReport) -> bool {
+    r.pages.damaged.count > 0
+        || r.geometry.findings.count > 0
+        || r.schema.findings.count > 0
+        || r.tables.iter().any(|t| t.findings.count > 0)
+        || !r.warnings.is_empty()
+}

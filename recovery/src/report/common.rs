@@ -105,12 +105,19 @@ pub struct PageSizeEvidenceReport {
 }
 
 /// A list of findings with its complete count; at most [`FINDINGS_LISTED`] are listed.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FindingList {
     /// How many findings there are in all, however many are listed.
     pub count: usize,
     /// The first [`FINDINGS_LISTED`] of them, in the order they were met.
     pub listed: Vec<FindingReport>,
+}
+
+impl FindingList {
+    /// No finding at all.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
 }
 
 impl FindingList {

@@ -196,6 +196,10 @@ pub struct Geometry {
     /// Pages in the database as read: the file's (a cut-short last page counts), or the
     /// database size the write-ahead log or hot journal gives.
     pub page_count: u32,
+    /// What the header says that the file or SQLite contradicts (a field out of its range,
+    /// a size the file does not have), as `inspect` lists them; absent when none.
+    #[serde(default, skip_serializing_if = "FindingList::is_empty")]
+    pub findings: FindingList,
 }
 
 /// What the pages of the database as read are.

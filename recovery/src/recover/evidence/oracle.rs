@@ -58,8 +58,8 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
 }
 
 /// The database as read, page after page, each its page size long (a short last page
-/// ends in zeros), as one stream of bytes. Page 1 says rollback mode: the copy has no log
-/// of its own, its log's frames are in it already.
+/// ends in zeros), as one stream of bytes. Page 1 says rollback mode where it said WAL:
+/// the copy has no log of its own, its log's frames are in it already.
 struct Image<'d> {
     db: &'d Database<'d>,
     /// The next page to copy.
@@ -92,9 +92,13 @@ impl<'d> Image<'d> {
         }
         self.page.resize(size, 0);
         if no.get() == 1 {
-            // The file format's read and write versions: 1, rollback journal.
+            // The file format's read and write versions: 2 (write-ahead log) reads as 1
+            // (rollback journal) in the copy, which has no log of its own; any other value
+            // is left for SQLite to judge.
             for b in self.page.get_mut(18..20).into_iter().flatten() {
-                *b = 1;
+                if *b == 2 {
+                    *b = 1;
+                }
             }
         }
         self.at = 0;

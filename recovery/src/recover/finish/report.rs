@@ -389,6 +389,7 @@ fn geometry(db: &pager::Database<'_>) -> Geometry {
         }
         .to_string(),
         page_count: db.page_count(),
+        findings: FindingList::new(db.findings()),
     }
 }
 
