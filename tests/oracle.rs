@@ -140,3 +140,58 @@ fn a_healthy_file_checks_ok_in_the_recovery_and_the_inspection() -> TestResult {
     assert_eq!(inspected.sqlite_check.state, SqliteCheckState::Ok);
     Ok(())
 }
+
+/// Two tables of one shape lose their roots: their leaves' records fit both, and no
+/// pointer, key range or index says whose they are. Every such row goes to
+/// `lost_and_found`, never into one of the tables, and the report names both candidates.
+#[test]
+fn rows_no_evidence_decides_name_every_candidate_table() -> TestResult {
+    let dir = Scratch::new("oracle-candidates");
+    let src = dir.path("mail.db");
+    let roots: Vec<u32> = {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA page_size = 1024;
+             CREATE TABLE drafts(id INTEGER PRIMARY KEY, body TEXT);
+             CREATE TABLE sent(id INTEGER PRIMARY KEY, body TEXT);",
+        )?;
+        for i in 1..=150 {
+            let body = format!("message {i} {}", "x".repeat(40));
+            conn.execute("INSERT INTO drafts VALUES (?1, ?2)", (i, &body))?;
+            conn.execute("INSERT INTO sent VALUES (?1, ?2)", (i, &body))?;
+        }
+        let mut stmt = conn.prepare("SELECT rootpage FROM sqlite_schema ORDER BY name")?;
+        let roots = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        roots
+    };
+    let mut bytes = std::fs::read(&src)?;
+    for root in &roots {
+        fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(*root))?;
+    }
+    std::fs::write(&src, &bytes)?;
+    let options = RecoverOptions {
+        allow_partial: true,
+        ..RecoverOptions::new(&src, dir.path("out.db"))
+    };
+    let done = recover_in_process(&options, Outcome::PartialCommitted)?;
+    let groups = &done.report.lost_and_found.groups;
+    assert!(!groups.is_empty(), "{:?}", done.report.lost_and_found);
+    for g in groups {
+        assert!(
+            g.evidence
+                .iter()
+                .any(|e| e.contains("`drafts`") && e.contains("`sent`")),
+            "{g:?}"
+        );
+    }
+    for table in ["drafts", "sent"] {
+        assert_eq!(
+            crate::table(&done, table).rows_in_output,
+            Some(0),
+            "{table}"
+        );
+    }
+    Ok(())
+}

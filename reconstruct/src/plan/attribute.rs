@@ -101,8 +101,9 @@ pub struct Attribution {
 pub(super) enum Outcome {
     /// Given to the table at this index.
     Decided(usize, Vec<Evidence>, Confidence),
-    /// More than one table fits and nothing tells them apart.
-    Ambiguous,
+    /// More than one table fits and nothing tells them apart: the tables that fit (by
+    /// index into the targets), none when no record fits any table well enough.
+    Ambiguous(Vec<usize>),
     /// No known table's columns fit the sampled records (which are returned).
     NoTableFits(Vec<Vec<Value>>),
     /// Only tables whose b-trees lost nothing fit: stale or deleted content.
@@ -276,7 +277,7 @@ fn by_shape(
     match fitting_tables.as_slice() {
         // Not one sampled record fits any table: a table whose schema row is lost.
         [] if !any_fit && fits.fits.iter().all(|(_, n, _)| *n == 0) => Outcome::NoTableFits(sample),
-        [] => Outcome::Ambiguous,
+        [] => Outcome::Ambiguous(Vec::new()),
         [(i, _, _)] => Outcome::Decided(*i, vec![fits.evidence(*i)], Confidence::Medium),
         [(i, n1, s1), (_, n2, s2), ..] => {
             // Two tables fit: only a clearly better fit per record decides.
@@ -284,7 +285,7 @@ fn by_shape(
             if per(*s1, *n1) >= per(*s2, *n2) + 1.0 {
                 Outcome::Decided(*i, vec![fits.evidence(*i)], Confidence::Low)
             } else {
-                Outcome::Ambiguous
+                Outcome::Ambiguous(fitting_tables.iter().map(|(i, _, _)| *i).collect())
             }
         }
     }
@@ -501,6 +502,8 @@ mod tests {
         let plan = plan_of(&roots_lost(), &[target(a_shape(), 2), target(b_shape(), 3)]);
         assert_eq!(plan.attributed, vec![vec![], vec![]]);
         assert_eq!(plan.lost_and_found, vec![leaf_group(4, 2, (1, 2))]);
+        // Both candidates are named; neither is chosen.
+        assert_eq!(plan.candidates, vec![(p(4), vec![0, 1])]);
     }
 
     #[test]

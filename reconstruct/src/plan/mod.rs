@@ -49,6 +49,10 @@ pub struct Plan {
     pub attributed: Vec<Vec<Attribution>>,
     /// Table-page groups no evidence settles: their rows go to `lost_and_found`.
     pub lost_and_found: Vec<OrphanGroup>,
+    /// Of those, the groups whose records fit more than one table equally, each by its top
+    /// page with the tables it could be (by index into the targets): every candidate is
+    /// named, none is chosen.
+    pub candidates: Vec<(PageNo, Vec<usize>)>,
     /// Index-page groups of ordinary indexes: index data, rebuilt from the tables.
     pub index_groups: Vec<OrphanGroup>,
     /// Tables whose CREATE statement is lost, inferred from orphan groups whose records no
@@ -89,6 +93,12 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
                         confidence,
                     });
                 }
+            }
+            Outcome::Ambiguous(tables) if group.table_pages => {
+                if tables.len() > 1 {
+                    out.candidates.push((group.top, tables));
+                }
+                out.lost_and_found.push(group);
             }
             _ if group.table_pages => out.lost_and_found.push(group),
             _ => out.index_groups.push(group),

@@ -142,6 +142,7 @@ fn report_of(
         survey,
         lost_and_found,
         unattributed,
+        candidates,
         index_groups,
     } = found;
     // The output is closed before it is linked into place.
@@ -167,6 +168,7 @@ fn report_of(
         ledger: &ledger,
         lost_and_found: &lost_and_found,
         unattributed: &unattributed,
+        candidates: &candidates,
         index_groups,
         partial_registry: partial_registry.as_deref(),
         placeholders: &placeholders,

@@ -31,6 +31,9 @@ pub struct LossReportParts<'p> {
     pub lost_and_found: &'p LostAndFound,
     /// Orphan table-page groups no evidence settles.
     pub unattributed: &'p [OrphanGroup],
+    /// Of those, the groups whose records fit more than one table equally, by top page,
+    /// with every table each could be.
+    pub candidates: &'p [(PageNo, Vec<String>)],
     /// Orphan index-page groups.
     pub index_groups: u64,
     /// The partial rows' registry.
@@ -118,6 +121,16 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
         (findings, !p.ledger.warnings.is_empty()),
     ));
     out
+}
+
+/// Why a group is in `lost_and_found` although its records fit tables: which tables, and
+/// that nothing tells them apart.
+fn candidates_sentence(tables: &[String]) -> String {
+    let named: Vec<String> = tables.iter().map(|t| format!("`{t}`")).collect();
+    format!(
+        "its records fit {} equally, and no child pointer, key range or index entry tells which table's they are: none is chosen",
+        named.join(" and ")
+    )
 }
 
 fn group_report(a: &Attribution) -> OrphanGroupReport {
@@ -440,7 +453,12 @@ fn lost_and_found_report(p: &LossReportParts<'_>) -> LostAndFoundReport {
                 cells: g.cells,
                 rowids: g.rowids.map(|(lo, hi)| [lo, hi]),
                 confidence: None,
-                evidence: Vec::new(),
+                evidence: p
+                    .candidates
+                    .iter()
+                    .filter(|(top, _)| *top == g.top)
+                    .map(|(_, tables)| candidates_sentence(tables))
+                    .collect(),
             })
             .collect(),
         index_groups: p.index_groups,

@@ -63,6 +63,9 @@ pub struct Found {
     pub lost_and_found: LostAndFound,
     /// Orphan table-page groups no evidence settles (their rows are in `lost_and_found`).
     pub unattributed: Vec<OrphanGroup>,
+    /// Of those, the groups whose records fit more than one table equally: each by its top
+    /// page, with every table it could be.
+    pub candidates: Vec<(PageNo, Vec<String>)>,
     /// Orphan index-page groups: index data, rebuilt from the tables instead.
     pub index_groups: u64,
 }
@@ -171,7 +174,7 @@ impl Bulk {
         let contested = contested::Contested::of(&evidence.db, &survey);
         take_back_contested(evidence, out, tables, &mut deferred, &contested)?;
         observer.stage(Stage::PlanningOrphans);
-        let plan = attribute_orphans(evidence, &survey, out, tables, profiles);
+        let (plan, candidates) = attribute_orphans(evidence, &survey, out, tables, profiles);
         let taken = names.taken().clone();
         let sources = RowSources {
             evidence,
@@ -206,6 +209,7 @@ impl Bulk {
                 survey,
                 lost_and_found,
                 unattributed: plan.lost_and_found,
+                candidates,
                 index_groups: plan.index_groups.len() as u64,
             },
         })
@@ -364,14 +368,15 @@ impl Loaded {
 
 /// Attributes the orphan pages of the survey to the filled tables, and creates a table
 /// for each shape of orphan records no table of the schema fits (tables whose CREATE
-/// statement is lost). Returns the plan, its attributions handed to the tables.
+/// statement is lost). Returns the plan, its attributions handed to the tables, and the
+/// tables each group no evidence settles could be, by name.
 fn attribute_orphans(
     evidence: &Evidence<'_>,
     survey: &Survey,
     out: &Output,
     tables: &mut Tables,
     profiles: &Profiles,
-) -> reconstruct::Plan {
+) -> (reconstruct::Plan, Vec<(PageNo, Vec<String>)>) {
     let targets: Vec<(TableId, TableTarget)> = tables
         .filled()
         .map(|(t, shape)| {
@@ -386,6 +391,17 @@ fn attribute_orphans(
         .collect();
     let just_targets: Vec<TableTarget> = targets.iter().map(|(_, t)| t.clone()).collect();
     let mut plan = reconstruct::plan(&evidence.db, survey, &just_targets);
+    let candidates: Vec<(PageNo, Vec<String>)> = std::mem::take(&mut plan.candidates)
+        .into_iter()
+        .map(|(top, at)| {
+            let names = at
+                .iter()
+                .filter_map(|&i| targets.get(i).and_then(|(id, _)| tables.get(*id)))
+                .map(|t| t.name.clone())
+                .collect();
+            (top, names)
+        })
+        .collect();
     for ((id, _), groups) in targets.iter().zip(std::mem::take(&mut plan.attributed)) {
         if let Some(t) = tables.get_mut(*id) {
             t.orphans = groups;
@@ -458,7 +474,7 @@ fn attribute_orphans(
                 .collect();
         }
     }
-    plan
+    (plan, candidates)
 }
 
 /// The inferred tables whose records fit a table a chosen profile knows, each with that
