@@ -195,3 +195,43 @@ fn rows_no_evidence_decides_name_every_candidate_table() -> TestResult {
     }
     Ok(())
 }
+
+/// A header whose page count is larger than the file, where nothing points past the file's
+/// end: SQLite, which trusts the count, calls the file malformed, but no page is missing.
+/// The recovery is complete, every row there, and the report says why SQLite disagrees (a
+/// finding of the header, and a warning); a pointer past the end is what makes it loss.
+#[test]
+fn a_header_counting_more_pages_than_the_file_loses_nothing_by_itself() -> TestResult {
+    let dir = Scratch::new("oracle-header-count");
+    let src = dir.path("healthy.db");
+    let fixture = fixtures::build(fixtures::Kind::AgentStore, &fixtures::Options::default());
+    let mut bytes = fixture.bytes.clone();
+    let pages = u32::try_from(bytes.len() / 4096)?;
+    fixtures::apply(
+        &mut bytes,
+        &fixtures::Damage::HeaderDatabaseSize(pages + 25),
+    )?;
+    std::fs::write(&src, &bytes)?;
+    let done = recover_in_process(
+        &RecoverOptions::new(&src, dir.path("out.db")),
+        Outcome::Complete,
+    )?;
+    assert_eq!(
+        done.report.source.sqlite_check.state,
+        SqliteCheckState::Problems
+    );
+    assert!(done.report.geometry.findings.count > 0);
+    assert!(
+        done.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("no pointer of the file reaches past its end")),
+        "{:?}",
+        done.report.warnings
+    );
+    for t in &fixture.tables {
+        let row = crate::table(&done, &t.name);
+        assert_eq!(row.rows_in_output, Some(t.rows.len() as u64), "{}", t.name);
+    }
+    Ok(())
+}

@@ -63,8 +63,8 @@ pub use bounds::{
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use loss::{
-    file_signals, placeholder_signals, signals_after_counts, sqlite_check_signal, table_signals,
-    LossSignal, TableFacts, TableLoss, Verdict, N,
+    file_signals, placeholder_signals, reaches_past_end, signals_after_counts, sqlite_check_signal,
+    table_signals, LossSignal, TableFacts, TableLoss, Verdict, N,
 };
 pub use naming::{
     index_columns, match_known, name_inferred, KnownMatch, KnownTable, Naming, OrphanIndex,

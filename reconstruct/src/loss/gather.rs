@@ -116,6 +116,20 @@ fn of_full_text_index(problem: &str) -> bool {
         || p.starts_with("fts4: ")
 }
 
+/// Whether a pointer of the file reaches past its `pages` pages: a child pointer, an
+/// overflow chain, a freelist trunk or leaf, a schema row's root page. Only such a pointer
+/// shows that pages once past the file's end held something.
+pub fn reaches_past_end(survey: &Survey, pages: u32) -> bool {
+    survey.all_findings().any(|f| match f {
+        Finding::ChildPointerPastEnd { .. }
+        | Finding::OverflowPastEnd { .. }
+        | Finding::FreelistTrunkPastEnd { .. } => true,
+        Finding::FreelistLeafInvalid { leaf, .. } => *leaf > pages,
+        Finding::SchemaRootPageInvalid { rootpage, .. } => *rootpage > i64::from(pages),
+        _ => false,
+    })
+}
+
 /// The signals of the file as a whole: rows in `lost_and_found`, unreadable pages, a
 /// damaged schema, a file shorter than its header says.
 pub fn file_signals(
@@ -153,7 +167,9 @@ pub fn file_signals(
             });
         }
         if let Finding::DatabaseSizeMismatch { declared, actual } = f {
-            if actual < declared {
+            // Pages are missing only where something of the file points at one: a header
+            // count larger than the file, alone, is a finding and a warning.
+            if actual < declared && reaches_past_end(survey, *actual) {
                 out.push(LossSignal::PagesMissing {
                     present: *actual,
                     declared: *declared,
@@ -482,15 +498,24 @@ mod tests {
     }
 
     #[test]
-    fn fewer_pages_than_the_header_declares_are_missing_pages() {
+    fn fewer_pages_than_the_header_declares_are_missing_only_where_a_pointer_says_so() {
+        // In-header database size 3, of a file of 2 pages, and nothing points at page 3:
+        // a finding, not loss.
         let mut bytes = file_with(&[]);
-        bytes[31] = 3; // in-header database size: 3 pages, of a file of 2
-        assert_eq!(
-            signals_of(&bytes, (0, 0)),
-            vec![LossSignal::PagesMissing {
+        bytes[31] = 3;
+        assert_eq!(signals_of(&bytes, (0, 0)), vec![]);
+        // The schema names page 3 as a root: it is missing.
+        let sql = "CREATE TABLE a(id INTEGER PRIMARY KEY, name TEXT)";
+        let mut bytes = file(
+            &[&schema_row(1, "a", 3, sql)],
+            &[leaf(&[&named_row(1, b'a')])],
+        );
+        bytes[31] = 3;
+        assert!(
+            signals_of(&bytes, (0, 0)).contains(&LossSignal::PagesMissing {
                 present: 2,
                 declared: 3,
-            }]
+            })
         );
         // More pages than it declares: nothing is missing.
         let mut bytes = file_with(&[leaf(&[&named_row(2, b'b')])]);

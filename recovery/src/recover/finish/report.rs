@@ -368,6 +368,10 @@ fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
                 warnings.push(format!(
                     "the header declares {declared} pages but the file holds {actual}: all {actual} were read (SQLite would read {declared})"
                 ));
+            } else if !reconstruct::reaches_past_end(p.survey, *actual) {
+                warnings.push(format!(
+                    "the header declares {declared} pages but the file holds {actual}, and no pointer of the file reaches past its end: no page is missing (SQLite, which trusts the header, calls the file malformed)"
+                ));
             }
         }
     }
