@@ -72,12 +72,12 @@ impl fmt::Display for LossSignal {
             TreeFindings { table, findings } => write!(f, "table `{table}`: {} in its b-tree", N(*findings, "finding")),
             LostAndFound { rows, groups } => write!(f, "{} from {} could not be given a table and {} in `lost_and_found`", N(*rows, "row"), N(*groups, "orphan page group"), are(*rows)),
             PagesUnreadable { pages } => write!(f, "{} {} zeroed or unrecognisable and may have held rows", N(*pages, "page"), are(*pages)),
-            SchemaDamaged { findings } => write!(f, "the schema table has {findings} findings; tables may be missing"),
+            SchemaDamaged { findings } => write!(f, "the schema table has {}; tables may be missing", N(*findings, "finding")),
             FileCutShort { finding } => write!(f, "the file is cut short: {finding}"),
-            PagesMissing { present, declared } => write!(f, "the file holds {present} pages but its header declares {declared}: pages are missing"),
+            PagesMissing { present, declared } => write!(f, "the file holds {} but its header declares {declared}: pages are missing", N(u64::from(*present), "page")),
             WalUnusable { path, why } => write!(f, "the write-ahead log `{path}` is unusable ({why}): transactions committed only to it are not recovered"),
-            WalFramesIgnored { frame, after } => write!(f, "write-ahead log frame {frame} is damaged: {after} frames after it are ignored, and transactions among them are not recovered"),
-            JournalRecordsDamaged { records } => write!(f, "{records} records of the hot rollback journal are damaged and not rolled back: the pages they held may carry changes of a transaction that never committed"),
+            WalFramesIgnored { frame, after } => write!(f, "write-ahead log frame {frame} is damaged: {} after it {} ignored, and transactions among them are not recovered", N(u64::from(*after), "frame"), are(u64::from(*after))),
+            JournalRecordsDamaged { records } => write!(f, "{} of the hot rollback journal {} damaged and not rolled back: the pages they held may carry changes of a transaction that never committed", N(u64::from(*records), "record"), are(u64::from(*records))),
             PlaceholdersMade { parent, child, placeholders, children } => write!(f, "{children} `{child}` rows kept under {placeholders} reconstructed `{parent}` rows; the `{parent}` rows themselves are lost (their metadata is gone) and the placeholders are registered as fabricated"),
             ParentsNotRebuilt { parent, child, keys, children, reason } => write!(f, "{children} `{child}` rows reference {keys} lost `{parent}` rows that could not be rebuilt ({reason}); they are kept with dangling references"),
             FullTextRebuildFailed { table, content, error } => write!(f, "full-text table `{table}`: rebuilding its index from `{content}` failed: {error}"),
@@ -385,6 +385,25 @@ mod tests {
                 !text.contains(" 2 row ") && !text.contains(" 1 rows "),
                 "{text}"
             );
+        }
+    }
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        let ones = [
+            LossSignal::SchemaDamaged { findings: 1 },
+            LossSignal::PagesMissing {
+                present: 1,
+                declared: 3,
+            },
+            LossSignal::WalFramesIgnored { frame: 3, after: 1 },
+            LossSignal::JournalRecordsDamaged { records: 1 },
+        ];
+        for s in ones {
+            let text = s.to_string();
+            for plural in ["1 findings", "1 pages", "1 frames are", "1 records are"] {
+                assert!(!text.contains(plural), "{text}");
+            }
         }
     }
 
