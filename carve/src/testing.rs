@@ -66,33 +66,6 @@ pub fn page(parts: &[(usize, &[u8])]) -> Vec<u8> {
 pub fn file(pages: &[Vec<u8>]) -> Vec<u8> {
     let count = u8::try_from(pages.len() + 1).expect("a small file");
     #[rustfmt::skip]
-    let header: [u8; 100] = [
-        // The Database Header
-        b'S', b'Q', b'L', b'i', b't', b'e', b' ', b'f',
-        b'o', b'r', b'm', b'a', b't', b' ', b'3', 0x00, // header string
-        0x02, 0x00,       // page size: 512
-        0x01,             // file format write version: legacy
-        0x01,             // file format read version: legacy
-        0x00,             // reserved space at the end of each page
-        0x40, 0x20, 0x20, // payload fractions: 64, 32, 32
-        0, 0, 0, 1,       // file change counter
-        0, 0, 0, count,   // in-header database size, in pages
-        0, 0, 0, 0,       // first freelist trunk page: none
-        0, 0, 0, 0,       // freelist pages
-        0, 0, 0, 1,       // schema cookie
-        0, 0, 0, 4,       // schema format number
-        0, 0, 0, 0,       // suggested cache size
-        0, 0, 0, 0,       // largest root b-tree page: not auto-vacuum
-        0, 0, 0, 1,       // text encoding: UTF-8
-        0, 0, 0, 0,       // user version
-        0, 0, 0, 0,       // incremental vacuum: off
-        0, 0, 0, 0,       // application ID
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // reserved for expansion
-        0, 0, 0, 1,       // version-valid-for: the change counter
-        0x00, 0x2e, 0x7a, 0x71, // SQLITE_VERSION_NUMBER: 3046001
-    ];
-    #[rustfmt::skip]
     let schema = [
         // B-tree Pages: the schema table's leaf, after the database header
         0x0d,       // page type: table b-tree leaf
@@ -101,6 +74,7 @@ pub fn file(pages: &[Vec<u8>]) -> Vec<u8> {
         0x02, 0x00, // cell content area: 512, the page's end
         0x00,       // fragmented free bytes
     ];
+    let header = fixtures::format::header::small(count, false);
     let mut out = page(&[(0, &header), (100, &schema)]);
     for p in pages {
         out.extend_from_slice(p);

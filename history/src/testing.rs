@@ -129,35 +129,8 @@ pub fn interior(cells: &[(u8, u8)], right_most: u8) -> Vec<u8> {
 /// Page 1 of a file of `pages` pages: the database header, then the schema leaf with
 /// `schema` rows.
 pub fn page_one(pages: u8, schema: &[&[u8]]) -> Vec<u8> {
-    #[rustfmt::skip]
-    let header: [u8; 100] = [
-        // The Database Header
-        b'S', b'Q', b'L', b'i', b't', b'e', b' ', b'f',
-        b'o', b'r', b'm', b'a', b't', b' ', b'3', 0x00, // header string
-        0x02, 0x00,       // page size: 512
-        0x02,             // file format write version: WAL
-        0x02,             // file format read version: WAL
-        0x00,             // reserved space at the end of each page
-        0x40, 0x20, 0x20, // payload fractions: 64, 32, 32
-        0, 0, 0, 1,       // file change counter
-        0, 0, 0, pages,   // in-header database size, in pages
-        0, 0, 0, 0,       // first freelist trunk page: none
-        0, 0, 0, 0,       // freelist pages
-        0, 0, 0, 1,       // schema cookie
-        0, 0, 0, 4,       // schema format number
-        0, 0, 0, 0,       // suggested cache size
-        0, 0, 0, 0,       // largest root b-tree page: not auto-vacuum
-        0, 0, 0, 1,       // text encoding: UTF-8
-        0, 0, 0, 0,       // user version
-        0, 0, 0, 0,       // incremental vacuum: off
-        0, 0, 0, 0,       // application ID
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // reserved for expansion
-        0, 0, 0, 1,       // version-valid-for: the change counter
-        0x00, 0x2e, 0x7a, 0x71, // SQLITE_VERSION_NUMBER: 3046001
-    ];
     let mut page = leaf_at(100, schema);
-    page[..100].copy_from_slice(&header);
+    page[..100].copy_from_slice(&fixtures::format::header::small(pages, true));
     page
 }
 

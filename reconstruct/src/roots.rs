@@ -330,9 +330,10 @@ impl<'a, 'db> Assignment<'a, 'db> {
             }
             let holding: Vec<(usize, (u32, u32))> = twins
                 .into_iter()
-                .map(|j| (j, self.weigh(j, root)))
-                .filter(|(_, e)| e.witnessed())
-                .filter_map(|(j, e)| Some((j, e.witnessed?)))
+                .filter_map(|j| {
+                    let e = self.weigh(j, root);
+                    Some((j, e.witnessed.filter(|_| e.witnessed())?))
+                })
                 .collect();
             if let [(j, (looked_up, held))] = holding.as_slice() {
                 let held_named = own.witnessed.map_or(0, |(_, h)| h);

@@ -169,8 +169,13 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> RunRecord {
     fields.retain(|(_, v)| !v.is_empty());
     // An evidence file's BLAKE3 before and after tell whether it changed, and so does the
     // file system (which names it `source`, `wal` or `journal`).
-    let evidence = |role: FileRole, named: &str, path: String, hashes: [Option<&String>; 3]| {
+    let evidence = |role: FileRole, path: String, hashes: [Option<&String>; 3]| {
         let [sha256, before, after] = hashes;
+        let named = match role {
+            FileRole::Wal => "wal",
+            FileRole::Journal => "journal",
+            _ => "source",
+        };
         let stamped = r.source.changed_under_the_run.iter().any(|c| c == named);
         let changed = match (before == after, stamped) {
             (true, false) => None,
@@ -192,11 +197,16 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> RunRecord {
             changed: None,
         })
     };
-    let (wal, journal) = (&r.wal.hashes, &r.journal.hashes);
+    fn log(h: &recovery::report::LogHashes) -> [Option<&String>; 3] {
+        [
+            h.sha256_before.as_ref(),
+            h.blake3_before.as_ref(),
+            h.blake3_after.as_ref(),
+        ]
+    }
     let files = [
         evidence(
             FileRole::Source,
-            "source",
             run.source_path.clone(),
             [
                 Some(&r.source.sha256_before),
@@ -206,23 +216,13 @@ pub fn run_record(r: &LossReport, own_sha256: Option<&str>) -> RunRecord {
         ),
         evidence(
             FileRole::Wal,
-            "wal",
             run.wal_path.clone().unwrap_or_default(),
-            [
-                wal.sha256_before.as_ref(),
-                wal.blake3_before.as_ref(),
-                wal.blake3_after.as_ref(),
-            ],
+            log(&r.wal.hashes),
         ),
         evidence(
             FileRole::Journal,
-            "journal",
             run.journal_path.clone().unwrap_or_default(),
-            [
-                journal.sha256_before.as_ref(),
-                journal.blake3_before.as_ref(),
-                journal.blake3_after.as_ref(),
-            ],
+            log(&r.journal.hashes),
         ),
         written(
             FileRole::Output,

@@ -83,7 +83,7 @@ pub fn build(
     // called healthy, and a problem no finding explains is said as such.
     let sqlite_check = crate::recover::evidence::oracle::sqlite_check(db);
     let unexplained = reconstruct::sqlite_check_signal(
-        sqlite_check.problems(),
+        &sqlite_check.problems,
         &[],
         (finding_count + damaged_pages.len(), false),
     );

@@ -48,11 +48,6 @@ impl SqliteCheck {
             not_run: Some(why.into()),
         }
     }
-
-    /// The problems SQLite reports (none when it was not run or found none).
-    pub fn problems(&self) -> &[String] {
-        &self.problems
-    }
 }
 
 /// The tool that wrote a document.

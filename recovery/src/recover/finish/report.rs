@@ -116,7 +116,7 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
     // SQLite calls the source malformed where nothing else this run found says so.
     let findings = p.db.findings().len() + p.survey.all_findings().count();
     out.extend(reconstruct::sqlite_check_signal(
-        p.source.sqlite_check.problems(),
+        &p.source.sqlite_check.problems,
         &out,
         (findings, !p.ledger.warnings.is_empty()),
     ));
