@@ -179,6 +179,16 @@ pub enum Finding {
         /// The freeblock's offset.
         offset: u16,
     },
+    /// A freeblock covers bytes of a cell a pointer names: SQLite never frees a live
+    /// cell's bytes, so the freeblock's size or the pointer was changed.
+    FreeblockOverCell {
+        /// The page.
+        page: PageNo,
+        /// The freeblock's offset.
+        offset: u16,
+        /// The cell's offset.
+        cell: u16,
+    },
 
     // ---- B-tree structure ----
     /// A child pointer of an interior page is 0.
@@ -490,6 +500,7 @@ impl Finding {
             CellOverlap { .. } => "cell_overlap",
             FreeblockOutOfRange { .. } => "freeblock_out_of_range",
             FreeblockOutOfOrder { .. } => "freeblock_out_of_order",
+            FreeblockOverCell { .. } => "freeblock_over_cell",
             ChildPointerNull { .. } => "child_pointer_null",
             ChildPointerPastEnd { .. } => "child_pointer_past_end",
             BtreeCycle { .. } => "btree_cycle",
@@ -542,6 +553,7 @@ impl Finding {
             | CellOverlap { page, .. }
             | FreeblockOutOfRange { page, .. }
             | FreeblockOutOfOrder { page, .. }
+            | FreeblockOverCell { page, .. }
             | ChildPointerNull { page, .. }
             | ChildPointerPastEnd { page, .. }
             | BtreeCycle { page, .. }

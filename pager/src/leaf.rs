@@ -307,8 +307,49 @@ fn scan(page: &Page<'_>, header: &BtreePageHeader, page_count: u32) -> Account {
                 offset,
             }),
     );
+    findings.extend(freeblock_findings(page, header, &lenient, usable));
     slots.extend(lenient.into_iter().map(|(index, _)| Slot::Stray(index)));
     Account { slots, findings }
+}
+
+/// What is wrong with the page's freeblocks: the chain's own fault (out of range, not
+/// ascending, which also catches a loop), and each freeblock that covers bytes of a cell
+/// a pointer of `pointed` names (`(pointer, offset)`: pointers to no well-formed cell,
+/// which is what a live cell under a freeblock is to [`read_area`]).
+fn freeblock_findings(
+    page: &Page<'_>,
+    header: &BtreePageHeader,
+    pointed: &[(CellIndex, u16)],
+    usable: usize,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for block in page.freeblocks(header) {
+        match block {
+            Ok(b) => blocks.push((
+                usize::from(b.offset),
+                usize::from(b.offset) + usize::from(b.size),
+            )),
+            Err(f) => out.push(f),
+        }
+    }
+    for &(_, cell) in pointed {
+        let start = usize::from(cell);
+        let Some(len) = cell_len(page, start, usable) else {
+            continue;
+        };
+        let covering = blocks
+            .iter()
+            .find(|&&(s, e)| s < start + len && start < e);
+        if let Some(&(s, _)) = covering {
+            out.push(Finding::FreeblockOverCell {
+                page: page.no(),
+                offset: s as u16,
+                cell,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -387,6 +428,68 @@ mod tests {
         assert_eq!(
             found,
             rowids.iter().map(|r| (*r, false)).collect::<Vec<_>>()
+        );
+    }
+
+    /// The offsets of the cells of `leaf`, ascending, and where its content area starts.
+    fn offsets(db: &Db, leaf: u32) -> (Vec<usize>, usize) {
+        let n = db.btree_page(leaf).cell_count;
+        let mut offsets: Vec<usize> = (0..n).map(|i| db.cell(leaf, i).offset).collect();
+        offsets.sort_unstable();
+        let area = u16::from_be_bytes([db.bytes[db.at(leaf, 5)], db.bytes[db.at(leaf, 6)]]);
+        (offsets, usize::from(area))
+    }
+
+    /// A freeblock whose size was raised over the live cell after it: a finding, and the
+    /// cell is still read where its pointer says.
+    #[test]
+    fn a_freeblock_over_a_live_cell_is_a_finding_and_the_cell_is_still_read() {
+        let (mut db, root) = messages();
+        let leaf = db.walk("messages").pages.leaves[1];
+        let before = cells_of(&db, root, leaf);
+        let (offsets, area) = offsets(&db, leaf);
+        assert_eq!(offsets[0], area, "a fresh leaf is packed");
+        let lowest = offsets[1] - offsets[0];
+        // The content area starts 8 bytes lower, where a freeblock now lies that covers
+        // those 8 bytes and the lowest cell.
+        let block = area - 8;
+        db.set_u16(leaf, 5, block as u16);
+        db.set_u16(leaf, 1, block as u16);
+        db.set_u16(leaf, block, 0);
+        db.set_u16(leaf, block + 2, (8 + lowest) as u16);
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::FreeblockOverCell {
+                page: no(leaf),
+                offset: block as u16,
+                cell: area as u16
+            }]
+        );
+        let rowids = |cells: Vec<(Option<i64>, bool)>| {
+            let mut r: Vec<Option<i64>> = cells.into_iter().map(|c| c.0).collect();
+            r.sort_unstable();
+            r
+        };
+        assert_eq!(rowids(cells_of(&db, root, leaf)), rowids(before));
+    }
+
+    /// A freeblock that names itself as the next: the chain's fault is a finding.
+    #[test]
+    fn a_freeblock_chain_that_loops_is_a_finding() {
+        let (mut db, root) = messages();
+        let leaf = db.walk("messages").pages.leaves[1];
+        let (_, area) = offsets(&db, leaf);
+        let block = area - 8;
+        db.set_u16(leaf, 5, block as u16);
+        db.set_u16(leaf, 1, block as u16);
+        db.set_u16(leaf, block, block as u16);
+        db.set_u16(leaf, block + 2, 8);
+        assert_eq!(
+            db.walk_findings(root),
+            vec![Finding::FreeblockOutOfOrder {
+                page: no(leaf),
+                offset: block as u16
+            }]
         );
     }
 

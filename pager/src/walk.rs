@@ -164,6 +164,12 @@ impl<'a, 'd> BtreeWalk<'a, 'd> {
                 self.queue.extend(account.findings.into_iter().map(Err));
                 account.slots
             });
+        // A table leaf's freeblocks are checked with its content area; other pages' chains
+        // on their own.
+        if header.page_type() != PageType::TableLeaf {
+            let faults = page.freeblocks(&header).filter_map(Result::err);
+            self.queue.extend(faults.map(Err));
+        }
         let cells = slots
             .as_ref()
             .map_or(usize::from(header.cell_count()), Vec::len);

@@ -85,6 +85,10 @@ impl fmt::Display for Finding {
             FreeblockOutOfOrder { page, offset } => {
                 write!(f, "freeblock chain does not ascend on {page}: offset {offset}")
             }
+            FreeblockOverCell { page, offset, cell } => write!(
+                f,
+                "freeblock at offset {offset} of {page} covers the cell at offset {cell}"
+            ),
             ChildPointerNull { page, index } => {
                 write!(f, "null child pointer on {page}: {}", side(index))
             }
