@@ -338,9 +338,7 @@ fn freeblock_findings(
         let Some(len) = cell_len(page, start, usable) else {
             continue;
         };
-        let covering = blocks
-            .iter()
-            .find(|&&(s, e)| s < start + len && start < e);
+        let covering = blocks.iter().find(|&&(s, e)| s < start + len && start < e);
         if let Some(&(s, _)) = covering {
             out.push(Finding::FreeblockOverCell {
                 page: page.no(),

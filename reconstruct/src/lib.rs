@@ -63,8 +63,9 @@ pub use bounds::{
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use loss::{
-    file_signals, placeholder_signals, reaches_past_end, signals_after_counts, sqlite_check_signal,
-    table_signals, LossSignal, TableFacts, TableLoss, Verdict, N,
+    file_signals, placeholder_signals, reaches_past_end, rows_missing_from_index,
+    signals_after_counts, sqlite_check_signal, table_signals, LossSignal, TableFacts, TableLoss,
+    Verdict, N,
 };
 pub use naming::{
     index_columns, match_known, name_inferred, KnownMatch, KnownTable, Naming, OrphanIndex,

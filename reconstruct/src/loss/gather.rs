@@ -105,6 +105,20 @@ pub fn sqlite_check_signal(
     })
 }
 
+/// The rows SQLite's check says an index lacks ("row 2 missing from index
+/// messages_by_contact"), as `(rowid, index)`: rows whose values their index entry may
+/// contradict, to be looked up in that index. Other problems name no row.
+pub fn rows_missing_from_index(problems: &[String]) -> Vec<(i64, String)> {
+    problems
+        .iter()
+        .filter_map(|p| {
+            let rest = p.strip_prefix("row ")?;
+            let (rowid, index) = rest.split_once(" missing from index ")?;
+            Some((rowid.parse().ok()?, index.to_string()))
+        })
+        .collect()
+}
+
 /// Whether SQLite's problem is one of a full-text table's index, as SQLite words it
 /// ("malformed inverted index for FTS5 table …", "fts5: corruption found reading blob
 /// … from table …").
@@ -295,6 +309,24 @@ mod tests {
     use super::*;
     use crate::placeholders::{Blocked, Made, Unbuilt};
     use crate::testing::{file, leaf, named_row, schema_row, zeroed};
+
+    #[test]
+    fn sqlite_names_the_rows_an_index_lacks() {
+        let problems = [
+            "*** in database main ***".to_string(),
+            "row 2 missing from index messages_by_contact".to_string(),
+            "row -7 missing from index odd name".to_string(),
+            "wrong # of entries in index messages_by_contact".to_string(),
+            "row x missing from index i".to_string(),
+        ];
+        assert_eq!(
+            rows_missing_from_index(&problems),
+            vec![
+                (2, "messages_by_contact".to_string()),
+                (-7, "odd name".to_string())
+            ]
+        );
+    }
 
     #[test]
     fn sqlite_s_problems_are_loss_only_where_nothing_else_explains_them() {

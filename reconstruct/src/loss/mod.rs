@@ -23,8 +23,8 @@ mod table_loss;
 mod verdict;
 
 pub use gather::{
-    file_signals, placeholder_signals, reaches_past_end, signals_after_counts, sqlite_check_signal,
-    table_signals, TableFacts,
+    file_signals, placeholder_signals, reaches_past_end, rows_missing_from_index,
+    signals_after_counts, sqlite_check_signal, table_signals, TableFacts,
 };
 pub use sentence::N;
 pub use signal::LossSignal;

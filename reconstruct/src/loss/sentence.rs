@@ -47,7 +47,7 @@ impl fmt::Display for LossSignal {
             RootUnreadable { table } => write!(f, "table `{table}`: its root page is unreadable"),
             SubtreesLost { table, pointers } => write!(f, "table `{table}`: {} of its b-tree could not be followed", N(*pointers, "child pointer")),
             RowsFromOrphans { table, rows } => write!(f, "table `{table}`: {} came from orphan pages, outside its b-tree", N(*rows, "row")),
-            DamagedFields { table, rows } => write!(f, "table `{table}`: {} damaged fields, stored as NULL", N(*rows, "row with")),
+            DamagedFields { table, rows } => write!(f, "table `{table}`: {} damaged fields, each stored as NULL or as its index entry's value (the bytes read are registered)", N(*rows, "row with")),
             UndecodableCells { table, cells } => write!(f, "table `{table}`: {} could not be decoded", N(*cells, "cell")),
             KeyConflicts { table, rows } => write!(f, "table `{table}`: {} conflicted with a row of the same key", N(*rows, "row")),
             RowsRefused { table, rows } => write!(f, "table `{table}`: {} {} refused by its constraints", N(*rows, "row"), was(*rows)),
@@ -157,14 +157,14 @@ mod tests {
                 table: t(),
                 rows: 1
             }),
-            "table `a`: 1 row with damaged fields, stored as NULL"
+            "table `a`: 1 row with damaged fields, each stored as NULL or as its index entry's value (the bytes read are registered)"
         );
         assert_eq!(
             say(LossSignal::DamagedFields {
                 table: t(),
                 rows: 3
             }),
-            "table `a`: 3 rows with damaged fields, stored as NULL"
+            "table `a`: 3 rows with damaged fields, each stored as NULL or as its index entry's value (the bytes read are registered)"
         );
         assert_eq!(
             say(LossSignal::RowsRefused {

@@ -27,7 +27,7 @@ pub enum LossSignal {
         /// How many.
         rows: u64,
     },
-    /// Rows have damaged fields, stored as NULL.
+    /// Rows have damaged fields, stored as NULL or as their index entry's value.
     DamagedFields {
         /// The table.
         table: String,

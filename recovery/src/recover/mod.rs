@@ -88,6 +88,14 @@ fn run<'s>(
             placeholders: request.placeholders,
         };
         let mut rebuilt = Rebuilt::run(evidence, loaded, inputs, &reader, observer)?;
+        // SQLite's check names rows an index lacks: their own index entries are looked up.
+        let sqlite_check = oracle.join().unwrap_or_else(|_| {
+            crate::report::SqliteCheck::not_run("SQLite's check ended in a panic")
+        });
+        let named = reconstruct::rows_missing_from_index(&sqlite_check.problems);
+        load::named_rows(evidence, &mut rebuilt.work, &named, &reader).map_err(Error::db(
+            "checking rows SQLite's check names against their index",
+        ))?;
         if request.carve {
             carve::step(files, evidence, &mut rebuilt)?;
         }
@@ -118,9 +126,7 @@ fn run<'s>(
             after,
             changed: files.changed(),
             output_sha256: output_hash,
-            sqlite_check: oracle.join().unwrap_or_else(|_| {
-                crate::report::SqliteCheck::not_run("SQLite's check ended in a panic")
-            }),
+            sqlite_check,
         };
         let recovery = finish.commit(evidence, request, proof);
         // The commit closed SQLite's connection first.

@@ -7,13 +7,14 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use pager::Value;
+use pager::{SchemaKind, Value};
 use reconstruct::{DamageReason, TableStatus};
 
 use crate::base::output::{quote, Output, SqlValue};
 use crate::recover::damaged::Field;
 use crate::recover::evidence::{Evidence, Reader};
 use crate::recover::ledger::Ledger;
+use crate::recover::plan::Work;
 use crate::recover::tables::Tables;
 
 /// Checks the spilled rows of every recovered table against the table's indexes in the
@@ -121,6 +122,53 @@ pub fn cross_check(
         t.loss.damaged_rows += damaged_rows.len() as u64;
     }
     out.conn.execute_batch("COMMIT")?;
+    Ok(corrected)
+}
+
+/// The rows SQLite's check of the source says an index lacks (`named`: `(rowid, index)`,
+/// from [`reconstruct::rows_missing_from_index`]) checked against every index of their
+/// table as a spilled row is: a record header that lies (serial types rewritten so that
+/// the record still reads whole) shows only there. Each value an index entry contradicts
+/// is corrected and registered. Returns the values corrected.
+pub fn named_rows(
+    evidence: &Evidence<'_>,
+    work: &mut Work,
+    named: &[(i64, String)],
+    reader: &Reader<'_>,
+) -> rusqlite::Result<u64> {
+    let mut any = false;
+    for (rowid, index) in named {
+        let table = evidence
+            .schema
+            .rows
+            .iter()
+            .find(|r| r.kind == SchemaKind::Index && r.name.eq_ignore_ascii_case(index))
+            .map(|r| r.tbl_name.as_str());
+        let run = table.and_then(|table| {
+            work.tables
+                .iter_mut()
+                .find(|t| t.name.eq_ignore_ascii_case(table))
+        });
+        if let Some(t) = run {
+            t.spilled_rowids.insert(*rowid);
+            any = true;
+        }
+    }
+    if !any {
+        return Ok(0);
+    }
+    let taken = work.names.taken().clone();
+    let corrected = cross_check(
+        evidence,
+        &work.out,
+        &mut work.tables,
+        &mut work.ledger,
+        &taken,
+        reader,
+    )?;
+    if let Some(name) = &work.ledger.damaged_fields.name {
+        work.names.take(name);
+    }
     Ok(corrected)
 }
 

@@ -35,6 +35,7 @@ pub mod lost_and_found;
 mod rows;
 
 use bulk_tables::BulkTable;
+pub use crosscheck::named_rows;
 pub use lost_and_found::LostAndFound;
 use rows::{Sink, TableWriter};
 
