@@ -410,13 +410,75 @@ fn check(m: &Manipulated, extra: &[&str]) -> Result<String, Box<dyn std::error::
     Ok(summary)
 }
 
-/// Both runs of one fixture.
+/// The concern `inspect --audit` grades each edit by: its severity and kind.
+fn graded_as(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "root-page-of-another-table" | "root-page-of-same-shaped-table" => ("high", "root_shared"),
+        "left-child-to-another-tables-leaf"
+        | "left-child-to-same-shaped-leaf"
+        | "left-child-to-another-tables-root"
+        | "left-child-to-freelist-page"
+        | "freelist-leaves-at-live-pages" => ("high", "page_in_two_structures"),
+        "left-child-to-itself" | "overflow-chain-loops" => ("high", "pointer_loop"),
+        "overflow-chain-joins-another" => ("high", "overflow_chains_redirected"),
+        "cell-pointer-into-another-cell" | "cell-pointer-past-content-area" => {
+            ("high", "cell_pointers_rewritten")
+        }
+        "serial-type-swallows-next-column" => ("high", "record_headers_rewritten"),
+        "serial-types-overlap-consistently" => ("high", "index_lacks_rows"),
+        "nul-bytes-in-text" => ("low", "nul_in_text"),
+        "freeblock-loops-to-itself"
+        | "freeblock-loops-to-earlier"
+        | "freeblock-overlaps-live-cell" => ("high", "freeblocks_rewritten"),
+        "header-page-count-larger" | "header-page-count-smaller" => ("high", "header_page_count"),
+        _ => return None,
+    })
+}
+
+/// `inspect --audit` on the fixture: the concern it is graded by ([`graded_as`]), with
+/// the pages it was seen on where it concerns pages; nothing above `info` unedited.
+fn audited(m: &Manipulated) -> TestResult {
+    let dir = Scratch::new(&format!("antiforensic-{}-audit", m.name));
+    let src = dir.path("evidence.db");
+    std::fs::write(&src, &m.bytes)?;
+    let out = crate::run_salvage(&[
+        "inspect".as_ref(),
+        src.as_os_str(),
+        "--json".as_ref(),
+        "--audit".as_ref(),
+    ])?;
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let concerns = report["audit"].as_array().ok_or("no audit")?;
+    let Some((severity, kind)) = graded_as(m.name) else {
+        assert!(
+            concerns.iter().all(|c| c["severity"] == "info"),
+            "{}: {concerns:#?}",
+            m.name
+        );
+        return Ok(());
+    };
+    let found = concerns
+        .iter()
+        .find(|c| c["kind"] == kind)
+        .unwrap_or_else(|| panic!("{}: no {kind} concern: {concerns:#?}", m.name));
+    assert_eq!(found["severity"], severity, "{}: {found:#}", m.name);
+    let pages = found["pages"].as_array().map_or(0, Vec::len);
+    let about_pages = !matches!(kind, "header_page_count" | "index_lacks_rows");
+    assert!(
+        !about_pages || pages > 0,
+        "{}: names no page: {found:#}",
+        m.name
+    );
+    Ok(())
+}
+
+/// Both runs of one fixture, and its audit.
 fn both(m: Manipulated) -> TestResult {
     for extra in [&[][..], &["--carve"][..]] {
         let seen = check(&m, extra)?;
         eprintln!("{} {extra:?}: {seen}", m.name);
     }
-    Ok(())
+    audited(&m)
 }
 
 /// The checks hold on the unedited messenger, exactly: every row back, exit 0.
@@ -434,7 +496,7 @@ fn unedited_messenger_is_recovered_exactly() -> TestResult {
         let seen = check(&m, extra)?;
         assert!(seen.starts_with("exit Some(0); 0 rows"), "{seen}");
     }
-    Ok(())
+    audited(&m)
 }
 
 #[test]

@@ -298,6 +298,14 @@ pub enum Finding {
         /// Inclusive upper bound, if any.
         upper: Option<i64>,
     },
+    /// A b-tree reaches a page the freelist lists: SQLite frees a page only once no
+    /// structure holds it, so the pointer or the freelist was changed.
+    TreePageOnFreelist {
+        /// The page.
+        page: PageNo,
+        /// Root of the tree that reached it.
+        root: PageNo,
+    },
     /// A page is reached from two b-trees (or twice from one).
     PageInTwoTrees {
         /// The page.
@@ -514,6 +522,7 @@ impl Finding {
             ChildPageKindMismatch { .. } => "child_page_kind_mismatch",
             KeyOutOfRange { .. } => "key_out_of_range",
             PageInTwoTrees { .. } => "page_in_two_trees",
+            TreePageOnFreelist { .. } => "tree_page_on_freelist",
             TruncatedVarint { .. } => "truncated_varint",
             RecordHeaderSizeInvalid { .. } => "record_header_size_invalid",
             InvalidSerialType { .. } => "invalid_serial_type",
@@ -565,6 +574,7 @@ impl Finding {
             | ContentUnaccounted { page, .. }
             | KeyOutOfRange { page, .. }
             | PageInTwoTrees { page, .. }
+            | TreePageOnFreelist { page, .. }
             | OverflowIntoNonOverflowPage { page, .. } => Some(*page),
             ChildNotBtreePage { child, .. } | ChildPageKindMismatch { child, .. } => Some(*child),
             TruncatedVarint { at }

@@ -7,9 +7,12 @@
 use std::collections::BTreeMap;
 
 use pager::{
-    Database, Finding, PageNo, PageType, SchemaKind, StrayKind, Survey, TreeItem, Value, Wal,
+    Database, Finding, PageNo, PageType, Schema, SchemaKind, StrayKind, Survey, TreeItem, Value,
+    Wal,
 };
 use serde::Serialize;
+
+use crate::N;
 
 /// How much a concern weighs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -59,10 +62,72 @@ pub fn audit(db: &Database<'_>, survey: &Survey, wal: Option<&Wal<'_>>) -> Vec<C
     contradictions(db, survey, &mut out);
     roots(db, survey, &mut out);
     counters(db, survey, &mut out);
+    nul_in_text(db, survey, &mut out);
     if let Some(w) = wal {
         log(w, &mut out);
     }
     out.sort_by_key(|c| c.severity);
+    out
+}
+
+/// What SQLite's own integrity check of the file (`problems`, as it words them) says
+/// beyond the file's structure as read: that it finds problems at all (with the pages it
+/// names), and the rows an index lacks, by index (`schema` names each index's table).
+/// A file SQLite wrote never gives either.
+pub fn sqlite_concerns(problems: &[String], schema: &Schema) -> Vec<Concern> {
+    let Some(first) = problems.first() else {
+        return Vec::new();
+    };
+    let mut pages: Vec<PageNo> = problems
+        .iter()
+        .flat_map(|p| p.split("page ").skip(1))
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            PageNo::new(digits.parse().ok()?)
+        })
+        .collect();
+    pages.sort();
+    pages.dedup();
+    let mut out = vec![concern(
+        Severity::High,
+        "sqlite_check",
+        format!(
+            "SQLite's own integrity check reports {} (the first: {first})",
+            N(problems.len() as u64, "problem")
+        ),
+        &pages,
+    )];
+    let mut by_index: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for (rowid, index) in crate::rows_missing_from_index(problems) {
+        let name = schema
+            .rows
+            .iter()
+            .find(|r| r.kind == SchemaKind::Index && r.name.eq_ignore_ascii_case(&index))
+            .map_or("", |r| r.name.as_str());
+        if !name.is_empty() {
+            by_index.entry(name).or_default().push(rowid);
+        }
+    }
+    for (index, rowids) in by_index {
+        let table = schema.get(index).map_or("", |r| r.tbl_name.as_str());
+        let shown: Vec<String> = rowids.iter().take(10).map(i64::to_string).collect();
+        let more = if rowids.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        };
+        out.push(concern(
+            Severity::High,
+            "index_lacks_rows",
+            format!(
+                "SQLite finds {} of `{table}` that its index `{index}` does not hold as {} read (rowid {}{more}): a value of the row, its record header, the index entry or the table's root page was changed",
+                N(rowids.len() as u64, "row"),
+                if rowids.len() == 1 { "it" } else { "they" },
+                shown.join(", ")
+            ),
+            &[],
+        ));
+    }
     out
 }
 
@@ -190,20 +255,27 @@ fn contradictions(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
                 format!("the freelist loops: {f}"),
                 &[],
             )),
-            Finding::PageInTwoTrees { page, .. } => shared.push(*page),
+            Finding::PageInTwoTrees { page, .. } | Finding::TreePageOnFreelist { page, .. } => {
+                shared.push(*page)
+            }
             _ => {}
         }
     }
+    rewritten(db, survey, out);
     loops.sort();
     loops.dedup();
     if !loops.is_empty() {
         out.push(concern(
             Severity::High,
             "pointer_loop",
-            format!(
-                "{} pointers lead back to a page already on their path (a b-tree or an overflow chain loops)",
-                loops.len()
-            ),
+            if loops.len() == 1 {
+                "1 pointer leads back to a page already on its path (a b-tree or an overflow chain loops)".to_string()
+            } else {
+                format!(
+                    "{} pointers lead back to a page already on their path (a b-tree or an overflow chain loops)",
+                    loops.len()
+                )
+            },
             &loops,
         ));
     }
@@ -213,8 +285,106 @@ fn contradictions(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
         out.push(concern(
             Severity::High,
             "page_in_two_structures",
-            format!("{} pages are claimed by two structures", shared.len()),
+            format!(
+                "{} {} claimed by two structures (two b-trees, or a b-tree and the freelist)",
+                N(shared.len() as u64, "page"),
+                if shared.len() == 1 { "is" } else { "are" }
+            ),
             &shared,
+        ));
+    }
+}
+
+/// A part of the file that SQLite keeps consistent with another, found not to be, by
+/// what was changed: `(kind, what was seen, whether a finding shows it)`.
+type Rewrite = (&'static str, &'static str, fn(&Finding) -> bool);
+
+/// The parts of pages and records an edit changes, each checked against what it must
+/// agree with.
+const REWRITES: [Rewrite; 5] = [
+    (
+        "cell_pointers_rewritten",
+        "cell pointer arrays that do not match their cells (pointers into other cells or outside the content area, cells no pointer names)",
+        |f| {
+            matches!(
+                f,
+                Finding::CellPointerIntoCell { .. }
+                    | Finding::CellPointerAstray { .. }
+                    | Finding::CellsUnlisted { .. }
+                    | Finding::CellOverlap { .. }
+                    | Finding::CellPointerOutOfRange { .. }
+            )
+        },
+    ),
+    (
+        "freeblocks_rewritten",
+        "freeblock chains that loop, leave the content area or cover a live cell",
+        |f| {
+            matches!(
+                f,
+                Finding::FreeblockOutOfOrder { .. }
+                    | Finding::FreeblockOutOfRange { .. }
+                    | Finding::FreeblockOverCell { .. }
+            )
+        },
+    ),
+    (
+        "record_headers_rewritten",
+        "records whose header describes more or fewer bytes than the cell holds, or a serial type SQLite never writes",
+        |f| {
+            matches!(
+                f,
+                Finding::RecordSizeMismatch { .. }
+                    | Finding::InvalidSerialType { .. }
+                    | Finding::RecordHeaderSizeInvalid { .. }
+            )
+        },
+    ),
+    (
+        "overflow_chains_redirected",
+        "overflow chains that run into a page that is not theirs (another chain's, a b-tree's, the freelist's) or whose length does not match the payload",
+        |f| {
+            matches!(
+                f,
+                Finding::OverflowIntoNonOverflowPage { .. }
+                    | Finding::OverflowChainShort { .. }
+                    | Finding::OverflowChainTooLong { .. }
+            )
+        },
+    ),
+    (
+        "child_pointers_crossed",
+        "b-tree pages whose keys lie outside the range their parent's pointer assigns, or of another kind than their parent's (a child pointer leads into another part of the tree, or another tree)",
+        |f| {
+            matches!(
+                f,
+                Finding::KeyOutOfRange { .. } | Finding::ChildPageKindMismatch { .. }
+            )
+        },
+    ),
+];
+
+/// Pages and records whose parts disagree where SQLite keeps them in step ([`REWRITES`]):
+/// a concern per kind, with the pages it was seen on.
+fn rewritten(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
+    for (kind, what, shows) in REWRITES {
+        let mut pages: Vec<PageNo> = db
+            .findings()
+            .iter()
+            .chain(survey.all_findings())
+            .filter(|f| shows(f))
+            .filter_map(Finding::page)
+            .collect();
+        if pages.is_empty() {
+            continue;
+        }
+        pages.sort();
+        pages.dedup();
+        out.push(concern(
+            Severity::High,
+            kind,
+            format!("{} with {what}", N(pages.len() as u64, "page")),
+            &pages,
         ));
     }
 }
@@ -329,6 +499,63 @@ fn counters(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
             ));
         }
     }
+}
+
+/// Text values of the tables that hold a NUL character. SQLite stores and returns
+/// every byte of a text, NULs included; a reader that takes text as a C string shows it
+/// cut at the first NUL, which hides what follows from such a reader.
+fn nul_in_text(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
+    let utf8 = db.encoding() == pager::TextEncoding::Utf8;
+    let holds_nul = |t: &[u8]| {
+        if utf8 {
+            t.contains(&0)
+        } else {
+            t.chunks_exact(2).any(|c| c == [0, 0])
+        }
+    };
+    let (mut values, mut pages, mut tables) = (0u64, Vec::new(), Vec::new());
+    for row in survey
+        .schema
+        .rows
+        .iter()
+        .filter(|r| r.kind == SchemaKind::Table)
+    {
+        let Some(root) = row.rootpage else { continue };
+        let before = values;
+        for item in pager::BtreeWalk::new(db, root).flatten() {
+            let TreeItem::Cell(cell) = item else { continue };
+            let Ok(decoded) = pager::decode_cell(db, &cell) else {
+                continue;
+            };
+            let here = decoded
+                .values
+                .iter()
+                .filter(|v| matches!(v, Value::Text(t) if holds_nul(t)))
+                .count() as u64;
+            if here > 0 {
+                values += here;
+                pages.push(cell.location.page);
+            }
+        }
+        if values > before {
+            tables.push(format!("`{}`", row.name));
+        }
+    }
+    if values == 0 {
+        return;
+    }
+    pages.sort();
+    pages.dedup();
+    out.push(concern(
+        Severity::Low,
+        "nul_in_text",
+        format!(
+            "{} of {} a NUL character: SQLite keeps every byte, but a reader that takes text as a C string shows it cut at the first NUL (an application rarely writes one)",
+            N(values, "text value"),
+            tables.join(", ") + if values == 1 { " holds" } else { " hold" }
+        ),
+        &pages,
+    ));
 }
 
 /// The write-ahead log's frames outside the database.

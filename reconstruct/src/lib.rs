@@ -55,7 +55,7 @@ mod testing;
 pub mod textcopy;
 pub mod vtab;
 
-pub use audit::{audit, Concern, Severity};
+pub use audit::{audit, sqlite_concerns, Concern, Severity};
 pub use bounds::{
     bound_loss, bound_table, disguises_cells, Bounded, BoundsInput, KnownMissing, LossBounds,
     LostRange, Proven,
@@ -63,7 +63,7 @@ pub use bounds::{
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use loss::{
-    file_signals, placeholder_signals, reaches_past_end, rows_missing_from_index,
+    file_signals, placeholder_signals, reaches_past_end, rows_in_place, rows_missing_from_index,
     signals_after_counts, sqlite_check_signal, table_signals, LossSignal, TableFacts, TableLoss,
     Verdict, N,
 };

@@ -286,9 +286,12 @@ impl PageMap {
         root: PageNo,
         findings: &mut Vec<Finding>,
     ) -> bool {
-        let Some((_, owner)) = self.get(page) else {
+        let Some((held, owner)) = self.get(page) else {
             return false;
         };
+        if owner == 0 && matches!(held, PageClass::FreelistTrunk | PageClass::FreelistLeaf) {
+            findings.push(Finding::TreePageOnFreelist { page, root });
+        }
         if owner != 0 && owner != root.get() {
             if let Some(first_root) = PageNo::new(owner) {
                 findings.push(Finding::PageInTwoTrees {

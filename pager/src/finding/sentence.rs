@@ -138,6 +138,11 @@ impl fmt::Display for Finding {
                 first_root.get(),
                 second_root.get()
             ),
+            TreePageOnFreelist { page, root } => write!(
+                f,
+                "{page}, which the freelist lists, is reached from the b-tree of root {}",
+                root.get()
+            ),
             TruncatedVarint { at } => write!(f, "varint runs past the end of its bytes: {at}"),
             RecordHeaderSizeInvalid { at, header_size, payload_len } => write!(
                 f,

@@ -1,7 +1,9 @@
 //! The signals a run gathers, each from the facts that prove it: a table's counts, the
 //! file's survey, the placeholders made or not, and each table's status and loss bounds.
 
-use pager::{Finding, PageClass, Survey};
+use std::collections::{BTreeMap, BTreeSet};
+
+use pager::{Finding, PageClass, PageNo, Survey};
 
 use super::{LossSignal, TableLoss};
 use crate::bounds::LossBounds;
@@ -116,6 +118,38 @@ pub fn rows_missing_from_index(problems: &[String]) -> Vec<(i64, String)> {
             let (rowid, index) = rest.split_once(" missing from index ")?;
             Some((rowid.parse().ok()?, index.to_string()))
         })
+        .collect()
+}
+
+/// Of the rows SQLite's check says an index lacks (`named`), those whose own page
+/// vouches that it is the table's: it holds another row the check does not name, which
+/// the index does hold (`cells`: every row of the table's tree as `(page, rowid)`). Only
+/// such a row is damaged in place, its values for its index entries to correct; a page
+/// whose every row is named may be another table's, its rows not this index's to judge.
+/// `complete`: whether the check listed every problem (a list cut short vouches for no
+/// row it leaves out).
+pub fn rows_in_place(
+    cells: impl IntoIterator<Item = (PageNo, i64)>,
+    named: &BTreeSet<i64>,
+    complete: bool,
+) -> BTreeSet<i64> {
+    if !complete {
+        return BTreeSet::new();
+    }
+    // Per page: whether it holds an unnamed row, and its named rows.
+    let mut pages: BTreeMap<PageNo, (bool, Vec<i64>)> = BTreeMap::new();
+    for (page, rowid) in cells {
+        let entry = pages.entry(page).or_default();
+        if named.contains(&rowid) {
+            entry.1.push(rowid);
+        } else {
+            entry.0 = true;
+        }
+    }
+    pages
+        .into_values()
+        .filter(|(vouched, _)| *vouched)
+        .flat_map(|(_, rows)| rows)
         .collect()
 }
 
@@ -309,6 +343,17 @@ mod tests {
     use super::*;
     use crate::placeholders::{Blocked, Made, Unbuilt};
     use crate::testing::{file, leaf, named_row, schema_row, zeroed};
+
+    #[test]
+    fn only_a_page_with_an_unnamed_row_vouches_for_its_named_rows() {
+        let p = |n| PageNo::new(n).unwrap();
+        let cells = [(p(3), 1), (p(3), 2), (p(3), 3), (p(4), 4), (p(4), 5)];
+        let named: BTreeSet<i64> = [2, 4, 5].into();
+        // Page 3 holds rows 1 and 3, which the index holds: row 2 is damaged in place.
+        // Every row of page 4 is named: it may be another table's page.
+        assert_eq!(rows_in_place(cells, &named, true), [2].into());
+        assert!(rows_in_place(cells, &named, false).is_empty());
+    }
 
     #[test]
     fn sqlite_names_the_rows_an_index_lacks() {

@@ -23,7 +23,7 @@ mod table_loss;
 mod verdict;
 
 pub use gather::{
-    file_signals, placeholder_signals, reaches_past_end, rows_missing_from_index,
+    file_signals, placeholder_signals, reaches_past_end, rows_in_place, rows_missing_from_index,
     signals_after_counts, sqlite_check_signal, table_signals, TableFacts,
 };
 pub use sentence::N;

@@ -31,7 +31,7 @@ pub fn uri(path: &Path, query: &str) -> String {
 
 /// How many problems a check lists at first: when all are text an older SQLite left (see
 /// [`sqlite_check`]), it runs again listing every one, so that none hides another.
-const CHECK_LINES: u32 = 1000;
+pub const CHECK_LINES: u32 = 1000;
 
 /// The start of a check's line for a TEXT value in a column of numeric affinity that this
 /// SQLite would convert on the way in.
@@ -56,6 +56,20 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
             .query_map([], |r| r.get::<_, String>(0))?
             .collect()
     };
+    // SQLite heads its first problem with the database's name on a line of its own
+    // ("*** in database main ***"): the problem is the rest.
+    let unheaded = |lines: Vec<String>| -> Vec<String> {
+        lines
+            .into_iter()
+            .map(|l| match l.strip_prefix("*** in database ") {
+                Some(rest) => rest
+                    .split_once(" ***\n")
+                    .map_or(l.clone(), |(_, problem)| problem.to_string()),
+                None => l,
+            })
+            .collect()
+    };
+    let run = |limit: u32| run(limit).map(unheaded);
     let mut lines = run(CHECK_LINES)?;
     if lines.len() >= CHECK_LINES as usize && lines.iter().all(|l| l.starts_with(CONVERTIBLE_TEXT))
     {

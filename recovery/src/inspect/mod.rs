@@ -84,20 +84,8 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         let mut concerns = reconstruct::audit(&db, &survey, wal.as_ref());
         // SQLite's own check disagreeing with the file is a contradiction SQLite never
         // writes: index entries naming rows their table does not hold, counts that differ.
-        if let [first, ..] = report.sqlite_check.problems.as_slice() {
-            concerns.insert(
-                0,
-                reconstruct::Concern {
-                    severity: reconstruct::Severity::High,
-                    kind: "sqlite_check",
-                    what: format!(
-                        "SQLite's own integrity check reports {} (the first: {first})",
-                        reconstruct::N(report.sqlite_check.problems.len() as u64, "problem")
-                    ),
-                    pages: Vec::new(),
-                },
-            );
-        }
+        let sqlite = reconstruct::sqlite_concerns(&report.sqlite_check.problems, &survey.schema);
+        concerns.splice(0..0, sqlite);
         report.audit = Some(concerns);
     }
     let beside: Vec<&str> = [

@@ -93,7 +93,8 @@ fn run<'s>(
             crate::report::SqliteCheck::not_run("SQLite's check ended in a panic")
         });
         let named = reconstruct::rows_missing_from_index(&sqlite_check.problems);
-        load::named_rows(evidence, &mut rebuilt.work, &named, &reader).map_err(Error::db(
+        let complete = sqlite_check.complete();
+        load::named_rows(evidence, &mut rebuilt.work, (&named, complete), &reader).map_err(Error::db(
             "checking rows SQLite's check names against their index",
         ))?;
         if request.carve {

@@ -17,7 +17,7 @@ pub const FINDINGS_LISTED: usize = 1000;
 pub struct SqliteCheck {
     /// `ok`, `problems`, or `not_run`.
     pub state: SqliteCheckState,
-    /// The problems, as SQLite words them (at most its first hundred).
+    /// The problems, as SQLite words them (at most its first thousand).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
     /// Why it was not run: the file is larger than the check's limit, or its schema
@@ -47,6 +47,12 @@ impl SqliteCheck {
             problems: Vec::new(),
             not_run: Some(why.into()),
         }
+    }
+
+    /// Whether SQLite listed every problem it found: its list stops at a thousand.
+    pub fn complete(&self) -> bool {
+        self.state == SqliteCheckState::Problems
+            && self.problems.len() < crate::base::sqlite::CHECK_LINES as usize
     }
 }
 

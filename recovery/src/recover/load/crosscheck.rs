@@ -5,7 +5,7 @@
 //! the entry's value is written in its place and the value read is registered in
 //! `salvage_damaged_fields` (`disagrees_with_index`).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use pager::{SchemaKind, Value};
 use reconstruct::{DamageReason, TableStatus};
@@ -126,17 +126,20 @@ pub fn cross_check(
 }
 
 /// The rows SQLite's check of the source says an index lacks (`named`: `(rowid, index)`,
-/// from [`reconstruct::rows_missing_from_index`]) checked against every index of their
-/// table as a spilled row is: a record header that lies (serial types rewritten so that
-/// the record still reads whole) shows only there. Each value an index entry contradicts
-/// is corrected and registered. Returns the values corrected.
+/// from [`reconstruct::rows_missing_from_index`]; `complete`: whether the check listed
+/// every problem) checked against every index of their table as a spilled row is: a
+/// record header that lies (serial types rewritten so that the record still reads whole)
+/// shows only there. Only a row whose own page vouches that it is the table's is checked
+/// ([`reconstruct::rows_in_place`]): a page of another table's rows would take that
+/// table's values for its index's. Each value an index entry contradicts is corrected
+/// and registered. Returns the values corrected.
 pub fn named_rows(
     evidence: &Evidence<'_>,
     work: &mut Work,
-    named: &[(i64, String)],
+    (named, complete): (&[(i64, String)], bool),
     reader: &Reader<'_>,
 ) -> rusqlite::Result<u64> {
-    let mut any = false;
+    let mut by_table: HashMap<usize, BTreeSet<i64>> = HashMap::new();
     for (rowid, index) in named {
         let table = evidence
             .schema
@@ -146,11 +149,26 @@ pub fn named_rows(
             .map(|r| r.tbl_name.as_str());
         let run = table.and_then(|table| {
             work.tables
-                .iter_mut()
-                .find(|t| t.name.eq_ignore_ascii_case(table))
+                .iter()
+                .position(|t| t.name.eq_ignore_ascii_case(table))
         });
-        if let Some(t) = run {
-            t.spilled_rowids.insert(*rowid);
+        if let Some(at) = run {
+            by_table.entry(at).or_default().insert(*rowid);
+        }
+    }
+    let mut any = false;
+    for (t, run) in work.tables.iter_mut().enumerate() {
+        let (Some(named), Some(root)) = (by_table.get(&t), run.root) else {
+            continue;
+        };
+        let cells = pager::BtreeWalk::new(&evidence.db, root)
+            .flatten()
+            .filter_map(|item| match item {
+                pager::TreeItem::Cell(c) => Some((c.location.page, c.cell.rowid()?)),
+                _ => None,
+            });
+        for rowid in reconstruct::rows_in_place(cells, named, complete) {
+            run.spilled_rowids.insert(rowid);
             any = true;
         }
     }
