@@ -547,10 +547,10 @@ fn nul_in_text(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
     pages.sort();
     pages.dedup();
     out.push(concern(
-        Severity::Low,
+        Severity::Info,
         "nul_in_text",
         format!(
-            "{} of {} a NUL character: SQLite keeps every byte, but a reader that takes text as a C string shows it cut at the first NUL (an application rarely writes one)",
+            "{} of {} a NUL character: SQLite keeps every byte, but a reader that takes text as a C string shows it cut at the first NUL (some applications write one on purpose; an edit can hide text behind one)",
             N(values, "text value"),
             tables.join(", ") + if values == 1 { " holds" } else { " hold" }
         ),

@@ -51,6 +51,14 @@ pub struct Claimant<'s> {
     pub indexes: &'s [IndexKeys],
 }
 
+impl Claimant<'_> {
+    /// Whether an index of the table can witness its rows: one on plain columns with the
+    /// BINARY collation (a search compares keys as bytes).
+    pub fn can_witness(&self) -> bool {
+        self.indexes.iter().any(IndexKeys::can_witness)
+    }
+}
+
 /// What holds a page cut from a tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Holder {
@@ -58,6 +66,22 @@ pub enum Holder {
     Tree(PageNo),
     /// The freelist: a freed page, its cells stale.
     Freelist,
+    /// No structure: a page no other tree reaches whose rows the tree's own indexes do
+    /// not hold (a child pointer crossed into another table's tree). Its rows are an
+    /// orphan's, for the evidence (their index entries) to give to their table.
+    Nobody,
+}
+
+/// What else may hold a page a tree reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rival {
+    /// Another tree that reaches it, by its root.
+    Tree(PageNo),
+    /// The freelist, which lists it.
+    Freelist,
+    /// Nothing that reaches it: the page is suspect (SQLite's check names rows of it that
+    /// the tree's index lacks, or a key of it lies outside its range).
+    Suspect,
 }
 
 /// How a page's cells bear out one tree's claim to it.
@@ -79,10 +103,14 @@ impl ClaimEvidence {
     /// Whether the cells refute the claim: a key out of range, records that do not fit,
     /// or rows the table's own index does not hold.
     pub fn refutes(&self) -> bool {
-        let unwitnessed = self
-            .witnessed
-            .is_some_and(|(checked, held)| checked >= 4 && held * 2 < checked);
-        self.refutes_structurally() || unwitnessed
+        self.refutes_structurally() || self.unwitnessed()
+    }
+
+    /// Whether the table's indexes refute the claim: at least four rows looked up, and
+    /// most of them missing.
+    pub fn unwitnessed(&self) -> bool {
+        self.witnessed
+            .is_some_and(|(checked, held)| checked >= 4 && held * 2 < checked)
     }
 
     /// Whether the table's indexes bear the claim out: at least four rows looked up, and
@@ -125,13 +153,26 @@ pub struct PageCut {
 }
 
 /// The pages to cut from the claimants' trees (see the module docs).
+///
+/// `suspects`: pages no other structure claims that a tree (by its root) reaches and
+/// that something else makes suspect (SQLite's check names rows of them that the
+/// tree's index lacks, a key lies outside its range): cut, to no holder, only where
+/// the tree's own indexes refute it.
 pub fn settle_claims(
     db: &Database<'_>,
     survey: &Survey,
     claimants: &[Claimant<'_>],
+    suspects: &[(PageNo, PageNo)],
 ) -> Vec<PageCut> {
     let by_root: BTreeMap<PageNo, &Claimant<'_>> = claimants.iter().map(|c| (c.root, c)).collect();
-    let contested = contested(survey, |r| by_root.contains_key(&r));
+    // Only a tree with an index to witness its rows can have a suspect page taken away:
+    // the others' are not weighed (nor read).
+    let suspects: Vec<(PageNo, PageNo)> = suspects
+        .iter()
+        .copied()
+        .filter(|(root, _)| by_root.get(root).is_some_and(|c| c.can_witness()))
+        .collect();
+    let contested = contested(survey, |r| by_root.contains_key(&r), &suspects);
     // Each contested page as each of its trees reaches it: (parent, bounds).
     let mut placed: BTreeMap<(PageNo, PageNo), (PageNo, KeyBounds)> = BTreeMap::new();
     for (root, pages) in &contested {
@@ -162,13 +203,18 @@ pub fn settle_claims(
             let holder = match rival {
                 // The freelist's claim and a root's are not weighed here: the page must
                 // refute this tree's by its own keys or records.
-                None if own.refutes_structurally() => Holder::Freelist,
-                None => continue,
+                Rival::Freelist if own.refutes_structurally() => Holder::Freelist,
+                Rival::Freelist => continue,
+                // Nothing else claims it: only the tree's own indexes may take it away.
+                Rival::Suspect if own.unwitnessed() => Holder::Nobody,
+                Rival::Suspect => continue,
                 // The rival's own root: its claim is its schema row's, which
                 // `attribute_roots` has weighed.
-                Some(rival) if rival == page && own.refutes_structurally() => Holder::Tree(*rival),
-                Some(rival) if rival == page => continue,
-                Some(rival) => match weigh(*rival, *page) {
+                Rival::Tree(rival) if rival == page && own.refutes_structurally() => {
+                    Holder::Tree(*rival)
+                }
+                Rival::Tree(rival) if rival == page => continue,
+                Rival::Tree(rival) => match weigh(*rival, *page) {
                     Some((_, _, theirs)) if !theirs.refutes() => Holder::Tree(*rival),
                     _ => continue,
                 },
@@ -211,8 +257,8 @@ pub fn settle_claims(
 
 /// The roots of the trees that reach a page something else claims: the only claimants
 /// [`settle_claims`] weighs (so only their indexes need reading).
-pub fn contested_roots(survey: &Survey) -> Vec<PageNo> {
-    contested(survey, |_| true).into_keys().collect()
+pub fn contested_roots(survey: &Survey, suspects: &[(PageNo, PageNo)]) -> Vec<PageNo> {
+    contested(survey, |_| true, suspects).into_keys().collect()
 }
 
 /// Per tree for which `claims` holds, the pages it reaches that something else claims,
@@ -220,8 +266,9 @@ pub fn contested_roots(survey: &Survey) -> Vec<PageNo> {
 fn contested(
     survey: &Survey,
     claims: impl Fn(PageNo) -> bool,
-) -> BTreeMap<PageNo, Vec<(PageNo, Option<PageNo>)>> {
-    let mut contested: BTreeMap<PageNo, Vec<(PageNo, Option<PageNo>)>> = BTreeMap::new();
+    suspects: &[(PageNo, PageNo)],
+) -> BTreeMap<PageNo, Vec<(PageNo, Rival)>> {
+    let mut contested: BTreeMap<PageNo, Vec<(PageNo, Rival)>> = BTreeMap::new();
     for f in &survey.findings {
         if let Finding::PageInTwoTrees {
             page,
@@ -233,19 +280,28 @@ fn contested(
                 contested
                     .entry(*first_root)
                     .or_default()
-                    .push((*page, Some(*second_root)));
+                    .push((*page, Rival::Tree(*second_root)));
                 contested
                     .entry(*second_root)
                     .or_default()
-                    .push((*page, Some(*first_root)));
+                    .push((*page, Rival::Tree(*first_root)));
             }
         }
     }
     // A freed page a tree reaches: the survey gave it to the tree.
     for page in survey.freelist.trunks.iter().chain(&survey.freelist.leaves) {
         if let Some(root) = survey.page_map.owner(*page).filter(|r| claims(*r)) {
-            contested.entry(root).or_default().push((*page, None));
+            contested
+                .entry(root)
+                .or_default()
+                .push((*page, Rival::Freelist));
         }
+    }
+    for &(root, page) in suspects.iter().filter(|(r, p)| claims(*r) && r != p) {
+        contested
+            .entry(root)
+            .or_default()
+            .push((page, Rival::Suspect));
     }
     for pages in contested.values_mut() {
         pages.sort_unstable();
@@ -312,7 +368,7 @@ pub(crate) fn weigh_claim(
     let witnesses: Vec<Witness<'_>> = claimant
         .indexes
         .iter()
-        .filter(|i| i.binary && !i.columns.is_empty())
+        .filter(|i| i.can_witness())
         .filter_map(|i| {
             let key = i
                 .columns

@@ -26,6 +26,14 @@ pub struct IndexKeys {
     pub binary: bool,
 }
 
+impl IndexKeys {
+    /// Whether its entries can witness rows: keys of plain columns, compared with the
+    /// BINARY collation (a search compares them as bytes).
+    pub fn can_witness(&self) -> bool {
+        self.binary && !self.columns.is_empty()
+    }
+}
+
 /// What the index entries and text copies of one lost row prove: column values, and the
 /// indexes and full-text tables that proved them.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -40,6 +40,7 @@ pub fn target(shape: TableShape, root: u32) -> TableTarget {
     TableTarget {
         shape,
         root: PageNo::new(root),
+        indexes: Vec::new(),
     }
 }
 

@@ -122,10 +122,12 @@ pub fn rows_missing_from_index(problems: &[String]) -> Vec<(i64, String)> {
 }
 
 /// Of the rows SQLite's check says an index lacks (`named`), those whose own page
-/// vouches that it is the table's: it holds another row the check does not name, which
-/// the index does hold (`cells`: every row of the table's tree as `(page, rowid)`). Only
-/// such a row is damaged in place, its values for its index entries to correct; a page
-/// whose every row is named may be another table's, its rows not this index's to judge.
+/// vouches that it is the table's: most of its rows are rows the check does not name,
+/// which the index does hold (`cells`: every row of the table's tree as `(page, rowid)`).
+/// Only such a row is damaged in place, its values for its index entries to correct; a
+/// page whose rows are named as often as not may be another table's (a child pointer
+/// crossed into it, a stray row of the page read in range), its rows not this index's
+/// to judge.
 /// `complete`: whether the check listed every problem (a list cut short vouches for no
 /// row it leaves out).
 pub fn rows_in_place(
@@ -136,19 +138,19 @@ pub fn rows_in_place(
     if !complete {
         return BTreeSet::new();
     }
-    // Per page: whether it holds an unnamed row, and its named rows.
-    let mut pages: BTreeMap<PageNo, (bool, Vec<i64>)> = BTreeMap::new();
+    // Per page: how many rows it holds that the check does not name, and its named rows.
+    let mut pages: BTreeMap<PageNo, (usize, Vec<i64>)> = BTreeMap::new();
     for (page, rowid) in cells {
         let entry = pages.entry(page).or_default();
         if named.contains(&rowid) {
             entry.1.push(rowid);
         } else {
-            entry.0 = true;
+            entry.0 += 1;
         }
     }
     pages
         .into_values()
-        .filter(|(vouched, _)| *vouched)
+        .filter(|(held, rows)| *held > rows.len())
         .flat_map(|(_, rows)| rows)
         .collect()
 }
@@ -345,12 +347,21 @@ mod tests {
     use crate::testing::{file, leaf, named_row, schema_row, zeroed};
 
     #[test]
-    fn only_a_page_with_an_unnamed_row_vouches_for_its_named_rows() {
+    fn only_a_page_most_of_whose_rows_are_unnamed_vouches_for_the_others() {
         let p = |n| PageNo::new(n).unwrap();
-        let cells = [(p(3), 1), (p(3), 2), (p(3), 3), (p(4), 4), (p(4), 5)];
-        let named: BTreeSet<i64> = [2, 4, 5].into();
+        let cells = [
+            (p(3), 1),
+            (p(3), 2),
+            (p(3), 3),
+            (p(4), 4),
+            (p(4), 5),
+            (p(5), 6),
+            (p(5), 7),
+        ];
+        let named: BTreeSet<i64> = [2, 4, 5, 6].into();
         // Page 3 holds rows 1 and 3, which the index holds: row 2 is damaged in place.
-        // Every row of page 4 is named: it may be another table's page.
+        // Every row of page 4 is named, and half of page 5's: either may be another
+        // table's page.
         assert_eq!(rows_in_place(cells, &named, true), [2].into());
         assert!(rows_in_place(cells, &named, false).is_empty());
     }

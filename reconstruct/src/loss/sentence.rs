@@ -102,6 +102,11 @@ impl fmt::Display for LossSignal {
             TableMissing { table, profile } => write!(f, "table `{table}` (expected by profile `{profile}`) is missing: the schema is damaged and may have lost it"),
             PartialRowsRebuilt { table, rows, registry } => write!(f, "{rows} lost `{table}` rows rebuilt from their index entries and full-text copies alone (other columns are NULL); registered in `{registry}`"),
             PartialRowsRefused { table, rows, registry } => write!(f, "{rows} lost `{table}` rows proven by index entries or full-text copies could not be rebuilt: the table's constraints refused what the evidence holds; their known values are kept in `{registry}`"),
+            RowsLost { table, lower: 0, upper, .. } => match upper {
+                // Nothing proves a row lost: only that some may be.
+                None => write!(f, "table `{table}`: rows may be lost, how many is unknown"),
+                Some(u) => write!(f, "table `{table}`: up to {} may be lost", N(*u, "row")),
+            },
             RowsLost { table, lower, upper, by_index, by_text } => write!(
                 f,
                 "table `{table}`: at least {} lost{}{}",
@@ -215,6 +220,12 @@ mod tests {
             lost(5, None, 3, 2),
             "table `m`: at least 5 rows lost, how many more is unknown (3 proven by index entries, 2 more by full-text copies)"
         );
+        // Nothing proves a row lost ("at least 0 rows lost" was said).
+        assert_eq!(
+            lost(0, None, 0, 0),
+            "table `m`: rows may be lost, how many is unknown"
+        );
+        assert_eq!(lost(0, Some(1), 0, 0), "table `m`: up to 1 row may be lost");
     }
 
     #[test]

@@ -41,6 +41,14 @@ pub enum Evidence {
         /// Of those, entries naming a row of the table.
         matched: u64,
     },
+    /// The table's own indexes hold the group's rows (their key values and rowids), and
+    /// no other candidate's do.
+    IndexEntries {
+        /// Rows looked up in the table's indexes.
+        looked_up: u32,
+        /// Of those, rows an index holds.
+        held: u32,
+    },
     /// The table's records fit a CREATE statement the application is known to write
     /// (a profile's schema), clearly better than any other known table's.
     KnownSchema {
@@ -190,6 +198,12 @@ pub(super) fn attribute(
     };
     let sample = sample_records(db, group);
     let fits = Fits::new(&sample, targets, candidates);
+    // Index entries: each entry is a second copy of its row's keyed values and rowid, on
+    // pages of the table's own. Rows one table's indexes hold are its rows, whatever a
+    // pointer or a key range says (either can be edited to lead elsewhere).
+    if let Some((i, evidence)) = held_by_index(db, targets, candidates, group, &fits) {
+        return Outcome::Decided(i, vec![evidence, fits.evidence(i)], Confidence::High);
+    }
     // Ancestry: a surviving interior page of a table points straight at the group.
     for &i in candidates {
         let pointer =
@@ -237,6 +251,42 @@ pub(super) fn attribute(
         }
     }
     by_shape(survey, targets, &fits, group, sample)
+}
+
+/// The one candidate whose indexes hold the group's rows (nine in ten of at least four
+/// looked up), with the evidence; `None` when no candidate's do, or more than one's.
+fn held_by_index(
+    db: &Database<'_>,
+    targets: &[TableTarget],
+    candidates: &[usize],
+    group: &OrphanGroup,
+    fits: &Fits<'_>,
+) -> Option<(usize, Evidence)> {
+    let held: Vec<(usize, (u32, u32))> = candidates
+        .iter()
+        .filter(|&&i| fits.ok(i))
+        .filter_map(|&i| {
+            let t = targets.get(i).filter(|t| !t.indexes.is_empty())?;
+            let claimant = crate::claims::Claimant {
+                root: t.root.unwrap_or(group.top),
+                shape: &t.shape,
+                indexes: &t.indexes,
+            };
+            let weighed =
+                crate::claims::weigh_claim(db, &claimant, group.top, pager::KeyBounds::default());
+            Some((i, weighed.witnessed?)).filter(|_| weighed.witnessed())
+        })
+        .collect();
+    match held.as_slice() {
+        [(i, (looked_up, held))] => Some((
+            *i,
+            Evidence::IndexEntries {
+                looked_up: *looked_up,
+                held: *held,
+            },
+        )),
+        _ => None,
+    }
 }
 
 /// Shape alone. A b-tree that lost nothing has no orphans: records that fit only intact

@@ -40,6 +40,9 @@ pub struct TableTarget {
     pub shape: TableShape,
     /// Root page from `sqlite_schema`.
     pub root: Option<PageNo>,
+    /// Its indexes in the source whose entries witness every row (no partial index):
+    /// an orphan group whose rows one table's indexes hold is that table's.
+    pub indexes: Vec<crate::partial::IndexKeys>,
 }
 
 /// Where every orphan group goes.

@@ -56,17 +56,15 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
             .query_map([], |r| r.get::<_, String>(0))?
             .collect()
     };
-    // SQLite heads its first problem with the database's name on a line of its own
-    // ("*** in database main ***"): the problem is the rest.
+    // SQLite gives the problems of the b-tree check in one result, a line each, headed
+    // by the database's name on a line of its own ("*** in database main ***"): each
+    // line is a problem, the heading none.
     let unheaded = |lines: Vec<String>| -> Vec<String> {
         lines
-            .into_iter()
-            .map(|l| match l.strip_prefix("*** in database ") {
-                Some(rest) => rest
-                    .split_once(" ***\n")
-                    .map_or(l.clone(), |(_, problem)| problem.to_string()),
-                None => l,
-            })
+            .iter()
+            .flat_map(|l| l.split('\n'))
+            .filter(|l| !(l.starts_with("*** in database ") && l.ends_with(" ***")))
+            .map(str::to_string)
             .collect()
     };
     let run = |limit: u32| run(limit).map(unheaded);

@@ -69,7 +69,19 @@ fn run<'s>(
         let bulk = Bulk::run(evidence, work, &reader, observer)?;
         observer.stage(Stage::Surveying);
         let survey = second.survey()?;
-        let mut loaded = bulk.load(evidence, survey, &request.profiles, &reader, observer)?;
+        // SQLite's check names rows an index lacks: the pages that hold them are weighed
+        // against their tree's indexes, and the rows looked up in them.
+        let sqlite_check = oracle.join().unwrap_or_else(|_| {
+            crate::report::SqliteCheck::not_run("SQLite's check ended in a panic")
+        });
+        let named = reconstruct::rows_missing_from_index(&sqlite_check.problems);
+        let mut loaded = bulk.load(
+            evidence,
+            survey,
+            (&request.profiles, &named),
+            &reader,
+            observer,
+        )?;
         let copies = rebuild::text_copies(evidence, &mut loaded, &request.profiles);
         // Loss bounds read only the source and the load's record: on the second core.
         let inputs = rebuild::bounds_inputs(evidence, &mut loaded, &copies);
@@ -88,15 +100,10 @@ fn run<'s>(
             placeholders: request.placeholders,
         };
         let mut rebuilt = Rebuilt::run(evidence, loaded, inputs, &reader, observer)?;
-        // SQLite's check names rows an index lacks: their own index entries are looked up.
-        let sqlite_check = oracle.join().unwrap_or_else(|_| {
-            crate::report::SqliteCheck::not_run("SQLite's check ended in a panic")
-        });
-        let named = reconstruct::rows_missing_from_index(&sqlite_check.problems);
         let complete = sqlite_check.complete();
-        load::named_rows(evidence, &mut rebuilt.work, (&named, complete), &reader).map_err(Error::db(
-            "checking rows SQLite's check names against their index",
-        ))?;
+        load::named_rows(evidence, &mut rebuilt.work, (&named, complete), &reader).map_err(
+            Error::db("checking rows SQLite's check names against their index"),
+        )?;
         if request.carve {
             carve::step(files, evidence, &mut rebuilt)?;
         }

@@ -158,6 +158,9 @@ fn evidence_sentence(e: &reconstruct::Evidence) -> String {
         reconstruct::Evidence::NamedByIndex { index, entries, matched } => format!(
             "index `{index}`, whose schema row survives, names its table: {matched} of its {entries} entries name rows of these pages"
         ),
+        reconstruct::Evidence::IndexEntries { looked_up, held } => format!(
+            "the table's own indexes hold {held} of {looked_up} of its rows looked up (their keyed values and rowids), and no other table's do"
+        ),
         reconstruct::Evidence::KnownSchema { origin, sampled, fitting, runner_up } => format!(
             "{fitting} of {sampled} sampled records of its table fit a CREATE statement {origin} knows{}",
             runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}"))

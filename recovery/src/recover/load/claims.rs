@@ -24,7 +24,7 @@ pub type Cuts = BTreeMap<PageNo, PageSet>;
 /// Settles the pages two structures claim, and carries each cut out (see the module docs).
 pub fn cut_foreign_pages<'s>(
     evidence: &Evidence<'s>,
-    survey: &mut Survey,
+    (survey, suspects): (&mut Survey, &[(PageNo, PageNo)]),
     out: &Output,
     tables: &mut Tables,
     deferred: &mut BTreeMap<TableId, Vec<reconstruct::RowPlace>>,
@@ -35,7 +35,27 @@ pub fn cut_foreign_pages<'s>(
     let mut tops: BTreeMap<PageNo, Vec<PageNo>> = BTreeMap::new();
     // Only the trees that reach a page something else claims are weighed: only their
     // indexes are read.
-    let involved = contested_roots(survey);
+    // A suspect page of a table without an index to witness its rows stays: only those
+    // tables' suspects are passed on.
+    let witnessed = |root: PageNo| {
+        tables.filled().any(|(t, shape)| {
+            t.root == Some(root)
+                && !shape.without_rowid
+                && crate::recover::evidence::indexes::witnesses(evidence, &t.name)
+                    .iter()
+                    .any(IndexKeys::can_witness)
+        })
+    };
+    let mut roots: Vec<PageNo> = suspects.iter().map(|(r, _)| *r).collect();
+    roots.dedup();
+    roots.retain(|r| witnessed(*r));
+    let suspects: Vec<(PageNo, PageNo)> = suspects
+        .iter()
+        .copied()
+        .filter(|(r, _)| roots.contains(r))
+        .collect();
+    let suspects = suspects.as_slice();
+    let involved = contested_roots(survey, suspects);
     if involved.is_empty() {
         return Ok(cuts);
     }
@@ -61,7 +81,7 @@ pub fn cut_foreign_pages<'s>(
             })
         })
         .collect();
-    let settled = settle_claims(db, survey, &claimants);
+    let settled = settle_claims(db, survey, &claimants, suspects);
     drop(claimants);
     let name_of = |tables: &Tables, root: PageNo| {
         tables
@@ -80,6 +100,7 @@ pub fn cut_foreign_pages<'s>(
                 |n| format!("`{n}`"),
             ),
             Holder::Freelist => "the freelist".to_string(),
+            Holder::Nobody => "another table".to_string(),
         };
         let (looked_up, held) = cut.evidence.witnessed.unwrap_or((0, 0));
         ledger.roots.push(LossSignal::PageOfAnother {
@@ -105,6 +126,7 @@ pub fn cut_foreign_pages<'s>(
                 Holder::Tree(root) => (survey.page_map.class(*p), Some(root)),
                 Holder::Freelist if trunks.contains(p) => (Some(PageClass::FreelistTrunk), None),
                 Holder::Freelist => (Some(PageClass::FreelistLeaf), None),
+                Holder::Nobody => (survey.page_map.class(*p), None),
             };
             if let Some(class) = class {
                 survey.page_map.hand_over(*p, class, owner);
@@ -120,6 +142,59 @@ pub fn cut_foreign_pages<'s>(
     }
     take_back(evidence, &cuts, &tops, out, tables, deferred)?;
     Ok(cuts)
+}
+
+/// The pages a tree reaches that something makes suspect, as `(root, page)`: those
+/// holding a row SQLite's check of the source says the table's index lacks (`named`:
+/// `(rowid, index)`), and those holding a key outside the range their parent assigns.
+/// No other structure claims them; [`reconstruct::settle_claims`] weighs them against
+/// the tree's own indexes alone.
+pub fn suspects(
+    evidence: &Evidence<'_>,
+    survey: &Survey,
+    tables: &Tables,
+    named: &[(i64, String)],
+) -> Vec<(PageNo, PageNo)> {
+    let mut out: Vec<(PageNo, PageNo)> = survey
+        .trees
+        .iter()
+        .flat_map(|t| {
+            t.findings.iter().filter_map(|f| match f {
+                pager::Finding::KeyOutOfRange { page, .. } => Some((t.root, *page)),
+                _ => None,
+            })
+        })
+        .collect();
+    let mut by_root: BTreeMap<PageNo, BTreeSet<i64>> = BTreeMap::new();
+    for (rowid, index) in named {
+        let table = evidence
+            .schema
+            .rows
+            .iter()
+            .find(|r| r.kind == pager::SchemaKind::Index && r.name.eq_ignore_ascii_case(index))
+            .map(|r| r.tbl_name.as_str());
+        let root = table.and_then(|name| {
+            tables
+                .iter()
+                .find(|t| t.name.eq_ignore_ascii_case(name))
+                .and_then(|t| t.root)
+        });
+        if let Some(root) = root {
+            by_root.entry(root).or_default().insert(*rowid);
+        }
+    }
+    for (root, rowids) in by_root {
+        for item in BtreeWalk::new(&evidence.db, root).flatten() {
+            if let TreeItem::Cell(c) = item {
+                if c.cell.rowid().is_some_and(|r| rowids.contains(&r)) {
+                    out.push((root, c.location.page));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Takes the rows of cut pages back out of the bulk-loaded tables, and out of the rows they

@@ -145,7 +145,7 @@ impl Bulk {
         self,
         evidence: &Evidence<'s>,
         survey: Survey,
-        profiles: &Profiles,
+        (profiles, named): (&Profiles, &[(i64, String)]),
         reader: &Reader<'_>,
         observer: &dyn Observer,
     ) -> Result<Loaded, Error> {
@@ -162,8 +162,15 @@ impl Bulk {
         let mut survey = survey;
         // Pages a table's tree reaches that are another table's, or free: cut from it
         // before its loss is counted and its orphans attributed.
-        let cuts =
-            claims::cut_foreign_pages(evidence, &mut survey, out, tables, &mut deferred, ledger)?;
+        let suspects = claims::suspects(evidence, &survey, tables, named);
+        let cuts = claims::cut_foreign_pages(
+            evidence,
+            (&mut survey, &suspects),
+            out,
+            tables,
+            &mut deferred,
+            ledger,
+        )?;
         // From here on rows go through SQL, where the file's own expressions run (generated
         // columns, then indexes, views, triggers and the rows rebuilt): no value they make
         // may be much longer than the longest the file holds.
@@ -378,14 +385,21 @@ fn attribute_orphans(
     tables: &mut Tables,
     profiles: &Profiles,
 ) -> (reconstruct::Plan, Vec<(PageNo, Vec<String>)>) {
+    // Index entries witness whose an orphan's rows are: read only when there are orphans.
+    let orphans = survey.page_map.orphans().next().is_some();
     let targets: Vec<(TableId, TableTarget)> = tables
         .filled()
         .map(|(t, shape)| {
+            let indexes = match orphans && !shape.without_rowid {
+                true => crate::recover::evidence::indexes::witnesses(evidence, &t.name),
+                false => Vec::new(),
+            };
             (
                 t.id,
                 TableTarget {
                     shape: shape.clone(),
                     root: t.root,
+                    indexes,
                 },
             )
         })
