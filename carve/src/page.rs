@@ -33,7 +33,14 @@ pub fn carve_page(
         return Vec::new();
     };
     let mut out = Vec::new();
-    let here = |i: usize| templates.get(i).is_some_and(|t| t.can_be_on(no));
+    // A dropped table whose lone root this page was owns it among the dropped tables: a
+    // record here that fits another dropped table alike is still its.
+    let pinned = templates.iter().any(|t| t.dropped && t.only_on == Some(no));
+    let here = |i: usize| {
+        templates
+            .get(i)
+            .is_some_and(|t| t.can_be_on(no) && !(pinned && t.dropped && t.only_on != Some(no)))
+    };
     let header = page.btree_header().ok();
     let leaf = header.filter(|h| h.page_type() == PageType::TableLeaf);
     // A table's interior page was once its leaf (a root that split): rows stay in its

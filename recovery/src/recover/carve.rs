@@ -155,19 +155,25 @@ fn dropped_tables(
     out
 }
 
-/// The root page of a dropped table, when it was freed as a table leaf: the table had no
-/// other page. (A root that a live table has taken since says nothing.)
+/// The root page of a dropped table, when it was freed as a table leaf (the table had no
+/// other page), or became a freelist trunk (whose first bytes the list took, the rest
+/// still the root's). A root that a live table has taken since says nothing.
 fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo> {
     let Value::Integer(n) = root else {
         return None;
     };
     let page = PageNo::new(u32::try_from(*n).ok()?)?;
-    let freed = survey.page_map.class(page) == Some(PageClass::FreelistLeaf);
-    let leaf = db
-        .page(page)?
-        .btree_header()
-        .is_ok_and(|h| h.page_type() == pager::PageType::TableLeaf);
-    (freed && leaf).then_some(page)
+    let leaf = || {
+        db.page(page).is_some_and(|p| {
+            p.btree_header()
+                .is_ok_and(|h| h.page_type() == pager::PageType::TableLeaf)
+        })
+    };
+    match survey.page_map.class(page) {
+        Some(PageClass::FreelistLeaf) => leaf().then_some(page),
+        Some(PageClass::FreelistTrunk) => Some(page),
+        _ => None,
+    }
 }
 
 /// Carves every table page's free space and every freed page, and writes what is found.
