@@ -97,6 +97,14 @@ impl Schema {
     pub fn get(&self, name: &str) -> Option<&SchemaRow> {
         self.rows.iter().find(|r| r.name.eq_ignore_ascii_case(name))
     }
+
+    /// The table the index named `index` is on, as its schema row names it.
+    pub fn table_of_index(&self, index: &str) -> Option<&str> {
+        self.rows
+            .iter()
+            .find(|r| r.kind == SchemaKind::Index && r.name.eq_ignore_ascii_case(index))
+            .map(|r| r.tbl_name.as_str())
+    }
 }
 
 /// Reads `sqlite_schema` from page 1.

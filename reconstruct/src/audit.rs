@@ -97,19 +97,16 @@ pub fn sqlite_concerns(problems: &[String], schema: &Schema) -> Vec<Concern> {
         ),
         &pages,
     )];
-    let mut by_index: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    let mut by_index: BTreeMap<(&str, &str), Vec<i64>> = BTreeMap::new();
     for (rowid, index) in crate::rows_missing_from_index(problems) {
-        let name = schema
-            .rows
-            .iter()
-            .find(|r| r.kind == SchemaKind::Index && r.name.eq_ignore_ascii_case(&index))
-            .map_or("", |r| r.name.as_str());
-        if !name.is_empty() {
-            by_index.entry(name).or_default().push(rowid);
+        if let (Some(row), Some(table)) = (schema.get(&index), schema.table_of_index(&index)) {
+            by_index
+                .entry((row.name.as_str(), table))
+                .or_default()
+                .push(rowid);
         }
     }
-    for (index, rowids) in by_index {
-        let table = schema.get(index).map_or("", |r| r.tbl_name.as_str());
+    for ((index, table), rowids) in by_index {
         let shown: Vec<String> = rowids.iter().take(10).map(i64::to_string).collect();
         let more = if rowids.len() > shown.len() {
             ", …"

@@ -167,13 +167,7 @@ pub fn suspects(
         .collect();
     let mut by_root: BTreeMap<PageNo, BTreeSet<i64>> = BTreeMap::new();
     for (rowid, index) in named {
-        let table = evidence
-            .schema
-            .rows
-            .iter()
-            .find(|r| r.kind == pager::SchemaKind::Index && r.name.eq_ignore_ascii_case(index))
-            .map(|r| r.tbl_name.as_str());
-        let root = table.and_then(|name| {
+        let root = evidence.schema.table_of_index(index).and_then(|name| {
             tables
                 .iter()
                 .find(|t| t.name.eq_ignore_ascii_case(name))

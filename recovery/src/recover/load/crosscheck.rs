@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use pager::{SchemaKind, Value};
+use pager::Value;
 use reconstruct::{DamageReason, TableStatus};
 
 use crate::base::output::{quote, Output, SqlValue};
@@ -141,13 +141,7 @@ pub fn named_rows(
 ) -> rusqlite::Result<u64> {
     let mut by_table: HashMap<usize, BTreeSet<i64>> = HashMap::new();
     for (rowid, index) in named {
-        let table = evidence
-            .schema
-            .rows
-            .iter()
-            .find(|r| r.kind == SchemaKind::Index && r.name.eq_ignore_ascii_case(index))
-            .map(|r| r.tbl_name.as_str());
-        let run = table.and_then(|table| {
+        let run = evidence.schema.table_of_index(index).and_then(|table| {
             work.tables
                 .iter()
                 .position(|t| t.name.eq_ignore_ascii_case(table))
