@@ -113,6 +113,48 @@ fn a_damaged_hot_journal_is_loss() -> TestResult {
     Ok(())
 }
 
+/// A hot journal whose header lies about the page size (64 KiB written over 4096) is
+/// evidence about nothing: it is not rolled back, and the database is read at its own
+/// page size, every row the file holds back as it holds it (what `--no-journal` gives).
+/// Read at the journal's size, the file gave a fraction of its rows and `lost_and_found`
+/// the rest.
+#[test]
+fn a_journal_lying_about_the_page_size_never_redefines_the_database() -> TestResult {
+    let dir = Scratch::new("journal-page-size");
+    crashed_mid_transaction(&dir)?;
+    let src = dir.path("evidence.db");
+    let journal = dir.path("evidence.db-journal");
+    // As the file stands, without its journal: what the refused journal leaves.
+    let as_is = dir.path("as-is.db");
+    recover_expecting(&src, &as_is, &["--allow-partial", "--no-journal"], 3)?;
+    let mut bytes = std::fs::read(&journal)?;
+    bytes[24..28].copy_from_slice(&[0x00, 0x01, 0x00, 0x00]);
+    std::fs::write(&journal, &bytes)?;
+    let dest = dir.path("out.db");
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    assert_eq!(done.report.geometry.page_size, 4096);
+    assert!(
+        !done.report.journal.rolled_back,
+        "{:?}",
+        done.report.journal
+    );
+    crate::assert_signal!(
+        done,
+        LossSignal::JournalPageSizeRefused {
+            journal: 65536,
+            database: 4096
+        }
+    );
+    assert_eq!(
+        rows_of(&dest, "notes", false),
+        rows_of(&as_is, "notes", false)
+    );
+    Ok(())
+}
+
 /// A multi-database transaction's journal names its super-journal: when that file is gone
 /// the transaction committed, and SQLite rolls nothing back; neither does the salvage.
 #[test]

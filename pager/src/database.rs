@@ -128,6 +128,28 @@ impl<'a> Database<'a> {
         wal: Option<&crate::wal::Wal<'a>>,
     ) -> Result<Database<'a>, OpenError> {
         let journal = journal.filter(|j| j.header.is_some());
+        // A journal whose page size the database disagrees with, unproven, is not rolled
+        // back: it is reported, and the database read as it stands.
+        let declared = PageSize::from_header_field(DatabaseHeader::parse(bytes).page_size_raw);
+        let disagrees = journal
+            .filter(|j| !j.page_size_proven(declared))
+            .and_then(|j| Some((j.header?.page_size, declared?.get())));
+        let journal = journal.filter(|_| disagrees.is_none());
+        let mut db = Database::open_with_proven_logs(bytes, journal, wal)?;
+        if let Some((journal, database)) = disagrees {
+            db.findings
+                .push(Finding::JournalPageSizeDisagrees { journal, database });
+        }
+        Ok(db)
+    }
+
+    /// [`Database::open_with_logs`] once the journal's page size is proven (or it is
+    /// left out).
+    fn open_with_proven_logs(
+        bytes: &'a [u8],
+        journal: Option<&crate::journal::Journal<'a>>,
+        wal: Option<&crate::wal::Wal<'a>>,
+    ) -> Result<Database<'a>, OpenError> {
         if journal.is_none() && wal.is_none() {
             return Database::open_with_overlay(bytes, None);
         }

@@ -462,6 +462,15 @@ pub enum Finding {
         /// Whole records present.
         present: u32,
     },
+    /// A hot rollback journal's header gives another page size than the database's, and
+    /// no page 1 image in it proves that size: the journal is not rolled back (a journal
+    /// is evidence about the pages it holds, never about the database's geometry).
+    JournalPageSizeDisagrees {
+        /// The journal header's page size.
+        journal: u32,
+        /// The database header's page size.
+        database: u32,
+    },
 
     // ---- Schema ("Storage Of The SQL Database Schema") ----
     /// A `sqlite_schema` record does not have the five expected columns of the right types.
@@ -543,6 +552,7 @@ impl Finding {
             WalFramesIgnored { .. } => "wal_frames_ignored",
             JournalRecordChecksumMismatch { .. } => "journal_record_checksum_mismatch",
             JournalRecordsMissing { .. } => "journal_records_missing",
+            JournalPageSizeDisagrees { .. } => "journal_page_size_disagrees",
             SchemaRecordMalformed { .. } => "schema_record_malformed",
             SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
         }
@@ -609,7 +619,8 @@ impl Finding {
             | WalFrameSaltMismatch { .. }
             | WalFramesIgnored { .. }
             | JournalRecordChecksumMismatch { .. }
-            | JournalRecordsMissing { .. } => None,
+            | JournalRecordsMissing { .. }
+            | JournalPageSizeDisagrees { .. } => None,
         }
     }
 }

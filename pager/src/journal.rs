@@ -95,6 +95,22 @@ impl Journal<'_> {
     pub fn page_size(&self) -> Option<PageSize> {
         self.header.and_then(|h| PageSize::new(h.page_size))
     }
+
+    /// Whether the database whose header gives page size `database` (`None`: no valid
+    /// one) may be read at the journal's page size: the two agree, the database gives
+    /// none, or the journal's own image of page 1 (every write transaction journals it)
+    /// gives the journal's. A header field alone never redefines the file's geometry.
+    pub fn page_size_proven(&self, database: Option<PageSize>) -> bool {
+        let Some(own) = self.page_size() else {
+            return false;
+        };
+        let page_one = self
+            .pages
+            .get(&PageNo::FIRST)
+            .and_then(|image| Some(u16::from_be_bytes([*image.get(16)?, *image.get(17)?])))
+            .and_then(PageSize::from_header_field);
+        database.is_none_or(|d| d == own) || page_one == Some(own)
+    }
 }
 
 /// The checksum of a record's page image (SQLite's `pager_cksum`).
@@ -279,7 +295,15 @@ mod tests {
     }
 
     fn journal_of(page_size: u32, pages: &[(u32, u8)], count: u32, nonce: u32) -> Vec<u8> {
-        let size = page_size as usize;
+        let images: Vec<(u32, Vec<u8>)> = pages
+            .iter()
+            .map(|(no, fill)| (*no, vec![*fill; page_size as usize]))
+            .collect();
+        journal_with(page_size, &images, count, nonce)
+    }
+
+    /// A journal of these page images, with sector size 512.
+    fn journal_with(page_size: u32, pages: &[(u32, Vec<u8>)], count: u32, nonce: u32) -> Vec<u8> {
         let mut j = vec![0u8; 512];
         j[..8].copy_from_slice(&JOURNAL_MAGIC);
         j[8..12].copy_from_slice(&count.to_be_bytes());
@@ -287,11 +311,10 @@ mod tests {
         j[16..20].copy_from_slice(&7u32.to_be_bytes());
         j[20..24].copy_from_slice(&512u32.to_be_bytes());
         j[24..28].copy_from_slice(&page_size.to_be_bytes());
-        for (no, fill) in pages {
-            let image = vec![*fill; size];
+        for (no, image) in pages {
             j.extend_from_slice(&no.to_be_bytes());
-            j.extend_from_slice(&image);
-            j.extend_from_slice(&checksum(nonce, &image).to_be_bytes());
+            j.extend_from_slice(image);
+            j.extend_from_slice(&checksum(nonce, image).to_be_bytes());
         }
         j
     }
@@ -386,11 +409,28 @@ mod tests {
             plain.page(PageNo::new(4).unwrap()).unwrap().bytes()
         );
         // Written with another page size (a VACUUM that changed it, interrupted): the
-        // journal's page size is the database's again.
-        let other = journal_of(512, &[(5, 0x5a)], 1, 3);
+        // journal's image of page 1 (every write transaction journals it) proves its page
+        // size, which is the database's again.
+        let mut first = vec![0u8; 512];
+        first[16..18].copy_from_slice(&512u16.to_be_bytes());
+        let other = journal_with(512, &[(1, first), (5, vec![0x5a; 512])], 2, 3);
         let back = crate::Database::open_with_journal(&db.bytes, &read_journal(&other)).unwrap();
         assert_eq!(back.page_size().get(), 512);
         assert_eq!(back.page_size_source(), &crate::PageSizeSource::Journal);
+        // A header that only says so (its page size field rewritten to 64 KiB, its records
+        // then unreadable) proves nothing: the database is read as it stands, and the
+        // journal's claim is a finding.
+        let mut lying = journal_of(4096, &[(1, 0x11), (5, 0x5a)], 2, 3);
+        lying[24..28].copy_from_slice(&65536u32.to_be_bytes());
+        let kept = crate::Database::open_with_journal(&db.bytes, &read_journal(&lying)).unwrap();
+        assert_eq!(kept.page_size(), plain.page_size());
+        assert_eq!(kept.page_count(), plain.page_count());
+        assert!(kept
+            .findings()
+            .contains(&Finding::JournalPageSizeDisagrees {
+                journal: 65536,
+                database: 4096
+            }));
         // A record count no file holds is not a licence to allocate.
         let mut huge = journal_of(4096, &[(5, 0x5a)], 1, 3);
         huge[16..20].copy_from_slice(&u32::MAX.to_be_bytes());

@@ -207,6 +207,10 @@ impl fmt::Display for Finding {
                 f,
                 "rollback journal segment cut short: {present} of {declared} records present"
             ),
+            JournalPageSizeDisagrees { journal, database } => write!(
+                f,
+                "the rollback journal's page size {journal} disagrees with the database's {database}, and no page 1 image in it proves it: the journal is not rolled back"
+            ),
             SchemaRecordMalformed { at, columns } => {
                 write!(f, "malformed sqlite_schema record at {at}: {columns} columns")
             }

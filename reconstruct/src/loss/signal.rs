@@ -190,6 +190,15 @@ pub enum LossSignal {
         /// How many.
         records: u32,
     },
+    /// A hot rollback journal is not rolled back: its header's page size disagrees with
+    /// the database's and nothing in it proves it. The file is read as it stands, and
+    /// may hold changes of a transaction that never committed.
+    JournalPageSizeRefused {
+        /// The journal header's page size.
+        journal: u32,
+        /// The database header's page size.
+        database: u32,
+    },
     /// Children kept under placeholder parents: the parents' own rows are lost.
     PlaceholdersMade {
         /// The parent table.

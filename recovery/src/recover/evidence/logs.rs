@@ -135,6 +135,22 @@ pub fn journal_outcome(
         );
         return done(r);
     }
+    let refused = db.findings().iter().find_map(|f| match f {
+        pager::Finding::JournalPageSizeDisagrees { journal, database } => {
+            Some((*journal, *database))
+        }
+        _ => None,
+    });
+    if let Some((journal, database)) = refused {
+        r.note = format!(
+            "the hot journal's header gives page size {journal}, the database's is {database}, and no page 1 image in it proves the journal's: it is not rolled back, and the file is read as it stands"
+        );
+        return LogOutcome {
+            report: r,
+            signal: Some(LossSignal::JournalPageSizeRefused { journal, database }),
+            warning: None,
+        };
+    }
     r.rolled_back = true;
     r.pages_restored = j
         .pages
