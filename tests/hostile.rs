@@ -177,3 +177,65 @@ fn assert_refused(done: &recovery::Recovery, name: &str, why: &str) {
         "{table:?}"
     );
 }
+
+/// An orphan record of 2,501 values that no table can be given: `lost_and_found` keeps
+/// it (its first 1,000 values as columns, the rest as one JSON array) and the healthy
+/// table beside it comes back. SQLite allows a table 2,000 columns: the record ended the
+/// whole run ("too many columns on lost_and_found", nothing committed).
+#[test]
+fn a_record_wider_than_any_table_is_kept_in_lost_and_found() -> TestResult {
+    let dir = crate::Scratch::new("hostile-wide-record");
+    let src = dir.path("wide.db");
+    let root: u32 = {
+        let conn = rusqlite::Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA page_size = 4096;
+             CREATE TABLE keep(id INTEGER PRIMARY KEY, v TEXT);
+             INSERT INTO keep(v) VALUES ('a'), ('b'), ('c');
+             CREATE TABLE t(id INTEGER PRIMARY KEY, x);
+             INSERT INTO t VALUES (1, zeroblob(2600));",
+        )?;
+        let root = conn.query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE name = 't'",
+            [],
+            |r| r.get(0),
+        )?;
+        // The table's schema row goes: its one leaf is an orphan.
+        conn.execute_batch(
+            "PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name = 't';",
+        )?;
+        root
+    };
+    // Its one cell's record becomes 2,501 NULLs: a header of 2,503 bytes and no body.
+    let mut bytes = std::fs::read(&src)?;
+    let page = (root as usize - 1) * 4096;
+    let cell = page + usize::from(u16::from_be_bytes([bytes[page + 8], bytes[page + 9]]));
+    let fields = 2501usize;
+    let header = fields + 2;
+    let mut record = vec![0x80 | (header >> 7) as u8, (header & 0x7f) as u8];
+    record.resize(header, 0);
+    bytes[cell] = 0x80 | (header >> 7) as u8; // the payload's length, two bytes as before
+    bytes[cell + 1] = (header & 0x7f) as u8;
+    bytes[cell + 3..cell + 3 + header].copy_from_slice(&record); // after the 1-byte rowid
+    std::fs::write(&src, &bytes)?;
+
+    let dest = dir.path("out.db");
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        recovery::Outcome::PartialCommitted,
+    )?;
+    assert_eq!(
+        done.report.lost_and_found.widest_record,
+        Some(fields as u64)
+    );
+    let out = rusqlite::Connection::open(&dest)?;
+    let kept: i64 = out.query_row("SELECT count(*) FROM keep", [], |r| r.get(0))?;
+    assert_eq!(kept, 3);
+    let (nfield, rest): (i64, i64) = out.query_row(
+        "SELECT nfield, json_array_length(rest) FROM lost_and_found",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    assert_eq!((nfield, rest), (fields as i64, (fields - 1000) as i64));
+    Ok(())
+}

@@ -422,6 +422,10 @@ pub struct LostAndFoundReport {
     pub groups: Vec<OrphanGroupReport>,
     /// Orphan index-page groups: index data, rebuilt from the tables instead.
     pub index_groups: u64,
+    /// The most values a record kept there holds (its first 1,000 are columns, the rest
+    /// one JSON array in `rest`); absent when no row is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widest_record: Option<u64>,
 }
 
 /// Lost rows rebuilt from their surviving index entries and full-text copies: those columns are known,

@@ -469,6 +469,7 @@ fn lost_and_found_report(p: &LossReportParts<'_>) -> LostAndFoundReport {
             })
             .collect(),
         index_groups: p.index_groups,
+        widest_record: Some(p.lost_and_found.widest).filter(|w| *w > 0),
     }
 }
 
