@@ -108,6 +108,48 @@ fn an_index_expression_building_huge_values_is_not_made() -> TestResult {
     Ok(())
 }
 
+/// One cell whose payload size is damaged (four bytes of 0xff… over its varint: 268 MB
+/// declared) does not lift the length limit: a value is never longer than the bytes the
+/// cell and its overflow chain hold. It lifted it to SQLite's 1 GB, and the 50 MB index
+/// expression then ran over every row (minutes, gigabytes).
+#[test]
+fn a_damaged_payload_size_does_not_lift_the_length_limit() -> TestResult {
+    let dir = Scratch::new("schema-sql-long-damaged-size");
+    let index = "CREATE INDEX ti ON t(length(printf('%.*c', 7777, b)))";
+    let src = crafted(&dir, &format!("{ROWS} {index};"), "ti", "7777", "50000000")?;
+    let mut bytes = std::fs::read(&src)?;
+    let root: i64 = Connection::open(&src)?.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 't'",
+        [],
+        |r| r.get(0),
+    )?;
+    let root = usize::try_from(root)?;
+    let size = usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    // The first leaf of `t`: its root is an interior page (500 rows), whose first cell's
+    // left child is a leaf.
+    let at = (root - 1) * size;
+    assert_eq!(bytes[at], 5, "t's root is an interior page");
+    let first = at + usize::from(u16::from_be_bytes([bytes[at + 12], bytes[at + 13]]));
+    let leaf = u32::from_be_bytes(bytes[first..first + 4].try_into()?) as usize;
+    let at = (leaf - 1) * size;
+    // Its last cell, lowest on the page: the 489 bytes a payload of that size keeps on
+    // the page lie after it, so the cell reads as one whose payload spills.
+    let cells = usize::from(u16::from_be_bytes([bytes[at + 3], bytes[at + 4]]));
+    let pointer = at + 8 + 2 * (cells - 1);
+    let cell = at + usize::from(u16::from_be_bytes([bytes[pointer], bytes[pointer + 1]]));
+    bytes[cell..cell + 4].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let done = recover_partial(&src, &dest)?;
+    let ti = object(&done, "ti");
+    assert_eq!(ti.status, ObjectStatus::Failed, "{ti:?}");
+    assert!(
+        ti.reason.as_deref().is_some_and(|r| r.contains("too big")),
+        "{ti:?}"
+    );
+    Ok(())
+}
+
 /// A stored generated column whose expression builds 50 MB per row: the rows copied as
 /// they are keep its stored values; rows that go through SQL (cells no pointer names, here
 /// a leaf's cell count zeroed) once took a second each to compute it. Past the length

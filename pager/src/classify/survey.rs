@@ -41,7 +41,8 @@ pub struct TreeSurvey {
     pub depth: u32,
     /// Payload-carrying cells read: rows of a table, entries of an index.
     pub cells: u64,
-    /// The largest payload of its cells, in bytes (no value it holds is longer).
+    /// The largest payload of its cells, in bytes, as far as the cell and its overflow
+    /// chain hold it (no value it holds is longer; a size field alone says nothing).
     pub max_payload: u64,
     /// Child pointers that could not be followed, with the key ranges they covered.
     pub lost: Vec<LostChild>,
@@ -254,7 +255,6 @@ fn walk_structures(
                     let Some(payload) = cell.cell.payload() else {
                         continue;
                     };
-                    t.max_payload = t.max_payload.max(payload.total_len);
                     if all {
                         // The length the header describes, its serial types read and
                         // summed, not kept.
@@ -284,6 +284,13 @@ fn walk_structures(
                             }
                         }
                         t.findings.extend(chain.finding);
+                        // What the cell and its chain hold, not what its size field says:
+                        // one damaged varint must not claim a gigabyte.
+                        let held = payload.local.len() as u64
+                            + chain.pages.len() as u64 * (db.usable_size() as u64 - 4);
+                        t.max_payload = t.max_payload.max(payload.total_len.min(held));
+                    } else {
+                        t.max_payload = t.max_payload.max(payload.total_len);
                     }
                 }
                 Ok(TreeItem::Lost(l)) => t.lost.push(l),

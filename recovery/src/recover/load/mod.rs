@@ -553,6 +553,16 @@ fn known_tables(
 /// The longest payload of any cell the run may write: in the schema's trees (the survey
 /// measured them) and on the orphan pages (a table whose schema row is lost has no tree).
 fn longest_payload(db: &pager::Database<'_>, survey: &Survey) -> u64 {
+    // An orphan cell's chain is not followed: its payload is at most its local bytes and
+    // every overflow page of the file, whatever its size field says.
+    let overflow_pages: u64 = survey
+        .page_map
+        .counts()
+        .iter()
+        .filter(|(c, _)| *c == pager::PageClass::Overflow)
+        .map(|(_, n)| u64::from(*n))
+        .sum();
+    let spill_room = overflow_pages * (db.usable_size() as u64).saturating_sub(4);
     let in_trees = survey
         .trees
         .iter()
@@ -569,7 +579,10 @@ fn longest_payload(db: &pager::Database<'_>, survey: &Survey) -> u64 {
                 .map(|h| {
                     page.cells(&h)
                         .flatten()
-                        .filter_map(|c| c.cell.payload().map(|p| p.total_len))
+                        .filter_map(|c| {
+                            let p = c.cell.payload()?;
+                            Some(p.total_len.min(p.local.len() as u64 + spill_room))
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
