@@ -239,3 +239,42 @@ fn inspect_names_a_hot_journal_beside_the_file() -> TestResult {
     assert!(String::from_utf8_lossy(&human.stdout).contains("beside: -journal"));
     Ok(())
 }
+
+/// What stands beside the source under a log's name and is no plain file is named in the
+/// report: a folder at `SRC-wal` (not read) and a symbolic link at `SRC-journal` (read
+/// where it leads, as SQLite reads it). Both were passed over without a word.
+#[test]
+fn a_folder_or_a_link_beside_the_source_is_named() -> TestResult {
+    let dir = Scratch::new("journal-beside");
+    let committed = crashed_mid_transaction(&dir)?;
+    let src = dir.path("evidence.db");
+    std::fs::create_dir(dir.path("evidence.db-wal"))?;
+    std::fs::rename(dir.path("evidence.db-journal"), dir.path("kept-journal"))?;
+    std::os::unix::fs::symlink("kept-journal", dir.path("evidence.db-journal"))?;
+    let dest = dir.path("out.db");
+    let done = crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(rows_of(&dest, "notes", false), committed);
+    assert!(done.report.journal.rolled_back);
+    assert!(
+        done.report.wal.note.contains("is a folder"),
+        "{}",
+        done.report.wal.note
+    );
+    assert!(
+        done.report
+            .journal
+            .note
+            .contains("symbolic link to `kept-journal`"),
+        "{}",
+        done.report.journal.note
+    );
+    assert!(
+        done.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("evidence.db-wal` is a folder")),
+        "{:?}",
+        done.report.warnings
+    );
+    Ok(())
+}

@@ -98,6 +98,9 @@ pub struct Paths {
     pub wal_off: bool,
     /// The rollback journal was turned off.
     pub journal_off: bool,
+    /// What stood at `SRC-wal` and `SRC-journal` that is not a plain file (a folder, a
+    /// symbolic link), in a sentence each: `[wal, journal]`.
+    pub beside: [Option<String>; 2],
     /// The destination.
     pub dest: PathBuf,
     /// Where the output is written until it is committed.
@@ -187,8 +190,9 @@ impl Request {
             .profile
             .load()
             .map_err(|why| Error::InvalidProfile { why })?;
-        let wal = log_to_read(&options.wal, &options.src, "-wal", &outputs)?;
-        let journal = log_to_read(&options.journal, &options.src, "-journal", &outputs)?;
+        let (wal, wal_beside) = log_to_read(&options.wal, &options.src, "-wal", &outputs)?;
+        let (journal, journal_beside) =
+            log_to_read(&options.journal, &options.src, "-journal", &outputs)?;
         if let (Some(n), None) = (options.as_of, &wal) {
             return Err(refused(
                 format!("--as-of {n} names a commit of a write-ahead log, and none is read"),
@@ -203,6 +207,7 @@ impl Request {
                 journal,
                 wal_off: options.wal == Log::Off,
                 journal_off: options.journal == Log::Off,
+                beside: [wal_beside, journal_beside],
                 dest,
                 incomplete,
                 report,
@@ -368,18 +373,21 @@ fn apart_from_source(
 
 /// A file beside the source to read as well (`suffix`: `-wal`, `-journal`): the one
 /// named, else `SRC{suffix}` when it exists and is not empty; none when turned off.
-/// Refused when it is not a readable file or is one of the `outputs`.
+/// Refused when it is not a readable file or is one of the `outputs`. With it, what stood
+/// at `SRC{suffix}` when that is not a plain file: a folder (not read) or a symbolic link
+/// (read where it leads, as SQLite reads it, when that is a file).
 fn log_to_read(
     log: &Log,
     src: &Path,
     suffix: &str,
     outputs: &[Option<PathBuf>],
-) -> Result<Option<PathBuf>, Error> {
+) -> Result<(Option<PathBuf>, Option<String>), Error> {
     let what = if suffix == "-wal" {
         "write-ahead log"
     } else {
         "rollback journal"
     };
+    let mut beside_note = None;
     let path = match log {
         Log::Off => None,
         Log::Named(p) => match std::fs::metadata(p) {
@@ -396,10 +404,32 @@ fn log_to_read(
         },
         Log::Beside => {
             let beside = with_suffix(src, suffix);
-            std::fs::metadata(&beside)
+            let read = std::fs::metadata(&beside)
                 .ok()
                 .filter(|m| m.is_file() && m.len() > 0)
-                .map(|_| beside)
+                .map(|_| beside.clone());
+            beside_note = std::fs::symlink_metadata(&beside).ok().and_then(|m| {
+                let name = beside.display();
+                if m.is_symlink() {
+                    let to = std::fs::read_link(&beside)
+                        .map_or_else(|_| "?".into(), |t| t.display().to_string());
+                    Some(match &read {
+                        Some(_) => format!(
+                            "`{name}` is a symbolic link to `{to}`: the {what} is read where it leads, as SQLite reads it"
+                        ),
+                        None => format!(
+                            "`{name}` is a symbolic link to `{to}`, which is no file with content: no {what} is read"
+                        ),
+                    })
+                } else if m.is_dir() {
+                    Some(format!(
+                        "`{name}` is a folder, not a {what}: nothing is read from it (SQLite cannot open the database beside it in that journal mode)"
+                    ))
+                } else {
+                    None
+                }
+            });
+            read
         }
     };
     if let Some(p) = &path {
@@ -411,7 +441,7 @@ fn log_to_read(
             ));
         }
     }
-    Ok(path)
+    Ok((path, beside_note))
 }
 
 /// The database at `dir` when `dir` is a bundle (a folder with a manifest naming one):

@@ -37,7 +37,11 @@ pub fn wal_outcome(
     let mut signal = None;
     match wal {
         None if paths.wal_off => r.note = "the write-ahead log was not read (--no-wal)".into(),
-        None => r.note = "no write-ahead log beside the source".into(),
+        None => {
+            r.note = paths.beside[0]
+                .clone()
+                .unwrap_or_else(|| "no write-ahead log beside the source".into())
+        }
         Some(Err(f)) => {
             r.note = format!("the write-ahead log is unusable: {f}");
             signal = Some(LossSignal::WalUnusable {
@@ -81,7 +85,7 @@ pub fn wal_outcome(
     LogOutcome {
         report: r,
         signal,
-        warning: None,
+        warning: paths.beside[0].clone(),
     }
 }
 
@@ -108,13 +112,15 @@ pub fn journal_outcome(
     let done = |report| LogOutcome {
         report,
         signal: None,
-        warning: None,
+        warning: paths.beside[1].clone(),
     };
     let Some(j) = journal else {
         r.note = if paths.journal_off {
             "the rollback journal was not read (--no-journal)".into()
         } else {
-            "no rollback journal beside the source".into()
+            paths.beside[1]
+                .clone()
+                .unwrap_or_else(|| "no rollback journal beside the source".into())
         };
         return done(r);
     };
@@ -171,6 +177,9 @@ pub fn journal_outcome(
         "the source had a hot rollback journal: an interrupted transaction's changes were rolled back ({} pages restored), as SQLite does when it opens the database",
         r.pages_restored
     ));
+    if let Some(beside) = &paths.beside[1] {
+        r.note = format!("{}; {beside}", r.note);
+    }
     let signal = (j.records_ignored > 0).then_some(LossSignal::JournalRecordsDamaged {
         records: j.records_ignored,
     });

@@ -109,6 +109,7 @@ pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
         journal: report.run.journal_path.as_ref().map(PathBuf::from),
         wal_off: false,
         journal_off: false,
+        beside: [None, None],
         dest,
         incomplete,
         report: report_path,

@@ -387,6 +387,7 @@ fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
             db.encoding()
         ));
     }
+    warnings.extend(p.wal.warning.iter().cloned());
     warnings.extend(p.journal.warning.iter().cloned());
     // A reference the source already held dangling: said, never loss.
     warnings.extend(p.placeholders.dangling.iter().map(ToString::to_string));
