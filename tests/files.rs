@@ -58,11 +58,16 @@ fn a_source_cut_short_during_recover_is_an_error_not_a_signal() -> TestResult {
     // The run is over, its output kept as `.incomplete` and not committed (the binary's
     // exit 1), the report saying that the source changed.
     match result {
-        Ok(done) => assert_eq!(
-            done.outcome,
-            Outcome::NotVerified {
-                source_changed: true
-            }
+        Ok(done) => assert!(
+            matches!(
+                done.outcome,
+                Outcome::NotVerified {
+                    source_changed: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            done.outcome
         ),
         Err(Error::VerificationFailed { source_changed, .. }) => assert!(source_changed),
         Err(e) => panic!("{e}"),
@@ -114,10 +119,12 @@ fn a_source_rewritten_in_place_during_recover_is_not_committed() -> TestResult {
     };
     let done = recovery::recover(&RecoverOptions::new(&src, &dest), &observer)?;
     assert!(observer.done.load(Ordering::SeqCst));
+    // The output itself verified: only the source's change keeps it from being committed.
     assert_eq!(
         done.outcome,
         Outcome::NotVerified {
-            source_changed: true
+            source_changed: true,
+            output_verified: true
         }
     );
     assert!(!dest.exists(), "nothing is committed");
@@ -144,6 +151,13 @@ fn a_source_rewritten_in_place_during_recover_is_not_committed() -> TestResult {
     let now = std::fs::read(&src)?;
     assert_ne!(now, original);
     assert_eq!(proof.blake3_after, blake3::hash(&now).to_hex().as_str());
+    // The error says what happened and to which file, not that verification failed (the
+    // report says it passed).
+    let error = done.verified().err().ok_or("a committed run")?.to_string();
+    assert!(
+        error.starts_with("the source changed during the run (the output passed verification"),
+        "{error}"
+    );
     Ok(())
 }
 

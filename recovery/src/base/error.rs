@@ -88,6 +88,10 @@ pub enum Error {
         incomplete: PathBuf,
         /// The source's hash after the run differs from the one before.
         source_changed: bool,
+        /// Whether the output itself passed verification.
+        output_verified: bool,
+        /// The evidence files that changed under the run, in words.
+        changed: Vec<&'static str>,
     },
 }
 
@@ -215,16 +219,29 @@ impl fmt::Display for Error {
             Error::VerificationFailed {
                 incomplete,
                 source_changed,
-            } => write!(
-                f,
-                "the output failed verification{}; it is kept at `{}`, not committed",
-                if *source_changed {
-                    " and the source changed during the run"
-                } else {
-                    ""
-                },
-                incomplete.display()
-            ),
+                output_verified,
+                changed,
+            } => {
+                let files = match changed.as_slice() {
+                    [] => "the evidence".to_string(),
+                    [one] => one.to_string(),
+                    [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+                };
+                let what = match (output_verified, source_changed) {
+                    (true, _) => format!(
+                        "{files} changed during the run (the output passed verification, but it may hold bytes from before and after the change)"
+                    ),
+                    (false, true) => {
+                        format!("the output failed verification and {files} changed during the run")
+                    }
+                    (false, false) => "the output failed verification".to_string(),
+                };
+                write!(
+                    f,
+                    "{what}; it is kept at `{}`, not committed",
+                    incomplete.display()
+                )
+            }
         }
     }
 }

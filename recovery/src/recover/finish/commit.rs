@@ -100,6 +100,7 @@ pub fn commit(
     let outcome = if !verified || !unchanged {
         Outcome::NotVerified {
             source_changed: !unchanged,
+            output_verified: verified,
         }
     } else {
         match (loss, commit) {

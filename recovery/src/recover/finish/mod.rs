@@ -33,6 +33,9 @@ pub enum Outcome {
     NotVerified {
         /// The source's hash after the run differs from the one before.
         source_changed: bool,
+        /// Whether the output itself passed verification (it may have, while the source
+        /// changed under the run).
+        output_verified: bool,
     },
 }
 
@@ -69,13 +72,50 @@ impl Recovery {
     /// The run as a `Result`: a run whose output failed verification is an error.
     pub fn verified(self) -> Result<Recovery, Error> {
         match self.outcome {
-            Outcome::NotVerified { source_changed } => Err(Error::VerificationFailed {
+            Outcome::NotVerified {
+                source_changed,
+                output_verified,
+            } => Err(Error::VerificationFailed {
+                changed: changed_files(&self.report),
                 incomplete: self.paths.incomplete,
                 source_changed,
+                output_verified,
             }),
             _ => Ok(self),
         }
     }
+}
+
+/// The evidence files that changed under the run, in words, as the report proves it:
+/// hashed otherwise after the run than before, or seen changing under it.
+fn changed_files(report: &crate::report::LossReport) -> Vec<&'static str> {
+    let s = &report.source;
+    let differs = |before: &Option<String>, after: &Option<String>| {
+        before.is_some() && after.is_some() && before != after
+    };
+    [
+        ("the source", "source", s.blake3_before != s.blake3_after),
+        (
+            "the write-ahead log",
+            "wal",
+            differs(
+                &report.wal.hashes.blake3_before,
+                &report.wal.hashes.blake3_after,
+            ),
+        ),
+        (
+            "the rollback journal",
+            "journal",
+            differs(
+                &report.journal.hashes.blake3_before,
+                &report.journal.hashes.blake3_after,
+            ),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, role, differs)| *differs || s.changed_under_the_run.iter().any(|r| r == role))
+    .map(|(named, _, _)| named)
+    .collect()
 }
 
 /// The output with every object made: what is verified and committed.
