@@ -175,6 +175,25 @@ fn a_source_cut_short_during_inspect_is_an_error_not_a_signal() -> TestResult {
     Ok(())
 }
 
+/// A file larger than the address space the process may map (`ulimit -v`) fails with
+/// the limit named and how to raise it; it said only "Cannot allocate memory".
+#[test]
+fn a_file_beyond_the_address_space_limit_names_the_limit() -> TestResult {
+    let dir = Scratch::new("address-space");
+    let src = source(&dir)?;
+    resize(&src, 2 << 30)?; // sparse: no disk is used
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\" inspect \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_salvage"))
+        .arg(&src)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("ulimit -v unlimited"), "{stderr}");
+    Ok(())
+}
+
 /// A small database padded to 256 MiB with zeros (a sparse file: no disk is used) is
 /// one run of zeroed pages in the reports, not 65,000 entries (at 100 GiB
 /// the listing once took 10 GB of memory and 3.4 GB of JSON).

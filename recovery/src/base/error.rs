@@ -137,6 +137,12 @@ impl Error {
             Error::Source { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
                 Some("the file must be readable by this user; inspect a copy of the evidence if needed".into())
             }
+            // ENOMEM from mapping the file: larger than the address space the process may
+            // use.
+            Error::Source { source, .. } if source.raw_os_error() == Some(12) => Some(
+                "the file is larger than the address space this process may map (its limit, `ulimit -v`): raise it (`ulimit -v unlimited`) and run again, or run on a machine whose limit allows the file's size"
+                    .into(),
+            ),
             Error::NotAFile { what: "a directory", .. } => {
                 Some("pass the database file, not the folder holding it".into())
             }
