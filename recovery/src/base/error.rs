@@ -154,6 +154,15 @@ impl Error {
             Error::Write { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
                 Some("free space on the file system that holds it, and run again".into())
             }
+            // The output's file system filled up: the source is untouched; the partial
+            // output is left where it was written.
+            Error::OutputDatabase {
+                error: rusqlite::Error::SqliteFailure(e, _),
+                ..
+            } if e.code == rusqlite::ErrorCode::DiskFull => Some(
+                "the file system that holds the output is full; the source is untouched and nothing is committed, the partial output is left as `DEST.incomplete`: remove it, free space (or give -o a path on a larger file system), and run again"
+                    .into(),
+            ),
             Error::InvalidProfile { .. } => Some(
                 "--profile takes auto, none, agent, chroma or the path of a profile file".into(),
             ),
@@ -308,4 +317,27 @@ const WAL: LooksLike = LooksLike {
 
 const fn archive(what: &'static str, advice: &'static str) -> LooksLike {
     LooksLike { what, advice }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's "database or disk is full" while writing the output says what is left and
+    /// what to do; it once said only SQLite's words.
+    #[test]
+    fn a_full_disk_under_the_output_says_what_is_left_and_what_to_do() {
+        let full = Error::OutputDatabase {
+            doing: "writing lost_and_found",
+            error: rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+                None,
+            ),
+        };
+        let hint = full.hint().unwrap_or_default();
+        assert!(
+            hint.contains("is full") && hint.contains("DEST.incomplete"),
+            "{hint}"
+        );
+    }
 }
