@@ -194,6 +194,29 @@ fn a_file_beyond_the_address_space_limit_names_the_limit() -> TestResult {
     Ok(())
 }
 
+/// A file name with a newline is shown escaped in the text output, one path on one
+/// line: printed raw, it split the line and could pass for other output. The JSON report
+/// keeps the name exact.
+#[test]
+fn a_newline_in_a_file_name_is_escaped_in_text() -> TestResult {
+    let dir = Scratch::new("newline-name");
+    let src = source(&dir)?;
+    let odd = dir.path("odd\nverdict: healthy.db");
+    std::fs::rename(&src, &odd)?;
+    let out = crate::run_salvage(&["inspect".as_ref(), odd.as_os_str()])?;
+    let text = String::from_utf8(out.stdout)?;
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.ends_with("odd\\nverdict: healthy.db"), "{text}");
+    let missing = dir.path("gone\n.db");
+    let out = crate::run_salvage(&["inspect".as_ref(), missing.as_os_str()])?;
+    let stderr = String::from_utf8(out.stderr)?;
+    assert!(stderr.contains("gone\\n.db`"), "{stderr}");
+    let json = crate::run_salvage(&["inspect".as_ref(), odd.as_os_str(), "--json".as_ref()])?;
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout)?;
+    assert_eq!(report["run"]["source_path"], odd.display().to_string());
+    Ok(())
+}
+
 /// A small database padded to 256 MiB with zeros (a sparse file: no disk is used) is
 /// one run of zeroed pages in the reports, not 65,000 entries (at 100 GiB
 /// the listing once took 10 GB of memory and 3.4 GB of JSON).

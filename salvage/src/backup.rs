@@ -23,14 +23,14 @@ pub fn backup(args: &BackupArgs) -> Result<Exit, Error> {
     for stale in &plan.stale {
         eprintln!(
             "warning: `{}` is left from an earlier run that did not finish: it is not a backup, and salvage never reuses or removes it; inspect it, or remove it yourself",
-            stale.display()
+            crate::shown(stale)
         );
     }
     let made = plan.run()?;
     let mut text = format!(
         "backed up `{}` into `{}`\n",
-        args.src.display(),
-        made.path.display()
+        crate::shown(&args.src),
+        crate::shown(&made.path)
     );
     for f in &made.manifest.files {
         text.push_str(&file_line(f));
@@ -43,13 +43,13 @@ pub fn backup(args: &BackupArgs) -> Result<Exit, Error> {
     for pruned in &made.pruned {
         text.push_str(&format!(
             "removed the older backup `{}`\n",
-            pruned.display()
+            crate::shown(pruned)
         ));
     }
     text.push_str(&crate::bundle::manifest_lines(&made.path)?);
     text.push_str(&format!(
         "next: salvage verify {0}; salvage restore {0} TARGET\n",
-        made.path.display()
+        crate::shown(&made.path)
     ));
     print_stdout(&text)?;
     Ok(Exit::Clean)
@@ -85,14 +85,14 @@ pub fn restore(args: &RestoreArgs) -> Result<Exit, Error> {
     let done = backup::restore(&args.backup, &args.target)?;
     let mut text = format!(
         "restored `{}` to `{}`\n",
-        args.backup.display(),
-        done.target.display()
+        crate::shown(&args.backup),
+        crate::shown(&done.target)
     );
     for (from, to) in &done.moved {
         text.push_str(&format!(
             "  moved aside `{}` to `{}`\n",
-            from.display(),
-            to.display()
+            crate::shown(from),
+            crate::shown(to)
         ));
     }
     text.push_str(&format!(
@@ -102,8 +102,8 @@ pub fn restore(args: &RestoreArgs) -> Result<Exit, Error> {
     if let Some(aside) = &done.aside {
         text.push_str(&format!(
             "the previous `{}` is kept at `{}`; remove it once the restored copy serves\n",
-            done.target.display(),
-            aside.display()
+            crate::shown(&done.target),
+            crate::shown(aside)
         ));
     }
     print_stdout(&text)?;

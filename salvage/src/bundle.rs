@@ -18,8 +18,8 @@ pub fn quarantine(args: &QuarantineArgs) -> Result<Exit, Error> {
     let manifest = bundle::make(&args.src, &args.to, "quarantine", &who)?;
     let mut text = format!(
         "quarantined `{}` into `{}`\n",
-        args.src.display(),
-        args.to.display()
+        crate::shown(&args.src),
+        crate::shown(&args.to)
     );
     for f in &manifest.files {
         text.push_str(&format!(
@@ -30,7 +30,7 @@ pub fn quarantine(args: &QuarantineArgs) -> Result<Exit, Error> {
     text.push_str(&manifest_lines(&args.to)?);
     text.push_str(&format!(
         "next: salvage verify {0}; salvage inspect {0}; salvage recover {0} -o DEST\n",
-        args.to.display()
+        crate::shown(&args.to)
     ));
     print_stdout(&text)?;
     Ok(Exit::Clean)
@@ -43,7 +43,7 @@ pub fn manifest_lines(dir: &Path) -> Result<String, Error> {
     Ok(format!(
         "  manifest                      sha256 {hash}  {MANIFEST}\n\
          record this hash in the case notes, apart from the bundle: `salvage verify {} --manifest-sha256 {hash}` proves the manifest is this one\n",
-        dir.display()
+        crate::shown(dir)
     ))
 }
 
@@ -65,7 +65,7 @@ pub fn verify(args: &VerifyArgs) -> Result<Exit, Error> {
     } else {
         let mut s = format!(
             "bundle `{}` ({}, made {} by {})\n",
-            args.dir.display(),
+            crate::shown(&args.dir),
             v.manifest.kind,
             v.manifest.created_utc,
             v.manifest.tool

@@ -28,7 +28,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
     if path.exists() {
         return Err(Error::Demo(format!(
             "`{}` already exists; the demo never overwrites a file",
-            path.display()
+            crate::shown(&path)
         )));
     }
 
@@ -40,7 +40,11 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
     }
     let bytes = STATE_DB;
     std::fs::write(&path, bytes).map_err(|e| Error::Demo(e.to_string()))?;
-    eprintln!("  wrote `{}` ({} bytes)\n", path.display(), bytes.len());
+    eprintln!(
+        "  wrote `{}` ({} bytes)\n",
+        crate::shown(&path),
+        bytes.len()
+    );
 
     crate::inspect::run(&InspectArgs {
         src: PathBuf::from(&path),
@@ -74,7 +78,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         Exit::Damaged => {
             eprintln!(
                 "\nsalvage demo: the damaged sample, the recovered database and its loss report are in `{}`",
-                dir.display()
+                crate::shown(&dir)
             );
             Ok(Exit::Clean)
         }

@@ -25,7 +25,7 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
             let summary = export.write_to(&mut sink)?;
             drop(sink);
             f.commit()?;
-            eprintln!("salvage export: written to `{}`", f.path.display());
+            eprintln!("salvage export: written to `{}`", crate::shown(&f.path));
             summary
         }
         None => export.write_to(&mut std::io::stdout().lock())?,
@@ -70,7 +70,7 @@ fn csv(args: &ExportArgs, file: Option<&OutputFile>) -> Result<Exit, Error> {
             eprintln!(
                 "salvage export: {} rows written to `{}`",
                 summary.rows,
-                f.path.display()
+                crate::shown(&f.path)
             );
         }
         None => {
@@ -106,7 +106,7 @@ impl OutputFile {
         for p in [&f.path, &f.incomplete] {
             if p.symlink_metadata().is_ok() {
                 return Err(refused(
-                    format!("`{}` already exists", p.display()),
+                    format!("`{}` already exists", crate::shown(p)),
                     "export never overwrites a file: choose a new name or remove it",
                 ));
             }
@@ -118,7 +118,7 @@ impl OutputFile {
             .unwrap_or(std::path::Path::new("."));
         if !folder.is_dir() {
             return Err(refused(
-                format!("the folder of `{}` does not exist", f.path.display()),
+                format!("the folder of `{}` does not exist", crate::shown(&f.path)),
                 "create it first",
             ));
         }

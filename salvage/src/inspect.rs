@@ -29,7 +29,7 @@ pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
 /// The human report: the same facts as the JSON, for reading.
 pub fn render(r: &InspectReport) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "salvage inspect: {}", r.run.source_path);
+    let _ = writeln!(s, "salvage inspect: {}", crate::shown(&r.run.source_path));
     if let Some(sha256) = &r.source.sha256 {
         let _ = writeln!(s, "sha256: {sha256} ({} bytes)", r.source.size);
     }

@@ -20,6 +20,8 @@ mod report;
 mod run;
 mod run_record;
 
+pub(crate) use recovery::shown;
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match run::run(&args) {

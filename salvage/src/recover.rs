@@ -46,7 +46,7 @@ fn stop_cleanly_on_signals(args: &RecoverArgs) {
     let _ = ctrlc::set_handler(move || {
         eprintln!(
             "\nsalvage: stopped; the source is untouched and nothing is committed; the partial output, if it was begun, is `{}` (no report): remove it and run again",
-            incomplete.display()
+            crate::shown(&incomplete)
         );
         std::process::exit(STOPPED);
     });
@@ -78,8 +78,8 @@ pub fn commit(args: &crate::cli::CommitArgs) -> Result<Exit, Error> {
     })?;
     eprintln!(
         "salvage commit: `{}` is committed as `{}`, its loss accepted",
-        args.incomplete.display(),
-        done.paths.dest.display()
+        crate::shown(&args.incomplete),
+        crate::shown(&done.paths.dest)
     );
     summary(&done, std::path::Path::new(&done.report.run.source_path));
     Ok(match done.outcome {
@@ -91,7 +91,7 @@ pub fn commit(args: &crate::cli::CommitArgs) -> Result<Exit, Error> {
 /// The one-screen summary on stderr.
 fn summary(done: &Recovery, src: &std::path::Path) {
     let r = &done.report;
-    eprintln!("salvage recover: `{}`", src.display());
+    eprintln!("salvage recover: `{}`", crate::shown(src));
     eprint!("{}", crate::report::table_text(r));
     let wrap = |text: &str, first: &str| crate::inspect::wrap(text, first, "    ", 80);
     let verdict = if r.flags.complete {
@@ -113,11 +113,11 @@ fn summary(done: &Recovery, src: &std::path::Path) {
         eprintln!("{}", wrap(&format!("note: {d}"), "  "));
     }
     if r.output.committed {
-        eprintln!("\n  output: `{}`", done.paths.dest.display());
+        eprintln!("\n  output: `{}`", crate::shown(&done.paths.dest));
     } else {
         eprintln!(
             "\n  output NOT committed: kept as `{}`",
-            done.paths.incomplete.display()
+            crate::shown(&done.paths.incomplete)
         );
         if r.flags.loss_detected && r.flags.verified && r.source.unchanged {
             eprintln!(
@@ -125,7 +125,7 @@ fn summary(done: &Recovery, src: &std::path::Path) {
                 wrap(
                     &format!(
                         "hint: read what was lost (`salvage report {}`); to accept it, `{}`",
-                        done.paths.report.display(),
+                        crate::shown(&done.paths.report),
                         crate::report::commit_command(r)
                     ),
                     "  "
@@ -133,5 +133,5 @@ fn summary(done: &Recovery, src: &std::path::Path) {
             );
         }
     }
-    eprintln!("  report: `{}`", done.paths.report.display());
+    eprintln!("  report: `{}`", crate::shown(&done.paths.report));
 }

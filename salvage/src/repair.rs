@@ -31,12 +31,12 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
     let db = match done.db.link() {
         Some(link) => format!(
             "`{}` (a link to `{}`)",
-            link.display(),
-            done.db.file.display()
+            crate::shown(link),
+            crate::shown(&done.db.file)
         ),
-        None => format!("`{}`", args.db.display()),
+        None => format!("`{}`", crate::shown(&args.db)),
     };
-    let again = args.db.display();
+    let again = crate::shown(&args.db);
     Ok(match done.outcome {
         Repaired::Healthy => {
             eprintln!("salvage repair: {db} is healthy (SQLite's integrity check ok on the database as SQLite opens it, its log included; every page as the format says): nothing to repair, nothing moved");
@@ -55,13 +55,13 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
                 } else {
                     "is replaced by a complete recovery"
                 },
-                archive.display(),
-                archive.display(),
+                crate::shown(&archive),
+                crate::shown(&archive),
             );
             if let Some(sha) = manifest_sha256 {
                 eprintln!("  the archive's manifest: SHA-256 {sha} (record it in the case notes)");
             }
-            eprintln!("  report: `{}`", report.display());
+            eprintln!("  report: `{}`", crate::shown(&report));
             if partial {
                 Exit::Damaged
             } else {
@@ -71,8 +71,8 @@ pub fn run(args: &RepairArgs) -> Result<Exit, Error> {
         Repaired::Withheld { shadow, report } => {
             eprintln!(
                 "salvage repair: LOSS DETECTED; {db} is untouched\n  the recovery: `{}`\n  report: `{}`\n  hint: `salvage repair {again} --resume --allow-partial` puts it in place; `salvage repair {again} --rollback` ends the repair",
-                shadow.display(),
-                report.display()
+                crate::shown(&shadow),
+                crate::shown(&report)
             );
             Exit::Withheld
         }

@@ -23,7 +23,7 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
     };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         refused(
-            format!("`{}` is not a loss report: {e}", path.display()),
+            format!("`{}` is not a loss report: {e}", crate::shown(path)),
             "pass the REPORT.json that `salvage recover` wrote",
         )
     })?;
@@ -33,7 +33,7 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
         return Err(refused(
             format!(
                 "`{}` is the JSON of `salvage inspect`, not a loss report",
-                path.display()
+                crate::shown(path)
             ),
             "`salvage report` renders the REPORT.json that `salvage recover` writes; `salvage inspect DB` prints the inspection for a person",
         ));
@@ -46,14 +46,14 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
         return Err(refused(
             format!(
                 "`{}` is not a loss report of format version {FORMAT_VERSION}",
-                path.display()
+                crate::shown(path)
             ),
             "render it with the salvage version that wrote it",
         ));
     }
     let report: LossReport = serde_json::from_value(value).map_err(|e| {
         refused(
-            format!("`{}` is not a loss report: {e}", path.display()),
+            format!("`{}` is not a loss report: {e}", crate::shown(path)),
             "pass the REPORT.json that `salvage recover` wrote",
         )
     })?;

@@ -95,6 +95,22 @@ pub enum Error {
     },
 }
 
+/// A path as text shows it (messages, the binary's text output): each control character
+/// (a newline in a file name, an escape sequence) written as its escape, so that one path
+/// stays one line and cannot pass for other output. JSON reports keep paths exact.
+pub fn shown(path: impl AsRef<std::path::Path>) -> String {
+    let text = path.as_ref().display().to_string();
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 impl Error {
     /// An [`Error::OutputDatabase`] for what the run was `doing`, for `map_err`.
     pub fn db(doing: &'static str) -> impl Fn(rusqlite::Error) -> Error + Copy {
@@ -179,7 +195,7 @@ impl Error {
                     .into(),
             ),
             Error::RepairStopped { cause, db, .. } => {
-                let db = db.display();
+                let db = shown(db);
                 let first = cause.hint().map_or(String::new(), |h| format!("{h}; "));
                 Some(format!(
                     "{first}the repair stays recorded until one of these ends it: `salvage repair {db} --resume` goes on from where it stopped, `salvage repair {db} --rollback` puts the original back, `salvage repair {db} --abandon` leaves the database as it is now"
@@ -194,15 +210,15 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Source { path, source } => {
-                write!(f, "cannot read `{}`: {source}", path.display())
+                write!(f, "cannot read `{}`: {source}", shown(path))
             }
-            Error::NotAFile { path, what } => write!(f, "`{}` is {what}", path.display()),
+            Error::NotAFile { path, what } => write!(f, "`{}` is {what}", shown(path)),
             Error::NotADatabase {
                 path,
                 why,
                 looks_like,
             } => {
-                write!(f, "`{}`: {why}", path.display())?;
+                write!(f, "`{}`: {why}", shown(path))?;
                 match looks_like {
                     Some(l) => write!(f, "; it is {}", l.what),
                     None => Ok(()),
@@ -212,7 +228,7 @@ impl fmt::Display for Error {
             Error::InvalidProfile { why } => write!(f, "invalid profile: {why}"),
             Error::Output(e) => write!(f, "cannot write output: {e}"),
             Error::Write { path, source } => {
-                write!(f, "cannot write `{}`: {source}", path.display())
+                write!(f, "cannot write `{}`: {source}", shown(path))
             }
             Error::RepairStopped {
                 cause,
@@ -222,8 +238,8 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "{cause}; the repair of `{}` stopped after the phase `{phase}` (its journal: `{}`); the original is intact",
-                db.display(),
-                journal.display()
+                shown(db),
+                shown(journal)
             ),
             Error::OutputDatabase { doing, error } => {
                 write!(f, "cannot write the output database ({doing}): {error}")
@@ -254,7 +270,7 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "{what}; it is kept at `{}`, not committed",
-                    incomplete.display()
+                    shown(incomplete)
                 )
             }
         }
