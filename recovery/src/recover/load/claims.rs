@@ -35,26 +35,8 @@ pub fn cut_foreign_pages<'s>(
     let mut tops: BTreeMap<PageNo, Vec<PageNo>> = BTreeMap::new();
     // Only the trees that reach a page something else claims are weighed: only their
     // indexes are read.
-    // A suspect page of a table without an index to witness its rows stays: only those
-    // tables' suspects are passed on.
-    let witnessed = |root: PageNo| {
-        tables.filled().any(|(t, shape)| {
-            t.root == Some(root)
-                && !shape.without_rowid
-                && crate::recover::evidence::indexes::witnesses(evidence, &t.name)
-                    .iter()
-                    .any(IndexKeys::can_witness)
-        })
-    };
-    let mut roots: Vec<PageNo> = suspects.iter().map(|(r, _)| *r).collect();
-    roots.dedup();
-    roots.retain(|r| witnessed(*r));
-    let suspects: Vec<(PageNo, PageNo)> = suspects
-        .iter()
-        .copied()
-        .filter(|(r, _)| roots.contains(r))
-        .collect();
-    let suspects = suspects.as_slice();
+    // (A suspect page of a table without an index to witness its rows is never weighed:
+    // `settle_claims` passes over it.)
     let involved = contested_roots(survey, suspects);
     if involved.is_empty() {
         return Ok(cuts);
