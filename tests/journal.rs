@@ -152,6 +152,27 @@ fn a_journal_lying_about_the_page_size_never_redefines_the_database() -> TestRes
         rows_of(&dest, "notes", false),
         rows_of(&as_is, "notes", false)
     );
+    // `inspect` says so beside the file: hot, refused, nothing restored.
+    let out = crate::run_salvage(&[
+        std::ffi::OsStr::new("inspect"),
+        src.as_os_str(),
+        std::ffi::OsStr::new("--json"),
+    ])?;
+    let inspected: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let sidecar = &inspected["sidecars"]["journal"];
+    assert_eq!(
+        (
+            &sidecar["hot"],
+            &sidecar["refused"],
+            &sidecar["pages_restored"]
+        ),
+        (&true.into(), &true.into(), &0.into()),
+        "{sidecar}"
+    );
+    assert_eq!(
+        sidecar["findings"]["listed"][0]["kind"], "journal_page_size_disagrees",
+        "{sidecar}"
+    );
     Ok(())
 }
 

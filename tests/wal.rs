@@ -171,3 +171,63 @@ fn inspect_counts_the_frames_of_the_log_beside_the_file() -> TestResult {
         .contains("write-ahead log"));
     Ok(())
 }
+
+/// The log re-laid at `size`-byte frames: every frame's header kept, its image cut or
+/// padded with zeros, the header's page size rewritten, every checksum recomputed. A log
+/// that verifies throughout and lies about the page size, as a forger would write it.
+fn relaid(wal: &[u8], size: usize) -> Vec<u8> {
+    let old = u32::from_be_bytes(wal[8..12].try_into().unwrap()) as usize;
+    let mut out = wal[..32].to_vec();
+    out[8..12].copy_from_slice(&(size as u32).to_be_bytes());
+    for frame in wal[32..].chunks_exact(24 + old) {
+        out.extend_from_slice(&frame[..24]);
+        let image = &frame[24..24 + old.min(size)];
+        out.extend_from_slice(image);
+        out.resize(out.len() + size - image.len(), 0);
+    }
+    fixtures::wal::rechecksum(&mut out);
+    out
+}
+
+/// A log whose header gives another page size than the database's, and whose frames
+/// verify at that size, is not the database's pages: SQLite takes the page size from page
+/// 1, never from the log. It is not read, it is named, and the main file comes back whole
+/// at its own page size, as `--no-wal` reads it. Read at the log's 1 KiB, the 4 KiB agent
+/// store gave a fraction of its rows, as an inferred table.
+#[test]
+fn a_log_lying_about_the_page_size_never_redefines_the_database() -> TestResult {
+    let (dir, f) = setup("page-size", |wal| *wal = relaid(wal, 1024));
+    let done = recover_in_process(&dir, true, Outcome::PartialCommitted)?;
+    assert_eq!(done.report.geometry.page_size, 4096);
+    assert!(!done.report.wal.used, "{:?}", done.report.wal);
+    crate::assert_signal!(
+        done,
+        LossSignal::WalPageSizeRefused {
+            wal: 1024,
+            database: 4096
+        }
+    );
+    for t in ["sessions", "messages", "state_meta"] {
+        assert_same_rows(
+            &rows_of(&dir.path("out.db"), t, false),
+            &expected(&f.tables_without_wal, t),
+            t,
+        );
+    }
+    // `inspect` says so beside the file.
+    let out = run_salvage(&[
+        OsStr::new("inspect"),
+        dir.path("state.db").as_os_str(),
+        OsStr::new("--json"),
+    ])?;
+    let inspected: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let wal = &inspected["sidecars"]["wal"];
+    assert_eq!(wal["usable"], false, "{wal}");
+    assert_eq!(
+        wal["findings"]["listed"][0]["kind"], "wal_page_size_disagrees",
+        "{wal}"
+    );
+    let summary = inspected["verdict"]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("not read: a write-ahead log"), "{summary}");
+    Ok(())
+}

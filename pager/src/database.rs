@@ -135,10 +135,19 @@ impl<'a> Database<'a> {
             .filter(|j| !j.page_size_proven(declared))
             .and_then(|j| Some((j.header?.page_size, declared?.get())));
         let journal = journal.filter(|_| disagrees.is_none());
+        // So is a log whose frames are of another size than the database's pages.
+        let wal_disagrees = wal
+            .filter(|w| !w.page_size_proven(declared))
+            .and_then(|w| Some((w.header.page_size, declared?.get())));
+        let wal = wal.filter(|_| wal_disagrees.is_none());
         let mut db = Database::open_with_proven_logs(bytes, journal, wal)?;
         if let Some((journal, database)) = disagrees {
             db.findings
                 .push(Finding::JournalPageSizeDisagrees { journal, database });
+        }
+        if let Some((wal, database)) = wal_disagrees {
+            db.findings
+                .push(Finding::WalPageSizeDisagrees { wal, database });
         }
         Ok(db)
     }

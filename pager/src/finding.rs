@@ -471,6 +471,15 @@ pub enum Finding {
         /// The database header's page size.
         database: u32,
     },
+    /// A write-ahead log's header gives another page size than the database's, and no
+    /// page 1 image in it proves that size: its frames are not the database's pages, and
+    /// the log is not read (SQLite takes the page size from page 1, never from the log).
+    WalPageSizeDisagrees {
+        /// The log header's page size.
+        wal: u32,
+        /// The database header's page size.
+        database: u32,
+    },
 
     // ---- Schema ("Storage Of The SQL Database Schema") ----
     /// A `sqlite_schema` record does not have the five expected columns of the right types.
@@ -553,6 +562,7 @@ impl Finding {
             JournalRecordChecksumMismatch { .. } => "journal_record_checksum_mismatch",
             JournalRecordsMissing { .. } => "journal_records_missing",
             JournalPageSizeDisagrees { .. } => "journal_page_size_disagrees",
+            WalPageSizeDisagrees { .. } => "wal_page_size_disagrees",
             SchemaRecordMalformed { .. } => "schema_record_malformed",
             SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
         }
@@ -620,7 +630,8 @@ impl Finding {
             | WalFramesIgnored { .. }
             | JournalRecordChecksumMismatch { .. }
             | JournalRecordsMissing { .. }
-            | JournalPageSizeDisagrees { .. } => None,
+            | JournalPageSizeDisagrees { .. }
+            | WalPageSizeDisagrees { .. } => None,
         }
     }
 }

@@ -140,6 +140,23 @@ pub enum StrayKind {
 }
 
 impl<'a> Wal<'a> {
+    /// Whether the database whose header gives page size `database` (`None`: no valid
+    /// one) may be read with this log: the log's page size agrees, the database gives
+    /// none, or the log's own newest image of page 1 gives the log's. SQLite takes the
+    /// page size from page 1 as the log leaves it, never from the log's header; frames of
+    /// another size are not the database's pages.
+    pub fn page_size_proven(&self, database: Option<PageSize>) -> bool {
+        let Some(own) = PageSize::new(self.header.page_size) else {
+            return false;
+        };
+        let page_one = self
+            .pages
+            .get(&PageNo::FIRST)
+            .and_then(|(_, image)| Some(u16::from_be_bytes([*image.get(16)?, *image.get(17)?])))
+            .and_then(PageSize::from_header_field);
+        database.is_none_or(|d| d == own) || page_one == Some(own)
+    }
+
     /// The log as it stood after its commit `n` (1-based; 0: before the first): what
     /// SQLite would have read at that moment, over a main file not yet checkpointed past
     /// it.
@@ -425,6 +442,21 @@ mod tests {
             b.extend_from_slice(&image);
         }
         b
+    }
+
+    /// A log's page size is the database's only where they agree, where the database
+    /// gives none, or where the log's own page 1 says so.
+    #[test]
+    fn a_log_proves_its_page_size_by_agreeing_or_by_its_page_one() {
+        let mut first = [0u8; 512];
+        first[16..18].copy_from_slice(&512u16.to_be_bytes());
+        let bytes = log(&[(2, 3)]);
+        let mut wal = read_wal(&bytes).unwrap();
+        assert!(wal.page_size_proven(PageSize::new(512)));
+        assert!(wal.page_size_proven(None));
+        assert!(!wal.page_size_proven(PageSize::new(4096)));
+        wal.pages.insert(PageNo::FIRST, (FrameNo(1), &first));
+        assert!(wal.page_size_proven(PageSize::new(4096)));
     }
 
     #[test]

@@ -147,16 +147,24 @@ fn beside(s: &mut String, r: &InspectReport) {
                 w.size, w.frames_committed, w.frames_present, w.pages_committed
             )
         } else {
+            let why = w.findings.listed.first().map_or("", |f| f.message.as_str());
             writeln!(
                 s,
-                "  beside: -wal         {} bytes, header unusable",
+                "  beside: -wal         {} bytes, not read: {why}",
                 w.size
             )
         };
         timeline(s, w);
     }
     if let Some(j) = &r.sidecars.journal {
-        let _ = if j.hot {
+        let _ = if j.refused {
+            let why = j.findings.listed.first().map_or("", |f| f.message.as_str());
+            writeln!(
+                s,
+                "  beside: -journal     {} bytes, HOT but not rolled back: {why}",
+                j.size
+            )
+        } else if j.hot {
             writeln!(
                 s,
                 "  beside: -journal     {} bytes, HOT: {} records restore {} pages of an interrupted transaction ({} ignored)",

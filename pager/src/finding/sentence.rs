@@ -211,6 +211,10 @@ impl fmt::Display for Finding {
                 f,
                 "the rollback journal's page size {journal} disagrees with the database's {database}, and no page 1 image in it proves it: the journal is not rolled back"
             ),
+            WalPageSizeDisagrees { wal, database } => write!(
+                f,
+                "the write-ahead log's page size {wal} disagrees with the database's {database}, and no page 1 image in it proves it: the log is not read"
+            ),
             SchemaRecordMalformed { at, columns } => {
                 write!(f, "malformed sqlite_schema record at {at}: {columns} columns")
             }

@@ -78,6 +78,7 @@ impl fmt::Display for LossSignal {
             WalUnusable { path, why } => write!(f, "the write-ahead log `{path}` is unusable ({why}): transactions committed only to it are not recovered"),
             WalFramesIgnored { frame, after } => write!(f, "write-ahead log frame {frame} is damaged: {} after it {} ignored, and transactions among them are not recovered", N(u64::from(*after), "frame"), are(u64::from(*after))),
             JournalPageSizeRefused { journal, database } => write!(f, "the hot rollback journal is not rolled back: its header's page size {journal} disagrees with the database's {database} and no page 1 image in it proves it; the file is read as it stands and may hold changes of a transaction that never committed"),
+            WalPageSizeRefused { wal, database } => write!(f, "the write-ahead log is not read: its header's page size {wal} disagrees with the database's {database} and no page 1 image in it proves it; transactions committed only to it are not recovered"),
             JournalRecordsDamaged { records } => write!(f, "{} of the hot rollback journal {} damaged and not rolled back: the pages they held may carry changes of a transaction that never committed", N(u64::from(*records), "record"), are(u64::from(*records))),
             PlaceholdersMade { parent, child, placeholders, children } => write!(f, "{children} `{child}` rows kept under {placeholders} reconstructed `{parent}` rows; the `{parent}` rows themselves are lost (their metadata is gone) and the placeholders are registered as fabricated"),
             ParentsNotRebuilt { parent, child, keys, children, reason } => write!(f, "{children} `{child}` rows reference {keys} lost `{parent}` rows that could not be rebuilt ({reason}); they are kept with dangling references"),
@@ -319,6 +320,7 @@ mod tests {
             WalFramesIgnored { frame: 3, after: 2 },
             JournalRecordsDamaged { records: 2 },
             JournalPageSizeRefused { journal: 65536, database: 4096 },
+            WalPageSizeRefused { wal: 1024, database: 4096 },
             PlaceholdersMade { parent: "p".into(), child: "c".into(), placeholders: 2, children: 2 },
             ParentsNotRebuilt { parent: "p".into(), child: "c".into(), keys: 2, children: 2, reason: "placeholders were not asked for".into() },
             FullTextRebuildFailed { table: "f".into(), content: t(), error: "SQL logic error".into() },
@@ -361,6 +363,7 @@ mod tests {
                 | WalFramesIgnored { .. }
                 | JournalRecordsDamaged { .. }
                 | JournalPageSizeRefused { .. }
+                | WalPageSizeRefused { .. }
                 | PlaceholdersMade { .. }
                 | ParentsNotRebuilt { .. }
                 | FullTextRebuildFailed { .. }
@@ -433,7 +436,8 @@ mod tests {
                 | LossSignal::PagesMissing { .. }
                 | LossSignal::WalFramesIgnored { .. }
                 | LossSignal::JournalRecordsDamaged { .. }
-                | LossSignal::JournalPageSizeRefused { .. } => vec![],
+                | LossSignal::JournalPageSizeRefused { .. }
+                | LossSignal::WalPageSizeRefused { .. } => vec![],
                 LossSignal::WalUnusable { .. } => vec!["`db-wal`"],
                 LossSignal::PlaceholdersMade { .. } | LossSignal::ParentsNotRebuilt { .. } => {
                     vec!["`p`", "`c`"]

@@ -199,6 +199,15 @@ pub enum LossSignal {
         /// The database header's page size.
         database: u32,
     },
+    /// A write-ahead log is not read: its header's page size disagrees with the
+    /// database's and nothing in it proves it. Transactions committed only to it are not
+    /// recovered.
+    WalPageSizeRefused {
+        /// The log header's page size.
+        wal: u32,
+        /// The database header's page size.
+        database: u32,
+    },
     /// Children kept under placeholder parents: the parents' own rows are lost.
     PlaceholdersMade {
         /// The parent table.

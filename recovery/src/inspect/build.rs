@@ -2,17 +2,37 @@
 //! as used, the pages by class, every b-tree, the freelist, the damaged pages, the
 //! verdict; and the log and journal beside the file, read.
 
-use pager::{Database, EncodingSource, Finding, PageClass, PageNo, Survey};
+use pager::{Database, EncodingSource, Finding, PageClass, PageNo, PageSize, Survey};
 
 use crate::report::inspect::*;
 use crate::report::{damaged_page_runs, page_size_decision, DamagedRun, FindingList, Tool};
 
 impl WalSidecar {
     /// Reads the log's bytes, over the main file `main` (for the rows each commit
-    /// changed; `read` is told the bytes read); an unusable header gives `usable: false`
-    /// and its finding.
+    /// changed; `read` is told the bytes read); an unusable header, or a page size the
+    /// database's disagrees with (unproven by the log's own page 1), gives
+    /// `usable: false` and its finding.
     pub fn of(bytes: &[u8], main: &[u8], read: &mut dyn FnMut(u64)) -> WalSidecar {
+        let declared = declared_page_size(main);
         match pager::read_wal(bytes) {
+            Ok(w) if !w.page_size_proven(declared) => {
+                let refused = Finding::WalPageSizeDisagrees {
+                    wal: w.header.page_size,
+                    database: declared.map_or(0, PageSize::get),
+                };
+                WalSidecar {
+                    size: bytes.len() as u64,
+                    usable: false,
+                    page_size: Some(w.header.page_size),
+                    frames_present: w.frames_present,
+                    frames_committed: w.frames_committed,
+                    pages_committed: 0,
+                    database_size: None,
+                    timeline: Vec::new(),
+                    older_generation_frames: 0,
+                    findings: FindingList::new(std::iter::once(&refused).chain(&w.findings)),
+                }
+            }
             Ok(w) => WalSidecar {
                 timeline: history::wal_history(main, None, &w, read)
                     .steps
@@ -49,19 +69,34 @@ impl WalSidecar {
     }
 }
 
+/// The page size the main file's header declares, if it is one.
+fn declared_page_size(main: &[u8]) -> Option<PageSize> {
+    PageSize::from_header_field(pager::DatabaseHeader::parse(main).page_size_raw)
+}
+
 impl JournalSidecar {
-    /// Reads the journal's bytes.
-    pub fn of(bytes: &[u8]) -> JournalSidecar {
+    /// Reads the journal's bytes, beside the main file `main` (whose page size the
+    /// journal's must agree with, or prove).
+    pub fn of(bytes: &[u8], main: &[u8]) -> JournalSidecar {
         let j = pager::read_journal(bytes);
+        let declared = declared_page_size(main);
+        let refused = j.header.and_then(|h| {
+            let database = declared?.get();
+            (!j.page_size_proven(declared)).then_some(Finding::JournalPageSizeDisagrees {
+                journal: h.page_size,
+                database,
+            })
+        });
         JournalSidecar {
             size: bytes.len() as u64,
             hot: j.header.is_some(),
+            refused: refused.is_some(),
             records_valid: j.records_valid,
             records_ignored: j.records_ignored,
-            pages_restored: j.pages.len(),
+            pages_restored: if refused.is_some() { 0 } else { j.pages.len() },
             pages_before: j.original_pages(),
             super_journal: j.super_journal.clone(),
-            findings: FindingList::new(&j.findings),
+            findings: FindingList::new(refused.iter().chain(&j.findings)),
         }
     }
 }

@@ -88,30 +88,56 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         concerns.splice(0..0, sqlite);
         report.audit = Some(concerns);
     }
-    let beside: Vec<&str> = [
-        report
-            .sidecars
-            .wal
-            .as_ref()
-            .filter(|w| w.frames_committed > 0)
+    let summary = beside_summary(&report.sidecars);
+    if !summary.is_empty() {
+        if !report.verdict.summary.ends_with('.') {
+            report.verdict.summary.push('.');
+        }
+        report.verdict.summary.push_str(&summary);
+    }
+    Ok(report)
+}
+
+/// What the verdict says of the log and journal beside the file: those `recover` reads
+/// (the file alone is then not the database), and those it refuses, whose page size the
+/// database's disagrees with.
+fn beside_summary(sidecars: &report::Sidecars) -> String {
+    let wal = sidecars.wal.as_ref().filter(|w| w.frames_committed > 0);
+    let journal = sidecars.journal.as_ref().filter(|j| j.hot);
+    let read: Vec<&str> = [
+        wal.filter(|w| w.usable)
             .map(|_| "a write-ahead log with committed frames"),
-        report
-            .sidecars
-            .journal
-            .as_ref()
-            .filter(|j| j.hot)
+        journal
+            .filter(|j| !j.refused)
             .map(|_| "a hot rollback journal (an interrupted transaction)"),
     ]
     .into_iter()
     .flatten()
     .collect();
-    if !beside.is_empty() {
-        report.verdict.summary.push_str(&format!(
+    let refused: Vec<&str> = [
+        wal.filter(|w| !w.usable && w.page_size.is_some())
+            .map(|_| "a write-ahead log"),
+        journal
+            .filter(|j| j.refused)
+            .map(|_| "a hot rollback journal"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut out = String::new();
+    if !read.is_empty() {
+        out.push_str(&format!(
             " Beside it: {}. The file alone is not the database; `recover` reads them.",
-            beside.join(" and ")
+            read.join(" and ")
         ));
     }
-    Ok(report)
+    if !refused.is_empty() {
+        out.push_str(&format!(
+            " Beside it, not read: {}, whose page size disagrees with the database's and is not proven by its own page 1.",
+            refused.join(" and ")
+        ));
+    }
+    out
 }
 
 /// The file `path` + `suffix` (`-wal`, `-journal`), mapped read-only, when it exists and
@@ -148,6 +174,6 @@ fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
             let mut residency = Residency::new(vec![main, &s], RESIDENT_LIMIT);
             report::WalSidecar::of(s.bytes(), main.bytes(), &mut |n| residency.read(n))
         }),
-        journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes())),
+        journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes(), main.bytes())),
     })
 }

@@ -335,6 +335,10 @@ pub struct JournalSidecar {
     pub size: u64,
     /// Its header is valid: an interrupted transaction, rolled back by `recover`.
     pub hot: bool,
+    /// Hot, but its header's page size disagrees with the database's and no page 1 image
+    /// in it proves it (finding `journal_page_size_disagrees`): `recover` does not roll it
+    /// back, and restores none of its pages.
+    pub refused: bool,
     /// Records with a valid checksum whose original page image is restored.
     pub records_valid: u32,
     /// Records ignored: a wrong checksum or a record cut short, and every record after it.

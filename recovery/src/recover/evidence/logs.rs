@@ -53,34 +53,45 @@ pub fn wal_outcome(
             });
             r.findings = FindingList::new(std::slice::from_ref(f));
         }
-        Some(Ok(w)) => {
-            r.used = true;
-            r.frames_present = w.frames_present;
-            r.frames_committed = w.frames_committed;
-            r.pages_from_wal = w
-                .pages
-                .keys()
-                .filter(|p| p.get() <= db.page_count())
-                .count() as u64;
-            r.note = format!(
-                "{} of {} frames are committed; {} pages read from the log",
-                w.frames_committed, w.frames_present, r.pages_from_wal
-            );
-            if let Some(Finding::WalFrameChecksumMismatch { frame }) = w
-                .findings
-                .iter()
-                .find(|f| matches!(f, Finding::WalFrameChecksumMismatch { .. }))
-            {
-                let after = w.frames_present.saturating_sub(*frame);
-                if after > 0 {
-                    signal = Some(LossSignal::WalFramesIgnored {
-                        frame: *frame,
-                        after,
-                    });
-                }
+        Some(Ok(w)) => match refused_wal(db) {
+            Some((wal, database)) => {
+                r.frames_present = w.frames_present;
+                r.frames_committed = w.frames_committed;
+                r.note = format!(
+                    "the write-ahead log's header gives page size {wal}, the database's is {database}, and no page 1 image in it proves the log's: its frames are not the database's pages, and it is not read"
+                );
+                signal = Some(LossSignal::WalPageSizeRefused { wal, database });
+                r.findings = FindingList::new(&w.findings);
             }
-            r.findings = FindingList::new(&w.findings);
-        }
+            None => {
+                r.used = true;
+                r.frames_present = w.frames_present;
+                r.frames_committed = w.frames_committed;
+                r.pages_from_wal = w
+                    .pages
+                    .keys()
+                    .filter(|p| p.get() <= db.page_count())
+                    .count() as u64;
+                r.note = format!(
+                    "{} of {} frames are committed; {} pages read from the log",
+                    w.frames_committed, w.frames_present, r.pages_from_wal
+                );
+                if let Some(Finding::WalFrameChecksumMismatch { frame }) = w
+                    .findings
+                    .iter()
+                    .find(|f| matches!(f, Finding::WalFrameChecksumMismatch { .. }))
+                {
+                    let after = w.frames_present.saturating_sub(*frame);
+                    if after > 0 {
+                        signal = Some(LossSignal::WalFramesIgnored {
+                            frame: *frame,
+                            after,
+                        });
+                    }
+                }
+                r.findings = FindingList::new(&w.findings);
+            }
+        },
     }
     LogOutcome {
         report: r,
@@ -199,4 +210,13 @@ impl LogHashes {
             blake3_after: after.cloned(),
         }
     }
+}
+
+/// The log's page size and the database's, when the database was opened without the log
+/// because the two disagree (`Finding::WalPageSizeDisagrees`).
+fn refused_wal(db: &Database<'_>) -> Option<(u32, u32)> {
+    db.findings().iter().find_map(|f| match f {
+        Finding::WalPageSizeDisagrees { wal, database } => Some((*wal, *database)),
+        _ => None,
+    })
 }
