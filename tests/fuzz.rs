@@ -8,9 +8,10 @@ use crate::TestResult;
 
 #[test]
 fn every_fuzz_target_survives_a_short_seeded_run() -> TestResult {
-    let seeds = fuzz::seeds(64 << 10);
-    for (name, target) in fuzz::TARGETS {
-        let runs = if name == "recover" { 20 } else { 150 };
+    for target in &fuzz::TARGETS {
+        let name = target.name;
+        let seeds = target.seeds(64 << 10);
+        let runs = if name.starts_with("recover") { 20 } else { 150 };
         let out = fuzz::run(target, &seeds, runs, 0x5eed, Duration::from_secs(30));
         assert_eq!(out.runs, runs, "{name}");
         assert!(
@@ -18,6 +19,12 @@ fn every_fuzz_target_survives_a_short_seeded_run() -> TestResult {
             "{name}: {} inputs panicked: {:?}",
             out.crashes.len(),
             out.crashes.iter().map(|(_, w)| w).collect::<Vec<_>>()
+        );
+        assert!(
+            out.failures.is_empty(),
+            "{name}: {} inputs failed: {:?}",
+            out.failures.len(),
+            out.failures.iter().map(|(_, w)| w).collect::<Vec<_>>()
         );
         assert!(
             out.slow.is_empty(),
@@ -38,8 +45,14 @@ fn every_input_that_once_broke_a_target_is_replayed() -> TestResult {
             continue;
         }
         let bytes = std::fs::read(&path)?;
-        for (_, target) in fuzz::TARGETS {
-            target(&bytes);
+        for target in &fuzz::TARGETS {
+            let verdict = (target.run)(&bytes);
+            assert!(
+                verdict.is_ok(),
+                "{}: {}: {verdict:?}",
+                path.display(),
+                target.name
+            );
         }
         replayed += 1;
     }

@@ -1,8 +1,10 @@
 //! Fuzzing on stable Rust: a target per parser (b-tree pages, records, overflow chains, the
-//! write-ahead log, the rollback journal, header inference, the whole-file survey) and one
-//! for the whole `recover` run on small files; a seeded mutator over the fixtures' files;
-//! and a runner that keeps every input that panics or runs past its time as a file for
-//! `regressions/`, which the test suite replays.
+//! write-ahead log, the rollback journal, header inference, the whole-file survey) and three
+//! for the whole `recover` run on small files (alone, with a `-wal` beside it, with a
+//! `-journal` beside it); a seeded mutator over the fixtures' files, and one over a file
+//! and its log that aims at the log's headers; and a runner that keeps every input that
+//! panics, fails or runs past its time as a file for `regressions/`, which the test suite
+//! replays.
 //!
 //! `cargo run --release -p fuzz -- TARGET [--runs N] [--seed S]` (`docs/fuzzing.md`).
 
@@ -14,40 +16,106 @@ use std::time::{Duration, Instant};
 use fixtures::prng::SplitMix64;
 use pager::{BtreeWalk, Database, Location, PageNo, Record, TreeItem};
 
-/// A fuzz target: reads `bytes` every way it can; any panic is a bug.
-pub type Target = fn(&[u8]);
+/// What one input did to a target: `Err` says how it failed where it must not (a
+/// recovery that would exit 1). A panic is a bug too, caught by the runner.
+pub type Verdict = Result<(), String>;
 
-/// Every target, by name.
-pub const TARGETS: [(&str, Target); 10] = [
-    ("header", header),
-    ("page", page),
-    ("record", record),
-    ("overflow", overflow),
-    ("wal", wal),
-    ("journal", journal),
-    ("survey", survey),
-    ("carve", carve),
-    ("history", history),
-    ("recover", recover),
+/// A fuzz target: a function that reads its input every way it can, and the kind of input
+/// it takes.
+#[derive(Clone, Copy)]
+pub struct Target {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// Runs one input.
+    pub run: fn(&[u8]) -> Verdict,
+    /// What its inputs are.
+    pub inputs: Inputs,
+}
+
+/// The kind of input a target takes, which decides its seeds and how they are mutated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// One file: the fixtures' files, mutated anywhere ([`seeds`], [`mutate`]).
+    File,
+    /// A main file and the `-wal` beside it ([`pair`]), mutated mostly in the log's header
+    /// and frame headers, and often resealed so that every checksum verifies.
+    Wal,
+    /// A main file and the hot `-journal` beside it, mutated mostly in the journal's
+    /// header and record fields, and often resealed likewise.
+    Journal,
+}
+
+const fn file(name: &'static str, run: fn(&[u8]) -> Verdict) -> Target {
+    Target {
+        name,
+        run,
+        inputs: Inputs::File,
+    }
+}
+
+/// Every target.
+pub const TARGETS: [Target; 12] = [
+    file("header", header),
+    file("page", page),
+    file("record", record),
+    file("overflow", overflow),
+    file("wal", wal),
+    file("journal", journal),
+    file("survey", survey),
+    file("carve", carve),
+    file("history", history),
+    file("recover", recover),
+    Target {
+        name: "recover-wal",
+        run: recover_wal,
+        inputs: Inputs::Wal,
+    },
+    Target {
+        name: "recover-journal",
+        run: recover_journal,
+        inputs: Inputs::Journal,
+    },
 ];
 
 /// The target named `name`.
-pub fn target(name: &str) -> Option<Target> {
-    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+pub fn target(name: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| t.name == name)
+}
+
+impl Target {
+    /// The seed inputs of this target: each file cut to at most `max` bytes, or each pair
+    /// of a main file and its log whole.
+    pub fn seeds(&self, max: usize) -> Vec<Vec<u8>> {
+        match self.inputs {
+            Inputs::File => seeds(max),
+            Inputs::Wal => wal_pairs(),
+            Inputs::Journal => journal_pairs(),
+        }
+    }
+
+    /// One mutation of `input`, chosen by `rng`.
+    pub fn mutate(&self, input: &[u8], rng: &mut SplitMix64) -> Vec<u8> {
+        match self.inputs {
+            Inputs::File => mutate(input, rng),
+            Inputs::Wal => mutate_pair(input, Log::Wal, rng),
+            Inputs::Journal => mutate_pair(input, Log::Journal, rng),
+        }
+    }
 }
 
 /// Opening a file: the header read, the page size and text encoding inferred when the
 /// header's are damaged.
-pub fn header(bytes: &[u8]) {
+pub fn header(bytes: &[u8]) -> Verdict {
     if let Ok(db) = Database::open(bytes) {
         let _ = (db.page_size(), db.encoding(), db.findings().len());
     }
+    Ok(())
 }
 
 /// Every page as a b-tree page: its header, cells, freeblocks and overlaps.
-pub fn page(bytes: &[u8]) {
+pub fn page(bytes: &[u8]) -> Verdict {
     let Ok(db) = Database::open(bytes) else {
-        return;
+        return Ok(());
     };
     for page in db.pages() {
         if let Ok(h) = page.btree_header() {
@@ -56,6 +124,7 @@ pub fn page(bytes: &[u8]) {
             let _ = page.overlap_findings(&h);
         }
     }
+    Ok(())
 }
 
 /// Calls `each` with every cell of every page of `bytes` opened as a database.
@@ -72,7 +141,7 @@ fn each_cell(bytes: &[u8], mut each: impl FnMut(&Database<'_>, &pager::CellRef<'
 }
 
 /// The bytes as one record, and every cell's local payload as one.
-pub fn record(bytes: &[u8]) {
+pub fn record(bytes: &[u8]) -> Verdict {
     let at = Location::new(PageNo::FIRST, 0);
     if let Ok((r, _)) = Record::parse(bytes, at) {
         let _ = r.values().count();
@@ -84,10 +153,11 @@ pub fn record(bytes: &[u8]) {
             }
         }
     });
+    Ok(())
 }
 
 /// Every cell's payload joined from its overflow chain, and decoded.
-pub fn overflow(bytes: &[u8]) {
+pub fn overflow(bytes: &[u8]) -> Verdict {
     each_cell(bytes, |db, cell| {
         if let Some(p) = cell.cell.payload() {
             let _ = db.assemble(p, cell.location);
@@ -96,10 +166,11 @@ pub fn overflow(bytes: &[u8]) {
             }
         }
     });
+    Ok(())
 }
 
 /// The bytes as a write-ahead log, and as one over the first half of them.
-pub fn wal(bytes: &[u8]) {
+pub fn wal(bytes: &[u8]) -> Verdict {
     if let Ok(w) = pager::read_wal(bytes) {
         let _ = w.findings.len();
     }
@@ -109,19 +180,21 @@ pub fn wal(bytes: &[u8]) {
             let _ = pager::survey(&db);
         }
     }
+    Ok(())
 }
 
 /// The bytes as a rollback journal.
-pub fn journal(bytes: &[u8]) {
+pub fn journal(bytes: &[u8]) -> Verdict {
     let j = pager::read_journal(bytes);
     let _ = j.findings.len();
+    Ok(())
 }
 
 /// The history of a log over a main file: the input up to the first 512-byte boundary
 /// where a write-ahead log's magic number is is the main file, the rest the log (each
 /// commit's rows diffed, the log as of each commit opened); and the input as a persisted
 /// journal over itself.
-pub fn history(bytes: &[u8]) {
+pub fn history(bytes: &[u8]) -> Verdict {
     let at = (512..bytes.len()).step_by(512).find(|at| {
         matches!(
             bytes.get(*at..*at + 4),
@@ -141,12 +214,13 @@ pub fn history(bytes: &[u8]) {
         let j = pager::read_persisted_journal(bytes, size, 1 << 16);
         let _ = history::journal_history(bytes, &j);
     }
+    Ok(())
 }
 
 /// The whole-file survey, and every tree walked.
-pub fn survey(bytes: &[u8]) {
+pub fn survey(bytes: &[u8]) -> Verdict {
     let Ok(db) = Database::open(bytes) else {
-        return;
+        return Ok(());
     };
     let s = pager::survey(&db);
     for tree in &s.trees {
@@ -155,6 +229,7 @@ pub fn survey(bytes: &[u8]) {
     let _ = BtreeWalk::new(&db, PageNo::FIRST)
         .filter(|i| matches!(i, Ok(TreeItem::Cell(_))))
         .count();
+    Ok(())
 }
 
 /// Every page carved for deleted records as a run carves it, against shapes that admit
@@ -167,9 +242,9 @@ pub fn survey(bytes: &[u8]) {
 /// the page and usable sizes and the text encoding (a table page is carved as a live one,
 /// any other as one without cells of a table, so no overflow chain is followed): each
 /// page is carved once for each distinct such context.
-pub fn carve(bytes: &[u8]) {
+pub fn carve(bytes: &[u8]) -> Verdict {
     let Ok(db) = Database::open(bytes) else {
-        return;
+        return Ok(());
     };
     let templates = carve_templates();
     for n in 1..=db.page_count() {
@@ -191,6 +266,7 @@ pub fn carve(bytes: &[u8]) {
             let _ = carve::carve_page(&db, no, *role, templates);
         }
     }
+    Ok(())
 }
 
 thread_local! {
@@ -260,20 +336,87 @@ fn carve_templates() -> &'static [carve::Template] {
 }
 
 /// A whole recovery of the bytes as a file, into a scratch folder (removed after).
-pub fn recover(bytes: &[u8]) {
+pub fn recover(bytes: &[u8]) -> Verdict {
+    recover_beside(bytes, None)
+}
+
+/// A whole recovery of a main file with a `-wal` beside it (the input a [`pair`]).
+pub fn recover_wal(bytes: &[u8]) -> Verdict {
+    let (main, log) = split_pair(bytes);
+    recover_beside(main, Some(("-wal", log)))
+}
+
+/// A whole recovery of a main file with a `-journal` beside it (the input a [`pair`]).
+pub fn recover_journal(bytes: &[u8]) -> Verdict {
+    let (main, log) = split_pair(bytes);
+    recover_beside(main, Some(("-journal", log)))
+}
+
+/// Recovers `main`, with `log` written beside it under its suffix, into a scratch folder
+/// (removed after), as `salvage recover --allow-partial` does. A refusal (exit 2) and a
+/// recorded loss (exit 3) are answers; a failure (exit 1) is a finding.
+fn recover_beside(main: &[u8], log: Option<(&str, &[u8])>) -> Verdict {
     static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("salvage-fuzz-{}-{n}", std::process::id()));
     if std::fs::create_dir_all(&dir).is_err() {
-        return;
+        return Ok(());
     }
     let src = dir.join("src.db");
-    if std::fs::write(&src, bytes).is_ok() {
-        let mut options = recovery::RecoverOptions::new(&src, dir.join("out.db"));
-        options.allow_partial = true;
-        let _ = recovery::recover(&options, &recovery::Quiet);
-    }
+    let written = std::fs::write(&src, main).and_then(|()| match log {
+        Some((suffix, bytes)) => std::fs::write(dir.join(format!("src.db{suffix}")), bytes),
+        None => Ok(()),
+    });
+    let verdict = match written {
+        Ok(()) => {
+            let mut options = recovery::RecoverOptions::new(&src, dir.join("out.db"));
+            options.allow_partial = true;
+            match recovery::recover(&options, &recovery::Quiet) {
+                Err(e) if !e.is_refusal() => Err(format!("failed (exit 1): {e}")),
+                _ => Ok(()),
+            }
+        }
+        Err(_) => Ok(()),
+    };
     let _ = std::fs::remove_dir_all(&dir);
+    verdict
+}
+
+/// A main file and its log as one input: the main file's length (4 bytes, big-endian),
+/// the main file, the log.
+pub fn pair(main: &[u8], log: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + main.len() + log.len());
+    out.extend_from_slice(&(main.len() as u32).to_be_bytes());
+    out.extend_from_slice(main);
+    out.extend_from_slice(log);
+    out
+}
+
+/// The main file and the log of a [`pair`]; any input splits (a length past the end
+/// takes everything as the main file).
+pub fn split_pair(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let rest = bytes.get(4..).unwrap_or_default();
+    let len = bytes
+        .get(..4)
+        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    rest.split_at(len.min(rest.len()))
+}
+
+/// Main files with a write-ahead log: the agent store with three commits in its log, and
+/// the messenger with nine.
+fn wal_pairs() -> Vec<Vec<u8>> {
+    let agent = fixtures::build_agent_with_wal();
+    let story = fixtures::history::wal_story();
+    vec![pair(&agent.main, &agent.wal), pair(&story.main, &story.wal)]
+}
+
+/// Main files with a hot rollback journal: a table whose update spilled into the main file,
+/// and the messenger's journal of three segments.
+fn journal_pairs() -> Vec<Vec<u8>> {
+    let story = fixtures::history::hot_journal_story();
+    let mut out = vec![pair(&story.main, &story.journal)];
+    out.extend(hot_journal().map(|(main, journal)| pair(&main, &journal)));
+    out
 }
 
 /// Seed inputs: every catalog fixture small enough, cut to at most `max` bytes.
@@ -288,7 +431,7 @@ pub fn seeds(max: usize) -> Vec<Vec<u8>> {
     let mut both = w.main.clone();
     both.extend_from_slice(&w.wal);
     out.push(both[..both.len().min(max)].to_vec());
-    out.extend(hot_journal().map(|j| j[..j.len().min(max)].to_vec()));
+    out.extend(hot_journal().map(|(_, j)| j[..j.len().min(max)].to_vec()));
     // Logs and journals with a history: a main file followed by its log, cut at four
     // times the others' length so that some commits follow the main file.
     let story = fixtures::history::wal_story();
@@ -305,9 +448,9 @@ pub fn seeds(max: usize) -> Vec<Vec<u8>> {
     out
 }
 
-/// A rollback journal as a crash leaves it: a transaction whose changes spilled into the
-/// main file (a one-page cache), its journal read before it ended.
-fn hot_journal() -> Option<Vec<u8>> {
+/// A main file and its rollback journal as a crash leaves them: a transaction whose changes
+/// spilled into the main file (a one-page cache), both read before it ended.
+fn hot_journal() -> Option<(Vec<u8>, Vec<u8>)> {
     let dir = std::env::temp_dir().join(format!("salvage-fuzz-journal-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).ok()?;
@@ -323,11 +466,12 @@ fn hot_journal() -> Option<Vec<u8>> {
          UPDATE t SET body = 'changed' WHERE id % 3 = 0;",
     )
     .ok()?;
+    let main = std::fs::read(&db).ok();
     let journal = std::fs::read(dir.join("j.db-journal")).ok();
     let _ = conn.execute_batch("ROLLBACK");
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
-    journal
+    main.zip(journal)
 }
 
 /// Values that break parsers: bounds of one, two and four bytes, varint extremes.
@@ -395,6 +539,170 @@ pub fn mutate(input: &[u8], rng: &mut SplitMix64) -> Vec<u8> {
     b
 }
 
+/// The log of a [`pair`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Log {
+    Wal,
+    Journal,
+}
+
+/// One mutation of a [`pair`], aimed at what a log claims: a header field (four times in
+/// ten), a frame's or record's header field (two in ten), the whole log re-laid at
+/// another page size (one in ten), anywhere in the log (one in ten) or anywhere in the
+/// main file. Half of the mutated logs are then resealed (every checksum recomputed over
+/// the bytes as they now are), as a forger would: a log that lies consistently, not only
+/// one whose checksums give it away; a re-laid one always is.
+fn mutate_pair(input: &[u8], kind: Log, rng: &mut SplitMix64) -> Vec<u8> {
+    let (main, log) = split_pair(input);
+    let (mut main, mut log) = (main.to_vec(), log.to_vec());
+    // Whether the log's checksums are left as the mutation leaves them.
+    let mut sealed = true;
+    match rng.below(10) {
+        0..=3 => {
+            let fields = match kind {
+                Log::Wal => 8,
+                Log::Journal => 7,
+            };
+            let at = 4 * rng.below(fields) as usize;
+            set_field(&mut log, at, rng, main.len());
+        }
+        4 | 5 => {
+            let at = record_field(&log, kind, rng);
+            set_field(&mut log, at, rng, main.len());
+        }
+        6 => {
+            log = relaid(&log, kind, 1 << rng.range(9, 17));
+            sealed = false;
+        }
+        7 => log = mutate(&log, rng),
+        _ => main = mutate(&main, rng),
+    }
+    if !sealed || rng.one_in(2) {
+        match kind {
+            Log::Wal => fixtures::wal::rechecksum(&mut log),
+            Log::Journal => reseal_journal(&mut log),
+        }
+    }
+    pair(&main, &log)
+}
+
+/// The log re-laid at `size`-byte pages: its header's page size rewritten, and each frame
+/// (a write-ahead log) or each record of the first segment (a journal) kept with its
+/// header and its image cut or padded with zeros. Its checksums are then stale.
+fn relaid(log: &[u8], kind: Log, size: usize) -> Vec<u8> {
+    let (field, start, head, tail) = match kind {
+        Log::Wal => (8, 32, 24, 0),
+        Log::Journal => (24, be32(log, 20).map_or(512, |s| s as usize), 4, 4),
+    };
+    let old = be32(log, field).map_or(0, |p| p as usize);
+    if !(512..=65536).contains(&old) || !(32..=65536).contains(&start) || log.len() < start {
+        return log.to_vec();
+    }
+    let mut out = log[..start].to_vec();
+    if let Some(f) = out.get_mut(field..field + 4) {
+        f.copy_from_slice(&(size as u32).to_be_bytes());
+    }
+    for unit in log[start..].chunks_exact(head + old + tail) {
+        out.extend_from_slice(&unit[..head]);
+        let image = &unit[head..head + old.min(size)];
+        out.extend_from_slice(image);
+        out.resize(out.len() + size - image.len() + tail, 0);
+    }
+    out
+}
+
+/// The offset of a field in the header of a frame (a write-ahead log: page number, commit
+/// size, salts, checksums) or of a record (a journal: page number, checksum), chosen by
+/// `rng` among those the log's header lays out.
+fn record_field(log: &[u8], kind: Log, rng: &mut SplitMix64) -> usize {
+    let field = |at: usize| be32(log, at).map_or(0, |v| v as usize);
+    let page_size = match field(if kind == Log::Wal { 8 } else { 24 }) {
+        p if (512..=65536).contains(&p) => p,
+        _ => 4096,
+    };
+    match kind {
+        Log::Wal => {
+            let frame = 24 + page_size;
+            let frames = (log.len().saturating_sub(32) / frame).max(1) as u64;
+            32 + rng.below(frames) as usize * frame + 4 * rng.below(6) as usize
+        }
+        Log::Journal => {
+            let sector = match field(20) {
+                s if (512..=65536).contains(&s) => s,
+                _ => 512,
+            };
+            let record = 8 + page_size;
+            let records = (log.len().saturating_sub(sector) / record).max(1) as u64;
+            let start = sector + rng.below(records) as usize * record;
+            if rng.one_in(2) {
+                start
+            } else {
+                start + 4 + page_size
+            }
+        }
+    }
+}
+
+/// Writes a value that a reader must doubt into the 4-byte big-endian field at `at` (if
+/// the log reaches it): zero, one, all ones, a page size (a true one, or none at all), a
+/// page number near the main file's end, the old value off by one or with a bit flipped,
+/// or any.
+fn set_field(log: &mut [u8], at: usize, rng: &mut SplitMix64, main_len: usize) {
+    let Some(old) = be32(log, at) else {
+        return;
+    };
+    let pages = (main_len / 512) as u64;
+    let value = match rng.below(9) {
+        0 => rng.pick(&[0, 1, u32::MAX, 0x8000_0000]),
+        1 => 1 << rng.range(9, 17),
+        2 => rng.pick(&[256, 1 << 17, 1000, 65535, 0x0001_0001]),
+        3 => rng.range(pages.saturating_sub(2), pages + 3) as u32,
+        4 => rng.below(pages + 2) as u32,
+        5 => old.wrapping_add(1),
+        6 => old.wrapping_sub(1),
+        7 => old ^ 1 << rng.below(32),
+        _ => rng.next_u64() as u32,
+    };
+    if let Some(field) = log.get_mut(at..at + 4) {
+        field.copy_from_slice(&value.to_be_bytes());
+    }
+}
+
+/// The 4-byte big-endian value at `at`, if the bytes reach it.
+fn be32(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Recomputes the checksum of every record of the journal's first segment as its header
+/// lays them out (nonce, sector and page size as they now are): the journal then verifies
+/// as if SQLite had written it.
+fn reseal_journal(log: &mut [u8]) {
+    let (Some(nonce), Some(sector), Some(page_size)) =
+        (be32(log, 12), be32(log, 20), be32(log, 24))
+    else {
+        return;
+    };
+    let (sector, page_size) = (sector as usize, page_size as usize);
+    if !(32..=65536).contains(&sector) || !(512..=65536).contains(&page_size) {
+        return;
+    }
+    let mut at = sector;
+    while let Some(image) = log.get(at + 4..at + 4 + page_size) {
+        let mut sum = nonce;
+        let mut i = page_size - 200;
+        while i > 0 {
+            sum = sum.wrapping_add(u32::from(image[i]));
+            i = i.saturating_sub(200);
+        }
+        let Some(field) = log.get_mut(at + 4 + page_size..at + 8 + page_size) else {
+            return;
+        };
+        field.copy_from_slice(&sum.to_be_bytes());
+        at += 8 + page_size;
+    }
+}
+
 /// What a run found.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -402,29 +710,47 @@ pub struct Outcome {
     pub runs: u64,
     /// Inputs that panicked, with the panic's message.
     pub crashes: Vec<(Vec<u8>, String)>,
+    /// Inputs on which the target failed where it must not, with how.
+    pub failures: Vec<(Vec<u8>, String)>,
     /// Inputs that ran past the time limit, with how long they took.
     pub slow: Vec<(Vec<u8>, Duration)>,
 }
 
 /// Runs `target` on `runs` mutations of the seeds (seeded by `seed`; about one input in
 /// five mutated twice over); an input taking longer than `limit` counts as a hang.
-pub fn run(target: Target, seeds: &[Vec<u8>], runs: u64, seed: u64, limit: Duration) -> Outcome {
+pub fn run(target: &Target, seeds: &[Vec<u8>], runs: u64, seed: u64, limit: Duration) -> Outcome {
+    run_until(target, seeds, runs, seed, limit, None)
+}
+
+/// [`run`], stopping before the next input once `until` has passed: the inputs run are
+/// then the first [`Outcome::runs`] of the same seed.
+pub fn run_until(
+    target: &Target,
+    seeds: &[Vec<u8>],
+    runs: u64,
+    seed: u64,
+    limit: Duration,
+    until: Option<Instant>,
+) -> Outcome {
     let mut rng = SplitMix64::new(seed);
     let mut out = Outcome::default();
     if seeds.is_empty() {
         return out;
     }
     for _ in 0..runs {
+        if until.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
         let base = rng.below(seeds.len() as u64) as usize;
         let Some(base) = seeds.get(base) else {
             continue;
         };
-        let mut input = mutate(base, &mut rng);
+        let mut input = target.mutate(base, &mut rng);
         if rng.one_in(5) {
-            input = mutate(&input, &mut rng);
+            input = target.mutate(&input, &mut rng);
         }
         let started = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| target(&input)));
+        let result = catch_unwind(AssertUnwindSafe(|| (target.run)(&input)));
         let took = started.elapsed();
         out.runs += 1;
         match result {
@@ -436,8 +762,9 @@ pub fn run(target: Target, seeds: &[Vec<u8>], runs: u64, seed: u64, limit: Durat
                     .unwrap_or_default();
                 out.crashes.push((input, why));
             }
-            Ok(()) if took > limit => out.slow.push((input, took)),
-            Ok(()) => {}
+            Ok(Err(why)) => out.failures.push((input, why)),
+            Ok(Ok(())) if took > limit => out.slow.push((input, took)),
+            Ok(Ok(())) => {}
         }
     }
     out

@@ -1,8 +1,9 @@
-//! `fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K]`: runs a target on
-//! mutations of the fixtures and writes each input that panics or runs past the limit to
+//! `fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K] [--minutes M]`: runs a target on
+//! mutations of the fixtures and writes each input that panics, fails or runs past the limit to
 //! `fuzz/found/TARGET-SEED-ROUND-N.bin` (add it to `fuzz/regressions/` with its fix). Exit 1 when any
 //! was found. A run goes in rounds of 100,000 inputs, each from its own seed; `--from-round`
-//! goes on with a run that was stopped, so that one long run can be done in parts.
+//! goes on with a run that was stopped, so that one long run can be done in parts;
+//! `--minutes` stops it after that long, and says how many inputs it ran.
 //! `fuzz TARGET --replay FILE…` runs the target once on each file and says how long it took.
 
 use std::time::Duration;
@@ -11,8 +12,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first() else {
         eprintln!(
-            "usage: fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K]\ntargets: {}",
-            fuzz::TARGETS.map(|(n, _)| n).join(", ")
+            "usage: fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K] [--minutes M]\ntargets: {}",
+            fuzz::TARGETS.map(|t| t.name).join(", ")
         );
         std::process::exit(2);
     };
@@ -31,13 +32,15 @@ fn main() {
                 continue;
             };
             let started = std::time::Instant::now();
-            let result = std::panic::catch_unwind(|| target(&input));
+            let result = std::panic::catch_unwind(|| (target.run)(&input));
             let took = started.elapsed();
-            failed |= result.is_err();
-            eprintln!(
-                "{file}: {} in {took:.2?}",
-                if result.is_ok() { "ran" } else { "PANICKED" }
-            );
+            let how = match result {
+                Ok(Ok(())) => "ran".to_string(),
+                Ok(Err(why)) => format!("FAILED ({why})"),
+                Err(_) => "PANICKED".to_string(),
+            };
+            failed |= how != "ran";
+            eprintln!("{file}: {how} in {took:.2?}");
         }
         std::process::exit(i32::from(failed));
     }
@@ -54,17 +57,25 @@ fn main() {
         value("--limit-ms", 10_000),
         value("--from-round", 0),
     );
+    let minutes = value("--minutes", 0);
     // The first 64 KiB of each seed file: every structure, and a mutation is cheap.
-    let seeds = fuzz::seeds(64 << 10);
+    let seeds = target.seeds(64 << 10);
     let started = std::time::Instant::now();
+    let until = (minutes > 0).then(|| started + Duration::from_secs(minutes.saturating_mul(60)));
+    eprintln!(
+        "{name}: {} seed inputs, {} bytes in all",
+        seeds.len(),
+        seeds.iter().map(Vec::len).sum::<usize>()
+    );
     // Panics are expected and caught: their messages would only flood the terminal.
     std::panic::set_hook(Box::new(|_| {}));
     let found = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("found");
     // Run in rounds, each from its own seed, so that a long run killed before its end
     // has said how far it got and kept what it found.
     // Rounds before `first` ran in an earlier part of the same run: they count as done.
-    let (mut done, mut crashes, mut slow, mut n) = (
+    let (mut done, mut crashes, mut failures, mut slow, mut n) = (
         first.saturating_mul(ROUND).min(runs),
+        0usize,
         0usize,
         0usize,
         0usize,
@@ -80,18 +91,20 @@ fn main() {
         } else {
             seed ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15)
         };
-        let out = fuzz::run(
+        let out = fuzz::run_until(
             target,
             &seeds,
             count,
             round_seed,
             Duration::from_millis(limit),
+            until,
         );
         done += out.runs;
         for (input, why) in out
             .crashes
             .iter()
             .map(|(i, w)| (i, format!("panic: {w}")))
+            .chain(out.failures.iter().map(|(i, w)| (i, w.clone())))
             .chain(out.slow.iter().map(|(i, d)| (i, format!("took {d:?}"))))
         {
             let _ = std::fs::create_dir_all(&found);
@@ -101,12 +114,25 @@ fn main() {
             n += 1;
         }
         crashes += out.crashes.len();
+        failures += out.failures.len();
         slow += out.slow.len();
+        let stopped = out.runs < count;
+        let round_end = if stopped {
+            format!(
+                "stopped after {minutes} minutes in round {round}, after its first {} inputs",
+                out.runs
+            )
+        } else {
+            format!("round {round} done")
+        };
         eprintln!(
-            "{name}: round {round} done, {done} runs (this part {:.1?}, {:.0}/s), {crashes} panics, {slow} past {limit} ms",
+            "{name}: {round_end}, {done} runs (this part {:.1?}, {:.0}/s), {crashes} panics, {failures} failures, {slow} past {limit} ms",
             started.elapsed(),
             (done - resumed) as f64 / started.elapsed().as_secs_f64().max(1e-9),
         );
+        if stopped {
+            break;
+        }
     }
     let _ = std::panic::take_hook();
     if n > 0 {
