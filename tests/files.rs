@@ -214,6 +214,26 @@ fn a_newline_in_a_file_name_is_escaped_in_text() -> TestResult {
     let json = crate::run_salvage(&["inspect".as_ref(), odd.as_os_str(), "--json".as_ref()])?;
     let report: serde_json::Value = serde_json::from_slice(&json.stdout)?;
     assert_eq!(report["run"]["source_path"], odd.display().to_string());
+    // The library's sentences quote paths too: an unusable log beside the file is named in
+    // recover's summary of loss, escaped.
+    let mut wal = odd.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::write(&wal, vec![0xa5; 4096])?;
+    let dest = dir.path("out.db");
+    let out = crate::run_salvage(&[
+        "recover".as_ref(),
+        odd.as_os_str(),
+        "-o".as_ref(),
+        dest.as_os_str(),
+    ])?;
+    let stderr = String::from_utf8(out.stderr)?;
+    let escaped = format!("`{}-wal`", recovery::shown(&odd));
+    assert!(escaped.contains("odd\\nverdict"), "{escaped}");
+    assert!(stderr.contains(&escaped), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("verdict")),
+        "{stderr}"
+    );
     Ok(())
 }
 
