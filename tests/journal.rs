@@ -176,6 +176,43 @@ fn a_journal_lying_about_the_page_size_never_redefines_the_database() -> TestRes
     Ok(())
 }
 
+/// A hot journal whose header says the database had billions of pages, and one of whose
+/// records names a page billions past the file's end, does not make the file billions of
+/// pages long: a database grows by writing its new pages, and one held page that far out
+/// is a claim. It is named (`log_pages_out_of_reach`) and not read. It once made a 15-page
+/// file 3 billion pages long: 35 s to plan its orphan pages, and as many reported lost.
+#[test]
+fn a_journal_page_billions_past_the_end_does_not_lengthen_the_file() -> TestResult {
+    let dir = Scratch::new("journal-reach");
+    crashed_mid_transaction(&dir)?;
+    let src = dir.path("evidence.db");
+    let journal = dir.path("evidence.db-journal");
+    let file_pages = (std::fs::metadata(&src)?.len() / 4096) as u32;
+    let mut bytes = std::fs::read(&journal)?;
+    let field = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    let (count, sector, page_size) = (field(&bytes, 8), field(&bytes, 20), field(&bytes, 24));
+    let last = (sector + (count - 1) * (page_size + 8)) as usize;
+    bytes[16..20].copy_from_slice(&0xc000_0000u32.to_be_bytes());
+    bytes[last..last + 4].copy_from_slice(&3_000_000_000u32.to_be_bytes());
+    std::fs::write(&journal, &bytes)?;
+    let done = recovery::recover(
+        &crate::allow_partial(&src, &dir.path("out.db")),
+        &recovery::Quiet,
+    )?;
+    let geometry = &done.report.geometry;
+    assert!(geometry.page_count <= file_pages + 1, "{geometry:?}");
+    assert!(
+        geometry
+            .findings
+            .listed
+            .iter()
+            .any(|f| f.kind == "log_pages_out_of_reach"),
+        "{geometry:?}"
+    );
+    assert!(done.report.journal.rolled_back);
+    Ok(())
+}
+
 /// A multi-database transaction's journal names its super-journal: when that file is gone
 /// the transaction committed, and SQLite rolls nothing back; neither does the salvage.
 #[test]

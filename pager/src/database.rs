@@ -216,13 +216,29 @@ impl<'a> Database<'a> {
             u32::try_from(len.div_ceil(u64::from(page_size.get()))).unwrap_or(u32::MAX);
         // The size the log or journal records, but never past the file and the pages they
         // hold: a size field is input, not a licence to allocate.
+        let reach = overlay.as_ref().map_or(file_pages, |o| {
+            geometry::log_reach(o.pages.keys().map(|p| p.get()), file_pages)
+        });
         let page_count = overlay
             .as_ref()
-            .and_then(|o| {
-                let held = o.pages.keys().next_back().map_or(0, |p| p.get());
-                Some(o.pages_in_use?.min(file_pages.max(held)))
-            })
+            .and_then(|o| Some(o.pages_in_use?.min(reach)))
             .unwrap_or(file_pages);
+        // Pages the log's size would take in, past its reach.
+        if let Some((o, size)) = overlay.as_ref().and_then(|o| Some((o, o.pages_in_use?))) {
+            let out = o
+                .pages
+                .keys()
+                .map(|p| p.get())
+                .filter(|p| *p > reach && *p <= size);
+            let count = out.clone().count() as u32;
+            if let Some(first) = out.take(1).next() {
+                findings.push(Finding::LogPagesOutOfReach {
+                    first,
+                    count,
+                    reach,
+                });
+            }
+        }
         if !len.is_multiple_of(u64::from(page_size.get())) {
             findings.push(Finding::FileNotPageMultiple {
                 len,

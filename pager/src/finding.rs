@@ -471,6 +471,19 @@ pub enum Finding {
         /// The database header's page size.
         database: u32,
     },
+    /// Pages a log or journal holds lie past the file's end with too few pages between the
+    /// file's end and them held by the log (under half): a database grows by writing its
+    /// new pages, so these are claims, not pages. They are not read, and do not lengthen
+    /// the database (a page number of billions once made a 15-page file a 3-billion-page
+    /// one).
+    LogPagesOutOfReach {
+        /// The first such page.
+        first: u32,
+        /// How many.
+        count: u32,
+        /// The last page the log's images reach.
+        reach: u32,
+    },
     /// A write-ahead log's header gives another page size than the database's, and no
     /// page 1 image in it proves that size: its frames are not the database's pages, and
     /// the log is not read (SQLite takes the page size from page 1, never from the log).
@@ -563,6 +576,7 @@ impl Finding {
             JournalRecordsMissing { .. } => "journal_records_missing",
             JournalPageSizeDisagrees { .. } => "journal_page_size_disagrees",
             WalPageSizeDisagrees { .. } => "wal_page_size_disagrees",
+            LogPagesOutOfReach { .. } => "log_pages_out_of_reach",
             SchemaRecordMalformed { .. } => "schema_record_malformed",
             SchemaRootPageInvalid { .. } => "schema_root_page_invalid",
         }
@@ -631,7 +645,8 @@ impl Finding {
             | JournalRecordChecksumMismatch { .. }
             | JournalRecordsMissing { .. }
             | JournalPageSizeDisagrees { .. }
-            | WalPageSizeDisagrees { .. } => None,
+            | WalPageSizeDisagrees { .. }
+            | LogPagesOutOfReach { .. } => None,
         }
     }
 }

@@ -88,6 +88,23 @@ pub enum EncodingSource {
 /// candidate. A header value that is invalid, or valid and not the size in use, is a
 /// finding. `None` when no size fits any page and there is no header string either: not
 /// a database.
+/// The last page a log's images (`held`, ascending) may lengthen a file of `file_pages`
+/// pages to: the highest held page with at least half of the pages between the file's end
+/// and it held too. A database grows by writing each new page, so a log that grew it
+/// holds its new pages (a journal, the live ones of those a transaction cut off); one
+/// page held a billion pages past the end is a claim.
+pub(super) fn log_reach(held: impl Iterator<Item = u32>, file_pages: u32) -> u32 {
+    let mut reach = file_pages;
+    let mut beyond = 0u64;
+    for p in held.filter(|p| *p > file_pages) {
+        beyond += 1;
+        if u64::from(p - file_pages) <= 2 * beyond {
+            reach = p;
+        }
+    }
+    reach
+}
+
 pub(super) fn decide_page_size(
     bytes: &[u8],
     header: &DatabaseHeader,
@@ -452,6 +469,15 @@ impl Database<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A log lengthens the file as far as it holds most of the pages past the end.
+    #[test]
+    fn a_log_reaches_as_far_as_it_holds_the_pages() {
+        assert_eq!(log_reach([3, 11, 12, 13].into_iter(), 10), 13);
+        assert_eq!(log_reach([12, 14].into_iter(), 10), 14);
+        assert_eq!(log_reach([11, 3_000_000_000].into_iter(), 10), 11);
+        assert_eq!(log_reach(std::iter::empty(), 10), 10);
+    }
     use crate::testing::Db;
 
     #[test]

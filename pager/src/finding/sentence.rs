@@ -211,6 +211,10 @@ impl fmt::Display for Finding {
                 f,
                 "the rollback journal's page size {journal} disagrees with the database's {database}, and no page 1 image in it proves it: the journal is not rolled back"
             ),
+            LogPagesOutOfReach { first, count, reach } => write!(
+                f,
+                "{count} pages of the log lie past the file's end, from page {first}, with too few pages before them held: claims, not pages, not read (the log's images reach page {reach})"
+            ),
             WalPageSizeDisagrees { wal, database } => write!(
                 f,
                 "the write-ahead log's page size {wal} disagrees with the database's {database}, and no page 1 image in it proves it: the log is not read"

@@ -174,10 +174,19 @@ pub fn journal_outcome(
         .keys()
         .filter(|p| p.get() <= db.page_count() && !wal.is_some_and(|w| w.pages.contains_key(p)))
         .count() as u64;
+    // The size the journal records, as far as the file and the journal's pages reach.
+    let size = if h.original_pages == db.page_count() {
+        format!("its {} pages from before it", h.original_pages)
+    } else {
+        format!(
+            "{} pages (the journal says {} before it; what neither the file nor the journal holds is not read)",
+            db.page_count(),
+            h.original_pages
+        )
+    };
     r.note = format!(
-        "hot journal rolled back: {} pages restored to their state before an interrupted transaction, the database read at its {} pages from before it{}",
+        "hot journal rolled back: {} pages restored to their state before an interrupted transaction, the database read at {size}{}",
         r.pages_restored,
-        h.original_pages,
         if wal.is_some() {
             "; the write-ahead log's committed frames then read over it"
         } else {
