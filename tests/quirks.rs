@@ -113,3 +113,135 @@ fn every_primary_key_quirk_recovers_as_sqlite_reads_it() -> TestResult {
     }
     Ok(())
 }
+
+/// Android's contacts store declares its names `COLLATE PHONEBOOK`, a collation of the
+/// platform's own that no SQLite ships. The file is healthy (SQLite reads every row without
+/// it), so the recovery is complete: the table and its index are made with their declared
+/// SQL over a stand-in comparing bytes, every row as stored, and the stand-in is a note on
+/// the schema, not loss. The table was once made plain and the run reported loss.
+#[test]
+fn a_collation_this_build_lacks_gets_a_stand_in_not_loss() -> TestResult {
+    let dir = Scratch::new("quirks-collation");
+    let (src, dest) = (dir.path("contacts2.db"), dir.path("out.db"));
+    {
+        let conn = Connection::open(&src)?;
+        // Not BINARY's order: letters before digits, case ignored.
+        conn.create_collation("PHONEBOOK", |a: &str, b: &str| {
+            let key = |s: &str| {
+                (
+                    s.starts_with(|c: char| c.is_ascii_digit()),
+                    s.to_lowercase(),
+                )
+            };
+            key(a).cmp(&key(b))
+        })?;
+        // UTF-16, as on Android: SQLite then asks for a missing collation in UTF-16,
+        // which rusqlite's callback never answers.
+        conn.execute_batch(
+            "PRAGMA encoding = 'UTF-16le';
+             CREATE TABLE raw_contacts(_id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 display_name TEXT COLLATE PHONEBOOK, sort_key TEXT COLLATE PHONEBOOK,
+                 starred INTEGER NOT NULL DEFAULT 0);
+             CREATE INDEX raw_contact_sort_key1_index ON raw_contacts (sort_key);",
+        )?;
+        for i in 0..400i64 {
+            let name = format!("{}contact {i}", if i % 3 == 0 { "9" } else { "Ab" });
+            conn.execute(
+                "INSERT INTO raw_contacts(display_name, sort_key, starred) VALUES (?1, ?1, ?2)",
+                rusqlite::params![name, i % 2],
+            )?;
+        }
+    }
+    let done = recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(
+        rows_of(&dest, "raw_contacts", false),
+        rows_of(&src, "raw_contacts", false)
+    );
+    assert_eq!(done.report.schema.stand_in_collations, ["PHONEBOOK"]);
+    assert!(
+        done.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("REINDEX PHONEBOOK")),
+        "{:#?}",
+        done.report.warnings
+    );
+    let out = Connection::open(&dest)?;
+    let sql: Vec<String> = out
+        .prepare("SELECT sql FROM sqlite_schema WHERE name LIKE 'raw_contact%' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(sql.len(), 2, "{sql:?}");
+    assert!(
+        sql.iter().any(|s| s.contains("COLLATE PHONEBOOK")),
+        "{sql:?}"
+    );
+    Ok(())
+}
+
+/// A 0-byte file is an empty database to SQLite (it writes the header with its first
+/// table): the recovery is complete, its output an empty database, and `inspect` calls it
+/// healthy. It was refused as "the file is empty".
+#[test]
+fn an_empty_file_is_an_empty_database() -> TestResult {
+    let dir = Scratch::new("quirks-empty");
+    let (src, dest) = (dir.path("empty.db"), dir.path("out.db"));
+    std::fs::write(&src, b"")?;
+    let done = recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert!(done.report.tables.is_empty(), "{:?}", done.report.tables);
+    assert!(done
+        .report
+        .warnings
+        .iter()
+        .any(|w| w.contains("empty file")));
+    let tables: i64 =
+        Connection::open(&dest)?
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    assert_eq!(tables, 0);
+    assert_eq!(std::fs::metadata(&src)?.len(), 0, "the source is untouched");
+    let inspected = recovery::inspect::inspect_file(&src, false)?;
+    assert!(inspected.verdict.healthy, "{:?}", inspected.verdict);
+    assert!(inspected.verdict.summary.contains("empty"));
+    Ok(())
+}
+
+/// In a UTF-16 file, a STORED generated column over a blob (`b || ''`) holds the blob's
+/// bytes as text, odd lengths included: SQLite wrote it, its check calls the file `ok`,
+/// and the output computes the same bytes again from the row. It is no damage (it was
+/// registered as text not in the file's encoding, and the run withheld), and a table
+/// declared `WITHOUT ROWID, STRICT` is read as WITHOUT ROWID (its options were once
+/// looked for only at the statement's end).
+#[test]
+fn generated_text_and_table_options_as_sqlite_writes_them() -> TestResult {
+    let dir = Scratch::new("quirks-generated");
+    let (src, dest) = (dir.path("utf16.db"), dir.path("out.db"));
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA encoding = 'UTF-16le';
+             CREATE TABLE blobs(id INTEGER PRIMARY KEY, b BLOB, g TEXT AS (b || '') STORED);
+             CREATE TABLE keyed(k TEXT NOT NULL PRIMARY KEY, n INT) WITHOUT ROWID, STRICT;",
+        )?;
+        for i in 0..50i64 {
+            let blob: Vec<u8> = (0..(i % 7 + 1)).map(|j| (i * 31 + j * 7) as u8).collect();
+            conn.execute(
+                "INSERT INTO blobs(id, b) VALUES (?1, ?2)",
+                rusqlite::params![i, blob],
+            )?;
+            conn.execute(
+                "INSERT INTO keyed VALUES (?1, ?2)",
+                rusqlite::params![format!("key {i}"), i],
+            )?;
+        }
+    }
+    recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(rows_of(&dest, "keyed", true), rows_of(&src, "keyed", true));
+    let bytes = |db: &std::path::Path| -> rusqlite::Result<Vec<Vec<u8>>> {
+        Connection::open(db)?
+            .prepare("SELECT CAST(g AS BLOB) FROM blobs ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect()
+    };
+    assert_eq!(bytes(&dest)?, bytes(&src)?);
+    Ok(())
+}

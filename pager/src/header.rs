@@ -430,3 +430,61 @@ mod tests {
         }
     }
 }
+
+/// The database SQLite reads a 0-byte file as: one 4096-byte page, the header and an
+/// empty schema. An empty file is an empty database to SQLite (it writes the header with
+/// its first table), not damage; a reader given one reads this instead.
+pub static EMPTY_DATABASE: [u8; 4096] = empty_database();
+
+/// Whether `bytes` are [`EMPTY_DATABASE`] itself, read in place of an empty file.
+pub fn is_empty_database(bytes: &[u8]) -> bool {
+    std::ptr::eq(bytes.as_ptr(), EMPTY_DATABASE.as_ptr())
+}
+
+/// `bytes`, or [`EMPTY_DATABASE`] when they are none: what SQLite reads a file as.
+pub fn as_sqlite_reads(bytes: &[u8]) -> &[u8] {
+    if bytes.is_empty() {
+        &EMPTY_DATABASE
+    } else {
+        bytes
+    }
+}
+
+// A constant: every index is known below the array's length.
+#[allow(clippy::indexing_slicing)]
+const fn empty_database() -> [u8; 4096] {
+    let mut b = [0u8; 4096];
+    let magic = *b"SQLite format 3\0";
+    let mut i = 0;
+    while i < magic.len() {
+        b[i] = magic[i];
+        i += 1;
+    }
+    b[16] = 0x10; // page size 4096
+    b[18] = 1; // file format write version: legacy
+    b[19] = 1; // read version
+    b[21] = 64; // maximum embedded payload fraction
+    b[22] = 32; // minimum
+    b[23] = 32; // leaf payload fraction
+    b[27] = 1; // file change counter
+    b[31] = 1; // database size in pages
+    b[47] = 4; // schema format number
+    b[59] = 1; // text encoding: UTF-8
+    b[95] = 1; // version-valid-for, matching the change counter
+               // Page 1's b-tree header: an empty table leaf whose content starts at the page's end.
+    b[100] = 0x0d;
+    b[105] = 0x10;
+    b
+}
+
+#[cfg(test)]
+mod empty_tests {
+    /// The empty database opens as one page with nothing on it.
+    #[test]
+    fn the_empty_database_is_one_page_of_nothing() {
+        let db = crate::Database::open(&super::EMPTY_DATABASE).unwrap();
+        assert_eq!(db.page_count(), 1);
+        assert!(db.findings().is_empty(), "{:?}", db.findings());
+        assert!(crate::read_schema(&db).rows.is_empty());
+    }
+}

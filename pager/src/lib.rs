@@ -60,7 +60,9 @@ pub use database::{
 };
 pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};
-pub use header::{DatabaseHeader, TextEncoding};
+pub use header::{
+    as_sqlite_reads, is_empty_database, DatabaseHeader, TextEncoding, EMPTY_DATABASE,
+};
 pub use journal::{read_journal, read_persisted_journal, Journal, JournalHeader};
 pub use overflow::{AssembledPayload, OverflowChain};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};

@@ -75,12 +75,95 @@ impl SchemaRow {
     /// Whether the CREATE statement declares a WITHOUT ROWID table.
     pub fn is_without_rowid(&self) -> bool {
         self.kind == SchemaKind::Table
-            && self.sql.as_deref().is_some_and(|s| {
-                let lower = s.to_ascii_lowercase();
-                let tail = lower.trim_end().trim_end_matches(';').trim_end();
-                tail.ends_with("without rowid") || lower.contains(")without rowid")
-            })
+            && self
+                .sql
+                .as_deref()
+                .is_some_and(|s| table_options(s).iter().any(|o| o == "WITHOUT ROWID"))
     }
+}
+
+/// The table options of a CREATE TABLE statement, upper-cased, each's words joined by
+/// one space: what follows the column list's closing parenthesis, split at commas
+/// (`WITHOUT ROWID`, `STRICT`, in any order). Strings, quoted names and comments are
+/// skipped over; a statement without a column list has none.
+pub fn table_options(sql: &str) -> Vec<String> {
+    let b = sql.as_bytes();
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    let (mut i, mut depth, mut end) = (0, 0usize, None);
+    while i < b.len() {
+        match at(i) {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() {
+                    if at(i) == q {
+                        // A doubled quote is one quote character inside.
+                        if at(i + 1) == q {
+                            i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            b'[' => {
+                while i < b.len() && at(i) != b']' {
+                    i += 1;
+                }
+            }
+            b'-' if at(i + 1) == b'-' => {
+                while i < b.len() && at(i) != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if at(i + 1) == b'*' => {
+                i += 2;
+                while i + 1 < b.len() && !(at(i) == b'*' && at(i + 1) == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let Some(end) = end else {
+        return Vec::new();
+    };
+    let tail = sql.get(end..).unwrap_or_default();
+    // Comments in the options are rare; dropping them keeps the words.
+    let mut text = String::new();
+    let mut rest = tail;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map_or("", |n| &r[n..]);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |n| &r[n + 2..]);
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            text.push(c);
+            rest = rest.get(c.len_utf8()..).unwrap_or_default();
+        }
+    }
+    text.trim_end()
+        .trim_end_matches(';')
+        .split(',')
+        .map(|o| {
+            o.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_ascii_uppercase()
+        })
+        .filter(|o| !o.is_empty())
+        .collect()
 }
 
 /// The schema as read from the file.
@@ -249,6 +332,28 @@ pub fn scan_for_schema_rows(db: &Database<'_>, skip: &crate::types::PageSet) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The options after the column list, in any order, whatever the list holds.
+    #[test]
+    fn table_options_in_any_order() {
+        let options = |sql: &str| table_options(sql);
+        assert_eq!(
+            options("CREATE TABLE t(a INTEGER PRIMARY KEY) WITHOUT ROWID, STRICT"),
+            ["WITHOUT ROWID", "STRICT"]
+        );
+        assert_eq!(
+            options("create table t(a, b, primary key(a)) strict ,  without\n rowid ;"),
+            ["STRICT", "WITHOUT ROWID"]
+        );
+        assert_eq!(
+            options(
+                "CREATE TABLE t(a TEXT DEFAULT ')' /* ) */, \"b)\" CHECK (a <> '(')) WITHOUT ROWID"
+            ),
+            ["WITHOUT ROWID"]
+        );
+        assert!(options("CREATE TABLE t(a) -- without rowid").is_empty());
+        assert!(options("CREATE TABLE t AS SELECT 1").is_empty());
+    }
     use crate::testing::Db;
     use crate::varint::read_varint;
 

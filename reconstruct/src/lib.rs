@@ -38,6 +38,7 @@
 pub mod audit;
 pub mod bounds;
 pub mod claims;
+pub mod collations;
 pub mod inferred;
 pub mod loss;
 pub mod naming;
@@ -61,6 +62,7 @@ pub use bounds::{
     LostRange, Proven,
 };
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
+pub use collations::collations_named;
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use loss::{
     file_signals, placeholder_signals, reaches_past_end, rows_in_place, rows_missing_from_index,

@@ -3,7 +3,7 @@
 
 use pager::{TextEncoding, Value};
 
-use super::{Affinity, ColumnDefault, StrictType, TableShape};
+use super::{Affinity, ColumnDefault, ColumnKind, StrictType, TableShape};
 
 impl TableShape {
     /// Maps a stored record's values onto the insert columns. The rowid alias takes the
@@ -24,7 +24,7 @@ impl TableShape {
     /// counted in `texts_not_in_encoding`. Text not valid UTF-16 in a UTF-16 file is
     /// damage (its bytes kept in the registry): SQL cannot write it back as the same text
     /// (SQLite converts it, or drops an odd last byte), and an odd length is a sign of
-    /// damage itself.
+    /// damage itself; but not in a STORED generated column, which SQLite computes again.
     pub fn map_record(
         &self,
         rowid: Option<i64>,
@@ -52,7 +52,10 @@ impl TableShape {
                 Some(DamageReason::Unreadable)
             } else if suspect.contains(&position) {
                 Some(DamageReason::OverflowPageSuspect)
-            } else if text_invalid && encoding != TextEncoding::Utf8 {
+            } else if text_invalid
+                && encoding != TextEncoding::Utf8
+                && column.kind != ColumnKind::StoredGenerated
+            {
                 Some(DamageReason::TextNotInEncoding)
             } else if self.strict && !StrictType::of_declared_type(&column.decl_type).holds(&value)
             {
@@ -71,8 +74,12 @@ impl TableShape {
                     });
                     Value::Null
                 }
+                // A STORED generated column is never written: SQLite computes it again
+                // from the row, the same bytes from the same values (text not valid in a
+                // UTF-16 file included: `blob || ''` stores the blob's bytes as text).
                 None => {
-                    texts_not_in_encoding += u64::from(text_invalid);
+                    texts_not_in_encoding +=
+                        u64::from(text_invalid && column.kind != ColumnKind::StoredGenerated);
                     value
                 }
             };

@@ -100,9 +100,22 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
 /// names. Text an older SQLite left in a numeric column, which this one would convert,
 /// is the data as it was, not a fault (see `finish::verify`).
 pub fn integrity(path: &Path) -> Result<(), String> {
+    integrity_with(path, false)
+}
+
+/// [`integrity`] of an output this tool wrote: a collation its schema names that this
+/// build lacks has the stand-in the output was written with ([`stand_in_collations`]).
+pub fn integrity_of_output(path: &Path) -> Result<(), String> {
+    integrity_with(path, true)
+}
+
+fn integrity_with(path: &Path, stand_ins: bool) -> Result<(), String> {
     use crate::base::sqlite::{read_only, uri};
     let conn = rusqlite::Connection::open_with_flags(uri(path, "immutable=1"), read_only())
         .map_err(|e| e.to_string())?;
+    if stand_ins {
+        stand_in_collations(&conn).map_err(|e| e.to_string())?;
+    }
     let answer = crate::base::sqlite::sqlite_check(&conn, "PRAGMA integrity_check")
         .map_err(|e| e.to_string())?;
     match answer.faults.as_slice() {
@@ -114,6 +127,71 @@ pub fn integrity(path: &Path) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join("; ")),
     }
+}
+
+/// Gives `conn` a stand-in for every collation a statement names that this build lacks
+/// (an application's own, such as Android's `PHONEBOOK` or `LOCALIZED`): it compares
+/// bytes, BINARY's order, so that a table and its indexes are made with their declared
+/// SQL and read back as they are. An index on such a collation is then in binary order,
+/// not the application's: the report says so ([`stand_ins`]).
+///
+/// Never on a connection that checks the evidence: an index the application ordered by
+/// its own collation would look out of order under the stand-in.
+pub fn stand_in_collations(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    // Any name met in a UTF-8 database (rusqlite asks only for UTF-8 ones)…
+    conn.collation_needed(|conn, name| stand_in(conn, [name.to_string()]))?;
+    // … and, for every encoding, those the database's own schema names.
+    let sql: Vec<String> = conn
+        .prepare("SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_default();
+    stand_in(
+        conn,
+        sql.iter().flat_map(|s| reconstruct::collations_named(s)),
+    )
+}
+
+/// Gives `conn` a stand-in comparing bytes for each of `names` SQLite does not ship (see
+/// [`stand_in_collations`]). Whether the connection already has one cannot be asked:
+/// `collation_list` also lists the names a schema it read merely mentions.
+pub fn stand_in(
+    conn: &rusqlite::Connection,
+    names: impl IntoIterator<Item = String>,
+) -> rusqlite::Result<()> {
+    let shipped = shipped_collations();
+    for name in names {
+        if !shipped.iter().any(|s| s.eq_ignore_ascii_case(&name)) {
+            conn.create_collation(name.as_str(), |a: &str, b: &str| {
+                a.as_bytes().cmp(b.as_bytes())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The collations this SQLite ships: those a new connection has.
+fn shipped_collations() -> &'static [String] {
+    static SHIPPED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SHIPPED.get_or_init(|| {
+        rusqlite::Connection::open_in_memory()
+            .and_then(|c| {
+                c.prepare("SELECT name FROM pragma_collation_list")
+                    .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            })
+            .unwrap_or_else(|_| vec!["BINARY".into(), "NOCASE".into(), "RTRIM".into()])
+    })
+}
+
+/// The stand-in collations on `conn`: the collations it knows that SQLite does not ship,
+/// each named by the schema and given a stand-in, in the order first met.
+pub fn stand_ins(conn: &rusqlite::Connection) -> Vec<String> {
+    let shipped = shipped_collations();
+    conn.prepare("SELECT name FROM pragma_collation_list ORDER BY seq DESC")
+        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
+        .unwrap_or_else(|_| Vec::new())
+        .into_iter()
+        .filter(|n: &String| !shipped.iter().any(|b| b.eq_ignore_ascii_case(n)))
+        .collect()
 }
 
 /// SQLite's own `PRAGMA integrity_check` of the database image `image` gives (`size`

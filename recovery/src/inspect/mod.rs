@@ -37,7 +37,7 @@ pub fn inspect(source: &Source, sha256: bool) -> Result<InspectReport, Error> {
 /// [`inspect`], with the audit when `audit` is set: of the same survey, with the
 /// write-ahead log beside the source when there is one.
 pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<InspectReport, Error> {
-    let bytes = source.bytes();
+    let bytes = pager::as_sqlite_reads(source.bytes());
     let db = Database::open(bytes).map_err(|why| Error::NotADatabase {
         path: source.path.clone(),
         why,
@@ -61,7 +61,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         None
     };
     let info = SourceInfo {
-        size: bytes.len() as u64,
+        size: source.bytes().len() as u64,
         sha256,
     };
     let run = RunInfo {
@@ -88,7 +88,13 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         concerns.splice(0..0, sqlite);
         report.audit = Some(concerns);
     }
-    let summary = beside_summary(&report.sidecars);
+    let mut summary = beside_summary(&report.sidecars);
+    if pager::is_empty_database(bytes) {
+        summary.insert_str(
+            0,
+            " The file is empty (0 bytes): SQLite opens it as an empty database.",
+        );
+    }
     if !summary.is_empty() {
         if !report.verdict.summary.ends_with('.') {
             report.verdict.summary.push('.');

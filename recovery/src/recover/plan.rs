@@ -274,6 +274,15 @@ impl Work {
     }
 
     fn create_tables(&mut self, evidence: &Evidence<'_>) {
+        // A collation the schema names that this build lacks gets a stand-in before any
+        // statement naming it runs (see `stand_in_collations`).
+        let named = evidence
+            .schema
+            .rows
+            .iter()
+            .filter_map(|r| r.sql.as_deref())
+            .flat_map(reconstruct::collations_named);
+        let _ = crate::base::sqlite::stand_in(&self.out.conn, named);
         let rows: Vec<&pager::SchemaRow> = evidence
             .schema
             .rows

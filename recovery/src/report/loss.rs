@@ -284,6 +284,12 @@ pub struct SchemaSource {
     pub rows_found_by_scan: usize,
     /// Damage in the schema b-tree.
     pub findings: FindingList,
+    /// Collations the schema names that this build lacks (an application's own, such as
+    /// Android's `PHONEBOOK`): each had a stand-in comparing bytes on the output, so that
+    /// its tables and indexes were made with their declared SQL. A note, not loss; an
+    /// index on one is in binary order (a warning says so).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stand_in_collations: Vec<String>,
 }
 
 /// What became of one table: its rows, what was lost, and the evidence.

@@ -173,7 +173,7 @@ pub(super) fn verify(j: &mut Journal) -> Result<(), Error> {
             )));
         }
     }
-    crate::base::sqlite::integrity(&j.shadow)
+    crate::base::sqlite::integrity_of_output(&j.shadow)
         .map_err(|why| failed(format!("fails SQLite's integrity check: {why}")))?;
     j.recovered_sha256 = Some(hash(&j.shadow)?.sha256);
     j.advance(Phase::Verified)

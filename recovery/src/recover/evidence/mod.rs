@@ -198,8 +198,16 @@ impl<'s> Evidence<'s> {
             .journal
             .as_ref()
             .map(|j| pager::read_journal(j.bytes()));
+        // An empty file is an empty database to SQLite, unless a log gives it pages.
+        let logged = wal
+            .as_ref()
+            .is_some_and(|w| w.as_ref().is_ok_and(|w| !w.pages.is_empty()));
+        let main = match logged {
+            true => files.main.bytes(),
+            false => pager::as_sqlite_reads(files.main.bytes()),
+        };
         let db = Database::open_with_logs(
-            files.main.bytes(),
+            main,
             journal.as_ref().filter(|j| rolls_back(j)),
             wal.as_ref().and_then(|w| w.as_ref().ok()),
         )

@@ -205,6 +205,7 @@ fn recheck(path: &Path, report: &LossReport) -> Result<(), Error> {
         crate::base::sqlite::read_only(),
     )
     .map_err(|e| failed(format!("SQLite cannot open it: {e}")))?;
+    crate::base::sqlite::stand_in_collations(&conn).map_err(|e| failed(e.to_string()))?;
     // Text an older SQLite left in a numeric column is the file's, kept (see `verify`).
     let answer = crate::base::sqlite::sqlite_check(&conn, "PRAGMA integrity_check")
         .map_err(|e| failed(e.to_string()))?;

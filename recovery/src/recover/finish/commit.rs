@@ -146,6 +146,7 @@ fn report_of(
         candidates,
         index_groups,
     } = found;
+    let stand_ins = crate::base::sqlite::stand_ins(&out.conn);
     // The output is closed before it is linked into place.
     drop(out);
     let wal = wal_outcome(
@@ -176,6 +177,7 @@ fn report_of(
         profiles: &profiles,
         wal,
         journal,
+        stand_ins: &stand_ins,
         verified,
         source,
     })

@@ -46,6 +46,9 @@ pub struct LossReportParts<'p> {
     pub wal: LogOutcome<WalReport>,
     /// The rollback journal's part.
     pub journal: LogOutcome<JournalReport>,
+    /// Collations the schema names that this build lacks, each given a stand-in in
+    /// binary order on the output.
+    pub stand_ins: &'p [String],
     /// The output passed its checks.
     pub verified: bool,
     /// The source's proof of being unchanged.
@@ -308,6 +311,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             rows: p.schema_rows.0,
             rows_found_by_scan: p.schema_rows.1,
             findings: FindingList::new(&p.survey.schema.findings),
+            stand_in_collations: p.stand_ins.to_vec(),
         },
         tables: table_reports(&p),
         lost_and_found: lost_and_found_report(&p),
@@ -363,6 +367,17 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
 fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
     let db = p.db;
     let mut warnings = p.ledger.warnings.clone();
+    if pager::is_empty_database(db.bytes()) {
+        warnings.push(
+            "the source is an empty file (0 bytes): SQLite opens it as an empty database, and so it is read; the output is an empty database".into(),
+        );
+    }
+    // A collation this build lacks is a note on the schema, not loss: every row is there.
+    for name in p.stand_ins {
+        warnings.push(format!(
+            "the schema names the collation `{name}`, which this build lacks: a stand-in comparing bytes (BINARY's order) made its tables and indexes with their declared SQL, every row as stored; an index on it is in binary order, not the application's (run `REINDEX {name}` where the application's collation is registered)"
+        ));
+    }
     // A valid in-header size below the file's: SQLite would read only that many pages;
     // every page of the file is read here, and the report says so.
     for f in db.findings() {
