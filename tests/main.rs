@@ -16,6 +16,7 @@ mod custody;
 mod damage;
 mod deleted;
 mod demo;
+mod differential;
 mod export;
 mod files;
 mod fts;

@@ -10,6 +10,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod healthy;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -43,6 +45,8 @@ pub enum Inputs {
     /// A main file and the hot `-journal` beside it, mutated mostly in the journal's
     /// header and record fields, and often resealed likewise.
     Journal,
+    /// A seed (8 bytes) from which a database is generated: each input a new one.
+    Seed,
 }
 
 const fn file(name: &'static str, run: fn(&[u8]) -> Verdict) -> Target {
@@ -54,7 +58,7 @@ const fn file(name: &'static str, run: fn(&[u8]) -> Verdict) -> Target {
 }
 
 /// Every target.
-pub const TARGETS: [Target; 12] = [
+pub const TARGETS: [Target; 13] = [
     file("header", header),
     file("page", page),
     file("record", record),
@@ -75,6 +79,11 @@ pub const TARGETS: [Target; 12] = [
         run: recover_journal,
         inputs: Inputs::Journal,
     },
+    Target {
+        name: "healthy",
+        run: healthy::healthy,
+        inputs: Inputs::Seed,
+    },
 ];
 
 /// The target named `name`.
@@ -90,6 +99,7 @@ impl Target {
             Inputs::File => seeds(max),
             Inputs::Wal => wal_pairs(),
             Inputs::Journal => journal_pairs(),
+            Inputs::Seed => vec![0u64.to_le_bytes().to_vec()],
         }
     }
 
@@ -99,6 +109,7 @@ impl Target {
             Inputs::File => mutate(input, rng),
             Inputs::Wal => mutate_pair(input, Log::Wal, rng),
             Inputs::Journal => mutate_pair(input, Log::Journal, rng),
+            Inputs::Seed => rng.next_u64().to_le_bytes().to_vec(),
         }
     }
 }

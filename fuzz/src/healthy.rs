@@ -1,0 +1,155 @@
+//! The differential target: a random healthy database (`fixtures::random`), written by
+//! SQLite from a seed, recovered whole. SQLite is the oracle: a file its
+//! `integrity_check` calls `ok` recovers complete (exit 0), nothing registered as damage
+//! or lost, and every table holds exactly the rows, with their rowids and every value's
+//! storage class and bytes, that SQLite reads from the source.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+
+use crate::Verdict;
+
+/// The input's first 8 bytes (little-endian, zero-padded) are the seed.
+pub fn healthy(bytes: &[u8]) -> Verdict {
+    let mut seed = [0u8; 8];
+    for (s, b) in seed.iter_mut().zip(bytes) {
+        *s = *b;
+    }
+    check_seed(u64::from_le_bytes(seed))
+}
+
+/// Writes the database of `seed`, recovers it, and compares: `Err` says what differs.
+pub fn check_seed(seed: u64) -> Verdict {
+    static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("salvage-healthy-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Ok(());
+    }
+    let verdict = compare(seed, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    verdict
+}
+
+fn compare(seed: u64, dir: &Path) -> Verdict {
+    let db = fixtures::random::random_database(seed, dir)
+        .map_err(|e| format!("seed {seed}: the generator failed: {e}"))?;
+    let why = |what: String| format!("seed {seed} ({}): {what}", db.settings);
+    let expected = {
+        let conn = Connection::open(&db.path).map_err(|e| why(e.to_string()))?;
+        fixtures::random::register_phonebook(&conn).map_err(|e| why(e.to_string()))?;
+        let check: Vec<String> = conn
+            .prepare("PRAGMA integrity_check")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| why(e.to_string()))?;
+        if check != ["ok"] {
+            // Not a healthy file: not this target's question.
+            return Ok(());
+        }
+        read_all(&conn).map_err(|e| why(e.to_string()))?
+    };
+    let out = dir.join("out.db");
+    let options = recovery::RecoverOptions::new(&db.path, &out);
+    let done = recovery::recover(&options, &recovery::Quiet)
+        .map_err(|e| why(format!("the recovery failed: {e}")))?;
+    let r = &done.report;
+    if done.outcome != recovery::Outcome::Complete {
+        return Err(why(format!(
+            "{:?}, not complete: {:?}",
+            done.outcome, r.evidence.loss
+        )));
+    }
+    if r.damaged_fields.fields > 0 || r.lost_and_found.rows > 0 {
+        return Err(why(format!(
+            "{} damaged fields, {} rows in lost_and_found",
+            r.damaged_fields.fields, r.lost_and_found.rows
+        )));
+    }
+    let conn = Connection::open(&out).map_err(|e| why(e.to_string()))?;
+    fixtures::random::register_phonebook(&conn).map_err(|e| why(e.to_string()))?;
+    let got = read_all(&conn).map_err(|e| why(format!("reading the output: {e}")))?;
+    for (table, rows) in &expected {
+        match got.get(table) {
+            None => return Err(why(format!("table `{table}` is not in the output"))),
+            Some(g) if g != rows => {
+                let first = rows.iter().zip(g).position(|(a, b)| a != b);
+                return Err(why(format!(
+                    "table `{table}`: {} rows in the source, {} in the output; first difference at {first:?}: {:?} against {:?}\n{}",
+                    rows.len(),
+                    g.len(),
+                    first.and_then(|i| rows.get(i)),
+                    first.and_then(|i| g.get(i)),
+                    db.script.lines().filter(|l| !l.starts_with("INSERT")).collect::<Vec<_>>().join("\n")
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every table's rows as SQLite reads them (a rowid table's with its rowid), each row
+/// written out exactly (storage class and bytes; a real by its exact value), sorted: the
+/// tables of the schema, not the shadow tables of a virtual one (a full-text index is
+/// built again, not copied) nor `sqlite_stat*`.
+fn read_all(conn: &Connection) -> rusqlite::Result<BTreeMap<String, Vec<String>>> {
+    let schema: Vec<(String, String)> = conn
+        .prepare(
+            "SELECT name, coalesce(sql, '') FROM sqlite_schema WHERE type = 'table'
+             AND name NOT LIKE 'sqlite_stat%'",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let virtual_tables: Vec<&str> = schema
+        .iter()
+        .filter(|(_, sql)| sql.to_ascii_uppercase().starts_with("CREATE VIRTUAL"))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let mut out = BTreeMap::new();
+    for (name, sql) in &schema {
+        if virtual_tables
+            .iter()
+            .any(|v| name.len() > v.len() && name.starts_with(&format!("{v}_")))
+        {
+            continue;
+        }
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        // `sqlite_sequence`'s rowids are SQLite's bookkeeping, given as tables are filled:
+        // its rows are compared by name and value.
+        let select =
+            if sql.to_ascii_uppercase().contains("WITHOUT ROWID") || name == "sqlite_sequence" {
+                format!("SELECT * FROM {quoted}")
+            } else {
+                format!("SELECT rowid, * FROM {quoted}")
+            };
+        let mut stmt = conn.prepare(&select)?;
+        let n = stmt.column_count();
+        let mut rows: Vec<String> = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| r.get_ref(i).map(exact))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| v.join(" | "))
+            })?
+            .collect::<Result<_, _>>()?;
+        rows.sort();
+        out.insert(name.clone(), rows);
+    }
+    Ok(out)
+}
+
+/// A value written out exactly: its storage class and bytes (text as bytes: SQLite reads
+/// back whatever bytes were stored, valid UTF-8 or not), a real by its bits.
+fn exact(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => "NULL".into(),
+        ValueRef::Integer(i) => format!("int {i}"),
+        ValueRef::Real(f) => format!("real {f:?} {:x}", f.to_bits()),
+        ValueRef::Text(t) => format!("text {t:?}"),
+        ValueRef::Blob(b) => format!("blob {b:?}"),
+    }
+}
