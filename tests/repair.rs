@@ -345,7 +345,12 @@ fn a_refused_repair_makes_nothing() -> TestResult {
     std::fs::write(dir.path("noise.bin"), noise)?;
     std::fs::write(dir.path("empty.db"), b"")?;
     let before = dir.listing();
-    for name in ["text.txt", "noise.bin", "empty.db", "missing.db"] {
+    // A 0-byte file is an empty database to SQLite: healthy, nothing to repair, nothing
+    // moved.
+    let (code, err) = repair(&dir.path("empty.db"), &[], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(dir.listing(), before);
+    for name in ["text.txt", "noise.bin", "missing.db"] {
         let (code, err) = repair(&dir.path(name), &[], None)?;
         assert_eq!(code, 2, "{name}: {err}");
         assert!(err.contains(name) && err.contains("hint:"), "{name}: {err}");
