@@ -1,7 +1,8 @@
 //! Fuzzing on stable Rust: a target per parser (b-tree pages, records, overflow chains, the
 //! write-ahead log, the rollback journal, header inference, the whole-file survey) and three
 //! for the whole `recover` run on small files (alone, with a `-wal` beside it, with a
-//! `-journal` beside it); a seeded mutator over the fixtures' files, and one over a file
+//! `-journal` beside it); the differential target against SQLite on random healthy
+//! files (`healthy`); a seeded mutator over the fixtures' files, and one over a file
 //! and its log that aims at the log's headers; and a runner that keeps every input that
 //! panics, fails or runs past its time as a file for `regressions/`, which the test suite
 //! replays.
