@@ -95,7 +95,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
 /// Every table's rows as SQLite reads them (a rowid table's with its rowid), each row
 /// written out exactly (storage class and bytes; a real by its exact value), sorted: the
 /// tables of the schema, not the shadow tables of a virtual one (a full-text index is
-/// built again, not copied) nor `sqlite_stat*`.
+/// built again, not copied) nor `sqlite_stat*` (not copied yet: see docs/fuzzing.md).
 fn read_all(conn: &Connection) -> rusqlite::Result<BTreeMap<String, Vec<String>>> {
     let schema: Vec<(String, String)> = conn
         .prepare(
