@@ -17,6 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use fixtures::prng::SplitMix64;
+use pager::cursor::u32_at;
 use pager::{BtreeWalk, Database, Location, PageNo, Record, TreeItem};
 
 /// What one input did to a target: `Err` says how it failed where it must not (a
@@ -604,9 +605,9 @@ fn mutate_pair(input: &[u8], kind: Log, rng: &mut SplitMix64) -> Vec<u8> {
 fn relaid(log: &[u8], kind: Log, size: usize) -> Vec<u8> {
     let (field, start, head, tail) = match kind {
         Log::Wal => (8, 32, 24, 0),
-        Log::Journal => (24, be32(log, 20).map_or(512, |s| s as usize), 4, 4),
+        Log::Journal => (24, u32_at(log, 20).map_or(512, |s| s as usize), 4, 4),
     };
-    let old = be32(log, field).map_or(0, |p| p as usize);
+    let old = u32_at(log, field).map_or(0, |p| p as usize);
     if !(512..=65536).contains(&old) || !(32..=65536).contains(&start) || log.len() < start {
         return log.to_vec();
     }
@@ -627,7 +628,7 @@ fn relaid(log: &[u8], kind: Log, size: usize) -> Vec<u8> {
 /// size, salts, checksums) or of a record (a journal: page number, checksum), chosen by
 /// `rng` among those the log's header lays out.
 fn record_field(log: &[u8], kind: Log, rng: &mut SplitMix64) -> usize {
-    let field = |at: usize| be32(log, at).map_or(0, |v| v as usize);
+    let field = |at: usize| u32_at(log, at).map_or(0, |v| v as usize);
     let page_size = match field(if kind == Log::Wal { 8 } else { 24 }) {
         p if (512..=65536).contains(&p) => p,
         _ => 4096,
@@ -660,7 +661,7 @@ fn record_field(log: &[u8], kind: Log, rng: &mut SplitMix64) -> usize {
 /// page number near the main file's end, the old value off by one or with a bit flipped,
 /// or any.
 fn set_field(log: &mut [u8], at: usize, rng: &mut SplitMix64, main_len: usize) {
-    let Some(old) = be32(log, at) else {
+    let Some(old) = u32_at(log, at) else {
         return;
     };
     let pages = (main_len / 512) as u64;
@@ -680,18 +681,12 @@ fn set_field(log: &mut [u8], at: usize, rng: &mut SplitMix64, main_len: usize) {
     }
 }
 
-/// The 4-byte big-endian value at `at`, if the bytes reach it.
-fn be32(bytes: &[u8], at: usize) -> Option<u32> {
-    let b = bytes.get(at..at.checked_add(4)?)?;
-    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
 /// Recomputes the checksum of every record of the journal's first segment as its header
 /// lays them out (nonce, sector and page size as they now are): the journal then verifies
 /// as if SQLite had written it.
 fn reseal_journal(log: &mut [u8]) {
     let (Some(nonce), Some(sector), Some(page_size)) =
-        (be32(log, 12), be32(log, 20), be32(log, 24))
+        (u32_at(log, 12), u32_at(log, 20), u32_at(log, 24))
     else {
         return;
     };
@@ -701,12 +696,7 @@ fn reseal_journal(log: &mut [u8]) {
     }
     let mut at = sector;
     while let Some(image) = log.get(at + 4..at + 4 + page_size) {
-        let mut sum = nonce;
-        let mut i = page_size - 200;
-        while i > 0 {
-            sum = sum.wrapping_add(u32::from(image[i]));
-            i = i.saturating_sub(200);
-        }
+        let sum = nonce.wrapping_add(fixtures::history::journal_sample_sum(image));
         let Some(field) = log.get_mut(at + 4 + page_size..at + 8 + page_size) else {
             return;
         };

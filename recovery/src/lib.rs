@@ -56,7 +56,7 @@ pub mod inspect;
 pub(crate) mod recover;
 pub mod report;
 
-pub use base::error::{shown, Error, LooksLike};
+pub use base::error::{escape_controls, shown, Error, LooksLike};
 pub use base::observer::{Background, Observer, Progress, Quiet, Stage};
 pub use custody::{backup, bundle, repair};
 pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};

@@ -361,7 +361,7 @@ pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
     for word in unbreakable(text) {
         // A sentence may quote a path: a control character in it (a newline in a file
         // name) is written as its escape, never as itself.
-        let word = escaped(&word);
+        let word = recovery::escape_controls(&word);
         let word: &str = &word;
         let len = word.chars().count();
         if !at_start && column + 1 + len > width {
@@ -379,21 +379,6 @@ pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
         at_start = false;
     }
     out
-}
-
-/// `word` with each control character written as its escape (`\n`), as
-/// `recovery::shown` writes a path.
-fn escaped(word: &str) -> std::borrow::Cow<'_, str> {
-    if !word.chars().any(char::is_control) {
-        return word.into();
-    }
-    word.chars()
-        .map(|c| match c.is_control() {
-            true => c.escape_default().to_string(),
-            false => c.to_string(),
-        })
-        .collect::<String>()
-        .into()
 }
 
 /// The words of `text`, each span between backticks one word however many spaces it holds.

@@ -99,16 +99,22 @@ pub enum Error {
 /// (a newline in a file name, an escape sequence) written as its escape, so that one path
 /// stays one line and cannot pass for other output. JSON reports keep paths exact.
 pub fn shown(path: impl AsRef<std::path::Path>) -> String {
-    let text = path.as_ref().display().to_string();
+    escape_controls(&path.as_ref().display().to_string()).into_owned()
+}
+
+/// `text` with each control character written as its escape (`\n`): one line, whatever
+/// a file name holds.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
-        return text;
+        return text.into();
     }
     text.chars()
         .map(|c| match c.is_control() {
             true => c.escape_default().to_string(),
             false => c.to_string(),
         })
-        .collect()
+        .collect::<String>()
+        .into()
 }
 
 impl Error {
