@@ -269,3 +269,111 @@ fn the_planner_statistics_come_back() -> TestResult {
     assert_eq!(t.rows_in_output, Some(expected.len() as u64));
     Ok(())
 }
+
+/// Registers `name` on `conn` as a copy of SQLite's `porter` tokenizer: an application's
+/// own tokenizer (Thunderbird's `mozporter`), which no SQLite ships.
+fn register_tokenizer(conn: &Connection, name: &str) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER,
+        true,
+    )?;
+    conn.query_row(
+        "SELECT fts3_tokenizer(?1, fts3_tokenizer('porter'))",
+        [name],
+        |_| Ok(()),
+    )
+}
+
+/// A mail client's full-text index declared with its own tokenizer (`fts3(tokenize
+/// mozporter, …)`). The file is healthy: every row is there, and the index is the
+/// application's. The table is made with its declared SQL over a stand-in tokenizer, and its
+/// shadow tables are copied as they are (a rebuild would tokenize the text another way):
+/// a schema note, not loss. It was made as a plain table, its shadow tables dropped, and
+/// the run reported loss.
+#[test]
+fn a_tokenizer_this_build_lacks_gets_a_stand_in_not_loss() -> TestResult {
+    let dir = Scratch::new("quirks-tokenizer");
+    let (src, dest) = (dir.path("global-messages-db.sqlite"), dir.path("out.db"));
+    {
+        let conn = Connection::open(&src)?;
+        register_tokenizer(&conn, "mozporter")?;
+        conn.execute_batch(
+            "CREATE TABLE messages(id INTEGER PRIMARY KEY, folderID INTEGER, date INTEGER);
+             CREATE VIRTUAL TABLE messagesText USING fts3(tokenize mozporter, body, subject,
+                 attachmentNames, author, recipients);
+             CREATE VIRTUAL TABLE contactsText USING fts4(name, tokenize=mozporter);",
+        )?;
+        for i in 0..300i64 {
+            conn.execute(
+                "INSERT INTO messages(id, folderID, date) VALUES (?1, ?2, ?3)",
+                rusqlite::params![i, i % 7, 1_700_000_000_000_000i64 + i],
+            )?;
+            conn.execute(
+                "INSERT INTO messagesText(docid, body, subject, author, recipients)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![
+                    i,
+                    format!("meeting notes {i}: running, runs and ran again"),
+                    format!("subject {}", i % 11),
+                    format!("author{}@example.org", i % 5),
+                    "team@example.org"
+                ],
+            )?;
+        }
+        conn.execute("DELETE FROM messagesText WHERE docid % 10 = 3", [])?;
+        conn.execute_batch(
+            "INSERT INTO contactsText(name) SELECT 'author' || (id % 5) || ' running' FROM messages",
+        )?;
+    }
+    let shadow = |db: &std::path::Path| -> rusqlite::Result<Vec<(String, i64)>> {
+        let conn = Connection::open(db)?;
+        [
+            "messagesText_content",
+            "messagesText_segments",
+            "messagesText_segdir",
+            "contactsText_content",
+            "contactsText_segments",
+            "contactsText_segdir",
+            "contactsText_docsize",
+            "contactsText_stat",
+        ]
+        .iter()
+        .map(|name| {
+            let n = conn.query_row(&format!("SELECT count(*) FROM {name}"), [], |r| r.get(0))?;
+            Ok((name.to_string(), n))
+        })
+        .collect()
+    };
+    let done = recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(done.report.schema.stand_in_tokenizers, ["mozporter"]);
+    assert_eq!(shadow(&dest)?, shadow(&src)?);
+    for table in [
+        "messagesText_content",
+        "messagesText_segdir",
+        "contactsText_segments",
+        "contactsText_docsize",
+        "contactsText_stat",
+    ] {
+        assert_eq!(
+            rows_of(&dest, table, false),
+            rows_of(&src, table, false),
+            "{table}"
+        );
+    }
+    let out = Connection::open(&dest)?;
+    let sql: String = out.query_row(
+        "SELECT sql FROM sqlite_schema WHERE name = 'messagesText'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(sql.contains("tokenize mozporter"), "{sql}");
+    // With the application's tokenizer registered, its index answers as it did.
+    register_tokenizer(&out, "mozporter")?;
+    let hits: i64 = out.query_row(
+        "SELECT count(*) FROM messagesText WHERE messagesText MATCH 'run'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(hits, 270);
+    Ok(())
+}

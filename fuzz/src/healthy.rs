@@ -41,7 +41,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
     let why = |what: String| format!("seed {seed} ({}): {what}", db.settings);
     let expected = {
         let conn = Connection::open(&db.path).map_err(|e| why(e.to_string()))?;
-        fixtures::random::register_phonebook(&conn).map_err(|e| why(e.to_string()))?;
+        fixtures::random::register_application_extensions(&conn).map_err(|e| why(e.to_string()))?;
         let check: Vec<String> = conn
             .prepare("PRAGMA integrity_check")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -70,7 +70,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         )));
     }
     let conn = Connection::open(&out).map_err(|e| why(e.to_string()))?;
-    fixtures::random::register_phonebook(&conn).map_err(|e| why(e.to_string()))?;
+    fixtures::random::register_application_extensions(&conn).map_err(|e| why(e.to_string()))?;
     let got = read_all(&conn).map_err(|e| why(format!("reading the output: {e}")))?;
     for (table, rows) in &expected {
         match got.get(table) {

@@ -131,6 +131,35 @@ pub fn fts_columns(sql: &str) -> Option<Vec<String>> {
     (!columns.is_empty()).then_some(columns)
 }
 
+/// The tokenizer an FTS3 or FTS4 table declares (`tokenize NAME …` or `tokenize=NAME …`),
+/// dequoted, or `None` for another module or the default (`simple`). An application may
+/// declare one of its own (Thunderbird's `mozporter`), which no SQLite ships.
+pub fn fts3_tokenizer(sql: &str) -> Option<String> {
+    if !matches!(module(sql)?.as_str(), "fts3" | "fts4") {
+        return None;
+    }
+    let lower = sql.to_ascii_lowercase();
+    let using = find_word(&lower, "using")?;
+    let open = using + sql.get(using..)?.find('(')?;
+    split_arguments(sql.get(open + 1..)?)
+        .into_iter()
+        .find_map(|arg| {
+            let arg = arg.trim();
+            let rest = arg
+                .get(..8)
+                .filter(|w| w.eq_ignore_ascii_case("tokenize"))
+                .and_then(|_| arg.get(8..))?;
+            // `tokenize` as a word: a column named `tokenizer_x` is a column.
+            if !rest.starts_with(|c: char| c.is_whitespace() || c == '=') {
+                return None;
+            }
+            let rest = rest.trim_start();
+            let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+            let name = first_word(rest);
+            (!name.is_empty()).then_some(name)
+        })
+}
+
 /// The arguments of a module argument list that starts after its `(`: split at commas
 /// outside quotes and nested parentheses, up to the list's closing `)`.
 fn split_arguments(s: &str) -> Vec<&str> {
@@ -223,6 +252,25 @@ fn option_value(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_fts3_tokenizer_is_read_in_either_spelling() {
+        let t = |sql: &str| fts3_tokenizer(sql);
+        assert_eq!(
+            t("CREATE VIRTUAL TABLE m USING fts3(tokenize mozporter, body, subject)"),
+            Some("mozporter".into())
+        );
+        assert_eq!(
+            t("create virtual table m using FTS4(a, TOKENIZE = \"icu\" en_US)"),
+            Some("icu".into())
+        );
+        assert_eq!(t("CREATE VIRTUAL TABLE m USING fts4(a, tokenizer_x)"), None);
+        assert_eq!(t("CREATE VIRTUAL TABLE m USING fts4(a, b)"), None);
+        assert_eq!(
+            t("CREATE VIRTUAL TABLE m USING fts5(a, tokenize=porter)"),
+            None
+        );
+    }
 
     #[test]
     fn the_three_kinds_of_content_are_told_apart() {

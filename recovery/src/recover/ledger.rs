@@ -24,6 +24,10 @@ pub struct Ledger {
     /// shadow tables are not copied, and one storing its own text is a plain table of its
     /// columns, refilled from that text.
     pub full_text_unmade: Vec<String>,
+    /// Full-text tables made over a stand-in tokenizer (see
+    /// `base::sqlite::stand_in_tokenizers`), each with its tokenizer: their shadow tables
+    /// are copied as stored (the application's index), never rebuilt.
+    pub tokenizer_stand_ins: std::collections::BTreeMap<String, String>,
     /// Tables a profile expects that a damaged schema lacks.
     pub missing_tables: Vec<LossSignal>,
     /// B-trees filling another table than the one whose schema row names them, or kept

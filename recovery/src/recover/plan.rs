@@ -283,6 +283,13 @@ impl Work {
             .filter_map(|r| r.sql.as_deref())
             .flat_map(reconstruct::collations_named);
         let _ = crate::base::sqlite::stand_in(&self.out.conn, named);
+        // So does a full-text tokenizer (see `stand_in_tokenizers`).
+        let tokenizers = evidence
+            .schema
+            .rows
+            .iter()
+            .filter_map(|r| reconstruct::vtab::fts3_tokenizer(r.sql.as_deref()?));
+        let _ = crate::base::sqlite::stand_in_tokenizers(&self.out.conn, tokenizers);
         let rows: Vec<&pager::SchemaRow> = evidence
             .schema
             .rows
@@ -340,6 +347,32 @@ impl Work {
                 name
             }
             _ => r.name.clone(),
+        }
+    }
+
+    /// A shadow table of a full-text table made over a stand-in tokenizer: the index the
+    /// application's tokenizer built cannot be built again here, so its rows are copied as
+    /// stored, into the table the virtual table made (emptied first).
+    fn adopt_shadow(&mut self, r: &pager::SchemaRow, of: &str) -> Made {
+        use rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE as DEFENSIVE;
+        // Defensive mode keeps shadow tables read-only to SQL: off for this one statement.
+        let emptied = self.out.conn.set_db_config(DEFENSIVE, false).and_then(|_| {
+            let done = self
+                .out
+                .conn
+                .execute(&format!("DELETE FROM {}", quote(&r.name)), []);
+            self.out.conn.set_db_config(DEFENSIVE, true).and(done)
+        });
+        match emptied.and_then(|_| self.out.shape(&r.name, r.is_without_rowid())) {
+            Ok(shape) if !shape.columns.is_empty() => (
+                TableStatus::Recovered,
+                Some(format!(
+                    "shadow table of full-text table `{of}`, whose tokenizer this build lacks: copied as stored"
+                )),
+                Some(shape),
+            ),
+            Ok(_) => failed(format!("SQLite reports no column of `{}`", r.name)),
+            Err(e) => failed(format!("its rows could not be made room for: {e}")),
         }
     }
 
@@ -483,10 +516,19 @@ impl Work {
                         ObjectStatus::Created,
                         None,
                     );
+                    if let Some(t) = reconstruct::vtab::fts3_tokenizer(sql)
+                        .filter(|t| !crate::base::sqlite::tokenizer_shipped(t))
+                    {
+                        self.ledger.tokenizer_stand_ins.insert(name.clone(), t);
+                        return skipped("virtual table: re-created from its CREATE statement over a stand-in tokenizer; its shadow tables are copied as stored".into());
+                    }
                     skipped("virtual table: re-created from its CREATE statement; its shadow tables are not copied (a full-text table is rebuilt from canonical rows, see schema_objects)".into())
                 }
                 Err(e) => self.virtual_failed(r, sql, e),
             },
+            Disposition::Shadow { of } if self.ledger.tokenizer_stand_ins.contains_key(&of) => {
+                self.adopt_shadow(r, &of)
+            }
             Disposition::Shadow { of } => skipped(format!(
                 "shadow table of virtual table `{of}`: derived, not copied as data"
             )),

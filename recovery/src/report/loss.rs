@@ -290,6 +290,12 @@ pub struct SchemaSource {
     /// index on one is in binary order (a warning says so).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stand_in_collations: Vec<String>,
+    /// FTS3/FTS4 tokenizers the schema names that this build lacks (an application's own,
+    /// such as Thunderbird's `mozporter`): each had a stand-in (a copy of `simple`) on the
+    /// output, so that its full-text tables were made with their declared SQL, and their
+    /// shadow tables were copied as stored, the application's index. A note, not loss.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stand_in_tokenizers: Vec<String>,
 }
 
 /// What became of one table: its rows, what was lost, and the evidence.

@@ -56,7 +56,7 @@ pub(super) fn configure(
     conn.pragma_update(None, "cache_size", -16_384)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
-    crate::base::sqlite::stand_in_collations(conn)?;
+    crate::base::sqlite::register_stand_ins(conn)?;
     conn.set_limit(Limit::SQLITE_LIMIT_EXPR_DEPTH, 256)?;
     conn.set_limit(Limit::SQLITE_LIMIT_TRIGGER_DEPTH, 16)?;
     // Compiling a statement runs no instruction the budget counts, and some of it grows

@@ -312,6 +312,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             rows_found_by_scan: p.schema_rows.1,
             findings: FindingList::new(&p.survey.schema.findings),
             stand_in_collations: p.stand_ins.to_vec(),
+            stand_in_tokenizers: stand_in_tokenizers(p.ledger),
         },
         tables: table_reports(&p),
         lost_and_found: lost_and_found_report(&p),
@@ -361,6 +362,14 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
     }
 }
 
+/// The tokenizers given a stand-in, each once, in name order.
+fn stand_in_tokenizers(ledger: &Ledger) -> Vec<String> {
+    let mut names: Vec<String> = ledger.tokenizer_stand_ins.values().cloned().collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Every warning of the run, in the report's order: the ledger's, the header's size
 /// below the file's, text kept not valid in the file's encoding, the journal's, the
 /// dangling references (never loss), then each sentence of loss.
@@ -371,6 +380,12 @@ fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
         warnings.push(
             "the source is an empty file (0 bytes): SQLite opens it as an empty database, and so it is read; the output is an empty database".into(),
         );
+    }
+    // So is a tokenizer: the application's index is copied as it was.
+    for (table, name) in &p.ledger.tokenizer_stand_ins {
+        warnings.push(format!(
+            "full-text table `{table}` names the tokenizer `{name}`, which this build lacks: it was made with its declared SQL over a stand-in (a copy of `simple`), and its shadow tables were copied as stored, the application's own index; queries split their words as `simple` does (register the application's tokenizer to query it as the application does)"
+        ));
     }
     // A collation this build lacks is a note on the schema, not loss: every row is there.
     for name in p.stand_ins {

@@ -62,6 +62,16 @@ fn check(out: &Output, pragma: &str, ledger: &mut Ledger) -> bool {
             return false;
         }
     };
+    // A full-text table made over a stand-in tokenizer holds the index the application's
+    // tokenizer built, copied as stored: SQLite's check of it tokenizes the text with the
+    // stand-in, which splits words otherwise, and so finds the index wrong. Left out.
+    let mut answer = answer;
+    let stand_ins = crate::base::sqlite::stand_in_full_text(&out.conn);
+    for line in answer.leave_out_full_text(&stand_ins) {
+        ledger.verified.push(format!(
+            "{pragma} on the output: \"{line}\" left out: the index was built by the application's tokenizer, the check used its stand-in"
+        ));
+    }
     if !answer.faults.is_empty() {
         ledger.verified.push(format!(
             "{pragma} on the output: {}",

@@ -30,6 +30,10 @@ impl Refill<'_, '_> {
                 continue;
             };
             let outcome = match vtab::classify(&sql) {
+                _ if self.ledger.tokenizer_stand_ins.contains_key(&name) => {
+                    let tokenizer = self.ledger.tokenizer_stand_ins.get(&name).cloned().unwrap_or_default();
+                    Some((ObjectStatus::Created, format!("made over a stand-in for its tokenizer `{tokenizer}`, which this build lacks; its shadow tables copied as stored (the application's own index)")))
+                }
                 None => {
                     let refilled = self.rtree(&name, &sql)?;
                     if refilled.is_none() {

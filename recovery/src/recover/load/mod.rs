@@ -342,6 +342,19 @@ impl RowSources<'_, '_, '_> {
             .map(|p| p.read(db))
             .chain(TableRows::new(db, tree, groups.iter().map(|a| &a.group)).without(cut));
         let dberr = Error::db("writing rows");
+        // A shadow table of a full-text table made over a stand-in tokenizer is copied as
+        // stored: SQLite's defensive mode, which keeps shadow tables read-only to SQL, is
+        // off while its rows, and nothing else, go in.
+        let stand_ins: Vec<String> = ledger.tokenizer_stand_ins.keys().cloned().collect();
+        let shadow = reconstruct::vtab::fts_shadow_of(&shape.name, &stand_ins).is_some();
+        let defensive = |on: bool| {
+            out.conn
+                .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, on)
+                .map(|_| ())
+        };
+        if shadow {
+            defensive(false).map_err(&dberr)?;
+        }
         out.conn.execute_batch("BEGIN").map_err(&dberr)?;
         let writer = TableWriter::new(&shape);
         let mut sink = Sink {
@@ -362,7 +375,11 @@ impl RowSources<'_, '_, '_> {
                 }
             }
         }
-        out.conn.execute_batch("COMMIT").map_err(&dberr)
+        out.conn.execute_batch("COMMIT").map_err(&dberr)?;
+        if shadow {
+            defensive(true).map_err(&dberr)?;
+        }
+        Ok(())
     }
 }
 
