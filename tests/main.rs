@@ -10,6 +10,7 @@ mod antiforensic;
 mod audit;
 mod backup;
 mod carving;
+mod catalogue;
 mod commit;
 mod corpus;
 mod custody;

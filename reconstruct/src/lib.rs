@@ -54,6 +54,7 @@ pub mod table;
 #[cfg(test)]
 mod testing;
 pub mod textcopy;
+pub mod time;
 pub mod vtab;
 
 pub use audit::{audit, sqlite_concerns, Concern, Severity};
@@ -70,7 +71,8 @@ pub use loss::{
     Verdict, N,
 };
 pub use naming::{
-    index_columns, match_known, name_inferred, KnownMatch, KnownTable, Naming, OrphanIndex,
+    index_columns, match_known, match_sampled, name_inferred, sample_inferred, KnownMatch,
+    KnownTable, Naming, OrphanIndex,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};

@@ -223,13 +223,36 @@ pub fn match_known(
     fixed: &BTreeMap<usize, String>,
     taken: &dyn Fn(&str) -> bool,
 ) -> Vec<KnownMatch> {
+    let samples = sample_inferred(db, inferred);
+    match_sampled(&samples, inferred, known, fixed, taken, 2)
+}
+
+/// The records [`match_known`] samples from each inferred table (in `inferred`'s order),
+/// read once for as many matches as a caller runs.
+pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec<Vec<Value>>> {
+    inferred.iter().map(|t| sample_records(db, t)).collect()
+}
+
+/// [`match_known`] over records sampled already ([`sample_inferred`]), matching known
+/// tables of at least `least_columns` columns besides their INTEGER PRIMARY KEY
+/// ([`match_known`] takes 2: fewer is next to no evidence, unless the known tables are
+/// those of an application the database is known to be, as the caller decides).
+pub fn match_sampled(
+    samples: &[Vec<Vec<Value>>],
+    inferred: &[InferredTable],
+    known: &[KnownTable],
+    fixed: &BTreeMap<usize, String>,
+    taken: &dyn Fn(&str) -> bool,
+    least_columns: usize,
+) -> Vec<KnownMatch> {
     let candidates: Vec<(usize, &KnownTable)> = known
         .iter()
         .enumerate()
         // A record of one value besides the rowid is next to no evidence of its table.
         .filter(|(_, k)| {
             !k.shape.without_rowid
-                && k.shape.columns.len() - usize::from(k.shape.rowid_alias().is_some()) >= 2
+                && k.shape.columns.len() - usize::from(k.shape.rowid_alias().is_some())
+                    >= least_columns.max(1)
         })
         .collect();
     if candidates.is_empty() {
@@ -237,8 +260,7 @@ pub fn match_known(
     }
     // Each match with its score per sampled record and its cells.
     let mut found: Vec<(KnownMatch, f64, u64)> = Vec::new();
-    for (t, table) in inferred.iter().enumerate() {
-        let sample = sample_records(db, table);
+    for (t, (table, sample)) in inferred.iter().zip(samples).enumerate() {
         let Ok(sampled) = u32::try_from(sample.len()) else {
             continue;
         };
@@ -259,7 +281,7 @@ pub fn match_known(
                 continue;
             }
             let (mut fitting, mut score, mut typed, mut values) = (0u32, 0u64, 0u64, 0u64);
-            for record in &sample {
+            for record in sample {
                 if let Some(s) = table.shape.fit(record) {
                     fitting += 1;
                     score += u64::from(s);

@@ -34,6 +34,9 @@ pub fn render(r: &InspectReport) -> String {
         let _ = writeln!(s, "sha256: {sha256} ({} bytes)", r.source.size);
     }
     let _ = writeln!(s, "verdict: {}", r.verdict.summary);
+    for a in &r.applications {
+        let _ = writeln!(s, "{}", crate::report::application_line(a));
+    }
     let _ = writeln!(s);
     header(&mut s, r);
     beside(&mut s, r);

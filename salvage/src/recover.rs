@@ -92,6 +92,9 @@ pub fn commit(args: &crate::cli::CommitArgs) -> Result<Exit, Error> {
 fn summary(done: &Recovery, src: &std::path::Path) {
     let r = &done.report;
     eprintln!("salvage recover: `{}`", crate::shown(src));
+    for a in &r.applications {
+        eprintln!("  {}", crate::report::application_line(a));
+    }
     eprint!("{}", crate::report::table_text(r));
     let wrap = |text: &str, first: &str| crate::inspect::wrap(text, first, "    ", 80);
     let verdict = if r.flags.complete {

@@ -159,12 +159,43 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
             "NO"
         }
     );
+    for a in &r.applications {
+        let line = application_line(a);
+        match markdown {
+            true => {
+                let rest = line.strip_prefix("application: ").unwrap_or(&line);
+                let _ = writeln!(s, "**Application:** {rest}");
+            }
+            false => {
+                let _ = writeln!(s, "{line}");
+            }
+        }
+    }
     tables(&mut s, r, markdown, h2);
     dangling(&mut s, r, h2);
     losses(&mut s, r, h2);
     next_step(&mut s, r, h2);
     custody(&mut s, r, own_sha256, markdown, h2);
     s
+}
+
+/// An identified application, in a line: what it is, its profile, and how it was known.
+pub fn application_line(a: &recovery::report::Identified) -> String {
+    let how = match a.by {
+        recovery::report::IdentifiedBy::Schema => format!(
+            "by its schema ({} of the {} tables it knows)",
+            a.tables_present, a.tables_known
+        ),
+        recovery::report::IdentifiedBy::Records => format!(
+            "by records that fit its tables, the schema being lost ({} of the {} tables it knows named)",
+            a.tables_present, a.tables_known
+        ),
+    };
+    format!(
+        "application: {} (profile {}), {how}",
+        printable(&a.application),
+        a.profile
+    )
 }
 
 /// The run and the hashes of every file it read and wrote: what a case file records.

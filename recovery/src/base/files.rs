@@ -187,7 +187,7 @@ pub fn utc(time: SystemTime) -> String {
         }
     };
     let (days, second) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = reconstruct::time::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         second / 3600,
@@ -229,7 +229,7 @@ pub fn parse_utc(text: &str) -> Option<SystemTime> {
     if !ranges {
         return None;
     }
-    let secs = days_from_civil(y, m, d)?
+    let secs = reconstruct::time::days_from_civil(y, m, d)?
         .checked_mul(86_400)?
         .checked_add(h * 3600 + min * 60 + sec)?;
     let magnitude = std::time::Duration::from_secs(secs.unsigned_abs());
@@ -238,31 +238,6 @@ pub fn parse_utc(text: &str) -> Option<SystemTime> {
     } else {
         std::time::UNIX_EPOCH.checked_sub(magnitude)
     }
-}
-
-/// The proleptic Gregorian date of day `z` after 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z.saturating_add(719_468);
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era.saturating_mul(400) + i64::from(m <= 2), m, d)
-}
-
-/// The day after 1970-01-01 of a proleptic Gregorian date (`days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> Option<i64> {
-    let y = y.checked_sub(i64::from(m <= 2))?;
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era.checked_mul(146_097)?.checked_add(doe - 719_468)
 }
 
 /// The same timestamp with only digits and `T`/`Z` (`YYYYMMDDTHHMMSSZ`), for file names.

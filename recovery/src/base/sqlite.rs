@@ -6,6 +6,20 @@ use std::path::Path;
 
 use rusqlite::OpenFlags;
 
+/// A value SQLite read, as stored (`pager::Value`): text keeps its bytes, valid UTF-8 or not
+/// (a damaged key is still a key).
+pub fn value_of(v: rusqlite::types::ValueRef<'_>) -> pager::Value {
+    use pager::Value;
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(r) => Value::Real(r),
+        ValueRef::Text(t) => Value::Text(t.to_vec()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
 /// Read-only open flags, URI filenames allowed.
 pub fn read_only() -> OpenFlags {
     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX

@@ -168,6 +168,7 @@ pub fn build(
                 sql: r.sql.clone(),
             })
             .collect(),
+        applications: applications(db, survey),
         trees: survey.trees.iter().map(tree_report).collect(),
         freelist: FreelistReport {
             first_trunk: h.first_freelist_trunk,
@@ -188,6 +189,40 @@ pub fn build(
         audit: None,
         run,
     }
+}
+
+/// The applications the schema's tables identify; when the schema holds no table (page 1
+/// lost), those whose tables the orphan pages' records fit, as `recover` would name them.
+fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identified> {
+    let mut tables: Vec<(String, bool)> = survey
+        .schema
+        .rows
+        .iter()
+        .filter(|r| r.kind == pager::SchemaKind::Table)
+        .map(|r| (r.name.clone(), true))
+        .collect();
+    let mut named_by = Vec::new();
+    if tables.is_empty() && survey.page_map.orphans().next().is_some() {
+        let plan = reconstruct::plan(db, survey, &[]);
+        if let Ok(profiles) = crate::recover::profiles::ProfileChoice::Auto.load() {
+            let schema = std::collections::BTreeSet::new();
+            let named = crate::recover::profiles::name_from_records(
+                db,
+                &plan.inferred,
+                std::collections::BTreeMap::new(),
+                &|_| false,
+                &schema,
+                &profiles,
+            );
+            for (_, k) in named {
+                tables.push((k.shape.name.clone(), false));
+                if let Some(p) = k.origin.strip_prefix("profile ") {
+                    named_by.push(p.to_string());
+                }
+            }
+        }
+    }
+    crate::recover::profiles::identify(&tables, &named_by)
 }
 
 /// The header's raw values as stored.

@@ -1,6 +1,9 @@
-//! Application profiles: relationships a schema implies without declaring them, and how
-//! to fill a placeholder parent's columns. Profiles are data (JSON, `docs/profiles.md`);
-//! the shipped ones are embedded in the binary, and `--profile FILE` loads a user's.
+//! Application profiles: relationships a schema implies without declaring them, how to
+//! fill a placeholder parent's columns, the tables an application creates (to name a table
+//! whose schema row is lost) and which of their columns are times. Profiles are data (JSON,
+//! `docs/profiles.md`); the shipped ones are embedded in the binary (`agent`, `chroma`, and
+//! the catalogue of application schemas, `profiles/catalogue/`), and `--profile FILE`
+//! loads a user's.
 
 use std::collections::BTreeMap;
 
@@ -8,11 +11,22 @@ use pager::{TextEncoding, Value};
 use reconstruct::{Fill, KnownTable, Relationship, TextCopy};
 use serde::Deserialize;
 
-/// The profiles shipped with the binary.
+/// The profiles shipped with the binary beside the catalogue.
 const SHIPPED: [(&str, &str); 2] = [
     ("agent", include_str!("../../profiles/agent.json")),
     ("chroma", include_str!("../../profiles/chroma.json")),
 ];
+
+/// The catalogue of application schemas (`profiles/catalogue/*.json`, listed by the
+/// build script): one profile per application database, with its provenance.
+mod catalogue {
+    include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
+}
+
+/// Every shipped profile's file: name and text.
+fn shipped_files() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    SHIPPED.iter().chain(catalogue::CATALOGUE)
+}
 
 /// A profile as written in its file.
 #[derive(Debug, Deserialize)]
@@ -45,6 +59,49 @@ pub struct Profile {
     /// and its indexes are made again.
     #[serde(default)]
     pub schema: Vec<String>,
+    /// The application, as a person names it (catalogue entries).
+    #[serde(default)]
+    pub application: String,
+    /// What kind of application: browser, messenger, mobile-os, mail, desktop-os, photos,
+    /// productivity, credentials, ai-agent, vector-store, media (catalogue entries).
+    #[serde(default)]
+    pub category: String,
+    /// The names the database's file has on disk.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Where the schema is known from: each source read, and the version it is of.
+    #[serde(default)]
+    pub provenance: Vec<Provenance>,
+    /// The columns that hold a point in time, with their epoch and unit.
+    #[serde(default)]
+    pub timestamps: Vec<TimestampColumn>,
+}
+
+/// One source a profile's schema was taken from.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// The source: repository, path and commit, or a URL.
+    pub source: String,
+    /// The application's version (release, tag, date or database version) it is of.
+    pub version: String,
+    /// What it covers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// A column holding a point in time.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TimestampColumn {
+    /// The table.
+    pub table: String,
+    /// The column.
+    pub column: String,
+    /// How the application writes it.
+    pub epoch: reconstruct::time::Epoch,
+    /// What happened at that time, in a few words ("Page visited").
+    pub label: String,
 }
 
 /// A full-text table's copy of another table's columns.
@@ -342,10 +399,222 @@ impl Profile {
 /// The shipped profiles, parsed. A shipped profile that does not parse is a bug caught by
 /// the tests.
 pub fn shipped() -> Vec<Profile> {
-    SHIPPED
-        .iter()
+    shipped_files()
         .filter_map(|(_, text)| Profile::parse(text).ok())
         .collect()
+}
+
+/// The applications whose databases these tables are, by every shipped profile: each one
+/// whose detect tables all exist (by name, without case), and each one named in
+/// `named_by` (its known tables named tables from their records, their schema rows lost).
+/// `tables` gives each table's name and whether the schema names it. In profile order.
+pub fn identify(tables: &[(String, bool)], named_by: &[String]) -> Vec<crate::report::Identified> {
+    use crate::report::{Identified, IdentifiedBy};
+    let find = |t: &str| tables.iter().find(|(n, _)| n.eq_ignore_ascii_case(t));
+    shipped()
+        .into_iter()
+        .filter_map(|p| {
+            let by_schema = p
+                .detect
+                .tables
+                .iter()
+                .all(|t| find(t).is_some_and(|(_, s)| *s));
+            let by = match (by_schema, named_by.contains(&p.name)) {
+                (true, _) => IdentifiedBy::Schema,
+                (false, true) => IdentifiedBy::Records,
+                (false, false) => return None,
+            };
+            let mut known: Vec<String> = p
+                .known_tables()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|k| k.shape.name.to_ascii_lowercase())
+                .collect();
+            known.sort();
+            known.dedup();
+            Some(Identified {
+                application: match p.application.is_empty() {
+                    true => p.description.clone(),
+                    false => p.application.clone(),
+                },
+                category: p.category.clone(),
+                by,
+                detected_by: p.detect.tables.clone(),
+                tables_present: known.iter().filter(|k| find(k).is_some()).count(),
+                tables_known: known.len(),
+                versions: p.provenance.iter().map(|v| v.version.clone()).collect(),
+                profile: p.name,
+            })
+        })
+        .collect()
+}
+
+/// The inferred tables whose records fit a table a chosen profile knows, each with that
+/// table (see `load::known_tables`, which gives the inferred tables already named by an
+/// index in `fixed`, and `docs/profiles.md`). `taken` names tables that exist; `schema`
+/// holds the schema's names, lower case.
+pub fn name_from_records(
+    db: &pager::Database<'_>,
+    inferred: &[reconstruct::InferredTable],
+    mut fixed: std::collections::BTreeMap<usize, String>,
+    taken: &dyn Fn(&str) -> bool,
+    schema: &std::collections::BTreeSet<String>,
+    profiles: &Profiles,
+) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
+    use std::collections::BTreeMap;
+    let samples = reconstruct::sample_inferred(db, inferred);
+    // Rows of `sqlite_schema` on a leaf page outside the schema's tree are the schema's,
+    // never an application's table (five columns fit many).
+    let enc = db.encoding();
+    for (i, sample) in samples.iter().enumerate() {
+        if schema_rows(sample, enc) {
+            fixed.insert(i, String::from("\0schema"));
+        }
+    }
+    let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
+        reconstruct::match_sampled(&samples, inferred, known, fixed, taken, least)
+            .into_iter()
+            .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
+            .collect::<Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>>()
+    };
+    let parsed: Vec<(&Profile, Vec<reconstruct::KnownTable>)> = profiles
+        .chosen()
+        .map(|p| (p, p.known_tables().unwrap_or_default()))
+        .filter(|(_, k)| !k.is_empty())
+        .collect();
+    if !profiles.detects() {
+        let known: Vec<reconstruct::KnownTable> =
+            parsed.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
+        return run(&known, &fixed, 2);
+    }
+    // Every profile's tables compete: a name is given where the records single it out
+    // among them all. Then only the profiles those names detect compete again, so that a
+    // table of a generic shape is named once its application is known by another.
+    // An application whose tables, matched among its own alone, account for every
+    // inferred table of the database, each record as wide as its table, is detected by
+    // that joint fit, where no other application's tables do the same: a store of a few
+    // tables of common shapes (an agent's sessions and messages) fits other applications'
+    // tables one by one, but not all of them at once.
+    let explained: Vec<usize> = samples
+        .iter()
+        .enumerate()
+        .filter(|(i, sample)| !fixed.contains_key(i) && sample.iter().any(|r| r.len() >= 2))
+        .map(|(i, _)| i)
+        .collect();
+    let jointly: Vec<&str> = parsed
+        .iter()
+        .filter(|(p, known)| {
+            let own = run(known, &fixed, 2);
+            let whole = |(m, k): &(reconstruct::KnownMatch, reconstruct::KnownTable)| {
+                m.fitting == m.sampled
+                    && samples
+                        .get(m.inferred)
+                        .is_some_and(|s| s.iter().all(|r| r.len() == k.shape.columns.len()))
+            };
+            own.len() >= 2
+                && own.iter().all(whole)
+                && own.iter().any(|(_, k)| {
+                    p.detect
+                        .tables
+                        .iter()
+                        .any(|t| k.shape.name.eq_ignore_ascii_case(t))
+                })
+                && explained
+                    .iter()
+                    .all(|i| own.iter().any(|(m, _)| m.inferred == *i))
+        })
+        .map(|(p, _)| p.name.as_str())
+        .collect();
+    let jointly: Option<String> = match jointly.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => None,
+    };
+    // Once only detected applications compete, a table of one column besides its key
+    // (Android's `android_metadata`) is named where it alone fits.
+    let mut live = parsed;
+    let mut least = 2;
+    loop {
+        let known: Vec<reconstruct::KnownTable> =
+            live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
+        let matches = run(&known, &fixed, least);
+        let before = live.len();
+        live.retain(|(p, _)| {
+            let origin = format!("profile {}", p.name);
+            let own: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> = matches
+                .iter()
+                .filter(|(_, k)| k.origin == origin)
+                .cloned()
+                .collect();
+            jointly.as_deref() == Some(p.name.as_str()) || detected(p, &own, schema)
+        });
+        if live.len() == before {
+            return matches;
+        }
+        least = 1;
+    }
+}
+
+/// Columns (besides the rowid) of a known table whose fitting records alone identify its
+/// application (see `known_tables`).
+const STRONG_COLUMNS: usize = 8;
+
+/// Whether nine sampled records in ten are `sqlite_schema` rows: five values, the first
+/// `table`, `index`, `view` or `trigger`, the last a CREATE statement or NULL.
+fn schema_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> bool {
+    let kinds: Vec<Vec<u8>> = ["table", "index", "view", "trigger"]
+        .iter()
+        .map(|k| enc.encode(k))
+        .collect();
+    let create = enc.encode("CREATE");
+    let is_row = |r: &Vec<pager::Value>| match r.as_slice() {
+        [pager::Value::Text(kind), _, _, _, sql] => {
+            kinds.contains(kind)
+                && match sql {
+                    pager::Value::Null => true,
+                    pager::Value::Text(t) => t
+                        .get(..create.len())
+                        .is_some_and(|h| h.eq_ignore_ascii_case(&create)),
+                    _ => false,
+                }
+        }
+        _ => false,
+    };
+    !sample.is_empty() && sample.iter().filter(|r| is_row(r)).count() * 10 >= sample.len() * 9
+}
+
+/// Whether a profile's own matches (and the schema's names) detect its application:
+/// every table it is detected by exists; or one of them was named from records with many
+/// columns ([`STRONG_COLUMNS`]), or with three or more that no table of another name fits
+/// at all; or one of them was, beside another of its tables. A
+/// table of a generic shape (a key and a value, as every Chromium store's `meta`) is thus
+/// named only once its application is known by another.
+fn detected(
+    p: &crate::recover::profiles::Profile,
+    own: &[(reconstruct::KnownMatch, reconstruct::KnownTable)],
+    schema: &std::collections::BTreeSet<String>,
+) -> bool {
+    let is_detect = |k: &reconstruct::KnownTable| {
+        p.detect
+            .tables
+            .iter()
+            .any(|t| k.shape.name.eq_ignore_ascii_case(t))
+    };
+    let every = p.detect.tables.iter().all(|t| {
+        schema.contains(&t.to_ascii_lowercase())
+            || own
+                .iter()
+                .any(|(_, k)| k.shape.name.eq_ignore_ascii_case(t))
+    });
+    let distinctive = own.iter().any(|(m, k)| {
+        let alias = usize::from(k.shape.rowid_alias().is_some());
+        let columns = k.shape.columns.len() - alias;
+        is_detect(k)
+            && m.sampled >= 3
+            && m.fitting == m.sampled
+            && (columns >= STRONG_COLUMNS || (columns >= 3 && m.runner_up.is_none()))
+    });
+    let beside = own.len() >= 2 && own.iter().any(|(_, k)| is_detect(k));
+    !own.is_empty() && (every || distinctive || beside)
 }
 
 /// Which profiles a run uses, as the request names them.
@@ -368,7 +637,7 @@ impl ProfileChoice {
         match text {
             "auto" => ProfileChoice::Auto,
             "none" => ProfileChoice::None,
-            name if SHIPPED.iter().any(|(n, _)| *n == name) => {
+            name if shipped_files().any(|(n, _)| *n == name) => {
                 ProfileChoice::Shipped(name.to_string())
             }
             path => ProfileChoice::File(path.into()),
@@ -391,7 +660,7 @@ impl ProfileChoice {
             ProfileChoice::File(path) => {
                 let name = path.display();
                 let text = std::fs::read_to_string(path).map_err(|e| {
-                    format!("`{name}` is neither a shipped profile (agent, chroma) nor a readable file: {e}")
+                    format!("`{name}` is neither a shipped profile (agent, chroma, or one of the catalogue's: `salvage profiles`) nor a readable file: {e}")
                 })?;
                 let p = Profile::parse(&text).map_err(|e| format!("profile `{name}`: {e}"))?;
                 p.relationships()
@@ -443,11 +712,73 @@ mod tests {
 
     #[test]
     fn shipped_profiles_parse_and_their_rules_are_valid() {
-        assert_eq!(shipped().len(), SHIPPED.len());
+        for (name, text) in shipped_files() {
+            let p = Profile::parse(text)
+                .map_err(|e| format!("{name}: {e}"))
+                .unwrap();
+            assert_eq!(p.name, *name, "a profile's file is named after it");
+        }
+        assert_eq!(shipped().len(), shipped_files().count());
         for p in shipped() {
-            assert!(!p.relationships().unwrap().is_empty(), "{}", p.name);
+            if SHIPPED.iter().any(|(n, _)| *n == p.name) {
+                assert!(!p.relationships().unwrap().is_empty(), "{}", p.name);
+            }
             p.text_copies(TextEncoding::Utf16le).unwrap();
             assert!(!p.known_tables().unwrap().is_empty(), "{}", p.name);
+        }
+    }
+
+    /// Every catalogue entry says what application it is and where its schema is known
+    /// from; it is detected by two tables or more of its schema; its times are columns of
+    /// its tables.
+    #[test]
+    fn catalogue_entries_are_complete() {
+        const CATEGORIES: [&str; 11] = [
+            "browser",
+            "messenger",
+            "mobile-os",
+            "mail",
+            "desktop-os",
+            "photos",
+            "productivity",
+            "credentials",
+            "ai-agent",
+            "vector-store",
+            "media",
+        ];
+        assert!(!catalogue::CATALOGUE.is_empty());
+        for (name, text) in catalogue::CATALOGUE {
+            let p = Profile::parse(text).unwrap();
+            assert!(!p.application.is_empty(), "{name}");
+            assert!(
+                CATEGORIES.contains(&p.category.as_str()),
+                "{name}: {}",
+                p.category
+            );
+            assert!(!p.provenance.is_empty(), "{name}");
+            let known = p
+                .known_tables()
+                .map_err(|e| format!("{name}: {e}"))
+                .unwrap();
+            let has = |t: &str| known.iter().any(|k| k.shape.name.eq_ignore_ascii_case(t));
+            assert!(!p.detect.tables.is_empty(), "{name}");
+            for t in &p.detect.tables {
+                assert!(has(t), "{name}: detect table {t}");
+            }
+            for ts in &p.timestamps {
+                assert!(
+                    known
+                        .iter()
+                        .any(|k| k.shape.name.eq_ignore_ascii_case(&ts.table)
+                            && k.shape
+                                .columns
+                                .iter()
+                                .any(|c| c.name.eq_ignore_ascii_case(&ts.column))),
+                    "{name}: timestamp {}.{}",
+                    ts.table,
+                    ts.column
+                );
+            }
         }
     }
 

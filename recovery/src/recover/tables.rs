@@ -49,6 +49,9 @@ pub struct TableRun {
     /// statement a profile knows, with where they come from ("profile NAME"), name and
     /// statement.
     pub known_indexes: Vec<(String, String, String)>,
+    /// Where a table whose CREATE statement is lost got its name and statement from
+    /// ("profile NAME"), when a profile's known table fits its records.
+    pub known_from: Option<String>,
 }
 
 /// The tables of a run.
@@ -84,6 +87,7 @@ impl Tables {
             spilled_rowids: reconstruct::RowidSet::default(),
             spilled_values: HashMap::new(),
             known_indexes: Vec::new(),
+            known_from: None,
         });
         id
     }

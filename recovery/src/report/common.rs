@@ -263,3 +263,38 @@ pub fn damaged_page_runs(db: &Database<'_>, survey: &Survey) -> Vec<DamagedRun> 
     }
     runs
 }
+
+/// An application whose database this is, by the catalogue of application schemas
+/// (`recovery/profiles/catalogue/`) and the shipped profiles.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identified {
+    /// The profile (`--profile NAME`), one per application database.
+    pub profile: String,
+    /// The application, as a person names it.
+    pub application: String,
+    /// What kind of application (browser, messenger, mobile-os, …); empty for a shipped
+    /// profile without one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub category: String,
+    /// How: `schema` (every table the profile is detected by is in the schema) or
+    /// `records` (some of them were named from their records, the schema row being lost).
+    pub by: IdentifiedBy,
+    /// The tables the profile is detected by.
+    pub detected_by: Vec<String>,
+    /// Of the tables the profile knows (every version), how many the database has.
+    pub tables_present: usize,
+    /// How many tables the profile knows.
+    pub tables_known: usize,
+    /// The versions its schema is known from (the provenance's).
+    pub versions: Vec<String>,
+}
+
+/// How an application was identified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentifiedBy {
+    /// By the tables of its schema.
+    Schema,
+    /// By records fitting its tables, their schema rows lost.
+    Records,
+}

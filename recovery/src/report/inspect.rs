@@ -32,6 +32,11 @@ pub struct InspectReport {
     pub pages: PagesReport,
     /// The `sqlite_schema` rows read from page 1, in b-tree order.
     pub schema: Vec<SchemaEntry>,
+    /// The applications whose database this is, by the catalogue of application schemas:
+    /// by the schema's tables or, when the schema holds no table, by orphan pages whose
+    /// records fit an application's tables (`docs/profiles.md`).
+    #[serde(default)]
+    pub applications: Vec<crate::report::common::Identified>,
     /// `sqlite_schema` first, then every table and index with a root page, in schema
     /// order.
     pub trees: Vec<TreeReport>,

@@ -35,6 +35,10 @@ pub struct LossReport {
     pub pages: PageSummary,
     /// Where the schema came from.
     pub schema: SchemaSource,
+    /// The applications whose database this is, by the catalogue of application schemas:
+    /// by the schema's tables, or by tables named from their records (page 1 lost).
+    #[serde(default)]
+    pub applications: Vec<crate::report::common::Identified>,
     /// Every table of `sqlite_schema` in schema order, then the inferred tables, then the
     /// tables a profile expects that the schema lacks (`missing`).
     pub tables: Vec<TableReport>,

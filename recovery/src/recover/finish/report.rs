@@ -314,6 +314,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             stand_in_collations: p.stand_ins.to_vec(),
             stand_in_tokenizers: stand_in_tokenizers(p.ledger),
         },
+        applications: applications(p.tables),
         tables: table_reports(&p),
         lost_and_found: lost_and_found_report(&p),
         placeholders: placeholder_report(&p),
@@ -360,6 +361,22 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             repair: None,
         },
     }
+}
+
+/// The applications the tables identify: the schema's, and the profiles that named tables
+/// from their records (an inferred table keeps `salvage_inferred_N` when nothing named it).
+fn applications(tables: &Tables) -> Vec<crate::report::Identified> {
+    let present: Vec<(String, bool)> = tables
+        .iter()
+        .filter(|t| t.status != TableStatus::Missing)
+        .map(|t| (t.name.clone(), t.status != TableStatus::Inferred))
+        .collect();
+    let named_by: Vec<String> = tables
+        .iter()
+        .filter_map(|t| t.known_from.as_deref()?.strip_prefix("profile "))
+        .map(str::to_string)
+        .collect();
+    crate::recover::profiles::identify(&present, &named_by)
 }
 
 /// The tokenizers given a stand-in, each once, in name order.

@@ -489,6 +489,7 @@ fn attribute_orphans(
         );
         if let Some(t) = tables.get_mut(id) {
             if let Some((_, k)) = known {
+                t.known_from = Some(k.origin.clone());
                 t.known_indexes = k
                     .indexes
                     .iter()
@@ -510,10 +511,11 @@ fn attribute_orphans(
 }
 
 /// The inferred tables whose records fit a table a chosen profile knows, each with that
-/// table. The known tables of every profile compete (each name given once, to the
-/// inferred table that fits it best). Under `--profile auto`, a profile's matches count
-/// only when every table it detects by exists, in the schema or named here from the
-/// evidence; a profile that fails is left out and the rest matched again.
+/// table. A profile chosen by name or file: its known tables compete (each name given
+/// once, to the inferred table that fits it best). Under `--profile auto`, with the
+/// catalogue's dozens of applications, tables of a generic shape fit many applications'
+/// tables alike: only the profiles the matches detect ([`detected`]) keep their names,
+/// and they are matched again among themselves, until no profile drops out.
 fn known_tables(
     evidence: &Evidence<'_>,
     inferred: &[reconstruct::InferredTable],
@@ -531,40 +533,14 @@ fn known_tables(
         .collect();
     let taken =
         |name: &str| schema.contains(&name.to_ascii_lowercase()) || tables.named(name).is_some();
-    // Each profile's statements parsed once, however many rounds the detection takes.
-    let mut live: Vec<(
-        &crate::recover::profiles::Profile,
-        Vec<reconstruct::KnownTable>,
-    )> = profiles
-        .chosen()
-        .map(|p| (p, p.known_tables().unwrap_or_default()))
-        .collect();
-    loop {
-        let known: Vec<reconstruct::KnownTable> =
-            live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-        let matches: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> =
-            reconstruct::match_known(&evidence.db, inferred, &known, &fixed, &taken)
-                .into_iter()
-                .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
-                .collect();
-        if !profiles.detects() {
-            return matches;
-        }
-        let detected = |p: &crate::recover::profiles::Profile| {
-            let origin = format!("profile {}", p.name);
-            p.detect.tables.iter().all(|t| {
-                schema.contains(&t.to_ascii_lowercase())
-                    || matches
-                        .iter()
-                        .any(|(_, k)| k.origin == origin && k.shape.name.eq_ignore_ascii_case(t))
-            })
-        };
-        let before = live.len();
-        live.retain(|(p, _)| detected(p));
-        if live.len() == before {
-            return matches;
-        }
-    }
+    crate::recover::profiles::name_from_records(
+        &evidence.db,
+        inferred,
+        fixed,
+        &taken,
+        &schema,
+        profiles,
+    )
 }
 
 /// The longest payload of any cell the run may write: in the schema's trees (the survey

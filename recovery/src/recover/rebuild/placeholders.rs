@@ -20,19 +20,6 @@ use crate::recover::ledger::Ledger;
 use crate::recover::profiles::{Profile, Profiles};
 use crate::recover::tables::Tables;
 
-/// A value read back from the output, as stored: text keeps its bytes, valid UTF-8 or
-/// not (a damaged key is still a key).
-fn from_sql(v: rusqlite::types::ValueRef<'_>) -> Value {
-    use rusqlite::types::ValueRef;
-    match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::Integer(i),
-        ValueRef::Real(r) => Value::Real(r),
-        ValueRef::Text(t) => Value::Text(t.to_vec()),
-        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
-    }
-}
-
 /// The output database as the placeholder loop's store.
 struct OutputParents<'o> {
     out: &'o Output,
@@ -154,7 +141,7 @@ impl ParentStore for OutputParents<'_> {
             .prepare(&sql)?
             .query_map(rusqlite::params_from_iter(params.iter()), |r| {
                 let key = (0..n)
-                    .map(|i| r.get_ref(i).map(from_sql))
+                    .map(|i| r.get_ref(i).map(crate::base::sqlite::value_of))
                     .collect::<Result<Vec<_>, _>>()?;
                 let count: i64 = r.get(n)?;
                 let mut ev = ChildEvidence {
@@ -163,11 +150,16 @@ impl ParentStore for OutputParents<'_> {
                     ..ChildEvidence::default()
                 };
                 for (j, c) in q.mins.iter().enumerate() {
-                    ev.min.insert(c.clone(), from_sql(r.get_ref(n + 1 + j)?));
+                    ev.min.insert(
+                        c.clone(),
+                        crate::base::sqlite::value_of(r.get_ref(n + 1 + j)?),
+                    );
                 }
                 for (j, c) in q.maxs.iter().enumerate() {
-                    ev.max
-                        .insert(c.clone(), from_sql(r.get_ref(n + 1 + q.mins.len() + j)?));
+                    ev.max.insert(
+                        c.clone(),
+                        crate::base::sqlite::value_of(r.get_ref(n + 1 + q.mins.len() + j)?),
+                    );
                 }
                 Ok(ev)
             })?
@@ -194,7 +186,9 @@ impl ParentStore for OutputParents<'_> {
         let one = |sql: String| -> Option<Value> {
             self.out
                 .conn
-                .query_row(&sql, [rowid], |r| r.get_ref(0).map(from_sql))
+                .query_row(&sql, [rowid], |r| {
+                    r.get_ref(0).map(crate::base::sqlite::value_of)
+                })
                 .ok()
         };
         Ok([one(q("<", "DESC")), one(q(">", "ASC"))])

@@ -1,0 +1,274 @@
+//! The catalogue of application schemas (`recovery/profiles/catalogue/`, issue #35): with
+//! page 1 zeroed, a database of a catalogued application gets its tables' names back from
+//! its records, and the report names the application; a database no entry describes gets
+//! no name from the catalogue.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use recovery::Outcome;
+
+use crate::{allow_partial, recover_in_process, Scratch, TestResult};
+
+/// One catalogue entry, as the test reads it.
+struct Entry {
+    name: String,
+    /// Each table's versions, in the entry's order: its CREATE statements (with indexes).
+    versions: BTreeMap<String, Vec<String>>,
+    /// Time columns: table, column, epoch.
+    times: Vec<(String, String, String)>,
+}
+
+fn catalogue_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("recovery")
+        .join("profiles")
+        .join("catalogue")
+}
+
+/// Every entry of the catalogue, in file name order.
+fn entries() -> Vec<Entry> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(catalogue_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for sql in json["schema"].as_array().unwrap() {
+                let sql = sql.as_str().unwrap().to_string();
+                versions.entry(table_of(&sql)).or_default().push(sql);
+            }
+            let times = json["timestamps"]
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .map(|t| {
+                            let s = |k: &str| t[k].as_str().unwrap().to_string();
+                            (s("table"), s("column"), s("epoch"))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Entry {
+                name: json["name"].as_str().unwrap().to_string(),
+                versions,
+                times,
+            }
+        })
+        .collect()
+}
+
+/// The table a catalogue statement creates, lower case, as SQLite names it.
+fn table_of(sql: &str) -> String {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.execute_batch(sql).unwrap();
+    conn.query_row(
+        "SELECT lower(name) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// Rows of the source's tables, and of those how many came back in a table of their name.
+struct Outcomes {
+    rows: u64,
+    named: u64,
+    /// Tables whose rows did not all come back under their name: name, rows, named.
+    short: Vec<(String, u64, u64)>,
+    /// Tables of the output named from their records with a name the source lacks.
+    wrong: Vec<String>,
+    identified: bool,
+}
+
+/// Builds version `k` of `entry` (each table's `k`-th version, or its last), zeroes page 1,
+/// recovers, and counts.
+fn zero_page_one(dir: &Scratch, entry: &Entry, k: usize) -> Result<Outcomes, String> {
+    let statements: Vec<&str> = entry
+        .versions
+        .values()
+        .map(|v| v.get(k).unwrap_or_else(|| v.last().unwrap()).as_str())
+        .collect();
+    let times: Vec<(&str, &str, &str)> = entry
+        .times
+        .iter()
+        .map(|(t, c, e)| (t.as_str(), c.as_str(), e.as_str()))
+        .collect();
+    let src = dir.path(&format!("{}-{k}.db", entry.name));
+    let dest = dir.path(&format!("{}-{k}-out.db", entry.name));
+    let held =
+        fixtures::catalogue::schema_database(&src, &statements, &times, 4096, 60, 35 + k as u64)
+            .map_err(|e| format!("{}: {e}", entry.name))?;
+    let mut bytes = std::fs::read(&src).map_err(|e| e.to_string())?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).map_err(|e| e.to_string())?;
+    std::fs::write(&src, &bytes).map_err(|e| e.to_string())?;
+    let done = recover_in_process(&allow_partial(&src, &dest), Outcome::PartialCommitted)
+        .map_err(|e| format!("{}: {e}", entry.name))?;
+    let mut out = Outcomes {
+        rows: 0,
+        named: 0,
+        short: Vec::new(),
+        wrong: done
+            .report
+            .tables
+            .iter()
+            .filter(|t| {
+                t.status == reconstruct::TableStatus::Inferred
+                    && !t.name.starts_with("salvage_inferred_")
+                    && !entry.versions.contains_key(&t.name.to_ascii_lowercase())
+            })
+            .map(|t| t.name.clone())
+            .collect(),
+        identified: done
+            .report
+            .applications
+            .iter()
+            // The shipped `chroma` profile names a Chroma store of any version.
+            .any(|a| entry.name.starts_with(&a.profile)),
+    };
+    for (table, rows) in held {
+        let named = done
+            .report
+            .tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(&table))
+            .and_then(|t| t.rows_in_output)
+            .unwrap_or(0)
+            .min(rows);
+        out.rows += rows;
+        out.named += named;
+        if named < rows {
+            out.short.push((table, rows, named));
+        }
+    }
+    Ok(out)
+}
+
+/// Every catalogued application's database, each version, with page 1 zeroed. No table is
+/// ever given a name its database lacks; the rows come back in tables of their own names
+/// where the records single a table out among all the catalogue's (and, once the
+/// application is known, among its own); the report names the application wherever a
+/// table was named. Where records fit several applications' tables alike (a key and a
+/// value; `nssPrivate` and `nssPublic`, one shape in two files), the table keeps its
+/// `salvage_inferred_N` name: evidence does not decide. The floors are the figures of
+/// 2026-12-04 (docs/profiles.md).
+#[test]
+fn with_page_one_zeroed_a_catalogued_database_gets_its_names_back() -> TestResult {
+    let dir = Scratch::new("catalogue-page-one");
+    let mut failures = Vec::new();
+    let (mut rows, mut named) = (0u64, 0u64);
+    let (mut versions_all, mut whole, mut identified) = (0, 0, 0);
+    let mut lines = Vec::new();
+    for entry in entries() {
+        let versions = entry.versions.values().map(Vec::len).max().unwrap_or(1);
+        for k in 0..versions {
+            let o = match zero_page_one(&dir, &entry, k) {
+                Ok(o) => o,
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
+            versions_all += 1;
+            rows += o.rows;
+            named += o.named;
+            whole += usize::from(o.named * 100 >= o.rows * 99);
+            identified += usize::from(o.identified);
+            if !o.wrong.is_empty() || (o.named > 0 && !o.identified) {
+                failures.push(format!(
+                    "{} version {k}: named {:?} (not in its schema), identified: {}",
+                    entry.name, o.wrong, o.identified
+                ));
+            }
+            lines.push(format!(
+                "{} v{k}: {}/{} rows named{}",
+                entry.name,
+                o.named,
+                o.rows,
+                if o.short.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", unnamed {:?}",
+                        o.short.iter().map(|s| &s.0).collect::<Vec<_>>()
+                    )
+                }
+            ));
+        }
+    }
+    eprintln!(
+        "catalogue: {named} of {rows} rows named; {whole} of {versions_all} databases with 99 % or more; {identified} identified\n{}",
+        lines.join("\n")
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(named * 100 >= rows * 92, "{named} of {rows} rows named");
+    assert!(
+        whole * 100 >= versions_all * 65,
+        "{whole} of {versions_all} databases whole"
+    );
+    Ok(())
+}
+
+/// Databases no catalogue entry describes (the differential generator's random schemas,
+/// and the test fixtures of other shapes), with page 1 zeroed: no table is given a name
+/// from the catalogue, and no application is identified.
+#[test]
+fn a_database_the_catalogue_lacks_gets_no_name_from_it() -> TestResult {
+    let dir = Scratch::new("catalogue-unknown");
+    let mut named = Vec::new();
+    let mut files = Vec::new();
+    for seed in 0..24u64 {
+        let db = fixtures::random::random_database(0xca7a_0000 + seed, &dir.path(""))
+            .map_err(|e| e.to_string())?;
+        files.push(db.path);
+    }
+    for name in [
+        "generic-4096-utf8",
+        "generic-512-utf16be",
+        "messenger-4096-utf8",
+    ] {
+        let path = dir.path(&format!("{name}.db"));
+        let e = fixtures::catalog_entries()
+            .into_iter()
+            .find(|e| e.name == name)
+            .ok_or(name)?;
+        std::fs::write(&path, fixtures::build(e.kind, &e.options).bytes)
+            .map_err(|e| e.to_string())?;
+        files.push(path);
+    }
+    for src in files {
+        let mut bytes = std::fs::read(&src).map_err(|e| e.to_string())?;
+        if fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).is_err() {
+            continue;
+        }
+        let src0 = src.with_extension("zeroed.db");
+        std::fs::write(&src0, &bytes).map_err(|e| e.to_string())?;
+        let dest = src.with_extension("out.db");
+        let Ok(done) = recovery::recover(&allow_partial(&src0, &dest), &recovery::Quiet) else {
+            continue;
+        };
+        for t in &done.report.tables {
+            if t.status == reconstruct::TableStatus::Inferred
+                && !t.name.starts_with("salvage_inferred_")
+            {
+                named.push(format!("{}: {} ({:?})", src.display(), t.name, t.reason));
+            }
+        }
+        if !done.report.applications.is_empty() {
+            named.push(format!(
+                "{}: identified {:?}",
+                src.display(),
+                done.report.applications
+            ));
+        }
+    }
+    assert!(named.is_empty(), "{}", named.join("\n"));
+    Ok(())
+}
