@@ -44,6 +44,7 @@ mod schema_sql;
 mod search;
 mod sweep;
 mod textcopy;
+mod timeline;
 mod wal;
 
 use std::path::{Path, PathBuf};

@@ -61,7 +61,9 @@ pub use base::observer::{Background, Observer, Progress, Quiet, Stage};
 pub use custody::{backup, bundle, repair};
 pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
 pub use recover::finish::accept::{accept, AcceptOptions};
-pub use recover::profiles::ProfileChoice;
+pub use recover::profiles::{
+    shipped as shipped_profiles, Profile, ProfileChoice, Provenance, TimestampColumn,
+};
 pub use recover::{recover, Log, Outcome, RecoverOptions, Recovery};
 pub use report::LossReport;
 

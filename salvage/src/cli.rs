@@ -125,6 +125,28 @@ pub enum Command {
         after_help = "Examples:\n  salvage restore backups/20261201T004500Z-state.db state.db"
     )]
     Restore(RestoreArgs),
+    /// Write a timeline of a database's stored times as CSV, for Timesketch
+    ///
+    /// One event per stored time, in Timesketch's columns (message, datetime, timestamp,
+    /// timestamp_desc) and where it came from. Which columns are times: those the catalogue
+    /// of application schemas names for the database's application, each in its epoch and
+    /// unit; in another table, a column whose name says time and whose every value is one
+    /// in exactly one epoch (the event says it was inferred). Events of the live rows, and
+    /// of the deleted records and log versions that `recover --carve` and `--history` kept.
+    /// Times in UTC; one outside 1980 to 2099 is flagged, never moved. Exit 0: written; 2:
+    /// refused.
+    #[command(after_help = "Examples:
+  salvage recover mmssms.db -o recovered.db --carve --history
+  salvage timeline recovered.db -o timeline.csv")]
+    Timeline(TimelineArgs),
+    /// List the application profiles: `agent`, `chroma` and the catalogue of application schemas
+    ///
+    /// Each with its application, kind, file names, the tables it is detected by, its time
+    /// columns and where its schema is known from. Any of them is a `--profile NAME`.
+    #[command(after_help = "Examples:
+  salvage profiles
+  salvage profiles --json")]
+    Profiles(ProfilesArgs),
     /// Print a completion script for SHELL on stdout
     #[command(
         after_help = "Examples:\n  salvage completions bash > ~/.local/share/bash-completion/completions/salvage\n  salvage completions zsh > ~/.zfunc/_salvage"
@@ -243,6 +265,26 @@ pub struct VerifyArgs {
     /// difference. Without it, a manifest rewritten to match changed files cannot be told.
     #[arg(long, value_name = "HASH")]
     pub manifest_sha256: Option<String>,
+}
+
+/// Arguments of `salvage timeline`.
+#[derive(Debug, clap::Args)]
+pub struct TimelineArgs {
+    /// The database (DEST of `salvage recover`, or any SQLite file SQLite reads), opened
+    /// read-only.
+    pub db: PathBuf,
+    /// Write the CSV to FILE instead of stdout. Must not exist; written as
+    /// FILE.incomplete and renamed into place once every line is written.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `salvage profiles`.
+#[derive(Debug, clap::Args)]
+pub struct ProfilesArgs {
+    /// Print the profiles as JSON (their files' fields), one array.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `salvage export`.

@@ -80,6 +80,47 @@ fn csv(args: &ExportArgs, file: Option<&OutputFile>) -> Result<Exit, Error> {
     Ok(Exit::Clean)
 }
 
+/// Runs `salvage timeline`.
+pub fn timeline(args: &crate::cli::TimelineArgs) -> Result<Exit, Error> {
+    let file = args.output.as_deref().map(OutputFile::check).transpose()?;
+    let timeline = recovery::export::timeline::Timeline::open(&args.db)?;
+    let summary = match &file {
+        Some(f) => {
+            let mut sink = f.create()?;
+            let summary = timeline.write_to(&mut sink)?;
+            drop(sink);
+            f.commit()?;
+            eprintln!("salvage timeline: written to `{}`", crate::shown(&f.path));
+            summary
+        }
+        None => timeline.write_to(&mut std::io::stdout().lock())?,
+    };
+    if summary.closed {
+        return Ok(Exit::Clean);
+    }
+    for c in &summary.columns {
+        eprintln!(
+            "  {}.{}: {} ({})",
+            recovery::escape_controls(&c.table),
+            recovery::escape_controls(&c.column),
+            c.epoch.name(),
+            c.why
+        );
+    }
+    eprintln!(
+        "salvage timeline: {} events ({} live, {} carved, {} from logs) from {} time columns; {} flagged implausible, {} unset (zero), {} not a time in their column's epoch",
+        summary.live + summary.carved + summary.logged,
+        summary.live,
+        summary.carved,
+        summary.logged,
+        summary.columns.len(),
+        summary.implausible,
+        summary.zeros,
+        summary.unreadable
+    );
+    Ok(Exit::Clean)
+}
+
 fn refused(what: String, hint: &str) -> Error {
     Error::Run(recovery::Error::Refused {
         what,

@@ -13,6 +13,7 @@ mod demo;
 mod export;
 mod html;
 mod inspect;
+mod profiles;
 mod progress;
 mod recover;
 mod repair;

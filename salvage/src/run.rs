@@ -96,6 +96,8 @@ pub fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Commit(args) => crate::recover::commit(args),
         Command::Report(args) => crate::report::run(args),
         Command::Export(args) => crate::export::run(args),
+        Command::Timeline(args) => crate::export::timeline(args),
+        Command::Profiles(args) => crate::profiles::run(args),
         Command::Demo(args) => crate::demo::run(args),
         Command::Repair(args) => crate::repair::run(args),
         Command::Quarantine(args) => crate::bundle::quarantine(args),

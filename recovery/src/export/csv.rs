@@ -36,19 +36,14 @@ impl CsvExport {
     /// Opens `db` read-only and finds the table or view `table` (named as SQLite matches
     /// names: ASCII case-insensitively).
     pub fn open(db: &Path, table: &str) -> Result<CsvExport, Error> {
-        crate::base::paths::check_regular_file(db)?;
+        let conn = open_database(db)?;
         let refused = |what: String, hint: String| Error::Refused { what, hint };
         let unreadable = |e: rusqlite::Error| {
             refused(
                 format!("SQLite cannot read `{}`: {e}", db.display()),
-                format!(
-                    "a damaged database is recovered first: `salvage recover {} -o recovered.db`, then export from recovered.db",
-                    db.display()
-                ),
+                recover_first(db),
             )
         };
-        let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(unreadable)?;
         let names: Vec<String> = conn
             .prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -127,8 +122,26 @@ impl CsvExport {
     }
 }
 
+/// The hint for a database SQLite cannot read.
+fn recover_first(db: &Path) -> String {
+    format!(
+        "a damaged database is recovered first: `salvage recover {} -o recovered.db`, then export from recovered.db",
+        db.display()
+    )
+}
+
+/// Opens `db` read-only with SQLite (a salvaged database, or any SQLite reads): refused,
+/// with the hint to recover it first, when it is no regular file or SQLite cannot open it.
+pub(crate) fn open_database(db: &Path) -> Result<Connection, Error> {
+    crate::base::paths::check_regular_file(db)?;
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| Error::Refused {
+        what: format!("SQLite cannot read `{}`: {e}", db.display()),
+        hint: recover_first(db),
+    })
+}
+
 /// A field of a line.
-enum Field<'a> {
+pub(crate) enum Field<'a> {
     /// NULL: an empty field, never quoted.
     Null,
     /// Text borrowed.
@@ -158,7 +171,7 @@ fn real(x: f64) -> String {
 }
 
 /// `fields` as one CSV line (CRLF-terminated) in `line`.
-fn csv_line(line: &mut String, fields: &[Field<'_>]) {
+pub(crate) fn csv_line(line: &mut String, fields: &[Field<'_>]) {
     line.clear();
     for (i, f) in fields.iter().enumerate() {
         if i > 0 {

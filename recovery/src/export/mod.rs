@@ -1,8 +1,10 @@
 //! Exports of a salvaged database: a Chroma store as JSON lines ready to re-upsert
-//! ([`chroma`]), and any table as CSV ([`csv`]). Both read the database with SQLite,
+//! ([`chroma`]), any table as CSV ([`csv`]), and a timeline of its stored times in the
+//! CSV Timesketch imports ([`timeline`]). Both read the database with SQLite,
 //! read-only.
 
 pub mod chroma;
 pub mod csv;
+pub mod timeline;
 
 pub use chroma::{Export, ExportSummary};

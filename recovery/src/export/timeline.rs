@@ -1,0 +1,550 @@
+//! A timeline of a database (a salvaged one, or any SQLite file SQLite reads): one event per
+//! stored time, in the CSV columns Timesketch imports (`message`, `datetime`, `timestamp`,
+//! `timestamp_desc`), with where each came from.
+//!
+//! Which columns are times: those the catalogue's entry for the database's application
+//! names (`docs/profiles.md`), each with its epoch; in a table no entry describes, a column
+//! only on strong evidence: its name says time and every value is a time in exactly one
+//! epoch ([`reconstruct::time::infer_epoch`]), and the event says it was inferred.
+//!
+//! Events come from the live rows; from the deleted records `--carve` put in
+//! `salvage_carved`; and from the row versions of the logs `--history` put in
+//! `salvage_history`. Every time is written in UTC, as stored: a value outside the years an
+//! application can have written (1980 to 2099) is flagged (`plausible` false), never moved.
+//! A time of zero is an unset time, counted, not an event.
+
+use std::io::Write;
+use std::path::Path;
+
+use pager::Value;
+use reconstruct::time::{Epoch, Instant};
+use rusqlite::Connection;
+
+use crate::base::error::Error;
+use crate::export::csv::{csv_line, open_database, Field};
+
+/// The header line: Timesketch's columns first.
+const HEADER: [&str; 13] = [
+    "message",
+    "datetime",
+    "timestamp",
+    "timestamp_desc",
+    "table",
+    "rowid",
+    "column",
+    "value",
+    "epoch",
+    "source",
+    "plausible",
+    "time_column",
+    "application",
+];
+
+/// Text values of a row given in an event's message, at most, and characters of each.
+const CONTEXT_VALUES: usize = 3;
+const CONTEXT_CHARS: usize = 60;
+
+/// A column taken as a time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeColumn {
+    /// The table, as the schema spells it.
+    pub table: String,
+    /// The column.
+    pub column: String,
+    /// Its epoch and unit.
+    pub epoch: Epoch,
+    /// What happened at that time.
+    pub label: String,
+    /// Why it is a time: `catalogue PROFILE`, or `inferred: …`.
+    pub why: String,
+    /// The application, when a catalogue entry names it.
+    pub application: String,
+}
+
+/// What a timeline wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimelineSummary {
+    /// The columns taken as times.
+    pub columns: Vec<TimeColumn>,
+    /// Events of live rows.
+    pub live: u64,
+    /// Events of carved deleted records.
+    pub carved: u64,
+    /// Events of log versions.
+    pub logged: u64,
+    /// Events whose time is outside 1980 to 2099, flagged.
+    pub implausible: u64,
+    /// Zero values (unset times), not events.
+    pub zeros: u64,
+    /// Values that are no time in their column's epoch (text in a number's column, a
+    /// blob), not events.
+    pub unreadable: u64,
+    /// The reader closed the pipe before the end.
+    pub closed: bool,
+}
+
+/// A database opened for a timeline.
+pub struct Timeline {
+    conn: Connection,
+    columns: Vec<TimeColumn>,
+}
+
+/// A table's columns in record order (what `salvage_carved` and `salvage_history` number
+/// `c0`, `c1`, …), and whether it keeps a rowid.
+struct TableInfo {
+    columns: Vec<String>,
+    rowid: bool,
+}
+
+impl Timeline {
+    /// Opens `db` read-only and decides which columns are times.
+    pub fn open(db: &Path) -> Result<Timeline, Error> {
+        let conn = open_database(db)?;
+        let read = Error::db("reading the database's schema");
+        let tables: Vec<String> = conn
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'salvage\\_%' ESCAPE '\\'
+                 AND name <> 'lost_and_found' ORDER BY rowid",
+            )
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(read)?;
+        let present: Vec<(String, bool)> = tables.iter().map(|t| (t.clone(), true)).collect();
+        let identified = crate::recover::profiles::identify(&present, &[]);
+        let profiles = crate::recover::profiles::shipped();
+        let mut columns: Vec<TimeColumn> = Vec::new();
+        for table in &tables {
+            let info = table_info(&conn, table).map_err(Error::db("reading a table's columns"))?;
+            let find = |c: &str| info.columns.iter().find(|x| x.eq_ignore_ascii_case(c));
+            // The catalogue's, for every application the schema identifies.
+            for id in &identified {
+                let Some(p) = profiles.iter().find(|p| p.name == id.profile) else {
+                    continue;
+                };
+                for ts in p
+                    .timestamps
+                    .iter()
+                    .filter(|t| t.table.eq_ignore_ascii_case(table))
+                {
+                    let Some(column) = find(&ts.column) else {
+                        continue;
+                    };
+                    if columns
+                        .iter()
+                        .any(|c| c.table == *table && c.column == *column)
+                    {
+                        continue;
+                    }
+                    columns.push(TimeColumn {
+                        table: table.clone(),
+                        column: column.clone(),
+                        epoch: ts.epoch,
+                        label: ts.label.clone(),
+                        why: format!("catalogue {}", p.name),
+                        application: id.application.clone(),
+                    });
+                }
+            }
+            if columns.iter().any(|c| c.table == *table) {
+                continue;
+            }
+            // Elsewhere only on strong evidence: the name, and every value.
+            for column in info
+                .columns
+                .iter()
+                .filter(|c| reconstruct::time::time_like_name(c))
+            {
+                let values = column_values(&conn, table, column)
+                    .map_err(Error::db("reading a column's values"))?;
+                if let Some(epoch) = reconstruct::time::infer_epoch(&values, utf8) {
+                    columns.push(TimeColumn {
+                        table: table.clone(),
+                        column: column.clone(),
+                        epoch,
+                        label: format!("{column} (a time by its name and values)"),
+                        why: format!(
+                            "inferred: its name says time and every value is one in {}",
+                            epoch.name()
+                        ),
+                        application: String::new(),
+                    });
+                }
+            }
+        }
+        Ok(Timeline { conn, columns })
+    }
+
+    /// The columns taken as times.
+    pub fn columns(&self) -> &[TimeColumn] {
+        &self.columns
+    }
+
+    /// Writes the header and every event to `sink`. A closed pipe ends the timeline early,
+    /// and is no error ([`TimelineSummary::closed`]).
+    pub fn write_to(&self, sink: &mut dyn Write) -> Result<TimelineSummary, Error> {
+        let mut out = std::io::BufWriter::new(sink);
+        let mut summary = TimelineSummary {
+            columns: self.columns.clone(),
+            ..TimelineSummary::default()
+        };
+        let mut line = String::new();
+        let header: Vec<Field<'_>> = HEADER.iter().map(|h| Field::Text(h)).collect();
+        csv_line(&mut line, &header);
+        if !emit(&mut out, &line)? {
+            summary.closed = true;
+            return Ok(summary);
+        }
+        let carved = has_table(&self.conn, "salvage_carved");
+        let logged = has_table(&self.conn, "salvage_history");
+        for column in &self.columns {
+            let info = table_info(&self.conn, &column.table).map_err(read)?;
+            // Each event is written as it is read: memory does not grow with the rows.
+            let mut each = |e: Event| write_event(&mut out, &mut line, column, &e, &mut summary);
+            let position = info.columns.iter().position(|c| *c == column.column);
+            let mut open = live_events(&self.conn, column, &info, &mut each)?;
+            if let (true, true, Some(p), true) = (open, carved, position, info.rowid) {
+                open = carved_events(&self.conn, column, p, &mut each)?;
+            }
+            if let (true, true, Some(p), true) = (open, logged, position, info.rowid) {
+                open = logged_events(&self.conn, column, p, &mut each)?;
+            }
+            if !open {
+                summary.closed = true;
+                return Ok(summary);
+            }
+        }
+        match out.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => summary.closed = true,
+            other => other.map_err(Error::Output)?,
+        }
+        Ok(summary)
+    }
+}
+
+/// Writes one event's line, counting it; `false` when the reader closed the pipe.
+fn write_event(
+    out: &mut std::io::BufWriter<&mut dyn Write>,
+    line: &mut String,
+    column: &TimeColumn,
+    e: &Event,
+    summary: &mut TimelineSummary,
+) -> Result<bool, Error> {
+    let zero =
+        matches!(e.value, Value::Integer(0)) || matches!(e.value, Value::Real(r) if r == 0.0);
+    if zero {
+        summary.zeros += 1;
+        return Ok(true);
+    }
+    let Some(instant) = column.epoch.instant(&e.value, utf8) else {
+        summary.unreadable += 1;
+        return Ok(true);
+    };
+    let plausible = instant.plausible();
+    summary.implausible += u64::from(!plausible);
+    match e.source {
+        Source::Live => summary.live += 1,
+        Source::Carved { .. } => summary.carved += 1,
+        Source::Logged { .. } => summary.logged += 1,
+    }
+    let rowid = e.rowid.map_or(String::new(), |r| r.to_string());
+    let mut message = format!("{}: {} row {rowid}", column.label, column.table);
+    if !e.context.is_empty() {
+        message.push_str(" (");
+        message.push_str(&e.context.join("; "));
+        message.push(')');
+    }
+    if !plausible {
+        message.push_str(" [implausible: outside 1980 to 2099, shown as stored]");
+    }
+    let fields = [
+        Field::Owned(message),
+        Field::Owned(datetime(instant)),
+        Field::Owned((instant.0.div_euclid(1_000)).to_string()),
+        Field::Text(&column.label),
+        Field::Text(&column.table),
+        Field::Owned(rowid),
+        Field::Text(&column.column),
+        Field::Owned(shown(&e.value)),
+        Field::Text(column.epoch.name()),
+        Field::Owned(e.source.to_string()),
+        Field::Text(if plausible { "true" } else { "false" }),
+        Field::Text(&column.why),
+        Field::Text(&column.application),
+    ];
+    csv_line(line, &fields);
+    emit(out, line)
+}
+
+/// Where an event's time was read.
+enum Source {
+    /// A row of the table.
+    Live,
+    /// A deleted record carved from the source (`salvage_carved`).
+    Carved { page: i64, offset: i64 },
+    /// A version of a row in a log (`salvage_history`).
+    Logged {
+        version: i64,
+        commit: Option<i64>,
+        op: String,
+    },
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Live => write!(f, "live row"),
+            Source::Carved { page, offset } => {
+                write!(f, "carved deleted record (page {page}, offset {offset})")
+            }
+            Source::Logged {
+                version,
+                commit,
+                op,
+            } => match commit {
+                Some(c) => write!(f, "log version {version} (commit {c}, {op})"),
+                None => write!(f, "log version {version} ({op})"),
+            },
+        }
+    }
+}
+
+/// One stored time, before conversion.
+struct Event {
+    rowid: Option<i64>,
+    value: Value,
+    context: Vec<String>,
+    source: Source,
+}
+
+fn emit(out: &mut std::io::BufWriter<&mut dyn Write>, line: &str) -> Result<bool, Error> {
+    match out.write_all(line.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        other => other.map(|()| true).map_err(Error::Output),
+    }
+}
+
+/// An instant as Timesketch's `datetime`: ISO 8601 with `+00:00`.
+fn datetime(i: Instant) -> String {
+    let iso = i.iso8601();
+    match iso.strip_suffix('Z') {
+        Some(t) => format!("{t}+00:00"),
+        None => iso,
+    }
+}
+
+fn utf8(b: &[u8]) -> Option<String> {
+    String::from_utf8(b.to_vec()).ok()
+}
+
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn has_table(conn: &Connection, name: &str) -> bool {
+    conn.query_row(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+        [name],
+        |_| Ok(()),
+    )
+    .is_ok()
+}
+
+fn table_info(conn: &Connection, table: &str) -> rusqlite::Result<TableInfo> {
+    // Stored columns (not VIRTUAL generated ones), in record order for a rowid table.
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_xinfo(?1) WHERE hidden <> 2 ORDER BY cid")?
+        .query_map([table], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let without_rowid: bool = conn.query_row(
+        "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
+        [table],
+        |r| r.get(0),
+    )?;
+    Ok(TableInfo {
+        columns,
+        rowid: !without_rowid,
+    })
+}
+
+/// A value as the `value` field gives it: as stored.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Integer(i) => i.to_string(),
+        Value::Real(r) => format!("{r:?}"),
+        Value::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        Value::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+    }
+}
+
+/// Every value of a column (for [`reconstruct::time::infer_epoch`]).
+fn column_values(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<Vec<Value>> {
+    conn.prepare(&format!("SELECT {} FROM {}", quote(column), quote(table)))?
+        .query_map([], |r| r.get_ref(0).map(crate::base::sqlite::value_of))?
+        .collect()
+}
+
+/// A few short text values of a row, to tell its event apart (`title: …`).
+fn context_of(names: &[String], values: &[Value], skip: &str) -> Vec<String> {
+    names
+        .iter()
+        .zip(values)
+        .filter(|(n, _)| *n != skip)
+        .filter_map(|(n, v)| match v {
+            Value::Text(t) if !t.is_empty() => {
+                let text: String = String::from_utf8_lossy(t)
+                    .chars()
+                    .take(CONTEXT_CHARS)
+                    .collect();
+                Some(format!("{n}: {text}"))
+            }
+            _ => None,
+        })
+        .take(CONTEXT_VALUES)
+        .collect()
+}
+
+/// Where each event goes: `false` when the reader closed the pipe.
+type Each<'a> = dyn FnMut(Event) -> Result<bool, Error> + 'a;
+
+/// Reading a time column's rows failed.
+fn read(e: rusqlite::Error) -> Error {
+    Error::db("reading the rows of a time column")(e)
+}
+
+fn live_events(
+    conn: &Connection,
+    column: &TimeColumn,
+    info: &TableInfo,
+    each: &mut Each<'_>,
+) -> Result<bool, Error> {
+    let select = info
+        .columns
+        .iter()
+        .map(|c| quote(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rowid = if info.rowid { "rowid" } else { "NULL" };
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT {rowid}, {select} FROM {} ORDER BY 1",
+            quote(&column.table)
+        ))
+        .map_err(read)?;
+    let position = info.columns.iter().position(|c| *c == column.column);
+    let mut rows = stmt.query([]).map_err(read)?;
+    while let Some(r) = rows.next().map_err(read)? {
+        let values: Vec<Value> = (1..=info.columns.len())
+            .map(|i| r.get_ref(i).map(crate::base::sqlite::value_of))
+            .collect::<Result<_, _>>()
+            .map_err(read)?;
+        let Some(value) = position.and_then(|p| values.get(p)).cloned() else {
+            continue;
+        };
+        if value == Value::Null {
+            continue;
+        }
+        let event = Event {
+            rowid: r.get(0).map_err(read)?,
+            context: context_of(&info.columns, &values, &column.column),
+            value,
+            source: Source::Live,
+        };
+        if !each(event)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The events of the deleted records `--carve` kept (`salvage_carved`).
+fn carved_events(
+    conn: &Connection,
+    column: &TimeColumn,
+    position: usize,
+    each: &mut Each<'_>,
+) -> Result<bool, Error> {
+    registry_events(
+        conn,
+        (column, position),
+        ("salvage_carved", "page, offset", "page, offset"),
+        &|r| {
+            Ok(Source::Carved {
+                page: r.get(2)?,
+                offset: r.get(3)?,
+            })
+        },
+        each,
+    )
+}
+
+/// The events of the row versions `--history` read from the logs (`salvage_history`).
+fn logged_events(
+    conn: &Connection,
+    column: &TimeColumn,
+    position: usize,
+    each: &mut Each<'_>,
+) -> Result<bool, Error> {
+    registry_events(
+        conn,
+        (column, position),
+        (
+            "salvage_history",
+            "version, commit_no, op",
+            "rowid, version",
+        ),
+        &|r| {
+            Ok(Source::Logged {
+                version: r.get(2)?,
+                commit: r.get(3)?,
+                op: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+            })
+        },
+        each,
+    )
+}
+
+/// The events of a registry of records (`salvage_carved`, `salvage_history`): its rows of
+/// the column's table, the value of the column's position (`cN`, the record's order), and
+/// where each came from, read by `source` from the columns `extra` (from index 2 on).
+fn registry_events(
+    conn: &Connection,
+    (column, position): (&TimeColumn, usize),
+    (registry, extra, order): (&str, &str, &str),
+    source: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<Source>,
+    each: &mut Each<'_>,
+) -> Result<bool, Error> {
+    let c = format!("c{position}");
+    if !has_column(conn, registry, &c)? {
+        return Ok(true);
+    }
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT rowid, {c}, {extra} FROM {registry} WHERE tbl = ?1 COLLATE NOCASE ORDER BY {order}"
+        ))
+        .map_err(read)?;
+    let mut rows = stmt.query([&column.table]).map_err(read)?;
+    while let Some(r) = rows.next().map_err(read)? {
+        let value = crate::base::sqlite::value_of(r.get_ref(1).map_err(read)?);
+        if value == Value::Null {
+            continue;
+        }
+        let event = Event {
+            rowid: r.get(0).map_err(read)?,
+            value,
+            context: Vec::new(),
+            source: source(r).map_err(read)?,
+        };
+        if !each(event)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `table` has the column `column`.
+fn has_column(conn: &Connection, table: &str, column: &str) -> Result<bool, Error> {
+    conn.prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")
+        .and_then(|mut s| s.exists([table, column]))
+        .map_err(read)
+}
