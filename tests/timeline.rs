@@ -319,3 +319,28 @@ fn carved_records_and_log_versions_are_events_with_their_source() -> TestResult 
     assert_eq!(carved_events, carved);
     Ok(())
 }
+
+/// A table may declare a column named `rowid` holding text, and a registry of the
+/// registries' names may be of another shape: the timeline reads the rest and ends well.
+/// Years no four digits write are no event.
+#[test]
+fn odd_tables_never_end_the_timeline() -> TestResult {
+    let dir = Scratch::new("timeline-odd");
+    let src = dir.path("odd.db");
+    Connection::open(&src)?.execute_batch(
+        "CREATE TABLE notes(rowid TEXT, title TEXT, created_at INTEGER);
+         INSERT INTO notes VALUES ('a', 'one', 1700000000), ('b', 'two', 1700000100);
+         CREATE TABLE salvage_carved(tbl TEXT, c2 INTEGER);
+         INSERT INTO salvage_carved VALUES ('notes', 1700000200);
+         CREATE TABLE far(id INTEGER PRIMARY KEY, created_at INTEGER);
+         INSERT INTO far(created_at) VALUES (1700000000), (1700000500);",
+    )?;
+    let lines = timeline(&src, &dir.path("odd.csv"))?;
+    assert_times_agree(&lines)?;
+    let notes: Vec<&Line> = lines.iter().filter(|l| l["table"] == "notes").collect();
+    assert_eq!(notes.len(), 2, "{lines:?}");
+    assert!(notes
+        .iter()
+        .all(|l| l["rowid"].is_empty() && l["source"] == "live row"));
+    Ok(())
+}

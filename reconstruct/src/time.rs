@@ -150,11 +150,12 @@ pub struct Instant(pub i128);
 const DAY_NANOS: i128 = 86_400 * 1_000_000_000;
 
 impl Instant {
-    /// The instant `nanos` after 1970, within years -9999 to 9999.
+    /// The instant `nanos` after 1970, within the years 0001 to 9999 (what ISO 8601's four
+    /// digits write).
     pub fn from_nanos(nanos: i128) -> Option<Instant> {
-        // About ±10,000 years: every date ISO 8601's four-digit year can write.
-        const LIMIT: i128 = 10_000 * 366 * DAY_NANOS;
-        (nanos.abs() < LIMIT).then_some(Instant(nanos))
+        const FROM: i128 = -62_135_596_800 * 1_000_000_000; // 0001-01-01
+        const TO: i128 = 253_402_300_800 * 1_000_000_000; // 10000-01-01
+        (FROM..TO).contains(&nanos).then_some(Instant(nanos))
     }
 
     fn from_f64_nanos(nanos: f64) -> Option<Instant> {
@@ -209,8 +210,8 @@ pub fn time_like_name(name: &str) -> bool {
 /// catalogue entry describes as a time. `None` when no value is left, when one value fits
 /// no epoch, or when several epochs fit them all (seconds since 1970 and since 2001 overlap
 /// for a wider window, which is why it is narrow). Text is read as `iso_text` only.
-pub fn infer_epoch<'v>(
-    values: impl IntoIterator<Item = &'v Value>,
+pub fn infer_epoch(
+    values: impl IntoIterator<Item = impl std::borrow::Borrow<Value>>,
     text: impl Fn(&[u8]) -> Option<String> + Copy,
 ) -> Option<Epoch> {
     const FROM: i128 = 788_918_400 * 1_000_000_000; // 1995-01-01
@@ -219,6 +220,7 @@ pub fn infer_epoch<'v>(
     let mut left: Vec<Epoch> = Epoch::ALL.to_vec();
     let mut any = false;
     for v in values {
+        let v = v.borrow();
         let zero = matches!(v, Value::Integer(0)) || matches!(v, Value::Real(r) if *r == 0.0);
         if matches!(v, Value::Null) || zero {
             continue;
@@ -434,6 +436,14 @@ mod tests {
         // Past any four-digit year.
         assert_eq!(
             Epoch::WebkitUs.instant(&Value::Integer(i64::MAX), utf8),
+            None
+        );
+        assert_eq!(
+            Epoch::UnixMs.instant(&Value::Integer(300_000_000_000_000), utf8),
+            None
+        );
+        assert_eq!(
+            Epoch::UnixS.instant(&Value::Integer(-62_135_596_801), utf8),
             None
         );
         // Milliseconds read as seconds: far in the future, kept there and flagged.

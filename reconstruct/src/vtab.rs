@@ -155,7 +155,17 @@ pub fn fts3_tokenizer(sql: &str) -> Option<String> {
             }
             let rest = rest.trim_start();
             let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
-            let name = first_word(rest);
+            // As SQLite reads it: a quoted name whole, else the run of identifier
+            // characters (`porter(x)` and `porter-x` name `porter`).
+            let name = match rest.starts_with(['\'', '"', '`', '[']) {
+                true => first_word(rest),
+                false => rest
+                    .chars()
+                    .take_while(|c| {
+                        c.is_ascii_alphanumeric() || *c == '_' || *c == '$' || !c.is_ascii()
+                    })
+                    .collect(),
+            };
             (!name.is_empty()).then_some(name)
         })
 }
@@ -265,6 +275,14 @@ mod tests {
             Some("icu".into())
         );
         assert_eq!(t("CREATE VIRTUAL TABLE m USING fts4(a, tokenizer_x)"), None);
+        assert_eq!(
+            t("CREATE VIRTUAL TABLE m USING fts4(a, tokenize=porter-x)"),
+            Some("porter".into())
+        );
+        assert_eq!(
+            t("CREATE VIRTUAL TABLE m USING fts3(a, tokenize porter(x))"),
+            Some("porter".into())
+        );
         assert_eq!(t("CREATE VIRTUAL TABLE m USING fts4(a, b)"), None);
         assert_eq!(
             t("CREATE VIRTUAL TABLE m USING fts5(a, tokenize=porter)"),

@@ -19,7 +19,7 @@ pub fn run(args: &ProfilesArgs) -> Result<Exit, Error> {
                     "detect": p.detect.tables,
                     "timestamps": p.timestamps,
                     "provenance": p.provenance,
-                    "tables": p.schema.len(),
+                    "statements": p.schema.len(),
                 })
             })
             .collect();

@@ -187,7 +187,7 @@ pub fn application_line(a: &recovery::report::Identified) -> String {
             a.tables_present, a.tables_known
         ),
         recovery::report::IdentifiedBy::Records => format!(
-            "by records that fit its tables, the schema being lost ({} of the {} tables it knows named)",
+            "by records that fit its tables, their schema rows lost ({} of the {} tables it knows present)",
             a.tables_present, a.tables_known
         ),
     };

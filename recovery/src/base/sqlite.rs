@@ -221,9 +221,8 @@ fn schema_sql(conn: &rusqlite::Connection) -> Vec<String> {
 /// `names` this build lacks (an application's own, such as Thunderbird's `mozporter`), so
 /// that its full-text tables are made with their declared SQL; their shadow tables are then
 /// copied as stored, the index the application's tokenizer built. Registering one takes
-/// the two-argument `fts3_tokenizer()`, which SQLite keeps off because it takes a pointer:
-/// it is on only while the stand-ins are registered, and never while a statement of the
-/// file's runs.
+/// the two-argument `fts3_tokenizer()` with the pointer as a bound parameter, the one form
+/// SQLite allows without turning the function on for every statement (the file's too).
 ///
 /// Only on connections to an output: a check of one leaves such a table's full-text check
 /// out ([`stand_in_full_text`]).
@@ -240,17 +239,24 @@ pub fn stand_in_tokenizers(
     if missing.is_empty() {
         return Ok(());
     }
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER as TOKENIZERS;
-    conn.set_db_config(TOKENIZERS, true)?;
-    let made = missing.iter().try_for_each(|name| {
+    // `fts3_tokenizer()` gives and takes a pointer: SQLite allows it, without
+    // SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, only with its arguments bound, as here.
+    // `simple`'s pointer (the module is the process's, whatever the connection) is asked
+    // of a UTF-8 connection of its own: in a UTF-16 database the bound name is translated
+    // into its encoding, and the copy no longer counts as bound.
+    let simple: Vec<u8> = rusqlite::Connection::open_in_memory()?.query_row(
+        "SELECT fts3_tokenizer(?1)",
+        ["simple"],
+        |r| r.get(0),
+    )?;
+    for name in &missing {
         conn.query_row(
-            "SELECT fts3_tokenizer(?1, fts3_tokenizer('simple'))",
-            [name],
+            "SELECT fts3_tokenizer(?1, ?2)",
+            rusqlite::params![name, simple],
             |_| Ok(()),
-        )
-    });
-    conn.set_db_config(TOKENIZERS, false)?;
-    made
+        )?;
+    }
+    Ok(())
 }
 
 /// Whether this build ships the FTS3 tokenizer `name` (`simple`, `porter`, `unicode61`):
@@ -259,7 +265,8 @@ pub fn tokenizer_shipped(name: &str) -> bool {
     static SHIPPED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, bool>>> =
         std::sync::OnceLock::new();
     let cache = SHIPPED.get_or_init(Default::default);
-    let key = name.to_ascii_lowercase();
+    // FTS3 finds a tokenizer by its name as written: `Porter` is not `porter`.
+    let key = name.to_string();
     if let Some(known) = cache.lock().ok().and_then(|c| c.get(&key).copied()) {
         return known;
     }
@@ -369,5 +376,21 @@ mod tests {
             uri(Path::new("/a b/c?d#e%f.db"), "mode=ro"),
             "file:/a%20b/c%3Fd%23e%25f.db?mode=ro"
         );
+    }
+}
+
+#[cfg(test)]
+mod tokenizer_tests {
+    #[test]
+    fn a_stand_in_tokenizer_makes_its_table() {
+        // Registered without turning the two-argument form on for every statement.
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        // In a UTF-16 database too.
+        conn.execute_batch("PRAGMA encoding = 'UTF-16le'").unwrap();
+        super::stand_in_tokenizers(&conn, ["mozporter".to_string()]).unwrap();
+        let forged = conn.query_row("SELECT fts3_tokenizer('x', x'00')", [], |_| Ok(()));
+        assert!(forged.is_err(), "the file's SQL cannot register a pointer");
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts4(a, tokenize=mozporter)")
+            .unwrap();
     }
 }

@@ -104,12 +104,21 @@ impl Timeline {
         let tables: Vec<String> = conn
             .prepare(
                 "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
-                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'salvage\\_%' ESCAPE '\\'
-                 AND name <> 'lost_and_found' ORDER BY rowid",
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (name NOT LIKE 'salvage\\_%' ESCAPE '\\' OR name LIKE 'salvage\\_inferred\\_%' ESCAPE '\\')
+                 AND name NOT LIKE 'lost\\_and\\_found%' ESCAPE '\\' ORDER BY rowid",
             )
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(read)?;
-        let present: Vec<(String, bool)> = tables.iter().map(|t| (t.clone(), true)).collect();
+        let mut present = Vec::new();
+        for t in &tables {
+            present.push(crate::recover::profiles::Present {
+                name: t.clone(),
+                from_schema: true,
+                columns: table_info(&conn, t)
+                    .map_err(Error::db("reading a table's columns"))?
+                    .columns,
+            });
+        }
         let identified = crate::recover::profiles::identify(&present, &[]);
         let profiles = crate::recover::profiles::shipped();
         let mut columns: Vec<TimeColumn> = Vec::new();
@@ -154,9 +163,9 @@ impl Timeline {
                 .iter()
                 .filter(|c| reconstruct::time::time_like_name(c))
             {
-                let values = column_values(&conn, table, column)
+                let inferred = infer_column(&conn, table, column)
                     .map_err(Error::db("reading a column's values"))?;
-                if let Some(epoch) = reconstruct::time::infer_epoch(&values, utf8) {
+                if let Some(epoch) = inferred {
                     columns.push(TimeColumn {
                         table: table.clone(),
                         column: column.clone(),
@@ -283,7 +292,7 @@ enum Source {
     Carved { page: i64, offset: i64 },
     /// A version of a row in a log (`salvage_history`).
     Logged {
-        version: i64,
+        version: Option<i64>,
         commit: Option<i64>,
         op: String,
     },
@@ -300,10 +309,17 @@ impl std::fmt::Display for Source {
                 version,
                 commit,
                 op,
-            } => match commit {
-                Some(c) => write!(f, "log version {version} (commit {c}, {op})"),
-                None => write!(f, "log version {version} ({op})"),
-            },
+            } => {
+                // An older generation's row (a log beside the database) has no version.
+                match version {
+                    Some(v) => write!(f, "log version {v}")?,
+                    None => write!(f, "log version of an older generation")?,
+                }
+                match commit {
+                    Some(c) => write!(f, " (commit {c}, {op})"),
+                    None => write!(f, " ({op})"),
+                }
+            }
         }
     }
 }
@@ -377,11 +393,15 @@ fn shown(v: &Value) -> String {
     }
 }
 
-/// Every value of a column (for [`reconstruct::time::infer_epoch`]).
-fn column_values(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<Vec<Value>> {
-    conn.prepare(&format!("SELECT {} FROM {}", quote(column), quote(table)))?
-        .query_map([], |r| r.get_ref(0).map(crate::base::sqlite::value_of))?
-        .collect()
+/// The one epoch every value of a column is a time in ([`reconstruct::time::infer_epoch`]),
+/// read row by row: the first value that is no time ends it.
+fn infer_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<Option<Epoch>> {
+    let mut stmt = conn.prepare(&format!("SELECT {} FROM {}", quote(column), quote(table)))?;
+    let values = stmt.query_map([], |r| r.get_ref(0).map(crate::base::sqlite::value_of))?;
+    Ok(reconstruct::time::infer_epoch(
+        values.map_while(Result::ok),
+        utf8,
+    ))
 }
 
 /// A few short text values of a row, to tell its event apart (`title: …`).
@@ -445,7 +465,7 @@ fn live_events(
             continue;
         }
         let event = Event {
-            rowid: r.get(0).map_err(read)?,
+            rowid: integer(r.get_ref(0).map_err(read)?),
             context: context_of(&info.columns, &values, &column.column),
             value,
             source: Source::Live,
@@ -518,11 +538,12 @@ fn registry_events(
     if !has_column(conn, registry, &c)? {
         return Ok(true);
     }
-    let mut stmt = conn
-        .prepare(&format!(
-            "SELECT rowid, {c}, {extra} FROM {registry} WHERE tbl = ?1 COLLATE NOCASE ORDER BY {order}"
-        ))
-        .map_err(read)?;
+    // A table of that name but of another shape is not salvage's registry: no events.
+    let Ok(mut stmt) = conn.prepare(&format!(
+        "SELECT rowid, {c}, {extra} FROM {registry} WHERE tbl = ?1 COLLATE NOCASE ORDER BY {order}"
+    )) else {
+        return Ok(true);
+    };
     let mut rows = stmt.query([&column.table]).map_err(read)?;
     while let Some(r) = rows.next().map_err(read)? {
         let value = crate::base::sqlite::value_of(r.get_ref(1).map_err(read)?);
@@ -530,7 +551,7 @@ fn registry_events(
             continue;
         }
         let event = Event {
-            rowid: r.get(0).map_err(read)?,
+            rowid: integer(r.get_ref(0).map_err(read)?),
             value,
             context: Vec::new(),
             source: source(r).map_err(read)?,
@@ -540,6 +561,14 @@ fn registry_events(
         }
     }
     Ok(true)
+}
+
+/// A rowid as read: a table may declare a column named `rowid` holding anything.
+fn integer(v: rusqlite::types::ValueRef<'_>) -> Option<i64> {
+    match v {
+        rusqlite::types::ValueRef::Integer(i) => Some(i),
+        _ => None,
+    }
 }
 
 /// Whether `table` has the column `column`.

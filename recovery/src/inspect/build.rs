@@ -194,12 +194,25 @@ pub fn build(
 /// The applications the schema's tables identify; when the schema holds no table (page 1
 /// lost), those whose tables the orphan pages' records fit, as `recover` would name them.
 fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identified> {
-    let mut tables: Vec<(String, bool)> = survey
+    use crate::recover::profiles::Present;
+    // A table's columns as SQLite parses its statement in a scratch database (never the
+    // evidence).
+    let mut tables: Vec<Present> = survey
         .schema
         .rows
         .iter()
         .filter(|r| r.kind == pager::SchemaKind::Table)
-        .map(|r| (r.name.clone(), true))
+        .map(|r| Present {
+            name: r.name.clone(),
+            from_schema: true,
+            columns: r
+                .sql
+                .as_deref()
+                .filter(|sql| !reconstruct::is_virtual(Some(sql)))
+                .and_then(|sql| crate::base::output::scratch_shape(sql).ok())
+                .map(|(shape, _)| shape.columns.into_iter().map(|c| c.name).collect())
+                .unwrap_or_default(),
+        })
         .collect();
     let mut named_by = Vec::new();
     if tables.is_empty() && survey.page_map.orphans().next().is_some() {
@@ -215,7 +228,11 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
                 &profiles,
             );
             for (_, k) in named {
-                tables.push((k.shape.name.clone(), false));
+                tables.push(Present {
+                    name: k.shape.name.clone(),
+                    from_schema: false,
+                    columns: Vec::new(),
+                });
                 if let Some(p) = k.origin.strip_prefix("profile ") {
                     named_by.push(p.to_string());
                 }

@@ -404,30 +404,61 @@ pub fn shipped() -> Vec<Profile> {
         .collect()
 }
 
+/// A table of a database, as identification reads it.
+#[derive(Clone, Debug, Default)]
+pub struct Present {
+    /// Its name.
+    pub name: String,
+    /// Whether the schema names it (else it was named from its records).
+    pub from_schema: bool,
+    /// Its columns, when known.
+    pub columns: Vec<String>,
+}
+
 /// The applications whose databases these tables are, by every shipped profile: each one
-/// whose detect tables all exist (by name, without case), and each one named in
-/// `named_by` (its known tables named tables from their records, their schema rows lost).
-/// `tables` gives each table's name and whether the schema names it. In profile order.
-pub fn identify(tables: &[(String, bool)], named_by: &[String]) -> Vec<crate::report::Identified> {
+/// whose detect tables all exist (by name, without case) with the columns of a version the
+/// profile knows (four in five of them, two at least, where the table's columns are
+/// known: a `history` table is not every application's that has one), and each one named
+/// in `named_by` (its known tables named tables from their records, their schema rows
+/// lost). In profile order.
+pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::Identified> {
     use crate::report::{Identified, IdentifiedBy};
-    let find = |t: &str| tables.iter().find(|(n, _)| n.eq_ignore_ascii_case(t));
+    let find = |t: &str| tables.iter().find(|x| x.name.eq_ignore_ascii_case(t));
     shipped()
         .into_iter()
         .filter_map(|p| {
+            let known_tables = p.known_tables().unwrap_or_default();
+            // Four in five of a known version's columns, two at least, are the table's.
+            let fits = |t: &Present| {
+                t.columns.is_empty()
+                    || known_tables
+                        .iter()
+                        .filter(|k| k.shape.name.eq_ignore_ascii_case(&t.name))
+                        .any(|k| {
+                            let shared = k
+                                .shape
+                                .columns
+                                .iter()
+                                .filter(|c| {
+                                    t.columns.iter().any(|x| x.eq_ignore_ascii_case(&c.name))
+                                })
+                                .count();
+                            shared >= 2.min(k.shape.columns.len())
+                                && shared * 5 >= k.shape.columns.len() * 4
+                        })
+            };
             let by_schema = p
                 .detect
                 .tables
                 .iter()
-                .all(|t| find(t).is_some_and(|(_, s)| *s));
+                .all(|t| find(t).is_some_and(|x| x.from_schema && fits(x)));
             let by = match (by_schema, named_by.contains(&p.name)) {
                 (true, _) => IdentifiedBy::Schema,
                 (false, true) => IdentifiedBy::Records,
                 (false, false) => return None,
             };
-            let mut known: Vec<String> = p
-                .known_tables()
-                .unwrap_or_default()
-                .into_iter()
+            let mut known: Vec<String> = known_tables
+                .iter()
                 .map(|k| k.shape.name.to_ascii_lowercase())
                 .collect();
             known.sort();
@@ -471,6 +502,16 @@ pub fn name_from_records(
             fixed.insert(i, String::from("\0schema"));
         }
     }
+    // `sqlite_sequence` keeps a row (name, largest rowid) for each AUTOINCREMENT table: on a
+    // leaf no tree reaches, its rows name the application's tables. It is never one of the
+    // application's tables itself.
+    let mut sequence: Vec<String> = Vec::new();
+    for (i, sample) in samples.iter().enumerate() {
+        if let Some(names) = sequence_rows(sample, enc) {
+            fixed.insert(i, String::from("\0sqlite_sequence"));
+            sequence.extend(names);
+        }
+    }
     let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
         reconstruct::match_sampled(&samples, inferred, known, fixed, taken, least)
             .into_iter()
@@ -490,9 +531,9 @@ pub fn name_from_records(
     // Every profile's tables compete: a name is given where the records single it out
     // among them all. Then only the profiles those names detect compete again, so that a
     // table of a generic shape is named once its application is known by another.
-    // An application whose tables, matched among its own alone, account for every
-    // inferred table of the database, each record as wide as its table, is detected by
-    // that joint fit, where no other application's tables do the same: a store of a few
+    // An application whose tables (three or more), matched among its own alone, account
+    // for every inferred table of the database, each record as wide as its table, is
+    // detected by that joint fit, where no other application's tables do the same: a store of a few
     // tables of common shapes (an agent's sessions and messages) fits other applications'
     // tables one by one, but not all of them at once.
     let explained: Vec<usize> = samples
@@ -511,7 +552,7 @@ pub fn name_from_records(
                         .get(m.inferred)
                         .is_some_and(|s| s.iter().all(|r| r.len() == k.shape.columns.len()))
             };
-            own.len() >= 2
+            own.len() >= 3
                 && own.iter().all(whole)
                 && own.iter().any(|(_, k)| {
                     p.detect
@@ -526,6 +567,22 @@ pub fn name_from_records(
         .map(|(p, _)| p.name.as_str())
         .collect();
     let jointly: Option<String> = match jointly.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => None,
+    };
+    // The one application that has a table of every name `sqlite_sequence` lists (two or
+    // more) is detected by them.
+    let named: Vec<&str> = parsed
+        .iter()
+        .filter(|(_, known)| {
+            sequence.len() >= 2
+                && sequence
+                    .iter()
+                    .all(|n| known.iter().any(|k| k.shape.name.eq_ignore_ascii_case(n)))
+        })
+        .map(|(p, _)| p.name.as_str())
+        .collect();
+    let by_sequence: Option<String> = match named.as_slice() {
         [one] => Some(one.to_string()),
         _ => None,
     };
@@ -545,7 +602,9 @@ pub fn name_from_records(
                 .filter(|(_, k)| k.origin == origin)
                 .cloned()
                 .collect();
-            jointly.as_deref() == Some(p.name.as_str()) || detected(p, &own, schema)
+            jointly.as_deref() == Some(p.name.as_str())
+                || by_sequence.as_deref() == Some(p.name.as_str())
+                || detected(p, &own, schema)
         });
         if live.len() == before {
             return matches;
@@ -557,6 +616,28 @@ pub fn name_from_records(
 /// Columns (besides the rowid) of a known table whose fitting records alone identify its
 /// application (see `known_tables`).
 const STRONG_COLUMNS: usize = 8;
+
+/// The table names of records that are all `sqlite_sequence` rows: two values, a name (an
+/// identifier) and an integer, each name once; `None` otherwise.
+fn sequence_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> Option<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for r in sample {
+        let [pager::Value::Text(name), pager::Value::Integer(_)] = r.as_slice() else {
+            return None;
+        };
+        let name = enc.decode(name)?;
+        let identifier = !name.is_empty()
+            && name.len() <= 128
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        if !identifier || names.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
+            return None;
+        }
+        names.push(name);
+    }
+    (!names.is_empty()).then_some(names)
+}
 
 /// Whether nine sampled records in ten are `sqlite_schema` rows: five values, the first
 /// `table`, `index`, `view` or `trigger`, the last a CREATE statement or NULL.
@@ -583,11 +664,13 @@ fn schema_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> bool {
 }
 
 /// Whether a profile's own matches (and the schema's names) detect its application:
-/// every table it is detected by exists; or one of them was named from records with many
-/// columns ([`STRONG_COLUMNS`]), or with three or more that no table of another name fits
-/// at all; or one of them was, beside another of its tables. A
-/// table of a generic shape (a key and a value, as every Chromium store's `meta`) is thus
-/// named only once its application is known by another.
+/// every table it is detected by is in the schema; or one of them was named from records
+/// of eight columns or more ([`STRONG_COLUMNS`]); or, where it is detected by two tables
+/// or more, one of them was named from records of three columns or more that no table of
+/// another name fits at all, beside another of its tables. Shapes alone (a table of five
+/// common columns fitting one profile's) never detect an application: a table of a
+/// generic shape (a key and a value, as every Chromium store's `meta`) is named only once
+/// its application is known by another.
 fn detected(
     p: &crate::recover::profiles::Profile,
     own: &[(reconstruct::KnownMatch, reconstruct::KnownTable)],
@@ -599,22 +682,23 @@ fn detected(
             .iter()
             .any(|t| k.shape.name.eq_ignore_ascii_case(t))
     };
-    let every = p.detect.tables.iter().all(|t| {
-        schema.contains(&t.to_ascii_lowercase())
-            || own
-                .iter()
-                .any(|(_, k)| k.shape.name.eq_ignore_ascii_case(t))
-    });
-    let distinctive = own.iter().any(|(m, k)| {
-        let alias = usize::from(k.shape.rowid_alias().is_some());
-        let columns = k.shape.columns.len() - alias;
-        is_detect(k)
-            && m.sampled >= 3
-            && m.fitting == m.sampled
-            && (columns >= STRONG_COLUMNS || (columns >= 3 && m.runner_up.is_none()))
-    });
-    let beside = own.len() >= 2 && own.iter().any(|(_, k)| is_detect(k));
-    !own.is_empty() && (every || distinctive || beside)
+    let in_schema = p
+        .detect
+        .tables
+        .iter()
+        .all(|t| schema.contains(&t.to_ascii_lowercase()));
+    let whole = |m: &reconstruct::KnownMatch| m.sampled >= 3 && m.fitting == m.sampled;
+    let columns = |k: &reconstruct::KnownTable| {
+        k.shape.columns.len() - usize::from(k.shape.rowid_alias().is_some())
+    };
+    let strong = own
+        .iter()
+        .any(|(m, k)| is_detect(k) && whole(m) && columns(k) >= STRONG_COLUMNS);
+    let unique = own
+        .iter()
+        .any(|(m, k)| is_detect(k) && whole(m) && columns(k) >= 3 && m.runner_up.is_none());
+    let several = p.detect.tables.len() >= 2;
+    !own.is_empty() && (in_schema || strong || (several && unique && own.len() >= 2))
 }
 
 /// Which profiles a run uses, as the request names them.

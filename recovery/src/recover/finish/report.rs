@@ -366,10 +366,18 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
 /// The applications the tables identify: the schema's, and the profiles that named tables
 /// from their records (an inferred table keeps `salvage_inferred_N` when nothing named it).
 fn applications(tables: &Tables) -> Vec<crate::report::Identified> {
-    let present: Vec<(String, bool)> = tables
+    let present: Vec<crate::recover::profiles::Present> = tables
         .iter()
         .filter(|t| t.status != TableStatus::Missing)
-        .map(|t| (t.name.clone(), t.status != TableStatus::Inferred))
+        .map(|t| crate::recover::profiles::Present {
+            name: t.name.clone(),
+            from_schema: t.status != TableStatus::Inferred,
+            columns: t
+                .shape
+                .as_ref()
+                .map(|s| s.columns.iter().map(|c| c.name.clone()).collect())
+                .unwrap_or_default(),
+        })
         .collect();
     let named_by: Vec<String> = tables
         .iter()
@@ -401,7 +409,7 @@ fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
     // So is a tokenizer: the application's index is copied as it was.
     for (table, name) in &p.ledger.tokenizer_stand_ins {
         warnings.push(format!(
-            "full-text table `{table}` names the tokenizer `{name}`, which this build lacks: it was made with its declared SQL over a stand-in (a copy of `simple`), and its shadow tables were copied as stored, the application's own index; queries split their words as `simple` does (register the application's tokenizer to query it as the application does)"
+            "full-text table `{table}` names the tokenizer `{name}`, which this build lacks: it was made with its declared SQL over a stand-in (a copy of `simple`), and its shadow tables were copied as stored, the index as the file holds it, unchecked (SQLite's check of it needs the application's tokenizer: a damaged index is copied as it is); queries split their words as `simple` does (register the application's tokenizer to query it as the application does)"
         ));
     }
     // A collation this build lacks is a note on the schema, not loss: every row is there.

@@ -32,7 +32,7 @@ impl Refill<'_, '_> {
             let outcome = match vtab::classify(&sql) {
                 _ if self.ledger.tokenizer_stand_ins.contains_key(&name) => {
                     let tokenizer = self.ledger.tokenizer_stand_ins.get(&name).cloned().unwrap_or_default();
-                    Some((ObjectStatus::Created, format!("made over a stand-in for its tokenizer `{tokenizer}`, which this build lacks; its shadow tables copied as stored (the application's own index)")))
+                    Some((ObjectStatus::Created, format!("made over a stand-in for its tokenizer `{tokenizer}`, which this build lacks; its shadow tables copied as stored (the index as the file holds it, unchecked: its check needs the application's tokenizer)")))
                 }
                 None => {
                     let refilled = self.rtree(&name, &sql)?;

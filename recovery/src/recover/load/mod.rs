@@ -355,31 +355,35 @@ impl RowSources<'_, '_, '_> {
         if shadow {
             defensive(false).map_err(&dberr)?;
         }
-        out.conn.execute_batch("BEGIN").map_err(&dberr)?;
-        let writer = TableWriter::new(&shape);
-        let mut sink = Sink {
-            out,
-            enc: self.evidence.encoding(),
-            lost: lost_and_found,
-            ledger,
-            taken: self.taken,
-        };
-        for event in rows {
-            match event {
-                RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
-                RowEvent::Row(mut row) => {
-                    self.reader
-                        .row(row.raw.location.page, row.raw.payload.len() as u64);
-                    self.contested.mark(db, &mut row);
-                    sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
+        let write = || -> Result<(), Error> {
+            out.conn.execute_batch("BEGIN").map_err(&dberr)?;
+            let writer = TableWriter::new(&shape);
+            let mut sink = Sink {
+                out,
+                enc: self.evidence.encoding(),
+                lost: lost_and_found,
+                ledger,
+                taken: self.taken,
+            };
+            for event in rows {
+                match event {
+                    RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
+                    RowEvent::Row(mut row) => {
+                        self.reader
+                            .row(row.raw.location.page, row.raw.payload.len() as u64);
+                        self.contested.mark(db, &mut row);
+                        sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
+                    }
                 }
             }
-        }
-        out.conn.execute_batch("COMMIT").map_err(&dberr)?;
+            out.conn.execute_batch("COMMIT").map_err(&dberr)
+        };
+        let written = write();
+        // On again whatever happened: no later statement writes with it off.
         if shadow {
             defensive(true).map_err(&dberr)?;
         }
-        Ok(())
+        written
     }
 }
 
