@@ -19,17 +19,10 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
         ));
     }
     let export = Export::open(&args.db, args.collection.as_deref())?;
-    let summary = match &file {
-        Some(f) => {
-            let mut sink = f.create()?;
-            let summary = export.write_to(&mut sink)?;
-            drop(sink);
-            f.commit()?;
-            eprintln!("salvage export: written to `{}`", crate::shown(&f.path));
-            summary
-        }
-        None => export.write_to(&mut std::io::stdout().lock())?,
-    };
+    let summary = write(file.as_ref(), |sink| export.write_to(sink))?;
+    if let Some(f) = &file {
+        eprintln!("salvage export: written to `{}`", crate::shown(&f.path));
+    }
     if summary.closed {
         return Ok(Exit::Clean);
     }
@@ -61,21 +54,13 @@ fn csv(args: &ExportArgs, file: Option<&OutputFile>) -> Result<Exit, Error> {
         ));
     };
     let export = recovery::export::csv::CsvExport::open(&args.db, table)?;
-    match file {
-        Some(f) => {
-            let mut sink = f.create()?;
-            let summary = export.write_to(&mut sink)?;
-            drop(sink);
-            f.commit()?;
-            eprintln!(
-                "salvage export: {} rows written to `{}`",
-                summary.rows,
-                crate::shown(&f.path)
-            );
-        }
-        None => {
-            export.write_to(&mut std::io::stdout().lock())?;
-        }
+    let summary = write(file, |sink| export.write_to(sink))?;
+    if let Some(f) = file {
+        eprintln!(
+            "salvage export: {} rows written to `{}`",
+            summary.rows,
+            crate::shown(&f.path)
+        );
     }
     Ok(Exit::Clean)
 }
@@ -84,17 +69,10 @@ fn csv(args: &ExportArgs, file: Option<&OutputFile>) -> Result<Exit, Error> {
 pub fn timeline(args: &crate::cli::TimelineArgs) -> Result<Exit, Error> {
     let file = args.output.as_deref().map(OutputFile::check).transpose()?;
     let timeline = recovery::export::timeline::Timeline::open(&args.db)?;
-    let summary = match &file {
-        Some(f) => {
-            let mut sink = f.create()?;
-            let summary = timeline.write_to(&mut sink)?;
-            drop(sink);
-            f.commit()?;
-            eprintln!("salvage timeline: written to `{}`", crate::shown(&f.path));
-            summary
-        }
-        None => timeline.write_to(&mut std::io::stdout().lock())?,
-    };
+    let summary = write(file.as_ref(), |sink| timeline.write_to(sink))?;
+    if let Some(f) = &file {
+        eprintln!("salvage timeline: written to `{}`", crate::shown(&f.path));
+    }
     if summary.closed {
         return Ok(Exit::Clean);
     }
@@ -119,6 +97,23 @@ pub fn timeline(args: &crate::cli::TimelineArgs) -> Result<Exit, Error> {
         summary.unreadable
     );
     Ok(Exit::Clean)
+}
+
+/// Runs `lines` into `-o FILE` (written as FILE.incomplete, then committed) or stdout.
+fn write<T>(
+    file: Option<&OutputFile>,
+    lines: impl FnOnce(&mut dyn std::io::Write) -> Result<T, recovery::Error>,
+) -> Result<T, Error> {
+    match file {
+        Some(f) => {
+            let mut sink = f.create()?;
+            let summary = lines(&mut sink)?;
+            drop(sink);
+            f.commit()?;
+            Ok(summary)
+        }
+        None => Ok(lines(&mut std::io::stdout().lock())?),
+    }
 }
 
 fn refused(what: String, hint: &str) -> Error {
