@@ -339,3 +339,25 @@ fn a_table_name_alone_identifies_no_application() -> TestResult {
     assert_eq!(found, ["qutebrowser-history"]);
     Ok(())
 }
+
+/// Android's account store is tables of common shapes (an id and a few texts), which fit
+/// other applications' tables as well: their shapes alone detect nothing. Its
+/// `sqlite_sequence`, on a leaf of its own, lists its AUTOINCREMENT tables by name, and
+/// names the application.
+#[test]
+fn sqlite_sequence_names_an_application_its_shapes_do_not() -> TestResult {
+    let dir = Scratch::new("catalogue-sequence");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "android-accounts-ce")
+        .ok_or("android-accounts-ce")?;
+    let o = zero_page_one(&dir, &entry, 0)?;
+    assert!(
+        o.identified && o.wrong.is_empty(),
+        "{:?} {:?}",
+        o.short,
+        o.wrong
+    );
+    assert!(o.named >= 300, "{} of {} rows named", o.named, o.rows);
+    Ok(())
+}
