@@ -109,21 +109,24 @@ impl Timeline {
             )
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(read)?;
-        let mut present = Vec::new();
-        for t in &tables {
-            present.push(crate::recover::profiles::Present {
+        let infos: Vec<TableInfo> = tables
+            .iter()
+            .map(|t| table_info(&conn, t))
+            .collect::<Result<_, _>>()
+            .map_err(Error::db("reading a table's columns"))?;
+        let present: Vec<crate::recover::profiles::Present> = tables
+            .iter()
+            .zip(&infos)
+            .map(|(t, info)| crate::recover::profiles::Present {
                 name: t.clone(),
                 from_schema: true,
-                columns: table_info(&conn, t)
-                    .map_err(Error::db("reading a table's columns"))?
-                    .columns,
-            });
-        }
+                columns: info.columns.clone(),
+            })
+            .collect();
         let identified = crate::recover::profiles::identify(&present, &[]);
-        let profiles = crate::recover::profiles::shipped();
+        let profiles = crate::recover::profiles::shipped_parsed();
         let mut columns: Vec<TimeColumn> = Vec::new();
-        for table in &tables {
-            let info = table_info(&conn, table).map_err(Error::db("reading a table's columns"))?;
+        for (table, info) in tables.iter().zip(&infos) {
             let find = |c: &str| info.columns.iter().find(|x| x.eq_ignore_ascii_case(c));
             // The catalogue's, for every application the schema identifies.
             for id in &identified {

@@ -29,7 +29,7 @@ fn shipped_files() -> impl Iterator<Item = &'static (&'static str, &'static str)
 }
 
 /// A profile as written in its file.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// The profile's name, as `--profile` and the report (`placeholders.profiles`, "profile
@@ -105,7 +105,7 @@ pub struct TimestampColumn {
 }
 
 /// A full-text table's copy of another table's columns.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileTextCopy {
     /// The full-text table holding the copy; the entry applies only where it exists.
@@ -122,7 +122,7 @@ pub struct ProfileTextCopy {
 }
 
 /// When a profile applies: every table it names exists.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Detect {
     /// Tables that must all exist (names compared without case) for `--profile auto` to
@@ -133,7 +133,7 @@ pub struct Detect {
 
 /// A relationship between a child table and its parent table, as a foreign key would
 /// declare it.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileRelationship {
     /// The child table.
@@ -150,7 +150,7 @@ pub struct ProfileRelationship {
 }
 
 /// One fill rule: exactly one of the fields.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FillRule {
     /// `{"value": V}`: the literal V, a string, integer, real, boolean (1 or 0) or
@@ -396,12 +396,21 @@ impl Profile {
     }
 }
 
-/// The shipped profiles, parsed. A shipped profile that does not parse is a bug caught by
-/// the tests.
+/// The shipped profiles, parsed once per process (the catalogue is some 650 KB of JSON,
+/// which every run's profiles, report and identification read). A shipped profile that
+/// does not parse is a bug caught by the tests.
+pub fn shipped_parsed() -> &'static [Profile] {
+    static PARSED: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        shipped_files()
+            .filter_map(|(_, text)| Profile::parse(text).ok())
+            .collect()
+    })
+}
+
+/// The shipped profiles, as a run owns them.
 pub fn shipped() -> Vec<Profile> {
-    shipped_files()
-        .filter_map(|(_, text)| Profile::parse(text).ok())
-        .collect()
+    shipped_parsed().to_vec()
 }
 
 /// A table of a database, as identification reads it.
@@ -424,9 +433,20 @@ pub struct Present {
 pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::Identified> {
     use crate::report::{Identified, IdentifiedBy};
     let find = |t: &str| tables.iter().find(|x| x.name.eq_ignore_ascii_case(t));
-    shipped()
-        .into_iter()
+    shipped_parsed()
+        .iter()
         .filter_map(|p| {
+            // By name first: only a profile whose detect tables are all there, or which
+            // named tables, has its statements parsed (by SQLite, once per process).
+            let named = named_by.contains(&p.name);
+            let by_name = p
+                .detect
+                .tables
+                .iter()
+                .all(|t| find(t).is_some_and(|x| x.from_schema));
+            if !named && !by_name {
+                return None;
+            }
             let known_tables = p.known_tables().unwrap_or_default();
             // Four in five of a known version's columns, two at least, are the table's.
             let fits = |t: &Present| {
@@ -452,7 +472,7 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
                 .tables
                 .iter()
                 .all(|t| find(t).is_some_and(|x| x.from_schema && fits(x)));
-            let by = match (by_schema, named_by.contains(&p.name)) {
+            let by = match (by_schema, named) {
                 (true, _) => IdentifiedBy::Schema,
                 (false, true) => IdentifiedBy::Records,
                 (false, false) => return None,
@@ -474,7 +494,7 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
                 tables_present: known.iter().filter(|k| find(k).is_some()).count(),
                 tables_known: known.len(),
                 versions: p.provenance.iter().map(|v| v.version.clone()).collect(),
-                profile: p.name,
+                profile: p.name.clone(),
             })
         })
         .collect()
