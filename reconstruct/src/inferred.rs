@@ -60,6 +60,8 @@ pub struct KnownFit {
     pub columns: usize,
     /// The next best known table of another name, and how many records fit it.
     pub runner_up: Option<(String, u32)>,
+    /// Orphan index trees traced to the table, keyed as the known table's indexes are.
+    pub indexes: u32,
 }
 
 impl std::fmt::Display for InferredReason {
@@ -96,6 +98,13 @@ impl std::fmt::Display for InferredReason {
             )?;
             if let Some((name, fitting)) = &k.runner_up {
                 write!(f, " (next best `{name}`: {fitting})")?;
+            }
+            if k.indexes > 0 {
+                write!(
+                    f,
+                    ", and {} orphan index trees key its rows as its indexes do",
+                    k.indexes
+                )?;
             }
         }
         Ok(())
@@ -144,6 +153,8 @@ pub fn make_inferred(
             sampled: m.sampled,
             fitting: m.fitting,
             runner_up: m.runner_up.clone(),
+            indexes: m.indexes,
+            keyed_exactly: m.keyed_exactly,
         });
     }
     let confidence = match (naming.is_some(), known.is_some()) {
@@ -163,6 +174,7 @@ pub fn make_inferred(
             sampled: m.sampled,
             columns: k.shape.columns.len(),
             runner_up: m.runner_up.clone(),
+            indexes: m.indexes,
         }),
     };
     InferredMade {

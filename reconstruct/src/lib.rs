@@ -71,7 +71,7 @@ pub use loss::{
     Verdict, N,
 };
 pub use naming::{
-    index_columns, match_known, match_sampled, name_inferred, sample_inferred, KnownMatch,
+    index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, KnownMatch,
     KnownTable, Naming, OrphanIndex,
 };
 pub use pager;

@@ -181,6 +181,9 @@ pub struct KnownTable {
     pub shape: TableShape,
     /// The indexes the application makes on it: name and CREATE INDEX statement.
     pub indexes: Vec<(String, String)>,
+    /// Each of its indexes (those its constraints make too): the record positions of the
+    /// columns it keys on, in key order; `None` for one keyed on an expression.
+    pub keys: Vec<Option<Vec<usize>>>,
 }
 
 /// An inferred table whose records fit a known table.
@@ -196,49 +199,53 @@ pub struct KnownMatch {
     pub fitting: u32,
     /// The next best known table of another name and how many sampled records fit it.
     pub runner_up: Option<(String, u32)>,
+    /// Orphan index trees traced to the inferred table ([`keyed_positions`]), every one
+    /// keyed as an index of the known table is.
+    pub indexes: u32,
+    /// Those trees are the known table's indexes, every one (its indexes on expressions
+    /// aside); a runner-up whose indexes they are not wholly is outranked by that alone.
+    pub keyed_exactly: bool,
+    /// The runner-up is outranked by the index trees: they are all this table's indexes
+    /// and not all the runner-up's.
+    pub outranked_by_indexes: bool,
 }
 
 /// Records sampled from each inferred table to match it against known tables.
 const KNOWN_SAMPLE: usize = 256;
 
-/// Matches inferred tables against the tables an application is known to create. A known
-/// table fits when nine sampled records in ten fit its columns (`TableShape::fit`: the
-/// rowid alias stored as NULL, NOT NULL columns holding a value, values their affinity
-/// admits, a short record only where ALTER TABLE ADD COLUMN could have made it) and nine
-/// values in ten that are not NULL have the storage class its declared types call for
-/// (see [`typed_as_declared`]; a table's records are evidence of its types); of its
-/// versions (known tables of one name), the best fitting one stands for the name. A known
-/// table of fewer than two columns besides its INTEGER PRIMARY KEY is never matched (its
-/// records are next to no evidence: a full-text table's content shadow table fits any
-/// such (key, text) table). An
-/// inferred table takes a name only when it fits clearly better than any other name (by a
-/// point of `fit`'s score per record). `fixed` gives inferred tables already named (by an
-/// index): those only take a known version of that name. `taken` names tables that exist;
-/// they are never given again, and each name goes to one inferred table, the one whose
-/// records fit it best.
-pub fn match_known(
-    db: &Database<'_>,
-    inferred: &[InferredTable],
-    known: &[KnownTable],
-    fixed: &BTreeMap<usize, String>,
-    taken: &dyn Fn(&str) -> bool,
-) -> Vec<KnownMatch> {
-    let samples = sample_inferred(db, inferred);
-    match_sampled(&samples, inferred, known, fixed, taken, 2)
-}
-
-/// The records [`match_known`] samples from each inferred table (in `inferred`'s order),
-/// read once for as many matches as a caller runs.
+/// Records sampled from each inferred table ([`match_sampled`] matches them against
+/// known tables), read once for as many matches as a caller runs.
 pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec<Vec<Value>>> {
     inferred.iter().map(|t| sample_records(db, t)).collect()
 }
 
-/// [`match_known`] over records sampled already ([`sample_inferred`]), matching known
-/// tables of at least `least_columns` columns besides their INTEGER PRIMARY KEY
-/// ([`match_known`] takes 2: fewer is next to no evidence, unless the known tables are
-/// those of an application the database is known to be, as the caller decides).
+/// Matches inferred tables against the tables an application is known to create, from
+/// records sampled already ([`sample_inferred`]) and the index trees traced to them
+/// ([`keyed_positions`], in `inferred`'s order; none where empty).
+///
+/// A known table fits when nine sampled records in ten fit its columns (`TableShape::fit`:
+/// the rowid alias stored as NULL, NOT NULL columns holding a value, values their affinity
+/// admits, a short record only where ALTER TABLE ADD COLUMN could have made it) and nine
+/// values in ten that are not NULL have the storage class its declared types call for
+/// (see [`typed_as_declared`]; a table's records are evidence of its types), and every
+/// index tree traced to the inferred table keys columns as one of its indexes does (an
+/// index the known table lacks rules it out). Of its versions (known tables of one name),
+/// the best fitting one stands for the name: the one whose indexes the trees are, then by
+/// score. Known tables of fewer than `least_columns` columns besides their INTEGER
+/// PRIMARY KEY (and never fewer than one) are not matched: a record of one value is next
+/// to no evidence of its table (a full-text table's content shadow table fits any such
+/// (key, text) table), unless the known tables are those of an application the database
+/// is known to be, as the caller decides.
+///
+/// An inferred table takes a name only when it fits clearly better than any other name:
+/// the index trees are all that name's indexes and not the other's, or it fits by a
+/// point of `fit`'s score per record more. `fixed` gives inferred tables already named (by
+/// an index): those only take a known version of that name. `taken` names tables that
+/// exist; they are never given again, and each name goes to one inferred table, the one
+/// whose records fit it best.
 pub fn match_sampled(
     samples: &[Vec<Vec<Value>>],
+    keyed: &[Vec<Vec<usize>>],
     inferred: &[InferredTable],
     known: &[KnownTable],
     fixed: &BTreeMap<usize, String>,
@@ -267,8 +274,10 @@ pub fn match_sampled(
         if sampled == 0 {
             continue;
         }
-        // Per name: its best version as (known index, fitting records, total score).
-        let mut by_name: BTreeMap<String, (usize, u32, u64)> = BTreeMap::new();
+        let trees: &[Vec<usize>] = keyed.get(t).map_or(&[], Vec::as_slice);
+        // Per name: its best version as (known index, index rank, fitting records, total
+        // score).
+        let mut by_name: BTreeMap<String, (usize, u8, u32, u64)> = BTreeMap::new();
         for (k, table) in &candidates {
             let name = table.shape.name.to_ascii_lowercase();
             if fixed
@@ -280,6 +289,9 @@ pub fn match_sampled(
             if !fixed.contains_key(&t) && taken(&name) {
                 continue;
             }
+            let Some(rank) = index_rank(trees, &table.keys) else {
+                continue;
+            };
             let (mut fitting, mut score, mut typed, mut values) = (0u32, 0u64, 0u64, 0u64);
             for record in sample {
                 if let Some(s) = table.shape.fit(record) {
@@ -295,19 +307,28 @@ pub fn match_sampled(
             }
             let better = by_name
                 .get(&name)
-                .is_none_or(|(_, f, s)| (fitting, score) > (*f, *s));
+                .is_none_or(|(_, r, f, s)| (rank, fitting, score) > (*r, *f, *s));
             if better {
-                by_name.insert(name, (*k, fitting, score));
+                by_name.insert(name, (*k, rank, fitting, score));
             }
         }
-        let mut ranked: Vec<(usize, u32, u64)> = by_name.into_values().collect();
-        ranked.sort_by_key(|(k, f, s)| (std::cmp::Reverse(*s), std::cmp::Reverse(*f), *k));
-        let Some(&(k, fitting, score)) = ranked.first() else {
+        let mut ranked: Vec<(usize, u8, u32, u64)> = by_name.into_values().collect();
+        ranked.sort_by_key(|(k, r, f, s)| {
+            (
+                std::cmp::Reverse(*r),
+                std::cmp::Reverse(*s),
+                std::cmp::Reverse(*f),
+                *k,
+            )
+        });
+        let Some(&(k, rank, fitting, score)) = ranked.first() else {
             continue;
         };
         let runner_up = ranked.get(1).copied();
         let per = |s: u64| s as f64 / f64::from(sampled);
-        if runner_up.is_some_and(|(_, _, s2)| per(score) < per(s2) + 1.0) {
+        let close = runner_up.is_some_and(|(_, _, _, s2)| per(score) < per(s2) + 1.0);
+        let outranked = runner_up.is_some_and(|(_, r2, _, _)| r2 < rank);
+        if close && !outranked {
             continue;
         }
         let cells = table.groups.iter().map(|g| g.cells).sum();
@@ -318,7 +339,13 @@ pub fn match_sampled(
                 sampled,
                 fitting,
                 runner_up: runner_up
-                    .and_then(|(k2, f2, _)| Some((known.get(k2)?.shape.name.clone(), f2))),
+                    .and_then(|(k2, _, f2, _)| Some((known.get(k2)?.shape.name.clone(), f2))),
+                indexes: match rank {
+                    0 => 0,
+                    _ => u32::try_from(trees.len()).unwrap_or(u32::MAX),
+                },
+                keyed_exactly: rank == 2,
+                outranked_by_indexes: outranked,
             },
             per(score),
             cells,
@@ -341,6 +368,134 @@ pub fn match_sampled(
     }
     out.sort_by_key(|m| m.inferred);
     out
+}
+
+/// How the index trees traced to an inferred table (their keys' record positions) agree
+/// with a known table's indexes: `None` when one is keyed as none of its indexes is (it
+/// cannot be that table's); 2 when they are its indexes, every one keyed on columns; 1
+/// when they are some of them; 0 when no tree was traced (nothing is known).
+fn index_rank(trees: &[Vec<usize>], keys: &[Option<Vec<usize>>]) -> Option<u8> {
+    if trees.is_empty() {
+        return Some(0);
+    }
+    if !trees
+        .iter()
+        .all(|t| keys.iter().any(|k| k.as_deref() == Some(t.as_slice())))
+    {
+        return None;
+    }
+    let every = keys.iter().flatten().all(|k| trees.contains(k));
+    Some(if every { 2 } else { 1 })
+}
+
+/// Entries of an orphan index tree read to trace it to an inferred table.
+const TRACE_ENTRIES: usize = 4096;
+
+/// Key values compared, per keyed column, before a tree is traced to a table.
+const TRACE_LEAST: usize = 4;
+
+/// The orphan index trees (`index_groups`, the plan's) traced to the inferred tables:
+/// for each inferred table (in `inferred`'s order), the record positions each tree traced
+/// to it keys on, in key order, each list once. A tree is traced to a table when nine in
+/// ten of its sampled entries' rowids are rows of that table and, for every key column,
+/// one record position alone holds the entries' values in nine rows in ten (at least
+/// [`TRACE_LEAST`] values that are not NULL compared); a tree that traces so to two
+/// tables, or a key column that two positions fit alike, traces to none.
+pub fn keyed_positions(
+    db: &Database<'_>,
+    inferred: &[InferredTable],
+    index_groups: &[crate::plan::OrphanGroup],
+) -> Vec<Vec<Vec<usize>>> {
+    let mut out: Vec<Vec<Vec<usize>>> = vec![Vec::new(); inferred.len()];
+    if inferred.is_empty() || index_groups.is_empty() {
+        return out;
+    }
+    let trees: Vec<Entries> = index_groups
+        .iter()
+        .map(|g| {
+            let all: Entries = pager::search::index_entries(db, g.top)
+                .take(TRACE_ENTRIES)
+                .collect();
+            let stride = (all.len() / SAMPLE).max(1);
+            all.into_iter().step_by(stride).take(SAMPLE).collect()
+        })
+        .collect();
+    let wanted: BTreeSet<i64> = trees.iter().flatten().map(|(_, r)| *r).collect();
+    // Each inferred table's records of the rowids sampled (records decoded only for those).
+    let rows: Vec<BTreeMap<i64, Vec<Value>>> = inferred
+        .iter()
+        .map(|t| {
+            TableRows::new(db, None, t.groups.iter())
+                .filter_map(|e| match e {
+                    RowEvent::Row(r) => Some(r),
+                    RowEvent::Unreadable { .. } => None,
+                })
+                .filter_map(|r| {
+                    let rowid = r.rowid().filter(|id| wanted.contains(id))?;
+                    Some((rowid, r.record().0))
+                })
+                .collect()
+        })
+        .collect();
+    for tree in &trees {
+        let width = tree.iter().map(|(k, _)| k.len()).min().unwrap_or(0);
+        if width == 0 {
+            continue;
+        }
+        let traced: Vec<(usize, Vec<usize>)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(t, r)| Some((t, trace(tree, width, r)?)))
+            .collect();
+        if let [(t, positions)] = traced.as_slice() {
+            if let Some(list) = out.get_mut(*t) {
+                if !list.contains(positions) {
+                    list.push(positions.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The record positions of a sampled index tree's `width` key columns in the rows of one
+/// table (by rowid), when the tree traces to it (see [`keyed_positions`]).
+fn trace(tree: &Entries, width: usize, rows: &BTreeMap<i64, Vec<Value>>) -> Option<Vec<usize>> {
+    let pairs: Vec<(&Vec<Value>, &Vec<Value>)> = tree
+        .iter()
+        .filter_map(|(key, rowid)| Some((key, rows.get(rowid)?)))
+        .collect();
+    if pairs.is_empty() || pairs.len() * 10 < tree.len() * 9 {
+        return None;
+    }
+    let record_width = pairs.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+    let mut positions: Vec<usize> = Vec::with_capacity(width);
+    for k in 0..width {
+        let fits: Vec<(usize, usize)> = (0..record_width)
+            .filter(|p| !positions.contains(p))
+            .filter_map(|p| {
+                let (mut agree, mut seen) = (0, 0);
+                for (key, record) in &pairs {
+                    let (Some(a), Some(b)) = (key.get(k), record.get(p)) else {
+                        continue;
+                    };
+                    if *a == Value::Null {
+                        continue;
+                    }
+                    seen += 1;
+                    agree += usize::from(a == b);
+                }
+                (seen >= TRACE_LEAST && agree * 10 >= seen * 9).then_some((p, agree))
+            })
+            .collect();
+        let best = fits.iter().map(|(_, a)| *a).max()?;
+        let mut at_best = fits.iter().filter(|(_, a)| *a == best);
+        let (Some(&(p, _)), None) = (at_best.next(), at_best.next()) else {
+            return None;
+        };
+        positions.push(p);
+    }
+    Some(positions)
 }
 
 /// Of a record's values that are not NULL (the rowid alias aside), how many have the
@@ -443,6 +598,28 @@ fn map_columns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_trees_rank_a_known_table_by_its_indexes() {
+        let keys = [Some(vec![1]), Some(vec![2, 1]), None];
+        assert_eq!(index_rank(&[], &keys), Some(0), "no tree: nothing known");
+        assert_eq!(
+            index_rank(&[vec![1]], &keys),
+            Some(1),
+            "some of its indexes"
+        );
+        assert_eq!(
+            index_rank(&[vec![2, 1], vec![1]], &keys),
+            Some(2),
+            "all its indexes on columns"
+        );
+        assert_eq!(
+            index_rank(&[vec![1, 2]], &keys),
+            None,
+            "keyed as none of them"
+        );
+        assert_eq!(index_rank(&[vec![0]], &[]), None, "a table without indexes");
+    }
 
     #[test]
     fn the_columns_an_index_keys_on() {

@@ -60,6 +60,11 @@ pub enum Evidence {
         fitting: u32,
         /// The next best known table and how many sampled records fit it.
         runner_up: Option<(String, u32)>,
+        /// Orphan index trees traced to the table, each keyed as one of the known
+        /// table's indexes is.
+        indexes: u32,
+        /// Those trees are all its indexes (on columns), and not all the next best's.
+        keyed_exactly: bool,
     },
     /// The sampled records fit the table's declared columns and no other table's as well.
     Shape {

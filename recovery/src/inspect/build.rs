@@ -222,6 +222,7 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
             let named = crate::recover::profiles::name_from_records(
                 db,
                 &plan.inferred,
+                &plan.index_groups,
                 std::collections::BTreeMap::new(),
                 &|_| false,
                 &schema,

@@ -385,15 +385,47 @@ impl Profile {
                 if others > 0 {
                     return Err(refuse("only a table and its indexes".into()));
                 }
+                let keys = index_keys(&conn, name, &shape).map_err(|e| refuse(e.to_string()))?;
                 Ok(KnownTable {
                     origin: format!("profile {}", self.name),
                     sql: stored.clone(),
                     shape,
                     indexes,
+                    keys,
                 })
             })
             .collect()
     }
+}
+
+/// Each index of `table` (those its UNIQUE and PRIMARY KEY constraints make too), as the
+/// record positions of the columns it keys on; `None` for one keyed on an expression.
+fn index_keys(
+    conn: &rusqlite::Connection,
+    table: &str,
+    shape: &reconstruct::TableShape,
+) -> rusqlite::Result<Vec<Option<Vec<usize>>>> {
+    let order = shape.record_order();
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_index_list(?1) ORDER BY seq DESC")?
+        .query_map([table], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    names
+        .iter()
+        .map(|index| {
+            let cids: Vec<i64> = conn
+                .prepare("SELECT cid FROM pragma_index_info(?1) ORDER BY seqno")?
+                .query_map([index], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            Ok(cids
+                .iter()
+                .map(|cid| {
+                    let cid = usize::try_from(*cid).ok()?;
+                    order.iter().position(|c| *c == cid)
+                })
+                .collect())
+        })
+        .collect()
 }
 
 /// The shipped profiles, parsed once per process (the catalogue is some 650 KB of JSON,
@@ -507,13 +539,15 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
 pub fn name_from_records(
     db: &pager::Database<'_>,
     inferred: &[reconstruct::InferredTable],
+    index_groups: &[reconstruct::OrphanGroup],
     mut fixed: std::collections::BTreeMap<usize, String>,
     taken: &dyn Fn(&str) -> bool,
     schema: &std::collections::BTreeSet<String>,
     profiles: &Profiles,
 ) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
     let samples = reconstruct::sample_inferred(db, inferred);
+    let keyed = reconstruct::keyed_positions(db, inferred, index_groups);
     // Rows of `sqlite_schema` on a leaf page outside the schema's tree are the schema's,
     // never an application's table (five columns fit many).
     let enc = db.encoding();
@@ -533,7 +567,7 @@ pub fn name_from_records(
         }
     }
     let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
-        reconstruct::match_sampled(&samples, inferred, known, fixed, taken, least)
+        reconstruct::match_sampled(&samples, &keyed, inferred, known, fixed, taken, least)
             .into_iter()
             .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
             .collect::<Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>>()
@@ -615,17 +649,53 @@ pub fn name_from_records(
             live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
         let matches = run(&known, &fixed, least);
         let before = live.len();
-        live.retain(|(p, _)| {
-            let origin = format!("profile {}", p.name);
-            let own: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> = matches
-                .iter()
-                .filter(|(_, k)| k.origin == origin)
-                .cloned()
-                .collect();
-            jointly.as_deref() == Some(p.name.as_str())
-                || by_sequence.as_deref() == Some(p.name.as_str())
-                || detected(p, &own, schema)
-        });
+        // A match is evidence for every application that creates the table as the
+        // matched statement does (two eras of one store share most statements).
+        let explains: Vec<BTreeSet<usize>> = live
+            .iter()
+            .map(|(_, tables)| {
+                matches
+                    .iter()
+                    .filter(|(_, k)| {
+                        tables
+                            .iter()
+                            .any(|t| t.shape == k.shape && t.keys == k.keys)
+                    })
+                    .map(|(m, _)| m.inferred)
+                    .collect()
+            })
+            .collect();
+        let found: Vec<bool> = live
+            .iter()
+            .zip(&explains)
+            .map(|((p, _), explained)| {
+                let own: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> = matches
+                    .iter()
+                    .filter(|(m, _)| explained.contains(&m.inferred))
+                    .cloned()
+                    .collect();
+                jointly.as_deref() == Some(p.name.as_str())
+                    || by_sequence.as_deref() == Some(p.name.as_str())
+                    || detected(p, &own, schema)
+            })
+            .collect();
+        // An application whose tables account for every table a detected one's do, and
+        // more, is as well evidenced (another era of the same store, whose detect tables
+        // differ).
+        let keep: Vec<bool> = explains
+            .iter()
+            .zip(&found)
+            .map(|(mine, is)| {
+                *is || explains.iter().zip(&found).any(|(theirs, detected)| {
+                    *detected
+                        && theirs.len() >= 2
+                        && mine.len() > theirs.len()
+                        && mine.is_superset(theirs)
+                })
+            })
+            .collect();
+        let mut keep = keep.into_iter();
+        live.retain(|_| keep.next().unwrap_or(false));
         if live.len() == before {
             return matches;
         }
@@ -687,7 +757,8 @@ fn schema_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> bool {
 /// every table it is detected by is in the schema; or one of them was named from records
 /// of eight columns or more ([`STRONG_COLUMNS`]); or, where it is detected by two tables
 /// or more, one of them was named from records of three columns or more that no table of
-/// another name fits at all, beside another of its tables. Shapes alone (a table of five
+/// another name fits at all (or only tables whose indexes the orphan index trees traced to
+/// it are not), beside another of its tables. Shapes alone (a table of five
 /// common columns fitting one profile's) never detect an application: a table of a
 /// generic shape (a key and a value, as every Chromium store's `meta`) is named only once
 /// its application is known by another.
@@ -714,9 +785,12 @@ fn detected(
     let strong = own
         .iter()
         .any(|(m, k)| is_detect(k) && whole(m) && columns(k) >= STRONG_COLUMNS);
-    let unique = own
-        .iter()
-        .any(|(m, k)| is_detect(k) && whole(m) && columns(k) >= 3 && m.runner_up.is_none());
+    let unique = own.iter().any(|(m, k)| {
+        is_detect(k)
+            && whole(m)
+            && columns(k) >= 3
+            && (m.runner_up.is_none() || m.outranked_by_indexes)
+    });
     let several = p.detect.tables.len() >= 2;
     !own.is_empty() && (in_schema || strong || (several && unique && own.len() >= 2))
 }

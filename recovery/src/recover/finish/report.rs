@@ -164,9 +164,14 @@ fn evidence_sentence(e: &reconstruct::Evidence) -> String {
         reconstruct::Evidence::IndexEntries { looked_up, held } => format!(
             "the table's own indexes hold {held} of {looked_up} of its rows looked up (their keyed values and rowids), and no other table's do"
         ),
-        reconstruct::Evidence::KnownSchema { origin, sampled, fitting, runner_up } => format!(
-            "{fitting} of {sampled} sampled records of its table fit a CREATE statement {origin} knows{}",
-            runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}"))
+        reconstruct::Evidence::KnownSchema { origin, sampled, fitting, runner_up, indexes, keyed_exactly } => format!(
+            "{fitting} of {sampled} sampled records of its table fit a CREATE statement {origin} knows{}{}",
+            runner_up.as_ref().map_or(String::new(), |(n, k)| format!("; next best `{n}`: {k}")),
+            match (indexes, keyed_exactly) {
+                (0, _) => String::new(),
+                (n, true) => format!("; {n} orphan index trees key its rows as its indexes do, every one"),
+                (n, false) => format!("; {n} orphan index trees key its rows as some of its indexes do"),
+            }
         ),
         reconstruct::Evidence::Shape { sampled, fitting, runner_up } => format!(
             "{fitting} of {sampled} sampled records fit the table's columns{}",

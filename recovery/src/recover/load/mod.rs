@@ -460,7 +460,7 @@ fn attribute_orphans(
         })
         .collect();
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
-    let known = known_tables(evidence, &plan.inferred, &namings, tables, profiles);
+    let known = known_tables(evidence, &plan, &namings, tables, profiles);
     for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
         // Each name once: an index or a known table that names a table already made
         // names nothing here.
@@ -522,12 +522,12 @@ fn attribute_orphans(
 /// and they are matched again among themselves, until no profile drops out.
 fn known_tables(
     evidence: &Evidence<'_>,
-    inferred: &[reconstruct::InferredTable],
+    plan: &reconstruct::Plan,
     namings: &[reconstruct::Naming],
     tables: &Tables,
     profiles: &Profiles,
 ) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
-    if inferred.is_empty() {
+    if plan.inferred.is_empty() {
         return Vec::new();
     }
     let schema = evidence.taken_names();
@@ -539,7 +539,8 @@ fn known_tables(
         |name: &str| schema.contains(&name.to_ascii_lowercase()) || tables.named(name).is_some();
     crate::recover::profiles::name_from_records(
         &evidence.db,
-        inferred,
+        &plan.inferred,
+        &plan.index_groups,
         fixed,
         &taken,
         &schema,
