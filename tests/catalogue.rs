@@ -176,7 +176,7 @@ fn with_page_one_zeroed_a_catalogued_database_gets_its_names_back() -> TestResul
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(named * 100 >= rows * 94, "{named} of {rows} rows named");
     assert!(
-        whole * 100 >= versions_all * 71,
+        whole * 100 >= versions_all * 72,
         "{whole} of {versions_all} databases whole"
     );
     Ok(())
@@ -262,6 +262,42 @@ fn a_database_the_catalogue_lacks_gets_no_name_from_it() -> TestResult {
     Ok(())
 }
 
+/// A record shorter than a known table fits it (columns added by ALTER TABLE since), but it
+/// is evidence of the columns it holds only: a table of an id and six common values fits
+/// Telegram's `enc_chats` of 19 columns best, and detects nothing.
+#[test]
+fn a_short_record_is_no_strong_evidence() -> TestResult {
+    let dir = Scratch::new("catalogue-short");
+    let src = dir.path("short.db");
+    rusqlite::Connection::open(&src)?.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB, d BLOB, e BLOB, f INTEGER);
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 60)
+         INSERT INTO t(a, b, c, d, e, f) SELECT x * 3, 'b' || x, CAST('c' || x AS BLOB),
+             CAST('d' || x AS BLOB), CAST('e' || x AS BLOB), x % 5 FROM i;",
+    )?;
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).map_err(|e| e.to_string())?;
+    std::fs::write(&src, &bytes)?;
+    let done = recover_in_process(
+        &allow_partial(&src, &dir.path("out.db")),
+        Outcome::PartialCommitted,
+    )?;
+    let named: Vec<&str> = done
+        .report
+        .tables
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|n| !n.starts_with("salvage_inferred_"))
+        .collect();
+    assert!(named.is_empty(), "{named:?}");
+    assert!(
+        done.report.applications.is_empty(),
+        "{:?}",
+        done.report.applications
+    );
+    Ok(())
+}
+
 /// Identification by the schema takes a table's columns, not its name alone: qutebrowser's
 /// `History` is not Mem0's `history`.
 #[test]
@@ -318,6 +354,28 @@ fn index_trees_tell_tables_of_one_shape_apart() -> TestResult {
         .into_iter()
         .find(|e| e.name == "chromium-favicons")
         .ok_or("chromium-favicons")?;
+    let o = zero_page_one(&dir, &entry, 0)?;
+    assert!(
+        o.identified && o.wrong.is_empty() && o.short.is_empty(),
+        "unnamed {:?}, wrong {:?}, identified {}",
+        o.short,
+        o.wrong,
+        o.identified
+    );
+    Ok(())
+}
+
+/// CrewAI's long-term memory is one table of an id and a few common columns: its shape
+/// alone names nothing. Its `sqlite_sequence` row names the table with the largest rowid
+/// it was given, and one inferred table has that largest rowid and fits it: the table is
+/// named, and the application with it.
+#[test]
+fn a_sequence_row_names_the_table_of_its_largest_rowid() -> TestResult {
+    let dir = Scratch::new("catalogue-rowid");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "crewai-long-term-memory")
+        .ok_or("crewai-long-term-memory")?;
     let o = zero_page_one(&dir, &entry, 0)?;
     assert!(
         o.identified && o.wrong.is_empty() && o.short.is_empty(),

@@ -197,6 +197,9 @@ pub struct KnownMatch {
     pub sampled: u32,
     /// Of those, records that fit the known table's columns.
     pub fitting: u32,
+    /// Values of the widest record sampled (a record shorter than the table is evidence
+    /// of its first columns only).
+    pub width: usize,
     /// The next best known table of another name and how many sampled records fit it.
     pub runner_up: Option<(String, u32)>,
     /// Orphan index trees traced to the inferred table ([`keyed_positions`]), every one
@@ -338,6 +341,7 @@ pub fn match_sampled(
                 known: k,
                 sampled,
                 fitting,
+                width: sample.iter().map(Vec::len).max().unwrap_or(0),
                 runner_up: runner_up
                     .and_then(|(k2, _, f2, _)| Some((known.get(k2)?.shape.name.clone(), f2))),
                 indexes: match rank {

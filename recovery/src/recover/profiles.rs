@@ -559,11 +559,30 @@ pub fn name_from_records(
     // `sqlite_sequence` keeps a row (name, largest rowid) for each AUTOINCREMENT table: on a
     // leaf no tree reaches, its rows name the application's tables. It is never one of the
     // application's tables itself.
-    let mut sequence: Vec<String> = Vec::new();
+    let mut sequence: Vec<(String, i64)> = Vec::new();
     for (i, sample) in samples.iter().enumerate() {
-        if let Some(names) = sequence_rows(sample, enc) {
+        if let Some(rows) = sequence_rows(sample, enc) {
             fixed.insert(i, String::from("\0sqlite_sequence"));
-            sequence.extend(names);
+            sequence.extend(rows);
+        }
+    }
+    // Its value is the largest rowid the table was given: the one inferred table whose
+    // largest rowid it is (no other's) is taken for the table it names, if its records fit
+    // a known table of that name.
+    let largest: Vec<Option<i64>> = inferred
+        .iter()
+        .map(|t| t.groups.iter().filter_map(|g| g.rowids.map(|r| r.1)).max())
+        .collect();
+    let mut by_rowid: BTreeSet<usize> = BTreeSet::new();
+    for (name, seq) in &sequence {
+        let at: Vec<usize> = (0..inferred.len())
+            .filter(|i| largest.get(*i).copied().flatten() == Some(*seq))
+            .collect();
+        if let [t] = at.as_slice() {
+            if !fixed.contains_key(t) && !taken(name) {
+                fixed.insert(*t, name.clone());
+                by_rowid.insert(*t);
+            }
         }
     }
     let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
@@ -624,15 +643,16 @@ pub fn name_from_records(
         [one] => Some(one.to_string()),
         _ => None,
     };
-    // The one application that has a table of every name `sqlite_sequence` lists (two or
-    // more) is detected by them.
+    // The one application that has a table of every name `sqlite_sequence` lists is
+    // detected by them: two names or more, or one whose table its records and its largest
+    // rowid found (below).
     let named: Vec<&str> = parsed
         .iter()
         .filter(|(_, known)| {
-            sequence.len() >= 2
+            !sequence.is_empty()
                 && sequence
                     .iter()
-                    .all(|n| known.iter().any(|k| k.shape.name.eq_ignore_ascii_case(n)))
+                    .all(|(n, _)| known.iter().any(|k| k.shape.name.eq_ignore_ascii_case(n)))
         })
         .map(|(p, _)| p.name.as_str())
         .collect();
@@ -674,8 +694,12 @@ pub fn name_from_records(
                     .filter(|(m, _)| explained.contains(&m.inferred))
                     .cloned()
                     .collect();
+                let found_by_rowid = own.iter().any(|(m, k)| {
+                    by_rowid.contains(&m.inferred) && m.fitting == m.sampled && evidenced(m, k) >= 2
+                });
                 jointly.as_deref() == Some(p.name.as_str())
-                    || by_sequence.as_deref() == Some(p.name.as_str())
+                    || (by_sequence.as_deref() == Some(p.name.as_str())
+                        && (sequence.len() >= 2 || found_by_rowid))
                     || detected(p, &own, schema)
             })
             .collect();
@@ -707,12 +731,16 @@ pub fn name_from_records(
 /// application (see `known_tables`).
 const STRONG_COLUMNS: usize = 8;
 
-/// The table names of records that are all `sqlite_sequence` rows: two values, a name (an
-/// identifier) and an integer, each name once; `None` otherwise.
-fn sequence_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> Option<Vec<String>> {
-    let mut names: Vec<String> = Vec::new();
+/// The rows (a table's name, its largest rowid) of records that are all `sqlite_sequence`
+/// rows: two values, a name (an identifier) and an integer, each name once; `None`
+/// otherwise.
+fn sequence_rows(
+    sample: &[Vec<pager::Value>],
+    enc: pager::TextEncoding,
+) -> Option<Vec<(String, i64)>> {
+    let mut names: Vec<(String, i64)> = Vec::new();
     for r in sample {
-        let [pager::Value::Text(name), pager::Value::Integer(_)] = r.as_slice() else {
+        let [pager::Value::Text(name), pager::Value::Integer(seq)] = r.as_slice() else {
             return None;
         };
         let name = enc.decode(name)?;
@@ -721,10 +749,10 @@ fn sequence_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> Opti
             && name
                 .chars()
                 .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
-        if !identifier || names.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
+        if !identifier || names.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
             return None;
         }
-        names.push(name);
+        names.push((name, *seq));
     }
     (!names.is_empty()).then_some(names)
 }
@@ -779,20 +807,26 @@ fn detected(
         .iter()
         .all(|t| schema.contains(&t.to_ascii_lowercase()));
     let whole = |m: &reconstruct::KnownMatch| m.sampled >= 3 && m.fitting == m.sampled;
-    let columns = |k: &reconstruct::KnownTable| {
-        k.shape.columns.len() - usize::from(k.shape.rowid_alias().is_some())
-    };
     let strong = own
         .iter()
-        .any(|(m, k)| is_detect(k) && whole(m) && columns(k) >= STRONG_COLUMNS);
+        .any(|(m, k)| is_detect(k) && whole(m) && evidenced(m, k) >= STRONG_COLUMNS);
     let unique = own.iter().any(|(m, k)| {
         is_detect(k)
             && whole(m)
-            && columns(k) >= 3
+            && evidenced(m, k) >= 3
             && (m.runner_up.is_none() || m.outranked_by_indexes)
     });
     let several = p.detect.tables.len() >= 2;
     !own.is_empty() && (in_schema || strong || (several && unique && own.len() >= 2))
+}
+
+/// The columns besides its INTEGER PRIMARY KEY whose values a match's records hold: a
+/// record shorter than its table (columns added by ALTER TABLE since) is evidence of its
+/// first columns only.
+fn evidenced(m: &reconstruct::KnownMatch, k: &reconstruct::KnownTable) -> usize {
+    m.width
+        .min(k.shape.record_order().len())
+        .saturating_sub(usize::from(k.shape.rowid_alias().is_some()))
 }
 
 /// Which profiles a run uses, as the request names them.
