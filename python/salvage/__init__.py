@@ -12,6 +12,8 @@ The recovery library of ``sqlite-salvage`` (Rust), called without a subprocess::
     report = salvage.recover("state.db", "again.db", allow_partial=True)
     for line in salvage.export_chroma("recovered.sqlite3"):
         collection.upsert(ids=[line["id"]], ...)
+    for event in salvage.timeline("recovered.db"):     # as `salvage timeline`'s CSV rows
+        print(event["datetime"], event["timestamp_desc"])
 
 The source is only read, nothing is written beside it, and the output is committed only
 once verified. A recovery with loss raises ``LossDetected`` (carrying the report) unless
@@ -20,6 +22,7 @@ once verified. A recovery with loss raises ``LossDetected`` (carrying the report
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
@@ -32,6 +35,7 @@ __all__ = [
     "recover",
     "commit",
     "export_chroma",
+    "timeline",
     "LossReport",
     "TableReport",
     "LostRows",
@@ -209,3 +213,23 @@ def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict]
     size."""
     lines = _salvage.export_chroma(str(path), collection)
     return (json.loads(line) for line in lines)
+
+
+def timeline(path: str) -> Iterator[dict]:
+    """The events of a database's stored times, one dict each with the columns of
+    ``salvage timeline``'s CSV (Timesketch's ``message``, ``datetime``, ``timestamp``,
+    ``timestamp_desc``, then ``table``, ``rowid``, ``column``, ``value``, ``epoch``,
+    ``source``: a live row, a carved record or a log version, ``plausible``, ``time_column``, ``application``), all
+    text as the CSV holds them. The database is opened when this is called (an error is
+    raised here); events are read as they are asked for."""
+    return _events(_salvage.timeline(str(path)))
+
+
+def _events(records: Iterator[str]) -> Iterator[dict]:
+    header: Optional[list] = None
+    for record in records:
+        row = next(csv.reader([record]))
+        if header is None:
+            header = row
+            continue
+        yield dict(zip(header, row))

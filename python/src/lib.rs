@@ -117,46 +117,40 @@ fn commit(
     ended(&done)
 }
 
-/// Lines of a Chroma export a reader may hold at once: what stays in memory is this many
-/// lines, whatever the store's size.
-const CHROMA_LINES_AHEAD: usize = 256;
+/// Lines of an export a reader may hold at once: what stays in memory is this many lines,
+/// whatever the database's size.
+const LINES_AHEAD: usize = 256;
 
 /// A recovered Chroma store's embeddings as JSON lines (the lines of `salvage export`),
 /// read as Python asks for them: the store is opened here (an error is raised now, not at
 /// the first line), then a thread writes the lines into a channel a few hundred deep.
 #[pyfunction]
 #[pyo3(signature = (path, collection = None))]
-fn export_chroma(
-    py: Python<'_>,
-    path: PathBuf,
-    collection: Option<String>,
-) -> PyResult<ChromaLines> {
+fn export_chroma(py: Python<'_>, path: PathBuf, collection: Option<String>) -> PyResult<Lines> {
     let export = py
         .detach(|| recovery::export::Export::open(&path, collection.as_deref()))
         .map_err(|e| raise(&e))?;
-    let (tx, rx) = std::sync::mpsc::sync_channel(CHROMA_LINES_AHEAD);
-    let writer = std::thread::spawn(move || {
-        let mut sink = LineSender {
-            tx,
-            line: Vec::new(),
-        };
-        export.write_to(&mut sink)?;
-        // A last line without its newline is a line too.
-        if !sink.line.is_empty() {
-            let last = String::from_utf8_lossy(&sink.line).into_owned();
-            let _ = sink.tx.send(last);
-        }
-        Ok(())
-    });
-    Ok(ChromaLines {
-        lines: Mutex::new(Some(rx)),
-        writer: Mutex::new(Some(writer)),
-    })
+    Ok(Lines::written(false, move |sink| {
+        export.write_to(sink).map(|_| ())
+    }))
 }
 
-/// The iterator `export_chroma` returns.
+/// A timeline of a database's stored times: the CSV records `salvage timeline` writes (the
+/// header first), each one item, read as Python asks for them. The database is opened here
+/// (an error is raised now).
+#[pyfunction]
+fn timeline(py: Python<'_>, path: PathBuf) -> PyResult<Lines> {
+    let timeline = py
+        .detach(|| recovery::export::timeline::Timeline::open(&path))
+        .map_err(|e| raise(&e))?;
+    Ok(Lines::written(true, move |sink| {
+        timeline.write_to(sink).map(|_| ())
+    }))
+}
+
+/// The iterator `export_chroma` and `timeline` return.
 #[pyclass]
-struct ChromaLines {
+struct Lines {
     /// The lines the writer sends; gone once it has ended.
     lines: Mutex<Option<Receiver<String>>>,
     /// The thread writing them, joined at the end (its error is raised then). An iterator
@@ -166,8 +160,37 @@ struct ChromaLines {
     writer: Mutex<Option<JoinHandle<Result<(), recovery::Error>>>>,
 }
 
+impl Lines {
+    /// The lines `write` writes, from a thread of their own into a channel
+    /// [`LINES_AHEAD`] deep; `csv`: a line break inside a quoted value does not end one.
+    fn written(
+        csv: bool,
+        write: impl FnOnce(&mut dyn Write) -> Result<(), recovery::Error> + Send + 'static,
+    ) -> Lines {
+        let (tx, rx) = std::sync::mpsc::sync_channel(LINES_AHEAD);
+        let writer = std::thread::spawn(move || {
+            let mut sink = LineSender {
+                tx,
+                line: Vec::new(),
+                csv,
+            };
+            write(&mut sink)?;
+            // A last line without its newline is a line too.
+            if !sink.line.is_empty() {
+                let last = String::from_utf8_lossy(&sink.line).into_owned();
+                let _ = sink.tx.send(last);
+            }
+            Ok(())
+        });
+        Lines {
+            lines: Mutex::new(Some(rx)),
+            writer: Mutex::new(Some(writer)),
+        }
+    }
+}
+
 #[pymethods]
-impl ChromaLines {
+impl Lines {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
@@ -195,6 +218,9 @@ impl ChromaLines {
 struct LineSender {
     tx: SyncSender<String>,
     line: Vec<u8>,
+    /// CSV: a line ends at a line break outside quotes only (a quote inside a quoted
+    /// value is doubled, so an odd count of quotes so far is an open value).
+    csv: bool,
 }
 
 impl Write for LineSender {
@@ -203,6 +229,12 @@ impl Write for LineSender {
         while let Some(end) = rest.iter().position(|b| *b == b'\n') {
             let (head, tail) = rest.split_at(end);
             self.line.extend_from_slice(head);
+            let quotes = self.line.iter().filter(|b| **b == b'"').count();
+            if self.csv && quotes % 2 == 1 {
+                self.line.push(b'\n');
+                rest = tail.get(1..).unwrap_or_default();
+                continue;
+            }
             let line = String::from_utf8(std::mem::take(&mut self.line))
                 .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
             self.tx
@@ -226,6 +258,7 @@ fn _salvage(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(recover, m)?)?;
     m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(export_chroma, m)?)?;
+    m.add_function(wrap_pyfunction!(timeline, m)?)?;
     m.add("SalvageError", m.py().get_type::<SalvageError>())?;
     m.add("Refused", m.py().get_type::<Refused>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -155,3 +155,27 @@ def test_a_chroma_export_of_what_is_not_a_store_is_refused_when_called(tmp_path)
     db = fixture(tmp_path, "agent-4096-utf8")
     with pytest.raises(salvage.SalvageError):
         salvage.export_chroma(str(db))
+
+
+def test_a_timeline_gives_each_stored_time_as_an_event(tmp_path):
+    # Chromium's history, its times in microseconds since 1601, written by make-fixture
+    # from the catalogue entry; one title holds a line break and quotes.
+    entry = ROOT / "recovery" / "profiles" / "catalogue" / "chromium-history.json"
+    db = tmp_path / "History"
+    subprocess.run(
+        [make_fixture_binary(), "--application", str(entry), str(db)],
+        check=True,
+        capture_output=True,
+    )
+    with sqlite3.connect(db) as c:
+        c.execute("""UPDATE urls SET title = 'a "quoted"' || char(10) || 'title' WHERE id = 1""")
+        times = c.execute("SELECT count(*) FROM visits WHERE visit_time > 0").fetchone()[0]
+    events = list(salvage.timeline(str(db)))
+    visits = [e for e in events if e["table"] == "visits" and e["column"] == "visit_time"]
+    assert len(visits) == times
+    assert all(e["datetime"].endswith("+00:00") and e["source"] == "live row" for e in visits)
+    assert {e["epoch"] for e in visits} == {"webkit_us"}
+    url = [e for e in events if e["table"] == "urls" and e["rowid"] == "1"]
+    assert url and any('a "quoted"\ntitle' in e["message"] for e in url)
+    with pytest.raises(salvage.SalvageError):
+        salvage.timeline(str(tmp_path / "missing.db"))
