@@ -344,3 +344,32 @@ fn odd_tables_never_end_the_timeline() -> TestResult {
         .all(|l| l["rowid"].is_empty() && l["source"] == "live row"));
     Ok(())
 }
+
+/// A file SQLite cannot read is refused (exit 2) with the hint to recover it first, and
+/// its failure is named as a read of it, never as a write of an output; nothing is made
+/// at `-o`.
+#[test]
+fn a_file_sqlite_cannot_read_is_refused_as_unreadable() -> TestResult {
+    let dir = Scratch::new("timeline-unreadable");
+    let db = dir.path("notes.db");
+    std::fs::write(
+        &db,
+        "not a database: a text file of some length, ".repeat(40),
+    )?;
+    let out = dir.path("timeline.csv");
+    let run = run_salvage(&[
+        "timeline".as_ref(),
+        db.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ])?;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("SQLite cannot read") && stderr.contains("salvage recover"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("output database"), "{stderr}");
+    assert!(!out.exists() && !dir.path("timeline.csv.incomplete").exists());
+    Ok(())
+}

@@ -69,6 +69,14 @@ pub enum Error {
         /// The journal.
         journal: PathBuf,
     },
+    /// SQLite failed reading a database an export reads (a salvaged one, or any SQLite
+    /// reads) after opening it.
+    ReadDatabase {
+        /// What the run was doing.
+        doing: &'static str,
+        /// SQLite's error.
+        error: rusqlite::Error,
+    },
     /// SQLite refused to write the output database.
     OutputDatabase {
         /// What the run was doing.
@@ -123,6 +131,11 @@ impl Error {
         move |error| Error::OutputDatabase { doing, error }
     }
 
+    /// An [`Error::ReadDatabase`] for what the export was `doing`, for `map_err`.
+    pub fn read_db(doing: &'static str) -> impl Fn(rusqlite::Error) -> Error + Copy {
+        move |error| Error::ReadDatabase { doing, error }
+    }
+
     /// An [`Error::Write`] naming `path`, for `map_err`.
     pub fn writing(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
         move |source| Error::Write {
@@ -144,6 +157,7 @@ impl Error {
             Error::Output(_)
             | Error::Write { .. }
             | Error::OutputDatabase { .. }
+            | Error::ReadDatabase { .. }
             | Error::WorkerPanicked { .. }
             | Error::VerificationFailed { .. } => false,
         }
@@ -250,6 +264,9 @@ impl fmt::Display for Error {
             Error::OutputDatabase { doing, error } => {
                 write!(f, "cannot write the output database ({doing}): {error}")
             }
+            Error::ReadDatabase { doing, error } => {
+                write!(f, "SQLite cannot read the database ({doing}): {error}")
+            }
             Error::WorkerPanicked { work } => {
                 write!(f, "internal error: the {work} ended without its result")
             }
@@ -290,7 +307,7 @@ impl std::error::Error for Error {
                 Some(source)
             }
             Error::RepairStopped { cause, .. } => Some(cause.as_ref()),
-            Error::OutputDatabase { error, .. } => Some(error),
+            Error::OutputDatabase { error, .. } | Error::ReadDatabase { error, .. } => Some(error),
             _ => None,
         }
     }

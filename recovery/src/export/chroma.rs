@@ -98,7 +98,7 @@ impl Export {
                     r.get(0)
                 })
                 .optional()
-                .map_err(Error::db("reading the salvaged database"))?;
+                .map_err(Error::read_db("reading the salvaged database"))?;
             if known.is_none() {
                 return Err(refused(
                     format!("no collection named `{name}` in `{}`", db.display()),
@@ -117,7 +117,7 @@ impl Export {
     /// and is no error (see [`ExportSummary::closed`]).
     pub fn write_to(&self, sink: &mut dyn Write) -> Result<ExportSummary, Error> {
         let conn = &self.conn;
-        let db = Error::db("reading the salvaged database");
+        let db = Error::read_db("reading the salvaged database");
         let Registered {
             placeholders,
             partial,
@@ -240,7 +240,7 @@ struct Registered {
 impl Export {
     fn registered(&self) -> Result<Registered, Error> {
         let (conn, tables) = (&self.conn, &self.tables);
-        let db = Error::db("reading the salvaged database");
+        let db = Error::read_db("reading the salvaged database");
         let placeholders = if tables.contains("salvage_placeholders") {
             conn.prepare(
                 "SELECT lower(tbl), rowid, filled_columns FROM salvage_placeholders WHERE rowid IS NOT NULL",

@@ -38,16 +38,10 @@ impl CsvExport {
     pub fn open(db: &Path, table: &str) -> Result<CsvExport, Error> {
         let conn = open_database(db)?;
         let refused = |what: String, hint: String| Error::Refused { what, hint };
-        let unreadable = |e: rusqlite::Error| {
-            refused(
-                format!("SQLite cannot read `{}`: {e}", db.display()),
-                recover_first(db),
-            )
-        };
         let names: Vec<String> = conn
             .prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(unreadable)?;
+            .map_err(|e| unreadable(db, e))?;
         let Some(found) = names.iter().find(|n| n.eq_ignore_ascii_case(table)) else {
             return Err(refused(
                 format!("`{}` has no table or view named `{table}`", db.display()),
@@ -64,7 +58,7 @@ impl CsvExport {
     /// is no error (see [`CsvSummary::closed`]).
     pub fn write_to(&self, sink: &mut dyn Write) -> Result<CsvSummary, Error> {
         let quoted = format!("\"{}\"", self.table.replace('"', "\"\""));
-        let read = Error::db("reading the table to export");
+        let read = Error::read_db("reading the table to export");
         let mut stmt = self
             .conn
             .prepare(&format!("SELECT * FROM {quoted}"))
@@ -87,16 +81,16 @@ impl CsvExport {
         }
         let mut rows = stmt
             .query([])
-            .map_err(Error::db("reading the table to export"))?;
+            .map_err(Error::read_db("reading the table to export"))?;
         while let Some(row) = rows
             .next()
-            .map_err(Error::db("reading the table to export"))?
+            .map_err(Error::read_db("reading the table to export"))?
         {
             let mut fields = Vec::with_capacity(columns.len());
             for i in 0..columns.len() {
                 let value = row
                     .get_ref(i)
-                    .map_err(Error::db("reading the table to export"))?;
+                    .map_err(Error::read_db("reading the table to export"))?;
                 fields.push(match value {
                     ValueRef::Null => Field::Null,
                     ValueRef::Integer(n) => Field::Owned(n.to_string()),
@@ -128,6 +122,14 @@ fn recover_first(db: &Path) -> String {
         "a damaged database is recovered first: `salvage recover {} -o recovered.db`, then export from recovered.db",
         db.display()
     )
+}
+
+/// `db` refused: SQLite cannot read its schema (it is no database, or a damaged one).
+pub(crate) fn unreadable(db: &Path, e: rusqlite::Error) -> Error {
+    Error::Refused {
+        what: format!("SQLite cannot read `{}`: {e}", db.display()),
+        hint: recover_first(db),
+    }
 }
 
 /// Opens `db` read-only with SQLite (a salvaged database, or any SQLite reads): refused,

@@ -21,7 +21,7 @@ use reconstruct::time::{Epoch, Instant};
 use rusqlite::Connection;
 
 use crate::base::error::Error;
-use crate::export::csv::{csv_line, open_database, Field};
+use crate::export::csv::{csv_line, open_database, unreadable, Field};
 
 /// The header line: Timesketch's columns first.
 const HEADER: [&str; 13] = [
@@ -100,7 +100,6 @@ impl Timeline {
     /// Opens `db` read-only and decides which columns are times.
     pub fn open(db: &Path) -> Result<Timeline, Error> {
         let conn = open_database(db)?;
-        let read = Error::db("reading the database's schema");
         let tables: Vec<String> = conn
             .prepare(
                 "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
@@ -108,12 +107,12 @@ impl Timeline {
                  AND name NOT LIKE 'lost\\_and\\_found%' ESCAPE '\\' ORDER BY rowid",
             )
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(read)?;
+            .map_err(|e| unreadable(db, e))?;
         let infos: Vec<TableInfo> = tables
             .iter()
             .map(|t| table_info(&conn, t))
             .collect::<Result<_, _>>()
-            .map_err(Error::db("reading a table's columns"))?;
+            .map_err(Error::read_db("reading a table's columns"))?;
         let present: Vec<crate::recover::profiles::Present> = tables
             .iter()
             .zip(&infos)
@@ -167,7 +166,7 @@ impl Timeline {
                 .filter(|c| reconstruct::time::time_like_name(c))
             {
                 let inferred = infer_column(&conn, table, column)
-                    .map_err(Error::db("reading a column's values"))?;
+                    .map_err(Error::read_db("reading a column's values"))?;
                 if let Some(epoch) = inferred {
                     columns.push(TimeColumn {
                         table: table.clone(),
@@ -432,7 +431,7 @@ type Each<'a> = dyn FnMut(Event) -> Result<bool, Error> + 'a;
 
 /// Reading a time column's rows failed.
 fn read(e: rusqlite::Error) -> Error {
-    Error::db("reading the rows of a time column")(e)
+    Error::read_db("reading the rows of a time column")(e)
 }
 
 fn live_events(
