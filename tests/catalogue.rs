@@ -386,3 +386,26 @@ fn a_sequence_row_names_the_table_of_its_largest_rowid() -> TestResult {
     );
     Ok(())
 }
+
+/// Firefox's form history: `moz_formhistory` fits no other known table, but its other
+/// tables are of common shapes, so no second table confirms it. Its three index trees,
+/// keyed exactly as its three indexes are, do: the application is detected, and its
+/// tables of common shapes are named after it.
+#[test]
+fn index_trees_keyed_as_its_indexes_detect_an_application() -> TestResult {
+    let dir = Scratch::new("catalogue-keyed");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "firefox-formhistory")
+        .ok_or("firefox-formhistory")?;
+    let o = zero_page_one(&dir, &entry, 0)?;
+    let unnamed: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
+    // `moz_history_to_sources` is a WITHOUT ROWID table: no records of a rowid table.
+    assert!(
+        o.identified && o.wrong.is_empty() && unnamed == ["moz_history_to_sources"],
+        "unnamed {unnamed:?}, wrong {:?}, identified {}",
+        o.wrong,
+        o.identified
+    );
+    Ok(())
+}

@@ -786,7 +786,9 @@ fn schema_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> bool {
 /// of eight columns or more ([`STRONG_COLUMNS`]); or, where it is detected by two tables
 /// or more, one of them was named from records of three columns or more that no table of
 /// another name fits at all (or only tables whose indexes the orphan index trees traced to
-/// it are not), beside another of its tables. Shapes alone (a table of five
+/// it are not), beside another of its tables; or one of them was named from records of
+/// three columns or more, so, with two index trees or more traced to it keyed exactly as
+/// its indexes are. Shapes alone (a table of five
 /// common columns fitting one profile's) never detect an application: a table of a
 /// generic shape (a key and a value, as every Chromium store's `meta`) is named only once
 /// its application is known by another.
@@ -816,8 +818,18 @@ fn detected(
             && evidenced(m, k) >= 3
             && (m.runner_up.is_none() || m.outranked_by_indexes)
     });
+    // Two index trees or more keyed exactly as its indexes are, alone among the tables
+    // that fit: evidence no shape of a few columns gives.
+    let keyed = own.iter().any(|(m, k)| {
+        is_detect(k)
+            && whole(m)
+            && evidenced(m, k) >= 3
+            && m.keyed_exactly
+            && m.indexes >= 2
+            && (m.runner_up.is_none() || m.outranked_by_indexes)
+    });
     let several = p.detect.tables.len() >= 2;
-    !own.is_empty() && (in_schema || strong || (several && unique && own.len() >= 2))
+    !own.is_empty() && (in_schema || strong || keyed || (several && unique && own.len() >= 2))
 }
 
 /// The columns besides its INTEGER PRIMARY KEY whose values a match's records hold: a
