@@ -71,8 +71,8 @@ pub use loss::{
     Verdict, N,
 };
 pub use naming::{
-    index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, KnownMatch,
-    KnownTable, Naming, OrphanIndex,
+    index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, traced_groups,
+    KnownMatch, KnownTable, Naming, OrphanIndex,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};

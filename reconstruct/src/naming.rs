@@ -411,8 +411,30 @@ pub fn keyed_positions(
     index_groups: &[crate::plan::OrphanGroup],
 ) -> Vec<Vec<Vec<usize>>> {
     let mut out: Vec<Vec<Vec<usize>>> = vec![Vec::new(); inferred.len()];
+    for (t, positions) in traced_groups(db, inferred, index_groups)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(list) = out.get_mut(t) {
+            if !list.contains(&positions) {
+                list.push(positions);
+            }
+        }
+    }
+    out
+}
+
+/// Each orphan index tree (`index_groups`, in order) traced to an inferred table, as
+/// [`keyed_positions`] traces it: the table and the record positions its keys hold;
+/// `None` for a tree traced to none (the entries of an index whose table is not among
+/// them, or the records of a WITHOUT ROWID table, whose b-tree is an index b-tree).
+pub fn traced_groups(
+    db: &Database<'_>,
+    inferred: &[InferredTable],
+    index_groups: &[crate::plan::OrphanGroup],
+) -> Vec<Option<(usize, Vec<usize>)>> {
     if inferred.is_empty() || index_groups.is_empty() {
-        return out;
+        return vec![None; index_groups.len()];
     }
     let trees: Vec<Entries> = index_groups
         .iter()
@@ -441,25 +463,24 @@ pub fn keyed_positions(
                 .collect()
         })
         .collect();
-    for tree in &trees {
-        let width = tree.iter().map(|(k, _)| k.len()).min().unwrap_or(0);
-        if width == 0 {
-            continue;
-        }
-        let traced: Vec<(usize, Vec<usize>)> = rows
-            .iter()
-            .enumerate()
-            .filter_map(|(t, r)| Some((t, trace(tree, width, r)?)))
-            .collect();
-        if let [(t, positions)] = traced.as_slice() {
-            if let Some(list) = out.get_mut(*t) {
-                if !list.contains(positions) {
-                    list.push(positions.clone());
-                }
+    trees
+        .iter()
+        .map(|tree| {
+            let width = tree.iter().map(|(k, _)| k.len()).min().unwrap_or(0);
+            if width == 0 {
+                return None;
             }
-        }
-    }
-    out
+            let traced: Vec<(usize, Vec<usize>)> = rows
+                .iter()
+                .enumerate()
+                .filter_map(|(t, r)| Some((t, trace(tree, width, r)?)))
+                .collect();
+            match <[_; 1]>::try_from(traced) {
+                Ok([one]) => Some(one),
+                Err(_) => None,
+            }
+        })
+        .collect()
 }
 
 /// The record positions of a sampled index tree's `width` key columns in the rows of one

@@ -461,6 +461,27 @@ fn attribute_orphans(
         .collect();
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
     let known = known_tables(evidence, &plan, &namings, tables, profiles);
+    // With no table's schema row left, an orphan index tree whose entries trace to no
+    // inferred table indexes no table here: it holds the records of a WITHOUT ROWID table
+    // (whose b-tree is an index b-tree), or the entries of an index whose table's pages
+    // are gone. Either way its values are in no other row: `lost_and_found` keeps them.
+    // (Where the schema still names tables, an orphan index tree may be the index of one
+    // of them, which this does not trace: it is left as index data.)
+    if !evidence
+        .schema
+        .rows
+        .iter()
+        .any(|r| r.kind == pager::SchemaKind::Table)
+    {
+        let traced = reconstruct::traced_groups(&evidence.db, &plan.inferred, &plan.index_groups);
+        let groups = std::mem::take(&mut plan.index_groups);
+        for (group, traced) in groups.into_iter().zip(traced) {
+            match traced {
+                Some(_) => plan.index_groups.push(group),
+                None => plan.lost_and_found.push(group),
+            }
+        }
+    }
     for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
         // Each name once: an index or a known table that names a table already made
         // names nothing here.
