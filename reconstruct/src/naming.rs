@@ -398,26 +398,22 @@ const TRACE_ENTRIES: usize = 4096;
 /// Key values compared, per keyed column, before a tree is traced to a table.
 const TRACE_LEAST: usize = 4;
 
-/// The orphan index trees (`index_groups`, the plan's) traced to the inferred tables:
-/// for each inferred table (in `inferred`'s order), the record positions each tree traced
-/// to it keys on, in key order, each list once. A tree is traced to a table when nine in
+/// The orphan index trees traced to the inferred tables ([`traced_groups`]): for each of
+/// the `inferred` tables (in their order), the record positions each tree traced to it
+/// keys on, in key order, each list once. A tree is traced to a table when nine in
 /// ten of its sampled entries' rowids are rows of that table and, for every key column,
 /// one record position alone holds the entries' values in nine rows in ten (at least
 /// [`TRACE_LEAST`] values that are not NULL compared); a tree that traces so to two
 /// tables, or a key column that two positions fit alike, traces to none.
 pub fn keyed_positions(
-    db: &Database<'_>,
-    inferred: &[InferredTable],
-    index_groups: &[crate::plan::OrphanGroup],
+    traced: &[Option<(usize, Vec<usize>)>],
+    inferred: usize,
 ) -> Vec<Vec<Vec<usize>>> {
-    let mut out: Vec<Vec<Vec<usize>>> = vec![Vec::new(); inferred.len()];
-    for (t, positions) in traced_groups(db, inferred, index_groups)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(list) = out.get_mut(t) {
-            if !list.contains(&positions) {
-                list.push(positions);
+    let mut out: Vec<Vec<Vec<usize>>> = vec![Vec::new(); inferred];
+    for (t, positions) in traced.iter().flatten() {
+        if let Some(list) = out.get_mut(*t) {
+            if !list.contains(positions) {
+                list.push(positions.clone());
             }
         }
     }

@@ -222,7 +222,10 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
             let named = crate::recover::profiles::name_from_records(
                 db,
                 &plan.inferred,
-                &plan.index_groups,
+                &reconstruct::keyed_positions(
+                    &reconstruct::traced_groups(db, &plan.inferred, &plan.index_groups),
+                    plan.inferred.len(),
+                ),
                 std::collections::BTreeMap::new(),
                 &|_| false,
                 &schema,

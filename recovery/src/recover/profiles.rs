@@ -539,7 +539,7 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
 pub fn name_from_records(
     db: &pager::Database<'_>,
     inferred: &[reconstruct::InferredTable],
-    index_groups: &[reconstruct::OrphanGroup],
+    keyed: &[Vec<Vec<usize>>],
     mut fixed: std::collections::BTreeMap<usize, String>,
     taken: &dyn Fn(&str) -> bool,
     schema: &std::collections::BTreeSet<String>,
@@ -547,7 +547,6 @@ pub fn name_from_records(
 ) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
     use std::collections::{BTreeMap, BTreeSet};
     let samples = reconstruct::sample_inferred(db, inferred);
-    let keyed = reconstruct::keyed_positions(db, inferred, index_groups);
     // Rows of `sqlite_schema` on a leaf page outside the schema's tree are the schema's,
     // never an application's table (five columns fit many).
     let enc = db.encoding();
@@ -586,7 +585,7 @@ pub fn name_from_records(
         }
     }
     let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
-        reconstruct::match_sampled(&samples, &keyed, inferred, known, fixed, taken, least)
+        reconstruct::match_sampled(&samples, keyed, inferred, known, fixed, taken, least)
             .into_iter()
             .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
             .collect::<Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>>()

@@ -460,7 +460,9 @@ fn attribute_orphans(
         })
         .collect();
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
-    let known = known_tables(evidence, &plan, &namings, tables, profiles);
+    let traced = reconstruct::traced_groups(&evidence.db, &plan.inferred, &plan.index_groups);
+    let keyed = reconstruct::keyed_positions(&traced, plan.inferred.len());
+    let known = known_tables(evidence, &plan, &keyed, &namings, tables, profiles);
     // With no table's schema row left, an orphan index tree whose entries trace to no
     // inferred table indexes no table here: it holds the records of a WITHOUT ROWID table
     // (whose b-tree is an index b-tree), or the entries of an index whose table's pages
@@ -473,7 +475,6 @@ fn attribute_orphans(
         .iter()
         .any(|r| r.kind == pager::SchemaKind::Table)
     {
-        let traced = reconstruct::traced_groups(&evidence.db, &plan.inferred, &plan.index_groups);
         let groups = std::mem::take(&mut plan.index_groups);
         for (group, traced) in groups.into_iter().zip(traced) {
             match traced {
@@ -544,6 +545,7 @@ fn attribute_orphans(
 fn known_tables(
     evidence: &Evidence<'_>,
     plan: &reconstruct::Plan,
+    keyed: &[Vec<Vec<usize>>],
     namings: &[reconstruct::Naming],
     tables: &Tables,
     profiles: &Profiles,
@@ -561,7 +563,7 @@ fn known_tables(
     crate::recover::profiles::name_from_records(
         &evidence.db,
         &plan.inferred,
-        &plan.index_groups,
+        keyed,
         fixed,
         &taken,
         &schema,
