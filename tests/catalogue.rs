@@ -343,26 +343,32 @@ fn sqlite_sequence_names_an_application_its_shapes_do_not() -> TestResult {
     Ok(())
 }
 
+/// Entry `name`'s first version with page 1 zeroed: the application identified, no table
+/// given a wrong name, and every table named but those of `unnamed`.
+fn named_but(name: &str, unnamed: &[&str]) -> TestResult {
+    let dir = Scratch::new(&format!("catalogue-{name}"));
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == name)
+        .ok_or(name.to_string())?;
+    let o = zero_page_one(&dir, &entry, 0)?;
+    let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
+    assert!(
+        o.identified && o.wrong.is_empty() && short == unnamed,
+        "{name}: unnamed {short:?}, wrong {:?}, identified {}",
+        o.wrong,
+        o.identified
+    );
+    Ok(())
+}
+
 /// Chromium's `favicons` and `icon_mapping` are each an id, a URL and an integer: their
 /// records fit both alike. Their orphan index trees tell them apart (`icon_mapping` is
 /// keyed on its URL and on its icon, `favicons` on its URL alone), rule out tables of
 /// other applications that fit `favicon_bitmaps` too, and so name the application.
 #[test]
 fn index_trees_tell_tables_of_one_shape_apart() -> TestResult {
-    let dir = Scratch::new("catalogue-indexes");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "chromium-favicons")
-        .ok_or("chromium-favicons")?;
-    let o = zero_page_one(&dir, &entry, 0)?;
-    assert!(
-        o.identified && o.wrong.is_empty() && o.short.is_empty(),
-        "unnamed {:?}, wrong {:?}, identified {}",
-        o.short,
-        o.wrong,
-        o.identified
-    );
-    Ok(())
+    named_but("chromium-favicons", &[])
 }
 
 /// CrewAI's long-term memory is one table of an id and a few common columns: its shape
@@ -371,41 +377,15 @@ fn index_trees_tell_tables_of_one_shape_apart() -> TestResult {
 /// named, and the application with it.
 #[test]
 fn a_sequence_row_names_the_table_of_its_largest_rowid() -> TestResult {
-    let dir = Scratch::new("catalogue-rowid");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "crewai-long-term-memory")
-        .ok_or("crewai-long-term-memory")?;
-    let o = zero_page_one(&dir, &entry, 0)?;
-    assert!(
-        o.identified && o.wrong.is_empty() && o.short.is_empty(),
-        "unnamed {:?}, wrong {:?}, identified {}",
-        o.short,
-        o.wrong,
-        o.identified
-    );
-    Ok(())
+    named_but("crewai-long-term-memory", &[])
 }
 
 /// Firefox's form history: `moz_formhistory` fits no other known table, but its other
 /// tables are of common shapes, so no second table confirms it. Its three index trees,
 /// keyed exactly as its three indexes are, do: the application is detected, and its
-/// tables of common shapes are named after it.
+/// tables of common shapes are named after it (`moz_history_to_sources` is a WITHOUT
+/// ROWID table: no records of a rowid table to match).
 #[test]
 fn index_trees_keyed_as_its_indexes_detect_an_application() -> TestResult {
-    let dir = Scratch::new("catalogue-keyed");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "firefox-formhistory")
-        .ok_or("firefox-formhistory")?;
-    let o = zero_page_one(&dir, &entry, 0)?;
-    let unnamed: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
-    // `moz_history_to_sources` is a WITHOUT ROWID table: no records of a rowid table.
-    assert!(
-        o.identified && o.wrong.is_empty() && unnamed == ["moz_history_to_sources"],
-        "unnamed {unnamed:?}, wrong {:?}, identified {}",
-        o.wrong,
-        o.identified
-    );
-    Ok(())
+    named_but("firefox-formhistory", &["moz_history_to_sources"])
 }

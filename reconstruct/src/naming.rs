@@ -495,17 +495,7 @@ fn trace(tree: &Entries, width: usize, rows: &BTreeMap<i64, Vec<Value>>) -> Opti
         let fits: Vec<(usize, usize)> = (0..record_width)
             .filter(|p| !positions.contains(p))
             .filter_map(|p| {
-                let (mut agree, mut seen) = (0, 0);
-                for (key, record) in &pairs {
-                    let (Some(a), Some(b)) = (key.get(k), record.get(p)) else {
-                        continue;
-                    };
-                    if *a == Value::Null {
-                        continue;
-                    }
-                    seen += 1;
-                    agree += usize::from(a == b);
-                }
+                let (agree, seen) = agreement(&pairs, k, p);
                 (seen >= TRACE_LEAST && agree * 10 >= seen * 9).then_some((p, agree))
             })
             .collect();
@@ -569,6 +559,28 @@ fn sample_records(db: &Database<'_>, table: &InferredTable) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// Of index entries paired with their rows (key values, record), how many hold key column
+/// `k`'s value at record position `p`, and how many were compared (a NULL key proves
+/// nothing).
+fn agreement<K: AsRef<[Value]>, R: AsRef<[Value]>>(
+    pairs: &[(K, R)],
+    k: usize,
+    p: usize,
+) -> (usize, usize) {
+    let (mut agree, mut seen) = (0, 0);
+    for (key, record) in pairs {
+        let (Some(a), Some(b)) = (key.as_ref().get(k), record.as_ref().get(p)) else {
+            continue;
+        };
+        if *a == Value::Null {
+            continue;
+        }
+        seen += 1;
+        agree += usize::from(a == b);
+    }
+    (agree, seen)
+}
+
 /// Index entries: each one's key values and its rowid.
 type Entries = Vec<(Vec<Value>, i64)>;
 
@@ -593,17 +605,7 @@ fn map_columns(
         let best = (0..width)
             .filter(|p| !used.contains(p))
             .map(|p| {
-                let (mut agree, mut seen) = (0, 0);
-                for (key, record) in &sample {
-                    let (Some(a), Some(b)) = (key.get(k), record.get(p)) else {
-                        continue;
-                    };
-                    if *a == Value::Null {
-                        continue;
-                    }
-                    seen += 1;
-                    agree += usize::from(a == b);
-                }
+                let (agree, seen) = agreement(&sample, k, p);
                 (p, agree, seen)
             })
             .filter(|(_, agree, seen)| *seen > 0 && agree * 10 >= seen * 9)
