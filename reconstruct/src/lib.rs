@@ -72,7 +72,7 @@ pub use loss::{
 };
 pub use naming::{
     index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, traced_groups,
-    KnownMatch, KnownTable, Naming, OrphanIndex,
+    IndexTrees, KnownMatch, KnownTable, Naming, OrphanIndex,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};

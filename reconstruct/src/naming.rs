@@ -224,7 +224,9 @@ pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec
 
 /// Matches inferred tables against the tables an application is known to create, from
 /// records sampled already ([`sample_inferred`]) and the index trees traced to them
-/// ([`keyed_positions`], in `inferred`'s order; none where empty).
+/// ([`keyed_positions`], in `inferred`'s order; none where empty). Only where those trees
+/// are all the file's indexes hold ([`IndexTrees::complete`]) does a table whose indexes
+/// they are, every one, outrank one they are some of.
 ///
 /// A known table fits when nine sampled records in ten fit its columns (`TableShape::fit`:
 /// the rowid alias stored as NULL, NOT NULL columns holding a value, values their affinity
@@ -248,7 +250,7 @@ pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec
 /// whose records fit it best.
 pub fn match_sampled(
     samples: &[Vec<Vec<Value>>],
-    keyed: &[Vec<Vec<usize>>],
+    trees: &IndexTrees,
     inferred: &[InferredTable],
     known: &[KnownTable],
     fixed: &BTreeMap<usize, String>,
@@ -277,7 +279,8 @@ pub fn match_sampled(
         if sampled == 0 {
             continue;
         }
-        let trees: &[Vec<usize>] = keyed.get(t).map_or(&[], Vec::as_slice);
+        let complete = trees.complete;
+        let trees: &[Vec<usize>] = trees.keyed.get(t).map_or(&[], Vec::as_slice);
         // Per name: its best version as (known index, index rank, fitting records, total
         // score).
         let mut by_name: BTreeMap<String, (usize, u8, u32, u64)> = BTreeMap::new();
@@ -295,6 +298,10 @@ pub fn match_sampled(
             let Some(rank) = index_rank(trees, &table.keys) else {
                 continue;
             };
+            // Where index trees may be missing (not every one traced, pages lost), an
+            // index no tree shows may be one of them: being some of a table's indexes is
+            // then no worse than being all of another's.
+            let rank = if complete { rank } else { rank.min(1) };
             let (mut fitting, mut score, mut typed, mut values) = (0u32, 0u64, 0u64, 0u64);
             for record in sample {
                 if let Some(s) = table.shape.fit(record) {
@@ -348,7 +355,9 @@ pub fn match_sampled(
                     0 => 0,
                     _ => u32::try_from(trees.len()).unwrap_or(u32::MAX),
                 },
-                keyed_exactly: rank == 2,
+                keyed_exactly: known
+                    .get(k)
+                    .is_some_and(|kt| index_rank(trees, &kt.keys) == Some(2)),
                 outranked_by_indexes: outranked,
             },
             per(score),
@@ -392,11 +401,34 @@ fn index_rank(trees: &[Vec<usize>], keys: &[Option<Vec<usize>>]) -> Option<u8> {
     Some(if every { 2 } else { 1 })
 }
 
+/// The orphan index trees traced to the inferred tables, as matching reads them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexTrees {
+    /// Per inferred table, the record positions each tree traced to it keys on
+    /// ([`keyed_positions`]).
+    pub keyed: Vec<Vec<Vec<usize>>>,
+    /// Those trees are all the file's indexes hold: every orphan index tree traced, no
+    /// page lost but page 1.
+    pub complete: bool,
+}
+
 /// Entries of an orphan index tree read to trace it to an inferred table.
 const TRACE_ENTRIES: usize = 4096;
 
 /// Key values compared, per keyed column, before a tree is traced to a table.
 const TRACE_LEAST: usize = 4;
+
+/// Key columns of a tree traced, at most (SQLite's default limit of an index's columns is
+/// 2000; a file may claim any number): a wider tree is traced to no table.
+const TRACE_KEYS: usize = 64;
+
+/// Record positions compared with each key column, at most (SQLite's default column
+/// limit).
+const TRACE_POSITIONS: usize = 2000;
+
+/// Pairs of a tree and an inferred table compared in a run, at most: a file of many small
+/// trees and tables (a hostile one) leaves the rest untraced rather than take hours.
+const TRACE_PAIRS: usize = 1_000_000;
 
 /// The orphan index trees traced to the inferred tables ([`traced_groups`]): for each of
 /// the `inferred` tables (in their order), the record positions each tree traced to it
@@ -459,13 +491,15 @@ pub fn traced_groups(
                 .collect()
         })
         .collect();
+    let mut budget = TRACE_PAIRS;
     trees
         .iter()
         .map(|tree| {
             let width = tree.iter().map(|(k, _)| k.len()).min().unwrap_or(0);
-            if width == 0 {
+            if width == 0 || width > TRACE_KEYS || budget < rows.len() {
                 return None;
             }
+            budget -= rows.len();
             let traced: Vec<(usize, Vec<usize>)> = rows
                 .iter()
                 .enumerate()
@@ -489,7 +523,12 @@ fn trace(tree: &Entries, width: usize, rows: &BTreeMap<i64, Vec<Value>>) -> Opti
     if pairs.is_empty() || pairs.len() * 10 < tree.len() * 9 {
         return None;
     }
-    let record_width = pairs.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+    let record_width = pairs
+        .iter()
+        .map(|(_, r)| r.len())
+        .max()
+        .unwrap_or(0)
+        .min(TRACE_POSITIONS);
     let mut positions: Vec<usize> = Vec::with_capacity(width);
     for k in 0..width {
         let fits: Vec<(usize, usize)> = (0..record_width)

@@ -217,15 +217,17 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
     let mut named_by = Vec::new();
     if tables.is_empty() && survey.page_map.orphans().next().is_some() {
         let plan = reconstruct::plan(db, survey, &[]);
+        let traced = reconstruct::traced_groups(db, &plan.inferred, &plan.index_groups);
         if let Ok(profiles) = crate::recover::profiles::ProfileChoice::Auto.load() {
             let schema = std::collections::BTreeSet::new();
             let named = crate::recover::profiles::name_from_records(
                 db,
                 &plan.inferred,
-                &reconstruct::keyed_positions(
-                    &reconstruct::traced_groups(db, &plan.inferred, &plan.index_groups),
-                    plan.inferred.len(),
-                ),
+                &reconstruct::IndexTrees {
+                    keyed: reconstruct::keyed_positions(&traced, plan.inferred.len()),
+                    complete: traced.iter().all(Option::is_some)
+                        && crate::recover::load::pages_lost(survey) <= 1,
+                },
                 std::collections::BTreeMap::new(),
                 &|_| false,
                 &schema,

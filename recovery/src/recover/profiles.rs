@@ -539,7 +539,7 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
 pub fn name_from_records(
     db: &pager::Database<'_>,
     inferred: &[reconstruct::InferredTable],
-    keyed: &[Vec<Vec<usize>>],
+    trees: &reconstruct::IndexTrees,
     mut fixed: std::collections::BTreeMap<usize, String>,
     taken: &dyn Fn(&str) -> bool,
     schema: &std::collections::BTreeSet<String>,
@@ -585,7 +585,7 @@ pub fn name_from_records(
         }
     }
     let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
-        reconstruct::match_sampled(&samples, keyed, inferred, known, fixed, taken, least)
+        reconstruct::match_sampled(&samples, trees, inferred, known, fixed, taken, least)
             .into_iter()
             .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
             .collect::<Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>>()

@@ -461,8 +461,11 @@ fn attribute_orphans(
         .collect();
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
     let traced = reconstruct::traced_groups(&evidence.db, &plan.inferred, &plan.index_groups);
-    let keyed = reconstruct::keyed_positions(&traced, plan.inferred.len());
-    let known = known_tables(evidence, &plan, &keyed, &namings, tables, profiles);
+    let trees = reconstruct::IndexTrees {
+        keyed: reconstruct::keyed_positions(&traced, plan.inferred.len()),
+        complete: traced.iter().all(Option::is_some) && pages_lost(survey) <= 1,
+    };
+    let known = known_tables(evidence, &plan, &trees, &namings, tables, profiles);
     // With no table's schema row left, an orphan index tree whose entries trace to no
     // inferred table indexes no table here: it holds the records of a WITHOUT ROWID table
     // (whose b-tree is an index b-tree), or the entries of an index whose table's pages
@@ -545,7 +548,7 @@ fn attribute_orphans(
 fn known_tables(
     evidence: &Evidence<'_>,
     plan: &reconstruct::Plan,
-    keyed: &[Vec<Vec<usize>>],
+    trees: &reconstruct::IndexTrees,
     namings: &[reconstruct::Naming],
     tables: &Tables,
     profiles: &Profiles,
@@ -563,7 +566,7 @@ fn known_tables(
     crate::recover::profiles::name_from_records(
         &evidence.db,
         &plan.inferred,
-        keyed,
+        trees,
         fixed,
         &taken,
         &schema,
@@ -638,4 +641,15 @@ fn carry_sequence(evidence: &Evidence<'_>, out: &Output) -> rusqlite::Result<()>
         }
     }
     Ok(())
+}
+
+/// Pages zeroed or unrecognisable: structures (index trees among them) may have been there.
+pub(crate) fn pages_lost(survey: &Survey) -> u64 {
+    survey
+        .page_map
+        .counts()
+        .iter()
+        .filter(|(c, _)| matches!(c, pager::PageClass::Zeroed | pager::PageClass::Unrecognised))
+        .map(|(_, n)| u64::from(*n))
+        .sum()
 }
