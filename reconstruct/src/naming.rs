@@ -412,6 +412,17 @@ pub struct IndexTrees {
     pub complete: bool,
 }
 
+impl IndexTrees {
+    /// From the trees traced ([`traced_groups`]) to the `inferred` tables, in a file of
+    /// `pages_lost` pages zeroed or unrecognisable (page 1 among them, when it is).
+    pub fn new(traced: &[Option<(usize, Vec<usize>)>], inferred: usize, pages_lost: u64) -> Self {
+        IndexTrees {
+            keyed: keyed_positions(traced, inferred),
+            complete: traced.iter().all(Option::is_some) && pages_lost <= 1,
+        }
+    }
+}
+
 /// Entries of an orphan index tree read to trace it to an inferred table.
 const TRACE_ENTRIES: usize = 4096;
 

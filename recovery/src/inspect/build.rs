@@ -223,11 +223,11 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
             let named = crate::recover::profiles::name_from_records(
                 db,
                 &plan.inferred,
-                &reconstruct::IndexTrees {
-                    keyed: reconstruct::keyed_positions(&traced, plan.inferred.len()),
-                    complete: traced.iter().all(Option::is_some)
-                        && crate::recover::load::pages_lost(survey) <= 1,
-                },
+                &reconstruct::IndexTrees::new(
+                    &traced,
+                    plan.inferred.len(),
+                    crate::recover::load::pages_lost(survey),
+                ),
                 std::collections::BTreeMap::new(),
                 &|_| false,
                 &schema,

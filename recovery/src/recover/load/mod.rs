@@ -461,10 +461,7 @@ fn attribute_orphans(
         .collect();
     let namings = reconstruct::name_inferred(&evidence.db, &plan.inferred, &orphan_indexes);
     let traced = reconstruct::traced_groups(&evidence.db, &plan.inferred, &plan.index_groups);
-    let trees = reconstruct::IndexTrees {
-        keyed: reconstruct::keyed_positions(&traced, plan.inferred.len()),
-        complete: traced.iter().all(Option::is_some) && pages_lost(survey) <= 1,
-    };
+    let trees = reconstruct::IndexTrees::new(&traced, plan.inferred.len(), pages_lost(survey));
     let known = known_tables(evidence, &plan, &trees, &namings, tables, profiles);
     // With no table's schema row left, an orphan index tree whose entries trace to no
     // inferred table indexes no table here: it holds the records of a WITHOUT ROWID table
