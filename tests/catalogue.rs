@@ -174,9 +174,9 @@ fn with_page_one_zeroed_a_catalogued_database_gets_its_names_back() -> TestResul
         lines.join("\n")
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(named * 100 >= rows * 94, "{named} of {rows} rows named");
+    assert!(named * 100 >= rows * 95, "{named} of {rows} rows named");
     assert!(
-        whole * 100 >= versions_all * 72,
+        whole * 100 >= versions_all * 75,
         "{whole} of {versions_all} databases whole"
     );
     Ok(())
@@ -388,4 +388,31 @@ fn a_sequence_row_names_the_table_of_its_largest_rowid() -> TestResult {
 #[test]
 fn index_trees_keyed_as_its_indexes_detect_an_application() -> TestResult {
     named_but("firefox-formhistory", &["moz_history_to_sources"])
+}
+
+/// KDE's activity store: its event table and its resource-info table are three texts and
+/// two integers each, and its records fit both alike. Every orphan index tree of the file
+/// is traced to a table, and none to the event table's records: the resource-info table,
+/// whose primary key keeps an index of every row, cannot be theirs, so the event table
+/// is, and the application with it.
+#[test]
+fn an_index_tree_the_file_lacks_rules_its_table_out() -> TestResult {
+    named_but("kde-activities-resources", &[])
+}
+
+/// CrewAI's kickoff task outputs: one table of seven columns, one short of the eight a
+/// table alone needs to name its application; its primary key's index tree, keyed exactly
+/// as its index, is the eighth piece of evidence.
+#[test]
+fn an_index_tree_keyed_as_its_index_is_evidence_as_a_column_is() -> TestResult {
+    named_but("crewai-kickoff-task-outputs", &[])
+}
+
+/// Android's blocked numbers: `blocked` and `android_metadata` both hold rowids 1 to 60,
+/// so the largest rowid its `sqlite_sequence` row gives is two tables'. Only one of them
+/// has records that fit a table named `blocked`: that one is named, and the application
+/// with it.
+#[test]
+fn a_sequence_row_names_the_one_table_of_its_rowid_that_fits_the_name() -> TestResult {
+    named_but("android-blockednumbers", &[])
 }

@@ -184,6 +184,12 @@ pub struct KnownTable {
     /// Each of its indexes (those its constraints make too): the record positions of the
     /// columns it keys on, in key order; `None` for one keyed on an expression.
     pub keys: Vec<Option<Vec<usize>>>,
+    /// One of its indexes holds an entry for every row and is in every file the table is
+    /// in: one its PRIMARY KEY or UNIQUE constraints make (a CREATE INDEX may be missing
+    /// from a file, made by another version or never). A file whose index trees are all
+    /// traced ([`IndexTrees::complete`]) shows such an index's tree beside the table's
+    /// rows.
+    pub every_row_indexed: bool,
 }
 
 /// An inferred table whose records fit a known table.
@@ -295,7 +301,7 @@ pub fn match_sampled(
             if !fixed.contains_key(&t) && taken(&name) {
                 continue;
             }
-            let Some(rank) = index_rank(trees, &table.keys) else {
+            let Some(rank) = index_rank(trees, table, complete) else {
                 continue;
             };
             // Where index trees may be missing (not every one traced, pages lost), an
@@ -357,7 +363,7 @@ pub fn match_sampled(
                 },
                 keyed_exactly: known
                     .get(k)
-                    .is_some_and(|kt| index_rank(trees, &kt.keys) == Some(2)),
+                    .is_some_and(|kt| index_rank(trees, kt, complete) == Some(2)),
                 outranked_by_indexes: outranked,
             },
             per(score),
@@ -385,11 +391,14 @@ pub fn match_sampled(
 
 /// How the index trees traced to an inferred table (their keys' record positions) agree
 /// with a known table's indexes: `None` when one is keyed as none of its indexes is (it
-/// cannot be that table's); 2 when they are its indexes, every one keyed on columns; 1
+/// cannot be that table's), or when none was traced though the file's trees are all
+/// traced (`complete`) and the known table's constraints keep an index of every row
+/// (its tree would be there, [`KnownTable::every_row_indexed`]); 2 when they are its indexes, every one keyed on columns; 1
 /// when they are some of them; 0 when no tree was traced (nothing is known).
-fn index_rank(trees: &[Vec<usize>], keys: &[Option<Vec<usize>>]) -> Option<u8> {
+fn index_rank(trees: &[Vec<usize>], known: &KnownTable, complete: bool) -> Option<u8> {
+    let keys = &known.keys;
     if trees.is_empty() {
-        return Some(0);
+        return (!(complete && known.every_row_indexed)).then_some(0);
     }
     if !trees
         .iter()
@@ -672,26 +681,61 @@ fn map_columns(
 mod tests {
     use super::*;
 
+    fn known(keys: Vec<Option<Vec<usize>>>, every_row_indexed: bool) -> KnownTable {
+        KnownTable {
+            origin: String::new(),
+            sql: String::new(),
+            shape: TableShape {
+                name: "t".into(),
+                columns: Vec::new(),
+                without_rowid: false,
+                strict: false,
+                pk_indexed: false,
+            },
+            indexes: Vec::new(),
+            keys,
+            every_row_indexed,
+        }
+    }
+
     #[test]
     fn index_trees_rank_a_known_table_by_its_indexes() {
-        let keys = [Some(vec![1]), Some(vec![2, 1]), None];
-        assert_eq!(index_rank(&[], &keys), Some(0), "no tree: nothing known");
+        let t = known(vec![Some(vec![1]), Some(vec![2, 1]), None], true);
         assert_eq!(
-            index_rank(&[vec![1]], &keys),
+            index_rank(&[], &t, false),
+            Some(0),
+            "no tree: nothing known"
+        );
+        assert_eq!(
+            index_rank(&[], &t, true),
+            None,
+            "every tree traced, none to it: its index is not there"
+        );
+        assert_eq!(
+            index_rank(&[], &known(vec![Some(vec![1])], false), true),
+            Some(0),
+            "a CREATE INDEX a file may lack"
+        );
+        assert_eq!(
+            index_rank(&[vec![1]], &t, false),
             Some(1),
             "some of its indexes"
         );
         assert_eq!(
-            index_rank(&[vec![2, 1], vec![1]], &keys),
+            index_rank(&[vec![2, 1], vec![1]], &t, true),
             Some(2),
             "all its indexes on columns"
         );
         assert_eq!(
-            index_rank(&[vec![1, 2]], &keys),
+            index_rank(&[vec![1, 2]], &t, false),
             None,
             "keyed as none of them"
         );
-        assert_eq!(index_rank(&[vec![0]], &[]), None, "a table without indexes");
+        assert_eq!(
+            index_rank(&[vec![0]], &known(Vec::new(), false), false),
+            None,
+            "a table without indexes"
+        );
     }
 
     #[test]

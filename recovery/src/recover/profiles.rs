@@ -385,13 +385,15 @@ impl Profile {
                 if others > 0 {
                     return Err(refuse("only a table and its indexes".into()));
                 }
-                let keys = index_keys(&conn, name, &shape).map_err(|e| refuse(e.to_string()))?;
+                let (keys, every_row_indexed) =
+                    index_keys(&conn, name, &shape).map_err(|e| refuse(e.to_string()))?;
                 Ok(KnownTable {
                     origin: format!("profile {}", self.name),
                     sql: stored.clone(),
                     shape,
                     indexes,
                     keys,
+                    every_row_indexed,
                 })
             })
             .collect()
@@ -399,33 +401,41 @@ impl Profile {
 }
 
 /// Each index of `table` (those its UNIQUE and PRIMARY KEY constraints make too), as the
-/// record positions of the columns it keys on; `None` for one keyed on an expression.
+/// record positions of the columns it keys on (`None` for one keyed on an expression);
+/// and whether one its constraints make (part of the CREATE TABLE statement, so in every
+/// file that table is in, where a CREATE INDEX may be missing) holds every row.
 fn index_keys(
     conn: &rusqlite::Connection,
     table: &str,
     shape: &reconstruct::TableShape,
-) -> rusqlite::Result<Vec<Option<Vec<usize>>>> {
+) -> rusqlite::Result<(Vec<Option<Vec<usize>>>, bool)> {
     let order = shape.record_order();
-    let names: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_index_list(?1) ORDER BY seq DESC")?
-        .query_map([table], |r| r.get(0))?
+    let names: Vec<(String, bool)> = conn
+        .prepare(
+            "SELECT name, origin <> 'c' AND NOT partial FROM pragma_index_list(?1) ORDER BY seq DESC",
+        )?
+        .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    names
+    let mut every_row = false;
+    let keys = names
         .iter()
-        .map(|index| {
+        .map(|(index, of_constraint)| {
             let cids: Vec<i64> = conn
                 .prepare("SELECT cid FROM pragma_index_info(?1) ORDER BY seqno")?
                 .query_map([index], |r| r.get(0))?
                 .collect::<Result<_, _>>()?;
-            Ok(cids
+            let key: Option<Vec<usize>> = cids
                 .iter()
                 .map(|cid| {
                     let cid = usize::try_from(*cid).ok()?;
                     order.iter().position(|c| *c == cid)
                 })
-                .collect())
+                .collect();
+            every_row |= key.is_some() && *of_constraint;
+            Ok(key)
         })
-        .collect()
+        .collect::<rusqlite::Result<_>>()?;
+    Ok((keys, every_row))
 }
 
 /// The shipped profiles, parsed once per process (the catalogue is some 650 KB of JSON,
@@ -566,16 +576,32 @@ pub fn name_from_records(
         }
     }
     // Its value is the largest rowid the table was given: the one inferred table whose
-    // largest rowid it is (no other's) is taken for the table it names, if its records fit
-    // a known table of that name.
+    // largest rowid it is, of those whose records fit a known table of that name, is taken
+    // for the table it names.
     let largest: Vec<Option<i64>> = inferred
         .iter()
         .map(|t| t.groups.iter().filter_map(|g| g.rowids.map(|r| r.1)).max())
         .collect();
+    let parsed: Vec<(&Profile, Vec<reconstruct::KnownTable>)> = profiles
+        .chosen()
+        .map(|p| (p, p.known_tables().unwrap_or_default()))
+        .filter(|(_, k)| !k.is_empty())
+        .collect();
+    // A table of that name whose columns hold nine of the inferred table's records in ten.
+    let fits_name = |i: usize, name: &str| {
+        let Some(sample) = samples.get(i).filter(|s| !s.is_empty()) else {
+            return false;
+        };
+        parsed.iter().flat_map(|(_, k)| k).any(|k| {
+            k.shape.name.eq_ignore_ascii_case(name)
+                && sample.iter().filter(|r| k.shape.fit(r).is_some()).count() * 10
+                    >= sample.len() * 9
+        })
+    };
     let mut by_rowid: BTreeSet<usize> = BTreeSet::new();
     for (name, seq) in &sequence {
         let at: Vec<usize> = (0..inferred.len())
-            .filter(|i| largest.get(*i).copied().flatten() == Some(*seq))
+            .filter(|i| largest.get(*i).copied().flatten() == Some(*seq) && fits_name(*i, name))
             .collect();
         if let [t] = at.as_slice() {
             if !fixed.contains_key(t) && !taken(name) {
@@ -590,11 +616,6 @@ pub fn name_from_records(
             .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
             .collect::<Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>>()
     };
-    let parsed: Vec<(&Profile, Vec<reconstruct::KnownTable>)> = profiles
-        .chosen()
-        .map(|p| (p, p.known_tables().unwrap_or_default()))
-        .filter(|(_, k)| !k.is_empty())
-        .collect();
     if !profiles.detects() {
         let known: Vec<reconstruct::KnownTable> =
             parsed.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
@@ -780,17 +801,19 @@ fn schema_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> bool {
     !sample.is_empty() && sample.iter().filter(|r| is_row(r)).count() * 10 >= sample.len() * 9
 }
 
-/// Whether a profile's own matches (and the schema's names) detect its application:
-/// every table it is detected by is in the schema; or one of them was named from records
-/// of eight columns or more ([`STRONG_COLUMNS`]); or, where it is detected by two tables
-/// or more, one of them was named from records of three columns or more that no table of
-/// another name fits at all (or only tables whose indexes the orphan index trees traced to
-/// it are not), beside another of its tables; or one of them was named from records of
-/// three columns or more, so, with two index trees or more traced to it keyed exactly as
-/// its indexes are. Shapes alone (a table of five
-/// common columns fitting one profile's) never detect an application: a table of a
-/// generic shape (a key and a value, as every Chromium store's `meta`) is named only once
-/// its application is known by another.
+/// Whether a profile's own matches (and the schema's names) detect its application. A
+/// match is *alone* where no table of another name fits its records at all, or only
+/// tables whose indexes the orphan index trees traced to it are not.
+/// Detected: every table it is detected by is in the schema; or one of them was named
+/// from records of eight columns or more ([`STRONG_COLUMNS`]), or, alone, from records
+/// whose columns and index trees keyed exactly as its indexes are number eight; or, where
+/// it is detected by two tables or more, one of them was named, alone, from records of
+/// three columns or more, beside another of its tables; or one of them was named, alone,
+/// from records of three columns or more, with two index trees or more traced to it
+/// keyed exactly as its indexes are. Shapes alone (a table of five common columns
+/// fitting one profile's) never detect an application: a table of a generic shape (a key
+/// and a value, as every Chromium store's `meta`) is named only once its application is
+/// known by another.
 fn detected(
     p: &crate::recover::profiles::Profile,
     own: &[(reconstruct::KnownMatch, reconstruct::KnownTable)],
@@ -808,15 +831,22 @@ fn detected(
         .iter()
         .all(|t| schema.contains(&t.to_ascii_lowercase()));
     let whole = |m: &reconstruct::KnownMatch| m.sampled >= 3 && m.fitting == m.sampled;
-    let strong = own
-        .iter()
-        .any(|(m, k)| is_detect(k) && whole(m) && evidenced(m, k) >= STRONG_COLUMNS);
-    let unique = own.iter().any(|(m, k)| {
+    // No table of another name fits, or only ones the index trees outrank it.
+    let alone = |m: &reconstruct::KnownMatch| m.runner_up.is_none() || m.outranked_by_indexes;
+    // Each index tree keyed exactly as the table's indexes is evidence as a column is.
+    let keyed_columns = |m: &reconstruct::KnownMatch| match m.keyed_exactly {
+        true => usize::try_from(m.indexes).unwrap_or(0),
+        false => 0,
+    };
+    let strong = own.iter().any(|(m, k)| {
         is_detect(k)
             && whole(m)
-            && evidenced(m, k) >= 3
-            && (m.runner_up.is_none() || m.outranked_by_indexes)
+            && (evidenced(m, k) >= STRONG_COLUMNS
+                || (alone(m) && evidenced(m, k) + keyed_columns(m) >= STRONG_COLUMNS))
     });
+    let unique = own
+        .iter()
+        .any(|(m, k)| is_detect(k) && whole(m) && evidenced(m, k) >= 3 && alone(m));
     // Two index trees or more keyed exactly as its indexes are, alone among the tables
     // that fit: evidence no shape of a few columns gives.
     let keyed = own.iter().any(|(m, k)| {
@@ -825,7 +855,7 @@ fn detected(
             && evidenced(m, k) >= 3
             && m.keyed_exactly
             && m.indexes >= 2
-            && (m.runner_up.is_none() || m.outranked_by_indexes)
+            && alone(m)
     });
     let several = p.detect.tables.len() >= 2;
     !own.is_empty() && (in_schema || strong || keyed || (several && unique && own.len() >= 2))
