@@ -416,3 +416,36 @@ fn an_index_tree_keyed_as_its_index_is_evidence_as_a_column_is() -> TestResult {
 fn a_sequence_row_names_the_one_table_of_its_rowid_that_fits_the_name() -> TestResult {
     named_but("android-blockednumbers", &[])
 }
+
+/// Android's telephony store: `canonical_addresses` and `drm` are each an id and a text,
+/// and no evidence tells their records apart. Neither name is given, and each of the two
+/// tables says which names its records fit alike, so that an examiner knows where to look.
+#[test]
+fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
+    let dir = Scratch::new("catalogue-undecided");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "android-mmssms")
+        .ok_or("android-mmssms")?;
+    let src = dir.path("mmssms.db");
+    let dest = dir.path("out.db");
+    entry
+        .write(&src, 0, 4096, 60, 35)
+        .map_err(|e| e.to_string())?;
+    let mut bytes = std::fs::read(&src).map_err(|e| e.to_string())?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).map_err(|e| e.to_string())?;
+    std::fs::write(&src, &bytes).map_err(|e| e.to_string())?;
+    let done = recover_in_process(&allow_partial(&src, &dest), Outcome::PartialCommitted)?;
+    let undecided: Vec<&str> = done
+        .report
+        .tables
+        .iter()
+        .filter_map(|t| t.reason.as_deref())
+        .filter(|r| {
+            r.contains("`drm` and `canonical_addresses` of profile android-mmssms alike")
+                || r.contains("`canonical_addresses` and `drm` of profile android-mmssms alike")
+        })
+        .collect();
+    assert_eq!(undecided.len(), 2, "{:#?}", done.report.tables);
+    Ok(())
+}

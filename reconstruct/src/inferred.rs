@@ -45,6 +45,9 @@ pub struct InferredReason {
     /// The known statement it fits: where it is known from, records fitting of those
     /// sampled, its columns, the next best known table.
     pub known: Option<KnownFit>,
+    /// Known tables of several names its records fit alike, none named (name, and where
+    /// it is known from): said only without a known statement or an index naming it.
+    pub undecided: Vec<(String, String)>,
 }
 
 /// How an inferred table's records fit a known CREATE statement.
@@ -107,17 +110,40 @@ impl std::fmt::Display for InferredReason {
                 )?;
             }
         }
+        if let [(_, origin), _, ..] = self.undecided.as_slice() {
+            let same = self.undecided.iter().all(|(_, o)| o == origin);
+            let names: Vec<String> = self
+                .undecided
+                .iter()
+                .map(|(n, o)| match same {
+                    true => format!("`{n}`"),
+                    false => format!("`{n}` ({o})"),
+                })
+                .collect();
+            if let Some((last, first)) = names.split_last() {
+                write!(f, "; its records fit {} and {last}", first.join(", "))?;
+            }
+            if same {
+                write!(f, " of {origin}")?;
+            }
+            write!(
+                f,
+                " alike, and no evidence decides between them: it takes none of their names"
+            )?;
+        }
         Ok(())
     }
 }
 
 /// Decides how the inferred `table` is made, from the index that names it and the known
 /// table it fits (each when there is one, and its name still free); `generated` gives a
-/// name of the run's own when neither names it.
+/// name of the run's own when neither names it. `undecided` lists the known tables of
+/// several names its records fit alike ([`crate::Undecided`]), which its reason names.
 pub fn make_inferred(
     table: &InferredTable,
     naming: Option<&Naming>,
     known: Option<(&KnownMatch, &KnownTable)>,
+    undecided: &[(String, String)],
     generated: impl FnOnce() -> String,
 ) -> InferredMade {
     let name = match (known, naming) {
@@ -176,6 +202,10 @@ pub fn make_inferred(
             runner_up: m.runner_up.clone(),
             indexes: m.indexes,
         }),
+        undecided: match (known, naming) {
+            (None, None) => undecided.to_vec(),
+            _ => Vec::new(),
+        },
     };
     InferredMade {
         name,
@@ -217,7 +247,7 @@ mod tests {
 
     #[test]
     fn records_alone_make_a_table_of_the_run_s_own_name_with_low_confidence() {
-        let made = make_inferred(&table(), None, None, || "salvage_inferred_1".into());
+        let made = make_inferred(&table(), None, None, &[], || "salvage_inferred_1".into());
         assert_eq!(made.name, "salvage_inferred_1");
         assert_eq!(made.sql, r#"CREATE TABLE "salvage_inferred_1"("c0", "c1")"#);
         assert_eq!(made.confidence, Confidence::Low);
@@ -230,7 +260,7 @@ mod tests {
 
     #[test]
     fn an_index_names_the_table_and_the_columns_its_entries_identify() {
-        let made = make_inferred(&table(), Some(&naming()), None, || unreachable!());
+        let made = make_inferred(&table(), Some(&naming()), None, &[], || unreachable!());
         assert_eq!(made.name, "notes");
         assert_eq!(made.sql, r#"CREATE TABLE "notes"("c0", "title")"#);
         assert_eq!(made.confidence, Confidence::Medium);

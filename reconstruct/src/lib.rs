@@ -72,7 +72,7 @@ pub use loss::{
 };
 pub use naming::{
     index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, traced_groups,
-    IndexTrees, KnownMatch, KnownTable, Naming, OrphanIndex,
+    IndexTrees, KnownMatch, KnownTable, Matching, Naming, OrphanIndex, Undecided,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};

@@ -219,6 +219,26 @@ pub struct KnownMatch {
     pub outranked_by_indexes: bool,
 }
 
+/// An inferred table whose records fit known tables of two names or more alike, none
+/// clearly better: no evidence decides, and it takes none of their names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided {
+    /// Which inferred table (its position in the list given).
+    pub inferred: usize,
+    /// The known tables it fits alike, best first: name, and where it is known from.
+    pub candidates: Vec<(String, String)>,
+}
+
+/// What [`match_sampled`] decides: the inferred tables named, and those it fits to
+/// several names alike.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Matching {
+    /// The inferred tables named, in their order.
+    pub named: Vec<KnownMatch>,
+    /// The inferred tables left unnamed because their records fit several names alike.
+    pub undecided: Vec<Undecided>,
+}
+
 /// Records sampled from each inferred table to match it against known tables.
 const KNOWN_SAMPLE: usize = 256;
 
@@ -253,7 +273,8 @@ pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec
 /// point of `fit`'s score per record more. `fixed` gives inferred tables already named (by
 /// an index): those only take a known version of that name. `taken` names tables that
 /// exist; they are never given again, and each name goes to one inferred table, the one
-/// whose records fit it best.
+/// whose records fit it best. An inferred table that fits names alike is listed as
+/// [`Undecided`], with each of them.
 pub fn match_sampled(
     samples: &[Vec<Vec<Value>>],
     trees: &IndexTrees,
@@ -262,7 +283,7 @@ pub fn match_sampled(
     fixed: &BTreeMap<usize, String>,
     taken: &dyn Fn(&str) -> bool,
     least_columns: usize,
-) -> Vec<KnownMatch> {
+) -> Matching {
     let candidates: Vec<(usize, &KnownTable)> = known
         .iter()
         .enumerate()
@@ -274,8 +295,9 @@ pub fn match_sampled(
         })
         .collect();
     if candidates.is_empty() {
-        return Vec::new();
+        return Matching::default();
     }
+    let mut undecided: Vec<Undecided> = Vec::new();
     // Each match with its score per sampled record and its cells.
     let mut found: Vec<(KnownMatch, f64, u64)> = Vec::new();
     for (t, (table, sample)) in inferred.iter().zip(samples).enumerate() {
@@ -345,6 +367,18 @@ pub fn match_sampled(
         let close = runner_up.is_some_and(|(_, _, _, s2)| per(score) < per(s2) + 1.0);
         let outranked = runner_up.is_some_and(|(_, r2, _, _)| r2 < rank);
         if close && !outranked {
+            let alike = ranked
+                .iter()
+                .filter(|(_, r, _, s)| *r == rank && per(*s) + 1.0 > per(score));
+            undecided.push(Undecided {
+                inferred: t,
+                candidates: alike
+                    .filter_map(|(k, _, _, _)| {
+                        let k = known.get(*k)?;
+                        Some((k.shape.name.clone(), k.origin.clone()))
+                    })
+                    .collect(),
+            });
             continue;
         }
         let cells = table.groups.iter().map(|g| g.cells).sum();
@@ -386,7 +420,10 @@ pub fn match_sampled(
         out.push(m);
     }
     out.sort_by_key(|m| m.inferred);
-    out
+    Matching {
+        named: out,
+        undecided,
+    }
 }
 
 /// How the index trees traced to an inferred table (their keys' record positions) agree

@@ -233,7 +233,7 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
                 &schema,
                 &profiles,
             );
-            for (_, k) in named {
+            for (_, k) in named.tables {
                 tables.push(Present {
                     name: k.shape.name.clone(),
                     from_schema: false,

@@ -542,6 +542,16 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
         .collect()
 }
 
+/// What the records of inferred tables name ([`name_from_records`]).
+#[derive(Clone, Debug, Default)]
+pub struct Named {
+    /// The inferred tables whose records fit a known table, each with that table.
+    pub tables: Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>,
+    /// Those whose records fit known tables of several names alike (of the applications
+    /// detected, under `--profile auto`): each keeps a name of its own.
+    pub undecided: Vec<reconstruct::Undecided>,
+}
+
 /// The inferred tables whose records fit a table a chosen profile knows, each with that
 /// table (see `load::known_tables`, which gives the inferred tables already named by an
 /// index in `fixed`, and `docs/profiles.md`). `taken` names tables that exist; `schema`
@@ -554,7 +564,7 @@ pub fn name_from_records(
     taken: &dyn Fn(&str) -> bool,
     schema: &std::collections::BTreeSet<String>,
     profiles: &Profiles,
-) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
+) -> Named {
     use std::collections::{BTreeMap, BTreeSet};
     let samples = reconstruct::sample_inferred(db, inferred);
     // Rows of `sqlite_schema` on a leaf page outside the schema's tree are the schema's,
@@ -611,10 +621,15 @@ pub fn name_from_records(
         }
     }
     let run = |known: &[reconstruct::KnownTable], fixed: &BTreeMap<usize, String>, least: usize| {
-        reconstruct::match_sampled(&samples, trees, inferred, known, fixed, taken, least)
-            .into_iter()
-            .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
-            .collect::<Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)>>()
+        let m = reconstruct::match_sampled(&samples, trees, inferred, known, fixed, taken, least);
+        Named {
+            tables: m
+                .named
+                .into_iter()
+                .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
+                .collect(),
+            undecided: m.undecided,
+        }
     };
     if !profiles.detects() {
         let known: Vec<reconstruct::KnownTable> =
@@ -638,7 +653,7 @@ pub fn name_from_records(
     let jointly: Vec<&str> = parsed
         .iter()
         .filter(|(p, known)| {
-            let own = run(known, &fixed, 2);
+            let own = run(known, &fixed, 2).tables;
             let whole = |(m, k): &(reconstruct::KnownMatch, reconstruct::KnownTable)| {
                 m.fitting == m.sampled
                     && samples
@@ -687,7 +702,8 @@ pub fn name_from_records(
     loop {
         let known: Vec<reconstruct::KnownTable> =
             live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-        let matches = run(&known, &fixed, least);
+        let named = run(&known, &fixed, least);
+        let matches = &named.tables;
         let before = live.len();
         // A match is evidence for every application that creates the table as the
         // matched statement does (two eras of one store share most statements).
@@ -741,7 +757,7 @@ pub fn name_from_records(
         let mut keep = keep.into_iter();
         live.retain(|_| keep.next().unwrap_or(false));
         if live.len() == before {
-            return matches;
+            return named;
         }
         least = 1;
     }

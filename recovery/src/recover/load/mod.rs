@@ -490,12 +490,18 @@ fn attribute_orphans(
             .iter()
             .find(|n| n.inferred == i)
             .filter(|n| tables.named(&n.table).is_none());
+        let undecided = known
+            .undecided
+            .iter()
+            .find(|u| u.inferred == i)
+            .map_or(&[][..], |u| u.candidates.as_slice());
         let known = known
+            .tables
             .iter()
             .find(|(m, _)| m.inferred == i)
             .filter(|(_, k)| tables.named(&k.shape.name).is_none())
             .map(|(m, k)| (m, k));
-        let made = reconstruct::make_inferred(&table, naming, known, || {
+        let made = reconstruct::make_inferred(&table, naming, known, undecided, || {
             crate::recover::plan::inferred_name(evidence, tables)
         });
         let Some(shape) = out
@@ -549,9 +555,9 @@ fn known_tables(
     namings: &[reconstruct::Naming],
     tables: &Tables,
     profiles: &Profiles,
-) -> Vec<(reconstruct::KnownMatch, reconstruct::KnownTable)> {
+) -> crate::recover::profiles::Named {
     if plan.inferred.is_empty() {
-        return Vec::new();
+        return crate::recover::profiles::Named::default();
     }
     let schema = evidence.taken_names();
     let fixed: BTreeMap<usize, String> = namings
