@@ -407,6 +407,26 @@ fn repair_refuses_while_the_database_is_in_use() -> TestResult {
     Ok(())
 }
 
+/// A repair killed while it wrote its journal's first record leaves only that record's
+/// temporary file (`DB.salvage-repair.json.tmp`, cut short). The next repair is not
+/// refused for it: its own first record replaces it, and it repairs the database.
+#[test]
+fn a_journal_record_cut_short_by_a_kill_is_not_in_the_way() -> TestResult {
+    let dir = Scratch::new("custody-repair-record-left");
+    let db = dir.path("state.db");
+    fixtures::write_agent_store(&db, 1 << 20, 7)?;
+    let mut bytes = std::fs::read(&db)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
+    std::fs::write(&db, &bytes)?;
+    let record = dir.path("state.db.salvage-repair.json.tmp");
+    std::fs::write(&record, b"{\n  \"format_version\": 2,\n  \"db\": \"/")?;
+    let (code, err) = repair(&db, &["--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(check(&db)?.0, "ok");
+    assert!(!record.exists() && !dir.path("state.db.salvage-repair.json").exists());
+    Ok(())
+}
+
 /// A repair killed (SIGKILL) at moments spread over its run on a larger store never
 /// loses the original, and a rerun (`--resume` when a journal records the repair, else a
 /// new repair) converges on a repaired database SQLite checks ok.

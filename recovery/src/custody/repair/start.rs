@@ -106,9 +106,15 @@ fn check_paths(db: &DatabasePath, j: &Journal) -> Result<(), Error> {
             });
         }
     }
+    // Under the claim, with no journal: a regular file where the journal's first record
+    // is written (then renamed into place) is that record, left by a repair killed while
+    // writing it, before it made anything else; writing the record replaces it.
+    let record = beside(&Journal::path_for(&db.file), ".tmp");
+    let left_record = std::fs::symlink_metadata(&record).is_ok_and(|m| m.is_file());
     let mut in_the_way: Vec<PathBuf> = own_paths(&db.file)
         .into_iter()
         .filter(|p| *p != beside(&db.file, ".salvage-repair.lock"))
+        .filter(|p| !(left_record && *p == record))
         .collect();
     in_the_way.extend([
         j.report.clone(),
