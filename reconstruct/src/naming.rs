@@ -430,8 +430,9 @@ pub fn match_sampled(
 /// with a known table's indexes: `None` when one is keyed as none of its indexes is (it
 /// cannot be that table's), or when none was traced though the file's trees are all
 /// traced (`complete`) and the known table's constraints keep an index of every row
-/// (its tree would be there, [`KnownTable::every_row_indexed`]); 2 when they are its indexes, every one keyed on columns; 1
-/// when they are some of them; 0 when no tree was traced (nothing is known).
+/// (its tree would be there, [`KnownTable::every_row_indexed`]); 2 when they are its
+/// indexes, every one keyed on columns; 1 when they are some of them; 0 when no tree was
+/// traced (nothing is known).
 fn index_rank(trees: &[Vec<usize>], known: &KnownTable, complete: bool) -> Option<u8> {
     let keys = &known.keys;
     if trees.is_empty() {
