@@ -173,6 +173,7 @@ impl Lines {
                 tx,
                 line: Vec::new(),
                 csv,
+                open: false,
             };
             write(&mut sink)?;
             // A last line without its newline is a line too.
@@ -221,6 +222,16 @@ struct LineSender {
     /// CSV: a line ends at a line break outside quotes only (a quote inside a quoted
     /// value is doubled, so an odd count of quotes so far is an open value).
     csv: bool,
+    /// The line so far holds an odd count of quotes (kept as bytes arrive, so that a
+    /// value of many line breaks is not counted again at each).
+    open: bool,
+}
+
+impl LineSender {
+    fn take(&mut self, bytes: &[u8]) {
+        self.open ^= bytes.iter().filter(|b| **b == b'"').count() % 2 == 1;
+        self.line.extend_from_slice(bytes);
+    }
 }
 
 impl Write for LineSender {
@@ -228,21 +239,20 @@ impl Write for LineSender {
         let mut rest = buf;
         while let Some(end) = rest.iter().position(|b| *b == b'\n') {
             let (head, tail) = rest.split_at(end);
-            self.line.extend_from_slice(head);
-            let quotes = self.line.iter().filter(|b| **b == b'"').count();
-            if self.csv && quotes % 2 == 1 {
+            self.take(head);
+            rest = tail.get(1..).unwrap_or_default();
+            if self.csv && self.open {
                 self.line.push(b'\n');
-                rest = tail.get(1..).unwrap_or_default();
                 continue;
             }
+            self.open = false;
             let line = String::from_utf8(std::mem::take(&mut self.line))
                 .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
             self.tx
                 .send(line)
                 .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
-            rest = tail.get(1..).unwrap_or_default();
         }
-        self.line.extend_from_slice(rest);
+        self.take(rest);
         Ok(buf.len())
     }
 
