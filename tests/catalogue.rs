@@ -420,6 +420,8 @@ fn a_sequence_row_names_the_one_table_of_its_rowid_that_fits_the_name() -> TestR
 /// Android's telephony store: `canonical_addresses` and `drm` are each an id and a text,
 /// and no evidence tells their records apart. Neither name is given, and each of the two
 /// tables says which names its records fit alike, so that an examiner knows where to look.
+/// The leaf of its `sqlite_sequence` is a table of its own too, and says whose rows it
+/// holds.
 #[test]
 fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
     let dir = Scratch::new("catalogue-undecided");
@@ -447,5 +449,11 @@ fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
         })
         .collect();
     assert_eq!(undecided.len(), 2, "{:#?}", done.report.tables);
+    let sequence = done.report.tables.iter().filter(|t| {
+        t.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("rows of SQLite's own `sqlite_sequence`"))
+    });
+    assert_eq!(sequence.count(), 1, "{:#?}", done.report.tables);
     Ok(())
 }

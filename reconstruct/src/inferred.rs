@@ -48,6 +48,9 @@ pub struct InferredReason {
     /// Known tables of several names its records fit alike, none named (name, and where
     /// it is known from): said only without a known statement or an index naming it.
     pub undecided: Vec<(String, String)>,
+    /// Its records are rows of this table of SQLite's own (`sqlite_schema`,
+    /// `sqlite_sequence`), on a page no tree reaches.
+    pub sqlite: Option<&'static str>,
 }
 
 /// How an inferred table's records fit a known CREATE statement.
@@ -110,6 +113,12 @@ impl std::fmt::Display for InferredReason {
                 )?;
             }
         }
+        if let Some(name) = self.sqlite {
+            write!(
+                f,
+                "; its records are rows of SQLite's own `{name}` on a page no tree reaches, kept apart from the application's tables"
+            )?;
+        }
         if let [(_, origin), _, ..] = self.undecided.as_slice() {
             let same = self.undecided.iter().all(|(_, o)| o == origin);
             let names: Vec<String> = self
@@ -138,12 +147,14 @@ impl std::fmt::Display for InferredReason {
 /// Decides how the inferred `table` is made, from the index that names it and the known
 /// table it fits (each when there is one, and its name still free); `generated` gives a
 /// name of the run's own when neither names it. `undecided` lists the known tables of
-/// several names its records fit alike ([`crate::Undecided`]), which its reason names.
+/// several names its records fit alike ([`crate::Undecided`]), which its reason names;
+/// `sqlite` the table of SQLite's own its records are rows of, if they are.
 pub fn make_inferred(
     table: &InferredTable,
     naming: Option<&Naming>,
     known: Option<(&KnownMatch, &KnownTable)>,
     undecided: &[(String, String)],
+    sqlite: Option<&'static str>,
     generated: impl FnOnce() -> String,
 ) -> InferredMade {
     let name = match (known, naming) {
@@ -206,6 +217,7 @@ pub fn make_inferred(
             (None, None) => undecided.to_vec(),
             _ => Vec::new(),
         },
+        sqlite,
     };
     InferredMade {
         name,
@@ -247,7 +259,9 @@ mod tests {
 
     #[test]
     fn records_alone_make_a_table_of_the_run_s_own_name_with_low_confidence() {
-        let made = make_inferred(&table(), None, None, &[], || "salvage_inferred_1".into());
+        let made = make_inferred(&table(), None, None, &[], None, || {
+            "salvage_inferred_1".into()
+        });
         assert_eq!(made.name, "salvage_inferred_1");
         assert_eq!(made.sql, r#"CREATE TABLE "salvage_inferred_1"("c0", "c1")"#);
         assert_eq!(made.confidence, Confidence::Low);
@@ -260,7 +274,14 @@ mod tests {
 
     #[test]
     fn an_index_names_the_table_and_the_columns_its_entries_identify() {
-        let made = make_inferred(&table(), Some(&naming()), None, &[], || unreachable!());
+        let made = make_inferred(
+            &table(),
+            Some(&naming()),
+            None,
+            &[],
+            None,
+            || unreachable!(),
+        );
         assert_eq!(made.name, "notes");
         assert_eq!(made.sql, r#"CREATE TABLE "notes"("c0", "title")"#);
         assert_eq!(made.confidence, Confidence::Medium);

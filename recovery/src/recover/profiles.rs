@@ -550,6 +550,10 @@ pub struct Named {
     /// Those whose records fit known tables of several names alike (of the applications
     /// detected, under `--profile auto`): each keeps a name of its own.
     pub undecided: Vec<reconstruct::Undecided>,
+    /// Those whose records are rows of one of SQLite's own tables (`sqlite_schema`,
+    /// `sqlite_sequence`) on a leaf no tree reaches, with that table's name: never an
+    /// application's table.
+    pub sqlites: Vec<(usize, &'static str)>,
 }
 
 /// The inferred tables whose records fit a table a chosen profile knows, each with that
@@ -567,12 +571,14 @@ pub fn name_from_records(
 ) -> Named {
     use std::collections::{BTreeMap, BTreeSet};
     let samples = reconstruct::sample_inferred(db, inferred);
+    let mut sqlites: Vec<(usize, &'static str)> = Vec::new();
     // Rows of `sqlite_schema` on a leaf page outside the schema's tree are the schema's,
     // never an application's table (five columns fit many).
     let enc = db.encoding();
     for (i, sample) in samples.iter().enumerate() {
         if schema_rows(sample, enc) {
             fixed.insert(i, String::from("\0schema"));
+            sqlites.push((i, "sqlite_schema"));
         }
     }
     // `sqlite_sequence` keeps a row (name, largest rowid) for each AUTOINCREMENT table: on a
@@ -582,6 +588,7 @@ pub fn name_from_records(
     for (i, sample) in samples.iter().enumerate() {
         if let Some(rows) = sequence_rows(sample, enc) {
             fixed.insert(i, String::from("\0sqlite_sequence"));
+            sqlites.push((i, "sqlite_sequence"));
             sequence.extend(rows);
         }
     }
@@ -629,12 +636,16 @@ pub fn name_from_records(
                 .filter_map(|m| Some((m.clone(), known.get(m.known)?.clone())))
                 .collect(),
             undecided: m.undecided,
+            sqlites: Vec::new(),
         }
     };
     if !profiles.detects() {
         let known: Vec<reconstruct::KnownTable> =
             parsed.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-        return run(&known, &fixed, 2);
+        return Named {
+            sqlites,
+            ..run(&known, &fixed, 2)
+        };
     }
     // Every profile's tables compete: a name is given where the records single it out
     // among them all. Then only the profiles those names detect compete again, so that a
@@ -757,7 +768,7 @@ pub fn name_from_records(
         let mut keep = keep.into_iter();
         live.retain(|_| keep.next().unwrap_or(false));
         if live.len() == before {
-            return named;
+            return Named { sqlites, ..named };
         }
         least = 1;
     }

@@ -495,13 +495,18 @@ fn attribute_orphans(
             .iter()
             .find(|u| u.inferred == i)
             .map_or(&[][..], |u| u.candidates.as_slice());
+        let sqlite = known
+            .sqlites
+            .iter()
+            .find(|(t, _)| *t == i)
+            .map(|(_, name)| *name);
         let known = known
             .tables
             .iter()
             .find(|(m, _)| m.inferred == i)
             .filter(|(_, k)| tables.named(&k.shape.name).is_none())
             .map(|(m, k)| (m, k));
-        let made = reconstruct::make_inferred(&table, naming, known, undecided, || {
+        let made = reconstruct::make_inferred(&table, naming, known, undecided, sqlite, || {
             crate::recover::plan::inferred_name(evidence, tables)
         });
         let Some(shape) = out
