@@ -411,9 +411,8 @@ fn index_keys(
 ) -> rusqlite::Result<(Vec<Option<Vec<usize>>>, bool)> {
     let order = shape.record_order();
     let names: Vec<(String, bool)> = conn
-        .prepare(
-            "SELECT name, origin <> 'c' AND NOT partial FROM pragma_index_list(?1) ORDER BY seq DESC",
-        )?
+        // A constraint's index (origin `u` or `pk`) is never partial.
+        .prepare("SELECT name, origin <> 'c' FROM pragma_index_list(?1) ORDER BY seq DESC")?
         .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     let mut every_row = false;
