@@ -377,3 +377,75 @@ fn a_tokenizer_this_build_lacks_gets_a_stand_in_not_loss() -> TestResult {
     assert_eq!(hits, 270);
     Ok(())
 }
+
+/// An UPDATE that moves a row of an AUTOINCREMENT table to a larger rowid leaves the
+/// table's `sqlite_sequence` counter where it was: SQLite raises it only on INSERT (and
+/// takes the larger of counter and rowid for the next row). The output keeps the source's
+/// counter, not the one its own inserts raised (the UNIQUE index sends the rows through
+/// SQL). The fuzzer found it (docs/fuzzing.md).
+#[test]
+fn an_autoincrement_counter_an_update_passed_is_kept_as_the_source_holds_it() -> TestResult {
+    let dir = Scratch::new("quirks-sequence");
+    let (src, dest) = (dir.path("counted.db"), dir.path("out.db"));
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "CREATE TABLE notes(id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT UNIQUE);",
+        )?;
+        for i in 0..20i64 {
+            conn.execute(
+                "INSERT INTO notes(title) VALUES (?1)",
+                [format!("note {i}")],
+            )?;
+        }
+        conn.execute("UPDATE notes SET id = 5000 WHERE id = 7", [])?;
+    }
+    let seq = |db: &std::path::Path| -> rusqlite::Result<i64> {
+        Connection::open(db)?.query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'notes'",
+            [],
+            |r| r.get(0),
+        )
+    };
+    assert_eq!(seq(&src)?, 20);
+    recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(
+        rows_of(&dest, "notes", false),
+        rows_of(&src, "notes", false)
+    );
+    assert_eq!(seq(&dest)?, 20);
+    Ok(())
+}
+
+/// Text in an INTEGER column of a UTF-16 file is judged as its characters, not its bytes:
+/// U+370D is `0D 37` in UTF-16le, which read as single bytes is "\r7", a number INTEGER
+/// affinity would have converted. It was registered as a field SQLite never stores, and a
+/// healthy file withheld. The fuzzer found it (docs/fuzzing.md).
+#[test]
+fn utf16_text_in_a_numeric_column_is_judged_as_its_characters() -> TestResult {
+    let dir = Scratch::new("quirks-utf16-numeric");
+    let (src, dest) = (dir.path("utf16.db"), dir.path("out.db"));
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA encoding = 'UTF-16le';
+             CREATE TABLE readings(id INTEGER PRIMARY KEY, n INTEGER, r REAL);",
+        )?;
+        for (i, text) in ["\u{370d}", "\u{3120}", "7\u{3000}", "\u{3931}"]
+            .iter()
+            .enumerate()
+        {
+            conn.execute(
+                "INSERT INTO readings VALUES (?1, ?2, ?2)",
+                rusqlite::params![i as i64, text],
+            )?;
+        }
+    }
+    let done = recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    assert_eq!(done.report.damaged_fields.fields, 0);
+    assert_eq!(
+        rows_of(&dest, "readings", false),
+        rows_of(&src, "readings", false)
+    );
+    Ok(())
+}

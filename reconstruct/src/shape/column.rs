@@ -1,7 +1,7 @@
 //! One declared column: its affinity ("Determination Of Column Affinity"), its type in a
 //! STRICT table, how it is stored, and whether its DEFAULT may fill a recovered row.
 
-use pager::Value;
+use pager::{TextEncoding, Value};
 
 /// Column affinity ("Determination Of Column Affinity", datatype3.html).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,12 +59,12 @@ impl Affinity {
     /// Whether SQLite could have stored this value in a column of this affinity: every
     /// value it writes has been through the column's affinity, so a number in a TEXT
     /// column, or text that numeric affinity converts in an INTEGER, REAL or NUMERIC one,
-    /// is never there (UTF-8 text is judged; other encodings are given the benefit).
-    pub fn could_store(self, v: &Value) -> bool {
+    /// is never there. Text is judged as the database's encoding spells it.
+    pub fn could_store(self, v: &Value, encoding: TextEncoding) -> bool {
         match (self, v) {
             (Affinity::Text, Value::Integer(_) | Value::Real(_)) => false,
             (Affinity::Integer | Affinity::Real | Affinity::Numeric, Value::Text(t)) => {
-                !Affinity::text_converts(t)
+                !Affinity::text_converts_in(t, encoding)
             }
             _ => true,
         }
@@ -75,7 +75,14 @@ impl Affinity {
     /// optionally signed, with a fraction and an exponent, between spaces.
     // SQLite: sqlite3AtoF (util.c), as applyNumericAffinity uses it
     pub fn text_converts(text: &[u8]) -> bool {
-        let t = text.trim_ascii();
+        // SQLite's white space (sqlite3Isspace) is ASCII's and the vertical tab.
+        let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+        let start = text.iter().position(|b| !space(b)).unwrap_or(text.len());
+        let end = text
+            .iter()
+            .rposition(|b| !space(b))
+            .map_or(start, |i| i + 1);
+        let t = text.get(start..end).unwrap_or_default();
         let t = t
             .strip_prefix(b"+")
             .or_else(|| t.strip_prefix(b"-"))
@@ -103,6 +110,23 @@ impl Affinity {
             rest = r.get(n..).unwrap_or_default();
         }
         rest.is_empty()
+    }
+
+    /// [`Affinity::text_converts`] for text in the database's encoding: UTF-16 text is a
+    /// number only when every character is ASCII (SQLite reads the low bytes, and an odd
+    /// last byte is no character).
+    pub fn text_converts_in(text: &[u8], encoding: TextEncoding) -> bool {
+        let high = match encoding {
+            TextEncoding::Utf8 => return Affinity::text_converts(text),
+            TextEncoding::Utf16le => 1,
+            TextEncoding::Utf16be => 0,
+        };
+        let units = text.chunks_exact(2);
+        if units.clone().any(|u| u.get(high) != Some(&0)) {
+            return false;
+        }
+        let ascii: Vec<u8> = units.filter_map(|u| u.get(1 - high).copied()).collect();
+        Affinity::text_converts(&ascii)
     }
 }
 
@@ -284,6 +308,31 @@ mod tests {
     }
 
     #[test]
+    fn utf16_text_converts_as_its_characters_read() {
+        let utf16 = |s: &str, be: bool| -> Vec<u8> {
+            s.encode_utf16()
+                .flat_map(|u| if be { u.to_be_bytes() } else { u.to_le_bytes() })
+                .collect()
+        };
+        for be in [false, true] {
+            let enc = if be {
+                TextEncoding::Utf16be
+            } else {
+                TextEncoding::Utf16le
+            };
+            assert!(Affinity::text_converts_in(&utf16(" 42", be), enc));
+            assert!(Affinity::text_converts_in(&utf16("\u{b}-1.5e3", be), enc));
+            assert!(!Affinity::text_converts_in(&utf16("4\u{662}", be), enc));
+        }
+        // U+370D is 0D 37 in UTF-16le: "\r7" read as single bytes, a number; not as text.
+        assert!(Affinity::text_converts(b"\r7"));
+        assert!(!Affinity::text_converts_in(
+            &utf16("\u{370d}", false),
+            TextEncoding::Utf16le
+        ));
+    }
+
+    #[test]
     fn only_a_literal_default_is_constant() {
         use ColumnDefault::{Constant, Varying};
         for (expr, want) in [
@@ -309,13 +358,14 @@ mod tests {
     #[test]
     fn values_no_affinity_would_have_stored() {
         let text = |s: &str| Value::Text(s.as_bytes().to_vec());
-        assert!(!Affinity::Text.could_store(&Value::Integer(3)));
-        assert!(!Affinity::Text.could_store(&Value::Real(0.5)));
-        assert!(Affinity::Text.could_store(&text("3")));
-        assert!(!Affinity::Integer.could_store(&text(" 42")));
-        assert!(!Affinity::Numeric.could_store(&text("1e3")));
-        assert!(Affinity::Integer.could_store(&text("n/a")));
-        assert!(Affinity::Real.could_store(&Value::Integer(2)));
-        assert!(Affinity::Blob.could_store(&text("7")));
+        let utf8 = TextEncoding::Utf8;
+        assert!(!Affinity::Text.could_store(&Value::Integer(3), utf8));
+        assert!(!Affinity::Text.could_store(&Value::Real(0.5), utf8));
+        assert!(Affinity::Text.could_store(&text("3"), utf8));
+        assert!(!Affinity::Integer.could_store(&text(" 42"), utf8));
+        assert!(!Affinity::Numeric.could_store(&text("1e3"), utf8));
+        assert!(Affinity::Integer.could_store(&text("n/a"), utf8));
+        assert!(Affinity::Real.could_store(&Value::Integer(2), utf8));
+        assert!(Affinity::Blob.could_store(&text("7"), utf8));
     }
 }

@@ -60,7 +60,7 @@ impl TableShape {
             } else if self.strict && !StrictType::of_declared_type(&column.decl_type).holds(&value)
             {
                 Some(DamageReason::StrictTypeNeverStores)
-            } else if !self.strict && !column.affinity().could_store(&value) {
+            } else if !self.strict && !column.affinity().could_store(&value, encoding) {
                 Some(DamageReason::AffinityNeverStores)
             } else {
                 None

@@ -82,7 +82,7 @@ pub struct Appendable {
     /// The fewest values a record may hold: a column after them that it lacks reads as
     /// its default, and a NOT NULL column without one would read as NULL.
     shortest: usize,
-    /// The database's text encoding (numeric-looking text is judged in UTF-8 only).
+    /// The database's text encoding, in which numeric-looking text is judged.
     encoding: TextEncoding,
 }
 
@@ -194,9 +194,7 @@ impl Appendable {
                     );
                     ok &= text.is_some_and(|text| {
                         text_in_encoding(text, self.encoding)
-                            && !(numeric_column
-                                && (self.encoding != TextEncoding::Utf8
-                                    || Affinity::text_converts(text)))
+                            && !(numeric_column && Affinity::text_converts_in(text, self.encoding))
                     });
                 }
                 at = at.saturating_add(t.body_len());

@@ -625,7 +625,10 @@ fn longest_payload(db: &pager::Database<'_>, survey: &Survey) -> u64 {
     in_trees.max(orphans)
 }
 
-/// Carries `sqlite_sequence` counters over: never below what the rows now need.
+/// Carries `sqlite_sequence` counters over as the source holds them. A counter may be below
+/// the table's largest rowid (an UPDATE of the rowid does not raise it); SQLite takes the
+/// larger of the two for the next row, so the source's value is kept, not the one the
+/// output's inserts left. A table whose counter did not survive keeps the inserts' value.
 fn carry_sequence(evidence: &Evidence<'_>, out: &Output) -> rusqlite::Result<()> {
     if !out.has_table("sqlite_sequence") {
         return Ok(());
@@ -638,7 +641,7 @@ fn carry_sequence(evidence: &Evidence<'_>, out: &Output) -> rusqlite::Result<()>
         let name_value = Value::Text(name.clone());
         let name = SqlValue::from_value(&name_value, evidence.encoding());
         let changed = out.conn.execute(
-            "UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1",
+            "UPDATE sqlite_sequence SET seq = ?2 WHERE name = ?1",
             rusqlite::params![name, seq],
         )?;
         if changed == 0 {
