@@ -174,9 +174,9 @@ fn with_page_one_zeroed_a_catalogued_database_gets_its_names_back() -> TestResul
         lines.join("\n")
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(named * 100 >= rows * 95, "{named} of {rows} rows named");
+    assert!(named * 100 >= rows * 96, "{named} of {rows} rows named");
     assert!(
-        whole * 100 >= versions_all * 75,
+        whole * 100 >= versions_all * 80,
         "{whole} of {versions_all} databases whole"
     );
     Ok(())
@@ -383,11 +383,11 @@ fn a_sequence_row_names_the_table_of_its_largest_rowid() -> TestResult {
 /// Firefox's form history: `moz_formhistory` fits no other known table, but its other
 /// tables are of common shapes, so no second table confirms it. Its three index trees,
 /// keyed exactly as its three indexes are, do: the application is detected, and its
-/// tables of common shapes are named after it (`moz_history_to_sources` is a WITHOUT
-/// ROWID table: no records of a rowid table to match).
+/// tables of common shapes are named after it, and so is `moz_history_to_sources`, a
+/// WITHOUT ROWID table, from its own tree once the application is known.
 #[test]
 fn index_trees_keyed_as_its_indexes_detect_an_application() -> TestResult {
-    named_but("firefox-formhistory", &["moz_history_to_sources"])
+    named_but("firefox-formhistory", &[])
 }
 
 /// KDE's activity store: its event table and its resource-info table are three texts and
@@ -455,5 +455,108 @@ fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
             .is_some_and(|r| r.contains("rows of SQLite's own `sqlite_sequence`"))
     });
     assert_eq!(sequence.count(), 1, "{:#?}", done.report.tables);
+    Ok(())
+}
+
+/// Firefox's `moz_icons_to_pages` is a WITHOUT ROWID table: its rows are the records of an
+/// index b-tree, which no inferred table's rows explain. Once the application is known by
+/// its other tables, the tree whose records fit that table alone (full width, each primary
+/// key once) is made that table, with its known statement, every row as the source holds
+/// it. It went to `lost_and_found`.
+#[test]
+fn a_without_rowid_table_of_an_identified_application_is_named_from_its_tree() -> TestResult {
+    let dir = Scratch::new("catalogue-without-rowid");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "firefox-favicons")
+        .ok_or("firefox-favicons")?;
+    let (src, dest) = (dir.path("favicons.sqlite"), dir.path("out.db"));
+    entry.write(&src, 0, 4096, 60, 35)?;
+    let want = crate::recover::rows_of(&src, "moz_icons_to_pages", true);
+    assert_eq!(want.len(), 60);
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
+    std::fs::write(&src, &bytes)?;
+    let done = recover_in_process(&allow_partial(&src, &dest), Outcome::PartialCommitted)?;
+    assert_eq!(
+        crate::recover::rows_of(&dest, "moz_icons_to_pages", true),
+        want
+    );
+    let t = done
+        .table("moz_icons_to_pages")
+        .ok_or("moz_icons_to_pages")?;
+    assert!(
+        t.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("WITHOUT ROWID") && r.contains("firefox-favicons")),
+        "{:?}",
+        t.reason
+    );
+    let sql: String = rusqlite::Connection::open(&dest)?.query_row(
+        "SELECT sql FROM sqlite_schema WHERE name = 'moz_icons_to_pages'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+    assert_eq!(done.report.lost_and_found.rows, 0);
+    Ok(())
+}
+
+/// An index keyed on an expression (`upper(title)`) holds entries that trace to no
+/// column of its table: with page 1 lost, its tree is an orphan index tree no inferred
+/// table explains, as a WITHOUT ROWID table's is. Its entries (text, then a rowid) fit a
+/// WITHOUT ROWID table of text and integer the application also knows, which this file
+/// lacks; but their last values are the rowids of the inferred `notes` rows, so they are an
+/// index's entries, and no `tags` table is made of them.
+#[test]
+fn an_index_on_an_expression_is_not_taken_for_a_without_rowid_table() -> TestResult {
+    let dir = Scratch::new("catalogue-expression-index");
+    let src = dir.path("notes.db");
+    rusqlite::Connection::open(&src)?.execute_batch(
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER);
+         CREATE INDEX notes_upper ON notes(upper(title));
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;",
+    )?;
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
+    std::fs::write(&src, &bytes)?;
+    let profile = dir.path("notes.json");
+    std::fs::write(
+        &profile,
+        r#"{"name": "notes", "detect": {"tables": ["notes"]}, "schema": [
+            "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX notes_upper ON notes(upper(title))",
+            "CREATE TABLE tags(name TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID"]}"#,
+    )?;
+    let dest = dir.path("out.db");
+    let options = recovery::RecoverOptions {
+        profile: recovery::ProfileChoice::File(profile),
+        ..allow_partial(&src, &dest)
+    };
+    let done = recover_in_process(&options, Outcome::PartialCommitted)?;
+    let names: Vec<&str> = done.report.tables.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"notes"), "{names:?}");
+    assert!(!names.contains(&"tags"), "{names:?}");
+    Ok(())
+}
+
+/// Anki's `deck_config` and `notetypes` are each an id, a name, two integers and a blob:
+/// their records fit both alike. `notetypes`' two index trees name its table; the other
+/// table, whose records fit `notetypes` as well, has `deck_config` left, the one name of
+/// its application its records fit that no other table took. It stayed unnamed.
+#[test]
+fn a_table_gets_the_one_name_left_when_evidence_gave_the_others_away() -> TestResult {
+    let dir = Scratch::new("catalogue-name-left");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "anki-collection")
+        .ok_or("anki-collection")?;
+    let o = zero_page_one(&dir, &entry, 1)?;
+    let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
+    assert!(
+        o.identified && o.wrong.is_empty() && short.is_empty(),
+        "unnamed {short:?}, wrong {:?}",
+        o.wrong
+    );
     Ok(())
 }

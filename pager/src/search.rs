@@ -19,6 +19,19 @@ pub fn index_entries<'d>(
     db: &'d Database<'_>,
     root: PageNo,
 ) -> impl Iterator<Item = (Vec<Value>, i64)> + 'd {
+    index_records(db, root).filter_map(|mut values| match values.pop() {
+        Some(Value::Integer(rowid)) => Some((values, rowid)),
+        _ => None,
+    })
+}
+
+/// Every record of the index b-tree rooted at `root` that reads whole and clean, in key
+/// order: an index's entries (key values, then the rowid), or a WITHOUT ROWID table's rows
+/// (its primary key's values first).
+pub fn index_records<'d>(
+    db: &'d Database<'_>,
+    root: PageNo,
+) -> impl Iterator<Item = Vec<Value>> + 'd {
     BtreeWalk::new(db, root)
         .flatten()
         .filter_map(move |item| match item {
@@ -26,10 +39,7 @@ pub fn index_entries<'d>(
             _ => None,
         })
         .filter(|e| e.complete && e.findings.is_empty())
-        .filter_map(|mut e| match e.values.pop() {
-            Some(Value::Integer(rowid)) => Some((e.values, rowid)),
-            _ => None,
-        })
+        .map(|e| e.values)
 }
 
 /// Whether the index b-tree rooted at `root` holds an entry equal to `key` (the keyed

@@ -68,6 +68,8 @@ pub struct KnownFit {
     pub runner_up: Option<(String, u32)>,
     /// Orphan index trees traced to the table, keyed as the known table's indexes are.
     pub indexes: u32,
+    /// Names its records fit as well, which other tables took ([`KnownMatch::taken_by_others`]).
+    pub taken_by_others: Vec<String>,
 }
 
 impl std::fmt::Display for InferredReason {
@@ -104,6 +106,15 @@ impl std::fmt::Display for InferredReason {
             )?;
             if let Some((name, fitting)) = &k.runner_up {
                 write!(f, " (next best `{name}`: {fitting})")?;
+            }
+            if !k.taken_by_others.is_empty() {
+                let names: Vec<String> =
+                    k.taken_by_others.iter().map(|n| format!("`{n}`")).collect();
+                write!(
+                    f,
+                    "; they fit {} as well, which another table's records fit better: this is the name left",
+                    names.join(" and ")
+                )?;
             }
             if k.indexes > 0 {
                 write!(
@@ -212,6 +223,7 @@ pub fn make_inferred(
             columns: k.shape.columns.len(),
             runner_up: m.runner_up.clone(),
             indexes: m.indexes,
+            taken_by_others: m.taken_by_others.clone(),
         }),
         undecided: match (known, naming) {
             (None, None) => undecided.to_vec(),

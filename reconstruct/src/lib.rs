@@ -40,6 +40,7 @@ pub mod bounds;
 pub mod claims;
 pub mod collations;
 pub mod inferred;
+pub mod keyed;
 pub mod loss;
 pub mod naming;
 pub mod partial;
@@ -65,6 +66,7 @@ pub use bounds::{
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use collations::collations_named;
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
+pub use keyed::{name_without_rowid, KeyedTable};
 pub use loss::{
     file_signals, placeholder_signals, reaches_past_end, rows_in_place, rows_missing_from_index,
     signals_after_counts, sqlite_check_signal, table_signals, LossSignal, TableFacts, TableLoss,

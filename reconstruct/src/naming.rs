@@ -217,6 +217,10 @@ pub struct KnownMatch {
     /// The runner-up is outranked by the index trees: they are all this table's indexes
     /// and not all the runner-up's.
     pub outranked_by_indexes: bool,
+    /// Names the records fit as well, each taken by another inferred table whose records
+    /// fit it better: this table has the one name left (named by elimination, which is
+    /// no evidence of its application by itself).
+    pub taken_by_others: Vec<String>,
 }
 
 /// An inferred table whose records fit known tables of two names or more alike, none
@@ -298,6 +302,7 @@ pub fn match_sampled(
         return Matching::default();
     }
     let mut undecided: Vec<Undecided> = Vec::new();
+    let mut alike_of: Vec<Alike> = Vec::new();
     // Each match with its score per sampled record and its cells.
     let mut found: Vec<(KnownMatch, f64, u64)> = Vec::new();
     for (t, (table, sample)) in inferred.iter().zip(samples).enumerate() {
@@ -370,6 +375,12 @@ pub fn match_sampled(
             let alike = ranked
                 .iter()
                 .filter(|(_, r, _, s)| *r == rank && per(*s) + 1.0 > per(score));
+            alike_of.push(Alike {
+                inferred: t,
+                known: alike.clone().map(|(k, _, f, _)| (*k, *f)).collect(),
+                sampled,
+                width: sample.iter().map(Vec::len).max().unwrap_or(0),
+            });
             undecided.push(Undecided {
                 inferred: t,
                 candidates: alike
@@ -399,6 +410,7 @@ pub fn match_sampled(
                     .get(k)
                     .is_some_and(|kt| index_rank(trees, kt, complete) == Some(2)),
                 outranked_by_indexes: outranked,
+                taken_by_others: Vec::new(),
             },
             per(score),
             cells,
@@ -419,11 +431,55 @@ pub fn match_sampled(
         }
         out.push(m);
     }
+    // A table whose records fit several names alike, all but one of them taken by other
+    // tables that fit them better, has the one left.
+    let name = |k: usize| known.get(k).map(|k| k.shape.name.to_ascii_lowercase());
+    let given: BTreeSet<Option<String>> = out.iter().map(|m| name(m.known)).collect();
+    for a in alike_of {
+        let (left, gone): (Vec<_>, Vec<_>) = a
+            .known
+            .into_iter()
+            .partition(|(k, _)| !given.contains(&name(*k)));
+        let [(k, fitting)] = left.as_slice() else {
+            continue;
+        };
+        if gone.is_empty() || out.iter().any(|m| name(m.known) == name(*k)) {
+            continue;
+        }
+        undecided.retain(|u| u.inferred != a.inferred);
+        out.push(KnownMatch {
+            inferred: a.inferred,
+            known: *k,
+            sampled: a.sampled,
+            fitting: *fitting,
+            width: a.width,
+            runner_up: None,
+            indexes: 0,
+            keyed_exactly: false,
+            outranked_by_indexes: false,
+            taken_by_others: gone
+                .iter()
+                .filter_map(|(k, _)| Some(known.get(*k)?.shape.name.clone()))
+                .collect(),
+        });
+    }
     out.sort_by_key(|m| m.inferred);
     Matching {
         named: out,
         undecided,
     }
+}
+
+/// An undecided table's names alike, with what a match by elimination needs.
+struct Alike {
+    /// Which inferred table.
+    inferred: usize,
+    /// Each known table of a name its records fit alike, with the records that fit it.
+    known: Vec<(usize, u32)>,
+    /// Records sampled.
+    sampled: u32,
+    /// Values of the widest record sampled.
+    width: usize,
 }
 
 /// How the index trees traced to an inferred table (their keys' record positions) agree

@@ -845,6 +845,12 @@ fn detected(
     own: &[(reconstruct::KnownMatch, reconstruct::KnownTable)],
     schema: &std::collections::BTreeSet<String>,
 ) -> bool {
+    // A name left to a table once other tables took the names its records fit as well is
+    // no evidence of the application.
+    let own: Vec<&(reconstruct::KnownMatch, reconstruct::KnownTable)> = own
+        .iter()
+        .filter(|(m, _)| m.taken_by_others.is_empty())
+        .collect();
     let is_detect = |k: &reconstruct::KnownTable| {
         p.detect
             .tables

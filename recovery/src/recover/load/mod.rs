@@ -10,7 +10,7 @@
 //!    orphans to `lost_and_found`, and `sqlite_sequence` is carried over.
 //! 3. [`Loaded::create_indexes`]: the schema's indexes, built by SQLite from the rows.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{PageNo, Survey, Value};
 use reconstruct::{
@@ -466,22 +466,36 @@ fn attribute_orphans(
     // With no table's schema row left, an orphan index tree whose entries trace to no
     // inferred table indexes no table here: it holds the records of a WITHOUT ROWID table
     // (whose b-tree is an index b-tree), or the entries of an index whose table's pages
-    // are gone. Either way its values are in no other row: `lost_and_found` keeps them.
-    // (Where the schema still names tables, an orphan index tree may be the index of one
-    // of them, which this does not trace: it is left as index data.)
+    // are gone. Either way its values are in no other row: a WITHOUT ROWID table of an
+    // application identified takes them where they fit it alone, `lost_and_found` keeps
+    // the rest. (Where the schema still names tables, an orphan index tree may be the
+    // index of one of them, which this does not trace: it is left as index data.)
     if !evidence
         .schema
         .rows
         .iter()
         .any(|r| r.kind == pager::SchemaKind::Table)
     {
-        let groups = std::mem::take(&mut plan.index_groups);
-        for (group, traced) in groups.into_iter().zip(traced) {
+        let mut untraced = Vec::new();
+        for (group, traced) in std::mem::take(&mut plan.index_groups)
+            .into_iter()
+            .zip(traced)
+        {
             match traced {
                 Some(_) => plan.index_groups.push(group),
-                None => plan.lost_and_found.push(group),
+                None => untraced.push(group),
             }
         }
+        let left = name_keyed_trees(
+            evidence,
+            out,
+            tables,
+            profiles,
+            &known,
+            &plan.inferred,
+            untraced,
+        );
+        plan.lost_and_found.extend(left);
     }
     for (i, table) in std::mem::take(&mut plan.inferred).into_iter().enumerate() {
         // Each name once: an index or a known table that names a table already made
@@ -545,6 +559,79 @@ fn attribute_orphans(
         }
     }
     (plan, candidates)
+}
+
+/// Makes the WITHOUT ROWID tables that orphan index trees `untraced` hold, of the
+/// applications whose tables the records named (`known`): each tree whose records fit one
+/// such table alone ([`reconstruct::name_without_rowid`]) is that table's, made with its
+/// known statement and indexes. Returns the trees it gave no table.
+fn name_keyed_trees(
+    evidence: &Evidence<'_>,
+    out: &Output,
+    tables: &mut Tables,
+    profiles: &Profiles,
+    known: &crate::recover::profiles::Named,
+    inferred: &[reconstruct::InferredTable],
+    untraced: Vec<reconstruct::OrphanGroup>,
+) -> Vec<reconstruct::OrphanGroup> {
+    let origins: BTreeSet<&str> = known
+        .tables
+        .iter()
+        .map(|(_, k)| k.origin.as_str())
+        .collect();
+    if untraced.is_empty() || origins.is_empty() {
+        return untraced;
+    }
+    let schema = evidence.taken_names();
+    let candidates: Vec<reconstruct::KnownTable> = profiles
+        .chosen()
+        .filter(|p| origins.contains(format!("profile {}", p.name).as_str()))
+        .flat_map(|p| p.known_tables().unwrap_or_default())
+        .filter(|k| {
+            k.shape.without_rowid
+                && !schema.contains(&k.shape.name.to_ascii_lowercase())
+                && tables.named(&k.shape.name).is_none()
+        })
+        .collect();
+    let keyed = reconstruct::name_without_rowid(&evidence.db, &untraced, &candidates, inferred);
+    let mut groups: Vec<Option<reconstruct::OrphanGroup>> =
+        untraced.into_iter().map(Some).collect();
+    for m in keyed {
+        let (Some(k), Some(slot)) = (candidates.get(m.known), groups.get_mut(m.group)) else {
+            continue;
+        };
+        let Some(group) = slot.take() else { continue };
+        let reason = m.reason(k, &group);
+        let made = out
+            .create_object(pager::SchemaKind::Table, &k.sql)
+            .ok()
+            .and_then(|()| out.shape(&k.shape.name, true).ok());
+        let Some(shape) = made else {
+            *slot = Some(group);
+            continue;
+        };
+        let id = tables.push(
+            k.shape.name.clone(),
+            None,
+            TableStatus::Inferred,
+            Some(reason),
+            Some(shape),
+        );
+        if let Some(t) = tables.get_mut(id) {
+            t.known_from = Some(k.origin.clone());
+            t.known_indexes = k
+                .indexes
+                .iter()
+                .map(|(n, sql)| (k.origin.clone(), n.clone(), sql.clone()))
+                .collect();
+            t.orphans = vec![Attribution {
+                group,
+                evidence: vec![m.evidence],
+                confidence: m.confidence,
+            }];
+        }
+    }
+    groups.into_iter().flatten().collect()
 }
 
 /// The inferred tables whose records fit a table a chosen profile knows, each with that
