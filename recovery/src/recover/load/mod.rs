@@ -540,12 +540,7 @@ fn attribute_orphans(
         );
         if let Some(t) = tables.get_mut(id) {
             if let Some((_, k)) = known {
-                t.known_from = Some(k.origin.clone());
-                t.known_indexes = k
-                    .indexes
-                    .iter()
-                    .map(|(n, sql)| (k.origin.clone(), n.clone(), sql.clone()))
-                    .collect();
+                known_from(t, k);
             }
             t.orphans = table
                 .groups
@@ -559,6 +554,16 @@ fn attribute_orphans(
         }
     }
     (plan, candidates)
+}
+
+/// Records that a table's name and statement are `k`'s, and its indexes with them.
+fn known_from(t: &mut crate::recover::tables::TableRun, k: &reconstruct::KnownTable) {
+    t.known_from = Some(k.origin.clone());
+    t.known_indexes = k
+        .indexes
+        .iter()
+        .map(|(n, sql)| (k.origin.clone(), n.clone(), sql.clone()))
+        .collect();
 }
 
 /// Makes the WITHOUT ROWID tables that orphan index trees `untraced` hold, of the
@@ -618,12 +623,7 @@ fn name_keyed_trees(
             Some(shape),
         );
         if let Some(t) = tables.get_mut(id) {
-            t.known_from = Some(k.origin.clone());
-            t.known_indexes = k
-                .indexes
-                .iter()
-                .map(|(n, sql)| (k.origin.clone(), n.clone(), sql.clone()))
-                .collect();
+            known_from(t, k);
             t.orphans = vec![Attribution {
                 group,
                 evidence: vec![m.evidence],
