@@ -560,3 +560,50 @@ fn a_table_gets_the_one_name_left_when_evidence_gave_the_others_away() -> TestRe
     );
     Ok(())
 }
+
+/// An index on `lower(title)` over titles already in lower case holds the titles as they
+/// are: its tree traces to the `title` column, as an index on `title` would. It once ruled
+/// its own table out (keyed as none of its indexes on columns), leaving a table of the
+/// same columns with an index on `title` to take the name unopposed. Such a tree may be
+/// an index on an expression: both tables fit alike, and neither name is given.
+#[test]
+fn a_tree_of_an_index_on_an_expression_does_not_rule_its_table_out() -> TestResult {
+    let dir = Scratch::new("catalogue-expression-traced");
+    let src = dir.path("notes.db");
+    rusqlite::Connection::open(&src)?.execute_batch(
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER);
+         CREATE INDEX notes_lower ON notes(lower(title));
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;",
+    )?;
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
+    std::fs::write(&src, &bytes)?;
+    let profile = dir.path("notes.json");
+    std::fs::write(
+        &profile,
+        r#"{"name": "notes", "detect": {"tables": ["notes"]}, "schema": [
+            "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX notes_lower ON notes(lower(title))",
+            "CREATE TABLE drafts(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX drafts_title ON drafts(title)"]}"#,
+    )?;
+    let dest = dir.path("out.db");
+    let options = recovery::RecoverOptions {
+        profile: recovery::ProfileChoice::File(profile),
+        ..allow_partial(&src, &dest)
+    };
+    let done = recover_in_process(&options, Outcome::PartialCommitted)?;
+    let names: Vec<&str> = done.report.tables.iter().map(|t| t.name.as_str()).collect();
+    assert!(!names.contains(&"drafts"), "{names:?}");
+    let inferred = done
+        .report
+        .tables
+        .iter()
+        .find(|t| t.name.starts_with("salvage_inferred_"))
+        .ok_or(format!("{names:?}"))?;
+    let reason = inferred.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("`notes`") && reason.contains("`drafts`"),
+        "{reason}"
+    );
+    Ok(())
+}

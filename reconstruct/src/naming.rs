@@ -406,9 +406,10 @@ pub fn match_sampled(
                     0 => 0,
                     _ => u32::try_from(trees.len()).unwrap_or(u32::MAX),
                 },
-                keyed_exactly: known
-                    .get(k)
-                    .is_some_and(|kt| index_rank(trees, kt, complete) == Some(2)),
+                // A tree taken for an index on an expression is no evidence of one.
+                keyed_exactly: known.get(k).is_some_and(|kt| {
+                    index_rank(trees, kt, complete) == Some(2) && loose_trees(trees, kt) == 0
+                }),
                 outranked_by_indexes: outranked,
                 taken_by_others: Vec::new(),
             },
@@ -483,25 +484,36 @@ struct Alike {
 }
 
 /// How the index trees traced to an inferred table (their keys' record positions) agree
-/// with a known table's indexes: `None` when one is keyed as none of its indexes is (it
-/// cannot be that table's), or when none was traced though the file's trees are all
-/// traced (`complete`) and the known table's constraints keep an index of every row
-/// (its tree would be there, [`KnownTable::every_row_indexed`]); 2 when they are its
-/// indexes, every one keyed on columns; 1 when they are some of them; 0 when no tree was
-/// traced (nothing is known).
+/// with a known table's indexes: `None` when more are keyed as none of its indexes on
+/// columns than it has indexes on expressions (an index on `lower(title)` over titles
+/// already in lower case traces to `title`: such a tree may be one), so that it cannot be
+/// that table's, or when none was traced though the file's trees are all traced
+/// (`complete`) and the known table's constraints keep an index of every row (its tree
+/// would be there, [`KnownTable::every_row_indexed`]); 2 when its indexes on columns are
+/// all among them; 1 when some are; 0 when no tree was traced (nothing is known).
 fn index_rank(trees: &[Vec<usize>], known: &KnownTable, complete: bool) -> Option<u8> {
     let keys = &known.keys;
     if trees.is_empty() {
         return (!(complete && known.every_row_indexed)).then_some(0);
     }
-    if !trees
-        .iter()
-        .all(|t| keys.iter().any(|k| k.as_deref() == Some(t.as_slice())))
-    {
+    if loose_trees(trees, known) > keys.iter().filter(|k| k.is_none()).count() {
         return None;
     }
     let every = keys.iter().flatten().all(|k| trees.contains(k));
     Some(if every { 2 } else { 1 })
+}
+
+/// The trees keyed as none of the known table's indexes on columns.
+fn loose_trees(trees: &[Vec<usize>], known: &KnownTable) -> usize {
+    trees
+        .iter()
+        .filter(|t| {
+            !known
+                .keys
+                .iter()
+                .any(|k| k.as_deref() == Some(t.as_slice()))
+        })
+        .count()
 }
 
 /// The orphan index trees traced to the inferred tables, as matching reads them.
@@ -822,6 +834,20 @@ mod tests {
         );
         assert_eq!(
             index_rank(&[vec![1, 2]], &t, false),
+            Some(1),
+            "keyed as none on columns: its index on an expression, perhaps"
+        );
+        assert_eq!(
+            index_rank(&[vec![1, 2], vec![0]], &t, false),
+            None,
+            "two trees, one index on an expression"
+        );
+        assert_eq!(
+            index_rank(
+                &[vec![1, 2]],
+                &known(vec![Some(vec![1]), Some(vec![2, 1])], true),
+                false
+            ),
             None,
             "keyed as none of them"
         );
