@@ -510,30 +510,11 @@ fn a_without_rowid_table_of_an_identified_application_is_named_from_its_tree() -
 /// index's entries, and no `tags` table is made of them.
 #[test]
 fn an_index_on_an_expression_is_not_taken_for_a_without_rowid_table() -> TestResult {
-    let dir = Scratch::new("catalogue-expression-index");
-    let src = dir.path("notes.db");
-    rusqlite::Connection::open(&src)?.execute_batch(
-        "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER);
-         CREATE INDEX notes_upper ON notes(upper(title));
-         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
-         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;",
+    let done = notes_under_a_profile(
+        "catalogue-expression-index",
+        "CREATE INDEX notes_upper ON notes(upper(title))",
+        "CREATE TABLE tags(name TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID",
     )?;
-    let mut bytes = std::fs::read(&src)?;
-    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
-    std::fs::write(&src, &bytes)?;
-    let profile = dir.path("notes.json");
-    std::fs::write(
-        &profile,
-        r#"{"name": "notes", "detect": {"tables": ["notes"]}, "schema": [
-            "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX notes_upper ON notes(upper(title))",
-            "CREATE TABLE tags(name TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID"]}"#,
-    )?;
-    let dest = dir.path("out.db");
-    let options = recovery::RecoverOptions {
-        profile: recovery::ProfileChoice::File(profile),
-        ..allow_partial(&src, &dest)
-    };
-    let done = recover_in_process(&options, Outcome::PartialCommitted)?;
     let names: Vec<&str> = done.report.tables.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"notes"), "{names:?}");
     assert!(!names.contains(&"tags"), "{names:?}");
@@ -568,30 +549,11 @@ fn a_table_gets_the_one_name_left_when_evidence_gave_the_others_away() -> TestRe
 /// an index on an expression: both tables fit alike, and neither name is given.
 #[test]
 fn a_tree_of_an_index_on_an_expression_does_not_rule_its_table_out() -> TestResult {
-    let dir = Scratch::new("catalogue-expression-traced");
-    let src = dir.path("notes.db");
-    rusqlite::Connection::open(&src)?.execute_batch(
-        "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER);
-         CREATE INDEX notes_lower ON notes(lower(title));
-         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
-         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;",
+    let done = notes_under_a_profile(
+        "catalogue-expression-traced",
+        "CREATE INDEX notes_lower ON notes(lower(title))",
+        "CREATE TABLE drafts(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX drafts_title ON drafts(title)",
     )?;
-    let mut bytes = std::fs::read(&src)?;
-    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
-    std::fs::write(&src, &bytes)?;
-    let profile = dir.path("notes.json");
-    std::fs::write(
-        &profile,
-        r#"{"name": "notes", "detect": {"tables": ["notes"]}, "schema": [
-            "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX notes_lower ON notes(lower(title))",
-            "CREATE TABLE drafts(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER); CREATE INDEX drafts_title ON drafts(title)"]}"#,
-    )?;
-    let dest = dir.path("out.db");
-    let options = recovery::RecoverOptions {
-        profile: recovery::ProfileChoice::File(profile),
-        ..allow_partial(&src, &dest)
-    };
-    let done = recover_in_process(&options, Outcome::PartialCommitted)?;
     let names: Vec<&str> = done.report.tables.iter().map(|t| t.name.as_str()).collect();
     assert!(!names.contains(&"drafts"), "{names:?}");
     let inferred = done
@@ -606,4 +568,36 @@ fn a_tree_of_an_index_on_an_expression_does_not_rule_its_table_out() -> TestResu
         "{reason}"
     );
     Ok(())
+}
+
+/// A store of 300 notes (lower-case titles) with index `index`, page 1 zeroed, recovered
+/// under a profile that knows `notes` with that index and the table of `other`.
+fn notes_under_a_profile(
+    name: &str,
+    index: &str,
+    other: &str,
+) -> Result<recovery::Recovery, Box<dyn std::error::Error>> {
+    let dir = Scratch::new(name);
+    let src = dir.path("notes.db");
+    let notes = "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created INTEGER)";
+    rusqlite::Connection::open(&src)?.execute_batch(&format!(
+        "{notes}; {index};
+         WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+         INSERT INTO notes SELECT x, 'title ' || x, 'body of note ' || x, 1700000000 + x FROM i;"
+    ))?;
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
+    std::fs::write(&src, &bytes)?;
+    let profile = dir.path("notes.json");
+    let schema = serde_json::json!([format!("{notes}; {index}"), other]);
+    std::fs::write(
+        &profile,
+        serde_json::json!({"name": "notes", "detect": {"tables": ["notes"]}, "schema": schema})
+            .to_string(),
+    )?;
+    let options = recovery::RecoverOptions {
+        profile: recovery::ProfileChoice::File(profile),
+        ..allow_partial(&src, &dir.path("out.db"))
+    };
+    Ok(recover_in_process(&options, Outcome::PartialCommitted)?)
 }
