@@ -13,15 +13,9 @@ use std::collections::BTreeSet;
 
 use pager::{Database, Value};
 
-use crate::naming::KnownTable;
+use crate::naming::{spread, KnownTable};
 use crate::plan::{Confidence, Evidence, InferredTable, OrphanGroup};
 use crate::rows::{RowEvent, TableRows};
-
-/// Records sampled from each tree, spread over it.
-const SAMPLE: usize = 64;
-
-/// Records read from each tree to sample from.
-const READ: usize = 4096;
 
 /// An orphan index tree named for a known WITHOUT ROWID table.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,19 +59,18 @@ pub fn name_without_rowid(
     known: &[KnownTable],
     inferred: &[InferredTable],
 ) -> Vec<KeyedTable> {
-    let candidates: Vec<usize> = (0..known.len())
-        .filter(|&k| known.get(k).is_some_and(|k| k.shape.without_rowid))
+    let candidates: Vec<usize> = known
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.shape.without_rowid)
+        .map(|(i, _)| i)
         .collect();
     if candidates.is_empty() || groups.is_empty() {
         return Vec::new();
     }
     let samples: Vec<Vec<Vec<Value>>> = groups
         .iter()
-        .map(|g| {
-            let all: Vec<Vec<Value>> = pager::search::index_records(db, g.top).take(READ).collect();
-            let stride = (all.len() / SAMPLE).max(1);
-            all.into_iter().step_by(stride).take(SAMPLE).collect()
-        })
+        .map(|g| spread(pager::search::index_records(db, g.top)))
         .collect();
     let rowids = rowids_among(db, inferred, &samples);
     // Each tree's fitting tables, by name (two versions of one table are one candidate).
@@ -149,13 +142,7 @@ fn holds_rows_of(sample: &[Vec<Value>], t: &KnownTable) -> bool {
 /// Whether the sampled records all end in an integer that is the rowid of a row of one
 /// inferred table: the entries of an index on it, not a WITHOUT ROWID table's rows.
 fn ends_in_rowids(sample: &[Vec<Value>], rowids: &[BTreeSet<i64>]) -> bool {
-    let last: Option<Vec<i64>> = sample
-        .iter()
-        .map(|r| match r.last() {
-            Some(Value::Integer(i)) => Some(*i),
-            _ => None,
-        })
-        .collect();
+    let last: Option<Vec<i64>> = sample.iter().map(|r| last_integer(r)).collect();
     last.is_some_and(|last| {
         rowids
             .iter()
@@ -173,10 +160,7 @@ fn rowids_among(
     let wanted: BTreeSet<i64> = samples
         .iter()
         .flatten()
-        .filter_map(|r| match r.last() {
-            Some(Value::Integer(i)) => Some(*i),
-            _ => None,
-        })
+        .filter_map(|r| last_integer(r))
         .collect();
     inferred
         .iter()
@@ -189,4 +173,12 @@ fn rowids_among(
                 .collect()
         })
         .collect()
+}
+
+/// A record's last value, when it is an integer (as an index entry's rowid is).
+fn last_integer(record: &[Value]) -> Option<i64> {
+    match record.last() {
+        Some(Value::Integer(i)) => Some(*i),
+        _ => None,
+    }
 }

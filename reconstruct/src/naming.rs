@@ -541,6 +541,14 @@ impl IndexTrees {
 /// Entries of an orphan index tree read to trace it to an inferred table.
 const TRACE_ENTRIES: usize = 4096;
 
+/// Up to [`SAMPLE`] of a tree's first [`TRACE_ENTRIES`] entries, spread evenly over them
+/// (in the tree's order).
+pub(crate) fn spread<T>(entries: impl Iterator<Item = T>) -> Vec<T> {
+    let all: Vec<T> = entries.take(TRACE_ENTRIES).collect();
+    let stride = (all.len() / SAMPLE).max(1);
+    all.into_iter().step_by(stride).take(SAMPLE).collect()
+}
+
 /// Key values compared, per keyed column, before a tree is traced to a table.
 const TRACE_LEAST: usize = 4;
 
@@ -592,13 +600,7 @@ pub fn traced_groups(
     }
     let trees: Vec<Entries> = index_groups
         .iter()
-        .map(|g| {
-            let all: Entries = pager::search::index_entries(db, g.top)
-                .take(TRACE_ENTRIES)
-                .collect();
-            let stride = (all.len() / SAMPLE).max(1);
-            all.into_iter().step_by(stride).take(SAMPLE).collect()
-        })
+        .map(|g| spread(pager::search::index_entries(db, g.top)))
         .collect();
     let wanted: BTreeSet<i64> = trees.iter().flatten().map(|(_, r)| *r).collect();
     // Each inferred table's records of the rowids sampled (records decoded only for those).
