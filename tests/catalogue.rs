@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fixtures::catalogue::Application;
+use fixtures::catalogue::{Application, Rows};
 use recovery::Outcome;
 
 use crate::{allow_partial, recover_in_process, Scratch, TestResult};
@@ -56,17 +56,22 @@ struct Outcomes {
     identified: bool,
 }
 
-/// Builds version `k` of `entry` (each table's `k`-th version, or its last), zeroes page 1,
-/// recovers, and counts.
-fn zero_page_one(dir: &Scratch, entry: &Application, k: usize) -> Result<Outcomes, String> {
+/// Builds version `k` of `entry` (each table's `k`-th version, or its last), each table
+/// given `rows`, zeroes page 1, recovers, and counts.
+fn zero_page_one(
+    dir: &Scratch,
+    entry: &Application,
+    k: usize,
+    rows: Rows,
+) -> Result<Outcomes, String> {
     let src = dir.path(&format!("{}-{k}.db", entry.name));
     let dest = dir.path(&format!("{}-{k}-out.db", entry.name));
     let held = entry
-        .write(&src, k, 4096, 60, 35 + k as u64)
+        .write(&src, k, 4096, rows, 35 + k as u64)
         .map_err(|e| format!("{}: {e}", entry.name))?;
     // Each table's first row, to tell a table named from its records holds the rows of the
-    // source's table of that name (every table holds as many rows: a count alone cannot
-    // tell two tables' names swapped).
+    // source's table of that name (two tables may hold as many rows: a count alone cannot
+    // tell their names swapped).
     let first_rows: BTreeMap<String, Option<Vec<rusqlite::types::Value>>> = held
         .keys()
         .map(|t| (t.to_ascii_lowercase(), first_row(&src, t)))
@@ -135,7 +140,7 @@ fn with_page_one_zeroed_a_catalogued_database_gets_its_names_back() -> TestResul
     let mut lines = Vec::new();
     for entry in entries() {
         for k in 0..entry.versions() {
-            let o = match zero_page_one(&dir, &entry, k) {
+            let o = match zero_page_one(&dir, &entry, k, Rows::Around(60)) {
                 Ok(o) => o,
                 Err(e) => {
                     failures.push(e);
@@ -174,9 +179,9 @@ fn with_page_one_zeroed_a_catalogued_database_gets_its_names_back() -> TestResul
         lines.join("\n")
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(named * 100 >= rows * 96, "{named} of {rows} rows named");
+    assert!(named * 100 >= rows * 97, "{named} of {rows} rows named");
     assert!(
-        whole * 100 >= versions_all * 80,
+        whole * 100 >= versions_all * 85,
         "{whole} of {versions_all} databases whole"
     );
     Ok(())
@@ -332,7 +337,7 @@ fn sqlite_sequence_names_an_application_its_shapes_do_not() -> TestResult {
         .into_iter()
         .find(|e| e.name == "android-accounts-ce")
         .ok_or("android-accounts-ce")?;
-    let o = zero_page_one(&dir, &entry, 0)?;
+    let o = zero_page_one(&dir, &entry, 0, Rows::Each(60))?;
     assert!(
         o.identified && o.wrong.is_empty(),
         "{:?} {:?}",
@@ -351,7 +356,7 @@ fn named_but(name: &str, unnamed: &[&str]) -> TestResult {
         .into_iter()
         .find(|e| e.name == name)
         .ok_or(name.to_string())?;
-    let o = zero_page_one(&dir, &entry, 0)?;
+    let o = zero_page_one(&dir, &entry, 0, Rows::Each(60))?;
     let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
     assert!(
         o.identified && o.wrong.is_empty() && short == unnamed,
@@ -417,22 +422,22 @@ fn a_sequence_row_names_the_one_table_of_its_rowid_that_fits_the_name() -> TestR
     named_but("android-blockednumbers", &[])
 }
 
-/// Android's telephony store: `canonical_addresses` and `drm` are each an id and a text,
-/// and no evidence tells their records apart. Neither name is given, and each of the two
-/// tables says which names its records fit alike, so that an examiner knows where to look.
-/// The leaf of its `sqlite_sequence` is a table of its own too, and says whose rows it
-/// holds.
+/// Android's media store: `thumbnails` and `videothumbnails` are each an id, a file path
+/// and four integers, and no evidence tells their records apart (the paths of both are
+/// paths). Neither name is given, and each of the two tables says which names its records
+/// fit alike, so that an examiner knows where to look. The leaf of its `sqlite_sequence` is
+/// a table of its own too, and says whose rows it holds.
 #[test]
 fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
     let dir = Scratch::new("catalogue-undecided");
     let entry = entries()
         .into_iter()
-        .find(|e| e.name == "android-mmssms")
-        .ok_or("android-mmssms")?;
-    let src = dir.path("mmssms.db");
+        .find(|e| e.name == "android-media")
+        .ok_or("android-media")?;
+    let src = dir.path("external.db");
     let dest = dir.path("out.db");
     entry
-        .write(&src, 0, 4096, 60, 35)
+        .write(&src, 0, 4096, Rows::Each(60), 35)
         .map_err(|e| e.to_string())?;
     let mut bytes = std::fs::read(&src).map_err(|e| e.to_string())?;
     fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).map_err(|e| e.to_string())?;
@@ -444,8 +449,8 @@ fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
         .iter()
         .filter_map(|t| t.reason.as_deref())
         .filter(|r| {
-            r.contains("`drm` and `canonical_addresses` of profile android-mmssms alike")
-                || r.contains("`canonical_addresses` and `drm` of profile android-mmssms alike")
+            r.contains("`thumbnails` and `videothumbnails` of profile android-media alike")
+                || r.contains("`videothumbnails` and `thumbnails` of profile android-media alike")
         })
         .collect();
     assert_eq!(undecided.len(), 2, "{:#?}", done.report.tables);
@@ -455,6 +460,29 @@ fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
             .is_some_and(|r| r.contains("rows of SQLite's own `sqlite_sequence`"))
     });
     assert_eq!(sequence.count(), 1, "{:#?}", done.report.tables);
+    Ok(())
+}
+
+/// Zeitgeist's lookup tables are each an id and a unique text: their shapes and index
+/// trees are one. What tells them apart is what the application writes in them, which its
+/// catalogue entry names (`formats`): an actor is an `application://` URI, a MIME type is
+/// a MIME type, and the records of `text` have neither format, nor a URI's. Those three are
+/// named; `uri`, `interpretation` and `manifestation` all hold URIs, and stay unnamed with
+/// the three names as candidates. All six stayed unnamed before.
+#[test]
+fn tables_of_one_shape_are_told_apart_by_the_format_of_their_values() -> TestResult {
+    let dir = Scratch::new("catalogue-formats");
+    let entry = entries()
+        .into_iter()
+        .find(|e| e.name == "zeitgeist-activity")
+        .ok_or("zeitgeist-activity")?;
+    let o = zero_page_one(&dir, &entry, 1, Rows::Each(60))?;
+    let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
+    assert!(
+        o.identified && o.wrong.is_empty() && short == ["interpretation", "manifestation", "uri"],
+        "unnamed {short:?}, wrong {:?}",
+        o.wrong
+    );
     Ok(())
 }
 
@@ -471,7 +499,7 @@ fn a_without_rowid_table_of_an_identified_application_is_named_from_its_tree() -
         .find(|e| e.name == "firefox-favicons")
         .ok_or("firefox-favicons")?;
     let (src, dest) = (dir.path("favicons.sqlite"), dir.path("out.db"));
-    entry.write(&src, 0, 4096, 60, 35)?;
+    entry.write(&src, 0, 4096, Rows::Each(60), 35)?;
     let want = crate::recover::rows_of(&src, "moz_icons_to_pages", true);
     assert_eq!(want.len(), 60);
     let mut bytes = std::fs::read(&src)?;
@@ -532,7 +560,7 @@ fn a_table_gets_the_one_name_left_when_evidence_gave_the_others_away() -> TestRe
         .into_iter()
         .find(|e| e.name == "anki-collection")
         .ok_or("anki-collection")?;
-    let o = zero_page_one(&dir, &entry, 1)?;
+    let o = zero_page_one(&dir, &entry, 1, Rows::Each(60))?;
     let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
     assert!(
         o.identified && o.wrong.is_empty() && short.is_empty(),

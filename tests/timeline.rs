@@ -132,7 +132,15 @@ fn a_catalogued_applications_times_are_events_in_its_epochs() -> TestResult {
             .iter()
             .map(|(t, c, e)| (t.as_str(), c.as_str(), e.as_str()))
             .collect();
-        fixtures::catalogue::schema_database(&src, &statements, &borrowed, 4096, 40, 7)?;
+        fixtures::catalogue::schema_database(
+            &src,
+            &statements,
+            &borrowed,
+            &[],
+            4096,
+            fixtures::catalogue::Rows::Each(40),
+            7,
+        )?;
         let lines = timeline(&src, &dir.path(&format!("{name}.csv")))?;
         assert_times_agree(&lines)?;
         // One event per stored time that is not NULL or zero, in each column named.

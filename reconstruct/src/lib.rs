@@ -39,6 +39,7 @@ pub mod audit;
 pub mod bounds;
 pub mod claims;
 pub mod collations;
+pub mod formats;
 pub mod inferred;
 pub mod keyed;
 pub mod loss;
@@ -65,6 +66,7 @@ pub use bounds::{
 };
 pub use claims::{contested_roots, settle_claims, ClaimEvidence, Claimant, Holder, PageCut};
 pub use collations::collations_named;
+pub use formats::{ColumnFormat, Format};
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use keyed::{name_without_rowid, KeyedTable};
 pub use loss::{
@@ -74,7 +76,7 @@ pub use loss::{
 };
 pub use naming::{
     index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, traced_groups,
-    IndexTrees, KnownMatch, KnownTable, Matching, Naming, OrphanIndex, Undecided,
+    IndexTrees, KnownMatch, KnownTable, Matching, Naming, OrphanIndex, Samples, Undecided,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};

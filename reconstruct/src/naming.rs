@@ -14,8 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pager::{Database, PageNo, Value};
+use pager::{Database, PageNo, TextEncoding, Value};
 
+use crate::formats::{ColumnFormat, Verdict};
 use crate::plan::InferredTable;
 use crate::rows::{RowEvent, TableRows};
 use crate::shape::{Affinity, TableShape};
@@ -190,6 +191,9 @@ pub struct KnownTable {
     /// traced ([`IndexTrees::complete`]) shows such an index's tree beside the table's
     /// rows.
     pub every_row_indexed: bool,
+    /// The formats the application writes in some of its columns, by record position
+    /// (a catalogue entry's `formats`).
+    pub formats: Vec<(usize, ColumnFormat)>,
 }
 
 /// An inferred table whose records fit a known table.
@@ -221,6 +225,10 @@ pub struct KnownMatch {
     /// fit it better: this table has the one name left (named by elimination, which is
     /// no evidence of its application by itself).
     pub taken_by_others: Vec<String>,
+    /// The weight of the known table's column formats the records' values have (one a
+    /// format, two a format with its prefix; see [`ColumnFormat::judge`]): evidence of the
+    /// table beyond its shape.
+    pub formats: u32,
 }
 
 /// An inferred table whose records fit known tables of two names or more alike, none
@@ -246,10 +254,22 @@ pub struct Matching {
 /// Records sampled from each inferred table to match it against known tables.
 const KNOWN_SAMPLE: usize = 256;
 
+/// Records sampled from each inferred table, and the text encoding they are in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Samples {
+    /// Each inferred table's records, in the tables' order.
+    pub tables: Vec<Vec<Vec<Value>>>,
+    /// The database's text encoding: texts are judged as their characters.
+    pub encoding: TextEncoding,
+}
+
 /// Records sampled from each inferred table ([`match_sampled`] matches them against
 /// known tables), read once for as many matches as a caller runs.
-pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec<Vec<Value>>> {
-    inferred.iter().map(|t| sample_records(db, t)).collect()
+pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Samples {
+    Samples {
+        tables: inferred.iter().map(|t| sample_records(db, t)).collect(),
+        encoding: db.encoding(),
+    }
 }
 
 /// Matches inferred tables against the tables an application is known to create, from
@@ -264,7 +284,10 @@ pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec
 /// values in ten that are not NULL have the storage class its declared types call for
 /// (see [`typed_as_declared`]; a table's records are evidence of its types), and every
 /// index tree traced to the inferred table keys columns as one of its indexes does (an
-/// index the known table lacks rules it out). Of its versions (known tables of one name),
+/// index the known table lacks rules it out), and no column the application writes in a
+/// known format ([`KnownTable::formats`]) holds values that mostly lack it. Each such
+/// format the values have adds its weight to the score of every fitting record (a
+/// column of URLs is more evidence than a column of any text). Of its versions (known tables of one name),
 /// the best fitting one stands for the name: the one whose indexes the trees are, then by
 /// score. Known tables of fewer than `least_columns` columns besides their INTEGER
 /// PRIMARY KEY (and never fewer than one) are not matched: a record of one value is next
@@ -280,7 +303,7 @@ pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Vec<Vec
 /// whose records fit it best. An inferred table that fits names alike is listed as
 /// [`Undecided`], with each of them.
 pub fn match_sampled(
-    samples: &[Vec<Vec<Value>>],
+    samples: &Samples,
     trees: &IndexTrees,
     inferred: &[InferredTable],
     known: &[KnownTable],
@@ -305,7 +328,7 @@ pub fn match_sampled(
     let mut alike_of: Vec<Alike> = Vec::new();
     // Each match with its score per sampled record and its cells.
     let mut found: Vec<(KnownMatch, f64, u64)> = Vec::new();
-    for (t, (table, sample)) in inferred.iter().zip(samples).enumerate() {
+    for (t, (table, sample)) in inferred.iter().zip(&samples.tables).enumerate() {
         let Ok(sampled) = u32::try_from(sample.len()) else {
             continue;
         };
@@ -315,8 +338,8 @@ pub fn match_sampled(
         let complete = trees.complete;
         let trees: &[Vec<usize>] = trees.keyed.get(t).map_or(&[], Vec::as_slice);
         // Per name: its best version as (known index, index rank, fitting records, total
-        // score).
-        let mut by_name: BTreeMap<String, (usize, u8, u32, u64)> = BTreeMap::new();
+        // score, weight of the formats held).
+        let mut by_name: BTreeMap<String, (usize, u8, u32, u64, u32)> = BTreeMap::new();
         for (k, table) in &candidates {
             let name = table.shape.name.to_ascii_lowercase();
             if fixed
@@ -348,15 +371,19 @@ pub fn match_sampled(
             if fitting * 10 < sampled * 9 || typed * 10 < values * 9 {
                 continue;
             }
+            let Some(formats) = formats_held(table, sample, samples.encoding) else {
+                continue;
+            };
+            score += u64::from(formats) * u64::from(fitting);
             let better = by_name
                 .get(&name)
-                .is_none_or(|(_, r, f, s)| (rank, fitting, score) > (*r, *f, *s));
+                .is_none_or(|(_, r, f, s, _)| (rank, fitting, score) > (*r, *f, *s));
             if better {
-                by_name.insert(name, (*k, rank, fitting, score));
+                by_name.insert(name, (*k, rank, fitting, score, formats));
             }
         }
-        let mut ranked: Vec<(usize, u8, u32, u64)> = by_name.into_values().collect();
-        ranked.sort_by_key(|(k, r, f, s)| {
+        let mut ranked: Vec<(usize, u8, u32, u64, u32)> = by_name.into_values().collect();
+        ranked.sort_by_key(|(k, r, f, s, _)| {
             (
                 std::cmp::Reverse(*r),
                 std::cmp::Reverse(*s),
@@ -364,27 +391,30 @@ pub fn match_sampled(
                 *k,
             )
         });
-        let Some(&(k, rank, fitting, score)) = ranked.first() else {
+        let Some(&(k, rank, fitting, score, formats)) = ranked.first() else {
             continue;
         };
         let runner_up = ranked.get(1).copied();
         let per = |s: u64| s as f64 / f64::from(sampled);
-        let close = runner_up.is_some_and(|(_, _, _, s2)| per(score) < per(s2) + 1.0);
-        let outranked = runner_up.is_some_and(|(_, r2, _, _)| r2 < rank);
+        // Within a point per sampled record (in whole numbers: a format's weight is one
+        // point per record exactly).
+        let within = |s: u64, s2: u64| s < s2 + u64::from(sampled);
+        let close = runner_up.is_some_and(|(_, _, _, s2, _)| within(score, s2));
+        let outranked = runner_up.is_some_and(|(_, r2, _, _, _)| r2 < rank);
         if close && !outranked {
             let alike = ranked
                 .iter()
-                .filter(|(_, r, _, s)| *r == rank && per(*s) + 1.0 > per(score));
+                .filter(|(_, r, _, s, _)| *r == rank && within(score, *s));
             alike_of.push(Alike {
                 inferred: t,
-                known: alike.clone().map(|(k, _, f, _)| (*k, *f)).collect(),
+                known: alike.clone().map(|(k, _, f, _, _)| (*k, *f)).collect(),
                 sampled,
                 width: sample.iter().map(Vec::len).max().unwrap_or(0),
             });
             undecided.push(Undecided {
                 inferred: t,
                 candidates: alike
-                    .filter_map(|(k, _, _, _)| {
+                    .filter_map(|(k, _, _, _, _)| {
                         let k = known.get(*k)?;
                         Some((k.shape.name.clone(), k.origin.clone()))
                     })
@@ -401,7 +431,7 @@ pub fn match_sampled(
                 fitting,
                 width: sample.iter().map(Vec::len).max().unwrap_or(0),
                 runner_up: runner_up
-                    .and_then(|(k2, _, f2, _)| Some((known.get(k2)?.shape.name.clone(), f2))),
+                    .and_then(|(k2, _, f2, _, _)| Some((known.get(k2)?.shape.name.clone(), f2))),
                 indexes: match rank {
                     0 => 0,
                     _ => u32::try_from(trees.len()).unwrap_or(u32::MAX),
@@ -412,6 +442,7 @@ pub fn match_sampled(
                 }),
                 outranked_by_indexes: outranked,
                 taken_by_others: Vec::new(),
+                formats,
             },
             per(score),
             cells,
@@ -462,6 +493,7 @@ pub fn match_sampled(
                 .iter()
                 .filter_map(|(k, _)| Some(known.get(*k)?.shape.name.clone()))
                 .collect(),
+            formats: 0,
         });
     }
     out.sort_by_key(|m| m.inferred);
@@ -469,6 +501,21 @@ pub fn match_sampled(
         named: out,
         undecided,
     }
+}
+
+/// The weight of the known table's column formats that the sampled records' values have
+/// ([`ColumnFormat::judge`]); `None` when the values of one such column mostly lack its
+/// format: the records are not that table's.
+fn formats_held(known: &KnownTable, sample: &[Vec<Value>], encoding: TextEncoding) -> Option<u32> {
+    let mut held = 0u32;
+    for (p, format) in &known.formats {
+        match format.judge(sample.iter().filter_map(|r| r.get(*p)), encoding) {
+            Verdict::Held(w) => held += u32::try_from(w).unwrap_or(u32::MAX),
+            Verdict::Contradicted => return None,
+            Verdict::Unknown => {}
+        }
+    }
+    Some(held)
 }
 
 /// An undecided table's names alike, with what a match by elimination needs.
@@ -803,6 +850,7 @@ mod tests {
             indexes: Vec::new(),
             keys,
             every_row_indexed,
+            formats: Vec::new(),
         }
     }
 

@@ -75,6 +75,49 @@ pub struct Profile {
     /// The columns that hold a point in time, with their epoch and unit.
     #[serde(default)]
     pub timestamps: Vec<TimestampColumn>,
+    /// The columns whose texts have a format (URLs, paths, MIME types, …): evidence of
+    /// their table when the schema is lost (`reconstruct::formats`).
+    #[serde(default)]
+    pub formats: Vec<FormatColumn>,
+}
+
+/// A column whose texts the application writes in a known format.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FormatColumn {
+    /// The table.
+    pub table: String,
+    /// The column.
+    pub column: String,
+    /// Its format (`url`, `uri`, `path`, `email`, `phone`, `mime`, `uuid`, `hex`, `json`,
+    /// `locale`, `host`), or several, any of which a value may have.
+    pub format: OneOrMore,
+    /// Text every value starts with, where the application always writes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+}
+
+/// One format, or a list of them.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum OneOrMore {
+    /// `"url"`.
+    One(reconstruct::Format),
+    /// `["phone", "email"]`.
+    More(Vec<reconstruct::Format>),
+}
+
+impl FormatColumn {
+    /// The format as naming judges it.
+    pub fn column_format(&self) -> reconstruct::ColumnFormat {
+        reconstruct::ColumnFormat {
+            formats: match &self.format {
+                OneOrMore::One(f) => vec![*f],
+                OneOrMore::More(f) => f.clone(),
+            },
+            prefix: self.prefix.clone(),
+        }
+    }
 }
 
 /// One source a profile's schema was taken from.
@@ -387,6 +430,19 @@ impl Profile {
                 }
                 let (keys, every_row_indexed) =
                     index_keys(&conn, name, &shape).map_err(|e| refuse(e.to_string()))?;
+                let order = shape.record_order();
+                let formats = self
+                    .formats
+                    .iter()
+                    .filter(|f| f.table.eq_ignore_ascii_case(name))
+                    .filter_map(|f| {
+                        let col = shape
+                            .columns
+                            .iter()
+                            .position(|c| c.name.eq_ignore_ascii_case(&f.column))?;
+                        Some((order.iter().position(|c| *c == col)?, f.column_format()))
+                    })
+                    .collect();
                 Ok(KnownTable {
                     origin: format!("profile {}", self.name),
                     sql: stored.clone(),
@@ -394,6 +450,7 @@ impl Profile {
                     indexes,
                     keys,
                     every_row_indexed,
+                    formats,
                 })
             })
             .collect()
@@ -574,7 +631,7 @@ pub fn name_from_records(
     // Rows of `sqlite_schema` on a leaf page outside the schema's tree are the schema's,
     // never an application's table (five columns fit many).
     let enc = db.encoding();
-    for (i, sample) in samples.iter().enumerate() {
+    for (i, sample) in samples.tables.iter().enumerate() {
         if schema_rows(sample, enc) {
             fixed.insert(i, String::from("\0schema"));
             sqlites.push((i, "sqlite_schema"));
@@ -584,7 +641,7 @@ pub fn name_from_records(
     // leaf no tree reaches, its rows name the application's tables. It is never one of the
     // application's tables itself.
     let mut sequence: Vec<(String, i64)> = Vec::new();
-    for (i, sample) in samples.iter().enumerate() {
+    for (i, sample) in samples.tables.iter().enumerate() {
         if let Some(rows) = sequence_rows(sample, enc) {
             fixed.insert(i, String::from("\0sqlite_sequence"));
             sqlites.push((i, "sqlite_sequence"));
@@ -605,7 +662,7 @@ pub fn name_from_records(
         .collect();
     // A table of that name whose columns hold nine of the inferred table's records in ten.
     let fits_name = |i: usize, name: &str| {
-        let Some(sample) = samples.get(i).filter(|s| !s.is_empty()) else {
+        let Some(sample) = samples.tables.get(i).filter(|s| !s.is_empty()) else {
             return false;
         };
         parsed.iter().flat_map(|(_, k)| k).any(|k| {
@@ -655,6 +712,7 @@ pub fn name_from_records(
     // tables of common shapes (an agent's sessions and messages) fits other applications'
     // tables one by one, but not all of them at once.
     let explained: Vec<usize> = samples
+        .tables
         .iter()
         .enumerate()
         .filter(|(i, sample)| !fixed.contains_key(i) && sample.iter().any(|r| r.len() >= 2))
@@ -667,6 +725,7 @@ pub fn name_from_records(
             let whole = |(m, k): &(reconstruct::KnownMatch, reconstruct::KnownTable)| {
                 m.fitting == m.sampled
                     && samples
+                        .tables
                         .get(m.inferred)
                         .is_some_and(|s| s.iter().all(|r| r.len() == k.shape.columns.len()))
             };
@@ -1062,6 +1121,17 @@ mod tests {
                     "{name}: timestamp {}.{}",
                     ts.table,
                     ts.column
+                );
+            }
+            for f in &p.formats {
+                assert!(
+                    known
+                        .iter()
+                        .any(|k| k.formats.iter().any(|(_, c)| *c == f.column_format())
+                            && k.shape.name.eq_ignore_ascii_case(&f.table)),
+                    "{name}: format of {}.{}",
+                    f.table,
+                    f.column
                 );
             }
         }
