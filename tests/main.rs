@@ -40,6 +40,7 @@ mod readback;
 mod recover;
 mod repair;
 mod report_html;
+mod scan;
 mod schema_sql;
 mod search;
 mod sweep;

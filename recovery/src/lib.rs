@@ -58,7 +58,7 @@ pub mod report;
 
 pub use base::error::{escape_controls, shown, Error, LooksLike};
 pub use base::observer::{Background, Observer, Progress, Quiet, Stage};
-pub use custody::{backup, bundle, repair};
+pub use custody::{backup, bundle, repair, scan};
 pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
 pub use recover::finish::accept::{accept, AcceptOptions};
 pub use recover::profiles::{

@@ -40,7 +40,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     ("inspect", &[]),
     ("export", &[]),
-    ("custody", &["bundle", "backup", "repair"]),
+    ("custody", &["bundle", "backup", "repair", "scan"]),
 ];
 
 /// Where a module path (`["recover", "load", "claims"]`) stands: its floor, then its

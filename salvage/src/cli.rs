@@ -125,6 +125,24 @@ pub enum Command {
         after_help = "Examples:\n  salvage restore backups/20261201T004500Z-state.db state.db"
     )]
     Restore(RestoreArgs),
+    /// Find, triage and recover every SQLite database under folders, in parallel, with one summary
+    ///
+    /// Each SOURCE is a folder (searched recursively, links not followed) or a file. A
+    /// database is found by its content: SQLite's header, or pages that are b-tree pages of
+    /// one size where the header is destroyed; its -wal, -journal and -shm go with it, and a
+    /// log without its database is listed as such. Every other file is counted and
+    /// skipped, never opened. Each database is inspected, then recovered into OUT under
+    /// its source's name and path (with its loss report and its inspect document beside
+    /// it), largest first, JOBS at once. OUT/scan.json and OUT/scan.csv list them all.
+    /// Each result is committed as it is done: run the same command again after a kill
+    /// and what is committed (checked by hash) is kept, the rest redone. Exit 0: every
+    /// database complete; 3: some loss recorded; 2: refused, nothing created; 1: the scan
+    /// failed (I/O on OUT).
+    #[command(after_help = "Examples:
+  salvage scan extraction/ -o case-7
+  salvage scan phone/ laptop/ -o case-7 --allow-partial -j 2
+  salvage scan extraction/ -o triage --triage-only")]
+    Scan(ScanArgs),
     /// Write a timeline of a database's stored times as CSV, for Timesketch
     ///
     /// One event per stored time, in Timesketch's columns (message, datetime, timestamp,
@@ -172,6 +190,35 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `salvage scan`.
+#[derive(Debug, clap::Args)]
+pub struct ScanArgs {
+    /// Folders and files to scan.
+    #[arg(required = true, value_name = "SOURCE")]
+    pub sources: Vec<PathBuf>,
+    /// The output folder: new (or empty), or an earlier scan's, to resume it.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub out: PathBuf,
+    /// Databases worked on at once. Default: one per core.
+    #[arg(short = 'j', long, value_name = "JOBS", default_value_t = 0)]
+    pub jobs: usize,
+    /// Commit each recovery even when loss is detected (as `recover --allow-partial`).
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Carve deleted records from free space (as `recover --carve`).
+    #[arg(long)]
+    pub carve: bool,
+    /// Keep every version of every row the logs hold (as `recover --history`).
+    #[arg(long)]
+    pub history: bool,
+    /// Inspect every database and recover none.
+    #[arg(long)]
+    pub triage_only: bool,
+    /// No line per database on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Arguments of `salvage backup`.

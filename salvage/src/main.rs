@@ -20,6 +20,7 @@ mod repair;
 mod report;
 mod run;
 mod run_record;
+mod scan;
 
 pub(crate) use recovery::shown;
 

@@ -97,6 +97,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Error> {
         Command::Report(args) => crate::report::run(args),
         Command::Export(args) => crate::export::run(args),
         Command::Timeline(args) => crate::export::timeline(args),
+        Command::Scan(args) => crate::scan::run(args),
         Command::Profiles(args) => crate::profiles::run(args),
         Command::Demo(args) => crate::demo::run(args),
         Command::Repair(args) => crate::repair::run(args),

@@ -1,0 +1,277 @@
+//! `salvage scan`: a whole extraction at once (`fixtures::extraction`): every database
+//! found by its content and recovered as `recover` alone recovers it, the sources never
+//! written, a rerun after a kill keeping what was committed, and a bad request refused
+//! before anything is created.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use recovery::scan::{scan, EntryOutcome, ScanOptions, ScanSummary};
+use recovery::{Outcome, Quiet, RecoverOptions};
+
+use crate::{Scratch, TestResult};
+
+fn options(sources: Vec<PathBuf>, out: PathBuf) -> ScanOptions {
+    ScanOptions {
+        sources,
+        out,
+        jobs: 2,
+        allow_partial: true,
+        carve: false,
+        history: false,
+        triage_only: false,
+    }
+}
+
+/// Every file under `dir` with its bytes' SHA-256 (and its modification time).
+fn fingerprint(dir: &Path) -> BTreeMap<PathBuf, (String, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p);
+            } else {
+                use sha2::Digest;
+                let hash = format!("{:x}", sha2::Sha256::digest(std::fs::read(&p).unwrap()));
+                let modified = e.metadata().unwrap().modified().unwrap();
+                out.insert(p, (hash, modified));
+            }
+        }
+    }
+    out
+}
+
+/// Every row of every table of a database, by table, in rowid (or key) order.
+fn every_row(db: &Path) -> BTreeMap<String, Vec<Vec<rusqlite::types::Value>>> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    tables
+        .into_iter()
+        .map(|t| {
+            let mut stmt = conn
+                .prepare(&format!("SELECT * FROM \"{}\"", t.replace('"', "\"\"")))
+                .unwrap();
+            let n = stmt.column_count();
+            let mut rows: Vec<Vec<rusqlite::types::Value>> = stmt
+                .query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            rows.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+            (t, rows)
+        })
+        .collect()
+}
+
+fn entry<'s>(summary: &'s ScanSummary, relative: &Path) -> &'s recovery::scan::ScanEntry {
+    summary
+        .entries
+        .iter()
+        .find(|e| Path::new(&e.relative) == relative)
+        .unwrap_or_else(|| panic!("no entry for {}: {summary:#?}", relative.display()))
+}
+
+/// An extraction of databases among a thousand other files: each database is found by
+/// its content (the one whose header is zeroed, named `.bin`, too; the text file named
+/// `.db` is not), with its `-wal`, `-shm` or `-journal`; the lone log is listed as one.
+/// Each is recovered exactly as `recover` alone recovers it: the same outcome and the
+/// same rows. The sources are not written, and the exit status says loss.
+#[test]
+fn a_scan_finds_every_database_by_its_content_and_recovers_each_as_recover_does() -> TestResult {
+    let dir = Scratch::new("scan-extraction");
+    let src = dir.path("extraction");
+    std::fs::create_dir_all(&src)?;
+    let made = fixtures::extraction::extraction(&src, 1000)?;
+    let before = fingerprint(&src);
+    let out = dir.path("case");
+    let summary = scan(&options(vec![src.clone()], out.clone()), &Quiet)?;
+    assert_eq!(fingerprint(&src), before, "the sources are never written");
+    assert_eq!(summary.skipped_files, made.others);
+    let found: Vec<(PathBuf, Vec<String>)> = summary
+        .entries
+        .iter()
+        .filter(|e| e.kind != "lone_wal")
+        .map(|e| {
+            let mut sidecars = e.sidecars.clone();
+            sidecars.sort();
+            (PathBuf::from(&e.relative), sidecars)
+        })
+        .collect();
+    let mut want = made.databases.clone();
+    for (_, s) in &mut want {
+        s.sort();
+    }
+    assert_eq!(found, want);
+    assert_eq!(entry(&summary, &made.headerless).kind, "header_destroyed");
+    let lone = entry(&summary, &made.lone_wal);
+    assert_eq!(
+        (lone.kind.as_str(), lone.outcome),
+        ("lone_wal", EntryOutcome::Triaged)
+    );
+    assert!(summary.loss(), "a damaged database is loss");
+    for (rel, _) in &made.databases {
+        let e = entry(&summary, rel);
+        let alone = dir.path(&format!("alone-{}.db", e.relative.replace('/', "_")));
+        let mut request = RecoverOptions::new(src.join(rel), &alone);
+        request.allow_partial = true;
+        let done = recovery::recover(&request, &Quiet)?;
+        let rows: u64 = done
+            .report
+            .tables
+            .iter()
+            .filter_map(|t| t.rows_in_output)
+            .sum();
+        let outcome = match done.outcome {
+            Outcome::Complete => EntryOutcome::Complete,
+            Outcome::PartialCommitted => EntryOutcome::Partial,
+            _ => EntryOutcome::Withheld,
+        };
+        assert_eq!((e.outcome, e.rows), (outcome, Some(rows)), "{}", e.relative);
+        let output = out.join(e.output.as_deref().ok_or("an output")?);
+        assert_eq!(every_row(&output), every_row(&alone), "{}", e.relative);
+    }
+    assert_eq!(
+        entry(&summary, &made.damaged).outcome,
+        EntryOutcome::Partial
+    );
+    // The summary on disk is the one returned, and the CSV has a row per entry.
+    let on_disk: ScanSummary = serde_json::from_slice(&std::fs::read(out.join("scan.json"))?)?;
+    assert_eq!(on_disk, summary);
+    let csv = std::fs::read_to_string(out.join("scan.csv"))?;
+    assert_eq!(csv.lines().count(), summary.entries.len() + 1);
+    Ok(())
+}
+
+/// A scan killed partway leaves some databases committed, one output half written (its
+/// `.incomplete`) and one committed output changed since. Run again with the same `OUT`,
+/// it keeps what is committed and still hashes as committed, and redoes the rest.
+#[test]
+fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult {
+    let dir = Scratch::new("scan-resume");
+    let src = dir.path("extraction");
+    std::fs::create_dir_all(&src)?;
+    fixtures::extraction::extraction(&src, 10)?;
+    let out = dir.path("case");
+    let first = scan(&options(vec![src.clone()], out.clone()), &Quiet)?;
+    assert_eq!(first.resumed, 0);
+    let recovered: Vec<&recovery::scan::ScanEntry> = first
+        .entries
+        .iter()
+        .filter(|e| e.output.is_some())
+        .collect();
+    assert!(recovered.len() >= 4, "{first:#?}");
+    // A kill before the first one's entry was committed: its state is gone and a half
+    // output stands where the recovery writes.
+    let state = out.join(".scan");
+    let lost = recovered[0];
+    let output = out.join(lost.output.as_deref().ok_or("output")?);
+    let mut states = std::fs::read_dir(&state)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()?;
+    states.sort();
+    let key: String = lost
+        .output
+        .as_deref()
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let entry_file = states
+        .iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&key))
+        })
+        .ok_or("the state of the first entry")?;
+    std::fs::remove_file(entry_file)?;
+    std::fs::remove_file(&output)?;
+    let mut incomplete = output.clone().into_os_string();
+    incomplete.push(".incomplete");
+    std::fs::write(&incomplete, b"half written")?;
+    // Another output changed since it was committed: redone, not trusted.
+    let changed = out.join(recovered[1].output.as_deref().ok_or("output")?);
+    let mut bytes = std::fs::read(&changed)?;
+    bytes.push(0);
+    std::fs::write(&changed, &bytes)?;
+    let second = scan(&options(vec![src.clone()], out.clone()), &Quiet)?;
+    assert_eq!(
+        second.resumed as usize,
+        first.entries.len() - 2,
+        "{second:#?}"
+    );
+    let strip = |s: &ScanSummary| {
+        let mut s = s.clone();
+        s.resumed = 0;
+        s
+    };
+    assert_eq!(strip(&second), strip(&first), "the same summary");
+    for e in &second.entries {
+        if let (Some(o), Some(h)) = (&e.output, &e.output_sha256) {
+            use sha2::Digest;
+            let got = format!("{:x}", sha2::Sha256::digest(std::fs::read(out.join(o))?));
+            assert_eq!(&got, h, "{o}");
+        }
+    }
+    Ok(())
+}
+
+/// What cannot be scanned is refused before anything is created: an output folder
+/// holding files that are no scan's, an output inside the source, a source that is not
+/// there.
+#[test]
+fn a_scan_it_cannot_do_is_refused_before_anything_is_created() -> TestResult {
+    let dir = Scratch::new("scan-refused");
+    let src = dir.path("extraction");
+    std::fs::create_dir_all(&src)?;
+    fixtures::extraction::extraction(&src, 3)?;
+    let before = fingerprint(&src);
+    let busy = dir.path("busy");
+    std::fs::create_dir_all(&busy)?;
+    std::fs::write(busy.join("notes.txt"), b"mine")?;
+    for (sources, out) in [
+        (vec![src.clone()], busy.clone()),
+        (vec![src.clone()], src.join("case")),
+        (vec![dir.path("absent")], dir.path("case")),
+    ] {
+        let e = scan(&options(sources, out.clone()), &Quiet);
+        assert!(
+            matches!(e, Err(recovery::Error::Refused { .. })),
+            "{}: {e:?}",
+            out.display()
+        );
+    }
+    assert_eq!(std::fs::read_dir(&busy)?.count(), 1);
+    assert!(!dir.path("case").exists() && !src.join("case").exists());
+    assert_eq!(fingerprint(&src), before);
+    // The command line says so with exit 2.
+    let o = crate::salvage()
+        .arg("scan")
+        .arg(&src)
+        .arg("-o")
+        .arg(&busy)
+        .output()?;
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Ok(())
+}
