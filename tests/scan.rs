@@ -153,6 +153,77 @@ fn a_scan_finds_every_database_by_its_content_and_recovers_each_as_recover_does(
     Ok(())
 }
 
+/// The same extraction as a folder, a `.tar`, a `.tar.gz` and a `.zip`, scanned at once:
+/// each archive's members are found as the folder's files are (by content, with their
+/// sidecars), each archive is hashed, and every database gives the same entry as its
+/// copy in the folder (the member's hash is the file's, the outcome and rows the same),
+/// named `ARCHIVE!/MEMBER`. Nothing of the spool is left in OUT.
+#[test]
+fn an_extraction_as_a_tar_a_tar_gz_and_a_zip_scans_as_the_folder_does() -> TestResult {
+    use fixtures::extraction::{pack, Packing};
+    let dir = Scratch::new("scan-archives");
+    let src = dir.path("extraction");
+    std::fs::create_dir_all(&src)?;
+    fixtures::extraction::extraction(&src, 50)?;
+    let packed = [
+        (Packing::Tar, dir.path("phone.tar")),
+        (Packing::TarGz, dir.path("phone.tar.gz")),
+        (Packing::Zip, dir.path("phone.zip")),
+    ];
+    for (packing, path) in &packed {
+        pack(&src, *packing, path)?;
+    }
+    let mut sources = vec![src.clone()];
+    sources.extend(packed.iter().map(|(_, p)| p.clone()));
+    let out = dir.path("case");
+    let summary = scan(&options(sources, out.clone()), &Quiet)?;
+    assert_eq!(summary.archives.len(), 3, "{summary:#?}");
+    let key = |e: &recovery::scan::ScanEntry| {
+        let mut sidecars = e.sidecars.clone();
+        sidecars.sort();
+        (
+            e.relative.trim_start_matches("./").to_string(),
+            e.kind.clone(),
+            sidecars,
+            e.sha256.clone(),
+            e.verdict.clone(),
+            e.outcome,
+            e.rows,
+        )
+    };
+    let of = |source: &Path| {
+        let mut v: Vec<_> = summary
+            .entries
+            .iter()
+            .filter(|e| Path::new(&e.source) == source)
+            .map(key)
+            .collect();
+        v.sort();
+        v
+    };
+    let folder = of(&src);
+    assert!(folder.len() >= 7, "{folder:#?}");
+    for (packing, path) in &packed {
+        assert_eq!(of(path), folder, "{packing:?}");
+        let archive = summary
+            .archives
+            .iter()
+            .find(|a| Path::new(&a.path) == path)
+            .ok_or("the archive's entry")?;
+        use sha2::Digest;
+        let hash = format!("{:x}", sha2::Sha256::digest(std::fs::read(path)?));
+        assert_eq!(archive.sha256, hash, "{packing:?}");
+        assert_eq!(archive.skipped, 51, "{packing:?}: {archive:?}");
+        assert!(summary
+            .entries
+            .iter()
+            .filter(|e| Path::new(&e.source) == path)
+            .all(|e| e.path.starts_with(&format!("{}!/", path.display()))));
+    }
+    assert!(!out.join(".scan/spool").exists());
+    Ok(())
+}
+
 /// A scan killed partway leaves some databases committed, one output half written (its
 /// `.incomplete`) and one committed output changed since. Run again with the same `OUT`,
 /// it keeps what is committed and still hashes as committed, and redoes the rest.

@@ -127,7 +127,8 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Find, triage and recover every SQLite database under folders, in parallel, with one summary
     ///
-    /// Each SOURCE is a folder (searched recursively, links not followed) or a file. A
+    /// Each SOURCE is a folder (searched recursively, links not followed), a file, or a
+    /// .tar, .tar.gz or .zip extraction (members spooled into OUT, kept where SQLite's). A
     /// database is found by its content: SQLite's header, or pages that are b-tree pages of
     /// one size where the header is destroyed; its -wal, -journal and -shm go with it, and a
     /// log without its database is listed as such. Every other file is counted and
@@ -140,7 +141,7 @@ pub enum Command {
     /// failed (I/O on OUT).
     #[command(after_help = "Examples:
   salvage scan extraction/ -o case-7
-  salvage scan phone/ laptop/ -o case-7 --allow-partial -j 2
+  salvage scan phone.tar.gz laptop/ -o case-7 --allow-partial -j 2
   salvage scan extraction/ -o triage --triage-only")]
     Scan(ScanArgs),
     /// Write a timeline of a database's stored times as CSV, for Timesketch

@@ -174,7 +174,7 @@ fn walk(
 /// What the file is by its content: a database (by its header, or by its pages when the
 /// header is destroyed), a log or journal (by theirs, named `-wal` or `-journal`), or
 /// nothing of SQLite's.
-fn sniff(path: &Path, size: u64) -> std::io::Result<Option<Kind>> {
+pub(super) fn sniff(path: &Path, size: u64) -> std::io::Result<Option<Kind>> {
     if size < 32 {
         return Ok(None);
     }

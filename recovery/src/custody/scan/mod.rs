@@ -18,6 +18,7 @@ use crate::base::files::write_atomically;
 use crate::recover::evidence::sha256_file;
 use crate::{Outcome, Quiet, RecoverOptions};
 
+pub mod archive;
 pub mod find;
 
 pub use find::{discover, Discovery, Found, Kind};
@@ -31,7 +32,8 @@ const STATE: &str = ".scan";
 /// What a scan is asked to do.
 #[derive(Clone, Debug)]
 pub struct ScanOptions {
-    /// Folders (searched recursively, links not followed) and files.
+    /// Folders (searched recursively, links not followed), files, and `.tar`, `.tar.gz`
+    /// and `.zip` archives (their members spooled into `OUT/.scan/spool`).
     pub sources: Vec<PathBuf>,
     /// The output folder: new, or the folder of an earlier scan to resume.
     pub out: PathBuf,
@@ -48,7 +50,7 @@ pub struct ScanOptions {
 }
 
 /// How one database's recovery ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryOutcome {
     /// Recovered, verified, no loss.
@@ -68,7 +70,7 @@ pub enum EntryOutcome {
 /// One database (or lone log) of the scan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanEntry {
-    /// The file, as found.
+    /// The file, as found; a member of an archive as `ARCHIVE!/MEMBER`.
     pub path: String,
     /// The source it was found under, as given.
     pub source: String,
@@ -133,6 +135,23 @@ pub struct ScanSummary {
     pub unreadable: Vec<String>,
     /// Entries taken from an earlier run of the same scan (their output checked by hash).
     pub resumed: u64,
+    /// The archives among the sources, each hashed once.
+    pub archives: Vec<ArchiveEntry>,
+}
+
+/// An archive among the sources.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveEntry {
+    /// The archive, as given.
+    pub path: String,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+    /// Members that are SQLite's, spooled and scanned.
+    pub kept: u64,
+    /// Members that are not, counted and skipped.
+    pub skipped: u64,
+    /// Members not spooled (links, a path leaving the archive's root), with why.
+    pub refused: Vec<String>,
 }
 
 impl ScanSummary {
@@ -166,12 +185,54 @@ pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSu
         path: state.clone(),
         source,
     })?;
-    let found = discover(&options.sources);
+    let names = source_names(&options.sources);
+    // An archive is spooled into OUT (the scan's own) and its folder scanned in its place;
+    // a spool an earlier run left is the scan's own too.
+    let spool_root = state.join("spool");
+    if spool_root.exists() {
+        std::fs::remove_dir_all(&spool_root).map_err(|source| Error::Write {
+            path: spool_root.clone(),
+            source,
+        })?;
+    }
+    let mut roots = Vec::new();
+    let mut archives = Vec::new();
+    let mut from_archive: Vec<Option<PathBuf>> = Vec::new();
+    let mut unreadable_archives = Vec::new();
+    for (source, name) in options.sources.iter().zip(&names) {
+        let kind = std::fs::symlink_metadata(source)
+            .is_ok_and(|m| m.is_file())
+            .then(|| archive::archive_kind(source))
+            .flatten();
+        let Some(kind) = kind else {
+            roots.push(source.clone());
+            from_archive.push(None);
+            continue;
+        };
+        let into = spool_root.join(name);
+        match archive::spool(source, kind, &into) {
+            Ok(spooled) => archives.push(ArchiveEntry {
+                path: source.display().to_string(),
+                sha256: spooled.sha256,
+                kept: spooled.kept,
+                skipped: spooled.skipped,
+                refused: spooled.refused,
+            }),
+            // A damaged archive is one bad source: named, and the scan goes on with
+            // what was spooled of it.
+            Err(e) => unreadable_archives.push(format!(
+                "{}: the archive cannot be read to its end: {e}",
+                source.display()
+            )),
+        }
+        roots.push(into);
+        from_archive.push(Some(source.clone()));
+    }
+    let found = discover(&roots);
     observer.found(
         found.found.len() as u64,
         found.found.iter().map(|f| f.size).sum(),
     );
-    let names = source_names(&options.sources);
     let queue: Mutex<VecDeque<Found>> = Mutex::new(found.found.iter().cloned().collect());
     let entries: Mutex<Vec<(ScanEntry, bool)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<Error>> = Mutex::new(None);
@@ -189,7 +250,8 @@ pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSu
                     return;
                 };
                 let name = names.get(next.source).cloned().unwrap_or_default();
-                match one(options, &next, &name) {
+                let archive = from_archive.get(next.source).cloned().flatten();
+                match one(options, &next, &name, archive.as_deref()) {
                     Ok((entry, resumed)) => {
                         observer.done(&entry);
                         if let Ok(mut e) = entries.lock() {
@@ -220,16 +282,25 @@ pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSu
             .collect(),
         resumed: done.iter().filter(|(_, r)| *r).count() as u64,
         entries: done.into_iter().map(|(e, _)| e).collect(),
-        skipped_files: found.skipped_files,
+        skipped_files: found.skipped_files + archives.iter().map(|a| a.skipped).sum::<u64>(),
         skipped_bytes: found.skipped_bytes,
         links_not_followed: found.links,
         unreadable: found
             .unreadable
             .iter()
             .map(|(p, why)| format!("{}: {why}", p.display()))
+            .chain(unreadable_archives)
             .collect(),
+        archives,
     };
     write_summary(&options.out, &summary)?;
+    // The spooled members are read: their outputs and reports stand on their own.
+    if spool_root.exists() {
+        std::fs::remove_dir_all(&spool_root).map_err(|source| Error::Write {
+            path: spool_root.clone(),
+            source,
+        })?;
+    }
     Ok(summary)
 }
 
@@ -368,6 +439,7 @@ fn one(
     options: &ScanOptions,
     found: &Found,
     source_name: &str,
+    archive: Option<&Path>,
 ) -> Result<(ScanEntry, bool), Error> {
     let out = &options.out;
     let at = places(found, source_name);
@@ -389,7 +461,10 @@ fn one(
         })?;
     }
     let mut entry = ScanEntry {
-        path: found.path.display().to_string(),
+        path: match archive {
+            Some(a) => format!("{}!/{}", a.display(), found.relative.display()),
+            None => found.path.display().to_string(),
+        },
         source: options
             .sources
             .get(found.source)
