@@ -346,3 +346,53 @@ fn a_scan_it_cannot_do_is_refused_before_anything_is_created() -> TestResult {
     );
     Ok(())
 }
+
+/// `salvage scan` for a person: exit 3 when some loss is recorded, `index.html` lists
+/// every database with what needs a person's eyes first at the top (the damaged stores,
+/// recovered partially, before the others, though one's path sorts last), and every
+/// report it links is there as a page of its own.
+#[test]
+fn the_scan_index_puts_what_needs_a_person_first_and_links_each_report() -> TestResult {
+    let dir = Scratch::new("scan-index");
+    let src = dir.path("extraction");
+    std::fs::create_dir_all(&src)?;
+    let made = fixtures::extraction::extraction(&src, 5)?;
+    let out = dir.path("case");
+    let o = crate::salvage()
+        .args(["scan", "--allow-partial", "-q", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()?;
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let index = std::fs::read_to_string(out.join("index.html"))?;
+    let rows: Vec<&str> = index.split("<tr class=").skip(1).collect();
+    assert_eq!(rows.len(), made.databases.len() + 1, "{index}");
+    // The two partial recoveries (the damaged store, the one whose header is zeroed)
+    // come first, whatever their paths.
+    let partial: Vec<usize> = (0..rows.len())
+        .filter(|i| rows[*i].contains("loss, partial output"))
+        .collect();
+    assert_eq!(partial, [0, 1], "{index}");
+    assert!(rows[..2]
+        .iter()
+        .any(|r| r.contains(&made.damaged.display().to_string())));
+    assert!(rows.last().is_some_and(|r| r.contains("healthy, complete")));
+    let links: Vec<&str> = index
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|l| l.split('"').next())
+        .collect();
+    assert!(links.len() >= 2 * made.databases.len(), "{links:?}");
+    for l in links {
+        assert!(out.join(l).is_file(), "{l}");
+        if l.ends_with(".report.html") {
+            assert!(std::fs::read_to_string(out.join(l))?.contains("<h1>Salvage of"));
+        }
+    }
+    Ok(())
+}

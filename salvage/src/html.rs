@@ -14,7 +14,7 @@ use crate::report::{accepted_later, next_step_text, repair_state, verdict, SOURC
 use crate::run_record::{run_record, sha256_as_read};
 
 /// Text of the report (names come from the damaged file) made safe to place in HTML.
-fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -341,7 +341,7 @@ fn run(s: &mut String, r: &LossReport, own_sha256: Option<&str>) {
 }
 
 /// The page's style: nothing fetched, every rule here.
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}\
+pub const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}\
 code{font:12px ui-monospace,monospace;word-break:break-all}\
 .verdict{font-weight:bold;padding:.6em .8em;border-radius:4px}\
 .verdict.ok{background:#e3f4e1;border:1px solid #4caf50}\

@@ -103,7 +103,7 @@ pub fn shell_words(args: &[String]) -> String {
 }
 
 /// The SHA-256 of `bytes`, lower-case hex.
-fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex(&Sha256::digest(bytes))
 }

@@ -104,6 +104,14 @@ pub fn run(args: &ScanArgs) -> Result<Exit, Error> {
         },
         &lines,
     )?;
+    // For a person: each database's report as a page, and the index of them all.
+    let pages = crate::scan_html::write_reports(&args.out, &summary);
+    pages
+        .and_then(|pages| crate::scan_html::write_index(&args.out, &summary, &pages))
+        .map_err(|source| recovery::Error::Write {
+            path: args.out.join("index.html"),
+            source,
+        })?;
     let count = |o: EntryOutcome| summary.entries.iter().filter(|e| e.outcome == o).count();
     eprintln!(
         "salvage scan: {} databases and logs ({} complete, {} partial, {} withheld, {} triaged, {} failed; {} kept from an earlier run); {} other files skipped",
@@ -116,7 +124,10 @@ pub fn run(args: &ScanArgs) -> Result<Exit, Error> {
         summary.resumed,
         summary.skipped_files,
     );
-    eprintln!("  summary: `{}`", crate::shown(args.out.join("scan.json")));
+    eprintln!(
+        "  summary: `{}` (and scan.csv; for a person, index.html)",
+        crate::shown(args.out.join("scan.json"))
+    );
     Ok(if summary.loss() {
         Exit::Damaged
     } else {
