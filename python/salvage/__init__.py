@@ -14,6 +14,8 @@ The recovery library of ``sqlite-salvage`` (Rust), called without a subprocess::
         collection.upsert(ids=[line["id"]], ...)
     for event in salvage.timeline("recovered.db"):     # as `salvage timeline`'s CSV rows
         print(event["datetime"], event["timestamp_desc"])
+    for entry in salvage.scan(["extraction/"], "case-7", allow_partial=True):
+        print(entry.path, entry.outcome, entry.rows)    # each database as it is done
 
 The source is only read, nothing is written beside it, and the output is committed only
 once verified. A recovery with loss raises ``LossDetected`` (carrying the report) unless
@@ -36,6 +38,8 @@ __all__ = [
     "commit",
     "export_chroma",
     "timeline",
+    "scan",
+    "ScanEntry",
     "LossReport",
     "TableReport",
     "LostRows",
@@ -233,3 +237,61 @@ def _events(records: Iterator[str]) -> Iterator[dict]:
             header = row
             continue
         yield dict(zip(header, row))
+
+
+@dataclass
+class ScanEntry:
+    """One database (or lone log) of a scan, as ``OUT/scan.json`` lists it
+    (``docs/cli.md``): ``outcome`` is ``complete``, ``partial``, ``withheld``,
+    ``not_verified``, ``triaged`` or ``failed``; ``output`` and ``report`` are relative to
+    the scan's folder; ``raw`` holds every field."""
+
+    path: str
+    relative: str
+    kind: str
+    verdict: str
+    outcome: str
+    loss: bool
+    rows: Optional[int]
+    applications: list
+    output: Optional[str]
+    report: Optional[str]
+    error: Optional[str]
+    raw: dict = field(repr=False)
+
+
+def scan(
+    sources: list,
+    out: str,
+    jobs: int = 0,
+    allow_partial: bool = False,
+    carve: bool = False,
+    history: bool = False,
+    triage_only: bool = False,
+) -> Iterator[ScanEntry]:
+    """Finds every SQLite database under ``sources`` (folders, files, ``.tar``,
+    ``.tar.gz`` and ``.zip`` archives) by its content, triages and recovers each into the
+    folder ``out`` (new, or an earlier scan's, which is resumed), ``jobs`` at once
+    (0: one per core), and yields each database's entry as it is done (``salvage
+    scan``). ``out/scan.json`` holds the summary once the last one is yielded. A request
+    refused (``Refused``) or a failure writing ``out`` is raised at the iteration that
+    meets it; one bad database is an entry of outcome ``failed``, never an error."""
+    lines = _salvage.scan(
+        [str(s) for s in sources], str(out), jobs, allow_partial, carve, history, triage_only
+    )
+    for line in lines:
+        raw = json.loads(line)
+        yield ScanEntry(
+            path=raw["path"],
+            relative=raw["relative"],
+            kind=raw["kind"],
+            verdict=raw["verdict"],
+            outcome=raw["outcome"],
+            loss=raw["loss"],
+            rows=raw["rows"],
+            applications=list(raw["applications"]),
+            output=raw["output"],
+            report=raw["report"],
+            error=raw["error"],
+            raw=raw,
+        )

@@ -148,7 +148,59 @@ fn timeline(py: Python<'_>, path: PathBuf) -> PyResult<Lines> {
     }))
 }
 
-/// The iterator `export_chroma` and `timeline` return.
+/// A scan of folders, files and archives (`salvage scan`): each database's entry as JSON
+/// text, one item each, as each database is done (the scan runs on threads of its own;
+/// its error, a refusal too, is raised at the iteration that meets it). `OUT/scan.json`
+/// holds the summary once the last item is read.
+#[pyfunction]
+#[pyo3(signature = (sources, out, jobs = 0, allow_partial = false, carve = false, history = false, triage_only = false))]
+#[allow(clippy::too_many_arguments)]
+fn scan(
+    sources: Vec<PathBuf>,
+    out: PathBuf,
+    jobs: usize,
+    allow_partial: bool,
+    carve: bool,
+    history: bool,
+    triage_only: bool,
+) -> Lines {
+    let options = recovery::scan::ScanOptions {
+        sources,
+        out,
+        jobs,
+        allow_partial,
+        carve,
+        history,
+        triage_only,
+    };
+    Lines::written(false, move |sink| {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let scanning = std::thread::spawn(move || {
+            let entries = Entries(Mutex::new(tx));
+            recovery::scan::scan(&options, &entries).map(|_| ())
+        });
+        for line in rx {
+            sink.write_all(line.as_bytes())
+                .map_err(recovery::Error::Output)?;
+        }
+        scanning
+            .join()
+            .map_err(|_| recovery::Error::Output(std::io::Error::other("the scan panicked")))?
+    })
+}
+
+/// The scan's observer: each entry done, as a JSON line, into a channel.
+struct Entries(Mutex<std::sync::mpsc::Sender<String>>);
+
+impl recovery::scan::ScanObserver for Entries {
+    fn done(&self, entry: &recovery::scan::ScanEntry) {
+        if let (Ok(text), Ok(tx)) = (serde_json::to_string(entry), self.0.lock()) {
+            let _ = tx.send(text + "\n");
+        }
+    }
+}
+
+/// The iterator `export_chroma`, `timeline` and `scan` return.
 #[pyclass]
 struct Lines {
     /// The lines the writer sends; gone once it has ended.
@@ -269,6 +321,7 @@ fn _salvage(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(export_chroma, m)?)?;
     m.add_function(wrap_pyfunction!(timeline, m)?)?;
+    m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add("SalvageError", m.py().get_type::<SalvageError>())?;
     m.add("Refused", m.py().get_type::<Refused>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -2,6 +2,7 @@
 damaged at byte level by the project's `make-fixture` (its path in SALVAGE_MAKE_FIXTURE,
 or found under target/)."""
 
+import json
 import os
 import shutil
 import sqlite3
@@ -179,3 +180,37 @@ def test_a_timeline_gives_each_stored_time_as_an_event(tmp_path):
     assert url and any('a "quoted"\ntitle' in e["message"] for e in url)
     with pytest.raises(salvage.SalvageError):
         salvage.timeline(str(tmp_path / "missing.db"))
+
+
+def test_a_scan_yields_each_database_as_it_is_done_and_its_summary_agrees(tmp_path):
+    src = tmp_path / "extraction"
+    (src / "deep" / "er").mkdir(parents=True)
+    healthy = fixture(tmp_path, "agent-4096-utf8")
+    damaged = fixture(tmp_path, "agent-4096-utf8", "zero-pages:1-1")
+    shutil.move(str(healthy), src / "state.db")
+    shutil.move(str(damaged), src / "deep" / "er" / "blob.bin")
+    (src / "notes.txt").write_text("not a database")
+    out = tmp_path / "case"
+    entries = list(salvage.scan([src], out, jobs=2, allow_partial=True))
+    by_path = {e.relative: e for e in entries}
+    assert set(by_path) == {"state.db", "deep/er/blob.bin"}
+    assert by_path["state.db"].outcome == "complete" and not by_path["state.db"].loss
+    assert by_path["deep/er/blob.bin"].kind == "header_destroyed"
+    assert by_path["deep/er/blob.bin"].outcome == "partial"
+    assert by_path["deep/er/blob.bin"].rows > 0
+    summary = json.loads((out / "scan.json").read_text())
+    assert sorted(e["relative"] for e in summary["entries"]) == sorted(by_path)
+    assert summary["skipped_files"] == 1
+    # Run again: every database kept, by hash.
+    again = list(salvage.scan([src], out))
+    assert {e.relative for e in again} == set(by_path)
+    assert json.loads((out / "scan.json").read_text())["resumed"] == 2
+
+
+def test_a_scan_refused_creates_nothing(tmp_path):
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "mine.txt").write_text("mine")
+    with pytest.raises(salvage.Refused):
+        list(salvage.scan([tmp_path / "absent"], busy))
+    assert [p.name for p in busy.iterdir()] == ["mine.txt"]
