@@ -351,12 +351,17 @@ fn sqlite_sequence_names_an_application_its_shapes_do_not() -> TestResult {
 /// Entry `name`'s first version with page 1 zeroed: the application identified, no table
 /// given a wrong name, and every table named but those of `unnamed`.
 fn named_but(name: &str, unnamed: &[&str]) -> TestResult {
-    let dir = Scratch::new(&format!("catalogue-{name}"));
+    named_but_in(name, 0, unnamed)
+}
+
+/// [`named_but`], of the entry's version `k`.
+fn named_but_in(name: &str, k: usize, unnamed: &[&str]) -> TestResult {
+    let dir = Scratch::new(&format!("catalogue-{name}-{k}"));
     let entry = entries()
         .into_iter()
         .find(|e| e.name == name)
         .ok_or(name.to_string())?;
-    let o = zero_page_one(&dir, &entry, 0, Rows::Each(60))?;
+    let o = zero_page_one(&dir, &entry, k, Rows::Each(60))?;
     let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
     assert!(
         o.identified && o.wrong.is_empty() && short == unnamed,
@@ -471,19 +476,11 @@ fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
 /// the three names as candidates. All six stayed unnamed before.
 #[test]
 fn tables_of_one_shape_are_told_apart_by_the_format_of_their_values() -> TestResult {
-    let dir = Scratch::new("catalogue-formats");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "zeitgeist-activity")
-        .ok_or("zeitgeist-activity")?;
-    let o = zero_page_one(&dir, &entry, 1, Rows::Each(60))?;
-    let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
-    assert!(
-        o.identified && o.wrong.is_empty() && short == ["interpretation", "manifestation", "uri"],
-        "unnamed {short:?}, wrong {:?}",
-        o.wrong
-    );
-    Ok(())
+    named_but_in(
+        "zeitgeist-activity",
+        1,
+        &["interpretation", "manifestation", "uri"],
+    )
 }
 
 /// Firefox's `moz_icons_to_pages` is a WITHOUT ROWID table: its rows are the records of an

@@ -23,6 +23,19 @@ fn options(sources: Vec<PathBuf>, out: PathBuf) -> ScanOptions {
     }
 }
 
+/// A scratch folder holding `fixtures::extraction` (with `others` other files) in
+/// `extraction/`: the folder, that path, and what it holds.
+fn extraction(
+    name: &str,
+    others: u64,
+) -> Result<(Scratch, PathBuf, fixtures::extraction::Extraction), Box<dyn std::error::Error>> {
+    let dir = Scratch::new(name);
+    let src = dir.path("extraction");
+    std::fs::create_dir_all(&src)?;
+    let made = fixtures::extraction::extraction(&src, others)?;
+    Ok((dir, src, made))
+}
+
 /// Every file under `dir` with its bytes' SHA-256 (and its modification time).
 fn fingerprint(dir: &Path) -> BTreeMap<PathBuf, (String, std::time::SystemTime)> {
     let mut out = BTreeMap::new();
@@ -89,10 +102,7 @@ fn entry<'s>(summary: &'s ScanSummary, relative: &Path) -> &'s recovery::scan::S
 /// same rows. The sources are not written, and the exit status says loss.
 #[test]
 fn a_scan_finds_every_database_by_its_content_and_recovers_each_as_recover_does() -> TestResult {
-    let dir = Scratch::new("scan-extraction");
-    let src = dir.path("extraction");
-    std::fs::create_dir_all(&src)?;
-    let made = fixtures::extraction::extraction(&src, 1000)?;
+    let (dir, src, made) = extraction("scan-extraction", 1000)?;
     let before = fingerprint(&src);
     let out = dir.path("case");
     let summary = scan(&options(vec![src.clone()], out.clone()), &Quiet)?;
@@ -161,10 +171,7 @@ fn a_scan_finds_every_database_by_its_content_and_recovers_each_as_recover_does(
 #[test]
 fn an_extraction_as_a_tar_a_tar_gz_and_a_zip_scans_as_the_folder_does() -> TestResult {
     use fixtures::extraction::{pack, Packing};
-    let dir = Scratch::new("scan-archives");
-    let src = dir.path("extraction");
-    std::fs::create_dir_all(&src)?;
-    fixtures::extraction::extraction(&src, 50)?;
+    let (dir, src, _) = extraction("scan-archives", 50)?;
     let packed = [
         (Packing::Tar, dir.path("phone.tar")),
         (Packing::TarGz, dir.path("phone.tar.gz")),
@@ -229,10 +236,7 @@ fn an_extraction_as_a_tar_a_tar_gz_and_a_zip_scans_as_the_folder_does() -> TestR
 /// it keeps what is committed and still hashes as committed, and redoes the rest.
 #[test]
 fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult {
-    let dir = Scratch::new("scan-resume");
-    let src = dir.path("extraction");
-    std::fs::create_dir_all(&src)?;
-    fixtures::extraction::extraction(&src, 10)?;
+    let (dir, src, _) = extraction("scan-resume", 10)?;
     let out = dir.path("case");
     let first = scan(&options(vec![src.clone()], out.clone()), &Quiet)?;
     assert_eq!(first.resumed, 0);
@@ -247,31 +251,18 @@ fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult 
     let state = out.join(".scan");
     let lost = recovered[0];
     let output = out.join(lost.output.as_deref().ok_or("output")?);
-    let mut states = std::fs::read_dir(&state)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<Vec<_>, _>>()?;
-    states.sort();
-    let key: String = lost
-        .output
-        .as_deref()
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let entry_file = states
-        .iter()
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&key))
-        })
-        .ok_or("the state of the first entry")?;
-    std::fs::remove_file(entry_file)?;
+    // Its committed entry: the state file that names its output.
+    let mut entry_file = None;
+    for e in std::fs::read_dir(&state)? {
+        let p = e?.path();
+        let text = std::fs::read(&p).unwrap_or_default();
+        let committed: Option<recovery::scan::ScanEntry> = serde_json::from_slice(&text).ok();
+        if committed.is_some_and(|c| c.output == lost.output) {
+            entry_file = Some(p);
+        }
+    }
+    let entry_file = entry_file.ok_or("the state of the first entry")?;
+    std::fs::remove_file(&entry_file)?;
     std::fs::remove_file(&output)?;
     let mut incomplete = output.clone().into_os_string();
     incomplete.push(".incomplete");
@@ -308,10 +299,7 @@ fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult 
 /// there.
 #[test]
 fn a_scan_it_cannot_do_is_refused_before_anything_is_created() -> TestResult {
-    let dir = Scratch::new("scan-refused");
-    let src = dir.path("extraction");
-    std::fs::create_dir_all(&src)?;
-    fixtures::extraction::extraction(&src, 3)?;
+    let (dir, src, _) = extraction("scan-refused", 3)?;
     let before = fingerprint(&src);
     let busy = dir.path("busy");
     std::fs::create_dir_all(&busy)?;
@@ -353,10 +341,7 @@ fn a_scan_it_cannot_do_is_refused_before_anything_is_created() -> TestResult {
 /// report it links is there as a page of its own.
 #[test]
 fn the_scan_index_puts_what_needs_a_person_first_and_links_each_report() -> TestResult {
-    let dir = Scratch::new("scan-index");
-    let src = dir.path("extraction");
-    std::fs::create_dir_all(&src)?;
-    let made = fixtures::extraction::extraction(&src, 5)?;
+    let (dir, src, made) = extraction("scan-index", 5)?;
     let out = dir.path("case");
     let o = crate::salvage()
         .args(["scan", "--allow-partial", "-q", "-o"])
