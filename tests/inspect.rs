@@ -227,3 +227,40 @@ fn a_database_given_by_a_link_is_read_with_the_log_beside_the_file() -> TestResu
     drop(conn);
     Ok(())
 }
+
+/// A database in WAL mode in which every table is still in the log (nothing checkpointed
+/// yet): its main file is one page, with 0 for the schema format and the text encoding,
+/// as SQLite leaves a file it has created nothing in, and reads as format 1 and UTF-8.
+/// SQLite's integrity check calls that file `ok`, and so does `inspect`: healthy, exit 0,
+/// the log beside it named. It said "damaged: 2 findings".
+#[test]
+fn a_wal_database_whose_tables_are_all_in_its_log_is_healthy() -> TestResult {
+    let dir = Scratch::new("inspect-fresh-wal");
+    let live = dir.path("live.db");
+    let conn = rusqlite::Connection::open(&live)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; CREATE TABLE t(a); INSERT INTO t VALUES (1), (2);",
+    )?;
+    let db = dir.path("copy.db");
+    std::fs::copy(&live, &db)?;
+    std::fs::copy(dir.path("live.db-wal"), dir.path("copy.db-wal"))?;
+    drop(conn);
+    let main = std::fs::read(&db)?;
+    assert_eq!(
+        (main.len(), main[44..48].to_vec(), main[56..60].to_vec()),
+        (4096, vec![0; 4], vec![0; 4])
+    );
+    // SQLite on the main file alone.
+    let alone = dir.path("alone.db");
+    std::fs::copy(&db, &alone)?;
+    let ok: String =
+        rusqlite::Connection::open(&alone)?
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    assert_eq!(ok, "ok");
+    let out = run_salvage(&["inspect".as_ref(), "--json".as_ref(), db.as_os_str()])?;
+    let r = json_of(&out)?;
+    assert_eq!(out.status.code(), Some(0), "{r}");
+    assert_eq!(r["verdict"]["healthy"], true, "{r}");
+    assert!(r["sidecars"]["wal"].is_object(), "{r}");
+    Ok(())
+}

@@ -202,7 +202,16 @@ impl<'a> Database<'a> {
         if len < 100 {
             findings.push(Finding::FileTooSmall { len });
         }
-        findings.extend(header.findings());
+        // A database no table was ever created in (an empty file made WAL, whose first
+        // schema change is still in its log) has 0 for its schema format and text
+        // encoding, which SQLite reads as format 1 and UTF-8: no finding then.
+        let fresh = schema_is_empty(logged(PageNo::FIRST).unwrap_or(bytes));
+        findings.extend(
+            header
+                .findings()
+                .into_iter()
+                .filter(|f| !(fresh && *f == Finding::InvalidSchemaFormat { raw: 0 })),
+        );
 
         let from_log = overlay
             .as_ref()
@@ -275,7 +284,7 @@ impl<'a> Database<'a> {
                 .filter(|(no, _)| no.get() <= page_count)
                 .collect();
         }
-        if encoding.is_none() {
+        if encoding.is_none() && !(fresh && db.header.text_encoding_raw == 0) {
             db.infer_encoding();
         }
         Ok(db)
@@ -503,4 +512,10 @@ mod damage_tests {
             actual: pages
         }));
     }
+}
+
+/// Whether page 1 (its image: the file's first bytes, or the log's) is a table leaf with
+/// no cell: the schema of a database in which nothing was ever created.
+fn schema_is_empty(page: &[u8]) -> bool {
+    matches!(page.get(100..105), Some([13, _, _, 0, 0]))
 }

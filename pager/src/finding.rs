@@ -68,12 +68,12 @@ pub enum Finding {
         /// Leaf payload fraction, offset 23.
         leaf: u8,
     },
-    /// The text encoding at offset 56 is not 1 (UTF-8), 2 (UTF-16le) or 3 (UTF-16be).
+    /// The text encoding at offset 56 is not 1 (UTF-8), 2 (UTF-16le) or 3 (UTF-16be), nor 0 in a database no table was ever created in (SQLite's own state, read as UTF-8).
     InvalidTextEncoding {
         /// The raw 4-byte value.
         raw: u32,
     },
-    /// The schema format number at offset 44 is not 1 to 4.
+    /// The schema format number at offset 44 is not 1 to 4, nor 0 in a database no table was ever created in (SQLite's own state, read as 1).
     InvalidSchemaFormat {
         /// The raw 4-byte value.
         raw: u32,
