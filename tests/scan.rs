@@ -232,8 +232,9 @@ fn an_extraction_as_a_tar_a_tar_gz_and_a_zip_scans_as_the_folder_does() -> TestR
 }
 
 /// A scan killed partway leaves some databases committed, one output half written (its
-/// `.incomplete`) and one committed output changed since. Run again with the same `OUT`,
-/// it keeps what is committed and still hashes as committed, and redoes the rest.
+/// `.incomplete`), one committed output changed since, and one entry committed as failed.
+/// Run again with the same `OUT`, it keeps what is committed and still hashes as
+/// committed, and redoes the rest.
 #[test]
 fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult {
     let (dir, src, _) = extraction("scan-resume", 10)?;
@@ -251,17 +252,24 @@ fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult 
     let state = out.join(".scan");
     let lost = recovered[0];
     let output = out.join(lost.output.as_deref().ok_or("output")?);
-    // Its committed entry: the state file that names its output.
-    let mut entry_file = None;
-    for e in std::fs::read_dir(&state)? {
-        let p = e?.path();
-        let text = std::fs::read(&p).unwrap_or_default();
-        let committed: Option<recovery::scan::ScanEntry> = serde_json::from_slice(&text).ok();
-        if committed.is_some_and(|c| c.output == lost.output) {
-            entry_file = Some(p);
+    // An entry's committed state: the state file that names its output.
+    let state_of = |output: &Option<String>| -> Result<PathBuf, Box<dyn std::error::Error>> {
+        for e in std::fs::read_dir(&state)? {
+            let p = e?.path();
+            let text = std::fs::read(&p).unwrap_or_default();
+            let c: Option<recovery::scan::ScanEntry> = serde_json::from_slice(&text).ok();
+            if c.is_some_and(|c| c.output == *output) {
+                return Ok(p);
+            }
         }
-    }
-    let entry_file = entry_file.ok_or("the state of the first entry")?;
+        Err("no committed state names that output".into())
+    };
+    let entry_file = state_of(&lost.output)?;
+    // One committed as failed (a file that could not be read then) is tried again.
+    let failed = state_of(&recovered[2].output)?;
+    let mut text: serde_json::Value = serde_json::from_slice(&std::fs::read(&failed)?)?;
+    text["outcome"] = "failed".into();
+    std::fs::write(&failed, serde_json::to_vec(&text)?)?;
     std::fs::remove_file(&entry_file)?;
     std::fs::remove_file(&output)?;
     let mut incomplete = output.clone().into_os_string();
@@ -275,7 +283,7 @@ fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult 
     let second = scan(&options(vec![src.clone()], out.clone()), &Quiet)?;
     assert_eq!(
         second.resumed as usize,
-        first.entries.len() - 2,
+        first.entries.len() - 3,
         "{second:#?}"
     );
     // The same summary, but for the reports of what was redone: a report records its

@@ -597,10 +597,14 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// The entry an earlier run committed, where the files it names still hash as it says.
+/// The entry an earlier run committed, where the files it names still hash as it says; a
+/// failed one is tried again.
 fn committed(out: &Path, at: &Places) -> Option<ScanEntry> {
     let text = std::fs::read(out.join(&at.state)).ok()?;
     let entry: ScanEntry = serde_json::from_slice(&text).ok()?;
+    if entry.outcome == EntryOutcome::Failed {
+        return None;
+    }
     let agrees = |file: &Option<String>, hash: &Option<String>| match (file, hash) {
         (Some(f), Some(h)) => sha256_file(&out.join(f)).is_ok_and(|got| got == *h),
         (None, None) => true,
