@@ -502,7 +502,9 @@ fn one(
         }
         Kind::Database | Kind::HeaderDestroyed => {}
     }
-    match crate::inspect::inspect_file_with(&found.path, true, true) {
+    // The recovery hashes the source (and its output) itself: the triage hashes it only
+    // when nothing is recovered.
+    match crate::inspect::inspect_file_with(&found.path, options.triage_only, true) {
         Ok(report) => {
             entry.sha256 = report.source.sha256.clone();
             entry.verdict = if report.verdict.healthy {
@@ -558,9 +560,7 @@ fn one(
                     .map(|a| a.application.clone())
                     .collect();
             }
-            if entry.sha256.is_none() {
-                entry.sha256 = Some(r.source.sha256_before.clone());
-            }
+            entry.sha256 = Some(r.source.sha256_before.clone());
             let output = if r.output.committed {
                 done.paths.dest.clone()
             } else {
@@ -570,7 +570,10 @@ fn one(
                 .strip_prefix(out)
                 .ok()
                 .map(|p| p.display().to_string());
-            entry.output_sha256 = Some(sha256_file(&output)?);
+            entry.output_sha256 = match &r.output.sha256 {
+                Some(h) => Some(h.clone()),
+                None => Some(sha256_file(&output)?),
+            };
             entry.report = Some(at.report.display().to_string());
             entry.report_sha256 = Some(sha256_file(&out.join(&at.report))?);
             entry.error = None;
