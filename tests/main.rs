@@ -41,6 +41,8 @@ mod recover;
 mod repair;
 mod report_html;
 mod scan;
+mod scan_case;
+mod scan_kill;
 mod schema_sql;
 mod search;
 mod sweep;
@@ -242,6 +244,68 @@ pub fn report_beside(dest: &Path) -> serde_json::Value {
 pub fn typed_report_beside(dest: &Path) -> LossReport {
     serde_json::from_value(report_beside(dest))
         .unwrap_or_else(|e| panic!("{}: not a loss report: {e}", dest.display()))
+}
+
+/// The nodes of a CASE/UCO JSON-LD document (its `@graph`), checked as a graph: every
+/// node has an `@id`, none is given twice, and every reference (an object holding only an
+/// `@id`) is to a node of the graph.
+pub fn case_graph(
+    doc: &serde_json::Value,
+) -> Result<&[serde_json::Value], Box<dyn std::error::Error>> {
+    let graph = doc["@graph"].as_array().ok_or("no @graph")?;
+    let ids: Vec<&str> = graph.iter().filter_map(|n| n["@id"].as_str()).collect();
+    assert_eq!(ids.len(), graph.len(), "a node without @id");
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "an @id given twice");
+    fn references<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if let (1, Some(id)) = (o.len(), o.get("@id").and_then(|i| i.as_str())) {
+                    out.push(id);
+                }
+                o.values().for_each(|x| references(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| references(x, out)),
+            _ => {}
+        }
+    }
+    let mut refs = Vec::new();
+    references(&doc["@graph"], &mut refs);
+    assert!(!refs.is_empty(), "no node refers to another");
+    for r in refs {
+        assert!(
+            unique.contains(r),
+            "{r} is referred to and not in the graph"
+        );
+    }
+    Ok(graph)
+}
+
+/// Checks the CASE/UCO JSON-LD file `jsonld` with the ontology's own validator
+/// (`case_validate`, from the PyPI package `case-utils`, which `.ci/run` installs and
+/// names in `SALVAGE_CASE_VALIDATE`): it must say the graph conforms. Without
+/// `SALVAGE_CASE_VALIDATE`, `case_validate` is run from the `PATH` where it is, and the
+/// check is skipped, said on stderr, where it is not.
+pub fn case_validate(jsonld: &Path) -> TestResult {
+    let validator = std::env::var_os("SALVAGE_CASE_VALIDATE").map(PathBuf::from);
+    let required = validator.is_some();
+    let validator = validator.unwrap_or_else(|| "case_validate".into());
+    match Command::new(&validator).arg(jsonld).output() {
+        Ok(out) => {
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && said.contains("Conforms: True"),
+                "case_validate {}:\n{said}{}",
+                jsonld.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Err(e) if !required => {
+            eprintln!("case_validate not run ({e}): set SALVAGE_CASE_VALIDATE, as .ci/run does");
+        }
+        Err(e) => return Err(format!("{}: {e}", validator.display()).into()),
+    }
+    Ok(())
 }
 
 /// A fresh scratch folder under the target dir, removed when dropped (kept, to look at

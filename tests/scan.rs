@@ -111,7 +111,7 @@ fn a_scan_finds_every_database_by_its_content_and_recovers_each_as_recover_does(
     let found: Vec<(PathBuf, Vec<String>)> = summary
         .entries
         .iter()
-        .filter(|e| e.kind != "lone_wal")
+        .filter(|e| !e.kind.starts_with("lone_"))
         .map(|e| {
             let mut sidecars = e.sidecars.clone();
             sidecars.sort();
@@ -124,10 +124,50 @@ fn a_scan_finds_every_database_by_its_content_and_recovers_each_as_recover_does(
     }
     assert_eq!(found, want);
     assert_eq!(entry(&summary, &made.headerless).kind, "header_destroyed");
+    // The log without its database is read for what it holds: its pages laid out as a
+    // database image, recovered as a database. This one held every page of its
+    // database, the schema too: all 300 notes come back in `notes`.
     let lone = entry(&summary, &made.lone_wal);
+    assert_eq!(lone.kind, "lone_wal");
+    assert!(lone.loss, "the log's database is lost: {lone:?}");
+    use sha2::Digest;
     assert_eq!(
-        (lone.kind.as_str(), lone.outcome),
-        ("lone_wal", EntryOutcome::Triaged)
+        lone.sha256,
+        Some(format!(
+            "{:x}",
+            sha2::Sha256::digest(std::fs::read(src.join(&made.lone_wal))?)
+        )),
+        "the evidence is the log"
+    );
+    let image = out.join(lone.image.as_deref().ok_or("an image")?);
+    assert_eq!(
+        lone.image_sha256,
+        Some(format!(
+            "{:x}",
+            sha2::Sha256::digest(std::fs::read(&image)?)
+        ))
+    );
+    assert_eq!(lone.rows, Some(300), "{lone:?}");
+    let notes = &every_row(&out.join(lone.output.as_deref().ok_or("an output")?))["notes"];
+    assert_eq!(notes.len(), 300);
+    // A hot journal alone holds the pages its transaction changed as they were before it:
+    // the mail store's leaves (its page 1 was not changed, so the table is inferred), the
+    // subjects its update never committed over.
+    let journal = entry(&summary, &made.lone_journal);
+    assert_eq!(
+        (journal.kind.as_str(), journal.loss),
+        ("lone_journal", true)
+    );
+    let tables = every_row(&out.join(journal.output.as_deref().ok_or("an output")?));
+    let mail = tables
+        .get("salvage_inferred_1")
+        .ok_or("an inferred table")?;
+    assert!(mail.len() >= 1000, "{journal:?}");
+    assert!(
+        mail.iter().all(
+            |row| matches!(&row[1], rusqlite::types::Value::Text(t) if t.starts_with("subject "))
+        ),
+        "the journal's images are from before the update"
     );
     assert!(summary.loss(), "a damaged database is loss");
     for (rel, _) in &made.databases {
@@ -226,6 +266,40 @@ fn an_extraction_as_a_tar_a_tar_gz_and_a_zip_scans_as_the_folder_does() -> TestR
             .iter()
             .filter(|e| Path::new(&e.source) == path)
             .all(|e| e.path.starts_with(&format!("{}!/", path.display()))));
+        // Each report names the member and the archive it read: the file it opened was
+        // the scan's copy, gone with the spool.
+        let mut named = 0;
+        for e in summary
+            .entries
+            .iter()
+            .filter(|e| Path::new(&e.source) == path)
+        {
+            for document in e.inspect.iter().chain(&e.report) {
+                named += 1;
+                let v: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(out.join(document))?)?;
+                let member = &v["run"]["archive_member"];
+                assert_eq!(member["archive"], path.display().to_string(), "{document}");
+                assert_eq!(member["archive_sha256"], archive.sha256, "{document}");
+                assert_eq!(
+                    Path::new(member["member"].as_str().unwrap_or_default()),
+                    Path::new(&e.relative),
+                    "{document}"
+                );
+            }
+        }
+        assert!(named >= 10, "{packing:?}: {named} documents");
+    }
+    // A folder's databases are their own evidence.
+    for e in summary
+        .entries
+        .iter()
+        .filter(|e| Path::new(&e.source) == src)
+    {
+        for document in e.inspect.iter().chain(&e.report) {
+            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join(document))?)?;
+            assert!(v["run"].get("archive_member").is_none(), "{document}");
+        }
     }
     assert!(!out.join(".scan/spool").exists());
     Ok(())
@@ -369,7 +443,7 @@ fn the_scan_index_puts_what_needs_a_person_first_and_links_each_report() -> Test
     );
     let index = std::fs::read_to_string(out.join("index.html"))?;
     let rows: Vec<&str> = index.split("<tr class=").skip(1).collect();
-    assert_eq!(rows.len(), made.databases.len() + 1, "{index}");
+    assert_eq!(rows.len(), made.databases.len() + 2, "{index}");
     // The two partial recoveries (the damaged store, the one whose header is zeroed)
     // come first, whatever their paths.
     let partial: Vec<usize> = (0..rows.len())

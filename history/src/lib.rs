@@ -19,6 +19,10 @@
 //! persisted one (`journal_mode=PERSIST`: committed, header zeroed, records left) give
 //! one step each, from the journal's images to the main file's.
 //!
+//! A log whose database is gone is still evidence of it: `image` ([`wal_image`],
+//! [`journal_image`]) lays the pages it holds out as a database image, to be read as a
+//! damaged database.
+//!
 //! Its parts: `wal` ([`wal_history`]) and `journal` ([`journal_history`]) read a log into
 //! steps; `state` is a state of the database and the step between two; `owners`
 //! ([`Owners`]) says which table each leaf belongs to. The types of a history are here.
@@ -28,6 +32,7 @@
 
 use pager::{FrameNo, PageNo, Value};
 
+mod image;
 mod journal;
 mod owners;
 mod state;
@@ -35,6 +40,7 @@ mod state;
 mod testing;
 mod wal;
 
+pub use image::{journal_image, wal_image, LogImage};
 pub use journal::journal_history;
 pub use owners::{Owners, SCHEMA_TABLE};
 pub use wal::wal_history;

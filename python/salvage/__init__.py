@@ -259,6 +259,23 @@ class ScanEntry:
     error: Optional[str]
     raw: dict = field(repr=False)
 
+    @staticmethod
+    def _of(raw: dict) -> "ScanEntry":
+        return ScanEntry(
+            path=raw["path"],
+            relative=raw["relative"],
+            kind=raw["kind"],
+            verdict=raw["verdict"],
+            outcome=raw["outcome"],
+            loss=raw["loss"],
+            rows=raw["rows"],
+            applications=list(raw["applications"]),
+            output=raw["output"],
+            report=raw["report"],
+            error=raw["error"],
+            raw=raw,
+        )
+
 
 def scan(
     sources: list,
@@ -280,18 +297,4 @@ def scan(
         [str(s) for s in sources], str(out), jobs, allow_partial, carve, history, triage_only
     )
     for line in lines:
-        raw = json.loads(line)
-        yield ScanEntry(
-            path=raw["path"],
-            relative=raw["relative"],
-            kind=raw["kind"],
-            verdict=raw["verdict"],
-            outcome=raw["outcome"],
-            loss=raw["loss"],
-            rows=raw["rows"],
-            applications=list(raw["applications"]),
-            output=raw["output"],
-            report=raw["report"],
-            error=raw["error"],
-            raw=raw,
-        )
+        yield ScanEntry._of(json.loads(line))

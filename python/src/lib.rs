@@ -189,6 +189,67 @@ fn scan(
     })
 }
 
+/// A scan's phases, one call each, for a cluster to run its tasks where it likes
+/// (`salvage.cluster`): the plan, as JSON text (`recovery::scan::ScanPlan`), of a scan
+/// of `sources` into `out` (checked, refused before anything is created; archives
+/// spooled into `out`, which the workers must see).
+#[pyfunction]
+#[pyo3(signature = (sources, out, allow_partial = false, carve = false, history = false, triage_only = false))]
+fn scan_plan(
+    py: Python<'_>,
+    sources: Vec<PathBuf>,
+    out: PathBuf,
+    allow_partial: bool,
+    carve: bool,
+    history: bool,
+    triage_only: bool,
+) -> PyResult<String> {
+    let options = recovery::scan::ScanOptions {
+        sources,
+        out,
+        jobs: 1,
+        allow_partial,
+        carve,
+        history,
+        triage_only,
+    };
+    let plan = py
+        .detach(|| recovery::scan::plan(&options))
+        .map_err(|e| raise(&e))?;
+    json(&plan)
+}
+
+/// One task of a plan: `options` and `task` as the plan's JSON gives them; its result
+/// (`recovery::scan::TaskDone`: the entry, and whether an earlier run had it) as JSON.
+#[pyfunction]
+fn scan_task(py: Python<'_>, options: &str, task: &str) -> PyResult<String> {
+    let bad = |e: serde_json::Error| SalvageError::new_err(format!("not a scan's task: {e}"));
+    let options: recovery::scan::ScanOptions = serde_json::from_str(options).map_err(bad)?;
+    let task: recovery::scan::ScanTask = serde_json::from_str(task).map_err(bad)?;
+    let done = py
+        .detach(|| recovery::scan::run_task(&options, &task))
+        .map_err(|e| raise(&e))?;
+    json(&done)
+}
+
+/// The summary of a plan whose tasks are done (each task's JSON result), written into
+/// `OUT/scan.json` and `scan.csv`, and returned as JSON.
+#[pyfunction]
+fn scan_finish(py: Python<'_>, plan: &str, done: Vec<String>) -> PyResult<String> {
+    let bad =
+        |e: serde_json::Error| SalvageError::new_err(format!("not a scan's plan or result: {e}"));
+    let plan: recovery::scan::ScanPlan = serde_json::from_str(plan).map_err(bad)?;
+    let done = done
+        .iter()
+        .map(|d| serde_json::from_str::<recovery::scan::TaskDone>(d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let summary = py
+        .detach(|| recovery::scan::finish(&plan, done))
+        .map_err(|e| raise(&e))?;
+    json(&summary)
+}
+
 /// The scan's observer: each entry done, as a JSON line, into a channel.
 struct Entries(Mutex<std::sync::mpsc::Sender<String>>);
 
@@ -322,6 +383,9 @@ fn _salvage(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(export_chroma, m)?)?;
     m.add_function(wrap_pyfunction!(timeline, m)?)?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_task, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_finish, m)?)?;
     m.add("SalvageError", m.py().get_type::<SalvageError>())?;
     m.add("Refused", m.py().get_type::<Refused>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -7,6 +7,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,57 @@ def test_a_scan_refused_creates_nothing(tmp_path):
     with pytest.raises(salvage.Refused):
         list(salvage.scan([tmp_path / "absent"], busy))
     assert [p.name for p in busy.iterdir()] == ["mine.txt"]
+
+
+def test_a_scan_on_a_dask_cluster_writes_the_summary_one_machine_writes(tmp_path):
+    pytest.importorskip("distributed")
+    # A folder and a tar of the same databases: healthy, damaged, a header destroyed,
+    # in folders, beside other files.
+    src = tmp_path / "extraction"
+    (src / "apps" / "agent").mkdir(parents=True)
+    moves = [
+        (fixture(tmp_path, "agent-4096-utf8"), src / "apps" / "agent" / "state.db"),
+        (fixture(tmp_path, "vector-4096-utf8"), src / "apps" / "chroma.sqlite3"),
+        (fixture(tmp_path, "agent-4096-utf8", "zero-pages:1-1"), src / "blob.bin"),
+        (fixture(tmp_path, "generic-1024-autovacuum", "zero-page:3"), src / "apps" / "old.db"),
+    ]
+    for made, to in moves:
+        shutil.move(str(made), to)
+    for i in range(20):
+        (src / f"note-{i}.txt").write_text("not a database " * i)
+    archive = tmp_path / "phone.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(src, arcname="phone")
+    sources = [str(src), str(archive)]
+
+    alone = tmp_path / "alone"
+    list(salvage.scan(sources, alone, jobs=2, allow_partial=True))
+    spread = tmp_path / "spread"
+    example = ROOT / "python" / "examples" / "dask_scan.py"
+    run = subprocess.run(
+        [sys.executable, str(example), *sources, "-o", str(spread), "--workers", "2"]
+        + ["--allow-partial"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 3, run.stderr  # the damaged databases are loss
+    assert "8 databases" in run.stdout, run.stdout
+
+    def summary(out: Path) -> dict:
+        s = json.loads((out / "scan.json").read_text())
+        for e in s["entries"]:
+            # A report holds the time of its run: its hash is each run's own.
+            e.pop("report_sha256")
+        return s
+
+    assert summary(spread) == summary(alone)
+    for e in summary(spread)["entries"]:
+        if e["output"]:
+            assert (spread / e["output"]).exists()
+    assert not (spread / ".scan" / "spool").exists()
+    # The tar's members' reports name the member they came from.
+    member = next(e for e in summary(spread)["entries"] if e["path"].endswith("!/phone/blob.bin"))
+    report = json.loads((spread / member["report"]).read_text())
+    assert report["run"]["archive_member"]["member"] == "phone/blob.bin"
+    assert report["run"]["archive_member"]["archive"] == str(archive)

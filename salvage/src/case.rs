@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 
 use recovery::report::LossReport;
 
-use crate::run_record::{run_record, FileRole, RunField, RunFile};
+use crate::run_record::{run_record, FileRole, RunField};
 
 /// The prefixes of the ontologies used, and `kb:` for this graph's own nodes.
-fn context() -> Value {
+pub(crate) fn context() -> Value {
     json!({
         "case-investigation": "https://ontology.caseontology.org/case/investigation/",
         "uco-action": "https://ontology.unifiedcyberontology.org/uco/action/",
@@ -29,7 +29,7 @@ fn context() -> Value {
 
 /// A node identifier from `parts`: `kb:KIND-` and a name-based UUID (version 5's layout,
 /// from SHA-256) of them.
-fn id(kind: &str, parts: &[&str]) -> String {
+pub(crate) fn id(kind: &str, parts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(kind.as_bytes());
@@ -61,17 +61,35 @@ fn typed(kind: &str, value: impl ToString) -> Value {
     json!({ "@type": kind, "@value": value.to_string() })
 }
 
-/// A file node: named by its role, with its file name and path, its size when known, and
-/// its SHA-256 (of an evidence file that changed during the run, the first reading's).
-fn file(f: &RunFile, size: Option<u64>, report_id: &str) -> Value {
-    let (path, sha256) = (f.path.as_str(), f.sha256.as_str());
-    let role = f.role.to_string();
+/// The tool node of this build: `build` as `Tool::build()` gives it (its identifier
+/// derives from it), `version` as a document records it.
+pub(crate) fn tool(build: &str, version: &str) -> Value {
+    json!({
+        "@id": id("tool", &[build]),
+        "@type": "uco-tool:Tool",
+        "uco-core:name": "salvage",
+        "uco-tool:toolType": "forensic SQLite salvage",
+        "uco-tool:version": version,
+        "uco-core:description": build,
+    })
+}
+
+/// The file node `node`: named by its role, with its file name and path, its size when
+/// known, and its SHA-256 when known (of an evidence file that changed during the run, the
+/// first reading's). A file that could not be read has no content facet: CASE has no way
+/// to say "hash unknown" but to say none.
+pub(crate) fn file(
+    node: &str,
+    role: &str,
+    path: &str,
+    size: Option<u64>,
+    sha256: Option<&str>,
+) -> Value {
     let name = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
-    let node = id("file", &[report_id, &role, path, sha256]);
     let mut file_facet = json!({
-        "@id": id("file-facet", &[&node]),
+        "@id": id("file-facet", &[node]),
         "@type": "uco-observable:FileFacet",
         "uco-observable:fileName": name,
         "uco-observable:filePath": path,
@@ -82,23 +100,24 @@ fn file(f: &RunFile, size: Option<u64>, report_id: &str) -> Value {
             typed("xsd:integer", size),
         );
     }
+    let mut facets = vec![file_facet];
+    if let Some(sha256) = sha256 {
+        facets.push(json!({
+            "@id": id("content-facet", &[node]),
+            "@type": "uco-observable:ContentDataFacet",
+            "uco-observable:hash": [{
+                "@id": id("hash", &[node]),
+                "@type": "uco-types:Hash",
+                "uco-types:hashMethod": "SHA256",
+                "uco-types:hashValue": typed("xsd:hexBinary", sha256),
+            }]
+        }));
+    }
     json!({
         "@id": node,
         "@type": "uco-observable:File",
         "uco-core:name": role,
-        "uco-core:hasFacet": [
-            file_facet,
-            {
-                "@id": id("content-facet", &[&node]),
-                "@type": "uco-observable:ContentDataFacet",
-                "uco-observable:hash": [{
-                    "@id": id("hash", &[&node]),
-                    "@type": "uco-types:Hash",
-                    "uco-types:hashMethod": "SHA256",
-                    "uco-types:hashValue": typed("xsd:hexBinary", sha256),
-                }]
-            }
-        ]
+        "uco-core:hasFacet": facets,
     })
 }
 
@@ -109,19 +128,14 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
     let verdict = crate::report::verdict(r);
     // Every node's identifier derives from the report's hash: one report, one graph.
     let tool_id = id("tool", &[&run.build]);
-    let mut graph = vec![json!({
-        "@id": tool_id,
-        "@type": "uco-tool:Tool",
-        "uco-core:name": "salvage",
-        "uco-tool:toolType": "forensic SQLite salvage",
-        "uco-tool:version": r.tool.version,
-        "uco-core:description": run.build,
-    })];
+    let mut graph = vec![tool(&run.build, &r.tool.version)];
     let (mut objects, mut results) = (Vec::new(), Vec::new());
     let mut output_node = None;
     for f in &record.files {
         let size = (f.role == FileRole::Source).then_some(r.source.size);
-        let node = file(f, size, own_sha256);
+        let role = f.role.to_string();
+        let node_id = id("file", &[own_sha256, &role, &f.path, &f.sha256]);
+        let node = file(&node_id, &role, &f.path, size, Some(&f.sha256));
         let reference = json!({ "@id": node["@id"] });
         if f.role == FileRole::Output {
             output_node = Some(reference.clone());

@@ -21,6 +21,7 @@ mod report;
 mod run;
 mod run_record;
 mod scan;
+mod scan_case;
 mod scan_html;
 
 pub(crate) use recovery::shown;

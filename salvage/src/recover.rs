@@ -30,6 +30,7 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         command_line: std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
+        archive_member: None,
     }
 }
 

@@ -112,6 +112,14 @@ pub fn run(args: &ScanArgs) -> Result<Exit, Error> {
             path: args.out.join("index.html"),
             source,
         })?;
+    // For a case-management system: the whole scan as one CASE/UCO graph.
+    let graph = args.out.join("scan.jsonld");
+    crate::scan_html::write_whole(&graph, &crate::scan_case::render(&summary)).map_err(
+        |source| recovery::Error::Write {
+            path: graph.clone(),
+            source,
+        },
+    )?;
     let count = |o: EntryOutcome| summary.entries.iter().filter(|e| e.outcome == o).count();
     eprintln!(
         "salvage scan: {} databases and logs ({} complete, {} partial, {} withheld, {} triaged, {} failed; {} kept from an earlier run); {} other files skipped",
@@ -125,7 +133,7 @@ pub fn run(args: &ScanArgs) -> Result<Exit, Error> {
         summary.skipped_files,
     );
     eprintln!(
-        "  summary: `{}` (and scan.csv; for a person, index.html)",
+        "  summary: `{}` (and scan.csv; for a person, index.html; as CASE/UCO JSON-LD, scan.jsonld)",
         crate::shown(args.out.join("scan.json"))
     );
     Ok(if summary.loss() {

@@ -15,12 +15,13 @@ fn urgency(e: &ScanEntry) -> u8 {
     match e.outcome {
         EntryOutcome::Failed => 0,
         EntryOutcome::Withheld | EntryOutcome::NotVerified => 1,
+        _ if e.kind.starts_with("lone_") => 3,
         EntryOutcome::Partial => 2,
-        EntryOutcome::Triaged if e.verdict != "healthy" => 3,
-        _ if e.concerns > 0 => 4,
-        _ if e.verdict != "healthy" => 5,
-        _ if e.free_pages > 0 => 6,
-        _ => 7,
+        EntryOutcome::Triaged if e.verdict != "healthy" => 4,
+        _ if e.concerns > 0 => 5,
+        _ if e.verdict != "healthy" => 6,
+        _ if e.free_pages > 0 => 7,
+        _ => 8,
     }
 }
 
@@ -30,10 +31,11 @@ fn why(e: &ScanEntry) -> &'static str {
         0 => "failed",
         1 => "loss, output withheld",
         2 => "loss, partial output",
-        3 => "damaged, not recovered",
-        4 => "signs of manipulation",
-        5 => "damaged, recovered whole",
-        6 => "deleted records may remain",
+        3 => "database missing, what its log holds recovered",
+        4 => "damaged, not recovered",
+        5 => "signs of manipulation",
+        6 => "damaged, recovered whole",
+        7 => "deleted records may remain",
         _ => "healthy, complete",
     }
 }
@@ -146,7 +148,7 @@ pub fn write_index(
 }
 
 /// Writes `text` beside `path` and renames it into place: a reader sees a whole page.
-fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     std::fs::write(&tmp, text)?;

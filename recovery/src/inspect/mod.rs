@@ -67,6 +67,7 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     let run = RunInfo {
         source_path: source.path.display().to_string(),
         source_link: None,
+        archive_member: None,
     };
     if source.shrank() {
         return Err(Error::Source {

@@ -46,6 +46,9 @@ pub struct RecoverOptions {
     /// The command line that asked for the run, written into the report's `run` (empty
     /// when a program calls the library).
     pub command_line: Vec<String>,
+    /// The archive member `src` was spooled from (`salvage scan`), written into the
+    /// report's `run`: the evidence is the member, `src` only its copy.
+    pub archive_member: Option<crate::report::ArchiveMember>,
 }
 
 impl RecoverOptions {
@@ -68,6 +71,7 @@ impl RecoverOptions {
             case: None,
             examiner: None,
             command_line: Vec::new(),
+            archive_member: None,
         }
     }
 }
@@ -143,6 +147,8 @@ pub struct About {
     pub examiner: Option<String>,
     /// The command line.
     pub command_line: Vec<String>,
+    /// The archive member the source was spooled from.
+    pub archive_member: Option<crate::report::ArchiveMember>,
 }
 
 /// A request refused before anything is created: what is wrong, and what to do.
@@ -224,6 +230,7 @@ impl Request {
                 case: options.case.clone(),
                 examiner: options.examiner.clone(),
                 command_line: options.command_line.clone(),
+                archive_member: options.archive_member.clone(),
             },
         })
     }

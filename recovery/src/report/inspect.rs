@@ -80,6 +80,10 @@ pub struct RunInfo {
     /// The path as given, when it is a symbolic link to `source_path`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_link: Option<String>,
+    /// The archive member the file was spooled from (`salvage scan` over an archive):
+    /// `source_path` is then the scan's private copy of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive_member: Option<crate::report::ArchiveMember>,
 }
 
 /// The database header: what it declares, and what the reader used.

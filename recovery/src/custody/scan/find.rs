@@ -8,10 +8,10 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a file found is, by its first bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// It starts with SQLite's header string.
@@ -25,7 +25,7 @@ pub enum Kind {
 }
 
 /// A database (or a lone log) found under a source.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Found {
     /// Which source (its place in the scan's list).
     pub source: usize,
@@ -179,7 +179,8 @@ pub(super) fn sniff(path: &Path, size: u64) -> std::io::Result<Option<Kind>> {
         return Ok(None);
     }
     let mut file = File::open(path)?;
-    let mut head = [0u8; 100];
+    // The header, and the b-tree page header of page 1 after it.
+    let mut head = [0u8; 108];
     let n = read_up_to(&mut file, &mut head)?;
     let head = head.get(..n).unwrap_or_default();
     if head.starts_with(MAGIC) {
@@ -196,7 +197,71 @@ pub(super) fn sniff(path: &Path, size: u64) -> std::io::Result<Option<Kind>> {
     {
         return Ok(Some(Kind::LoneJournal));
     }
+    // Past the first page only where the first page could be a destroyed page 1: among
+    // a phone's many thousand media and text files, one read each.
+    if !size.is_multiple_of(512) || says_what_it_is(head) {
+        return Ok(None);
+    }
     Ok(btree_pages(&mut file, size)?.then_some(Kind::HeaderDestroyed))
+}
+
+/// Whether a file's first bytes say it is something other than SQLite's: the signature
+/// of a common kind of file (images, media, archives, documents, property lists,
+/// executables), or text. A page 1 whose header is zeroed, or overwritten with bytes of
+/// no kind, does not; nor does one whose b-tree page header (at offset 100) survives.
+fn says_what_it_is(head: &[u8]) -> bool {
+    const SIGNATURES: [&[u8]; 22] = [
+        b"\xff\xd8\xff",      // JPEG
+        b"\x89PNG\r\n\x1a\n", // PNG
+        b"GIF8",
+        b"%PDF",
+        b"PK\x03\x04", // zip, and the documents and packages made of one
+        b"PK\x05\x06",
+        b"\x1f\x8b", // gzip
+        b"BZh",
+        b"\xfd7zXZ\0",
+        b"7z\xbc\xaf\x27\x1c",
+        b"(\xb5/\xfd", // zstd
+        b"bplist",
+        b"<?xml",
+        b"\x7fELF",
+        b"\xca\xfe\xba\xbe", // Mach-O, universal
+        b"\xcf\xfa\xed\xfe",
+        b"MZ",
+        b"RIFF", // WAV, AVI, WebP
+        b"OggS",
+        b"ID3",
+        b"fLaC",
+        b"\x1aE\xdf\xa3", // Matroska, WebM
+    ];
+    if SIGNATURES.iter().any(|s| head.starts_with(s)) {
+        return true;
+    }
+    // An ISO media file (MP4, MOV, HEIC): a box size, then `ftyp`.
+    if head.get(4..8) == Some(b"ftyp") {
+        return true;
+    }
+    let header = head.get(..100).unwrap_or(head);
+    if header.iter().all(|b| *b == 0) {
+        return false;
+    }
+    if let Some(page) = head
+        .get(100..108)
+        .and_then(|h| <&[u8; 8]>::try_from(h).ok())
+    {
+        if looks_like_btree(page, 65536) {
+            return false;
+        }
+    }
+    // Text: no control bytes but white space, and valid UTF-8 (a character cut at the
+    // end of the sample aside).
+    let text = header
+        .iter()
+        .all(|b| *b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r' | 0x0c));
+    text && match std::str::from_utf8(header) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    }
 }
 
 /// Fills `buf` from the file's current place, short only at its end.
@@ -279,6 +344,58 @@ fn looks_like_btree(head: &[u8; 8], page_size: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file of `pages` pages of 4096 bytes whose pages after the first are table leaf
+    /// pages, and whose first page is `first`.
+    fn pages_after(first: &[u8], pages: usize) -> Vec<u8> {
+        let mut bytes = vec![0u8; 4096 * pages];
+        for page in bytes.chunks_mut(4096).skip(1) {
+            page[..8].copy_from_slice(&[13, 0, 0, 0, 3, 0x0f, 0x00, 0]);
+        }
+        bytes[..first.len()].copy_from_slice(first);
+        bytes
+    }
+
+    fn sniffed(name: &str, bytes: &[u8]) -> Option<Kind> {
+        let dir = std::env::temp_dir().join(format!("salvage-sniff-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).ok();
+        let kind = sniff(&path, bytes.len() as u64).ok().flatten();
+        std::fs::remove_dir_all(&dir).ok();
+        kind
+    }
+
+    #[test]
+    fn only_a_first_page_that_could_be_a_destroyed_page_one_is_read_past() {
+        // Pages 2 on are b-tree pages in each: only the first page differs.
+        let zeroed = pages_after(&[0; 100], 16);
+        assert_eq!(sniffed("zeroed", &zeroed), Some(Kind::HeaderDestroyed));
+        let mut leaf_header = [0x41u8; 108];
+        leaf_header[100..].copy_from_slice(&[13, 0, 0, 0, 1, 0x0f, 0xc0, 0]);
+        let kept_page_header = pages_after(&leaf_header, 16);
+        assert_eq!(
+            sniffed("kept", &kept_page_header),
+            Some(Kind::HeaderDestroyed)
+        );
+        let noise: Vec<u8> = (0u32..4096)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        assert_eq!(
+            sniffed("noise", &pages_after(&noise, 16)),
+            Some(Kind::HeaderDestroyed)
+        );
+        // A JPEG, a text or a property list: one read of the first page, whatever follows.
+        let text = "Meeting notes, 3 December: bring the disk images.\n".repeat(100);
+        for (name, first) in [
+            ("photo.jpg", &b"\xff\xd8\xff\xe0\0\x10JFIF\0"[..]),
+            ("notes.txt", &text.as_bytes()[..4096]),
+            ("prefs.plist", &b"bplist00\xd1\x01\x02"[..]),
+            ("clip.mp4", &b"\0\0\0\x20ftypisom"[..]),
+        ] {
+            assert_eq!(sniffed(name, &pages_after(first, 16)), None, "{name}");
+        }
+    }
 
     #[test]
     fn a_btree_page_head_is_told_from_other_bytes() {

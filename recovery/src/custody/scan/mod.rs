@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::error::Error;
 use crate::base::files::write_atomically;
 use crate::recover::evidence::sha256_file;
+use crate::report::ArchiveMember;
 use crate::{Outcome, Quiet, RecoverOptions};
 
 pub mod archive;
@@ -30,7 +31,7 @@ pub const FORMAT_VERSION: u32 = 1;
 const STATE: &str = ".scan";
 
 /// What a scan is asked to do.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanOptions {
     /// Folders (searched recursively, links not followed), files, and `.tar`, `.tar.gz`
     /// and `.zip` archives (their members spooled into `OUT/.scan/spool`).
@@ -112,7 +113,15 @@ pub struct ScanEntry {
     pub report_sha256: Option<String>,
     /// The `inspect` document, relative to `OUT`.
     pub inspect: Option<String>,
-    /// Why it failed.
+    /// Of a log without its database: the database image laid out from the pages it
+    /// holds (`NAME.image`, relative to `OUT`), which was triaged and recovered in its
+    /// place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Its SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_sha256: Option<String>,
+    /// Why it failed, or what it is when it is not a database.
     pub error: Option<String>,
 }
 
@@ -172,76 +181,72 @@ pub trait ScanObserver: Sync {
 
 impl ScanObserver for Quiet {}
 
-/// Runs a scan.
+/// A scan made ready, before any database is worked on: its request checked, its
+/// archives spooled, its databases found. Each [`ScanTask`] is then run on its own, here
+/// on threads ([`scan`]) or as the tasks of a cluster (the Python package's
+/// `salvage.cluster`), and [`finish`] writes the summary of what they gave. It is
+/// serialisable, to travel to where the tasks run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanPlan {
+    /// The request.
+    pub options: ScanOptions,
+    /// Every database and lone log found, largest first.
+    pub tasks: Vec<ScanTask>,
+    /// Files that are not SQLite's, counted and skipped (archives' members included).
+    pub skipped_files: u64,
+    /// Their bytes.
+    pub skipped_bytes: u64,
+    /// Symbolic links, not followed.
+    pub links_not_followed: u64,
+    /// Files, folders and archives that could not be read, with why.
+    pub unreadable: Vec<String>,
+    /// The archives among the sources, each hashed once.
+    pub archives: Vec<ArchiveEntry>,
+}
+
+/// One database (or lone log) of a scan, to be triaged and recovered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanTask {
+    /// The file, its kind and its companions.
+    pub found: Found,
+    /// Its source's folder in `OUT`.
+    pub source_name: String,
+    /// The archive it was spooled from (a member, then, at `found.relative`), and the
+    /// archive's SHA-256.
+    pub archive: Option<(PathBuf, String)>,
+}
+
+/// What one task gave: its entry, and whether it was taken from an earlier run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskDone {
+    /// The database's entry in the summary.
+    pub entry: ScanEntry,
+    /// Committed by an earlier run of the same scan, its outputs checked by hash.
+    pub resumed: bool,
+}
+
+/// Runs a scan: [`plan`], every task on `options.jobs` threads (largest first), then
+/// [`finish`].
 ///
 /// # Errors
 ///
 /// [`Error::Refused`] before anything is created (no source, `OUT` a file or a folder that
 /// is no scan's, `OUT` inside a source or a source inside `OUT`); I/O on `OUT`.
 pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSummary, Error> {
-    check(options)?;
-    let state = options.out.join(STATE);
-    std::fs::create_dir_all(&state).map_err(|source| Error::Write {
-        path: state.clone(),
-        source,
-    })?;
-    let names = source_names(&options.sources);
-    // An archive is spooled into OUT (the scan's own) and its folder scanned in its place;
-    // a spool an earlier run left is the scan's own too.
-    let spool_root = state.join("spool");
-    if spool_root.exists() {
-        std::fs::remove_dir_all(&spool_root).map_err(|source| Error::Write {
-            path: spool_root.clone(),
-            source,
-        })?;
-    }
-    let mut roots = Vec::new();
-    let mut archives = Vec::new();
-    let mut from_archive: Vec<Option<PathBuf>> = Vec::new();
-    let mut unreadable_archives = Vec::new();
-    for (source, name) in options.sources.iter().zip(&names) {
-        let kind = std::fs::symlink_metadata(source)
-            .is_ok_and(|m| m.is_file())
-            .then(|| archive::archive_kind(source))
-            .flatten();
-        let Some(kind) = kind else {
-            roots.push(source.clone());
-            from_archive.push(None);
-            continue;
-        };
-        let into = spool_root.join(name);
-        match archive::spool(source, kind, &into) {
-            Ok(spooled) => archives.push(ArchiveEntry {
-                path: source.display().to_string(),
-                sha256: spooled.sha256,
-                kept: spooled.kept,
-                skipped: spooled.skipped,
-                refused: spooled.refused,
-            }),
-            // A damaged archive is one bad source: named, and the scan goes on with
-            // what was spooled of it.
-            Err(e) => unreadable_archives.push(format!(
-                "{}: the archive cannot be read to its end: {e}",
-                source.display()
-            )),
-        }
-        roots.push(into);
-        from_archive.push(Some(source.clone()));
-    }
-    let found = discover(&roots);
+    let plan = plan(options)?;
     observer.found(
-        found.found.len() as u64,
-        found.found.iter().map(|f| f.size).sum(),
+        plan.tasks.len() as u64,
+        plan.tasks.iter().map(|t| t.found.size).sum(),
     );
-    let queue: Mutex<VecDeque<Found>> = Mutex::new(found.found.iter().cloned().collect());
-    let entries: Mutex<Vec<(ScanEntry, bool)>> = Mutex::new(Vec::new());
+    let queue: Mutex<VecDeque<&ScanTask>> = Mutex::new(plan.tasks.iter().collect());
+    let done: Mutex<Vec<TaskDone>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let jobs = match options.jobs {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         j => j,
     };
     std::thread::scope(|s| {
-        for _ in 0..jobs.min(found.found.len()).max(1) {
+        for _ in 0..jobs.min(plan.tasks.len()).max(1) {
             s.spawn(|| loop {
                 if failure.lock().map_or(true, |f| f.is_some()) {
                     return;
@@ -249,13 +254,11 @@ pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSu
                 let Some(next) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
                     return;
                 };
-                let name = names.get(next.source).cloned().unwrap_or_default();
-                let archive = from_archive.get(next.source).cloned().flatten();
-                match one(options, &next, &name, archive.as_deref()) {
-                    Ok((entry, resumed)) => {
-                        observer.done(&entry);
-                        if let Ok(mut e) = entries.lock() {
-                            e.push((entry, resumed));
+                match run_task(&plan.options, next) {
+                    Ok(task) => {
+                        observer.done(&task.entry);
+                        if let Ok(mut d) = done.lock() {
+                            d.push(task);
                         }
                     }
                     Err(e) => {
@@ -271,17 +274,78 @@ pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSu
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    let mut done = entries.into_inner().unwrap_or_default();
-    done.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-    let summary = ScanSummary {
-        format_version: FORMAT_VERSION,
-        sources: options
-            .sources
-            .iter()
-            .map(|s| s.display().to_string())
-            .collect(),
-        resumed: done.iter().filter(|(_, r)| *r).count() as u64,
-        entries: done.into_iter().map(|(e, _)| e).collect(),
+    finish(&plan, done.into_inner().unwrap_or_default())
+}
+
+/// Makes a scan ready: checks the request (refused before anything is created), makes
+/// `OUT/.scan`, spools each archive's SQLite members into `OUT/.scan/spool` (an earlier
+/// run's spool removed first), and finds every database.
+///
+/// # Errors
+///
+/// [`Error::Refused`], as [`scan`]; I/O on `OUT`.
+pub fn plan(options: &ScanOptions) -> Result<ScanPlan, Error> {
+    check(options)?;
+    let state = options.out.join(STATE);
+    std::fs::create_dir_all(&state).map_err(|source| Error::Write {
+        path: state.clone(),
+        source,
+    })?;
+    let names = source_names(&options.sources);
+    // An archive is spooled into OUT (the scan's own) and its folder scanned in its place;
+    // a spool an earlier run left is the scan's own too.
+    let spool_root = state.join("spool");
+    remove_spool(&spool_root)?;
+    let mut roots = Vec::new();
+    let mut archives = Vec::new();
+    let mut from_archive: Vec<Option<(PathBuf, String)>> = Vec::new();
+    let mut unreadable_archives = Vec::new();
+    for (source, name) in options.sources.iter().zip(&names) {
+        let kind = std::fs::symlink_metadata(source)
+            .is_ok_and(|m| m.is_file())
+            .then(|| archive::archive_kind(source))
+            .flatten();
+        let Some(kind) = kind else {
+            roots.push(source.clone());
+            from_archive.push(None);
+            continue;
+        };
+        let into = spool_root.join(name);
+        let mut hash = String::new();
+        match archive::spool(source, kind, &into) {
+            Ok(spooled) => {
+                hash.clone_from(&spooled.sha256);
+                archives.push(ArchiveEntry {
+                    path: source.display().to_string(),
+                    sha256: spooled.sha256,
+                    kept: spooled.kept,
+                    skipped: spooled.skipped,
+                    refused: spooled.refused,
+                });
+            }
+            // A damaged archive is one bad source: named, and the scan goes on with
+            // what was spooled of it.
+            Err(e) => unreadable_archives.push(format!(
+                "{}: the archive cannot be read to its end: {e}",
+                source.display()
+            )),
+        }
+        roots.push(into);
+        from_archive.push(Some((source.clone(), hash)));
+    }
+    let found = discover(&roots);
+    let tasks = found
+        .found
+        .iter()
+        .map(|f| ScanTask {
+            found: f.clone(),
+            source_name: names.get(f.source).cloned().unwrap_or_default(),
+            archive: from_archive.get(f.source).cloned().flatten(),
+        })
+        .collect();
+    Ok(ScanPlan {
+        options: options.clone(),
+        tasks,
         skipped_files: found.skipped_files + archives.iter().map(|a| a.skipped).sum::<u64>(),
         skipped_bytes: found.skipped_bytes,
         links_not_followed: found.links,
@@ -292,16 +356,48 @@ pub fn scan(options: &ScanOptions, observer: &dyn ScanObserver) -> Result<ScanSu
             .chain(unreadable_archives)
             .collect(),
         archives,
+    })
+}
+
+/// Writes the summary of a scan whose tasks are done (`scan.json`, `scan.csv`: entries
+/// by path), and removes the spool: the outputs and reports stand on their own.
+///
+/// # Errors
+///
+/// I/O on `OUT`.
+pub fn finish(plan: &ScanPlan, done: Vec<TaskDone>) -> Result<ScanSummary, Error> {
+    let mut done = done;
+    done.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
+    let summary = ScanSummary {
+        format_version: FORMAT_VERSION,
+        sources: plan
+            .options
+            .sources
+            .iter()
+            .map(|s| s.display().to_string())
+            .collect(),
+        resumed: done.iter().filter(|d| d.resumed).count() as u64,
+        entries: done.into_iter().map(|d| d.entry).collect(),
+        skipped_files: plan.skipped_files,
+        skipped_bytes: plan.skipped_bytes,
+        links_not_followed: plan.links_not_followed,
+        unreadable: plan.unreadable.clone(),
+        archives: plan.archives.clone(),
     };
-    write_summary(&options.out, &summary)?;
-    // The spooled members are read: their outputs and reports stand on their own.
-    if spool_root.exists() {
-        std::fs::remove_dir_all(&spool_root).map_err(|source| Error::Write {
-            path: spool_root.clone(),
+    write_summary(&plan.options.out, &summary)?;
+    remove_spool(&plan.options.out.join(STATE).join("spool"))?;
+    Ok(summary)
+}
+
+/// Removes the scan's spool of archive members, when there is one.
+fn remove_spool(spool: &Path) -> Result<(), Error> {
+    if spool.exists() {
+        std::fs::remove_dir_all(spool).map_err(|source| Error::Write {
+            path: spool.to_path_buf(),
             source,
         })?;
     }
-    Ok(summary)
+    Ok(())
 }
 
 /// Refuses what cannot be scanned before anything is created.
@@ -391,16 +487,23 @@ struct Places {
     output: PathBuf,
     report: PathBuf,
     inspect: PathBuf,
+    image: PathBuf,
     state: PathBuf,
 }
 
 fn places(found: &Found, source_name: &str) -> Places {
-    let output = Path::new(source_name).join(&found.relative);
-    let with = |suffix: &str| {
-        let mut p = output.clone().into_os_string();
+    let mirror = Path::new(source_name).join(&found.relative);
+    let suffixed = |path: &Path, suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         PathBuf::from(p)
     };
+    // A log's database is not a log: `gone.db-wal` gives `gone.db-wal.db`.
+    let output = match found.kind {
+        Kind::LoneWal | Kind::LoneJournal => suffixed(&mirror, ".db"),
+        Kind::Database | Kind::HeaderDestroyed => mirror.clone(),
+    };
+    let with = |suffix: &str| suffixed(&output, suffix);
     // The state file's name: the output's path, its separators made safe.
     let key: String = output
         .to_string_lossy()
@@ -420,6 +523,7 @@ fn places(found: &Found, source_name: &str) -> Places {
     Places {
         report: with(".report.json"),
         inspect: with(".inspect.json"),
+        image: suffixed(&mirror, ".image"),
         state,
         output,
     }
@@ -432,22 +536,33 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
-/// One database: taken from an earlier run when its entry is committed and its files'
-/// hashes agree; else triaged, recovered, and its entry committed. Returns the entry and
-/// whether it was taken from an earlier run.
-fn one(
-    options: &ScanOptions,
-    found: &Found,
-    source_name: &str,
-    archive: Option<&Path>,
-) -> Result<(ScanEntry, bool), Error> {
+/// Runs one task of a scan: taken from an earlier run when its entry is committed and its
+/// files' hashes agree; else triaged, recovered, and its entry committed in `OUT/.scan`.
+/// One bad database is an entry that says why.
+///
+/// # Errors
+///
+/// I/O on `OUT` only.
+pub fn run_task(options: &ScanOptions, task: &ScanTask) -> Result<TaskDone, Error> {
     let out = &options.out;
-    let at = places(found, source_name);
+    let found = &task.found;
+    let at = places(found, &task.source_name);
     if let Some(entry) = committed(out, &at) {
-        return Ok((entry, true));
+        return Ok(TaskDone {
+            entry,
+            resumed: true,
+        });
     }
+    let member = task
+        .archive
+        .as_ref()
+        .map(|(archive, sha256)| ArchiveMember {
+            archive: archive.display().to_string(),
+            archive_sha256: sha256.clone(),
+            member: found.relative.to_string_lossy().into_owned(),
+        });
     // What an earlier run left of this database unfinished is the scan's own, in OUT.
-    for p in [&at.output, &at.report, &at.inspect] {
+    for p in [&at.output, &at.report, &at.inspect, &at.image] {
         remove_leftover(&out.join(p))?;
     }
     let mut incomplete = out.join(&at.output).into_os_string();
@@ -461,8 +576,8 @@ fn one(
         })?;
     }
     let mut entry = ScanEntry {
-        path: match archive {
-            Some(a) => format!("{}!/{}", a.display(), found.relative.display()),
+        path: match &member {
+            Some(m) => format!("{}!/{}", m.archive, m.member),
             None => found.path.display().to_string(),
         },
         source: options
@@ -489,23 +604,47 @@ fn one(
         report: None,
         report_sha256: None,
         inspect: None,
+        image: None,
+        image_sha256: None,
         error: None,
     };
-    match found.kind {
-        Kind::LoneWal | Kind::LoneJournal => {
-            entry.sha256 = sha256_file(&found.path).ok();
-            entry.verdict = "damaged".into();
-            entry.outcome = EntryOutcome::Triaged;
-            entry.error = Some("a log without its database: its frames are evidence of a database that is not here".into());
-            commit_entry(out, &at, &entry)?;
-            return Ok((entry, false));
+    // A log without its database is read for what it holds: its pages laid out as a
+    // database image, triaged and recovered as a damaged database in its place.
+    let lone = matches!(found.kind, Kind::LoneWal | Kind::LoneJournal);
+    let log_sha256 = if lone {
+        sha256_file(&found.path).ok()
+    } else {
+        None
+    };
+    let subject = if lone {
+        entry.sha256.clone_from(&log_sha256);
+        match lay_out(&found.path, found.kind, &out.join(&at.image))? {
+            Some(what) => {
+                entry.image = Some(at.image.display().to_string());
+                entry.image_sha256 = Some(sha256_file(&out.join(&at.image))?);
+                entry.error = Some(what);
+                out.join(&at.image)
+            }
+            None => {
+                entry.verdict = "damaged".into();
+                entry.outcome = EntryOutcome::Triaged;
+                entry.error =
+                    Some("a log without its database, and no page image in it can be read".into());
+                commit_entry(out, &at, &entry)?;
+                return Ok(TaskDone {
+                    entry,
+                    resumed: false,
+                });
+            }
         }
-        Kind::Database | Kind::HeaderDestroyed => {}
-    }
+    } else {
+        found.path.clone()
+    };
     // The recovery hashes the source (and its output) itself: the triage hashes it only
     // when nothing is recovered.
-    match crate::inspect::inspect_file_with(&found.path, options.triage_only, true) {
-        Ok(report) => {
+    match crate::inspect::inspect_file_with(&subject, options.triage_only || lone, true) {
+        Ok(mut report) => {
+            report.run.archive_member.clone_from(&member);
             entry.sha256 = report.source.sha256.clone();
             entry.verdict = if report.verdict.healthy {
                 "healthy"
@@ -530,18 +669,28 @@ fn one(
             entry.inspect = Some(at.inspect.display().to_string());
         }
         // A file whose header is destroyed is recovered all the same.
+        Err(_) if lone => entry.verdict = "damaged".into(),
         Err(e) => entry.error = Some(e.to_string()),
+    }
+    if lone {
+        // The evidence is the log: its hash, and the loss of the database it was of.
+        entry.sha256.clone_from(&log_sha256);
+        entry.verdict = "damaged".into();
     }
     if options.triage_only {
         entry.outcome = EntryOutcome::Triaged;
         entry.loss = entry.verdict != "healthy";
         commit_entry(out, &at, &entry)?;
-        return Ok((entry, false));
+        return Ok(TaskDone {
+            entry,
+            resumed: false,
+        });
     }
-    let mut request = RecoverOptions::new(&found.path, out.join(&at.output));
+    let mut request = RecoverOptions::new(&subject, out.join(&at.output));
     request.allow_partial = options.allow_partial;
     request.carve = options.carve;
     request.history = options.history;
+    request.archive_member = member;
     match crate::recover(&request, &Quiet) {
         Ok(done) => {
             let r = &done.report;
@@ -551,7 +700,8 @@ fn one(
                 Outcome::Withheld => EntryOutcome::Withheld,
                 Outcome::NotVerified { .. } => EntryOutcome::NotVerified,
             };
-            entry.loss = entry.outcome != EntryOutcome::Complete;
+            // A log's database is lost, whatever its image gives.
+            entry.loss = lone || entry.outcome != EntryOutcome::Complete;
             entry.rows = Some(r.tables.iter().filter_map(|t| t.rows_in_output).sum());
             if entry.applications.is_empty() {
                 entry.applications = r
@@ -560,7 +710,9 @@ fn one(
                     .map(|a| a.application.clone())
                     .collect();
             }
-            entry.sha256 = Some(r.source.sha256_before.clone());
+            if !lone {
+                entry.sha256 = Some(r.source.sha256_before.clone());
+            }
             let output = if r.output.committed {
                 done.paths.dest.clone()
             } else {
@@ -576,7 +728,9 @@ fn one(
             };
             entry.report = Some(at.report.display().to_string());
             entry.report_sha256 = Some(sha256_file(&out.join(&at.report))?);
-            entry.error = None;
+            if !lone {
+                entry.error = None;
+            }
         }
         // Refused or unreadable: this database fails, the scan goes on. Only I/O on OUT
         // ends it.
@@ -588,7 +742,69 @@ fn one(
         }
     }
     commit_entry(out, &at, &entry)?;
-    Ok((entry, false))
+    Ok(TaskDone {
+        entry,
+        resumed: false,
+    })
+}
+
+/// Lays a lone log's pages out as a database image at `to` (written whole, sparse where
+/// the log holds no page), and says what it is; `None` when no page image in it can be
+/// read. Only I/O on `to` is an error: a log that cannot be read holds nothing.
+fn lay_out(log: &Path, kind: Kind, to: &Path) -> Result<Option<String>, Error> {
+    use std::os::unix::fs::FileExt;
+    let Ok(source) = crate::recover::evidence::Source::open(log) else {
+        return Ok(None);
+    };
+    let bytes = source.bytes();
+    let wal = match kind {
+        Kind::LoneWal => pager::read_wal(bytes).ok(),
+        _ => None,
+    };
+    let image = match (kind, &wal) {
+        (Kind::LoneWal, Some(wal)) => history::wal_image(wal),
+        (Kind::LoneJournal, _) => history::journal_image(bytes),
+        _ => None,
+    };
+    let Some(image) = image else {
+        return Ok(None);
+    };
+    let write = |tmp: &Path| -> std::io::Result<()> {
+        let _ = std::fs::remove_file(tmp);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(tmp)?;
+        let size = u64::from(image.page_size);
+        file.set_len(u64::from(image.length) * size)?;
+        for (page, bytes) in &image.pages {
+            file.write_all_at(bytes, u64::from(page - 1) * size)?;
+        }
+        file.sync_all()?;
+        drop(file);
+        crate::base::files::rename_durably(tmp, to)
+    };
+    let mut tmp = to.as_os_str().to_owned();
+    tmp.push(".tmp");
+    write(Path::new(&tmp)).map_err(|source| Error::Write {
+        path: to.to_path_buf(),
+        source,
+    })?;
+    let what = match kind {
+        Kind::LoneWal => "a write-ahead log without its database: its newest committed page images",
+        _ => "a rollback journal without its database: the page images from before its transaction",
+    };
+    Ok(Some(format!(
+        "{what}, {} pages of {} bytes, laid out as a database image of {} pages ({} not in the log, zeros{}), triaged and recovered in its place",
+        image.pages.len(),
+        image.page_size,
+        image.length,
+        image.pages_missing(),
+        match image.pages_left_out {
+            0 => String::new(),
+            n => format!("; {n} pages numbered implausibly far past the others left out"),
+        }
+    )))
 }
 
 fn kind_name(kind: Kind) -> &'static str {
@@ -613,8 +829,10 @@ fn committed(out: &Path, at: &Places) -> Option<ScanEntry> {
         (None, None) => true,
         _ => false,
     };
-    (agrees(&entry.output, &entry.output_sha256) && agrees(&entry.report, &entry.report_sha256))
-        .then_some(entry)
+    (agrees(&entry.output, &entry.output_sha256)
+        && agrees(&entry.report, &entry.report_sha256)
+        && agrees(&entry.image, &entry.image_sha256))
+    .then_some(entry)
 }
 
 /// Commits one entry: written whole or not at all.

@@ -207,6 +207,7 @@ fn run_paths(request: &Request) -> RunPaths {
         wal_path: paths.wal.as_deref().map(shown),
         journal_path: paths.journal.as_deref().map(shown),
         repair: None,
+        archive_member: about.archive_member.clone(),
     }
 }
 

@@ -364,6 +364,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             wal_path: None,
             journal_path: None,
             repair: None,
+            archive_member: None,
         },
     }
 }
