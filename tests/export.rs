@@ -413,3 +413,53 @@ line', 1e300, x'', ''),
     assert!(String::from_utf8(run.stderr)?.contains("salvage recover"));
     Ok(())
 }
+
+/// An export reads with SQLite, which stops at a damaged page ("malformed") or reads a
+/// damaged tree short without a word. So a database SQLite's own check does not call
+/// `ok` where the export reads is refused at once (exit 2, the recovery named as the
+/// way), nothing created; a table the damage spares is exported. A Chroma store and a
+/// timeline, which read the whole file, are refused the same way.
+#[test]
+fn an_export_of_a_damaged_table_is_refused_before_anything_is_written() -> TestResult {
+    let c = case("export-damaged", "agent-4096-utf8", |f| {
+        let leaves = fixtures::table_pages(&f.bytes, f.roots["messages"]).leaves;
+        vec![Damage::ZeroPage(*leaves.last().unwrap())]
+    });
+    let run = |table: &str, out: &std::path::Path| {
+        crate::salvage()
+            .args(["export", "--format", "csv", "--table", table])
+            .arg(&c.src)
+            .arg("-o")
+            .arg(out)
+            .output()
+    };
+    let csv = c.dir.path("messages.csv");
+    let o = run("messages", &csv)?;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is damaged") && err.contains("salvage recover"),
+        "{err}"
+    );
+    assert!(!csv.exists() && !c.dir.path("messages.csv.incomplete").exists());
+    // The damage is in `messages` alone: `sessions` reads whole.
+    let sessions = c.dir.path("sessions.csv");
+    let o = run("sessions", &sessions)?;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(sessions.exists());
+    for args in [&["timeline"][..], &["export"][..]] {
+        let o = crate::salvage().args(args).arg(&c.src).output()?;
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    Ok(())
+}

@@ -160,6 +160,13 @@ def test_a_chroma_export_of_what_is_not_a_store_is_refused_when_called(tmp_path)
         salvage.export_chroma(str(db))
 
 
+def test_a_damaged_store_is_refused_before_its_first_line(tmp_path):
+    clean = fixture(tmp_path, "vector-4096-utf8")
+    db = fixture(tmp_path, "vector-4096-utf8", f"zero-page:{root_page(clean, 'embedding_metadata')}")
+    with pytest.raises(salvage.Refused, match="salvage recover"):
+        salvage.export_chroma(str(db))
+
+
 def test_a_timeline_gives_each_stored_time_as_an_event(tmp_path):
     # Chromium's history, its times in microseconds since 1601, written by make-fixture
     # from the catalogue entry; one title holds a line break and quotes.

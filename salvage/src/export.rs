@@ -107,8 +107,13 @@ fn write<T>(
     match file {
         Some(f) => {
             let mut sink = f.create()?;
-            let summary = lines(&mut sink)?;
+            let summary = lines(&mut sink);
             drop(sink);
+            // An export that failed midway leaves nothing: its `.incomplete` is its own,
+            // and would block the next run.
+            let summary = summary.inspect_err(|_| {
+                let _ = std::fs::remove_file(&f.incomplete);
+            })?;
             f.commit()?;
             Ok(summary)
         }

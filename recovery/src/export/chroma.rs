@@ -68,6 +68,7 @@ impl Export {
         );
         let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| refused(format!("`{}`: {e}", db.display()), &recover_first))?;
+        crate::export::csv::check_readable(&conn, db, None)?;
         let tables: BTreeSet<String> = conn
             .prepare("SELECT lower(name) FROM sqlite_schema WHERE type = 'table'")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())

@@ -48,6 +48,15 @@ impl CsvExport {
                 format!("its tables and views: {}", names.join(", ")),
             ));
         };
+        // A view reads other tables: the whole file is checked for it.
+        let is_table: bool = conn
+            .query_row(
+                "SELECT type = 'table' FROM sqlite_schema WHERE name = ?1",
+                [found],
+                |r| r.get(0),
+            )
+            .map_err(|e| unreadable(db, e))?;
+        check_readable(&conn, db, is_table.then_some(found.as_str()))?;
         Ok(CsvExport {
             table: found.clone(),
             conn,
@@ -119,9 +128,53 @@ impl CsvExport {
 /// The hint for a database SQLite cannot read.
 fn recover_first(db: &Path) -> String {
     format!(
-        "a damaged database is recovered first: `salvage recover {} -o recovered.db`, then export from recovered.db",
+        "a damaged database is recovered first: `salvage recover {} -o recovered.db`, then export from recovered.db (its rows, and what was lost, in its report)",
         db.display()
     )
+}
+
+/// Refuses a database SQLite's own check (`PRAGMA quick_check`, of `table` and its
+/// indexes, or of the whole file) does not call `ok`: an export reads with SQLite, which
+/// stops at the first damaged page ("malformed") or, worse, reads a damaged tree short
+/// without a word. A damaged database is recovered first.
+pub(crate) fn check_readable(
+    conn: &Connection,
+    db: &Path,
+    table: Option<&str>,
+) -> Result<(), Error> {
+    let sql = match table {
+        Some(t) => format!("PRAGMA quick_check(\"{}\")", t.replace('"', "\"\"")),
+        None => "PRAGMA quick_check".to_string(),
+    };
+    // A check that stops on the damage says so as its error.
+    let said: Vec<String> = conn
+        .prepare(&sql)
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_else(|e| vec![e.to_string()]);
+    if said.len() == 1 && said.first().is_some_and(|s| s == "ok") {
+        return Ok(());
+    }
+    let first = said
+        .first()
+        .map(|s| {
+            s.trim_start_matches("*** in database main ***\n")
+                .replace('\n', "; ")
+        })
+        .unwrap_or_default();
+    Err(Error::Refused {
+        what: format!(
+            "`{}` is damaged{}: SQLite's check says \"{first}\"{}",
+            db.display(),
+            table
+                .map(|t| format!(" where `{t}` is stored"))
+                .unwrap_or_default(),
+            match said.len() {
+                0 | 1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        ),
+        hint: recover_first(db),
+    })
 }
 
 /// `db` refused: SQLite cannot read its schema (it is no database, or a damaged one).

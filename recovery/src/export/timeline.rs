@@ -100,6 +100,7 @@ impl Timeline {
     /// Opens `db` read-only and decides which columns are times.
     pub fn open(db: &Path) -> Result<Timeline, Error> {
         let conn = open_database(db)?;
+        crate::export::csv::check_readable(&conn, db, None)?;
         let tables: Vec<String> = conn
             .prepare(
                 "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
