@@ -204,3 +204,55 @@ fn elsewhere_each_stage_is_one_plain_line_and_quiet_is_quiet() -> TestResult {
     assert!(stderr.contains("complete: no loss detected"), "{stderr}");
     Ok(())
 }
+
+/// A program that embeds the library stops a run through its observer: asked every few
+/// hundred pages and at each stage, a "no" ends the run with `Error::Stopped`, nothing
+/// committed, no report, and the partial output removed, so that the same run can be
+/// asked for again at once; it is not a refusal.
+#[test]
+fn an_observer_that_says_stop_stops_the_run_with_nothing_committed() -> TestResult {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    struct StopAfter {
+        reads: AtomicU64,
+        after: u64,
+    }
+    impl recovery::Observer for StopAfter {
+        fn progress(&self, progress: recovery::Progress) {
+            if let recovery::Progress::Read { .. } = progress {
+                self.reads.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        fn go_on(&self) -> bool {
+            self.reads.load(Ordering::Relaxed) < self.after
+        }
+    }
+    let scratch = Scratch::new("progress-stop");
+    let src = big_store(&scratch)?;
+    let dest = scratch.path("out.db");
+    let options = recovery::RecoverOptions::new(&src, &dest);
+    let stop = StopAfter {
+        reads: AtomicU64::new(0),
+        after: 2,
+    };
+    let started = std::time::Instant::now();
+    let stopped = recovery::recover(&options, &stop);
+    assert!(
+        matches!(stopped, Err(recovery::Error::Stopped)),
+        "{stopped:?}"
+    );
+    assert!(!stopped.as_ref().is_err_and(recovery::Error::is_refusal));
+    let alone = started.elapsed();
+    for left in ["out.db", "out.db.incomplete", "out.db.report.json"] {
+        assert!(!scratch.path(left).exists(), "{left}");
+    }
+    // Stopped early, not at the end: the whole run takes longer.
+    let started = std::time::Instant::now();
+    let done = recovery::recover(&options, &recovery::Quiet)?;
+    assert!(done.report.output.committed);
+    assert!(
+        started.elapsed() > alone,
+        "stopped after {alone:?}, whole in {:?}",
+        started.elapsed()
+    );
+    Ok(())
+}

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from . import _salvage
 from ._salvage import Refused, SalvageError
@@ -50,6 +52,40 @@ __all__ = [
 ]
 
 __version__ = _salvage.__version__
+
+_T = TypeVar("_T")
+
+# The library words its refusals for the command line; here they name the Python calls.
+_CLI_TO_PYTHON = [
+    (re.compile(r"`salvage commit (\S+) --report (\S+)`"), r"`salvage.commit('\1', report='\2')`"),
+    (re.compile(r"`salvage commit (\S+)`"), r"`salvage.commit('\1')`"),
+    (re.compile(r"`salvage recover (\S+) -o (\S+)`"), r"`salvage.recover('\1', '\2')`"),
+    (re.compile(r"--as-of (\d+)"), r"as_of=\1"),
+    (re.compile(r"--as-of"), "as_of"),
+    (re.compile(r"--profile"), "profile="),
+    (re.compile(r"--collection"), "collection="),
+    (re.compile(r"--allow-partial"), "allow_partial=True"),
+]
+
+
+def _python_words(text: str) -> str:
+    for pattern, replacement in _CLI_TO_PYTHON:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _pythonic(call: Callable[..., _T], *args: Any) -> _T:
+    """Calls the native ``call``; an error it raises names Python's arguments, not the
+    command line's flags, in its message and its ``hint``."""
+    try:
+        return call(*args)
+    except SalvageError as e:
+        e.args = tuple(_python_words(a) if isinstance(a, str) else a for a in e.args)
+        hint = getattr(e, "hint", None)
+        e.hint = None if hint is None else _python_words(hint)
+        if not hasattr(e, "path"):
+            e.path = None
+        raise
 
 
 @dataclass(frozen=True)
@@ -77,7 +113,7 @@ class TableReport:
     lost_rows: Optional[LostRows]
 
     @classmethod
-    def _of(cls, t: dict) -> "TableReport":
+    def _of(cls, t: dict[str, Any]) -> "TableReport":
         lost = t.get("lost_rows")
         return cls(
             name=t["name"],
@@ -112,9 +148,9 @@ class LossReport:
     dest: str
     incomplete: str
     report_path: str
-    loss: list
-    tables: list = field(default_factory=list)
-    raw: dict = field(default_factory=dict, repr=False)
+    loss: list[str]
+    tables: list[TableReport] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def table(self, name: str) -> TableReport:
         """The entry of the table ``name``."""
@@ -135,6 +171,14 @@ class LossDetected(SalvageError):
             + "; ".join(report.loss[:3])
         )
         self.report = report
+        self.path: Optional[str] = report.incomplete
+        self.hint: Optional[str] = (
+            f"accept it with salvage.commit({report.incomplete!r}), "
+            "or recover again with allow_partial=True"
+        )
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.report,))
 
 
 class NotVerified(SalvageError):
@@ -144,31 +188,75 @@ class NotVerified(SalvageError):
     def __init__(self, report: LossReport):
         super().__init__(f"output not verified: kept as {report.incomplete}")
         self.report = report
+        self.path: Optional[str] = report.incomplete
+        self.hint: Optional[str] = "read report.loss: the output must not be used"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.report,))
 
 
-def inspect(path: str, sha256: bool = False) -> dict:
+def inspect(path: str, sha256: bool = False) -> dict[str, Any]:
     """Inspects a database file read-only: header, pages, b-trees, findings (the JSON of
     ``salvage inspect --json``, docs/inspect.md)."""
-    return json.loads(_salvage.inspect(str(path), sha256))
+    return json.loads(_pythonic(_salvage.inspect, os.fspath(path), sha256))
 
 
 def recover(
-    src: str,
-    dest: str,
+    src: "str | os.PathLike[str]",
+    dest: "str | os.PathLike[str]",
     allow_partial: bool = False,
     profile: str = "auto",
-    report: Optional[str] = None,
+    report: "Optional[str | os.PathLike[str]]" = None,
+    *,
+    report_path: "Optional[str | os.PathLike[str]]" = None,
+    carve: bool = False,
+    history: bool = False,
+    as_of: Optional[int] = None,
+    case: Optional[str] = None,
+    examiner: Optional[str] = None,
+    progress: Optional[Callable[[dict[str, Any]], Any]] = None,
 ) -> LossReport:
     """Recovers every row still in ``src`` into the new database ``dest`` (which must not
-    exist), and writes the loss report beside it (``dest + ".report.json"``).
+    exist), and writes the loss report beside it (``dest + ".report.json"``, or
+    ``report_path``; ``report`` is its older name).
+
+    ``allow_partial`` commits the output even when rows are missing. ``profile`` is
+    ``auto``, ``none``, ``agent``, ``chroma``, a catalogue name or a profile file's path.
+    ``carve`` keeps the deleted records still on disk (``salvage_carved``), ``history``
+    every version of every row the logs hold (``salvage_history``); ``as_of`` recovers the
+    database as it was after that commit of its write-ahead log. ``case`` and ``examiner``
+    are written into the report's ``run``.
+
+    ``progress``, a callable, is given each step as a dict: ``{"kind": "stage", "stage":
+    "recovering `messages`"}``, ``{"kind": "read", "pages", "of", "rows"}`` (the rows read
+    from the file's tables, every few hundred pages), ``{"kind": "surveyed", "steps",
+    "of"}``, ``{"kind": "finished", "work"}``; counts only grow. It may be called from
+    another thread. An exception it raises stops the run.
+
+    Ctrl-C (or any signal whose handler raises) stops the run at its next stage or within
+    a few hundred pages: nothing is committed, the partial output is removed, and the
+    exception (``KeyboardInterrupt``) is raised here.
 
     Raises ``Refused`` for a request refused before anything was created,
     ``LossDetected`` when rows are missing and ``allow_partial`` is false (the output is
     withheld), ``NotVerified`` when the output must not be used, ``SalvageError`` when
-    the run could not go on."""
-    outcome, text, report_path, incomplete = _salvage.recover(
-        str(src), str(dest), None if report is None else str(report), allow_partial, profile
+    the run could not go on. Each carries ``path`` and ``hint`` (or ``None``)."""
+    chosen = report_path if report_path is not None else report
+    outcome, text, report_path_, incomplete = _pythonic(
+        _salvage.recover,
+        os.fspath(src),
+        os.fspath(dest),
+        None if chosen is None else os.fspath(chosen),
+        allow_partial,
+        profile,
+        carve,
+        history,
+        as_of,
+        case,
+        examiner,
+        progress,
     )
+    report_path = report_path_
     result = _report(outcome, text, str(dest), incomplete, report_path)
     if outcome == "withheld":
         raise LossDetected(result)
@@ -182,7 +270,8 @@ def commit(incomplete: str, report: Optional[str] = None) -> LossReport:
     the loss its report records, without running the recovery again (``salvage commit``):
     refused (``Refused``) unless the file is the one its run verified and SQLite's
     integrity check passes on it again. The report is rewritten to say so."""
-    outcome, text, report_path, incomplete = _salvage.commit(
+    outcome, text, report_path, incomplete = _pythonic(
+        _salvage.commit,
         str(incomplete), None if report is None else str(report)
     )
     dest = str(incomplete)[: -len(".incomplete")]
@@ -208,28 +297,28 @@ def _report(outcome: str, text: str, dest: str, incomplete: str, report_path: st
     )
 
 
-def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict]:
+def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict[str, Any]]:
     """The embeddings of a recovered Chroma store, one dict each, ready to upsert again:
     id, collection, document, typed metadata, and whether the row was reconstructed or
     rebuilt in part (the lines of ``salvage export``). The store is opened when this is
     called, so an error opening it is raised here, not at the first iteration; its lines are
     read as they are asked for, a few hundred ahead, so memory stays flat whatever its
     size."""
-    lines = _salvage.export_chroma(str(path), collection)
+    lines = _pythonic(_salvage.export_chroma, os.fspath(path), collection)
     return (json.loads(line) for line in lines)
 
 
-def timeline(path: str) -> Iterator[dict]:
+def timeline(path: str) -> Iterator[dict[str, Any]]:
     """The events of a database's stored times, one dict each with the columns of
     ``salvage timeline``'s CSV (Timesketch's ``message``, ``datetime``, ``timestamp``,
     ``timestamp_desc``, then ``table``, ``rowid``, ``column``, ``value``, ``epoch``,
     ``source``: a live row, a carved record or a log version, ``plausible``, ``time_column``, ``application``), all
     text as the CSV holds them. The database is opened when this is called (an error is
     raised here); events are read as they are asked for."""
-    return _events(_salvage.timeline(str(path)))
+    return _events(_pythonic(_salvage.timeline, os.fspath(path)))
 
 
-def _events(records: Iterator[str]) -> Iterator[dict]:
+def _events(records: Iterator[str]) -> Iterator[dict[str, Any]]:
     header: Optional[list] = None
     for record in records:
         row = next(csv.reader([record]))
@@ -253,14 +342,14 @@ class ScanEntry:
     outcome: str
     loss: bool
     rows: Optional[int]
-    applications: list
+    applications: list[str]
     output: Optional[str]
     report: Optional[str]
     error: Optional[str]
-    raw: dict = field(repr=False)
+    raw: dict[str, Any] = field(repr=False)
 
     @staticmethod
-    def _of(raw: dict) -> "ScanEntry":
+    def _of(raw: dict[str, Any]) -> "ScanEntry":
         return ScanEntry(
             path=raw["path"],
             relative=raw["relative"],
@@ -278,7 +367,7 @@ class ScanEntry:
 
 
 def scan(
-    sources: list,
+    sources: list[Any],
     out: str,
     jobs: int = 0,
     allow_partial: bool = False,

@@ -27,16 +27,131 @@ pyo3::create_exception!(
     "The request was refused before anything was created."
 );
 
-/// The library's error as a Python exception, with its hint.
+/// The library's error as a Python exception, with its hint: in the message, and as the
+/// exception's `hint` attribute (`None` without one), which pickles with it.
 fn raise(e: &recovery::Error) -> PyErr {
-    let text = match e.hint() {
+    let hint = e.hint();
+    let text = match &hint {
         Some(hint) => format!("{e} (hint: {hint})"),
         None => e.to_string(),
     };
-    if e.is_refusal() {
+    let err = if e.is_refusal() {
         Refused::new_err(text)
     } else {
         SalvageError::new_err(text)
+    };
+    let path = match e {
+        recovery::Error::Source { path, .. }
+        | recovery::Error::NotAFile { path, .. }
+        | recovery::Error::NotADatabase { path, .. }
+        | recovery::Error::Write { path, .. } => Some(path.display().to_string()),
+        recovery::Error::VerificationFailed { incomplete, .. } => {
+            Some(incomplete.display().to_string())
+        }
+        _ => None,
+    };
+    Python::attach(|py| {
+        let _ = err.value(py).setattr("hint", hint);
+        let _ = err.value(py).setattr("path", path);
+    });
+    err
+}
+
+/// A run's observer for Python: each stage and count given to the caller's `progress`
+/// callable as a dict, and the interpreter's signals (Ctrl-C, `_thread.interrupt_main`)
+/// looked at on the run's main thread at each stage and every few hundred pages. A
+/// signal's exception, or one the callable raises, stops the run (nothing committed),
+/// and is raised when it has stopped.
+struct Watch {
+    progress: Option<Py<PyAny>>,
+    raised: Mutex<Option<PyErr>>,
+}
+
+impl Watch {
+    fn new(progress: Option<Py<PyAny>>) -> Watch {
+        Watch {
+            progress,
+            raised: Mutex::new(None),
+        }
+    }
+
+    fn keep(&self, err: PyErr) {
+        if let Ok(mut raised) = self.raised.lock() {
+            raised.get_or_insert(err);
+        }
+    }
+
+    /// Gives the callable one event, built under the interpreter's lock.
+    fn tell(&self, event: impl FnOnce(Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>>) {
+        let Some(callable) = &self.progress else {
+            return;
+        };
+        Python::attach(|py| {
+            if let Err(e) = event(py).and_then(|d| callable.call1(py, (d,))) {
+                self.keep(e);
+            }
+        });
+    }
+
+    /// The exception that stopped the run, if one did.
+    fn raised(&self) -> Option<PyErr> {
+        self.raised.lock().ok().and_then(|mut r| r.take())
+    }
+}
+
+impl recovery::Observer for Watch {
+    fn stage(&self, stage: recovery::Stage<'_>) {
+        let text = stage.to_string();
+        self.tell(|py| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("kind", "stage")?;
+            d.set_item("stage", text)?;
+            Ok(d)
+        });
+    }
+
+    fn progress(&self, progress: recovery::Progress) {
+        self.tell(|py| {
+            let d = pyo3::types::PyDict::new(py);
+            match progress {
+                recovery::Progress::Surveyed { steps, of } => {
+                    d.set_item("kind", "surveyed")?;
+                    d.set_item("steps", steps)?;
+                    d.set_item("of", of)?;
+                }
+                recovery::Progress::Read { pages, of, rows } => {
+                    d.set_item("kind", "read")?;
+                    d.set_item("pages", pages)?;
+                    d.set_item("of", of)?;
+                    d.set_item("rows", rows)?;
+                }
+                _ => d.set_item("kind", "other")?,
+            }
+            Ok(d)
+        });
+    }
+
+    fn finished(&self, work: recovery::Background) {
+        let text = work.to_string();
+        self.tell(|py| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("kind", "finished")?;
+            d.set_item("work", text)?;
+            Ok(d)
+        });
+    }
+
+    fn go_on(&self) -> bool {
+        if self.raised.lock().map_or(true, |r| r.is_some()) {
+            return false;
+        }
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => true,
+            Err(e) => {
+                self.keep(e);
+                false
+            }
+        }
     }
 }
 
@@ -57,9 +172,11 @@ fn inspect(py: Python<'_>, path: PathBuf, sha256: bool) -> PyResult<String> {
 
 /// Recovers `src` into `dest`: how it ended (`complete`, `partial_committed`,
 /// `withheld`, `not_verified`), the loss report's JSON, and where the report and a
-/// withheld output are.
+/// withheld output are. `progress`, a callable, is given each stage and count as a
+/// dict; a signal (Ctrl-C) stops the run with nothing committed and is raised.
 #[pyfunction]
-#[pyo3(signature = (src, dest, report = None, allow_partial = false, profile = "auto"))]
+#[pyo3(signature = (src, dest, report = None, allow_partial = false, profile = "auto", carve = false, history = false, as_of = None, case = None, examiner = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
 fn recover(
     py: Python<'_>,
     src: PathBuf,
@@ -67,17 +184,30 @@ fn recover(
     report: Option<PathBuf>,
     allow_partial: bool,
     profile: &str,
+    carve: bool,
+    history: bool,
+    as_of: Option<u32>,
+    case: Option<String>,
+    examiner: Option<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, String, String, String)> {
     let options = RecoverOptions {
         report,
         allow_partial,
         profile: recovery::ProfileChoice::parse(profile),
+        carve,
+        history,
+        as_of,
+        case,
+        examiner,
         ..RecoverOptions::new(src, dest)
     };
-    let done = py
-        .detach(|| recovery::recover(&options, &recovery::Quiet))
-        .map_err(|e| raise(&e))?;
-    ended(&done)
+    let watch = Watch::new(progress);
+    let done = py.detach(|| recovery::recover(&options, &watch));
+    if let Some(raised) = watch.raised() {
+        return Err(raised);
+    }
+    ended(&done.map_err(|e| raise(&e))?)
 }
 
 /// How a run ended (`complete`, `partial_committed`, `withheld`, `not_verified`), its

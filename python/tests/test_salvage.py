@@ -163,8 +163,9 @@ def test_a_chroma_export_of_what_is_not_a_store_is_refused_when_called(tmp_path)
 def test_a_damaged_store_is_refused_before_its_first_line(tmp_path):
     clean = fixture(tmp_path, "vector-4096-utf8")
     db = fixture(tmp_path, "vector-4096-utf8", f"zero-page:{root_page(clean, 'embedding_metadata')}")
-    with pytest.raises(salvage.Refused, match="salvage recover"):
+    with pytest.raises(salvage.Refused, match="is damaged") as refused:
         salvage.export_chroma(str(db))
+    assert "salvage.recover(" in refused.value.hint
 
 
 def test_a_timeline_gives_each_stored_time_as_an_event(tmp_path):
@@ -277,3 +278,86 @@ def test_a_scan_on_a_dask_cluster_writes_the_summary_one_machine_writes(tmp_path
     report = json.loads((spread / member["report"]).read_text())
     assert report["run"]["archive_member"]["member"] == "phone/blob.bin"
     assert report["run"]["archive_member"]["archive"] == str(archive)
+
+
+def big_store(tmp: Path) -> Path:
+    out = tmp / "big.db"
+    subprocess.run(
+        [make_fixture_binary(), "--big", str(out), str(48 << 20)], check=True, capture_output=True
+    )
+    return out
+
+
+def test_a_progress_callback_is_given_growing_counts(tmp_path):
+    db = big_store(tmp_path)
+    events = []
+    report = salvage.recover(db, tmp_path / "out.db", progress=events.append)
+    assert report.complete
+    reads = [e for e in events if e["kind"] == "read"]
+    assert len(reads) >= 3, events[:5]
+    rows = [e["rows"] for e in reads]
+    assert rows == sorted(rows) and rows[-1] > rows[0]
+    assert all(e["pages"] <= e["of"] for e in reads)
+    stages = [e["stage"] for e in events if e["kind"] == "stage"]
+    assert any(s.startswith("recovering") for s in stages) and "verifying the output" in stages
+
+
+def test_an_interrupt_from_another_thread_stops_the_run_with_nothing_committed(tmp_path):
+    import _thread
+    import threading
+
+    import time
+
+    db = big_store(tmp_path)
+    dest = tmp_path / "out.db"
+
+    # Once the run has begun its output: no Python code of ours runs meanwhile, so the
+    # run itself must look at the interpreter's signals.
+    def interrupt():
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "out.db.incomplete").exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        salvage.recover(db, dest)
+    for left in ["out.db", "out.db.incomplete", "out.db.report.json"]:
+        assert not (tmp_path / left).exists(), left
+    # Nothing blocks the same run asked again.
+    assert salvage.recover(db, dest).complete
+
+
+def test_errors_carry_their_path_and_hint_in_python_words_and_pickle(tmp_path):
+    import pickle
+
+    with pytest.raises(salvage.Refused) as refused:
+        salvage.recover(tmp_path / "absent.db", tmp_path / "out.db")
+    e = refused.value
+    assert e.path == str(tmp_path / "absent.db") and e.hint
+    again = pickle.loads(pickle.dumps(e))
+    assert type(again) is salvage.Refused and again.hint == e.hint and again.path == e.path
+    clean = fixture(tmp_path, "agent-4096-utf8")
+    db = fixture(tmp_path, "agent-4096-utf8", f"zero-page:{root_page(clean, 'sessions')}")
+    with pytest.raises(salvage.LossDetected) as lost:
+        salvage.recover(db, tmp_path / "lost.db")
+    assert lost.value.path == lost.value.report.incomplete
+    kept = pickle.loads(pickle.dumps(lost.value))
+    assert kept.report == lost.value.report and "salvage.commit(" in kept.hint
+    # The run withheld is named as Python calls it, not as the command line does.
+    with pytest.raises(salvage.Refused) as blocked:
+        salvage.recover(db, tmp_path / "lost.db")
+    assert "salvage.commit(" in blocked.value.hint and "salvage commit" not in blocked.value.hint
+    # Every option of the command line is an argument, with its help.
+    import inspect as pyinspect
+
+    params = pyinspect.signature(salvage.recover).parameters
+    for name in ["report_path", "carve", "history", "as_of", "case", "examiner", "progress"]:
+        assert name in params and name in salvage.recover.__doc__, name
+
+
+def test_a_program_using_the_package_passes_mypy_strict():
+    mypy = pytest.importorskip("mypy.api")
+    example = ROOT / "python" / "examples" / "typed_use.py"
+    out, err, status = mypy.run(["--strict", "--no-incremental", str(example)])
+    assert status == 0, out + err

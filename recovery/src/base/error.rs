@@ -84,6 +84,9 @@ pub enum Error {
         /// SQLite's error.
         error: rusqlite::Error,
     },
+    /// The caller stopped the run ([`crate::Observer::go_on`] said no): nothing is
+    /// committed, and the partial output the run had begun is removed.
+    Stopped,
     /// Work on the second core ended without its result.
     WorkerPanicked {
         /// The work.
@@ -159,6 +162,7 @@ impl Error {
             | Error::OutputDatabase { .. }
             | Error::ReadDatabase { .. }
             | Error::WorkerPanicked { .. }
+            | Error::Stopped
             | Error::VerificationFailed { .. } => false,
         }
     }
@@ -270,6 +274,9 @@ impl fmt::Display for Error {
             Error::WorkerPanicked { work } => {
                 write!(f, "internal error: the {work} ended without its result")
             }
+            Error::Stopped => f.write_str(
+                "stopped by its caller: the source is untouched and nothing is committed",
+            ),
             Error::VerificationFailed {
                 incomplete,
                 source_changed,

@@ -119,6 +119,21 @@ pub trait Observer: Sync {
     fn finished(&self, _work: Background) {}
     /// The run is over.
     fn done(&self) {}
+    /// Whether the run goes on; asked on the run's main thread at each stage and every
+    /// few hundred pages read. `false` stops it there with [`crate::Error::Stopped`]:
+    /// nothing is committed, and its partial output is removed.
+    fn go_on(&self) -> bool {
+        true
+    }
+}
+
+/// Tells `observer` that `stage` starts, and stops the run there when the caller asks.
+pub(crate) fn enter(observer: &dyn Observer, stage: Stage<'_>) -> Result<(), crate::Error> {
+    observer.stage(stage);
+    match observer.go_on() {
+        true => Ok(()),
+        false => Err(crate::Error::Stopped),
+    }
 }
 
 /// An observer that ignores everything.

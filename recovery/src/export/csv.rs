@@ -154,23 +154,23 @@ pub(crate) fn check_readable(
     if said.len() == 1 && said.first().is_some_and(|s| s == "ok") {
         return Ok(());
     }
-    let first = said
-        .first()
-        .map(|s| {
-            s.trim_start_matches("*** in database main ***\n")
-                .replace('\n', "; ")
-        })
-        .unwrap_or_default();
+    // SQLite gives its problems as rows, or as lines of one row.
+    let problems: Vec<&str> = said
+        .iter()
+        .flat_map(|s| s.lines())
+        .filter(|l| !l.is_empty() && !l.starts_with("*** in database"))
+        .collect();
     Err(Error::Refused {
         what: format!(
-            "`{}` is damaged{}: SQLite's check says \"{first}\"{}",
+            "`{}` is damaged{}: SQLite's check says \"{}\"{}",
             db.display(),
             table
                 .map(|t| format!(" where `{t}` is stored"))
                 .unwrap_or_default(),
-            match said.len() {
+            problems.first().copied().unwrap_or("not ok"),
+            match problems.len() {
                 0 | 1 => String::new(),
-                n => format!(" and {} more", n - 1),
+                n => format!(" and {} more problems", n - 1),
             }
         ),
         hint: recover_first(db),

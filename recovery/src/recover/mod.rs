@@ -26,7 +26,7 @@ use std::sync::mpsc;
 pub use request::{Log, RecoverOptions};
 
 use crate::base::error::Error;
-use crate::base::observer::{Background, Observer, Progress, Stage};
+use crate::base::observer::{enter, Background, Observer, Progress, Stage};
 use crate::base::{priority, writeback};
 
 use evidence::{Evidence, EvidenceFiles, Reader};
@@ -44,7 +44,13 @@ pub fn recover(options: &RecoverOptions, observer: &dyn Observer) -> Result<Reco
     let request = Request::check(options)?;
     let files = EvidenceFiles::open(&request.paths)?;
     let mut evidence = Evidence::open_as_of(&files, &request.paths, request.as_of)?;
-    run(&request, &files, &mut evidence, observer)
+    let done = run(&request, &files, &mut evidence, observer);
+    // Stopped by its caller: the partial output is the run's own, and would block the
+    // next run.
+    if let Err(Error::Stopped) = &done {
+        let _ = std::fs::remove_file(&request.paths.incomplete);
+    }
+    done
 }
 
 /// The stages, with the second core's work beside them.
@@ -67,7 +73,7 @@ fn run<'s>(
         let work = Work::make(evidence, paths)?;
         let mut second = SecondCore::survey_then_hash(scope, files, evidence, paths, observer);
         let bulk = Bulk::run(evidence, work, &reader, observer)?;
-        observer.stage(Stage::Surveying);
+        enter(observer, Stage::Surveying)?;
         let survey = second.survey()?;
         // SQLite's check names rows an index lacks: the pages that hold them are weighed
         // against their tree's indexes, and the rows looked up in them.
@@ -90,7 +96,7 @@ fn run<'s>(
         // core, unless the first still has the source to read.
         let late_reads = rebuild::reads_source_late(&copies, &loaded.work.ledger);
         let mut second = second.bounds_then_hash(scope, inputs, late_reads);
-        loaded.create_indexes(evidence, observer);
+        loaded.create_indexes(evidence, observer)?;
         let bounded = second.bounded()?;
         let inputs = RebuildInputs {
             bounded,
@@ -122,7 +128,7 @@ fn run<'s>(
             let sha256 = output.as_ref().map(evidence::Source::sha256);
             (sha256, (output, writeback))
         });
-        finish.verify(observer);
+        finish.verify(observer)?;
         let hashes = second.hashes()?;
         let (output_hash, open) = output_hash.join().map_err(|_| Error::WorkerPanicked {
             work: Background::OutputHash,

@@ -95,6 +95,8 @@ pub struct Reader<'s> {
     observer: &'s dyn Observer,
     tally: Cell<Tally>,
     pages: u64,
+    /// The caller asked the run to stop (asked every few hundred pages).
+    stopped: Cell<bool>,
 }
 
 /// Table pages and rows read, and the page of the last row.
@@ -119,6 +121,7 @@ impl<'s> Reader<'s> {
             residency: RefCell::new(files.residency()),
             observer,
             tally: Cell::new(Tally::default()),
+            stopped: Cell::new(false),
             pages,
         }
     }
@@ -128,6 +131,12 @@ impl<'s> Reader<'s> {
         if let Ok(mut r) = self.residency.try_borrow_mut() {
             r.read(bytes);
         }
+    }
+
+    /// Whether the caller asked the run to stop: a loop over rows ends early, and the
+    /// run at its next stage.
+    pub fn stopped(&self) -> bool {
+        self.stopped.get()
     }
 
     /// Records a row read from a table page: its payload's bytes and the page it starts on.
@@ -146,6 +155,9 @@ impl<'s> Reader<'s> {
                     of: self.pages,
                     rows: t.rows,
                 });
+                if !self.observer.go_on() {
+                    self.stopped.set(true);
+                }
             }
         }
         self.tally.set(t);

@@ -6,7 +6,7 @@
 use pager::SchemaKind;
 
 use crate::base::error::Error;
-use crate::base::observer::{Observer, Stage};
+use crate::base::observer::{enter, Observer, Stage};
 use crate::recover::evidence::Evidence;
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::request::{Paths, Request};
@@ -133,9 +133,9 @@ impl Finish {
         observer: &dyn Observer,
     ) -> Result<Finish, Error> {
         let mut rebuilt = rebuilt;
-        observer.stage(Stage::Views);
+        enter(observer, Stage::Views)?;
         crate::recover::objects::create_objects(evidence, &mut rebuilt.work, SchemaKind::View);
-        observer.stage(Stage::VirtualTables);
+        enter(observer, Stage::VirtualTables)?;
         vtab::Refill {
             evidence,
             out: &rebuilt.work.out,
@@ -144,7 +144,7 @@ impl Finish {
         }
         .run()
         .map_err(Error::db("refilling virtual tables"))?;
-        observer.stage(Stage::Triggers);
+        enter(observer, Stage::Triggers)?;
         crate::recover::objects::create_objects(evidence, &mut rebuilt.work, SchemaKind::Trigger);
         Ok(Finish {
             rebuilt,
@@ -153,10 +153,11 @@ impl Finish {
     }
 
     /// Checks the output.
-    pub fn verify(&mut self, observer: &dyn Observer) {
-        observer.stage(Stage::Verifying);
+    pub fn verify(&mut self, observer: &dyn Observer) -> Result<(), Error> {
+        enter(observer, Stage::Verifying)?;
         let w = &mut self.rebuilt.work;
         self.verified = verify::verify(&w.out, &w.tables, &mut w.ledger);
+        Ok(())
     }
 
     /// Builds the loss report, commits or withholds the output, writes the report, with

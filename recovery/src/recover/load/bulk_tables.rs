@@ -254,6 +254,9 @@ pub fn write_table<'s>(
         let row = match event {
             RowEvent::Row(row) => {
                 reader.row(row.raw.location.page, row.raw.payload.len() as u64);
+                if reader.stopped() {
+                    break;
+                }
                 row
             }
             RowEvent::Unreadable { .. } => {

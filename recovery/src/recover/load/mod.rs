@@ -18,7 +18,7 @@ use reconstruct::{
 };
 
 use crate::base::error::Error;
-use crate::base::observer::{Observer, Stage};
+use crate::base::observer::{enter, Observer, Stage};
 use crate::base::output::{quote, Output, SqlValue};
 use crate::recover::evidence::{Evidence, Reader};
 use crate::recover::ledger::Ledger;
@@ -115,6 +115,10 @@ impl Bulk {
                     observer.stage(Stage::Recovering {
                         table: &job.shape.name,
                     });
+                    // Stopped: the rest is not written, and the run ends below.
+                    if !observer.go_on() {
+                        break;
+                    }
                     done.push(bulk_tables::write_table(
                         &mut writer,
                         evidence,
@@ -127,6 +131,9 @@ impl Bulk {
                 Ok(done)
             })
             .map_err(Error::Output)?;
+        if !observer.go_on() {
+            return Err(Error::Stopped);
+        }
         for (job, table) in jobs.iter().zip(written) {
             if let Some(t) = work.tables.get_mut(job.id) {
                 t.loss.from_tree += table.rows;
@@ -181,7 +188,7 @@ impl Bulk {
         // claims are taken back, to be written with those fields registered.
         let contested = contested::Contested::of(&evidence.db, &survey);
         take_back_contested(evidence, out, tables, &mut deferred, &contested)?;
-        observer.stage(Stage::PlanningOrphans);
+        enter(observer, Stage::PlanningOrphans)?;
         let (plan, candidates) = attribute_orphans(evidence, &survey, out, tables, profiles);
         let taken = names.taken().clone();
         let sources = RowSources {
@@ -197,7 +204,7 @@ impl Bulk {
             let places = deferred.remove(&id);
             sources.write_table(id, places, out, tables, ledger, &mut lost_and_found)?;
         }
-        observer.stage(Stage::LostAndFound);
+        enter(observer, Stage::LostAndFound)?;
         lost_and_found
             .keep_orphans(out, &evidence.db, &plan.lost_and_found, &taken)
             .map_err(Error::db("writing lost_and_found"))?;
@@ -389,9 +396,14 @@ impl RowSources<'_, '_, '_> {
 
 impl Loaded {
     /// Re-creates the schema's indexes. Reads nothing from the source.
-    pub fn create_indexes(&mut self, evidence: &Evidence<'_>, observer: &dyn Observer) {
-        observer.stage(Stage::Indexes);
+    pub fn create_indexes(
+        &mut self,
+        evidence: &Evidence<'_>,
+        observer: &dyn Observer,
+    ) -> Result<(), Error> {
+        enter(observer, Stage::Indexes)?;
         crate::recover::objects::create_objects(evidence, &mut self.work, pager::SchemaKind::Index);
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@
 use reconstruct::{Bounded, BoundsInput, LossBounds, ResolvedCopy, TableStatus, TextCopy};
 
 use crate::base::error::Error;
-use crate::base::observer::{Observer, Stage};
+use crate::base::observer::{enter, Observer, Stage};
 use crate::recover::evidence::{Evidence, Reader};
 use crate::recover::ledger::Ledger;
 use crate::recover::load::{Found, Loaded};
@@ -178,7 +178,7 @@ impl Rebuilt {
             names,
         } = &mut work;
         if inputs.partial_rows && inputs.bounded.iter().any(|b| !b.partial.is_empty()) {
-            observer.stage(Stage::PartialRows);
+            enter(observer, Stage::PartialRows)?;
         }
         let mut partial_registry = None;
         let taken = names.taken().clone();
@@ -199,7 +199,7 @@ impl Rebuilt {
             )
             .map_err(Error::db("writing partial rows"))?;
         }
-        observer.stage(Stage::Placeholders);
+        enter(observer, Stage::Placeholders)?;
         if let Some(name) = &partial_registry {
             names.take(name);
         }
