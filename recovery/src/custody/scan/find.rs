@@ -210,35 +210,8 @@ pub(super) fn sniff(path: &Path, size: u64) -> std::io::Result<Option<Kind>> {
 /// executables), or text. A page 1 whose header is zeroed, or overwritten with bytes of
 /// no kind, does not; nor does one whose b-tree page header (at offset 100) survives.
 fn says_what_it_is(head: &[u8]) -> bool {
-    const SIGNATURES: [&[u8]; 22] = [
-        b"\xff\xd8\xff",      // JPEG
-        b"\x89PNG\r\n\x1a\n", // PNG
-        b"GIF8",
-        b"%PDF",
-        b"PK\x03\x04", // zip, and the documents and packages made of one
-        b"PK\x05\x06",
-        b"\x1f\x8b", // gzip
-        b"BZh",
-        b"\xfd7zXZ\0",
-        b"7z\xbc\xaf\x27\x1c",
-        b"(\xb5/\xfd", // zstd
-        b"bplist",
-        b"<?xml",
-        b"\x7fELF",
-        b"\xca\xfe\xba\xbe", // Mach-O, universal
-        b"\xcf\xfa\xed\xfe",
-        b"MZ",
-        b"RIFF", // WAV, AVI, WebP
-        b"OggS",
-        b"ID3",
-        b"fLaC",
-        b"\x1aE\xdf\xa3", // Matroska, WebM
-    ];
-    if SIGNATURES.iter().any(|s| head.starts_with(s)) {
-        return true;
-    }
-    // An ISO media file (MP4, MOV, HEIC): a box size, then `ftyp`.
-    if head.get(4..8) == Some(b"ftyp") {
+    // A protocol buffer's fields are a guess, never a kind.
+    if reconstruct::magic(head).is_some_and(|m| m != reconstruct::Magic::ProtobufLike) {
         return true;
     }
     let header = head.get(..100).unwrap_or(head);
