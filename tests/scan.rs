@@ -349,6 +349,12 @@ fn a_scan_run_again_keeps_what_it_committed_and_redoes_the_rest() -> TestResult 
     let mut incomplete = output.clone().into_os_string();
     incomplete.push(".incomplete");
     std::fs::write(&incomplete, b"half written")?;
+    // Killed while its report was being put in place: the report's `.incomplete` too.
+    let mut report = out
+        .join(lost.report.as_deref().ok_or("report")?)
+        .into_os_string();
+    report.push(".incomplete");
+    std::fs::write(&report, b"{\"half\":")?;
     // Another output changed since it was committed: redone, not trusted.
     let changed = out.join(recovered[1].output.as_deref().ok_or("output")?);
     let mut bytes = std::fs::read(&changed)?;

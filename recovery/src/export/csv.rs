@@ -146,11 +146,18 @@ pub(crate) fn check_readable(
         Some(t) => format!("PRAGMA quick_check(\"{}\")", t.replace('"', "\"\"")),
         None => "PRAGMA quick_check".to_string(),
     };
-    // A check that stops on the damage says so as its error.
-    let said: Vec<String> = conn
+    // A check that stops on the damage says so as its error; a file that is no database
+    // at all is unreadable.
+    let said: Vec<String> = match conn
         .prepare(&sql)
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .unwrap_or_else(|e| vec![e.to_string()]);
+    {
+        Ok(said) => said,
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            vec![e.to_string()]
+        }
+        Err(e) => return Err(unreadable(db, e)),
+    };
     if said.len() == 1 && said.first().is_some_and(|s| s == "ok") {
         return Ok(());
     }

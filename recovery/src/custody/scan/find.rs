@@ -285,6 +285,10 @@ fn btree_pages(file: &mut File, size: u64) -> std::io::Result<bool> {
                 } else {
                     other += 1;
                 }
+                // Pages of another kind from the first: not this page size.
+                if other >= 4 && btree == 0 {
+                    break;
+                }
                 page += stride;
             }
             if btree >= 2 && btree >= other {

@@ -565,9 +565,13 @@ pub fn run_task(options: &ScanOptions, task: &ScanTask) -> Result<TaskDone, Erro
     for p in [&at.output, &at.report, &at.inspect, &at.image] {
         remove_leftover(&out.join(p))?;
     }
-    let mut incomplete = out.join(&at.output).into_os_string();
-    incomplete.push(".incomplete");
-    remove_leftover(Path::new(&incomplete))?;
+    // The recovery's own unfinished files too: its output and its report, each written
+    // as `.incomplete` until committed.
+    for p in [&at.output, &at.report] {
+        let mut incomplete = out.join(p).into_os_string();
+        incomplete.push(".incomplete");
+        remove_leftover(Path::new(&incomplete))?;
+    }
     let parent = out.join(&at.output);
     if let Some(dir) = parent.parent() {
         std::fs::create_dir_all(dir).map_err(|source| Error::Write {
