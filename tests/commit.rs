@@ -182,3 +182,55 @@ fn a_changed_or_misnamed_output_is_refused_and_nothing_moves() -> TestResult {
     assert!(incomplete(&c).exists());
     Ok(())
 }
+
+/// `salvage commit --examiner` records who accepted the loss: in the report beside when
+/// and by what command, and in a case file as the commit action's performer, a person of
+/// their own beside the examiner who ran the recovery.
+#[test]
+fn the_examiner_who_commits_performs_the_commit_in_a_case_file() -> TestResult {
+    let c = case("commit-examiner", "agent-4096-utf8", |f| {
+        vec![Damage::ZeroPage(f.roots["sessions"])]
+    });
+    c.recover_expecting(&["--examiner", "A. Smith", "--case", "2026-117"], 4)?;
+    let out = commit(&[
+        incomplete(&c).as_os_str(),
+        "--examiner".as_ref(),
+        "J. Doe".as_ref(),
+    ])?;
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = report_beside(&c.dest);
+    assert_eq!(report["output"]["accepted"]["examiner"], "J. Doe");
+    assert_eq!(report["run"]["examiner"], "A. Smith");
+    let out = salvage()
+        .arg("report")
+        .arg(c.dir.path("out.db.report.json"))
+        .args(["--format", "case"])
+        .output()?;
+    assert_eq!(out.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let graph = doc["@graph"].as_array().ok_or("no @graph")?;
+    let node = |id: &serde_json::Value| graph.iter().find(|n| n["@id"] == *id);
+    let performer = |action: &str| -> Result<String, Box<dyn std::error::Error>> {
+        let action = graph
+            .iter()
+            .find(|n| n["uco-core:name"] == action)
+            .ok_or(format!("no action {action}"))?;
+        let person = node(&action["uco-action:performer"]["@id"])
+            .ok_or(format!("{action}: no performer"))?;
+        assert_eq!(person["@type"], "uco-identity:Identity");
+        Ok(person["uco-core:name"].as_str().unwrap_or_default().into())
+    };
+    assert_eq!(performer("salvage commit")?, "J. Doe");
+    assert_eq!(performer("salvage recover")?, "A. Smith");
+    let people = graph
+        .iter()
+        .filter(|n| n["@type"] == "uco-identity:Identity")
+        .count();
+    assert_eq!(people, 2);
+    Ok(())
+}

@@ -264,3 +264,209 @@ fn a_wal_database_whose_tables_are_all_in_its_log_is_healthy() -> TestResult {
     assert!(r["sidecars"]["wal"].is_object(), "{r}");
     Ok(())
 }
+
+/// A table `t` of six rows on page 2, then page 2's b-tree page header scribbled over
+/// (cell count 120, the cell content area and the fragmented free bytes out of range):
+/// 121 findings whose sentences, joined on the damaged page's line, run far past a line.
+/// With a write-ahead log of committed frames beside it, so that the verdict is long too.
+/// The same database undamaged, with its log, is `healthy.db`.
+fn scribbled_with_a_log(dir: &Scratch) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    let live = dir.path("live.db");
+    let conn = rusqlite::Connection::open(&live)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+         CREATE TABLE t(a); INSERT INTO t VALUES ('one'), ('two'), ('three'), ('four'), ('five'), ('six');
+         PRAGMA wal_checkpoint(TRUNCATE);
+         INSERT INTO t VALUES ('seven');",
+    )?;
+    let db = dir.path("evidence.db");
+    let mut bytes = std::fs::read(&live)?;
+    bytes[4096 + 4..4096 + 8].copy_from_slice(b"xxxx");
+    std::fs::write(&db, bytes)?;
+    std::fs::copy(dir.path("live.db-wal"), dir.path("evidence.db-wal"))?;
+    std::fs::copy(&live, dir.path("healthy.db"))?;
+    std::fs::copy(dir.path("live.db-wal"), dir.path("healthy.db-wal"))?;
+    drop(conn);
+    Ok(db)
+}
+
+/// The lines of `salvage inspect SRC` (on a pipe), and its exit code.
+fn inspect_text(
+    src: &std::path::Path,
+) -> Result<(String, Option<i32>), Box<dyn std::error::Error>> {
+    let out = run_salvage(&[OsStr::new("inspect"), src.as_os_str()])?;
+    Ok((String::from_utf8(out.stdout)?, out.status.code()))
+}
+
+/// The verdict of the text report as one line: its first paragraph after the path, the
+/// lines it was wrapped into joined again.
+fn verdict_of(text: &str) -> String {
+    text.split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .split_once("verdict: ")
+        .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// What lies beside the file is a sentence of its own in the verdict, after the counts'
+/// sentence ended with a period: never "… pages Beside it".
+#[test]
+fn the_verdict_says_what_lies_beside_the_file_in_a_sentence_of_its_own() -> TestResult {
+    let dir = Scratch::new("inspect-beside-sentence");
+    let db = scribbled_with_a_log(&dir)?;
+    let (text, code) = inspect_text(&db)?;
+    assert_eq!(code, Some(3), "{text}");
+    let verdict = verdict_of(&text);
+    assert!(
+        verdict.contains(
+            "orphan b-tree pages. Beside it: a write-ahead log with committed frames. The file alone is not the database;"
+        ),
+        "{verdict}"
+    );
+    // A healthy file's verdict too.
+    let (text, code) = inspect_text(&dir.path("healthy.db"))?;
+    assert_eq!(code, Some(0), "{text}");
+    let verdict = verdict_of(&text);
+    assert!(
+        verdict.contains("read without a finding. Beside it: a write-ahead log"),
+        "{verdict}"
+    );
+    Ok(())
+}
+
+/// Every count agrees with its noun: "1 page", "1 finding", "1 table or index", never
+/// "1 pages".
+#[test]
+fn counts_agree_with_their_nouns() -> TestResult {
+    let dir = Scratch::new("inspect-plurals");
+    // One page: nothing was ever created in it but its header's user version.
+    let one_page = dir.path("one-page.db");
+    rusqlite::Connection::open(&one_page)?.execute_batch("PRAGMA user_version = 7;")?;
+    let (text, code) = inspect_text(&one_page)?;
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        verdict_of(&text),
+        "healthy: 1 page, 0 tables and indexes read without a finding"
+    );
+    assert!(text.contains(" 1 page in the file\n"), "{text}");
+    // One table, its header string damaged: one finding.
+    let one_table = dir.path("one-table.db");
+    rusqlite::Connection::open(&one_table)?
+        .execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1);")?;
+    let (text, _) = inspect_text(&one_table)?;
+    assert_eq!(
+        verdict_of(&text),
+        "healthy: 2 pages, 1 table or index read without a finding"
+    );
+    let mut bytes = std::fs::read(&one_table)?;
+    bytes[10] = b'X';
+    std::fs::write(&one_table, bytes)?;
+    let (text, code) = inspect_text(&one_table)?;
+    assert_eq!(code, Some(3), "{text}");
+    assert_eq!(
+        verdict_of(&text),
+        "damaged: 1 finding, 0 damaged pages, 0 orphan b-tree pages"
+    );
+    // The log beside a file: one of its frames committed, of one.
+    let live = dir.path("live.db");
+    let conn = rusqlite::Connection::open(&live)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t(a);
+         PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO t VALUES (1);",
+    )?;
+    let copy = dir.path("copy.db");
+    std::fs::copy(&live, &copy)?;
+    std::fs::copy(dir.path("live.db-wal"), dir.path("copy.db-wal"))?;
+    drop(conn);
+    let (text, _) = inspect_text(&copy)?;
+    assert!(
+        text.contains(", 1 of 1 frame committed, 1 page newer"),
+        "{text}"
+    );
+    Ok(())
+}
+
+/// Written to a pipe or a file, the text report's sentences are wrapped at 100 columns
+/// (the tables are 80 wide); a long finding or verdict is continued on indented lines.
+#[test]
+fn the_text_report_is_wrapped_at_100_columns_off_a_terminal() -> TestResult {
+    let dir = Scratch::new("inspect-wrapped");
+    let db = scribbled_with_a_log(&dir)?;
+    for args in [&[][..], &["--sha256", "--audit"][..]] {
+        let out = run_salvage(
+            &[OsStr::new("inspect"), db.as_os_str()]
+                .into_iter()
+                .chain(args.iter().map(OsStr::new))
+                .collect::<Vec<_>>(),
+        )?;
+        let text = String::from_utf8(out.stdout)?;
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 100, "{widest} columns:\n{text}");
+        // Filled to the width, not to 80.
+        assert!(widest > 90, "{widest} columns:\n{text}");
+        // Nothing lost by the wrapping: the damaged page's reasons, joined again.
+        let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            joined.contains("page 2 (table_leaf): cell content area out of range on page 2:"),
+            "{text}"
+        );
+    }
+    Ok(())
+}
+
+/// On a terminal, the text report is wrapped at the terminal's width.
+#[test]
+fn on_a_terminal_the_text_report_is_wrapped_at_its_width() -> TestResult {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    use std::io::Read;
+    let dir = Scratch::new("inspect-terminal");
+    let db = scribbled_with_a_log(&dir)?;
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let name = ptsname(&master, Vec::new())?;
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes())?))?;
+    rustix::termios::tcsetwinsize(
+        &terminal,
+        rustix::termios::Winsize {
+            ws_row: 24,
+            ws_col: 88,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )?;
+    let mut command = crate::salvage();
+    command
+        .arg("inspect")
+        .arg(&db)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(terminal));
+    let mut child = command.spawn()?;
+    // The terminal's other end is the child's alone now: reading ends (EIO) when it exits.
+    drop(command);
+    let mut master = std::fs::File::from(master);
+    let reading = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = master.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&chunk[..n]);
+        }
+        seen
+    });
+    let status = child.wait()?;
+    let seen = reading.join().map_err(|_| "the reader panicked")?;
+    assert_eq!(status.code(), Some(3));
+    let text = String::from_utf8(seen)?.replace("\r\n", "\n");
+    assert!(text.contains("verdict: damaged"), "{text}");
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!((81..=88).contains(&widest), "{widest} columns:\n{text}");
+    Ok(())
+}

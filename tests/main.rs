@@ -40,6 +40,7 @@ mod readback;
 mod recover;
 mod repair;
 mod report_html;
+mod report_render;
 mod scan;
 mod scan_case;
 mod scan_kill;

@@ -215,5 +215,38 @@ fn on_a_big_file_the_map_keeps_one_zeroed_page_in_sight() -> TestResult {
     );
     let cells: u32 = runs.iter().map(|r| (r.last - r.first) / per + 1).sum();
     assert!(cells <= recovery::report::map::MAP_CELLS, "{cells} cells");
+    // The cell says how many of its pages are zeroed (one), and what the others are.
+    let mix = &zeroed[0].mix;
+    assert_eq!(
+        mix.first().map(|m| (m.class.as_str(), m.pages)),
+        Some(("zeroed", 1)),
+        "{mix:?}"
+    );
+    assert_eq!(
+        mix.iter().map(|m| m.pages).sum::<u32>(),
+        last - first + 1,
+        "{mix:?}"
+    );
+    let out = run_salvage(&[
+        "report".as_ref(),
+        dir.path("out.db.report.json").as_os_str(),
+        "--format".as_ref(),
+        "html".as_ref(),
+    ])?;
+    let html = String::from_utf8(out.stdout)?;
+    let title = html
+        .split(" title=\"")
+        .skip(1)
+        .filter_map(|t| t.split('"').next())
+        .find(|t| t.contains("zeroed"))
+        .ok_or("no zeroed cell")?;
+    assert!(
+        title.starts_with(&format!("pages {first}–{last}: 1 zeroed page, ")),
+        "{title}"
+    );
+    assert!(
+        title.contains("table leaf page") && title.contains(" of notes"),
+        "{title}"
+    );
     Ok(())
 }

@@ -40,6 +40,7 @@ __all__ = [
     "commit",
     "export_chroma",
     "timeline",
+    "export_xlsx",
     "scan",
     "ScanEntry",
     "LossReport",
@@ -306,6 +307,19 @@ def export_chroma(path: str, collection: Optional[str] = None) -> Iterator[dict[
     size."""
     lines = _pythonic(_salvage.export_chroma, os.fspath(path), collection)
     return (json.loads(line) for line in lines)
+
+
+def export_xlsx(
+    db: "str | os.PathLike[str]", to: "str | os.PathLike[str]", table: Optional[str] = None
+) -> dict[str, Any]:
+    """Writes a recovered database (or its ``table``) as a workbook to the new file ``to``
+    (``salvage export --format xlsx``): a sheet per table, its rowid, its columns and
+    ``salvage_status`` (``recovered``, ``placeholder``, ``partial``, ``damaged field``).
+    Returns ``{"tables": {table: rows}, "cut": n, "big_integers": n}``: values longer than
+    a cell's 32,767 characters are cut (``cut`` counts them: the workbook is then not the
+    database), integers past 2^53 written as text; a damaged ``db`` is refused."""
+    tables, cut, big = _pythonic(_salvage.export_xlsx, os.fspath(db), os.fspath(to), table)
+    return {"tables": dict(tables), "cut": cut, "big_integers": big}
 
 
 def timeline(path: str) -> Iterator[dict[str, Any]]:

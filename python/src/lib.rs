@@ -504,6 +504,29 @@ impl Write for LineSender {
     }
 }
 
+/// Writes the workbook of `db` (or of its `table`) to the new file `to`
+/// (`salvage export --format xlsx`): each table's sheet and rows, and the values cut and
+/// the integers written as text.
+#[pyfunction]
+#[pyo3(signature = (db, to, table = None))]
+fn export_xlsx(
+    py: Python<'_>,
+    db: PathBuf,
+    to: PathBuf,
+    table: Option<String>,
+) -> PyResult<(Vec<(String, u64)>, u64, u64)> {
+    if to.symlink_metadata().is_ok() {
+        return Err(raise(&recovery::Error::Refused {
+            what: format!("`{}` already exists", to.display()),
+            hint: "export never overwrites a file: choose a new name or remove it".into(),
+        }));
+    }
+    let summary = py
+        .detach(|| recovery::export::xlsx::export_xlsx(&db, table.as_deref(), &to))
+        .map_err(|e| raise(&e))?;
+    Ok((summary.tables, summary.cut, summary.big_integers))
+}
+
 /// The module `salvage._salvage`.
 #[pymodule]
 fn _salvage(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -512,6 +535,7 @@ fn _salvage(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(commit, m)?)?;
     m.add_function(wrap_pyfunction!(export_chroma, m)?)?;
     m.add_function(wrap_pyfunction!(timeline, m)?)?;
+    m.add_function(wrap_pyfunction!(export_xlsx, m)?)?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_plan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_task, m)?)?;

@@ -361,3 +361,27 @@ def test_a_program_using_the_package_passes_mypy_strict():
     example = ROOT / "python" / "examples" / "typed_use.py"
     out, err, status = mypy.run(["--strict", "--no-incremental", str(example)])
     assert status == 0, out + err
+
+
+def test_a_workbook_opens_in_openpyxl_with_every_row_and_its_status(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    clean = fixture(tmp_path, "agent-4096-utf8")
+    db = fixture(tmp_path, "agent-4096-utf8", f"zero-page:{root_page(clean, 'sessions')}")
+    dest = tmp_path / "out.db"
+    salvage.recover(db, dest, allow_partial=True)
+    book_path = tmp_path / "case.xlsx"
+    written = salvage.export_xlsx(dest, book_path)
+    book = openpyxl.load_workbook(book_path, read_only=True)
+    assert "sessions" in book.sheetnames and "messages" in book.sheetnames
+    for table in ["sessions", "messages"]:
+        rows = list(book[table].iter_rows(values_only=True))
+        assert rows[0][0] == "rowid" and rows[0][-1] == "salvage_status"
+        assert len(rows) - 1 == count(dest, table) == written["tables"][table]
+    statuses = [r[-1] for r in list(book["sessions"].iter_rows(values_only=True))[1:]]
+    with sqlite3.connect(f"file:{dest}?mode=ro", uri=True) as c:
+        placeholders = c.execute(
+            "SELECT count(*) FROM salvage_placeholders WHERE tbl = 'sessions'"
+        ).fetchone()[0]
+    assert placeholders > 0 and statuses.count("placeholder") == placeholders
+    with pytest.raises(salvage.Refused):
+        salvage.export_xlsx(dest, book_path)

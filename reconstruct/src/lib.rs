@@ -75,7 +75,7 @@ pub use loss::{
     signals_after_counts, sqlite_check_signal, table_signals, LossSignal, TableFacts, TableLoss,
     Verdict, N,
 };
-pub use magic::{magic, Magic};
+pub use magic::{magic, BlobKinds, Magic};
 pub use naming::{
     index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, traced_groups,
     IndexTrees, KnownMatch, KnownTable, Matching, Naming, OrphanIndex, Samples, Undecided,

@@ -217,3 +217,85 @@ mod tests {
         }
     }
 }
+
+/// The kinds of the BLOB values of one table's rows, counted by their place in the
+/// record; a BLOB of no known kind counts as `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlobKinds(pub std::collections::BTreeMap<(usize, Option<Magic>), u64>);
+
+/// Bytes of a value looked at for its kind.
+const LOOKED_AT: u64 = 64;
+
+impl BlobKinds {
+    /// Counts the BLOBs of the record in `payload` (the local part is enough: only the
+    /// first bytes of each value are looked at). A record whose header cannot be read
+    /// counts nothing.
+    pub fn add_record(&mut self, payload: &[u8]) {
+        let mut types = Vec::new();
+        let at = pager::Location {
+            page: pager::PageNo::FIRST,
+            offset: 0,
+        };
+        let Ok(header) =
+            // The payload may be cut short: its header is read as far as it goes.
+            pager::record::visit_record_header(payload, u64::MAX, at, |t| types.push(t))
+        else {
+            return;
+        };
+        let mut offset = header;
+        for (place, t) in types.into_iter().enumerate() {
+            let len = t.body_len();
+            if let pager::SerialType::Blob(n) = t {
+                if n > 0 {
+                    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                    let end = usize::try_from(offset.saturating_add(n.min(LOOKED_AT)))
+                        .unwrap_or(usize::MAX);
+                    let head = payload
+                        .get(start..end.min(payload.len()))
+                        .unwrap_or_default();
+                    *self.0.entry((place, magic(head))).or_insert(0) += 1;
+                }
+            }
+            offset = offset.saturating_add(len);
+        }
+    }
+
+    /// Adds another tally's counts.
+    pub fn merge(&mut self, other: BlobKinds) {
+        for (k, n) in other.0 {
+            *self.0.entry(k).or_insert(0) += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tally {
+    use super::*;
+
+    #[test]
+    fn each_blob_of_a_record_is_counted_by_its_place_and_kind() {
+        // A record of three values: the integer 7, a JPEG's first bytes, an empty blob,
+        // text, and a blob of no kind.
+        let jpeg = b"\xff\xd8\xff\xe0\0\x10JFIF\0";
+        let other = b"\x00\x01\x02\x03";
+        let types = [
+            1u8,
+            12 + 2 * jpeg.len() as u8,
+            12,
+            13 + 2 * 3,
+            12 + 2 * other.len() as u8,
+        ];
+        let mut record = vec![1 + types.len() as u8];
+        record.extend(types);
+        record.push(7);
+        record.extend(jpeg);
+        record.extend(b"abc");
+        record.extend(other);
+        let mut kinds = BlobKinds::default();
+        kinds.add_record(&record);
+        kinds.add_record(&record);
+        let want: Vec<((usize, Option<Magic>), u64)> =
+            vec![((1, Some(Magic::Jpeg)), 2), ((4, None), 2)];
+        assert_eq!(kinds.0.into_iter().collect::<Vec<_>>(), want);
+    }
+}

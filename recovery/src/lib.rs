@@ -60,7 +60,7 @@ pub use base::error::{escape_controls, shown, Error, LooksLike};
 pub use base::observer::{Background, Observer, Progress, Quiet, Stage};
 pub use custody::{backup, bundle, repair, scan};
 pub use reconstruct::{LossSignal, TableId, TableStatus, Verdict};
-pub use recover::finish::accept::{accept, AcceptOptions};
+pub use recover::finish::accept::{accept, accept_by, AcceptOptions};
 pub use recover::profiles::{
     shipped as shipped_profiles, Profile, ProfileChoice, Provenance, TimestampColumn,
 };

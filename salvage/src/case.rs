@@ -168,14 +168,22 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
             obj.insert(key.into(), typed("xsd:dateTime", t));
         }
     }
-    if let Some(who) = &run.examiner {
+    // Each person once, though one ran the recovery and accepted its loss.
+    let mut people: Vec<String> = Vec::new();
+    let mut performer = |who: &str, graph: &mut Vec<Value>| {
         let person = id("identity", &[who]);
-        graph.push(json!({
-            "@id": person,
-            "@type": "uco-identity:Identity",
-            "uco-core:name": who,
-        }));
-        obj.insert("uco-action:performer".into(), json!({ "@id": person }));
+        if !people.contains(&person) {
+            people.push(person.clone());
+            graph.push(json!({
+                "@id": person,
+                "@type": "uco-identity:Identity",
+                "uco-core:name": who,
+            }));
+        }
+        json!({ "@id": person })
+    };
+    if let Some(who) = &run.examiner {
+        obj.insert("uco-action:performer".into(), performer(who, &mut graph));
     }
     if let Some(line) = record.field(RunField::Command) {
         obj.insert(
@@ -189,7 +197,7 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
     // renames it; its bytes are the ones the run verified and hashed).
     if let (Some(a), Some(output)) = (&r.output.accepted, output_node) {
         let commit_id = id("action-commit", &[own_sha256, &a.utc]);
-        graph.push(json!({
+        let mut commit = json!({
             "@id": commit_id,
             "@type": "case-investigation:InvestigativeAction",
             "uco-core:name": "salvage commit",
@@ -202,7 +210,11 @@ pub fn render(r: &LossReport, own_sha256: &str) -> String {
             "uco-action:endTime": typed("xsd:dateTime", &a.utc),
             "uco-action:object": [output.clone()],
             "uco-action:result": [output],
-        }));
+        });
+        if let (Some(who), Some(obj)) = (&a.examiner, commit.as_object_mut()) {
+            obj.insert("uco-action:performer".into(), performer(who, &mut graph));
+        }
+        graph.push(commit);
         actions.push(json!({ "@id": commit_id }));
     }
     if let Some(case) = &run.case {

@@ -44,10 +44,10 @@ pub enum Command {
     /// Without running it again: the file must be the one its run verified (its SHA-256
     /// against the loss report's), pass SQLite's integrity check again and hold the rows
     /// the report says. It is renamed to DEST, never over a file, and the report is
-    /// rewritten to say when and by what command it was accepted. Exit 3: committed with
-    /// its loss; 2: refused, nothing changed; 1: failed.
+    /// rewritten to say when, by what command and (--examiner) by whom it was accepted.
+    /// Exit 3: committed with its loss; 2: refused, nothing changed; 1: failed.
     #[command(
-        after_help = "Examples:\n  salvage recover damaged.db -o recovered.db      # exit 4: loss, withheld\n  salvage report recovered.db.report.json         # read what was lost\n  salvage commit recovered.db.incomplete"
+        after_help = "Examples:\n  salvage recover damaged.db -o recovered.db      # exit 4: loss, withheld\n  salvage report recovered.db.report.json         # read what was lost\n  salvage commit recovered.db.incomplete --examiner \"J. Doe\""
     )]
     Commit(CommitArgs),
     /// Render a loss report (REPORT.json from `recover`) for a person
@@ -182,7 +182,49 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
     /// The command whose page to print (salvage-COMMAND(1)); default: salvage(1).
+    #[arg(value_parser = CommandName)]
     pub command: Option<String>,
+}
+
+/// The name of one of salvage's commands (`salvage man COMMAND`): its possible values are
+/// the subcommands, so that `--help`, the manual page and the shell completions offer them
+/// and an unknown name is refused with the list. Read from the definition when asked, not
+/// while it is being built (it is part of it).
+#[derive(Clone, Copy, Debug)]
+pub struct CommandName;
+
+impl CommandName {
+    /// The commands, in the order `--help` lists them.
+    fn names() -> Vec<String> {
+        use clap::CommandFactory;
+        Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect()
+    }
+}
+
+impl clap::builder::TypedValueParser for CommandName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::PossibleValuesParser::new(Self::names()).parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            Self::names()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// Arguments of `salvage completions`.
@@ -355,6 +397,11 @@ pub struct ExportArgs {
     /// FILE.incomplete and renamed into place once every line is written.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write every BLOB (of --table, or of every table) as a file into the new folder DIR,
+    /// named TABLE/ROWID.COLUMN.EXT by the kind its first bytes say (jpg, png, plist, …),
+    /// and DIR/manifest.csv with each one's table, rowid, column, kind, size and SHA-256.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "collection"])]
+    pub blobs: Option<PathBuf>,
 }
 
 /// Arguments of `salvage commit`.
@@ -366,6 +413,10 @@ pub struct CommitArgs {
     /// Its loss report (default: DEST.report.json).
     #[arg(long, value_name = "REPORT.json")]
     pub report: Option<PathBuf>,
+    /// Who accepts the loss, written into the report beside when and by what command (the
+    /// commit's performer in `salvage report --format case`).
+    #[arg(long)]
+    pub examiner: Option<String>,
 }
 
 /// Arguments of `salvage report`.
@@ -401,6 +452,9 @@ pub enum ExportFormat {
     Jsonl,
     /// Comma-separated values (RFC 4180), with a header line.
     Csv,
+    /// A workbook (-o FILE.xlsx): a sheet per table (or --table), with each row's
+    /// salvage_status.
+    Xlsx,
 }
 
 /// Arguments of `salvage recover`.

@@ -7,10 +7,16 @@ use crate::run::{Error, Exit};
 
 /// Runs `salvage export`.
 pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
+    if let Some(dir) = &args.blobs {
+        return blobs(args, dir);
+    }
     // Every path is checked before anything is read or created.
     let file = args.output.as_deref().map(OutputFile::check).transpose()?;
     if args.format == ExportFormat::Csv {
         return csv(args, file.as_ref());
+    }
+    if args.format == ExportFormat::Xlsx {
+        return xlsx(args, file.as_ref());
     }
     if args.table.is_some() {
         return Err(refused(
@@ -42,6 +48,62 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Error> {
         Exit::Clean
     } else {
         Exit::Damaged
+    })
+}
+
+/// `salvage export --blobs DIR [--table T]`.
+fn blobs(args: &ExportArgs, dir: &std::path::Path) -> Result<Exit, Error> {
+    let summary = recovery::export::blobs::export_blobs(&args.db, args.table.as_deref(), dir)?;
+    let kinds: Vec<String> = summary
+        .kinds
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    eprintln!(
+        "salvage export: {} BLOBs ({} bytes) written to `{}`{}; their hashes in manifest.csv",
+        summary.files,
+        summary.bytes,
+        crate::shown(&summary.dir),
+        match kinds.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", kinds.join(", ")),
+        }
+    );
+    Ok(Exit::Clean)
+}
+
+/// `salvage export --format xlsx -o FILE [--table T]`: written as FILE.incomplete, then
+/// committed.
+fn xlsx(args: &ExportArgs, file: Option<&OutputFile>) -> Result<Exit, Error> {
+    let Some(file) = file else {
+        return Err(refused(
+            "--format xlsx writes a workbook, not lines: name it with -o FILE.xlsx".into(),
+            "e.g. -o case-7.xlsx",
+        ));
+    };
+    let summary =
+        recovery::export::xlsx::export_xlsx(&args.db, args.table.as_deref(), &file.incomplete)
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&file.incomplete);
+            })?;
+    file.commit()?;
+    let rows: u64 = summary.tables.iter().map(|(_, n)| n).sum();
+    eprintln!(
+        "salvage export: {} sheets, {rows} rows written to `{}`",
+        summary.tables.len(),
+        crate::shown(&file.path)
+    );
+    if summary.cut > 0 || summary.big_integers > 0 {
+        eprintln!(
+            "  {} values cut to a cell's 32,767 characters; {} integers past 2^53 written as text (a cell would round them)",
+            summary.cut, summary.big_integers
+        );
+    }
+    // A value cut is not the database's value: not a clean export.
+    Ok(if summary.cut > 0 {
+        Exit::Damaged
+    } else {
+        Exit::Clean
     })
 }
 

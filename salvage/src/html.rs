@@ -10,7 +10,10 @@ use std::fmt::Write as _;
 use recovery::report::map::{MapRun, Orphan};
 use recovery::report::LossReport;
 
-use crate::report::{accepted_later, next_step_text, repair_state, verdict, SOURCE_UNCHANGED};
+use crate::report::{
+    accepted_later, count, lost_lists_of, next_step_text, repair_state, rows_and_from_file,
+    verdict, ROWS_REBUILT, SOURCE_UNCHANGED,
+};
 use crate::run_record::{run_record, sha256_as_read};
 
 /// Text of the report (names come from the damaged file) made safe to place in HTML.
@@ -101,7 +104,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
     };
     let _ = writeln!(
         s,
-        "<p>Output: {output}. Source unchanged: {}.</p>",
+        "<p id=\"output\">Output: {output}.</p>\n<p id=\"source\">Source unchanged: {}.</p>",
         if r.source.unchanged {
             SOURCE_UNCHANGED
         } else {
@@ -127,6 +130,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
         }
         let _ = writeln!(s, "</ul>");
     }
+    lost_lists(&mut s, r);
     let _ = writeln!(
         s,
         "<h2>Next step</h2><p id=\"next\">{}</p>",
@@ -154,7 +158,8 @@ fn page_map(s: &mut String, r: &LossReport) {
     let per = map.pages_per_cell.max(1);
     let _ = writeln!(
         s,
-        "<p>{pages} pages{}. Hover a cell for its pages.</p>",
+        "<p>{}{}. Hover a cell for its pages.</p>",
+        count(pages.into(), "page"),
         if per > 1 {
             format!(", {per} to a cell (a cell shows its most telling page: damage first)")
         } else {
@@ -171,7 +176,6 @@ fn page_map(s: &mut String, r: &LossReport) {
     );
     for run in &map.runs {
         let (colour, outline) = colour(run, &hues);
-        let title = esc(&describe(run));
         let style = if outline {
             format!("background:{colour};outline:2px solid #ff8c00;outline-offset:-2px")
         } else {
@@ -181,7 +185,11 @@ fn page_map(s: &mut String, r: &LossReport) {
             Orphan::Attributed => "orphan-attributed",
             Orphan::Unattributed => "orphan",
         });
-        for _ in 0..(run.last - run.first) / per + 1 {
+        // Each cell its own pages: a run of cells that show the same is many cells.
+        for cell in 0..(run.last - run.first) / per + 1 {
+            let first = run.first + cell * per;
+            let last = (first + (per - 1)).min(run.last);
+            let title = esc(&describe(run, first, last, per > 1));
             let _ = write!(
                 s,
                 "<i class=\"c {class}\" style=\"{style}\" title=\"{title}\"></i>"
@@ -238,23 +246,48 @@ fn colour(run: &MapRun, hues: &BTreeMap<&str, u32>) -> (String, bool) {
     (c, outline)
 }
 
-/// A run's cells in words: the pages, the class, the object, an orphan's fate.
-fn describe(run: &MapRun) -> String {
-    let pages = if run.first == run.last {
-        format!("page {}", run.first)
+/// A cell of `run`, pages `first..=last`, in words: the pages, then what they are (the
+/// class, the object, an orphan's fate). A cell of several pages (`counted`) says how many
+/// of its pages are of each kind: one zeroed page among many is one, not all.
+fn describe(run: &MapRun, first: u32, last: u32, counted: bool) -> String {
+    let pages = if first == last {
+        format!("page {first}")
     } else {
-        format!("pages {}-{}", run.first, run.last)
+        format!("pages {first}–{last}")
     };
-    let mut out = format!("{pages}: {}", run.class.replace('_', " "));
-    if let Some(o) = &run.object {
-        let _ = write!(out, " of {o}");
-    }
-    match run.orphan {
-        Some(Orphan::Attributed) => out.push_str(" (orphan, rows given to it)"),
-        Some(Orphan::Unattributed) => out.push_str(" (orphan, rows not attributed)"),
-        None => {}
-    }
-    out
+    let kind = |n: Option<u32>, class: &str, object: Option<&str>, orphan: Option<Orphan>| {
+        let noun = class.replace('_', " ");
+        let mut out = match n {
+            Some(n) => count(n.into(), &format!("{noun} page")),
+            None => noun,
+        };
+        if let Some(o) = object {
+            let _ = write!(out, " of {o}");
+        }
+        match orphan {
+            Some(Orphan::Attributed) => out.push_str(" (orphan, rows given to it)"),
+            Some(Orphan::Unattributed) => out.push_str(" (orphan, rows not attributed)"),
+            None => {}
+        }
+        out
+    };
+    let what = if !counted {
+        kind(None, &run.class, run.object.as_deref(), run.orphan)
+    } else if run.mix.is_empty() {
+        kind(
+            Some(last - first + 1),
+            &run.class,
+            run.object.as_deref(),
+            run.orphan,
+        )
+    } else {
+        run.mix
+            .iter()
+            .map(|m| kind(Some(m.pages), &m.class, m.object.as_deref(), m.orphan))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!("{pages}: {what}")
 }
 
 /// A row per table: status, rows, from orphans, damaged, placeholders, partial, loss.
@@ -262,7 +295,7 @@ fn tables(s: &mut String, r: &LossReport) {
     let _ = writeln!(
         s,
         "<h2>Tables</h2><table id=\"tables\"><thead><tr><th>table</th><th>status</th>\
-         <th>rows recovered</th><th>from orphan pages</th><th>damaged rows</th>\
+         <th>rows in output</th><th>from file</th><th>from orphan pages</th><th>damaged rows</th>\
          <th>placeholders</th><th>partial rows</th><th>lost (at least .. at most)</th>\
          </tr></thead><tbody>"
     );
@@ -279,14 +312,19 @@ fn tables(s: &mut String, r: &LossReport) {
             },
         );
         let status = t.status.to_string();
+        let (rows, from_file) = rows_and_from_file(t).map_or_else(
+            || ("-".to_string(), "-".to_string()),
+            |(rows, from_file)| (rows.to_string(), from_file.to_string()),
+        );
         let _ = writeln!(
             s,
-            "<tr class=\"{}\"><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\"><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             if t.lost_rows.is_some() { "loss" } else { "" },
             esc(&t.name),
             if matches!(status.as_str(), "recovered" | "skipped" | "rebuilt") { "" } else { "bad" },
             esc(&status),
-            t.rows_written,
+            rows,
+            from_file,
             t.rows_from_orphans,
             t.rows_damaged,
             t.placeholders,
@@ -295,6 +333,9 @@ fn tables(s: &mut String, r: &LossReport) {
         );
     }
     let _ = writeln!(s, "</tbody></table>");
+    if r.tables.iter().any(|t| t.placeholders + t.rows_partial > 0) {
+        let _ = writeln!(s, "<p id=\"rows-rebuilt\">{}</p>", esc(ROWS_REBUILT));
+    }
     let lf = &r.lost_and_found;
     if lf.rows > 0 {
         let _ = writeln!(
@@ -315,6 +356,33 @@ fn tables(s: &mut String, r: &LossReport) {
         }
         let _ = writeln!(s, "</ul>");
     }
+}
+
+/// The rowid ranges and pages lost or put elsewhere, a list each
+/// ([`crate::report::lost_lists_of`]).
+fn lost_lists(s: &mut String, r: &LossReport) {
+    let lists = lost_lists_of(r, &|name| format!("<code>{}</code>", esc(name)));
+    if lists.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "<h2>Lost rows and pages</h2><ul id=\"lost\">");
+    for list in &lists {
+        if list.per_table {
+            let _ = writeln!(s, "<li>{}:<ul>", esc(list.title));
+            for e in &list.entries {
+                let _ = writeln!(s, "<li>{e}</li>");
+            }
+            let _ = writeln!(s, "</ul></li>");
+        } else {
+            let _ = writeln!(
+                s,
+                "<li>{}: {}</li>",
+                esc(list.title),
+                list.entries.join("; ")
+            );
+        }
+    }
+    let _ = writeln!(s, "</ul>");
 }
 
 /// The run and the hashes of every file it read and wrote.

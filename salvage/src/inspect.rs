@@ -16,7 +16,7 @@ pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
         s.push('\n');
         s
     } else {
-        render(&report)
+        render(&report, stdout_width())
     };
     print_stdout(&text)?;
     Ok(if report.verdict.healthy {
@@ -26,30 +26,62 @@ pub fn run(args: &InspectArgs) -> Result<Exit, Error> {
     })
 }
 
-/// The human report: the same facts as the JSON, for reading.
-pub fn render(r: &InspectReport) -> String {
+/// The width text on stdout is wrapped to: the terminal's, when stdout is one (at least
+/// [`NARROWEST`]), else [`NOT_A_TERMINAL`].
+pub fn stdout_width() -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map_or(NOT_A_TERMINAL, |(w, _)| usize::from(w.0).max(NARROWEST))
+}
+
+/// The width of text written to a file or a pipe: a pager or an editor shows it whole,
+/// and a case file's margin is wider than a terminal's 80 columns.
+pub const NOT_A_TERMINAL: usize = 100;
+
+/// The narrowest wrapping width: the tables are 80 columns wide whatever the width, and a
+/// sentence broken into a word a line is no easier to read.
+pub const NARROWEST: usize = 40;
+
+/// `n` and `noun`, the noun in the plural unless `n` is 1: "1 page", "2 pages".
+fn n(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
+/// The human report: the same facts as the JSON, for reading, its sentences wrapped at
+/// `width` columns (the tables are fixed, 80 at most).
+pub fn render(r: &InspectReport, width: usize) -> String {
     let mut s = String::new();
+    let line = |s: &mut String, text: &str, first: &str, rest: &str| {
+        let _ = writeln!(s, "{}", wrap(text, first, rest, width));
+    };
     let _ = writeln!(s, "salvage inspect: {}", crate::shown(&r.run.source_path));
     if let Some(sha256) = &r.source.sha256 {
-        let _ = writeln!(s, "sha256: {sha256} ({} bytes)", r.source.size);
+        line(
+            &mut s,
+            &format!("sha256: {sha256} ({})", n(r.source.size, "byte")),
+            "",
+            "  ",
+        );
     }
-    let _ = writeln!(s, "verdict: {}", r.verdict.summary);
+    line(&mut s, &format!("verdict: {}", r.verdict.summary), "", "  ");
     for a in &r.applications {
-        let _ = writeln!(s, "{}", crate::report::application_line(a));
+        line(&mut s, &crate::report::application_line(a), "", "  ");
     }
     let _ = writeln!(s);
     header(&mut s, r);
-    beside(&mut s, r);
+    beside(&mut s, r, width);
     pages(&mut s, r);
     trees(&mut s, r);
-    freelist(&mut s, r);
-    findings(&mut s, r);
-    audit(&mut s, r);
+    freelist(&mut s, r, width);
+    findings(&mut s, r, width);
+    audit(&mut s, r, width);
     s
 }
 
 /// The audit, most severe first.
-fn audit(s: &mut String, r: &InspectReport) {
+fn audit(s: &mut String, r: &InspectReport, width: usize) {
     let Some(concerns) = &r.audit else { return };
     let _ = writeln!(s);
     if concerns.is_empty() {
@@ -65,7 +97,9 @@ fn audit(s: &mut String, r: &InspectReport) {
             let listed: Vec<String> = c.pages.iter().map(u32::to_string).collect();
             format!(" [pages {}]", listed.join(", "))
         };
-        let _ = writeln!(s, "  {severity:<7} {}: {}{pages}", c.kind, c.what);
+        let first = format!("  {severity:<7} ");
+        let text = format!("{}: {}{pages}", c.kind, c.what);
+        let _ = writeln!(s, "{}", wrap(&text, &first, &" ".repeat(12), width));
     }
 }
 
@@ -92,9 +126,9 @@ fn header(s: &mut String, r: &InspectReport) {
     );
     let _ = writeln!(
         s,
-        "  database size        {:<13} {} pages in the file{}",
+        "  database size        {:<13} {} in the file{}",
         d.database_size,
-        u.page_count,
+        n(u.page_count.into(), "page"),
         if d.database_size_valid {
             ""
         } else {
@@ -141,50 +175,59 @@ fn header(s: &mut String, r: &InspectReport) {
 }
 
 /// The log and journal beside the file.
-fn beside(s: &mut String, r: &InspectReport) {
+fn beside(s: &mut String, r: &InspectReport, width: usize) {
+    // Under the header's values: the column they start at.
+    let rest = " ".repeat(23);
+    let line = |s: &mut String, first: &str, text: &str| {
+        let _ = writeln!(s, "{}", wrap(text, first, &rest, width));
+    };
     if let Some(w) = &r.sidecars.wal {
-        let _ = if w.usable {
-            writeln!(
+        let first = "  beside: -wal         ";
+        if w.usable {
+            line(
                 s,
-                "  beside: -wal         {} bytes, {} of {} frames committed, {} pages newer than the file's",
-                w.size, w.frames_committed, w.frames_present, w.pages_committed
-            )
+                first,
+                &format!(
+                    "{}, {} of {} committed, {} newer than the file's",
+                    n(w.size, "byte"),
+                    w.frames_committed,
+                    n(w.frames_present.into(), "frame"),
+                    n(w.pages_committed as u64, "page")
+                ),
+            );
         } else {
             let why = w.findings.listed.first().map_or("", |f| f.message.as_str());
-            writeln!(
-                s,
-                "  beside: -wal         {} bytes, not read: {why}",
-                w.size
-            )
-        };
-        timeline(s, w);
+            line(s, first, &format!("{}, not read: {why}", n(w.size, "byte")));
+        }
+        timeline(s, w, width);
     }
     if let Some(j) = &r.sidecars.journal {
-        let _ = if j.refused {
+        let first = "  beside: -journal     ";
+        let size = n(j.size, "byte");
+        let text = if j.refused {
             let why = j.findings.listed.first().map_or("", |f| f.message.as_str());
-            writeln!(
-                s,
-                "  beside: -journal     {} bytes, HOT but not rolled back: {why}",
-                j.size
-            )
+            format!("{size}, HOT but not rolled back: {why}")
         } else if j.hot {
-            writeln!(
-                s,
-                "  beside: -journal     {} bytes, HOT: {} records restore {} pages of an interrupted transaction ({} ignored)",
-                j.size, j.records_valid, j.pages_restored, j.records_ignored
+            format!(
+                "{size}, HOT: {} {} {} of an interrupted transaction ({} ignored)",
+                n(j.records_valid.into(), "record"),
+                if j.records_valid == 1 {
+                    "restores"
+                } else {
+                    "restore"
+                },
+                n(j.pages_restored as u64, "page"),
+                j.records_ignored
             )
         } else {
-            writeln!(
-                s,
-                "  beside: -journal     {} bytes, not hot (its transaction committed)",
-                j.size
-            )
+            format!("{size}, not hot (its transaction committed)")
         };
+        line(s, first, &text);
     }
 }
 
 /// The log's commits in order, with the rows each changed.
-fn timeline(s: &mut String, w: &recovery::report::inspect::WalSidecar) {
+fn timeline(s: &mut String, w: &recovery::report::inspect::WalSidecar, width: usize) {
     if w.timeline.is_empty() && w.older_generation_frames == 0 {
         return;
     }
@@ -206,11 +249,11 @@ fn timeline(s: &mut String, w: &recovery::report::inspect::WalSidecar) {
         );
     }
     if w.older_generation_frames > 0 {
-        let _ = writeln!(
-            s,
-            "    and {} frames of an earlier generation of the log (`recover --history` reads their rows)",
-            w.older_generation_frames
+        let text = format!(
+            "and {} of an earlier generation of the log (`recover --history` reads their rows)",
+            n(w.older_generation_frames as u64, "frame")
         );
+        let _ = writeln!(s, "{}", wrap(&text, "    ", "      ", width));
     }
 }
 
@@ -271,31 +314,34 @@ fn trees(s: &mut String, r: &InspectReport) {
                 l.rowid_up_to.map_or("+inf".into(), |v| v.to_string())
             );
         }
-        if t.lost_children.len() > 5 {
-            let _ = writeln!(
-                s,
-                "      … {} more lost children",
-                t.lost_children.len() - 5
-            );
+        match t.lost_children.len() {
+            0..=5 => {}
+            6 => {
+                let _ = writeln!(s, "      … 1 more lost child");
+            }
+            more => {
+                let _ = writeln!(s, "      … {} more lost children", more - 5);
+            }
         }
     }
 }
 
 /// The freelist and the damaged pages.
-fn freelist(s: &mut String, r: &InspectReport) {
+fn freelist(s: &mut String, r: &InspectReport, width: usize) {
     let _ = writeln!(s);
-    let _ = writeln!(
-        s,
-        "freelist: {} trunk pages, {} leaf pages (header says {}){}",
-        r.freelist.trunk_pages,
-        r.freelist.leaf_pages,
-        r.freelist.declared_count,
-        if r.freelist.findings.count > 0 {
-            format!(", {} findings", r.freelist.findings.count)
+    let f = &r.freelist;
+    let text = format!(
+        "freelist: {}, {} (header says {}){}",
+        n(f.trunk_pages as u64, "trunk page"),
+        n(f.leaf_pages as u64, "leaf page"),
+        f.declared_count,
+        if f.findings.count > 0 {
+            format!(", {}", n(f.findings.count as u64, "finding"))
         } else {
             String::new()
         }
     );
+    let _ = writeln!(s, "{}", wrap(&text, "", "  ", width));
     if !r.damaged_pages.is_empty() {
         let _ = writeln!(s);
         let _ = writeln!(s, "damaged pages ({}):", r.verdict.damaged_page_count);
@@ -304,20 +350,21 @@ fn freelist(s: &mut String, r: &InspectReport) {
                 Some(last) => format!("pages {}-{}", p.page, last),
                 None => format!("page {}", p.page),
             };
-            let _ = writeln!(s, "  {pages} ({}): {}", p.class, p.why.join("; "));
+            let text = format!("{pages} ({}): {}", p.class, p.why.join("; "));
+            let _ = writeln!(s, "{}", wrap(&text, "  ", "    ", width));
         }
         if r.damaged_pages.len() > 40 {
             let _ = writeln!(
                 s,
-                "  … {} more runs in the JSON report (--json)",
-                r.damaged_pages.len() - 40
+                "  … {} more in the JSON report (--json)",
+                n((r.damaged_pages.len() - 40) as u64, "run")
             );
         }
     }
 }
 
 /// The findings, at most 40.
-fn findings(s: &mut String, r: &InspectReport) {
+fn findings(s: &mut String, r: &InspectReport, width: usize) {
     let findings: Vec<_> = r
         .findings
         .listed
@@ -328,7 +375,8 @@ fn findings(s: &mut String, r: &InspectReport) {
         let _ = writeln!(s);
         let _ = writeln!(s, "findings ({}):", r.verdict.finding_count);
         for f in findings.iter().take(40) {
-            let _ = writeln!(s, "  {}: {}", f.kind, f.message);
+            let text = format!("{}: {}", f.kind, f.message);
+            let _ = writeln!(s, "{}", wrap(&text, "  ", "    ", width));
         }
         if findings.len() > 40 || r.verdict.finding_count > findings.len() {
             let _ = writeln!(

@@ -70,13 +70,14 @@ pub fn run(args: &RecoverArgs) -> Result<Exit, Error> {
 
 /// Runs `salvage commit`: the library commits the withheld output, then the summary.
 pub fn commit(args: &crate::cli::CommitArgs) -> Result<Exit, Error> {
-    let done = recovery::accept(&recovery::AcceptOptions {
+    let options = recovery::AcceptOptions {
         incomplete: args.incomplete.clone(),
         report: args.report.clone(),
         command_line: std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-    })?;
+    };
+    let done = recovery::accept_by(&options, args.examiner.as_deref())?;
     eprintln!(
         "salvage commit: `{}` is committed as `{}`, its loss accepted",
         crate::shown(&args.incomplete),

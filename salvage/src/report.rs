@@ -10,55 +10,9 @@ use crate::run_record::{run_record, sha256_as_read};
 
 /// Runs `salvage report`.
 pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
-    let path = &args.report;
-    let text = std::fs::read_to_string(path).map_err(|e| recovery::Error::Source {
-        path: path.clone(),
-        source: e,
-    })?;
-    let refused = |what: String, hint: &str| {
-        Error::Run(recovery::Error::Refused {
-            what,
-            hint: hint.into(),
-        })
-    };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        refused(
-            format!("`{}` is not a loss report: {e}", crate::shown(path)),
-            "pass the REPORT.json that `salvage recover` wrote",
-        )
-    })?;
-    // The document `salvage inspect --json` writes: a description of the file, not of a
-    // recovery, which would render as a report of nothing recovered.
-    if value.get("trees").is_some() && value.get("header").is_some() {
-        return Err(refused(
-            format!(
-                "`{}` is the JSON of `salvage inspect`, not a loss report",
-                crate::shown(path)
-            ),
-            "`salvage report` renders the REPORT.json that `salvage recover` writes; `salvage inspect DB` prints the inspection for a person",
-        ));
-    }
-    if value
-        .get("format_version")
-        .and_then(serde_json::Value::as_u64)
-        != Some(FORMAT_VERSION.into())
-    {
-        return Err(refused(
-            format!(
-                "`{}` is not a loss report of format version {FORMAT_VERSION}",
-                crate::shown(path)
-            ),
-            "render it with the salvage version that wrote it",
-        ));
-    }
-    let report: LossReport = serde_json::from_value(value).map_err(|e| {
-        refused(
-            format!("`{}` is not a loss report: {e}", crate::shown(path)),
-            "pass the REPORT.json that `salvage recover` wrote",
-        )
-    })?;
+    let (report, bytes) = read(&args.report)?;
     // The report cannot hold its own hash: it is taken of the file as read here.
-    let own = sha256_hex(text.as_bytes());
+    let own = sha256_hex(&bytes);
     print_stdout(&match args.format {
         ReportFormat::Html => crate::html::render(&report, Some(&own)),
         ReportFormat::Case => crate::case::render(&report, &own),
@@ -69,6 +23,71 @@ pub fn run(args: &ReportArgs) -> Result<Exit, Error> {
     } else {
         Exit::Damaged
     })
+}
+
+/// The loss report at `path`, typed, and the bytes it was read from (its own hash is taken
+/// of them). Anything else is refused (exit 2) with what it is instead: a SQLite database
+/// or any file that is not text, the JSON of `salvage inspect`, a report of another format
+/// version.
+fn read(path: &std::path::Path) -> Result<(LossReport, Vec<u8>), Error> {
+    let bytes = std::fs::read(path).map_err(|e| recovery::Error::Source {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let refused = |what: String, hint: String| Error::Run(recovery::Error::Refused { what, hint });
+    let shown = crate::shown(path);
+    let not_a_report = || "pass the REPORT.json that `salvage recover` wrote".to_string();
+    // A database (or anything else that is not text) given where its report was meant.
+    let is_database = bytes.starts_with(b"SQLite format 3\0");
+    if is_database || std::str::from_utf8(&bytes).is_err() {
+        let inspect = shell_words(&[
+            "salvage".into(),
+            "inspect".into(),
+            path.to_string_lossy().into_owned(),
+        ]);
+        let what = if is_database {
+            format!("`{shown}` is a SQLite database, not a loss report")
+        } else {
+            format!("`{shown}` is not a loss report: it is not text, and a loss report is JSON")
+        };
+        return Err(refused(
+            what,
+            format!(
+                "this is not a loss report; `{inspect}` reads a database, and `salvage recover` writes the REPORT.json this command renders"
+            ),
+        ));
+    }
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        refused(
+            format!("`{shown}` is not a loss report: {e}"),
+            not_a_report(),
+        )
+    })?;
+    // The document `salvage inspect --json` writes: a description of the file, not of a
+    // recovery, which would render as a report of nothing recovered.
+    if value.get("trees").is_some() && value.get("header").is_some() {
+        return Err(refused(
+            format!("`{shown}` is the JSON of `salvage inspect`, not a loss report"),
+            "`salvage report` renders the REPORT.json that `salvage recover` writes; `salvage inspect DB` prints the inspection for a person".into(),
+        ));
+    }
+    if value
+        .get("format_version")
+        .and_then(serde_json::Value::as_u64)
+        != Some(FORMAT_VERSION.into())
+    {
+        return Err(refused(
+            format!("`{shown}` is not a loss report of format version {FORMAT_VERSION}"),
+            "render it with the salvage version that wrote it".into(),
+        ));
+    }
+    let report = serde_json::from_value(value).map_err(|e| {
+        refused(
+            format!("`{shown}` is not a loss report: {e}"),
+            not_a_report(),
+        )
+    })?;
+    Ok((report, bytes))
 }
 
 /// A clean salvage: complete (no loss, verified), committed, and the source proven
@@ -114,7 +133,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// The report for a person; `own_sha256` is the report file's own hash, when it was read
-/// from a file. Markdown uses headings and a table; text aligns columns.
+/// from a file. Markdown uses headings, lists and a table; text aligns columns.
 pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> String {
     let mut s = String::new();
     let committed = r.output.committed;
@@ -122,11 +141,13 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
     let (h1, h2) = if markdown { ("# ", "## ") } else { ("", "") };
     let _ = writeln!(s, "{h1}Salvage of `{}`", printable(&r.run.source_path));
     let _ = writeln!(s);
+    // In Markdown, lines one after another are one paragraph: each of these is a list
+    // item, so that the verdict, the output and the source stay apart when rendered.
     let _ = writeln!(
         s,
         "{}{verdict}",
         if markdown {
-            "**Verdict:** "
+            "- **Verdict:** "
         } else {
             "verdict: "
         }
@@ -134,7 +155,11 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
     let _ = writeln!(
         s,
         "{}{}",
-        if markdown { "**Output:** " } else { "output: " },
+        if markdown {
+            "- **Output:** "
+        } else {
+            "output: "
+        },
         match r.output.location {
             _ if r.repair.is_some() => repair_state(r).unwrap_or_default(),
             _ if committed => match &r.output.accepted {
@@ -149,7 +174,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
         s,
         "{}{}",
         if markdown {
-            "**Source unchanged:** "
+            "- **Source unchanged:** "
         } else {
             "source unchanged: "
         },
@@ -164,7 +189,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
         match markdown {
             true => {
                 let rest = line.strip_prefix("application: ").unwrap_or(&line);
-                let _ = writeln!(s, "**Application:** {rest}");
+                let _ = writeln!(s, "- **Application:** {rest}");
             }
             false => {
                 let _ = writeln!(s, "{line}");
@@ -174,6 +199,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
     tables(&mut s, r, markdown, h2);
     dangling(&mut s, r, h2);
     losses(&mut s, r, h2);
+    lost_lists(&mut s, r, markdown, h2);
     next_step(&mut s, r, h2);
     custody(&mut s, r, own_sha256, markdown, h2);
     s
@@ -183,12 +209,14 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
 pub fn application_line(a: &recovery::report::Identified) -> String {
     let how = match a.by {
         recovery::report::IdentifiedBy::Schema => format!(
-            "by its schema ({} of the {} tables it knows)",
-            a.tables_present, a.tables_known
+            "by its schema ({} of the {} it knows)",
+            a.tables_present,
+            count(a.tables_known as u64, "table")
         ),
         recovery::report::IdentifiedBy::Records => format!(
-            "by records that fit its tables, their schema rows lost ({} of the {} tables it knows present)",
-            a.tables_present, a.tables_known
+            "by records that fit its tables, their schema rows lost ({} of the {} it knows present)",
+            a.tables_present,
+            count(a.tables_known as u64, "table")
         ),
     };
     format!(
@@ -263,6 +291,7 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
         "table",
         "status",
         "rows",
+        "from file",
         "from orphans",
         "damaged",
         "placeholders",
@@ -307,10 +336,15 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
             ),
             None => "-".into(),
         };
+        let (rows, from_file) = rows_and_from_file(t).map_or_else(
+            || ("-".to_string(), "-".to_string()),
+            |(rows, from_file)| (rows.to_string(), from_file.to_string()),
+        );
         let row = [
             printable(&t.name),
             t.status.to_string(),
-            t.rows_written.to_string(),
+            rows,
+            from_file,
             t.rows_from_orphans.to_string(),
             t.rows_damaged.to_string(),
             t.placeholders.to_string(),
@@ -319,7 +353,22 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
         ];
         let _ = writeln!(s, "| `{}` | {} |", row[0], row[1..].join(" | "));
     }
+    if r.tables.iter().any(|t| t.placeholders + t.rows_partial > 0) {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{ROWS_REBUILT}");
+    }
     lost_and_found_line(s, r);
+}
+
+/// What the rows column counts, said under the tables when some rows were rebuilt.
+pub const ROWS_REBUILT: &str = "Rows are those the output table holds: from file + placeholders + partial. Placeholders and partial rows are rebuilt, registered, and still loss.";
+
+/// The rows the output table holds (`rows_in_output`), and of them those read from the
+/// file (every row but the placeholders and partial rows: for a virtual table refilled
+/// from its stored text, every row it holds); `None` for a table not filled with rows.
+pub fn rows_and_from_file(t: &recovery::report::TableReport) -> Option<(u64, u64)> {
+    let rows = t.rows_in_output?;
+    Some((rows, rows.saturating_sub(t.placeholders + t.rows_partial)))
 }
 
 /// The sentence on the rows in `lost_and_found`, when it holds any.
@@ -336,6 +385,16 @@ fn lost_and_found_line(s: &mut String, r: &LossReport) {
         );
         let _ = writeln!(s);
         let _ = writeln!(s, "{}", crate::inspect::wrap(&sentence, "", "", 80));
+    }
+}
+
+/// `n` and `noun`, the noun in the plural unless `n` is 1: "1 page", "2 pages" (the
+/// noun's last word takes the `s`: "1 more relationship", "2 more relationships").
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -384,9 +443,7 @@ pub fn table_text(r: &LossReport) -> String {
         };
         let rebuilt = t.placeholders + t.rows_partial;
         rebuilt_any |= rebuilt > 0;
-        // Rows read from the file: for a virtual table refilled from its stored text,
-        // every row it holds.
-        let from_file = rows.saturating_sub(rebuilt);
+        let from_file = rows_and_from_file(t).map_or(rows, |(_, f)| f);
         line(
             &mut s,
             [
@@ -484,7 +541,10 @@ pub fn dangling_sentences(r: &LossReport) -> Vec<String> {
     let mut out: Vec<String> = d.listed.iter().map(ToString::to_string).collect();
     let more = d.count.saturating_sub(d.listed.len() as u64);
     if more > 0 {
-        out.push(format!("… and {more} more relationships in the report"));
+        out.push(format!(
+            "… and {} in the report",
+            count(more, "more relationship")
+        ));
     }
     out
 }
@@ -578,7 +638,14 @@ fn repair_next_step(r: &LossReport) -> Option<String> {
         RepairState::Pending => format!("The repair stopped before the recovery was put in place: `salvage repair {db} --resume` finishes it, `salvage repair {db} --rollback` ends it with the original in place."),
         RepairState::Withheld => format!("The repair withheld this recovery because rows are missing; the database is untouched. To accept the loss and put it in place, run `salvage repair {db} --resume --allow-partial`; to end the repair, `salvage repair {db} --rollback`."),
         RepairState::InPlace if clean(r) => format!("The repaired database is in place; keep the archive `{}` as the original's record (`salvage verify` it).", printable(&paths.archive_path)),
-        RepairState::InPlace => "Review the tables above: the repaired database in place holds what was recovered, with rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string(),
+        RepairState::InPlace => format!(
+            "Review the tables above: the repaired database in place holds what was recovered{}.{}",
+            match registers(r) {
+                kept if kept.is_empty() => String::new(),
+                kept => format!(", and keeps {kept}"),
+            },
+            compare_with_backup(r)
+        ),
         RepairState::RolledBack | RepairState::Abandoned => "Nothing: the repair is over and the database is as it was; this report and the archive stay as its record.".to_string(),
     })
 }
@@ -594,8 +661,345 @@ pub fn next_step_text(r: &LossReport) -> String {
     } else if !flags.verified || !r.source.unchanged {
         format!("Do not use the output. Keep `{}` and the source for inspection, and report the run with this report attached.", incomplete(r))
     } else if committed {
-        "Review the tables above before using the output: placeholder rows are listed in `salvage_placeholders`, rows rebuilt from index entries and full-text copies in `salvage_partial_rows`, values not as read in `salvage_damaged_fields`, rows without a table in `lost_and_found`. If a backup exists, compare its rows for the ranges reported lost.".to_string()
+        format!(
+            "Review the tables above before using the output{}.{}",
+            match registers(r) {
+                kept if kept.is_empty() => String::new(),
+                kept => format!(", which keeps {kept}"),
+            },
+            compare_with_backup(r)
+        )
     } else {
         format!("The output was withheld because rows are missing. To accept the loss and use it, run `{}`: it checks the file again and commits it without a rerun.", commit_command(r))
+    }
+}
+
+/// The tables of the output that hold what is not as the file held it, in a clause: only
+/// those the report says hold rows (a table named but empty would send a person looking
+/// for nothing). Empty when none does.
+fn registers(r: &LossReport) -> String {
+    let named = |table: &Option<String>, default: &str| {
+        format!("`{}`", table.as_deref().map_or(default.into(), printable))
+    };
+    let mut kept: Vec<String> = Vec::new();
+    let placeholders = &r.placeholders;
+    if placeholders.made.count > 0 {
+        kept.push(format!(
+            "placeholder rows in {}",
+            named(&placeholders.registry, "salvage_placeholders")
+        ));
+    }
+    let partial = &r.partial_rows;
+    let registry = named(&partial.registry, "salvage_partial_rows");
+    match (partial.rows > 0, partial.refused > 0) {
+        (true, true) => kept.push(format!("rows rebuilt from index entries and full-text copies, and the known values of those their table refused, in {registry}")),
+        (true, false) => kept.push(format!("rows rebuilt from index entries and full-text copies in {registry}")),
+        (false, true) => kept.push(format!("the known values of lost rows their table refused in {registry}")),
+        (false, false) => {}
+    }
+    let damaged = &r.damaged_fields;
+    if damaged.fields > 0 {
+        kept.push(format!(
+            "values not as read in {}",
+            named(&damaged.registry, "salvage_damaged_fields")
+        ));
+    }
+    let lost_and_found = &r.lost_and_found;
+    if lost_and_found.rows > 0 {
+        kept.push(format!(
+            "rows without a table in {}",
+            named(&lost_and_found.table, "lost_and_found")
+        ));
+    }
+    match kept.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The sentence that sends a person to a backup: to the rows and pages listed lost, or,
+/// when none is listed, to the tables.
+fn compare_with_backup(r: &LossReport) -> String {
+    if lost_lists_of(r, &|name| format!("`{name}`")).is_empty() {
+        " If a backup exists, compare its tables with the output's.".into()
+    } else {
+        " If a backup exists, compare its rows for the rowid ranges and pages listed under \"Lost rows and pages\".".into()
+    }
+}
+
+/// Ranges listed per list at most; the rest are in the JSON.
+pub const RANGES_LISTED: usize = 20;
+
+/// Numbers (rowids or page numbers) as inclusive ranges, in any order and overlapping as
+/// added; said sorted, overlapping and adjacent ones merged. An open end is `i64::MIN` or
+/// `i64::MAX`: a range from `i64::MIN` is every number up to its end, which is what a
+/// rowid range with no lower bound holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ranges(Vec<(i64, i64)>);
+
+impl Ranges {
+    /// Adds `first..=last` (nothing when `first > last`).
+    pub fn push(&mut self, first: i64, last: i64) {
+        if first <= last {
+            self.0.push((first, last));
+        }
+    }
+
+    /// Whether it holds no number.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The ranges sorted, overlapping and adjacent ones merged.
+    fn merged(&self) -> Vec<(i64, i64)> {
+        let mut sorted = self.0.clone();
+        sorted.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(sorted.len());
+        for (first, last) in sorted {
+            match merged.last_mut() {
+                Some((_, end)) if i128::from(first) <= i128::from(*end) + 1 => {
+                    *end = (*end).max(last);
+                }
+                _ => merged.push((first, last)),
+            }
+        }
+        merged
+    }
+
+    /// The ranges in words after `one` or `many` ("page 2", "pages 5–9, 14", "rowids up to
+    /// 40, 343–353"), at most [`RANGES_LISTED`], then how many more the JSON holds.
+    pub fn words(&self, one: &str, many: &str) -> String {
+        let range = |&(first, last): &(i64, i64)| match (first, last) {
+            (i64::MIN, i64::MAX) => "any".to_string(),
+            (i64::MIN, last) => format!("up to {last}"),
+            (first, i64::MAX) => format!("{first} and above"),
+            (first, last) if first == last => first.to_string(),
+            (first, last) => format!("{first}–{last}"),
+        };
+        let merged = self.merged();
+        let noun = match merged.as_slice() {
+            [(first, last)] if first == last => one,
+            _ => many,
+        };
+        let shown: Vec<String> = merged.iter().take(RANGES_LISTED).map(range).collect();
+        let more = merged.len().saturating_sub(RANGES_LISTED) as u64;
+        let more = match more {
+            0 => String::new(),
+            n => format!(", and {} in the JSON", count(n, "more range")),
+        };
+        format!("{noun} {}{more}", shown.join(", "))
+    }
+}
+
+/// A list of "Lost rows and pages": what it lists, and its entries, already in the
+/// format's words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostList {
+    /// What it lists, lower-case.
+    pub title: &'static str,
+    /// One entry said on the title's line ("zeroed: pages 5–9, 14"), or several, a line
+    /// each (a table's own).
+    pub entries: Vec<String>,
+    /// The entries are a table's each: one line each, under the title.
+    pub per_table: bool,
+}
+
+/// The class of a damaged page beyond the database's last page (`pages.damaged`).
+const PAST_END: &str = "past_end";
+
+/// The rows and pages the report says were lost or put elsewhere, as lists: the rowid
+/// ranges of the subtrees that could not be followed, per table; the zeroed, unrecognised
+/// and missing pages; the orphan pages and the table each was placed in. `code` writes a
+/// name from the file as the format quotes code (and escapes it). Empty when there is
+/// none.
+pub fn lost_lists_of(r: &LossReport, code: &dyn Fn(&str) -> String) -> Vec<LostList> {
+    use pager::PageClass;
+    let mut lists = Vec::new();
+
+    // Rowids: each lost child pointer's range, `rowid_above < rowid <= rowid_up_to`.
+    let mut rowids = Vec::new();
+    for t in &r.tables {
+        let mut ranges = Ranges::default();
+        for sub in &t.lost_subtrees {
+            let first = match sub.rowid_above {
+                Some(above) => match above.checked_add(1) {
+                    Some(first) => first,
+                    None => continue,
+                },
+                None => i64::MIN,
+            };
+            ranges.push(first, sub.rowid_up_to.unwrap_or(i64::MAX));
+        }
+        if !ranges.is_empty() {
+            rowids.push(format!(
+                "{}: {} (under {} that could not be followed)",
+                code(&t.name),
+                ranges.words("rowid", "rowids"),
+                count(t.lost_subtrees.len() as u64, "child pointer")
+            ));
+        } else if let Some(l) = t.lost_rows.as_ref().filter(|l| l.lower_bound > 0) {
+            rowids.push(format!(
+                "{}: no rowid range known (at least {} lost)",
+                code(&t.name),
+                count(l.lower_bound, "row")
+            ));
+        }
+    }
+    if !rowids.is_empty() {
+        lists.push(LostList {
+            title: "rowid ranges lost, by table",
+            entries: rowids,
+            per_table: true,
+        });
+    }
+
+    // Pages: the damaged pages of each class that holds no rows to read.
+    let damaged = &r.pages.damaged;
+    for (class, title) in [
+        (PageClass::Zeroed.name(), "zeroed (every byte 0)"),
+        (PageClass::Unrecognised.name(), "unrecognised"),
+        (PAST_END, "past the end of the file"),
+    ] {
+        let mut pages = Ranges::default();
+        for d in damaged.listed.iter().filter(|d| d.class == class) {
+            pages.push(d.page.into(), d.last.unwrap_or(d.page).into());
+        }
+        if !pages.is_empty() {
+            lists.push(LostList {
+                title,
+                entries: vec![pages.words("page", "pages")],
+                per_table: false,
+            });
+        }
+    }
+    let listed: u64 = damaged
+        .listed
+        .iter()
+        .map(|d| u64::from(d.last.unwrap_or(d.page).saturating_sub(d.page)) + 1)
+        .sum();
+    if damaged.count > listed {
+        lists.push(LostList {
+            title: "damaged pages counted but not listed",
+            entries: vec![format!(
+                "{} of {} (the JSON lists the first {})",
+                damaged.count - listed,
+                damaged.count,
+                count(damaged.listed.len() as u64, "run")
+            )],
+            per_table: false,
+        });
+    }
+
+    // Orphan pages: where their rows were placed. The map names each page when a cell is
+    // one page; otherwise the groups say how many pages and under which page.
+    let map = &r.pages.map;
+    let exact = map.pages_per_cell == 1 && !map.runs.is_empty();
+    let pages_of = |given: &dyn Fn(&recovery::report::map::MapRun) -> bool| {
+        let mut pages = Ranges::default();
+        for run in map.runs.iter().filter(|run| given(run)) {
+            pages.push(run.first.into(), run.last.into());
+        }
+        pages
+    };
+    let groups_words = |groups: &[recovery::report::OrphanGroupReport], pages: Ranges| {
+        let mut rowids = Ranges::default();
+        for g in groups {
+            if let Some([lo, hi]) = g.rowids {
+                rowids.push(lo, hi);
+            }
+        }
+        let cells: u64 = groups.iter().map(|g| g.cells).sum();
+        let pages = if exact && !pages.is_empty() {
+            pages.words("page", "pages")
+        } else {
+            let mut tops = Ranges::default();
+            for g in groups {
+                tops.push(g.top.into(), g.top.into());
+            }
+            format!(
+                "{} in {} under {}",
+                count(groups.iter().map(|g| g.pages as u64).sum(), "page"),
+                count(groups.len() as u64, "group"),
+                tops.words("page", "pages")
+            )
+        };
+        match rowids.is_empty() {
+            true => format!("{pages} ({})", count(cells, "row")),
+            false => format!(
+                "{pages} ({}, {})",
+                count(cells, "row"),
+                rowids.words("rowid", "rowids")
+            ),
+        }
+    };
+    let mut orphans = Vec::new();
+    for t in r.tables.iter().filter(|t| !t.orphan_groups.is_empty()) {
+        let pages = pages_of(&|run| {
+            run.orphan == Some(recovery::report::map::Orphan::Attributed)
+                && run.object.as_deref() == Some(t.name.as_str())
+        });
+        orphans.push(format!(
+            "{}: {}",
+            code(&t.name),
+            groups_words(&t.orphan_groups, pages)
+        ));
+    }
+    let lf = &r.lost_and_found;
+    let unattributed =
+        pages_of(&|run| run.orphan == Some(recovery::report::map::Orphan::Unattributed));
+    if !lf.groups.is_empty() || (exact && !unattributed.is_empty()) {
+        let kept = lf
+            .table
+            .as_deref()
+            .filter(|_| lf.rows > 0)
+            .map_or_else(String::new, |t| format!(", rows kept in {}", code(t)));
+        orphans.push(format!(
+            "given to no table: {}{kept}",
+            groups_words(&lf.groups, unattributed)
+        ));
+    }
+    if !orphans.is_empty() {
+        lists.push(LostList {
+            title: "orphan pages placed elsewhere (no b-tree of the schema reaches them)",
+            entries: orphans,
+            per_table: true,
+        });
+    }
+    lists
+}
+
+/// The section "Lost rows and pages": the lists of [`lost_lists_of`].
+fn lost_lists(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
+    let lists = lost_lists_of(r, &|name| format!("`{}`", printable(name)));
+    if lists.is_empty() {
+        return;
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{h2}Lost rows and pages");
+    let _ = writeln!(s);
+    let wrap = crate::inspect::wrap;
+    for list in &lists {
+        match (list.per_table, markdown) {
+            (false, false) => {
+                let line = format!("{}: {}", list.title, list.entries.join("; "));
+                let _ = writeln!(s, "{}", wrap(&line, "", "    ", 80));
+            }
+            (false, true) => {
+                let _ = writeln!(s, "- {}: {}", list.title, list.entries.join("; "));
+            }
+            (true, false) => {
+                let _ = writeln!(s, "{}:", list.title);
+                for e in &list.entries {
+                    let _ = writeln!(s, "{}", wrap(e, "  ", "      ", 80));
+                }
+            }
+            (true, true) => {
+                let _ = writeln!(s, "- {}:", list.title);
+                for e in &list.entries {
+                    let _ = writeln!(s, "  - {e}");
+                }
+            }
+        }
     }
 }

@@ -142,6 +142,51 @@ fn manual_page(command: Option<&str>) -> Result<Exit, Error> {
     clap_mangen::Man::new(page)
         .render(&mut roff)
         .map_err(Error::Stdout)?;
-    print_stdout(&String::from_utf8_lossy(&roff))?;
+    let mut roff = String::from_utf8_lossy(&roff).into_owned();
+    // After the examples, before the version, where man pages put it.
+    let at = roff.find("\n.SH VERSION").map_or(roff.len(), |at| at + 1);
+    roff.insert_str(at, &exit_status_section());
+    print_stdout(&roff)?;
     Ok(Exit::Clean)
+}
+
+/// What each exit status means, across the commands (`docs/cli.md`, "Exit status"); a
+/// command's description says which of them it gives.
+const EXIT_STATUS: [(&str, &str); 6] = [
+    (
+        "0",
+        "Complete, nothing wrong found: inspect found no damage; recover and repair made a complete recovery, verified and committed; verify found the bundle intact; report read a COMPLETE verdict.",
+    ),
+    (
+        "1",
+        "Failed: an I/O or internal error, or the output failed its verification; nothing is committed.",
+    ),
+    (
+        "2",
+        "Refused: bad arguments, a missing source or one of the wrong kind, a destination that exists; nothing is created, moved or changed.",
+    ),
+    (
+        "3",
+        "Damage or loss recorded: inspect found damage; recover and repair recorded loss and committed the partial output (--allow-partial); commit committed a withheld output with its loss; verify found a difference; report read any verdict but COMPLETE; export wrote lines reconstructed, partial or left out; scan recorded loss in some database.",
+    ),
+    (
+        "4",
+        "Loss detected and the output withheld: recover kept it as DEST.incomplete and still wrote the report (salvage commit accepts it); repair left the original untouched.",
+    ),
+    (
+        "130",
+        "recover was stopped by SIGINT or SIGTERM; nothing is committed.",
+    ),
+];
+
+/// The manual page's EXIT STATUS section, in roff.
+fn exit_status_section() -> String {
+    // Roff: a backslash is written `\e`, a hyphen `\-` (a minus sign, as options are
+    // typed); no line of ours starts with a period or an apostrophe.
+    let roff = |text: &str| text.replace('\\', "\\e").replace('-', "\\-");
+    let mut s = String::from(".SH \"EXIT STATUS\"\n");
+    for (code, meaning) in EXIT_STATUS {
+        s.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff(meaning)));
+    }
+    s
 }

@@ -3,6 +3,7 @@
 //! verdict; and the log and journal beside the file, read.
 
 use pager::{Database, EncodingSource, Finding, PageClass, PageNo, PageSize, Survey};
+use reconstruct::N;
 
 use crate::report::inspect::*;
 use crate::report::{damaged_page_runs, page_size_decision, DamagedRun, FindingList, Tool};
@@ -125,16 +126,23 @@ pub fn build(
     let healthy =
         finding_count == 0 && damaged_pages.is_empty() && sqlite_check.problems.is_empty();
     let summary = if healthy {
+        // The trees but the schema's own.
+        let objects = match survey.trees.len().saturating_sub(1) {
+            1 => "1 table or index".to_string(),
+            n => format!("{n} tables and indexes"),
+        };
         format!(
-            "healthy: {} pages, {} tables and indexes read without a finding",
-            db.page_count(),
-            survey.trees.len().saturating_sub(1)
+            "healthy: {}, {objects} read without a finding",
+            N(db.page_count().into(), "page")
         )
     } else if let Some(signal) = unexplained {
         format!("damaged: {signal}")
     } else {
         format!(
-            "damaged: {finding_count} findings, {damaged_page_count} damaged pages, {orphans} orphan b-tree pages"
+            "damaged: {}, {}, {}",
+            N(finding_count as u64, "finding"),
+            N(damaged_page_count, "damaged page"),
+            N(orphans as u64, "orphan b-tree page")
         )
     };
     InspectReport {

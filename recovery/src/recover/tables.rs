@@ -45,6 +45,9 @@ pub struct TableRun {
     /// is only reached through the row's overflow pages. Column positions in the shape.
     /// Emptied by the cross-check.
     pub spilled_values: HashMap<i64, Vec<(usize, Value)>>,
+    /// The kinds of its BLOB values, by their place in the record, as its rows were
+    /// written (a file's signature in their first bytes).
+    pub blob_kinds: reconstruct::BlobKinds,
     /// Indexes to make on it that the schema lacks: those of a table whose lost CREATE
     /// statement a profile knows, with where they come from ("profile NAME"), name and
     /// statement.
@@ -86,6 +89,7 @@ impl Tables {
             written_rowids: reconstruct::RowidSet::default(),
             spilled_rowids: reconstruct::RowidSet::default(),
             spilled_values: HashMap::new(),
+            blob_kinds: reconstruct::BlobKinds::default(),
             known_indexes: Vec::new(),
             known_from: None,
         });

@@ -361,6 +361,13 @@ pub struct TableReport {
     /// are no loss (a warning says how many).
     #[serde(default)]
     pub texts_not_in_encoding: u64,
+    /// The kinds of its BLOB values, by column: how many of each column's BLOBs begin
+    /// with a file's signature (`jpeg`, `png`, `gif`, `webp`, `heic`, `mp4`, `pdf`, `zip`,
+    /// `gzip`, `nskeyedarchiver`, `bplist`, `sqlite`, `other_file`), parse as a protocol
+    /// buffer's fields (`protobuf_like`, a guess), or neither (`unknown`); counted as the
+    /// rows were written. Absent when the table holds no BLOB.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub blob_kinds: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
     /// How many rows the table lost, when anything says it lost some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_rows: Option<LostRows>,
@@ -688,6 +695,10 @@ pub struct Accepted {
     pub utc: String,
     /// The command line that committed it.
     pub command_line: Vec<String>,
+    /// Who accepted the loss (`salvage commit --examiner`); absent when not given, and in
+    /// reports committed before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examiner: Option<String>,
 }
 
 /// Where a run's output is.

@@ -103,7 +103,14 @@ pub fn spool(path: &Path, kind: ArchiveKind, into: &Path) -> std::io::Result<Spo
                 if !member.is_file() {
                     continue;
                 }
-                let name = PathBuf::from(member.name());
+                // A name that is not text is one bad member, named by its place.
+                let name = match member.name() {
+                    Ok(n) => PathBuf::from(n.as_ref()),
+                    Err(e) => {
+                        out.refused.push(format!("member {i}: {e}"));
+                        continue;
+                    }
+                };
                 let size = member.size();
                 keep_if_sqlite(&name, size, &mut member, into, &mut out)?;
             }

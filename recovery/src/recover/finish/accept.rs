@@ -26,6 +26,12 @@ pub struct AcceptOptions {
 
 /// Commits a withheld output, accepting the loss its report records.
 pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
+    accept_by(options, None)
+}
+
+/// [`accept`], recording who accepted the loss (`salvage commit --examiner`) in the
+/// report's `output.accepted`, beside when and by what command.
+pub fn accept_by(options: &AcceptOptions, examiner: Option<&str>) -> Result<Recovery, Error> {
     let incomplete = options.incomplete.clone();
     let dest = incomplete
         .to_str()
@@ -101,6 +107,7 @@ pub fn accept(options: &AcceptOptions) -> Result<Recovery, Error> {
     report.output.accepted = Some(Accepted {
         utc: crate::base::files::utc(std::time::SystemTime::now()),
         command_line: options.command_line.clone(),
+        examiner: examiner.map(str::to_string),
     });
     let paths = Paths {
         src: PathBuf::from(&report.run.source_path),

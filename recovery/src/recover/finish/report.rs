@@ -7,6 +7,7 @@ use reconstruct::{
     file_signals, placeholder_signals, signals_after_counts, table_signals, Attribution,
     LossSignal, OrphanGroup, PlaceholderOutcome, TableFacts, TableStatus, Verdict,
 };
+use std::collections::BTreeMap;
 
 use crate::recover::evidence::logs::LogOutcome;
 use crate::recover::ledger::Ledger;
@@ -233,6 +234,7 @@ fn table_reports(p: &LossReportParts<'_>) -> Vec<TableReport> {
                 rows_partial: t.loss.partial_rows,
                 partial_refused: t.loss.partial_refused,
                 texts_not_in_encoding: t.loss.texts_not_in_encoding,
+                blob_kinds: blob_kinds(t),
                 lost_rows: t.bounds.as_ref().map(|b| LostRows {
                     lower_bound: b.lower,
                     upper_bound: b.upper,
@@ -558,4 +560,28 @@ fn page_map(p: &LossReportParts<'_>) -> crate::report::map::PageMapReport {
         }
     }
     crate::report::map::page_map(&p.survey.page_map, &objects, &given, &names)
+}
+
+/// A table's BLOB kinds by column name (a place past the table's columns, a record longer
+/// than its shape, by its place: `cN`).
+fn blob_kinds(t: &crate::recover::tables::TableRun) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let order = t
+        .shape
+        .as_ref()
+        .map(|s| s.record_order())
+        .unwrap_or_default();
+    let mut kinds: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for ((place, kind), n) in &t.blob_kinds.0 {
+        let column = order
+            .get(*place)
+            .and_then(|c| t.shape.as_ref()?.columns.get(*c))
+            .map_or_else(|| format!("c{place}"), |c| c.name.clone());
+        let kind = kind.map_or("unknown", reconstruct::Magic::name);
+        *kinds
+            .entry(column)
+            .or_default()
+            .entry(kind.to_string())
+            .or_insert(0) += n;
+    }
+    kinds
 }

@@ -220,6 +220,8 @@ pub struct Written {
     pub kept: HashMap<i64, Vec<(usize, Value)>>,
     /// Rows that go through SQL instead.
     pub later: Vec<reconstruct::RowPlace>,
+    /// The kinds of the BLOBs of the rows written.
+    pub blob_kinds: reconstruct::BlobKinds,
 }
 
 /// Writes the tree rows of one table through `writer`. Rows that
@@ -240,6 +242,7 @@ pub fn write_table<'s>(
         reconstruct::RowidSet::default(),
     );
     let mut kept_here = HashMap::new();
+    let mut blob_kinds = reconstruct::BlobKinds::default();
     // Each keyed column's place in the record (the rowid alias is stored as NULL there:
     // the cross-check takes the rowid).
     let order = job.shape.record_order();
@@ -267,6 +270,7 @@ pub fn write_table<'s>(
         match row.rowid() {
             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                 table.push(rowid, &row.raw.payload)?;
+                blob_kinds.add_record(&row.raw.payload);
                 rowids.insert(rowid);
                 if row.raw.spilled() {
                     spilled.insert(rowid);
@@ -296,6 +300,7 @@ pub fn write_table<'s>(
         spilled,
         kept: kept_here,
         later,
+        blob_kinds,
     })
 }
 

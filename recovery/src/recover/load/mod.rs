@@ -141,6 +141,7 @@ impl Bulk {
                 t.written_rowids = table.rowids;
                 t.spilled_rowids = table.spilled;
                 t.spilled_values = table.kept;
+                t.blob_kinds.merge(table.blob_kinds);
             }
             deferred.insert(job.id, table.later);
         }

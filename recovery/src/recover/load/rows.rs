@@ -127,6 +127,7 @@ impl Sink<'_> {
         };
         match inserted {
             Inserted::Ok => {
+                t.blob_kinds.add_record(&row.raw.payload);
                 match row.provenance {
                     Provenance::Cell { .. } => t.loss.from_tree += 1,
                     Provenance::Orphan { .. } => t.loss.from_orphans += 1,
