@@ -504,6 +504,9 @@ impl Write for LineSender {
     }
 }
 
+/// Each table's sheet and rows, the values cut, the integers written as text.
+type Workbook = (Vec<(String, u64)>, u64, u64);
+
 /// Writes the workbook of `db` (or of its `table`) to the new file `to`
 /// (`salvage export --format xlsx`): each table's sheet and rows, and the values cut and
 /// the integers written as text.
@@ -514,7 +517,7 @@ fn export_xlsx(
     db: PathBuf,
     to: PathBuf,
     table: Option<String>,
-) -> PyResult<(Vec<(String, u64)>, u64, u64)> {
+) -> PyResult<Workbook> {
     if to.symlink_metadata().is_ok() {
         return Err(raise(&recovery::Error::Refused {
             what: format!("`{}` already exists", to.display()),
