@@ -525,6 +525,19 @@ fn blobs_are_counted_by_kind_and_exported_as_files_whose_hashes_match() -> TestR
             "thumb": { "png": 30 }
         })
     );
+    // Every human rendering says it too.
+    for format in ["text", "markdown", "html"] {
+        let o = crate::salvage()
+            .args(["report", "--format", format])
+            .arg(dir.path("out.db.report.json"))
+            .output()?;
+        let page = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            page.contains("10 jpeg, 10 nskeyedarchiver, 10 unknown"),
+            "{format}: {page}"
+        );
+        assert!(page.contains("30 png"), "{format}");
+    }
     let blobs = dir.path("blobs");
     let o = crate::salvage()
         .args(["export", "--blobs"])

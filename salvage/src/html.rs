@@ -345,6 +345,20 @@ fn tables(s: &mut String, r: &LossReport) {
             esc(lf.table.as_deref().unwrap_or("lost_and_found"))
         );
     }
+    let blobs = crate::report::blob_kinds(r);
+    if !blobs.is_empty() {
+        let _ = writeln!(s, "<h3>BLOBs by kind</h3><ul id=\"blob-kinds\">");
+        for (table, column, kinds) in &blobs {
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code>.<code>{}</code>: {}</li>",
+                esc(table),
+                esc(column),
+                esc(kinds)
+            );
+        }
+        let _ = writeln!(s, "</ul>");
+    }
     let dangling = crate::report::dangling_sentences(r);
     if !dangling.is_empty() {
         let _ = writeln!(

@@ -322,6 +322,14 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
             let _ = writeln!(s, "{}", crate::inspect::wrap(&text, "  ", "    ", 80));
         }
         lost_and_found_line(s, r);
+        for (table, column, kinds) in blob_kinds(r) {
+            let text = format!(
+                "BLOBs of `{}`.`{}`: {kinds}",
+                printable(&table),
+                printable(&column)
+            );
+            let _ = writeln!(s, "{}", crate::inspect::wrap(&text, "  ", "    ", 80));
+        }
         return;
     }
     let _ = writeln!(s, "| {} |", header.join(" | "));
@@ -358,6 +366,33 @@ fn tables(s: &mut String, r: &LossReport, markdown: bool, h2: &str) {
         let _ = writeln!(s, "{ROWS_REBUILT}");
     }
     lost_and_found_line(s, r);
+    let blobs = blob_kinds(r);
+    if !blobs.is_empty() {
+        let _ = writeln!(s);
+        for (table, column, kinds) in blobs {
+            let _ = writeln!(
+                s,
+                "- BLOBs of `{}`.`{}`: {kinds}",
+                printable(&table),
+                printable(&column)
+            );
+        }
+    }
+}
+
+/// Each column's BLOBs by kind (`blob_kinds`), most first: table, column, and the
+/// counts in words (`10 jpeg, 2 unknown`).
+pub fn blob_kinds(r: &LossReport) -> Vec<(String, String, String)> {
+    let mut lines = Vec::new();
+    for t in &r.tables {
+        for (column, kinds) in &t.blob_kinds {
+            let mut kinds: Vec<(&String, &u64)> = kinds.iter().collect();
+            kinds.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+            let words: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            lines.push((t.name.clone(), column.clone(), words.join(", ")));
+        }
+    }
+    lines
 }
 
 /// What the rows column counts, said under the tables when some rows were rebuilt.
