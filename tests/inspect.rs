@@ -418,53 +418,13 @@ fn the_text_report_is_wrapped_at_100_columns_off_a_terminal() -> TestResult {
 /// On a terminal, the text report is wrapped at the terminal's width.
 #[test]
 fn on_a_terminal_the_text_report_is_wrapped_at_its_width() -> TestResult {
-    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
-    use std::io::Read;
     let dir = Scratch::new("inspect-terminal");
     let db = scribbled_with_a_log(&dir)?;
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
-    grantpt(&master)?;
-    unlockpt(&master)?;
-    let name = ptsname(&master, Vec::new())?;
-    let terminal = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes())?))?;
-    rustix::termios::tcsetwinsize(
-        &terminal,
-        rustix::termios::Winsize {
-            ws_row: 24,
-            ws_col: 88,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        },
-    )?;
     let mut command = crate::salvage();
-    command
-        .arg("inspect")
-        .arg(&db)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .stdout(std::process::Stdio::from(terminal));
-    let mut child = command.spawn()?;
-    // The terminal's other end is the child's alone now: reading ends (EIO) when it exits.
-    drop(command);
-    let mut master = std::fs::File::from(master);
-    let reading = std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        let mut chunk = [0u8; 4096];
-        while let Ok(n) = master.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&chunk[..n]);
-        }
-        seen
-    });
-    let status = child.wait()?;
-    let seen = reading.join().map_err(|_| "the reader panicked")?;
-    assert_eq!(status.code(), Some(3));
-    let text = String::from_utf8(seen)?.replace("\r\n", "\n");
+    command.arg("inspect").arg(&db);
+    let (seen, status) = crate::on_a_pty(command, crate::Shown::Stdout, 88)?;
+    assert_eq!(status, Some(3));
+    let text = seen.replace("\r\n", "\n");
     assert!(text.contains("verdict: damaged"), "{text}");
     let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     assert!((81..=88).contains(&widest), "{widest} columns:\n{text}");

@@ -64,6 +64,70 @@ pub fn salvage() -> Command {
     Command::new(env!("CARGO_BIN_EXE_salvage"))
 }
 
+/// Which of a command's streams goes to the pseudo-terminal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Its standard output.
+    Stdout,
+    /// Its standard error.
+    Stderr,
+}
+
+/// Runs `command` with its `shown` stream on a pseudo-terminal of `columns` columns (the
+/// other stream and stdin null, `TERM=xterm`): what the terminal received, and the exit
+/// code.
+pub fn on_a_pty(
+    mut command: Command,
+    shown: Shown,
+    columns: u16,
+) -> Result<(String, Option<i32>), Box<dyn std::error::Error>> {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    use std::io::Read;
+    use std::process::Stdio;
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let name = ptsname(&master, Vec::new())?;
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes())?))?;
+    rustix::termios::tcsetwinsize(
+        &terminal,
+        rustix::termios::Winsize {
+            ws_row: 24,
+            ws_col: columns,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )?;
+    command.env("TERM", "xterm").stdin(Stdio::null());
+    match shown {
+        Shown::Stdout => command.stdout(Stdio::from(terminal)).stderr(Stdio::null()),
+        Shown::Stderr => command.stderr(Stdio::from(terminal)).stdout(Stdio::null()),
+    };
+    let mut child = command.spawn()?;
+    // The terminal's other end is the child's alone now: reading ends (EIO) when it exits.
+    drop(command);
+    let mut master = std::fs::File::from(master);
+    let reading = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = master.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        }
+        seen
+    });
+    let status = child.wait()?;
+    let seen = reading
+        .join()
+        .map_err(|_| "the reader of the terminal panicked")?;
+    Ok((String::from_utf8(seen)?, status.code()))
+}
+
 /// Runs `salvage` with `args` and returns its output.
 pub fn run_salvage(args: &[&std::ffi::OsStr]) -> std::io::Result<Output> {
     salvage().args(args).output()

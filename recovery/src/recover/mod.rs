@@ -202,6 +202,10 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
             );
             observer.finished(Background::Survey);
             let _ = survey_tx.send(survey);
+            // A run stopped by its caller needs no hash: its end waits for this thread.
+            if !observer.go_on() {
+                return Err(Error::Stopped);
+            }
             priority::background();
             // The thread is joined only before the commit: a panic here is returned as an
             // error, so that a run that ends early with its own error never meets it.
