@@ -122,11 +122,21 @@ fn elsewhere_each_stage_is_one_plain_line_and_quiet_is_quiet() -> TestResult {
         .filter_map(|l| l.strip_prefix("salvage: "))
         .map(|l| l.trim_start().split_once("s ").map_or(l, |(_, what)| what))
         .collect();
+    // Each table is said once: the bulk writer's table is not said again when it has no
+    // rows set aside.
+    assert_eq!(
+        stages
+            .iter()
+            .filter(|s| **s == "recovering `messages`")
+            .count(),
+        1,
+        "{stderr}"
+    );
     // The bulk writer reads the big table while the survey runs; then every table takes
     // what the survey found.
     let wanted = [
         "recovering `messages`",
-        "surveying pages",
+        "waiting for the page survey (begun at the start)",
         "planning orphan pages",
         "recovering `sessions`",
         "re-creating indexes",

@@ -13,6 +13,12 @@ pub enum Stage<'a> {
         /// The table.
         table: &'a str,
     },
+    /// The rows of a table the bulk writer set aside (out of rowid order, damaged), and
+    /// those of its orphan pages, are written through SQL.
+    SetAside {
+        /// The table.
+        table: &'a str,
+    },
     /// Waiting for the survey of every page.
     Surveying,
     /// Orphan pages are attributed to tables.
@@ -39,7 +45,14 @@ impl fmt::Display for Stage<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Stage::Recovering { table } => write!(f, "recovering `{table}`"),
-            Stage::Surveying => f.write_str("surveying pages"),
+            Stage::SetAside { table } => {
+                write!(
+                    f,
+                    "writing `{table}`'s rows set aside and from orphan pages"
+                )
+            }
+            // The survey runs on the second core from the start: this is the wait for it.
+            Stage::Surveying => f.write_str("waiting for the page survey (begun at the start)"),
             Stage::PlanningOrphans => f.write_str("planning orphan pages"),
             Stage::LostAndFound => f.write_str("writing lost_and_found"),
             Stage::Indexes => f.write_str("re-creating indexes"),

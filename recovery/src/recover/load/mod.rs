@@ -335,8 +335,16 @@ impl RowSources<'_, '_, '_> {
         let Some(shape) = t.shape.clone() else {
             return Ok(());
         };
-        self.observer
-            .stage(Stage::Recovering { table: &shape.name });
+        // A bulk-loaded table is said again only when it has rows left to write.
+        match &places {
+            None => self
+                .observer
+                .stage(Stage::Recovering { table: &shape.name }),
+            Some(p) if !p.is_empty() || !t.orphans.is_empty() => {
+                self.observer.stage(Stage::SetAside { table: &shape.name });
+            }
+            Some(_) => {}
+        }
         let (tree, places): (Option<PageNo>, Vec<reconstruct::RowPlace>) = match places {
             Some(places) => (None, places),
             None => (t.root.filter(|_| !t.loss.root_lost), Vec::new()),
