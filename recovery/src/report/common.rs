@@ -298,3 +298,14 @@ pub enum IdentifiedBy {
     /// By records fitting its tables, their schema rows lost.
     Records,
 }
+
+/// A member of an archive, where a database was read from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveMember {
+    /// The archive, as given.
+    pub archive: String,
+    /// Its SHA-256, hex, of the whole archive as read.
+    pub archive_sha256: String,
+    /// The member's path inside the archive.
+    pub member: String,
+}

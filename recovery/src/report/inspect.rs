@@ -83,7 +83,7 @@ pub struct RunInfo {
     /// The archive member the file was spooled from (`salvage scan` over an archive):
     /// `source_path` is then the scan's private copy of it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub archive_member: Option<crate::report::ArchiveMember>,
+    pub archive_member: Option<crate::report::common::ArchiveMember>,
 }
 
 /// The database header: what it declares, and what the reader used.

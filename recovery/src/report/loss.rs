@@ -772,16 +772,5 @@ pub struct RunPaths {
     /// `.zip`): `source_path` is then the scan's private copy, removed when the scan
     /// ends, and the evidence is this member of this archive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub archive_member: Option<ArchiveMember>,
-}
-
-/// A member of an archive, where a database was read from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ArchiveMember {
-    /// The archive, as given.
-    pub archive: String,
-    /// Its SHA-256, hex, of the whole archive as read.
-    pub archive_sha256: String,
-    /// The member's path inside the archive.
-    pub member: String,
+    pub archive_member: Option<crate::report::common::ArchiveMember>,
 }

@@ -10,8 +10,9 @@ pub mod manifest;
 pub mod map;
 
 pub use common::{
-    damaged_page_runs, page_size_decision, DamagedRun, FindingList, FindingReport, Identified,
-    IdentifiedBy, PageSizeEvidenceReport, SqliteCheck, SqliteCheckState, Tool, FINDINGS_LISTED,
+    damaged_page_runs, page_size_decision, ArchiveMember, DamagedRun, FindingList, FindingReport,
+    Identified, IdentifiedBy, PageSizeEvidenceReport, SqliteCheck, SqliteCheckState, Tool,
+    FINDINGS_LISTED,
 };
 pub use inspect::InspectReport;
 pub use loss::*;
