@@ -422,7 +422,7 @@ fn on_a_terminal_the_text_report_is_wrapped_at_its_width() -> TestResult {
     let db = scribbled_with_a_log(&dir)?;
     let mut command = crate::salvage();
     command.arg("inspect").arg(&db);
-    let (seen, status) = crate::on_a_pty(command, crate::Shown::Stdout, 88)?;
+    let (seen, status) = crate::on_a_pty(command, crate::Shown::Stdout, 88, None)?;
     assert_eq!(status, Some(3));
     let text = seen.replace("\r\n", "\n");
     assert!(text.contains("verdict: damaged"), "{text}");

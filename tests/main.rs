@@ -74,12 +74,13 @@ pub enum Shown {
 }
 
 /// Runs `command` with its `shown` stream on a pseudo-terminal of `columns` columns (the
-/// other stream and stdin null, `TERM=xterm`): what the terminal received, and the exit
-/// code.
+/// other stream and stdin null, `TERM=xterm`), sent SIGINT (as Ctrl-C) after `interrupt`
+/// when given: what the terminal received, and the exit code.
 pub fn on_a_pty(
     mut command: Command,
     shown: Shown,
     columns: u16,
+    interrupt: Option<std::time::Duration>,
 ) -> Result<(String, Option<i32>), Box<dyn std::error::Error>> {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     use std::io::Read;
@@ -121,6 +122,11 @@ pub fn on_a_pty(
         }
         seen
     });
+    if let Some(after) = interrupt {
+        std::thread::sleep(after);
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id())?).ok_or("no pid")?;
+        rustix::process::kill_process(pid, rustix::process::Signal::INT)?;
+    }
     let status = child.wait()?;
     let seen = reading
         .join()

@@ -17,7 +17,7 @@ fn on_a_terminal(
 ) -> Result<(String, Option<i32>), Box<dyn std::error::Error>> {
     let mut command = salvage();
     command.args(args).env_remove("SALVAGE_TIMINGS");
-    crate::on_a_pty(command, crate::Shown::Stderr, 80)
+    crate::on_a_pty(command, crate::Shown::Stderr, 80, None)
 }
 
 /// The lines a terminal of 80 columns shows from `raw`: split at carriage returns and line
@@ -220,5 +220,107 @@ fn an_observer_that_says_stop_stops_the_run_with_nothing_committed() -> TestResu
     // Nothing blocks the same run asked again.
     let done = recovery::recover(&options, &recovery::Quiet)?;
     assert!(done.report.output.committed);
+    Ok(())
+}
+
+/// What a terminal of 80 columns shows at the end of `raw`: each line as the cursor left
+/// it, after carriage returns, line feeds, cursor moves up (`ESC [ n A`) and line clears
+/// (`ESC [ 2K`, `ESC [ K`, `ESC [ J`); other escapes are dropped.
+fn final_screen(raw: &str) -> Vec<String> {
+    let mut screen: Vec<String> = vec![String::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                col = 0;
+                if screen.len() <= row {
+                    screen.push(String::new());
+                }
+            }
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut arg = String::new();
+                let mut end = ' ';
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        end = d;
+                        break;
+                    }
+                    arg.push(d);
+                }
+                let n: usize = arg.trim_start_matches('?').parse().unwrap_or(1);
+                match end {
+                    'A' => row = row.saturating_sub(n.max(1)),
+                    'K' if arg == "2" => screen[row].clear(),
+                    'K' => screen[row].truncate(col),
+                    'J' => {
+                        screen[row].truncate(col);
+                        screen.truncate(row + 1);
+                    }
+                    'G' => col = n.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            c if c.is_control() => {}
+            c => {
+                let line = &mut screen[row];
+                let mut cells: Vec<char> = line.chars().collect();
+                if cells.len() <= col {
+                    cells.resize(col, ' ');
+                    cells.push(c);
+                } else {
+                    cells[col] = c;
+                }
+                *line = cells.into_iter().collect();
+                col += 1;
+            }
+        }
+    }
+    screen
+        .into_iter()
+        .map(|l| l.trim_end().to_string())
+        .collect()
+}
+
+/// Ctrl-C on a terminal: the bars are taken off before the stop's line, which stands
+/// alone, once, with nothing of the bars left above it.
+#[test]
+fn ctrl_c_on_a_terminal_leaves_no_bar_behind() -> TestResult {
+    let scratch = Scratch::new("progress-ctrl-c");
+    let src = big_store(&scratch)?;
+    let dest = scratch.path("out.db");
+    let mut command = salvage();
+    command
+        .arg("recover")
+        .arg(&src)
+        .arg("-o")
+        .arg(&dest)
+        .env_remove("SALVAGE_TIMINGS");
+    let (seen, code) = crate::on_a_pty(
+        command,
+        crate::Shown::Stderr,
+        80,
+        Some(std::time::Duration::from_millis(400)),
+    )?;
+    assert_eq!(code, Some(130), "{seen:?}");
+    let screen: Vec<String> = final_screen(&seen)
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(
+        screen
+            .first()
+            .is_some_and(|l| l.starts_with("salvage: stopped;")),
+        "{screen:#?}"
+    );
+    for bar in ["survey of every page", "recovering", "reading the schema"] {
+        assert!(
+            !screen.iter().any(|l| l.contains(bar)),
+            "{bar}: {screen:#?}"
+        );
+    }
     Ok(())
 }

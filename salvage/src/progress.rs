@@ -12,6 +12,18 @@ use indicatif::{
 };
 use recovery::{Background, Observer, Progress, Quiet, Stage};
 
+/// The bars on the terminal now, for a stop to clear them before its last words.
+static SHOWN: std::sync::Mutex<Option<MultiProgress>> = std::sync::Mutex::new(None);
+
+/// Takes the bars off the terminal and draws them no more (a stop by Ctrl-C, whose line
+/// must not sit under a stale copy of them).
+pub fn clear_for_exit() {
+    if let Some(multi) = SHOWN.lock().ok().and_then(|mut s| s.take()) {
+        let _ = multi.clear();
+        multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+}
+
 /// The observer the command line and the environment ask for.
 pub fn observer(quiet: bool) -> Box<dyn Observer> {
     let timings = std::env::var_os("SALVAGE_TIMINGS").is_some();
@@ -95,6 +107,9 @@ impl Bars {
             ProgressBar::new(1).with_style(bar("{prefix} [{bar:24}] {percent:>3}%  ETA {left}")),
         );
         survey.set_prefix("survey of every page");
+        if let Ok(mut shown) = SHOWN.lock() {
+            *shown = Some(multi.clone());
+        }
         Bars {
             _multi: multi,
             main,

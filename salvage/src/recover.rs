@@ -45,8 +45,9 @@ fn stop_cleanly_on_signals(args: &RecoverArgs) {
     incomplete.push(".incomplete");
     let incomplete = std::path::PathBuf::from(incomplete);
     let _ = ctrlc::set_handler(move || {
+        crate::progress::clear_for_exit();
         eprintln!(
-            "\nsalvage: stopped; the source is untouched and nothing is committed; the partial output, if it was begun, is `{}` (no report): remove it and run again",
+            "salvage: stopped; the source is untouched and nothing is committed; the partial output, if it was begun, is `{}` (no report): remove it and run again",
             crate::shown(&incomplete)
         );
         std::process::exit(STOPPED);
