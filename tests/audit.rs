@@ -200,3 +200,30 @@ fn the_logs_frames_outside_the_database_are_told() -> TestResult {
     }
     Ok(())
 }
+
+/// A leaf of a live table zeroed: a page a tree points to that SQLite would never leave
+/// as zeros, graded high and named by its page.
+#[test]
+fn a_zeroed_live_page_is_a_high_concern() -> TestResult {
+    let f = fixtures::build_named("agent-4096-utf8").ok_or("the fixture")?;
+    let leaf = *fixtures::table_pages(&f.bytes, f.roots["messages"])
+        .leaves
+        .last()
+        .ok_or("a leaf")?;
+    let mut bytes = f.bytes.clone();
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(leaf))?;
+    let dir = Scratch::new("audit-zeroed-live");
+    let path = dir.path("state.db");
+    std::fs::write(&path, &bytes)?;
+    let (pairs, concerns) = audit(&path);
+    assert!(
+        pairs.contains(&("high".into(), "zeroed_live_pages".into())),
+        "{concerns:#}"
+    );
+    let c = concerns
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["kind"] == "zeroed_live_pages"))
+        .ok_or("the concern")?;
+    assert_eq!(c["pages"], serde_json::json!([leaf]));
+    Ok(())
+}

@@ -58,6 +58,7 @@ fn concern(severity: Severity, kind: &'static str, what: String, pages: &[PageNo
 pub fn audit(db: &Database<'_>, survey: &Survey, wal: Option<&Wal<'_>>) -> Vec<Concern> {
     let mut out = Vec::new();
     wiped_free_pages(db, survey, &mut out);
+    zeroed_live_pages(db, survey, &mut out);
     wiped_freeblocks(db, survey, &mut out);
     contradictions(db, survey, &mut out);
     roots(db, survey, &mut out);
@@ -153,6 +154,38 @@ fn wiped_free_pages(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) 
         )
     };
     out.push(concern(severity, "wiped_free_pages", what, &zeroed));
+}
+
+/// Pages a live b-tree points to whose bytes are all zeros: SQLite never writes one (a
+/// page it frees leaves the tree first), so each is an edit or damage.
+fn zeroed_live_pages(db: &Database<'_>, survey: &Survey, out: &mut Vec<Concern>) {
+    let mut zeroed: Vec<PageNo> = db
+        .findings()
+        .iter()
+        .chain(survey.all_findings())
+        .filter_map(|f| match f {
+            Finding::InvalidPageType { page, raw: 0 } => Some(*page),
+            Finding::ChildNotBtreePage {
+                child, raw_type: 0, ..
+            } => Some(*child),
+            _ => None,
+        })
+        .filter(|p| db.page(*p).is_some_and(|page| page.is_zeroed()))
+        .collect();
+    zeroed.sort();
+    zeroed.dedup();
+    if zeroed.is_empty() {
+        return;
+    }
+    let what = format!(
+        "{} page{} that live b-trees point to {} all zeros: SQLite never leaves a zeroed page in a tree, so {} wiped or damaged, and the rows {} held are gone",
+        zeroed.len(),
+        if zeroed.len() == 1 { "" } else { "s" },
+        if zeroed.len() == 1 { "is" } else { "are" },
+        if zeroed.len() == 1 { "it was" } else { "they were" },
+        if zeroed.len() == 1 { "it" } else { "they" },
+    );
+    out.push(concern(Severity::High, "zeroed_live_pages", what, &zeroed));
 }
 
 /// How much `zeroed` of `all` freed places weigh. SQLite itself leaves zero pages (freed
