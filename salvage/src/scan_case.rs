@@ -207,39 +207,16 @@ fn scan_description(summary: &ScanSummary) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use recovery::scan::{ArchiveEntry, EntryOutcome, ScanEntry, ScanSummary};
+    use recovery::scan::{ArchiveEntry, ScanEntry, ScanSummary};
     use serde_json::Value;
 
     use super::render;
 
     /// An entry of `source` at `path`, failed before anything could hash it.
     fn failed(path: &str, source: &str) -> ScanEntry {
-        ScanEntry {
-            path: path.into(),
-            source: source.into(),
-            relative: "a.db".into(),
-            size: 4096,
-            sha256: None,
-            kind: "database".into(),
-            sidecars: Vec::new(),
-            verdict: "unreadable".into(),
-            findings: 0,
-            damaged_pages: 0,
-            free_pages: 0,
-            concerns: 0,
-            applications: Vec::new(),
-            outcome: EntryOutcome::Failed,
-            loss: true,
-            rows: None,
-            output: None,
-            output_sha256: None,
-            report: None,
-            report_sha256: None,
-            inspect: None,
-            image: None,
-            image_sha256: None,
-            error: Some("cannot read".into()),
-        }
+        let mut e = ScanEntry::unread(path.into(), source.into(), "a.db".into(), 4096, "database");
+        e.error = Some("cannot read".into());
+        e
     }
 
     /// A file no one could hash is a file node with its path and size and no content

@@ -125,6 +125,45 @@ pub struct ScanEntry {
     pub error: Option<String>,
 }
 
+impl ScanEntry {
+    /// The entry of a file not yet read: unreadable, failed, loss, until its triage and
+    /// recovery say otherwise.
+    pub fn unread(
+        path: String,
+        source: String,
+        relative: String,
+        size: u64,
+        kind: &str,
+    ) -> ScanEntry {
+        ScanEntry {
+            path,
+            source,
+            relative,
+            size,
+            sha256: None,
+            kind: kind.into(),
+            sidecars: Vec::new(),
+            verdict: "unreadable".into(),
+            findings: 0,
+            damaged_pages: 0,
+            free_pages: 0,
+            concerns: 0,
+            applications: Vec::new(),
+            outcome: EntryOutcome::Failed,
+            loss: true,
+            rows: None,
+            output: None,
+            output_sha256: None,
+            report: None,
+            report_sha256: None,
+            inspect: None,
+            image: None,
+            image_sha256: None,
+            error: None,
+        }
+    }
+}
+
 /// The scan's summary: `OUT/scan.json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanSummary {
@@ -579,39 +618,21 @@ pub fn run_task(options: &ScanOptions, task: &ScanTask) -> Result<TaskDone, Erro
             source,
         })?;
     }
-    let mut entry = ScanEntry {
-        path: match &member {
+    let mut entry = ScanEntry::unread(
+        match &member {
             Some(m) => format!("{}!/{}", m.archive, m.member),
             None => found.path.display().to_string(),
         },
-        source: options
+        options
             .sources
             .get(found.source)
             .map(|s| s.display().to_string())
             .unwrap_or_default(),
-        relative: found.relative.display().to_string(),
-        size: found.size,
-        sha256: None,
-        kind: kind_name(found.kind).into(),
-        sidecars: found.sidecars.clone(),
-        verdict: "unreadable".into(),
-        findings: 0,
-        damaged_pages: 0,
-        free_pages: 0,
-        concerns: 0,
-        applications: Vec::new(),
-        outcome: EntryOutcome::Failed,
-        loss: true,
-        rows: None,
-        output: None,
-        output_sha256: None,
-        report: None,
-        report_sha256: None,
-        inspect: None,
-        image: None,
-        image_sha256: None,
-        error: None,
-    };
+        found.relative.display().to_string(),
+        found.size,
+        kind_name(found.kind),
+    );
+    entry.sidecars.clone_from(&found.sidecars);
     // A log without its database is read for what it holds: its pages laid out as a
     // database image, triaged and recovered as a damaged database in its place.
     let lone = matches!(found.kind, Kind::LoneWal | Kind::LoneJournal);
