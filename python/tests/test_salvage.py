@@ -321,9 +321,17 @@ def test_an_interrupt_from_another_thread_stops_the_run_with_nothing_committed(t
             time.sleep(0.001)
         _thread.interrupt_main()
 
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        salvage.recover(db, dest, progress=events.append)
+    # A process started in the background (a CI runner's `nohup`, `cmd &`) inherits
+    # SIGINT ignored, and Python then leaves it so: Ctrl-C's handler is put in place here.
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            salvage.recover(db, dest, progress=events.append)
+    finally:
+        signal.signal(signal.SIGINT, before)
     for left in ["out.db", "out.db.incomplete", "out.db.report.json"]:
         assert not (tmp_path / left).exists(), left
     # Nothing blocks the same run asked again.
