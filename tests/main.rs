@@ -74,13 +74,13 @@ pub enum Shown {
 }
 
 /// Runs `command` with its `shown` stream on a pseudo-terminal of `columns` columns (the
-/// other stream and stdin null, `TERM=xterm`), sent SIGINT (as Ctrl-C) after `interrupt`
-/// when given: what the terminal received, and the exit code.
+/// other stream and stdin null, `TERM=xterm`), sent SIGINT (as Ctrl-C) once the terminal
+/// has received `interrupt_at` when given: what the terminal received, and the exit code.
 pub fn on_a_pty(
     mut command: Command,
     shown: Shown,
     columns: u16,
-    interrupt: Option<std::time::Duration>,
+    interrupt_at: Option<&'static str>,
 ) -> Result<(String, Option<i32>), Box<dyn std::error::Error>> {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     use std::io::Read;
@@ -110,23 +110,26 @@ pub fn on_a_pty(
     let mut child = command.spawn()?;
     // The terminal's other end is the child's alone now: reading ends (EIO) when it exits.
     drop(command);
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id())?).ok_or("no pid")?;
     let mut master = std::fs::File::from(master);
     let reading = std::thread::spawn(move || {
         let mut seen = Vec::new();
         let mut chunk = [0u8; 4096];
+        let mut interrupt_at = interrupt_at;
         while let Ok(n) = master.read(&mut chunk) {
             if n == 0 {
                 break;
             }
             seen.extend_from_slice(chunk.get(..n).unwrap_or_default());
+            if let Some(marker) = interrupt_at {
+                if String::from_utf8_lossy(&seen).contains(marker) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                    interrupt_at = None;
+                }
+            }
         }
         seen
     });
-    if let Some(after) = interrupt {
-        std::thread::sleep(after);
-        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id())?).ok_or("no pid")?;
-        rustix::process::kill_process(pid, rustix::process::Signal::INT)?;
-    }
     let status = child.wait()?;
     let seen = reading
         .join()

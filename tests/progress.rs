@@ -299,12 +299,8 @@ fn ctrl_c_on_a_terminal_leaves_no_bar_behind() -> TestResult {
         .arg("-o")
         .arg(&dest)
         .env_remove("SALVAGE_TIMINGS");
-    let (seen, code) = crate::on_a_pty(
-        command,
-        crate::Shown::Stderr,
-        80,
-        Some(std::time::Duration::from_millis(400)),
-    )?;
+    // Ctrl-C once rows are being read, with both bars on the screen.
+    let (seen, code) = crate::on_a_pty(command, crate::Shown::Stderr, 80, Some("rows read"))?;
     assert_eq!(code, Some(130), "{seen:?}");
     let screen: Vec<String> = final_screen(&seen)
         .into_iter()
