@@ -266,14 +266,17 @@ def recover(
     return result
 
 
-def commit(incomplete: str, report: Optional[str] = None) -> LossReport:
+def commit(
+    incomplete: str, report: Optional[str] = None, examiner: Optional[str] = None
+) -> LossReport:
     """Commits an output a recovery withheld (``LossDetected.report.incomplete``), accepting
     the loss its report records, without running the recovery again (``salvage commit``):
     refused (``Refused``) unless the file is the one its run verified and SQLite's
-    integrity check passes on it again. The report is rewritten to say so."""
+    integrity check passes on it again. The report is rewritten to say so, and who
+    accepted the loss (``examiner``) with it."""
     outcome, text, report_path, incomplete = _pythonic(
         _salvage.commit,
-        str(incomplete), None if report is None else str(report)
+        str(incomplete), None if report is None else str(report), examiner
     )
     dest = str(incomplete)[: -len(".incomplete")]
     return _report(outcome, text, dest, incomplete, report_path)

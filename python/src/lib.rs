@@ -230,11 +230,12 @@ fn ended(done: &Recovery) -> PyResult<(String, String, String, String)> {
 /// Commits a withheld output (`DEST.incomplete`), accepting its loss (`salvage commit`):
 /// what [`recover`] gives, of the rewritten report.
 #[pyfunction]
-#[pyo3(signature = (incomplete, report = None))]
+#[pyo3(signature = (incomplete, report = None, examiner = None))]
 fn commit(
     py: Python<'_>,
     incomplete: PathBuf,
     report: Option<PathBuf>,
+    examiner: Option<String>,
 ) -> PyResult<(String, String, String, String)> {
     let options = recovery::AcceptOptions {
         incomplete,
@@ -242,7 +243,7 @@ fn commit(
         command_line: Vec::new(),
     };
     let done = py
-        .detach(|| recovery::accept(&options))
+        .detach(|| recovery::accept_by(&options, examiner.as_deref()))
         .map_err(|e| raise(&e))?;
     ended(&done)
 }

@@ -87,9 +87,10 @@ def test_a_damaged_agent_store_is_withheld_then_recovered_with_placeholders(tmp_
     assert any("sessions" in line for line in report.loss)
 
     # Accepted without a rerun: the very file, committed, the report saying so.
-    accepted = salvage.commit(report.incomplete)
+    accepted = salvage.commit(report.incomplete, examiner="J. Doe")
     assert accepted.committed and accepted.loss_detected
     assert accepted.raw["output"]["accepted"]["utc"].endswith("Z")
+    assert accepted.raw["output"]["accepted"]["examiner"] == "J. Doe"
     assert (tmp_path / "withheld.db").exists() and not Path(report.incomplete).exists()
     with pytest.raises(salvage.Refused):
         salvage.commit(report.incomplete)
