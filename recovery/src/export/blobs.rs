@@ -13,7 +13,7 @@ use rusqlite::types::ValueRef;
 use sha2::{Digest, Sha256};
 
 use crate::base::error::Error;
-use crate::export::csv::{check_readable, open_database, unreadable};
+use crate::export::csv::{open_database, tables_to_export};
 
 /// What a BLOB export wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,26 +49,7 @@ pub fn export_blobs(db: &Path, table: Option<&str>, dir: &Path) -> Result<BlobsS
         }
     }
     let conn = open_database(db)?;
-    let tables: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
-             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-        )
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(|e| unreadable(db, e))?;
-    let tables = match table {
-        Some(t) => match tables.iter().find(|n| n.eq_ignore_ascii_case(t)) {
-            Some(found) => vec![found.clone()],
-            None => {
-                return Err(Error::Refused {
-                    what: format!("`{}` has no table named `{t}`", db.display()),
-                    hint: format!("its tables: {}", tables.join(", ")),
-                })
-            }
-        },
-        None => tables,
-    };
-    check_readable(&conn, db, table.and(tables.first().map(String::as_str)))?;
+    let (tables, _) = tables_to_export(&conn, db, table)?;
     let write = |e: std::io::Error| Error::Write {
         path: incomplete.clone(),
         source: e,

@@ -184,6 +184,37 @@ pub(crate) fn check_readable(
     })
 }
 
+/// The tables an export of `db` reads, checked as SQLite checks them ([`check_readable`]):
+/// `table` alone (matched as SQLite matches names), or every table but SQLite's own and
+/// the virtual ones; and every such table's name, in schema order.
+pub(crate) fn tables_to_export(
+    conn: &Connection,
+    db: &Path,
+    table: Option<&str>,
+) -> Result<(Vec<String>, Vec<String>), Error> {
+    let all: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
+        )
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| unreadable(db, e))?;
+    let chosen = match table {
+        Some(t) => match all.iter().find(|n| n.eq_ignore_ascii_case(t)) {
+            Some(found) => vec![found.clone()],
+            None => {
+                return Err(Error::Refused {
+                    what: format!("`{}` has no table named `{t}`", db.display()),
+                    hint: format!("its tables: {}", all.join(", ")),
+                })
+            }
+        },
+        None => all.clone(),
+    };
+    check_readable(conn, db, table.and(chosen.first().map(String::as_str)))?;
+    Ok((chosen, all))
+}
+
 /// `db` refused: SQLite cannot read its schema (it is no database, or a damaged one).
 pub(crate) fn unreadable(db: &Path, e: rusqlite::Error) -> Error {
     Error::Refused {

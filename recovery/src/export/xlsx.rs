@@ -17,7 +17,7 @@ use rusqlite::types::ValueRef;
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 
 use crate::base::error::Error;
-use crate::export::csv::{check_readable, open_database, unreadable};
+use crate::export::csv::{open_database, tables_to_export};
 
 /// What a workbook export wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -45,26 +45,7 @@ const EXACT: i64 = 1 << 53;
 /// tables; [`Error::Write`] on `to`.
 pub fn export_xlsx(db: &Path, table: Option<&str>, to: &Path) -> Result<XlsxSummary, Error> {
     let conn = open_database(db)?;
-    let names: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
-             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
-        )
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(|e| unreadable(db, e))?;
-    let tables = match table {
-        Some(t) => match names.iter().find(|n| n.eq_ignore_ascii_case(t)) {
-            Some(found) => vec![found.clone()],
-            None => {
-                return Err(Error::Refused {
-                    what: format!("`{}` has no table named `{t}`", db.display()),
-                    hint: format!("its tables: {}", names.join(", ")),
-                })
-            }
-        },
-        None => names.clone(),
-    };
-    check_readable(&conn, db, table.and(tables.first().map(String::as_str)))?;
+    let (tables, names) = tables_to_export(&conn, db, table)?;
     let status = registered(&conn, &names);
     let xlsx = |e: XlsxError| Error::Write {
         path: to.to_path_buf(),
