@@ -120,13 +120,7 @@ fn blobs_of(
             }
             let kind = kind.map_or("unknown", reconstruct::Magic::name);
             let sha256 = crate::base::files::hex(&Sha256::digest(bytes));
-            let field = |s: &str| {
-                if s.contains([',', '"', '\n', '\r']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s.to_string()
-                }
-            };
+            let field = crate::export::csv::field;
             manifest.push_str(&format!(
                 "{},{rowid},{},{kind},{},{sha256},{}\n",
                 field(table),

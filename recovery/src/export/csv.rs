@@ -184,6 +184,16 @@ pub(crate) fn check_readable(
     })
 }
 
+/// `s` as one CSV field: quoted (its quotes doubled) when it holds a comma, a quote or a
+/// line break.
+pub(crate) fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// The tables an export of `db` reads, checked as SQLite checks them ([`check_readable`]):
 /// `table` alone (matched as SQLite matches names), or every table but SQLite's own and
 /// the virtual ones; and every such table's name, in schema order.

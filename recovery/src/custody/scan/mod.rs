@@ -895,13 +895,7 @@ fn write_summary(out: &Path, summary: &ScanSummary) -> Result<(), Error> {
 
 /// The summary as CSV: one row per entry.
 pub fn csv(summary: &ScanSummary) -> String {
-    let field = |s: &str| {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
+    let field = crate::export::csv::field;
     let mut text = String::from(
         "path,relative,size,sha256,kind,sidecars,verdict,findings,damaged_pages,free_pages,concerns,applications,outcome,loss,rows,output,report,error\n",
     );
