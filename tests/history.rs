@@ -40,7 +40,7 @@ fn versions(db: &std::path::Path) -> Vec<Version> {
         .unwrap();
     let rows = stmt
         .query_map([], |r| {
-            let nfield: i64 = r.get(6)?;
+            let nfield: i64 = r.get(9)?;
             Ok(Version {
                 table: r.get(0)?,
                 rowid: r.get(1)?,
@@ -49,7 +49,7 @@ fn versions(db: &std::path::Path) -> Vec<Version> {
                 commit: r.get(4)?,
                 op: r.get(5)?,
                 values: (0..nfield as usize)
-                    .map(|i| r.get(7 + i))
+                    .map(|i| r.get(10 + i))
                     .collect::<Result<_, _>>()?,
             })
         })

@@ -35,6 +35,7 @@ mod partial;
 mod pipeline;
 mod placeholders;
 mod progress;
+mod provenance;
 mod quirks;
 mod readback;
 mod recover;

@@ -11,10 +11,10 @@ use rusqlite::Connection;
 use crate::{run_salvage, Scratch, TestResult};
 
 /// One line of the timeline, by column name.
-type Line = BTreeMap<String, String>;
+pub type Line = BTreeMap<String, String>;
 
 /// Runs `salvage timeline DB -o OUT` and reads the lines back.
-fn timeline(db: &Path, out: &Path) -> Result<Vec<Line>, String> {
+pub fn timeline(db: &Path, out: &Path) -> Result<Vec<Line>, String> {
     let run = run_salvage(&[
         "timeline".as_ref(),
         db.as_os_str(),
@@ -86,13 +86,66 @@ fn assert_times_agree(lines: &[Line]) -> TestResult {
     Ok(())
 }
 
+/// A time column a catalogue entry names: table, column, epoch.
+pub type TimeOf = (String, String, String);
+
+/// The database of the catalogue entry `name` (the first version of each of its tables,
+/// 40 rows each, times written as the application writes them) in `dir`, with the time
+/// columns the entry names: table, column, epoch.
+pub fn catalogued_database(
+    dir: &Scratch,
+    name: &str,
+) -> Result<(std::path::PathBuf, Vec<TimeOf>), Box<dyn std::error::Error>> {
+    let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recovery/profiles/catalogue");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        catalogue.join(format!("{name}.json")),
+    )?)?;
+    // The first version of each table.
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    for sql in json["schema"].as_array().ok_or("schema")? {
+        let sql = sql.as_str().ok_or("statement")?;
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(sql)?;
+        let table: String = conn.query_row(
+            "SELECT name FROM sqlite_schema WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        first.entry(table).or_insert_with(|| sql.to_string());
+    }
+    let times: Vec<TimeOf> = json["timestamps"]
+        .as_array()
+        .ok_or("timestamps")?
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
+            (s("table"), s("column"), s("epoch"))
+        })
+        .collect();
+    let src = dir.path(&format!("{name}.db"));
+    let statements: Vec<&str> = first.values().map(String::as_str).collect();
+    let borrowed: Vec<(&str, &str, &str)> = times
+        .iter()
+        .map(|(t, c, e)| (t.as_str(), c.as_str(), e.as_str()))
+        .collect();
+    fixtures::catalogue::schema_database(
+        &src,
+        &statements,
+        &borrowed,
+        &[],
+        4096,
+        fixtures::catalogue::Rows::Each(40),
+        7,
+    )?;
+    Ok((src, times))
+}
+
 /// Catalogued applications whose times are in every epoch the catalogue uses: each time
 /// column the entry names gives one event per stored time, converted as SQLite converts it,
 /// and the events name the application.
 #[test]
 fn a_catalogued_applications_times_are_events_in_its_epochs() -> TestResult {
     let dir = Scratch::new("timeline-catalogue");
-    let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recovery/profiles/catalogue");
     let mut epochs = std::collections::BTreeSet::new();
     for name in [
         "chromium-history",
@@ -101,46 +154,7 @@ fn a_catalogued_applications_times_are_events_in_its_epochs() -> TestResult {
         "android-calendar",
         "zotero-library",
     ] {
-        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
-            catalogue.join(format!("{name}.json")),
-        )?)?;
-        // The first version of each table.
-        let mut first: BTreeMap<String, String> = BTreeMap::new();
-        for sql in json["schema"].as_array().ok_or("schema")? {
-            let sql = sql.as_str().ok_or("statement")?;
-            let conn = Connection::open_in_memory()?;
-            conn.execute_batch(sql)?;
-            let table: String = conn.query_row(
-                "SELECT name FROM sqlite_schema WHERE type = 'table'",
-                [],
-                |r| r.get(0),
-            )?;
-            first.entry(table).or_insert_with(|| sql.to_string());
-        }
-        let times: Vec<(String, String, String)> = json["timestamps"]
-            .as_array()
-            .ok_or("timestamps")?
-            .iter()
-            .map(|t| {
-                let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-                (s("table"), s("column"), s("epoch"))
-            })
-            .collect();
-        let src = dir.path(&format!("{name}.db"));
-        let statements: Vec<&str> = first.values().map(String::as_str).collect();
-        let borrowed: Vec<(&str, &str, &str)> = times
-            .iter()
-            .map(|(t, c, e)| (t.as_str(), c.as_str(), e.as_str()))
-            .collect();
-        fixtures::catalogue::schema_database(
-            &src,
-            &statements,
-            &borrowed,
-            &[],
-            4096,
-            fixtures::catalogue::Rows::Each(40),
-            7,
-        )?;
+        let (src, times) = catalogued_database(&dir, name)?;
         let lines = timeline(&src, &dir.path(&format!("{name}.csv")))?;
         assert_times_agree(&lines)?;
         // One event per stored time that is not NULL or zero, in each column named.

@@ -78,6 +78,22 @@ pub struct Change {
     pub before: Option<Vec<Value>>,
     /// Its values after the step; `None` when it is not there.
     pub after: Option<Vec<Value>>,
+    /// Where its values before the step were read.
+    pub before_at: Option<At>,
+    /// Where its values after the step were read.
+    pub after_at: Option<At>,
+}
+
+/// Where a version of a row was read: its cell on a page image, and the log frame that
+/// image is (none for the main file's page, or a journal's image).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    /// The page.
+    pub page: PageNo,
+    /// The cell's byte offset in the page.
+    pub offset: u32,
+    /// The frame of the write-ahead log whose image of the page holds the cell.
+    pub frame: Option<FrameNo>,
 }
 
 impl Change {
@@ -149,6 +165,8 @@ pub struct Stray {
     pub frame: FrameNo,
     /// The page the frame is of.
     pub page: PageNo,
+    /// The cell's byte offset in the frame's image.
+    pub offset: u32,
     /// Whether the frame's checksum follows from the frame before it.
     pub chained: bool,
 }
@@ -178,6 +196,8 @@ mod tests {
             rowid: 1,
             before: before.map(x),
             after: after.map(x),
+            before_at: None,
+            after_at: None,
         };
         assert_eq!(c(None, Some(b'a')).op(), Op::Insert);
         assert_eq!(c(Some(b'a'), Some(b'b')).op(), Op::Update);

@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use pager::{Database, PageNo, PageType, Value};
+use pager::{Database, FrameNo, PageNo, PageType, Value};
 use reconstruct::{RowEvent, TableRows};
 
-use crate::{Change, Owners, Step, StepKind};
+use crate::{At, Change, Owners, Step, StepKind};
 
 /// A state of the database and who owns its leaves. Owners are shared between the states
 /// no structural page separates.
@@ -90,7 +90,12 @@ fn rows_on<'t>(db: &Database<'_>, pages: impl IntoIterator<Item = (PageNo, &'t s
             match event {
                 RowEvent::Row(row) => {
                     let Some(rowid) = row.rowid() else { continue };
-                    rows.insert((table.to_string(), rowid), row.record().0);
+                    let at = At {
+                        page: row.raw.location.page,
+                        offset: row.raw.location.offset,
+                        frame: db.frame_of(row.raw.location.page).map(FrameNo),
+                    };
+                    rows.insert((table.to_string(), rowid), (row.record().0, at));
                 }
                 RowEvent::Unreadable { .. } => unreadable += 1,
             }
@@ -100,34 +105,43 @@ fn rows_on<'t>(db: &Database<'_>, pages: impl IntoIterator<Item = (PageNo, &'t s
 }
 
 /// The rows that differ between `before` and `after`.
-fn diff(
-    mut before: BTreeMap<(String, i64), Vec<Value>>,
-    after: BTreeMap<(String, i64), Vec<Value>>,
-) -> Vec<Change> {
+fn diff(mut before: Versions, after: Versions) -> Vec<Change> {
     let mut changes = Vec::new();
-    for ((table, rowid), values) in after {
+    for ((table, rowid), (values, at)) in after {
         let old = before.remove(&(table.clone(), rowid));
-        if old.as_ref() != Some(&values) {
+        if old.as_ref().map(|(v, _)| v) != Some(&values) {
+            let (before, before_at) = old.map_or((None, None), |(v, a)| (Some(v), Some(a)));
             changes.push(Change {
                 table,
                 rowid,
-                before: old,
+                before,
                 after: Some(values),
+                before_at,
+                after_at: Some(at),
             });
         }
     }
-    changes.extend(before.into_iter().map(|((table, rowid), values)| Change {
-        table,
-        rowid,
-        before: Some(values),
-        after: None,
-    }));
+    changes.extend(
+        before
+            .into_iter()
+            .map(|((table, rowid), (values, at))| Change {
+                table,
+                rowid,
+                before: Some(values),
+                after: None,
+                before_at: Some(at),
+                after_at: None,
+            }),
+    );
     changes.sort_by(|a, b| (&a.table, a.rowid).cmp(&(&b.table, b.rowid)));
     changes
 }
 
+/// Rows by table and rowid: their values and where they were read.
+type Versions = BTreeMap<(String, i64), (Vec<Value>, At)>;
+
 /// Rows by table and rowid, and how many cells could not be read.
-type Rows = (BTreeMap<(String, i64), Vec<Value>>, u64);
+type Rows = (Versions, u64);
 
 /// The first step of a log over an empty main file: every row on its pages is new.
 pub(crate) fn first_step(kind: StepKind, to: &State<'_>, pages: BTreeSet<PageNo>) -> Step {

@@ -142,7 +142,7 @@ fn strays(base: &Database<'_>, owners: &Rc<Owners>, wal: &Wal<'_>, steps: &[Step
             owners: Rc::clone(owners),
         };
         let (rows, _) = then.rows(&pages);
-        for ((_, rowid), values) in rows {
+        for ((_, rowid), (values, at)) in rows {
             if known.insert(key(table, rowid, &values)) {
                 out.push(Stray {
                     table: table.to_string(),
@@ -150,6 +150,7 @@ fn strays(base: &Database<'_>, owners: &Rc<Owners>, wal: &Wal<'_>, steps: &[Step
                     values,
                     frame: frame.no,
                     page,
+                    offset: at.offset,
                     chained,
                 });
             }
@@ -169,7 +170,7 @@ mod tests {
         change, frame, interior, leaf, main_ab, p, page_one, row, summary, table_t, wal, x,
         OLDER_SALTS, SALTS,
     };
-    use crate::{Op, SCHEMA_TABLE};
+    use crate::{At, Op, SCHEMA_TABLE};
 
     fn history_of(main: &[u8], log: &[u8]) -> History {
         let wal = read_wal(log).unwrap();
@@ -225,6 +226,36 @@ mod tests {
         );
         assert_eq!(h.steps[1].unreadable, 0);
         assert_eq!((h.strays.len(), h.checkpointed.len()), (0, 0));
+        // Each version says where it was read: row 1 "a" in frame 1's image of page 2,
+        // "A" in frame 2's, at the cell's offset in each; row 3 "c" in frame 1's.
+        let first_cell = |image: &[u8]| u32::from(u16::from_be_bytes([image[8], image[9]]));
+        let update = &h.steps[1].changes[0];
+        let at = |image: &[u8], frame| At {
+            page: p(2),
+            offset: first_cell(image),
+            frame: Some(FrameNo(frame)),
+        };
+        let one = leaf(&[&row(1, b'a'), &row(2, b'b'), &row(3, b'c')]);
+        let two = leaf(&[&row(1, b'A'), &row(3, b'c')]);
+        assert_eq!(
+            (update.before_at, update.after_at),
+            (Some(at(&one, 1)), Some(at(&two, 2)))
+        );
+        let third = u32::from(u16::from_be_bytes([one[12], one[13]]));
+        assert_eq!(
+            h.steps[0].changes[0].after_at,
+            Some(At {
+                page: p(2),
+                offset: third,
+                frame: Some(FrameNo(1))
+            })
+        );
+        // The main file's version is read from the main file: no frame.
+        let main = history_of(&main_ab(), &wal(&two_commits()[1..]));
+        assert_eq!(
+            main.steps[0].changes[0].before_at.map(|a| a.frame),
+            Some(None)
+        );
     }
 
     #[test]
@@ -265,6 +296,9 @@ mod tests {
             ),
             frame(2, 2, OLDER_SALTS, &leaf(&[&row(1, b'a'), &row(2, b'o')])),
         ];
+        // The second cell pointer of the older frame's leaf (header of 8 bytes).
+        let older = leaf(&[&row(1, b'a'), &row(2, b'o')]);
+        let offset = u32::from(u16::from_be_bytes([older[10], older[11]]));
         let h = history_of(&main_ab(), &wal(&frames));
         assert_eq!(h.steps.len(), 1);
         assert_eq!(
@@ -275,6 +309,7 @@ mod tests {
                 values: x(b'o'),
                 frame: FrameNo(2),
                 page: p(2),
+                offset,
                 // The first frame of its generation here: no checksum to follow from.
                 chained: false,
             }]

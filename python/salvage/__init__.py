@@ -212,6 +212,7 @@ def recover(
     report_path: "Optional[str | os.PathLike[str]]" = None,
     carve: bool = False,
     history: bool = False,
+    provenance: bool = False,
     as_of: Optional[int] = None,
     case: Optional[str] = None,
     examiner: Optional[str] = None,
@@ -224,7 +225,10 @@ def recover(
     ``allow_partial`` commits the output even when rows are missing. ``profile`` is
     ``auto``, ``none``, ``agent``, ``chroma``, a catalogue name or a profile file's path.
     ``carve`` keeps the deleted records still on disk (``salvage_carved``), ``history``
-    every version of every row the logs hold (``salvage_history``); ``as_of`` recovers the
+    every version of every row the logs hold (``salvage_history``); ``provenance`` what
+    every row is and where it was read (``salvage_provenance``: page, cell offset, log
+    frame, file offset) and a view per table of its live, rebuilt, carved and logged rows
+    together (``salvage_rows_TABLE``); ``as_of`` recovers the
     database as it was after that commit of its write-ahead log. ``case`` and ``examiner``
     are written into the report's ``run``.
 
@@ -256,6 +260,7 @@ def recover(
         case,
         examiner,
         progress,
+        provenance,
     )
     report_path = report_path_
     result = _report(outcome, text, str(dest), incomplete, report_path)

@@ -24,6 +24,7 @@ def recover(
     case: Optional[str] = ...,
     examiner: Optional[str] = ...,
     progress: Optional[Callable[[dict[str, Any]], Any]] = ...,
+    provenance: bool = ...,
 ) -> tuple[str, str, str, str]: ...
 def commit(
     incomplete: str, report: Optional[str] = ..., examiner: Optional[str] = ...

@@ -175,7 +175,7 @@ fn inspect(py: Python<'_>, path: PathBuf, sha256: bool) -> PyResult<String> {
 /// withheld output are. `progress`, a callable, is given each stage and count as a
 /// dict; a signal (Ctrl-C) stops the run with nothing committed and is raised.
 #[pyfunction]
-#[pyo3(signature = (src, dest, report = None, allow_partial = false, profile = "auto", carve = false, history = false, as_of = None, case = None, examiner = None, progress = None))]
+#[pyo3(signature = (src, dest, report = None, allow_partial = false, profile = "auto", carve = false, history = false, as_of = None, case = None, examiner = None, progress = None, provenance = false))]
 #[allow(clippy::too_many_arguments)]
 fn recover(
     py: Python<'_>,
@@ -190,6 +190,7 @@ fn recover(
     case: Option<String>,
     examiner: Option<String>,
     progress: Option<Py<PyAny>>,
+    provenance: bool,
 ) -> PyResult<(String, String, String, String)> {
     let options = RecoverOptions {
         report,
@@ -197,6 +198,7 @@ fn recover(
         profile: recovery::ProfileChoice::parse(profile),
         carve,
         history,
+        provenance,
         as_of,
         case,
         examiner,

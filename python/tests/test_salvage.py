@@ -396,3 +396,37 @@ def test_a_workbook_opens_in_openpyxl_with_every_row_and_its_status(tmp_path):
     assert placeholders > 0 and statuses.count("placeholder") == placeholders
     with pytest.raises(salvage.Refused):
         salvage.export_xlsx(dest, book_path)
+
+
+def test_provenance_names_each_rows_status_and_place(tmp_path):
+    clean = fixture(tmp_path, "agent-4096-utf8")
+    sessions = root_page(clean, "sessions")
+    db = fixture(tmp_path, "agent-4096-utf8", f"zero-page:{sessions}")
+    dest = tmp_path / "out.db"
+    report = salvage.recover(str(db), str(dest), allow_partial=True, carve=True, provenance=True)
+    views = report.raw["provenance"]["views"]
+    assert views["messages"] == "salvage_rows_messages"
+    page_size = report.raw["geometry"]["page_size"]
+    data = db.read_bytes()
+    with sqlite3.connect(f"file:{dest}?mode=ro", uri=True) as c:
+        statuses = dict(c.execute(
+            "SELECT salvage_status, count(*) FROM salvage_rows_sessions GROUP BY 1"
+        ).fetchall())
+        assert statuses == {"placeholder": count(dest, "sessions")}
+        rows = c.execute(
+            "SELECT salvage_rowid, salvage_page, salvage_offset FROM salvage_rows_messages "
+            "WHERE salvage_status = 'live'"
+        ).fetchall()
+    assert len(rows) == count(clean, "messages")
+    for rowid, page, offset in rows:
+        at = (page - 1) * page_size + offset
+        # A table leaf cell: its payload's size, then its rowid (varints; both small here).
+        n = 1
+        while data[at + n - 1] & 0x80:
+            n += 1
+        key = 0
+        for b in data[at + n : at + n + 9]:
+            key = (key << 7) | (b & 0x7F)
+            if not b & 0x80:
+                break
+        assert key == rowid

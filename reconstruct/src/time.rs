@@ -80,6 +80,43 @@ impl Epoch {
         Epoch::ALL.into_iter().find(|e| e.name() == name)
     }
 
+    /// An SQL expression (SQLite's own date functions, so that any reader of the output
+    /// gets it) giving the time the SQL value `value` is in this epoch as UTC ISO 8601 text,
+    /// to the millisecond (`YYYY-MM-DDTHH:MM:SS.SSSZ`); NULL for NULL, a BLOB, zero (an
+    /// unset time), and in a numeric epoch text that is no number; in `iso_text`, NULL for
+    /// a number. What a row view shows beside a time column.
+    pub fn sql_utc(self, value: &str) -> String {
+        const ISO: &str = "'%Y-%m-%dT%H:%M:%fZ'";
+        let number = format!("CAST({value} AS REAL)");
+        // Seconds since 1970 the number gives.
+        let seconds = match self {
+            Epoch::UnixS => number.clone(),
+            Epoch::UnixMs => format!("{number} / 1e3"),
+            Epoch::UnixUs => format!("{number} / 1e6"),
+            Epoch::UnixNs => format!("{number} / 1e9"),
+            Epoch::WebkitUs => format!("{number} / 1e6 - {FROM_1601}"),
+            Epoch::Filetime => format!("{number} / 1e7 - {FROM_1601}"),
+            Epoch::MacS => format!("{number} + {TO_2001}"),
+            Epoch::MacNs => format!("{number} / 1e9 + {TO_2001}"),
+            // A number is a Julian day to SQLite's date functions.
+            Epoch::JulianDays => {
+                return format!(
+                    "CASE WHEN typeof({value}) IN ('integer', 'real') AND {value} <> 0 \
+                     THEN strftime({ISO}, {value}) END"
+                )
+            }
+            Epoch::IsoText => {
+                return format!(
+                    "CASE WHEN typeof({value}) = 'text' THEN strftime({ISO}, {value}) END"
+                )
+            }
+        };
+        format!(
+            "CASE WHEN typeof({value}) IN ('integer', 'real', 'text') AND {number} <> 0 \
+             THEN strftime({ISO}, {seconds}, 'unixepoch') END"
+        )
+    }
+
     /// The instant a stored value names in this epoch: `None` for NULL, a BLOB, a value of
     /// the wrong kind (text in a numeric epoch that is not a number, a number in
     /// `iso_text`), or one past the range of a 64-bit count of nanoseconds around 1970.

@@ -36,7 +36,7 @@ pub enum Command {
     /// A loss report is written beside it (DEST.report.json). Exit 0: complete; 3: loss recorded, partial output committed (--allow-partial); 4:
     /// loss detected, output withheld; 2: refused; 1: failed.
     #[command(
-        after_help = "Examples:\n  salvage recover damaged.db -o recovered.db\n  salvage recover damaged.db -o recovered.db --allow-partial\n  salvage recover evidence.db -o out.db --carve --history\n  salvage report recovered.db.report.json"
+        after_help = "Examples:\n  salvage recover damaged.db -o recovered.db\n  salvage recover damaged.db -o recovered.db --allow-partial\n  salvage recover evidence.db -o out.db --carve --history --provenance\n  salvage report recovered.db.report.json"
     )]
     Recover(RecoverArgs),
     /// Commit a withheld recovery (DEST.incomplete), accepting its loss
@@ -487,6 +487,12 @@ pub struct RecoverArgs {
     /// `salvage_history` and `salvage_commits`, never into the recovered tables.
     #[arg(long)]
     pub history: bool,
+    /// Also write what every recovered row is (live, from an orphan page, rebuilt, a
+    /// placeholder) and where it was read (page, cell offset) into `salvage_provenance`, and
+    /// per table a view `salvage_rows_TABLE` of its rows, carved records (--carve) and log
+    /// versions (--history) together, each with its status, page, offset and log frame.
+    #[arg(long)]
+    pub provenance: bool,
     /// Recover the database as it was after commit N of the write-ahead log (0: before its
     /// first), as SQLite read it then; `salvage inspect` lists the commits.
     #[arg(long, value_name = "N", conflicts_with = "no_wal")]

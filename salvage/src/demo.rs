@@ -64,6 +64,7 @@ pub fn run(args: &DemoArgs) -> Result<Exit, Error> {
         no_placeholders: false,
         carve: false,
         history: false,
+        provenance: false,
         as_of: None,
         wal: None,
         no_journal: false,

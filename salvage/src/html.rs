@@ -131,6 +131,14 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
         let _ = writeln!(s, "</ul>");
     }
     lost_lists(&mut s, r);
+    let beside = crate::report::beside_sentences(r, &|name| format!("<code>{}</code>", esc(name)));
+    if !beside.is_empty() {
+        let _ = writeln!(s, "<h2>Evidence beside the tables</h2><ul id=\"beside\">");
+        for b in &beside {
+            let _ = writeln!(s, "<li>{b}</li>");
+        }
+        let _ = writeln!(s, "</ul>");
+    }
     let _ = writeln!(
         s,
         "<h2>Next step</h2><p id=\"next\">{}</p>",

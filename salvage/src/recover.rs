@@ -24,6 +24,7 @@ fn options(args: &RecoverArgs) -> RecoverOptions {
         profile: args.profile.clone(),
         carve: args.carve,
         history: args.history,
+        provenance: args.provenance,
         as_of: args.as_of,
         case: args.case.clone(),
         examiner: args.examiner.clone(),

@@ -200,6 +200,7 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>, markdown: bool) -> Strin
     dangling(&mut s, r, h2);
     losses(&mut s, r, h2);
     lost_lists(&mut s, r, markdown, h2);
+    beside(&mut s, r, h2);
     next_step(&mut s, r, h2);
     custody(&mut s, r, own_sha256, markdown, h2);
     s
@@ -550,6 +551,66 @@ fn losses(s: &mut String, r: &LossReport, h2: &str) {
         for w in &warnings {
             let _ = writeln!(s, "{}", crate::inspect::wrap(&printable(w), "- ", "  ", 80));
         }
+    }
+}
+
+/// What `--carve`, `--history` and `--provenance` wrote beside the recovered tables, a
+/// sentence each, with `code` quoting a table's name: the deleted records, the log
+/// versions, where each row was read.
+pub fn beside_sentences(r: &LossReport, code: &dyn Fn(&str) -> String) -> Vec<String> {
+    let mut out = Vec::new();
+    let views = |views: &std::collections::BTreeMap<String, String>| -> String {
+        let named: Vec<String> = views.values().map(|v| code(v)).collect();
+        match named.len() {
+            0 => String::new(),
+            1 => format!(" (by the table's columns: {})", named[0]),
+            _ => format!(" (by each table's columns: {})", named.join(", ")),
+        }
+    };
+    if let Some(c) = &r.carved {
+        let registry = code(c.registry.as_deref().unwrap_or("salvage_carved"));
+        out.push(format!(
+            "{} carved from free space in {registry}{}, never in the tables{}.",
+            count(c.rows, "deleted record"),
+            views(&c.views),
+            match c.previous_versions {
+                0 => String::new(),
+                n => format!("; {} of a live row", count(n, "previous version")),
+            }
+        ));
+    }
+    if let Some(h) = &r.history {
+        let registry = code(h.registry.as_deref().unwrap_or("salvage_history"));
+        out.push(format!(
+            "{} the logs hold, over {}, in {registry}{}.",
+            count(h.versions, "row version"),
+            count(h.steps.len() as u64, "step"),
+            views(&h.views),
+        ));
+    }
+    if let Some(p) = &r.provenance {
+        let registry = code(p.registry.as_deref().unwrap_or("salvage_provenance"));
+        out.push(format!(
+            "What each of {} is and where it was read ({} with a page and cell offset) in {registry}; each table's rows, carved records and log versions together, with their status and place, in {}.",
+            count(p.rows, "row"),
+            p.rows_placed,
+            p.views.values().map(|v| code(v)).collect::<Vec<_>>().join(", "),
+        ));
+    }
+    out
+}
+
+/// The section of what was written beside the tables ([`beside_sentences`]).
+fn beside(s: &mut String, r: &LossReport, h2: &str) {
+    let found = beside_sentences(r, &|name| format!("`{}`", printable(name)));
+    if found.is_empty() {
+        return;
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{h2}Evidence beside the tables");
+    let _ = writeln!(s);
+    for b in &found {
+        let _ = writeln!(s, "{}", crate::inspect::wrap(b, "- ", "  ", 80));
     }
 }
 

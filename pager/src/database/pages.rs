@@ -57,6 +57,16 @@ impl<'a> Database<'a> {
         Some(Page::new(no, bytes, self.usable_size().min(bytes.len())))
     }
 
+    /// The frame of the log versions (see [`Database::with_versions`]) whose image this
+    /// state reads for page `no`; `None` when the page is read from the main file (or an
+    /// image given otherwise).
+    pub fn frame_of(&self, no: PageNo) -> Option<u32> {
+        let versions = self.versions.as_ref()?;
+        let end = versions.partition_point(|(p, f, _)| (*p, *f) <= (no, self.frame_limit));
+        let (p, f, _) = versions.get(end.checked_sub(1)?)?;
+        (*p == no && no.get() <= self.page_count).then_some(*f)
+    }
+
     /// Every page, in file order.
     pub fn pages(&self) -> impl Iterator<Item = Page<'a>> + '_ {
         (1..=self.page_count).filter_map(move |n| PageNo::new(n).and_then(|p| self.page(p)))

@@ -17,11 +17,14 @@ use std::io::Write;
 use std::path::Path;
 
 use pager::Value;
-use reconstruct::time::{Epoch, Instant};
+use reconstruct::time::Instant;
 use rusqlite::Connection;
 
 use crate::base::error::Error;
+use crate::base::output::quote;
 use crate::export::csv::{csv_line, open_database, unreadable, Field};
+pub use crate::recover::times::TimeColumn;
+use crate::recover::times::{table_info, utf8, TableInfo};
 
 /// The header line: Timesketch's columns first.
 const HEADER: [&str; 13] = [
@@ -43,23 +46,6 @@ const HEADER: [&str; 13] = [
 /// Text values of a row given in an event's message, at most, and characters of each.
 const CONTEXT_VALUES: usize = 3;
 const CONTEXT_CHARS: usize = 60;
-
-/// A column taken as a time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TimeColumn {
-    /// The table, as the schema spells it.
-    pub table: String,
-    /// The column.
-    pub column: String,
-    /// Its epoch and unit.
-    pub epoch: Epoch,
-    /// What happened at that time.
-    pub label: String,
-    /// Why it is a time: `catalogue PROFILE`, or `inferred: …`.
-    pub why: String,
-    /// The application, when a catalogue entry names it.
-    pub application: String,
-}
 
 /// What a timeline wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -89,100 +75,12 @@ pub struct Timeline {
     columns: Vec<TimeColumn>,
 }
 
-/// A table's columns in record order (what `salvage_carved` and `salvage_history` number
-/// `c0`, `c1`, …), and whether it keeps a rowid.
-struct TableInfo {
-    columns: Vec<String>,
-    rowid: bool,
-}
-
 impl Timeline {
     /// Opens `db` read-only and decides which columns are times.
     pub fn open(db: &Path) -> Result<Timeline, Error> {
         let conn = open_database(db)?;
         crate::export::csv::check_readable(&conn, db, None)?;
-        let tables: Vec<String> = conn
-            .prepare(
-                "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
-                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (name NOT LIKE 'salvage\\_%' ESCAPE '\\' OR name LIKE 'salvage\\_inferred\\_%' ESCAPE '\\')
-                 AND name NOT LIKE 'lost\\_and\\_found%' ESCAPE '\\' ORDER BY rowid",
-            )
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| unreadable(db, e))?;
-        let infos: Vec<TableInfo> = tables
-            .iter()
-            .map(|t| table_info(&conn, t))
-            .collect::<Result<_, _>>()
-            .map_err(Error::read_db("reading a table's columns"))?;
-        let present: Vec<crate::recover::profiles::Present> = tables
-            .iter()
-            .zip(&infos)
-            .map(|(t, info)| crate::recover::profiles::Present {
-                name: t.clone(),
-                from_schema: true,
-                columns: info.columns.clone(),
-            })
-            .collect();
-        let identified = crate::recover::profiles::identify(&present, &[]);
-        let profiles = crate::recover::profiles::shipped_parsed();
-        let mut columns: Vec<TimeColumn> = Vec::new();
-        for (table, info) in tables.iter().zip(&infos) {
-            let find = |c: &str| info.columns.iter().find(|x| x.eq_ignore_ascii_case(c));
-            // The catalogue's, for every application the schema identifies.
-            for id in &identified {
-                let Some(p) = profiles.iter().find(|p| p.name == id.profile) else {
-                    continue;
-                };
-                for ts in p
-                    .timestamps
-                    .iter()
-                    .filter(|t| t.table.eq_ignore_ascii_case(table))
-                {
-                    let Some(column) = find(&ts.column) else {
-                        continue;
-                    };
-                    if columns
-                        .iter()
-                        .any(|c| c.table == *table && c.column == *column)
-                    {
-                        continue;
-                    }
-                    columns.push(TimeColumn {
-                        table: table.clone(),
-                        column: column.clone(),
-                        epoch: ts.epoch,
-                        label: ts.label.clone(),
-                        why: format!("catalogue {}", p.name),
-                        application: id.application.clone(),
-                    });
-                }
-            }
-            if columns.iter().any(|c| c.table == *table) {
-                continue;
-            }
-            // Elsewhere only on strong evidence: the name, and every value.
-            for column in info
-                .columns
-                .iter()
-                .filter(|c| reconstruct::time::time_like_name(c))
-            {
-                let inferred = infer_column(&conn, table, column)
-                    .map_err(Error::read_db("reading a column's values"))?;
-                if let Some(epoch) = inferred {
-                    columns.push(TimeColumn {
-                        table: table.clone(),
-                        column: column.clone(),
-                        epoch,
-                        label: format!("{column} (a time by its name and values)"),
-                        why: format!(
-                            "inferred: its name says time and every value is one in {}",
-                            epoch.name()
-                        ),
-                        application: String::new(),
-                    });
-                }
-            }
-        }
+        let columns = crate::recover::times::time_columns(&conn).map_err(|e| unreadable(db, e))?;
         Ok(Timeline { conn, columns })
     }
 
@@ -351,14 +249,6 @@ fn datetime(i: Instant) -> String {
     }
 }
 
-fn utf8(b: &[u8]) -> Option<String> {
-    String::from_utf8(b.to_vec()).ok()
-}
-
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 fn has_table(conn: &Connection, name: &str) -> bool {
     conn.query_row(
         "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
@@ -366,23 +256,6 @@ fn has_table(conn: &Connection, name: &str) -> bool {
         |_| Ok(()),
     )
     .is_ok()
-}
-
-fn table_info(conn: &Connection, table: &str) -> rusqlite::Result<TableInfo> {
-    // Stored columns (not VIRTUAL generated ones), in record order for a rowid table.
-    let columns: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_table_xinfo(?1) WHERE hidden <> 2 ORDER BY cid")?
-        .query_map([table], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let without_rowid: bool = conn.query_row(
-        "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
-        [table],
-        |r| r.get(0),
-    )?;
-    Ok(TableInfo {
-        columns,
-        rowid: !without_rowid,
-    })
 }
 
 /// A value as the `value` field gives it: as stored.
@@ -394,17 +267,6 @@ fn shown(v: &Value) -> String {
         Value::Text(t) => String::from_utf8_lossy(t).into_owned(),
         Value::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
     }
-}
-
-/// The one epoch every value of a column is a time in ([`reconstruct::time::infer_epoch`]),
-/// read row by row: the first value that is no time ends it.
-fn infer_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<Option<Epoch>> {
-    let mut stmt = conn.prepare(&format!("SELECT {} FROM {}", quote(column), quote(table)))?;
-    let values = stmt.query_map([], |r| r.get_ref(0).map(crate::base::sqlite::value_of))?;
-    Ok(reconstruct::time::infer_epoch(
-        values.map_while(Result::ok),
-        utf8,
-    ))
 }
 
 /// A few short text values of a row, to tell its event apart (`title: …`).

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use history::{Change, History, Step, StepKind};
+use history::{At, Change, History, Step, StepKind};
 use pager::{Journal, TextEncoding, Value, Wal};
 
 use crate::base::error::Error;
@@ -245,6 +245,11 @@ pub fn write(
             source,
             commit: None,
             op: None,
+            at: Some(At {
+                page: s.page,
+                offset: s.offset,
+                frame: Some(s.frame),
+            }),
             values: &s.values,
         })?;
         report.versions += 1;
@@ -275,7 +280,8 @@ fn create_tables(
     let cols: String = (0..width).map(|i| format!(", c{i}")).collect();
     out.conn.execute_batch(&format!(
         "CREATE TABLE {}(tbl TEXT, rowid INTEGER, version INTEGER, source TEXT, \
-         commit_no INTEGER, op TEXT, nfield INTEGER{cols});
+         commit_no INTEGER, op TEXT, page INTEGER, cell_offset INTEGER, frame INTEGER, \
+         nfield INTEGER{cols});
          CREATE TABLE {}(step INTEGER PRIMARY KEY, kind TEXT, commit_no INTEGER, \
          first_frame INTEGER, last_frame INTEGER, db_size INTEGER, pages INTEGER, \
          inserted INTEGER, updated INTEGER, deleted INTEGER);",
@@ -308,6 +314,14 @@ impl VersionWriter<'_> {
             row.commit
                 .map_or(SqlValue::Null, |c| SqlValue::Integer(i64::from(c))),
             row.op.map_or(SqlValue::Null, |o| SqlValue::Text(o.into())),
+            row.at.map_or(SqlValue::Null, |a| {
+                SqlValue::Integer(i64::from(a.page.get()))
+            }),
+            row.at
+                .map_or(SqlValue::Null, |a| SqlValue::Integer(i64::from(a.offset))),
+            row.at
+                .and_then(|a| a.frame)
+                .map_or(SqlValue::Null, |f| SqlValue::Integer(i64::from(f.0))),
             SqlValue::Integer(row.values.len() as i64),
         ];
         let read = self
@@ -330,6 +344,9 @@ impl VersionWriter<'_> {
                 "source",
                 "commit_no",
                 "op",
+                "page",
+                "cell_offset",
+                "frame",
                 "nfield",
             ],
             &values,
@@ -356,17 +373,22 @@ impl VersionWriter<'_> {
                         before_source,
                         base_commit,
                         Some("original"),
-                        before,
+                        (before, c.before_at),
                     ))?;
                     report.versions += 1;
                 }
             }
             let v = versions.entry(key).or_insert(0);
             *v += 1;
-            let values = c.after.as_ref().or(c.before.as_ref());
-            if let Some(values) = values {
+            // A deleted row's version is its values as they were, where they were.
+            let version = match (&c.after, &c.before) {
+                (Some(after), _) => Some((after.as_slice(), c.after_at)),
+                (None, Some(before)) => Some((before.as_slice(), c.before_at)),
+                (None, None) => None,
+            };
+            if let Some(version) = version {
                 let op = Some(c.op().name());
-                self.insert(Version::of(c, *v, after_source, commit, op, values))?;
+                self.insert(Version::of(c, *v, after_source, commit, op, version))?;
                 report.versions += 1;
             }
         }
@@ -408,7 +430,8 @@ fn views(
             .collect();
         out.conn.execute(
             &format!(
-                "CREATE VIEW {} AS SELECT rowid, version, source, commit_no, op{columns} \
+                "CREATE VIEW {} AS SELECT rowid, version, source, commit_no, op, page, \
+                 cell_offset, frame{columns} \
                  FROM {} WHERE tbl = {}",
                 quote(&name),
                 quote(registry),
@@ -434,6 +457,8 @@ struct Version<'a> {
     source: &'static str,
     commit: Option<u32>,
     op: Option<&'static str>,
+    /// Where the version was read.
+    at: Option<At>,
     values: &'a [Value],
 }
 
@@ -444,7 +469,7 @@ impl<'a> Version<'a> {
         source: &'static str,
         commit: Option<u32>,
         op: Option<&'static str>,
-        values: &'a [Value],
+        (values, at): (&'a [Value], Option<At>),
     ) -> Version<'a> {
         Version {
             table: &c.table,
@@ -453,6 +478,7 @@ impl<'a> Version<'a> {
             source,
             commit,
             op,
+            at,
             values,
         }
     }

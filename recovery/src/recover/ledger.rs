@@ -41,6 +41,8 @@ pub struct Ledger {
     pub carved: Option<crate::report::carved::CarvedReport>,
     /// What `--history` found, when it was asked for.
     pub history: Option<crate::report::history::HistoryReport>,
+    /// What `--provenance` wrote, when it was asked for.
+    pub provenance: Option<crate::report::provenance::ProvenanceReport>,
 }
 
 impl Ledger {

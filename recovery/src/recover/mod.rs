@@ -17,9 +17,12 @@ pub mod load;
 pub mod objects;
 pub mod plan;
 pub mod profiles;
+pub mod provenance;
 pub mod rebuild;
 pub mod request;
 pub mod tables;
+pub mod times;
+pub mod whence;
 
 use std::sync::mpsc;
 
@@ -70,7 +73,8 @@ fn run<'s>(
             evidence::oracle::sqlite_check(&evidence.db)
         });
         let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
-        let work = Work::make(evidence, paths)?;
+        let mut work = Work::make(evidence, paths)?;
+        work.whence = whence::Whence::asked(request.provenance);
         let mut second = SecondCore::survey_then_hash(scope, files, evidence, paths, observer);
         let bulk = Bulk::run(evidence, work, &reader, observer)?;
         enter(observer, Stage::Surveying)?;
@@ -116,6 +120,7 @@ fn run<'s>(
         if request.history {
             history::step(files, evidence, &mut rebuilt)?;
         }
+        provenance::step(files, evidence, &mut rebuilt)?;
         let mut finish = Finish::objects(evidence, rebuilt, observer)?;
         let second = second.hash_late(scope);
         // The output is whole: while SQLite checks it, it is hashed on the second core (it

@@ -30,6 +30,8 @@ pub struct Work {
     pub ledger: Ledger,
     /// The names the output's tables and views take.
     pub names: Names,
+    /// Where each row written was read, when provenance is asked for.
+    pub whence: crate::recover::whence::Whence,
 }
 
 /// The plan's outcome, as a test that stops after it names it.
@@ -80,6 +82,7 @@ impl Work {
             tables: Tables::default(),
             ledger: Ledger::default(),
             names: Names::of_schema(evidence),
+            whence: crate::recover::whence::Whence::default(),
         };
         plan.create_tables(evidence);
         plan.check_roots(evidence);

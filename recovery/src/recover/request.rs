@@ -36,6 +36,9 @@ pub struct RecoverOptions {
     pub carve: bool,
     /// Write every version of every row the logs hold into `salvage_history`.
     pub history: bool,
+    /// Write what every recovered row is and where it was read into `salvage_provenance`,
+    /// and a view per table of its live, rebuilt, carved and logged rows together.
+    pub provenance: bool,
     /// Recover the database as it was after this commit of the write-ahead log (0: before
     /// its first), instead of after its last.
     pub as_of: Option<u32>,
@@ -67,6 +70,7 @@ impl RecoverOptions {
             profile: ProfileChoice::Auto,
             carve: false,
             history: false,
+            provenance: false,
             as_of: None,
             case: None,
             examiner: None,
@@ -130,6 +134,8 @@ pub struct Request {
     pub carve: bool,
     /// Write the logs' row versions.
     pub history: bool,
+    /// Write where every row was read, and the row views.
+    pub provenance: bool,
     /// The write-ahead log commit to recover the database as of.
     pub as_of: Option<u32>,
     /// When the run began, and who asked for it how: for the report.
@@ -224,6 +230,7 @@ impl Request {
             placeholders: options.placeholders,
             carve: options.carve,
             history: options.history,
+            provenance: options.provenance,
             as_of: options.as_of,
             about: About {
                 started,

@@ -55,6 +55,10 @@ pub struct LossReport {
     /// --history` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<crate::report::history::HistoryReport>,
+    /// What every row of a recovered rowid table is and where it was read, and the views
+    /// of each table's rows with their provenance (`recover --provenance` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::report::provenance::ProvenanceReport>,
     /// Values of written rows that are not in their tables as read (NULL there instead),
     /// registered with their reasons.
     #[serde(default)]

@@ -8,6 +8,7 @@ pub mod inspect;
 mod loss;
 pub mod manifest;
 pub mod map;
+pub mod provenance;
 
 pub use common::{
     damaged_page_runs, page_size_decision, ArchiveMember, DamagedRun, FindingList, FindingReport,

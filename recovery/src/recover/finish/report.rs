@@ -332,6 +332,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
         },
         carved: p.ledger.carved.clone(),
         history: p.ledger.history.clone(),
+        provenance: p.ledger.provenance.clone(),
         damaged_fields: DamagedFieldsReport {
             registry: p.ledger.damaged_fields.name.clone(),
             fields: p.ledger.damaged_fields.fields,

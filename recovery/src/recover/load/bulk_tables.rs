@@ -31,6 +31,8 @@ pub struct BulkTable {
     /// Columns (positions in the shape) whose values each row read from overflow pages
     /// keeps for the cross-check with the table's indexes (`load::crosscheck`).
     pub keyed: Vec<usize>,
+    /// Whether to note where each row written was read (`--provenance`).
+    pub provenance: bool,
 }
 
 /// Bytes the spilled rows of all tables keep at most, counted with the maps that hold
@@ -222,6 +224,8 @@ pub struct Written {
     pub later: Vec<reconstruct::RowPlace>,
     /// The kinds of the BLOBs of the rows written.
     pub blob_kinds: reconstruct::BlobKinds,
+    /// Where each row written was read, in the order written (when asked for).
+    pub places: Vec<crate::recover::whence::Place>,
 }
 
 /// Writes the tree rows of one table through `writer`. Rows that
@@ -243,6 +247,7 @@ pub fn write_table<'s>(
     );
     let mut kept_here = HashMap::new();
     let mut blob_kinds = reconstruct::BlobKinds::default();
+    let mut places = Vec::new();
     // Each keyed column's place in the record (the rowid alias is stored as NULL there:
     // the cross-check takes the rowid).
     let order = job.shape.record_order();
@@ -271,6 +276,9 @@ pub fn write_table<'s>(
             Some(rowid) if table.accepts(rowid) && appendable.accepts(&row) => {
                 table.push(rowid, &row.raw.payload)?;
                 blob_kinds.add_record(&row.raw.payload);
+                if job.provenance {
+                    places.extend(crate::recover::whence::Place::of(&row));
+                }
                 rowids.insert(rowid);
                 if row.raw.spilled() {
                     spilled.insert(rowid);
@@ -301,6 +309,7 @@ pub fn write_table<'s>(
         kept: kept_here,
         later,
         blob_kinds,
+        places,
     })
 }
 

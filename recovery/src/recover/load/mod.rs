@@ -25,6 +25,7 @@ use crate::recover::ledger::Ledger;
 use crate::recover::plan::Work;
 use crate::recover::profiles::Profiles;
 use crate::recover::tables::Tables;
+use crate::recover::whence::Whence;
 
 pub mod bulk;
 mod bulk_tables;
@@ -97,6 +98,7 @@ impl Bulk {
                 shape: shape.clone(),
                 source_root: t.root,
                 keyed: crosscheck::keyed_columns(evidence, shape),
+                provenance: work.whence.on(),
             });
         }
         let mut deferred = BTreeMap::new();
@@ -143,6 +145,7 @@ impl Bulk {
                 t.spilled_values = table.kept;
                 t.blob_kinds.merge(table.blob_kinds);
             }
+            work.whence.extend(job.id, table.places);
             deferred.insert(job.id, table.later);
         }
         Ok(Bulk { work, deferred })
@@ -166,6 +169,7 @@ impl Bulk {
             tables,
             ledger,
             names,
+            whence,
         } = &mut work;
         let mut survey = survey;
         // Pages a table's tree reaches that are another table's, or free: cut from it
@@ -203,7 +207,8 @@ impl Bulk {
         let mut lost_and_found = LostAndFound::default();
         for id in tables.filled().map(|(t, _)| t.id).collect::<Vec<TableId>>() {
             let places = deferred.remove(&id);
-            sources.write_table(id, places, out, tables, ledger, &mut lost_and_found)?;
+            let sink = (&mut lost_and_found, &mut *whence);
+            sources.write_table(id, places, out, tables, ledger, sink)?;
         }
         enter(observer, Stage::LostAndFound)?;
         lost_and_found
@@ -326,7 +331,7 @@ impl RowSources<'_, '_, '_> {
         out: &Output,
         tables: &mut Tables,
         ledger: &mut Ledger,
-        lost_and_found: &mut LostAndFound,
+        (lost_and_found, whence): (&mut LostAndFound, &mut Whence),
     ) -> Result<(), Error> {
         let db = &self.evidence.db;
         let Some(t) = tables.get_mut(id) else {
@@ -379,6 +384,7 @@ impl RowSources<'_, '_, '_> {
                 enc: self.evidence.encoding(),
                 lost: lost_and_found,
                 ledger,
+                whence,
                 taken: self.taken,
             };
             for event in rows {

@@ -93,6 +93,8 @@ pub struct Sink<'r> {
     pub lost: &'r mut LostAndFound,
     /// Conflicts and warnings.
     pub ledger: &'r mut Ledger,
+    /// Where each row written was read, when asked for.
+    pub whence: &'r mut crate::recover::whence::Whence,
     /// Names the schema uses.
     pub taken: &'r BTreeSet<String>,
 }
@@ -128,6 +130,7 @@ impl Sink<'_> {
         match inserted {
             Inserted::Ok => {
                 t.blob_kinds.add_record(&row.raw.payload);
+                self.whence.note(t.id, row);
                 match row.provenance {
                     Provenance::Cell { .. } => t.loss.from_tree += 1,
                     Provenance::Orphan { .. } => t.loss.from_orphans += 1,

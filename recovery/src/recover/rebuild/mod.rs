@@ -176,6 +176,7 @@ impl Rebuilt {
             tables,
             ledger,
             names,
+            ..
         } = &mut work;
         if inputs.partial_rows && inputs.bounded.iter().any(|b| !b.partial.is_empty()) {
             enter(observer, Stage::PartialRows)?;
