@@ -356,6 +356,11 @@ fn every_rendering_names_the_evidence_beside_the_tables() -> TestResult {
         ] {
             assert!(page.contains(name), "{format} lacks {name}:\n{page}");
         }
+        // The times the messages hold, decoded (the agent store's catalogue entry).
+        assert!(
+            page.contains("timestamp") && page.contains("holds 660 times from 2025-01-02"),
+            "{format}:\n{page}"
+        );
     }
     // Without them, no such section.
     let plain = case("provenance-rendered-plain", "agent-4096-utf8", |_| {
@@ -389,7 +394,8 @@ fn row_views_decode_each_time_column_as_the_timeline_does() -> TestResult {
             provenance: true,
             ..RecoverOptions::new(&src, &out)
         };
-        crate::recover_in_process(&options, Outcome::Complete)?;
+        let done = crate::recover_in_process(&options, Outcome::Complete)?;
+        let spans = done.report.provenance.ok_or("no provenance")?.times;
         let lines = crate::timeline::timeline(&out, &dir.path(&format!("{name}.csv")))?;
         let conn = Connection::open(&out)?;
         let mut events: BTreeMap<(String, String), i64> = BTreeMap::new();
@@ -424,7 +430,32 @@ fn row_views_decode_each_time_column_as_the_timeline_does() -> TestResult {
                 ),
             )?;
             assert_eq!(decoded, *n, "{name}: {table}.{column}");
+            // The report gives each column's span: its count, earliest and latest.
+            let span = spans
+                .iter()
+                .find(|s| s.table == *table && s.column == *column)
+                .ok_or_else(|| format!("{name}: no span of {table}.{column}"))?;
+            let (first, last): (String, String) = conn.query_row(
+                &format!(
+                    "SELECT min(\"salvage_utc_{column}\"), max(\"salvage_utc_{column}\") \
+                     FROM \"salvage_rows_{table}\" WHERE salvage_status = 'live'"
+                ),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            assert_eq!(
+                (
+                    span.values as i64,
+                    span.first.clone(),
+                    span.last.clone(),
+                    span.implausible
+                ),
+                (*n, Some(first), Some(last), 0),
+                "{name}: {table}.{column}"
+            );
         }
+        let with_times = spans.iter().filter(|s| s.values > 0).count();
+        assert_eq!(with_times, events.len(), "{name}: {spans:?}");
     }
     assert!(epochs.len() >= 4, "{epochs:?}");
     Ok(())

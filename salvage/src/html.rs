@@ -131,7 +131,8 @@ pub fn render(r: &LossReport, own_sha256: Option<&str>) -> String {
         let _ = writeln!(s, "</ul>");
     }
     lost_lists(&mut s, r);
-    let beside = crate::report::beside_sentences(r, &|name| format!("<code>{}</code>", esc(name)));
+    let beside =
+        crate::report::beside_sentences(r, &|name| format!("<code>{}</code>", esc(name)), &esc);
     if !beside.is_empty() {
         let _ = writeln!(s, "<h2>Evidence beside the tables</h2><ul id=\"beside\">");
         for b in &beside {

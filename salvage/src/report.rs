@@ -556,8 +556,13 @@ fn losses(s: &mut String, r: &LossReport, h2: &str) {
 
 /// What `--carve`, `--history` and `--provenance` wrote beside the recovered tables, a
 /// sentence each, with `code` quoting a table's name: the deleted records, the log
-/// versions, where each row was read.
-pub fn beside_sentences(r: &LossReport, code: &dyn Fn(&str) -> String) -> Vec<String> {
+/// versions, where each row was read, the times the rows hold. `text` makes other words
+/// from the report safe for the format (an HTML page escapes them).
+pub fn beside_sentences(
+    r: &LossReport,
+    code: &dyn Fn(&str) -> String,
+    text: &dyn Fn(&str) -> String,
+) -> Vec<String> {
     let mut out = Vec::new();
     let views = |views: &std::collections::BTreeMap<String, String>| -> String {
         let named: Vec<String> = views.values().map(|v| code(v)).collect();
@@ -596,13 +601,44 @@ pub fn beside_sentences(r: &LossReport, code: &dyn Fn(&str) -> String) -> Vec<St
             p.rows_placed,
             p.views.values().map(|v| code(v)).collect::<Vec<_>>().join(", "),
         ));
+        // To the second, for a person: the views give milliseconds.
+        let when = |t: &Option<String>| {
+            t.as_deref()
+                .map(|t| t.get(..19).unwrap_or(t).replacen('T', " ", 1))
+                .unwrap_or_default()
+        };
+        for t in &p.times {
+            let span = match (t.values, &t.first, &t.last) {
+                (0, _, _) => "holds no time".to_string(),
+                (n, first, last) if first == last => {
+                    format!("holds {} at {} UTC", count(n, "time"), when(first))
+                }
+                (n, first, last) => format!(
+                    "holds {} from {} to {} UTC",
+                    count(n, "time"),
+                    when(first),
+                    when(last)
+                ),
+            };
+            out.push(format!(
+                "{}.{} {span} ({}: {}){}.",
+                code(&t.table),
+                code(&t.column),
+                text(&t.epoch),
+                text(&t.why),
+                match t.implausible {
+                    0 => String::new(),
+                    n => format!("; {n} outside 1980 to 2099, which no application writes"),
+                }
+            ));
+        }
     }
     out
 }
 
 /// The section of what was written beside the tables ([`beside_sentences`]).
 fn beside(s: &mut String, r: &LossReport, h2: &str) {
-    let found = beside_sentences(r, &|name| format!("`{}`", printable(name)));
+    let found = beside_sentences(r, &|name| format!("`{}`", printable(name)), &printable);
     if found.is_empty() {
         return;
     }

@@ -19,7 +19,7 @@ use crate::recover::evidence::{Evidence, EvidenceFiles};
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::times::{time_columns, TimeColumn};
 use crate::recover::whence::{reached_text, Place, Reached};
-use crate::report::provenance::ProvenanceReport;
+use crate::report::provenance::{ProvenanceReport, TimeSpan};
 
 /// The provenance step: `salvage_provenance` and the row views, written once every other
 /// registry is (the views read them), its report in the ledger, its names taken.
@@ -76,6 +76,9 @@ pub fn step(
         let decoding = (&registries, of_table.as_slice());
         row_view(&work.out, (table, rowid_name), &view, &name, decoding).map_err(&dberr)?;
         report.views.insert(table.clone(), view);
+        for t in of_table {
+            report.times.push(span(&work.out, t).map_err(&dberr)?);
+        }
     }
     for n in report.registry.iter().chain(report.views.values()) {
         work.names.take(n);
@@ -143,6 +146,32 @@ impl<'e, 's> Images<'e, 's> {
             frame: self.frames.get(&at).copied(),
         })
     }
+}
+
+/// The times of a time column of a recovered table: how many, the earliest and latest,
+/// those no application can have written.
+fn span(out: &Output, t: &TimeColumn) -> rusqlite::Result<TimeSpan> {
+    let decoded = t.epoch.sql_utc(&quote(&t.column));
+    out.conn.query_row(
+        &format!(
+            "SELECT count(d), min(d), max(d), coalesce(sum(d < '1980' OR d >= '2100'), 0) \
+             FROM (SELECT {decoded} AS d FROM {})",
+            quote(&t.table)
+        ),
+        [],
+        |r| {
+            Ok(TimeSpan {
+                table: t.table.clone(),
+                column: t.column.clone(),
+                epoch: t.epoch.name().to_string(),
+                why: t.why.clone(),
+                values: r.get::<_, i64>(0)?.max(0) as u64,
+                first: r.get(1)?,
+                last: r.get(2)?,
+                implausible: r.get::<_, i64>(3)?.max(0) as u64,
+            })
+        },
+    )
 }
 
 /// The registries the provenance reads, by their names in this output.
