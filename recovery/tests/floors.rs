@@ -42,6 +42,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "recover",
         &[
             "profiles",
+            "times",
             "request",
             "evidence",
             "tables",
