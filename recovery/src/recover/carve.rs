@@ -176,9 +176,11 @@ fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo>
     }
 }
 
-/// Carves every table page's free space and every freed page, and writes what is found.
-/// `read` is told the bytes of each page read (to keep the mapped evidence's resident
-/// pages bounded).
+/// Carves every table page's free space and every freed page, and writes what is found,
+/// page by page: a record is compared with the live rows and written as it is found, so
+/// that memory holds one page's records and a fingerprint of each record written (to
+/// write each record once), not the records. `read` is told the bytes of each page read
+/// (to keep the mapped evidence's resident pages bounded).
 pub fn carve_into(
     db: &Database<'_>,
     out: &Output,
@@ -189,19 +191,60 @@ pub fn carve_into(
 ) -> rusqlite::Result<CarvedReport> {
     let (known, by_root) = known_tables(db, tables, survey);
     let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
-    let mut carved: Vec<Carved> = Vec::new();
     let page_size = u64::from(db.page_size().get());
-    for (page, role) in roles(survey, &by_root) {
-        carved.extend(carve_page(db, page, role, &templates));
-        read(page_size);
-    }
     // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();
-    let rows = against_live_rows(db, out, survey, &known, carved, &mut report)?;
     let mut taken = taken.clone();
     let name = crate::base::output::registry_name("salvage_carved", &taken);
     taken.insert(name.to_lowercase());
-    let counts = write_registry(db, out, &known, &rows, &name, &mut report)?;
+    let width = templates.iter().map(|t| t.slots.len()).max().unwrap_or(0);
+    let mut registry = Registry::create(out, &name, width)?;
+    let mut live_rows = LiveIndex::default();
+    out.conn.execute_batch("BEGIN")?;
+    for (page, role) in roles(survey, &by_root) {
+        for c in carve_page(db, page, role, &templates) {
+            let values: Vec<SqlValue<'_>> = c
+                .values
+                .iter()
+                .map(|v| SqlValue::from_value(v, db.encoding()))
+                .collect();
+            let key = Registry::key(&c, &values);
+            if registry.holds(key, &values)? {
+                report.duplicates += 1;
+                continue;
+            }
+            let state = match c.table.and_then(|i| known.get(i)) {
+                Some(Known {
+                    name,
+                    live: LiveRows::Table(columns, rowid_name),
+                    ..
+                }) => Some(live_rows.compare(out, (name, rowid_name), columns, &c, db)?),
+                Some(Known {
+                    live: LiveRows::Schema,
+                    ..
+                }) => Some(schema_row_live(survey, &c)),
+                _ => None,
+            };
+            match state {
+                Some(Live::Same) => {
+                    // Not deleted: a live row as recovered. Later copies are not written
+                    // either.
+                    registry.remember(key, None);
+                    report.live_copies += 1;
+                }
+                state => {
+                    let older = matches!(state, Some(Live::Older));
+                    let table = c.table.and_then(|i| known.get(i)).map(|k| k.name.as_str());
+                    registry.write((&c, &values, key), table, older)?;
+                    report.rows += 1;
+                    report.previous_versions += u64::from(older);
+                }
+            }
+        }
+        read(page_size);
+    }
+    out.conn.execute_batch("COMMIT")?;
+    let counts = registry.counts;
     for k in known
         .iter()
         .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
@@ -222,6 +265,155 @@ pub fn carve_into(
         })
         .collect();
     Ok(report)
+}
+
+/// The carved records' table as it is written: a row a record (its table, where it was
+/// found, how far it is trusted, whether it is a previous version of a live row), its
+/// values in positional columns, as many as the widest record (added as one comes).
+struct Registry<'o> {
+    out: &'o Output,
+    name: String,
+    width: usize,
+    /// Each record met (written, or a live row's copy), by its table, rowid and values'
+    /// fingerprint: the registry's row that holds it (`None`: a live row's copy, not
+    /// written). Equal fingerprints are compared value by value before a record is
+    /// taken for one met before.
+    met: HashMap<u64, Option<i64>>,
+    /// Records written, by table and source.
+    counts: BTreeMap<(Option<String>, &'static str), u64>,
+    /// The statements inserting a record and reading one back, by its number of values.
+    statements: HashMap<usize, [String; 2]>,
+}
+
+impl<'o> Registry<'o> {
+    fn create(out: &'o Output, name: &str, width: usize) -> rusqlite::Result<Registry<'o>> {
+        let cols: String = (0..width).map(|i| format!(", c{i}")).collect();
+        out.conn.execute_batch(&format!(
+            "CREATE TABLE {}(tbl TEXT, source TEXT, page INTEGER, offset INTEGER, \
+             confidence REAL, status TEXT, rowid INTEGER, nfield INTEGER{cols})",
+            quote(name),
+        ))?;
+        Ok(Registry {
+            out,
+            name: name.to_string(),
+            width,
+            met: HashMap::new(),
+            counts: BTreeMap::new(),
+            statements: HashMap::new(),
+        })
+    }
+
+    /// The key a record is met under: its table, rowid and values (as bound).
+    fn key(c: &Carved, values: &[SqlValue<'_>]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (c.table, c.rowid, values.len()).hash(&mut h);
+        fingerprint(values.iter().map(SqlValue::value_ref)).hash(&mut h);
+        h.finish()
+    }
+
+    /// The statements for a record of `n` values: its insert, and its values read back.
+    fn statements(&mut self, n: usize) -> &[String; 2] {
+        let name = quote(&self.name);
+        self.statements.entry(n).or_insert_with(|| {
+            let cols: String = (0..n).map(|i| format!(", c{i}")).collect();
+            let marks: String = (9..9 + n).map(|i| format!(", ?{i}")).collect();
+            [
+                format!(
+                    "INSERT INTO {name}(tbl, source, page, offset, confidence, status, rowid, \
+                     nfield{cols}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8{marks})"
+                ),
+                format!("SELECT nfield{cols} FROM {name} WHERE _rowid_ = ?1"),
+            ]
+        })
+    }
+
+    /// Whether a record of the same table, rowid and `values` (its own, as bound) was met
+    /// before, under `key`: the first is kept, the others counted as duplicates. A live
+    /// row's copy met before is one too (compared again with the live row, it would be
+    /// that row's copy again).
+    fn holds(&mut self, key: u64, values: &[SqlValue<'_>]) -> rusqlite::Result<bool> {
+        let Some(first) = self.met.get(&key).copied() else {
+            return Ok(false);
+        };
+        let Some(row) = first else {
+            return Ok(true);
+        };
+        // The values as bound, against the values written.
+        let [_, select] = self.statements(values.len()).clone();
+        let mut stmt = self.out.conn.prepare_cached(&select)?;
+        let mut rows = stmt.query([row])?;
+        let Some(r) = rows.next()? else {
+            return Ok(false);
+        };
+        if r.get::<_, i64>(0)? != values.len() as i64 {
+            return Ok(false);
+        }
+        for (i, v) in values.iter().enumerate() {
+            if !exactly(v.value_ref(), r.get_ref(i + 1)?) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Remembers the record met under `key`, written as row `row` of the registry (or
+    /// not written).
+    fn remember(&mut self, key: u64, row: Option<i64>) {
+        self.met.entry(key).or_insert(row);
+    }
+
+    /// Writes `c` (its `values` as bound, met under `key`), attributed to `table`;
+    /// `older`: a previous version of a live row.
+    fn write(
+        &mut self,
+        (c, values, key): (&Carved, &[SqlValue<'_>], u64),
+        table: Option<&str>,
+        older: bool,
+    ) -> rusqlite::Result<()> {
+        while self.width < values.len() {
+            self.out.conn.execute_batch(&format!(
+                "ALTER TABLE {} ADD COLUMN c{}",
+                quote(&self.name),
+                self.width
+            ))?;
+            self.width += 1;
+        }
+        let head = [
+            table.map_or(SqlValue::Null, |t| SqlValue::Text(t.into())),
+            SqlValue::Text(c.source.name().into()),
+            SqlValue::Integer(i64::from(c.page.get())),
+            SqlValue::Integer(i64::from(c.offset)),
+            SqlValue::Real((c.confidence() * 100.0).round() / 100.0),
+            SqlValue::Text(if older { "previous version" } else { "deleted" }.into()),
+            c.rowid.map_or(SqlValue::Null, SqlValue::Integer),
+            SqlValue::Integer(values.len() as i64),
+        ];
+        let out = self.out;
+        let [insert, _] = self.statements(values.len());
+        out.conn
+            .prepare_cached(insert)?
+            .execute(rusqlite::params_from_iter(head.iter().chain(values)))?;
+        let row = out.conn.last_insert_rowid();
+        self.remember(key, Some(row));
+        *self
+            .counts
+            .entry((table.map(str::to_string), c.source.name()))
+            .or_default() += 1;
+        Ok(())
+    }
+}
+
+/// Whether two values are the same exactly: of one type, and equal (a record's values
+/// as bound, against those written).
+fn exactly(a: ValueRef<'_>, b: ValueRef<'_>) -> bool {
+    match (a, b) {
+        (ValueRef::Null, ValueRef::Null) => true,
+        (ValueRef::Integer(x), ValueRef::Integer(y)) => x == y,
+        (ValueRef::Real(x), ValueRef::Real(y)) => x == y,
+        (ValueRef::Text(x), ValueRef::Text(y)) | (ValueRef::Blob(x), ValueRef::Blob(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// The tables the carver knows, each with its template: the schema table, every filled
@@ -288,112 +480,6 @@ fn known_tables(
     (known, by_root)
 }
 
-/// Each carved record once, told from the live rows of its table: a live row as
-/// recovered is counted and left out, an older version of a live row is marked so.
-fn against_live_rows(
-    db: &Database<'_>,
-    out: &Output,
-    survey: &Survey,
-    known: &[Known],
-    carved: Vec<Carved>,
-    report: &mut CarvedReport,
-) -> rusqlite::Result<Vec<(Carved, bool)>> {
-    let mut rows: Vec<(Carved, bool)> = Vec::new();
-    let mut live_rows = LiveIndex::default();
-    for c in once_each(carved, &mut report.duplicates) {
-        let k = c.table.and_then(|i| known.get(i));
-        let state = match k {
-            Some(Known {
-                name,
-                live: LiveRows::Table(columns, rowid_name),
-                ..
-            }) => Some(live_rows.compare(out, (name, rowid_name), columns, &c, db)?),
-            Some(Known {
-                live: LiveRows::Schema,
-                ..
-            }) => Some(schema_row_live(survey, &c)),
-            _ => None,
-        };
-        match state {
-            Some(Live::Same) => report.live_copies += 1,
-            Some(Live::Older) => rows.push((c, true)),
-            _ => rows.push((c, false)),
-        }
-    }
-    Ok(rows)
-}
-
-/// The carved records' table, made and filled: a row a record (`older`: a previous
-/// version of a live row), its values in positional columns. The records by table and
-/// source, counted.
-fn write_registry(
-    db: &Database<'_>,
-    out: &Output,
-    known: &[Known],
-    rows: &[(Carved, bool)],
-    name: &str,
-    report: &mut CarvedReport,
-) -> rusqlite::Result<BTreeMap<(Option<String>, &'static str), u64>> {
-    let width = rows.iter().map(|(c, _)| c.values.len()).max().unwrap_or(0);
-    let cols: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
-    out.conn.execute_batch(&format!(
-        "CREATE TABLE {}(tbl TEXT, source TEXT, page INTEGER, offset INTEGER, \
-         confidence REAL, status TEXT, rowid INTEGER, nfield INTEGER{}{})",
-        quote(name),
-        if cols.is_empty() { "" } else { ", " },
-        cols.join(", ")
-    ))?;
-    out.conn.execute_batch("BEGIN")?;
-    let mut counts: BTreeMap<(Option<String>, &'static str), u64> = BTreeMap::new();
-    for (c, older) in rows {
-        let table = c.table.and_then(|i| known.get(i)).map(|k| k.name.clone());
-        let mut values: Vec<SqlValue<'_>> = vec![
-            table
-                .as_deref()
-                .map_or(SqlValue::Null, |t| SqlValue::Text(t.into())),
-            SqlValue::Text(c.source.name().into()),
-            SqlValue::Integer(i64::from(c.page.get())),
-            SqlValue::Integer(i64::from(c.offset)),
-            SqlValue::Real((c.confidence() * 100.0).round() / 100.0),
-            SqlValue::Text(
-                if *older {
-                    "previous version"
-                } else {
-                    "deleted"
-                }
-                .into(),
-            ),
-            c.rowid.map_or(SqlValue::Null, SqlValue::Integer),
-            SqlValue::Integer(c.values.len() as i64),
-        ];
-        values.extend(
-            c.values
-                .iter()
-                .map(|v| SqlValue::from_value(v, db.encoding())),
-        );
-        crate::base::output::insert_positional(
-            &out.conn,
-            name,
-            &[
-                "tbl",
-                "source",
-                "page",
-                "offset",
-                "confidence",
-                "status",
-                "rowid",
-                "nfield",
-            ],
-            &values,
-        )?;
-        *counts.entry((table, c.source.name())).or_default() += 1;
-        report.rows += 1;
-        report.previous_versions += u64::from(*older);
-    }
-    out.conn.execute_batch("COMMIT")?;
-    Ok(counts)
-}
-
 /// The view `view` of one known table's carved records in `registry`, with the table's
 /// column names (the rowid alias, NULL in the record, read from the rowid).
 fn create_view(out: &Output, k: &Known, view: &str, registry: &str) -> rusqlite::Result<()> {
@@ -436,37 +522,6 @@ enum Live {
     No,
 }
 
-/// The carved records, each (the same table, rowid and values) once, in order; `twice`
-/// counts the others.
-fn once_each(carved: Vec<Carved>, twice: &mut u64) -> Vec<Carved> {
-    let mut first: HashMap<(Option<usize>, Option<i64>, u64), Vec<usize>> = HashMap::new();
-    let mut keep = Vec::with_capacity(carved.len());
-    for (i, c) in carved.iter().enumerate() {
-        let print = fingerprint(c.values.iter().map(|v| match v {
-            Value::Null => ValueRef::Null,
-            Value::Integer(n) => ValueRef::Integer(*n),
-            Value::Real(r) => ValueRef::Real(*r),
-            Value::Text(t) => ValueRef::Text(t),
-            Value::Blob(b) => ValueRef::Blob(b),
-        }));
-        let same = first.entry((c.table, c.rowid, print)).or_default();
-        let again = same
-            .iter()
-            .any(|j| carved.get(*j).is_some_and(|o| o.values == c.values));
-        if again {
-            *twice += 1;
-        } else {
-            same.push(i);
-        }
-        keep.push(!again);
-    }
-    carved
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(c, keep)| keep.then_some(c))
-        .collect()
-}
-
 /// The live rows of the output's tables, as a carved record is compared with them: by
 /// rowid, or, for a record whose rowid was overwritten, by its values. Values compare
 /// exactly (an integer equals the same whole real, as SQLite compares numbers; text is
@@ -477,6 +532,8 @@ struct LiveIndex {
     /// rowids, sorted: read once, when a record of the table without a rowid is first
     /// compared (a query per record would read the whole table each time).
     by_values: BTreeMap<String, Vec<(u64, i64)>>,
+    /// Per table, the statement reading a live row by its rowid.
+    by_rowid: HashMap<String, String>,
 }
 
 impl LiveIndex {
@@ -499,12 +556,16 @@ impl LiveIndex {
         if columns.len() != values.len() {
             return Ok(Live::No);
         }
-        let select = format!(
-            "SELECT {} FROM {} WHERE {rowid_name} = ?1",
-            columns.join(", "),
-            quote(table)
-        );
-        let mut row_of = out.conn.prepare_cached(&select)?;
+        if !self.by_rowid.contains_key(table) {
+            let select = format!(
+                "SELECT {} FROM {} WHERE {rowid_name} = ?1",
+                columns.join(", "),
+                quote(table)
+            );
+            self.by_rowid.insert(table.to_string(), select);
+        }
+        let select = self.by_rowid.get(table).map_or("", String::as_str);
+        let mut row_of = out.conn.prepare_cached(select)?;
         // Whether the live row `rowid` exists, and holds these values.
         let mut live_row = |rowid: i64| -> rusqlite::Result<Option<bool>> {
             let mut rows = row_of.query([rowid])?;
