@@ -244,7 +244,19 @@ pub fn carve_into(
         read(page_size);
     }
     out.conn.execute_batch("COMMIT")?;
-    let counts = registry.counts;
+    let counts: BTreeMap<(Option<String>, &'static str), u64> = registry
+        .counts
+        .into_iter()
+        .map(|((t, source), n)| {
+            (
+                (t.and_then(|i| known.get(i)).map(|k| k.name.clone()), source),
+                n,
+            )
+        })
+        .fold(BTreeMap::new(), |mut m, (k, n)| {
+            *m.entry(k).or_default() += n;
+            m
+        });
     for k in known
         .iter()
         .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
@@ -279,8 +291,8 @@ struct Registry<'o> {
     /// written). Equal fingerprints are compared value by value before a record is
     /// taken for one met before.
     met: HashMap<u64, Option<i64>>,
-    /// Records written, by table and source.
-    counts: BTreeMap<(Option<String>, &'static str), u64>,
+    /// Records written, by table (its index among the known ones) and source.
+    counts: BTreeMap<(Option<usize>, &'static str), u64>,
     /// The statements inserting a record and reading one back, by its number of values.
     statements: HashMap<usize, [String; 2]>,
 }
@@ -396,9 +408,10 @@ impl<'o> Registry<'o> {
             .execute(rusqlite::params_from_iter(head.iter().chain(values)))?;
         let row = out.conn.last_insert_rowid();
         self.remember(key, Some(row));
+        let attributed = table.and(c.table);
         *self
             .counts
-            .entry((table.map(str::to_string), c.source.name()))
+            .entry((attributed, c.source.name()))
             .or_default() += 1;
         Ok(())
     }
@@ -531,7 +544,7 @@ struct LiveIndex {
     /// Per table, its live rows' values fingerprinted ([`fingerprint`]) with their
     /// rowids, sorted: read once, when a record of the table without a rowid is first
     /// compared (a query per record would read the whole table each time).
-    by_values: BTreeMap<String, Vec<(u64, i64)>>,
+    by_values: BTreeMap<String, Prints>,
     /// Per table, the statement reading a live row by its rowid.
     by_rowid: HashMap<String, String>,
 }
@@ -594,27 +607,57 @@ impl LiveIndex {
             );
             let mut stmt = out.conn.prepare(&all)?;
             let mut rows = stmt.query([])?;
-            let mut prints = Vec::new();
+            let mut prints = Prints::default();
             while let Some(row) = rows.next()? {
                 let rowid: i64 = row.get(0)?;
                 let mut cells = Vec::with_capacity(columns.len());
                 for i in 0..columns.len() {
                     cells.push(row.get_ref(i + 1)?);
                 }
-                prints.push((fingerprint(cells), rowid));
+                prints.add(fingerprint(cells), rowid);
             }
-            prints.sort_unstable();
             self.by_values.insert(table.to_string(), prints);
         }
         let print = fingerprint(values.iter().map(SqlValue::value_ref));
-        let prints = self.by_values.get(table).map_or(&[][..], Vec::as_slice);
-        let from = prints.partition_point(|(p, _)| *p < print);
-        for (_, rowid) in prints.iter().skip(from).take_while(|(p, _)| *p == print) {
-            if live_row(*rowid)? == Some(true) {
+        let Some(prints) = self.by_values.get(table) else {
+            return Ok(Live::No);
+        };
+        for rowid in prints.rowids(print) {
+            if live_row(rowid)? == Some(true) {
                 return Ok(Live::Same);
             }
         }
         Ok(Live::No)
+    }
+}
+
+/// A table's live rows by their values' fingerprint: the rowid of the first row of each,
+/// and of the others that share it (few: rows of the same values).
+#[derive(Default)]
+struct Prints {
+    first: HashMap<u64, i64>,
+    more: HashMap<u64, Vec<i64>>,
+}
+
+impl Prints {
+    fn add(&mut self, print: u64, rowid: i64) {
+        match self.first.entry(print) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(rowid);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.more.entry(print).or_default().push(rowid);
+            }
+        }
+    }
+
+    /// The rowids of the rows whose values have the fingerprint `print`.
+    fn rowids(&self, print: u64) -> impl Iterator<Item = i64> + '_ {
+        self.first
+            .get(&print)
+            .copied()
+            .into_iter()
+            .chain(self.more.get(&print).into_iter().flatten().copied())
     }
 }
 
