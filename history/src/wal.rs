@@ -91,6 +91,27 @@ pub fn wal_history<'a>(
     history
 }
 
+/// A version's key: two 64-bit hashes (of differently salted input) of its table, rowid
+/// and values, value by value as stored (a real by its bits).
+fn version_key(table: &str, rowid: i64, values: &[Value]) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        (salt, table, rowid, values.len()).hash(&mut h);
+        for v in values {
+            match v {
+                Value::Null => 0u8.hash(&mut h),
+                Value::Integer(i) => (1u8, i).hash(&mut h),
+                Value::Real(r) => (2u8, r.to_bits()).hash(&mut h),
+                Value::Text(t) => (3u8, t).hash(&mut h),
+                Value::Blob(b) => (4u8, b).hash(&mut h),
+            }
+        }
+        h.finish()
+    };
+    (u128::from(half(1)) << 64) | u128::from(half(2))
+}
+
 /// Pages the log wrote whose image in `base` (the main file) equals one of the log's.
 fn checkpointed(base: &Database<'_>, wal: &Wal<'_>) -> Vec<PageNo> {
     let mut out = BTreeSet::new();
@@ -105,8 +126,19 @@ fn checkpointed(base: &Database<'_>, wal: &Wal<'_>) -> Vec<PageNo> {
 /// The rows of the older generation's frames that no state of the history holds: not in
 /// the main file's table, and no version a step shows.
 fn strays(base: &Database<'_>, owners: &Rc<Owners>, wal: &Wal<'_>, steps: &[Step]) -> Vec<Stray> {
-    let mut known: BTreeSet<(String, i64, String)> = BTreeSet::new();
-    let key = |t: &str, r: i64, v: &[Value]| (t.to_string(), r, format!("{v:?}"));
+    // Only an older generation's frames hold strays: the versions are not gathered for a
+    // log without one.
+    if !wal
+        .strays
+        .iter()
+        .any(|s| matches!(s.kind, StrayKind::OlderGeneration { .. }))
+    {
+        return Vec::new();
+    }
+    // Each version known by a 128-bit hash of its table, rowid and values: memory of 16
+    // bytes a version, whatever its values hold.
+    let mut known: std::collections::HashSet<u128> = std::collections::HashSet::new();
+    let key = version_key;
     for c in steps.iter().flat_map(|s| &s.changes) {
         for v in [&c.before, &c.after].into_iter().flatten() {
             known.insert(key(&c.table, c.rowid, v));
