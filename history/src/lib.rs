@@ -43,7 +43,7 @@ mod wal;
 pub use image::{journal_image, wal_image, LogImage};
 pub use journal::journal_history;
 pub use owners::{Owners, SCHEMA_TABLE};
-pub use wal::wal_history;
+pub use wal::{wal_history, wal_history_each};
 
 /// What a change did to a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -20,7 +20,40 @@ pub fn wal_history<'a>(
     wal: &Wal<'a>,
     read: &mut dyn FnMut(u64),
 ) -> History {
+    let mut steps = Vec::new();
+    let mut history = wal_history_each(main, journal, wal, read, &mut |step| steps.push(step));
+    history.steps = steps;
+    history
+}
+
+/// [`wal_history`], each step given to `each` as it is read instead of kept: memory holds
+/// one step's rows, whatever the length of the log (and, for a log with an older
+/// generation, a 16-byte key of each version). The history returned has no steps.
+pub fn wal_history_each<'a>(
+    main: &'a [u8],
+    journal: Option<&Journal<'a>>,
+    wal: &Wal<'a>,
+    read: &mut dyn FnMut(u64),
+    each: &mut dyn FnMut(Step),
+) -> History {
     let mut history = History::default();
+    // The versions an older generation's rows are checked against: only for a log that
+    // has one.
+    let mut known = wal
+        .strays
+        .iter()
+        .any(|s| matches!(s.kind, StrayKind::OlderGeneration { .. }))
+        .then(std::collections::HashSet::new);
+    let mut give = |step: Step| {
+        if let Some(known) = &mut known {
+            for c in &step.changes {
+                for v in [&c.before, &c.after].into_iter().flatten() {
+                    known.insert(version_key(&c.table, c.rowid, v));
+                }
+            }
+        }
+        each(step);
+    };
     let uncommitted: Vec<(PageNo, FrameNo, &'a [u8])> = wal
         .strays
         .iter()
@@ -63,12 +96,12 @@ pub fn wal_history<'a>(
         let next = match state.take() {
             Some(s) => {
                 let (step, next) = s.step(kind, db, pages);
-                history.steps.push(step);
+                give(step);
                 next
             }
             None => {
                 let next = State::new(db);
-                history.steps.push(first_step(kind, &next, pages));
+                give(first_step(kind, &next, pages));
                 next
             }
         };
@@ -82,11 +115,13 @@ pub fn wal_history<'a>(
             last: last.1,
         };
         let (step, _) = s.step(kind, shared.at_frame(last.1 .0, size), pages);
-        history.steps.push(step);
+        give(step);
     }
     if let (Some(db), Some(owners)) = (&base, &base_owners) {
         history.checkpointed = checkpointed(db, wal);
-        history.strays = strays(db, owners, wal, &history.steps);
+        if let Some(known) = known {
+            history.strays = strays(db, owners, wal, known);
+        }
     }
     history
 }
@@ -124,26 +159,14 @@ fn checkpointed(base: &Database<'_>, wal: &Wal<'_>) -> Vec<PageNo> {
 }
 
 /// The rows of the older generation's frames that no state of the history holds: not in
-/// the main file's table, and no version a step shows.
-fn strays(base: &Database<'_>, owners: &Rc<Owners>, wal: &Wal<'_>, steps: &[Step]) -> Vec<Stray> {
-    // Only an older generation's frames hold strays: the versions are not gathered for a
-    // log without one.
-    if !wal
-        .strays
-        .iter()
-        .any(|s| matches!(s.kind, StrayKind::OlderGeneration { .. }))
-    {
-        return Vec::new();
-    }
-    // Each version known by a 128-bit hash of its table, rowid and values: memory of 16
-    // bytes a version, whatever its values hold.
-    let mut known: std::collections::HashSet<u128> = std::collections::HashSet::new();
+/// the main file's table, and no version a step shows (`known`, by [`version_key`]).
+fn strays(
+    base: &Database<'_>,
+    owners: &Rc<Owners>,
+    wal: &Wal<'_>,
+    mut known: std::collections::HashSet<u128>,
+) -> Vec<Stray> {
     let key = version_key;
-    for c in steps.iter().flat_map(|s| &s.changes) {
-        for v in [&c.before, &c.after].into_iter().flatten() {
-            known.insert(key(&c.table, c.rowid, v));
-        }
-    }
     // The main file's rows of each table an older frame is of, read once.
     let mut read: BTreeSet<usize> = BTreeSet::new();
     let mut out = Vec::new();

@@ -35,11 +35,14 @@ impl WalSidecar {
                 }
             }
             Ok(w) => WalSidecar {
-                timeline: history::wal_history(main, None, &w, read)
-                    .steps
-                    .iter()
-                    .map(crate::report::history::StepReport::of)
-                    .collect(),
+                // Each step summed up as it is read: one step's rows in memory at a time.
+                timeline: {
+                    let mut timeline = Vec::new();
+                    history::wal_history_each(main, None, &w, read, &mut |step| {
+                        timeline.push(crate::report::history::StepReport::of(&step));
+                    });
+                    timeline
+                },
                 older_generation_frames: w
                     .strays
                     .iter()
