@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use history::{At, Change, History, Step, StepKind};
+use history::{At, Change, Step, StepKind};
 use pager::{Journal, TextEncoding, Value, Wal};
 
 use crate::base::error::Error;
@@ -27,21 +27,19 @@ pub fn step(
         pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
     });
     let mut residency = files.residency();
-    let read = read(
-        files.main.bytes(),
-        evidence.usable_wal(),
-        journal.as_ref(),
-        &mut |n| residency.read(n),
-    );
-    let mut readings = Reading::of_schema(&evidence.schema);
-    Reading::of_history(&mut readings, &read);
+    let logs = Logs {
+        main: files.main.bytes(),
+        wal: evidence.usable_wal(),
+        journal: journal.as_ref(),
+    };
+    let readings = Reading::of_schema(&evidence.schema);
     let work = &mut rebuilt.work;
     let report = write(
         &work.out,
-        &read,
-        evidence.encoding(),
-        &readings,
+        logs,
+        (evidence.encoding(), readings),
         work.names.taken(),
+        &mut |n| residency.read(n),
     )
     .map_err(Error::db("writing the history of the logs"))?;
     for name in report
@@ -56,24 +54,15 @@ pub fn step(
     Ok(())
 }
 
-/// The history of the logs read with the source: the write-ahead log's commits over the
-/// main file (rolled back by a hot journal first), and the journal's transaction (hot, or
-/// persisted with its header zeroed).
-/// `read` is told the bytes read (see [`history::wal_history`]).
-pub fn read(
-    main: &[u8],
-    wal: Option<&Wal<'_>>,
-    journal: Option<&Journal<'_>>,
-    read: &mut dyn FnMut(u64),
-) -> History {
-    let hot = journal.filter(|j| j.header.is_some());
-    let mut out = wal.map_or_else(History::default, |w| {
-        history::wal_history(main, hot, w, read)
-    });
-    if let Some(step) = journal.and_then(|j| history::journal_history(main, j)) {
-        out.steps.insert(0, step);
-    }
-    out
+/// The logs read with the source: the write-ahead log, over the main file (rolled back by
+/// a hot journal first), and the journal (hot, or persisted with its header zeroed).
+pub struct Logs<'l, 'a> {
+    /// The main file's bytes.
+    pub main: &'a [u8],
+    /// The write-ahead log.
+    pub wal: Option<&'l Wal<'a>>,
+    /// The rollback journal.
+    pub journal: Option<&'l Journal<'a>>,
 }
 
 /// Where a step's versions come from, and its commit number, for `salvage_history`.
@@ -141,13 +130,12 @@ impl Reading {
         out
     }
 
-    /// Adds the readings of tables only the history's versions of `sqlite_schema` declare
-    /// (created and dropped in the log).
-    pub fn of_history(readings: &mut BTreeMap<String, Reading>, history: &History) {
-        let versions = history
-            .steps
+    /// Adds the readings of tables only a step's versions of `sqlite_schema` declare
+    /// (created and dropped in the log), before the step's own versions are written.
+    pub fn of_step(readings: &mut BTreeMap<String, Reading>, step: &Step) {
+        let versions = step
+            .changes
             .iter()
-            .flat_map(|s| &s.changes)
             .filter(|c| c.table == history::SCHEMA_TABLE)
             .flat_map(|c| [&c.before, &c.after])
             .flatten();
@@ -182,106 +170,107 @@ impl Reading {
     }
 }
 
-/// Writes `history` to the output: `salvage_history` and `salvage_commits`, named apart
-/// from the `taken` names. Values are as SQLite reads them where the table's statement
-/// is known (`readings`): the rowid alias filled in, REAL affinity applied.
+/// Reads the history of `logs` and writes it to the output as it is read, a step at a
+/// time (memory holds one step's rows): `salvage_history` and `salvage_commits`, named
+/// apart from the `taken` names. Values are as SQLite reads them where the table's
+/// statement is known (`readings`, of the schema, and of the versions of `sqlite_schema`
+/// the steps hold): the rowid alias filled in, REAL affinity applied. `read` is told the
+/// bytes read (see [`history::wal_history`]).
 pub fn write(
     out: &Output,
-    history: &History,
-    encoding: TextEncoding,
-    readings: &BTreeMap<String, Reading>,
+    logs: Logs<'_, '_>,
+    (encoding, readings): (TextEncoding, BTreeMap<String, Reading>),
     taken: &BTreeSet<String>,
+    read: &mut dyn FnMut(u64),
 ) -> rusqlite::Result<HistoryReport> {
     let name = crate::base::output::registry_name("salvage_history", taken);
     let steps_name = crate::base::output::registry_name("salvage_commits", taken);
-    create_tables(out, history, &name, &steps_name)?;
+    create_tables(out, &name, &steps_name)?;
     out.conn.execute_batch("BEGIN")?;
     let mut report = HistoryReport {
         registry: Some(name.clone()),
         steps_table: Some(steps_name.clone()),
-        checkpointed_pages: history.checkpointed.iter().map(|p| p.get()).collect(),
         ..HistoryReport::default()
     };
-    let writer = VersionWriter {
+    let mut writer = VersionWriter {
         out,
         registry: &name,
         readings,
         encoding,
+        width: std::cell::Cell::new(0),
+        tables: BTreeSet::new(),
     };
     let mut versions: BTreeMap<(String, i64), i64> = BTreeMap::new();
-    for (i, step) in history.steps.iter().enumerate() {
-        writer.step(step, &mut versions, &mut report)?;
-        let r = StepReport::of(step);
-        out.conn
-            .prepare_cached(&format!(
-                "INSERT INTO {}(step, kind, commit_no, first_frame, last_frame, db_size, \
-                 pages, inserted, updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                quote(&steps_name)
-            ))?
-            .execute(rusqlite::params![
-                i as i64 + 1,
-                r.kind,
-                r.commit,
-                r.frames.map(|f| f[0]),
-                r.frames.map(|f| f[1]),
-                r.db_size,
-                r.pages as i64,
-                r.inserted as i64,
-                r.updated as i64,
-                r.deleted as i64,
-            ])?;
-        report.steps.push(r);
+    let mut failed: Option<rusqlite::Error> = None;
+    let mut number = 0i64;
+    let mut each = |step: Step| {
+        if failed.is_some() {
+            return;
+        }
+        number += 1;
+        let written = writer.whole_step(number, &step, &steps_name, &mut versions, &mut report);
+        if let Err(e) = written {
+            failed = Some(e);
+        }
+    };
+    // The journal's step first: it is before the log's.
+    if let Some(step) = logs
+        .journal
+        .and_then(|j| history::journal_history(logs.main, j))
+    {
+        each(step);
     }
-    for s in &history.strays {
-        let source = if s.chained {
-            "wal older generation"
-        } else {
-            "wal older generation, first frame of its run"
-        };
-        writer.insert(Version {
-            table: &s.table,
-            rowid: s.rowid,
-            version: None,
-            source,
-            commit: None,
-            op: None,
-            at: Some(At {
-                page: s.page,
-                offset: s.offset,
-                frame: Some(s.frame),
-            }),
-            values: &s.values,
-        })?;
-        report.versions += 1;
-        report.older_generation += 1;
+    let hot = logs.journal.filter(|j| j.header.is_some());
+    let tail = logs
+        .wal
+        .map(|w| history::wal_history_each(logs.main, hot, w, read, &mut each));
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if let Some(tail) = &tail {
+        report.checkpointed_pages = tail.checkpointed.iter().map(|p| p.get()).collect();
+        for s in &tail.strays {
+            let source = if s.chained {
+                "wal older generation"
+            } else {
+                "wal older generation, first frame of its run"
+            };
+            writer.insert(Version {
+                table: &s.table,
+                rowid: s.rowid,
+                version: None,
+                source,
+                commit: None,
+                op: None,
+                at: Some(At {
+                    page: s.page,
+                    offset: s.offset,
+                    frame: Some(s.frame),
+                }),
+                values: &s.values,
+            })?;
+            report.versions += 1;
+            report.older_generation += 1;
+        }
     }
     out.conn.execute_batch("COMMIT")?;
-    report.views = views(out, history, readings, [&name, &steps_name], taken)?;
+    report.views = views(
+        out,
+        &writer.tables,
+        &writer.readings,
+        [&name, &steps_name],
+        taken,
+    )?;
     Ok(report)
 }
 
-/// The table of row versions (as wide as the widest version) and the table of steps.
-fn create_tables(
-    out: &Output,
-    history: &History,
-    name: &str,
-    steps_name: &str,
-) -> rusqlite::Result<()> {
-    let width = history
-        .steps
-        .iter()
-        .flat_map(|s| &s.changes)
-        .flat_map(|c| [&c.before, &c.after])
-        .flatten()
-        .map(Vec::len)
-        .chain(history.strays.iter().map(|s| s.values.len()))
-        .max()
-        .unwrap_or(0);
-    let cols: String = (0..width).map(|i| format!(", c{i}")).collect();
+/// The table of row versions (its value columns added as wider versions come) and the
+/// table of steps.
+fn create_tables(out: &Output, name: &str, steps_name: &str) -> rusqlite::Result<()> {
     out.conn.execute_batch(&format!(
         "CREATE TABLE {}(tbl TEXT, rowid INTEGER, version INTEGER, source TEXT, \
          commit_no INTEGER, op TEXT, page INTEGER, cell_offset INTEGER, frame INTEGER, \
-         nfield INTEGER{cols});
+         nfield INTEGER);
          CREATE TABLE {}(step INTEGER PRIMARY KEY, kind TEXT, commit_no INTEGER, \
          first_frame INTEGER, last_frame INTEGER, db_size INTEGER, pages INTEGER, \
          inserted INTEGER, updated INTEGER, deleted INTEGER);",
@@ -298,14 +287,71 @@ struct VersionWriter<'a> {
     /// The table of versions.
     registry: &'a str,
     /// How each table's records are read, by lower-cased name.
-    readings: &'a BTreeMap<String, Reading>,
+    readings: BTreeMap<String, Reading>,
     /// The database's text encoding.
     encoding: TextEncoding,
+    /// The value columns the table of versions has so far.
+    width: std::cell::Cell<usize>,
+    /// The tables versions were written of.
+    tables: BTreeSet<String>,
 }
 
 impl VersionWriter<'_> {
+    /// Writes one step: the readings its versions of `sqlite_schema` add, its versions,
+    /// and its row of the table of steps (`number`, in `steps`).
+    fn whole_step(
+        &mut self,
+        number: i64,
+        step: &Step,
+        steps: &str,
+        versions: &mut BTreeMap<(String, i64), i64>,
+        report: &mut HistoryReport,
+    ) -> rusqlite::Result<()> {
+        Reading::of_step(&mut self.readings, step);
+        for c in &step.changes {
+            if !self.tables.contains(&c.table) {
+                self.tables.insert(c.table.clone());
+            }
+        }
+        self.step(step, versions, report)?;
+        let r = StepReport::of(step);
+        self.out
+            .conn
+            .prepare_cached(&format!(
+                "INSERT INTO {}(step, kind, commit_no, first_frame, last_frame, db_size, \
+                 pages, inserted, updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                quote(steps)
+            ))?
+            .execute(rusqlite::params![
+                number,
+                r.kind,
+                r.commit,
+                r.frames.map(|f| f[0]),
+                r.frames.map(|f| f[1]),
+                r.db_size,
+                r.pages as i64,
+                r.inserted as i64,
+                r.updated as i64,
+                r.deleted as i64,
+            ])?;
+        report.steps.push(r);
+        Ok(())
+    }
+
     /// Writes one version.
-    fn insert(&self, row: Version<'_>) -> rusqlite::Result<()> {
+    fn insert(&mut self, row: Version<'_>) -> rusqlite::Result<()> {
+        if !self.tables.contains(row.table) {
+            self.tables.insert(row.table.to_string());
+        }
+        // Value columns added as a wider version comes (no rewrite of the table).
+        while self.width.get() < row.values.len() {
+            self.out.conn.execute_batch(&format!(
+                "ALTER TABLE {} ADD COLUMN c{}",
+                quote(self.registry),
+                self.width.get()
+            ))?;
+            self.width.set(self.width.get() + 1);
+        }
         let mut values: Vec<SqlValue<'_>> = vec![
             SqlValue::Text(row.table.into()),
             SqlValue::Integer(row.rowid),
@@ -356,7 +402,7 @@ impl VersionWriter<'_> {
     /// Writes the versions one step made: a row's first change also writes its version
     /// before the step (version 0, the original), then each change its version after.
     fn step(
-        &self,
+        &mut self,
         step: &Step,
         versions: &mut BTreeMap<(String, i64), i64>,
         report: &mut HistoryReport,
@@ -400,18 +446,11 @@ impl VersionWriter<'_> {
 /// with its column names, named apart from the `taken` names and the tables just made.
 fn views(
     out: &Output,
-    history: &History,
+    tables: &BTreeSet<String>,
     readings: &BTreeMap<String, Reading>,
     [registry, steps]: [&str; 2],
     taken: &BTreeSet<String>,
 ) -> rusqlite::Result<BTreeMap<String, String>> {
-    let tables: BTreeSet<&str> = history
-        .steps
-        .iter()
-        .flat_map(|s| &s.changes)
-        .map(|c| c.table.as_str())
-        .chain(history.strays.iter().map(|s| s.table.as_str()))
-        .collect();
     let mut made = BTreeMap::new();
     let mut taken = taken.clone();
     taken.insert(registry.to_lowercase());
