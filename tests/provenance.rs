@@ -362,6 +362,30 @@ fn every_rendering_names_the_evidence_beside_the_tables() -> TestResult {
             "{format}:\n{page}"
         );
     }
+    // The row view exports as CSV as any table does: a header, then a line per row.
+    let csv = c.dir.path("messages.csv");
+    let run = crate::run_salvage(&[
+        "export".as_ref(),
+        c.dest.as_os_str(),
+        "--format".as_ref(),
+        "csv".as_ref(),
+        "--table".as_ref(),
+        "salvage_rows_messages".as_ref(),
+        "-o".as_ref(),
+        csv.as_os_str(),
+    ])?;
+    assert!(run.status.success(), "{run:?}");
+    let mut reader = csv::Reader::from_path(&csv)?;
+    assert_eq!(
+        reader.headers()?.iter().take(3).collect::<Vec<_>>(),
+        ["salvage_status", "salvage_source", "salvage_page"]
+    );
+    let lines = reader.records().count() as i64;
+    let rows = count(
+        &Connection::open(&c.dest)?,
+        "SELECT count(*) FROM salvage_rows_messages",
+    )?;
+    assert_eq!(lines, rows);
     // Without them, no such section.
     let plain = case("provenance-rendered-plain", "agent-4096-utf8", |_| {
         Vec::new()
