@@ -469,3 +469,44 @@ fn inspect_prints_the_timeline_of_commits() -> TestResult {
     assert!(text.contains("commit 9"), "{text}");
     Ok(())
 }
+
+/// A table the log drops: its versions from before the drop are read as its statement
+/// (from the schema before the log) says, the rowid alias filled in and REAL affinity
+/// applied, though the schema after the log no longer has it. Written by SQLite itself,
+/// the log copied while its connection still holds it (closing would checkpoint).
+#[test]
+fn a_table_the_log_drops_is_read_by_its_statement() -> TestResult {
+    let dir = Scratch::new("history-dropped");
+    let work = dir.path("work.db");
+    let conn = Connection::open(&work)?;
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, x REAL);
+         INSERT INTO t VALUES (1, 1), (2, 5);
+         PRAGMA journal_mode = WAL;
+         PRAGMA wal_autocheckpoint = 0;",
+    )?;
+    conn.execute_batch("UPDATE t SET x = 2 WHERE id = 1;")?;
+    conn.execute_batch("DROP TABLE t;")?;
+    std::fs::copy(&work, dir.path("chat.db"))?;
+    std::fs::copy(dir.path("work.db-wal"), dir.path("chat.db-wal"))?;
+    drop(conn);
+    recover_history(&dir);
+    let out = Connection::open(dir.path("out.db"))?;
+    let mut stmt = out.prepare(
+        "SELECT version, c0, typeof(c1), c1 FROM salvage_history \
+         WHERE tbl = 't' AND rowid = 1 ORDER BY version",
+    )?;
+    let got: Vec<(i64, Option<i64>, String, f64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<Result<_, _>>()?;
+    // The original, the update, the drop (the row as it was).
+    assert_eq!(
+        got,
+        [
+            (0, Some(1), "real".to_string(), 1.0),
+            (1, Some(1), "real".to_string(), 2.0),
+            (2, Some(1), "real".to_string(), 2.0),
+        ]
+    );
+    Ok(())
+}

@@ -484,3 +484,39 @@ fn row_views_decode_each_time_column_as_the_timeline_does() -> TestResult {
     assert!(epochs.len() >= 4, "{epochs:?}");
     Ok(())
 }
+
+/// A table whose name holds `?1` (SQL's first parameter, were it spliced in) gets its
+/// carved records' view under the name the report gives, and the row view reads it.
+#[test]
+fn a_table_named_with_a_parameter_mark_gets_its_views() -> TestResult {
+    let dir = Scratch::new("provenance-odd-name");
+    let src = dir.path("odd.db");
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA secure_delete = OFF;
+             CREATE TABLE \"t?1\"(id INTEGER PRIMARY KEY, note TEXT);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+             INSERT INTO \"t?1\" SELECT i, 'note number ' || i FROM n;
+             DELETE FROM \"t?1\" WHERE id % 3 = 0;",
+        )?;
+    }
+    let out = dir.path("out.db");
+    let options = RecoverOptions {
+        carve: true,
+        provenance: true,
+        ..RecoverOptions::new(&src, &out)
+    };
+    let done = crate::recover_in_process(&options, Outcome::Complete)?;
+    let carved = done.report.carved.ok_or("no carving")?;
+    let view = carved.views.get("t?1").ok_or("no carved view")?;
+    let conn = Connection::open(&out)?;
+    let in_view = count(&conn, &format!("SELECT count(*) FROM \"{view}\""))?;
+    assert!(in_view > 0);
+    let carved_rows = count(
+        &conn,
+        "SELECT count(*) FROM \"salvage_rows_t?1\" WHERE salvage_status LIKE 'carved %'",
+    )?;
+    assert_eq!(carved_rows, in_view);
+    Ok(())
+}

@@ -82,12 +82,25 @@ impl Epoch {
 
     /// An SQL expression (SQLite's own date functions, so that any reader of the output
     /// gets it) giving the time the SQL value `value` is in this epoch as UTC ISO 8601 text,
-    /// to the millisecond (`YYYY-MM-DDTHH:MM:SS.SSSZ`); NULL for NULL, a BLOB, zero (an
-    /// unset time), and in a numeric epoch text that is no number; in `iso_text`, NULL for
-    /// a number. What a row view shows beside a time column.
+    /// to the millisecond (`YYYY-MM-DDTHH:MM:SS.SSSZ`); NULL where [`Epoch::instant`] gives
+    /// none: NULL, a BLOB, in a numeric epoch text that is not a number whole, in
+    /// `iso_text` a value that is not text starting `YYYY-MM-DD`; and NULL for zero (an
+    /// unset time). What a row view shows beside a time column.
     pub fn sql_utc(self, value: &str) -> String {
         const ISO: &str = "'%Y-%m-%dT%H:%M:%fZ'";
-        let number = format!("CAST({value} AS REAL)");
+        if self == Epoch::IsoText {
+            return format!(
+                "CASE WHEN typeof({value}) = 'text' AND {value} GLOB \
+                 '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN strftime({ISO}, {value}) END"
+            );
+        }
+        // A number, stored as one or as text that is one whole (as Rust parses it, roughly:
+        // digits, a sign, a point, an exponent, and at least one digit).
+        let is_number = format!(
+            "(typeof({value}) IN ('integer', 'real') OR (typeof({value}) = 'text' \
+             AND trim({value}) NOT GLOB '*[^0-9.eE+-]*' AND trim({value}) GLOB '*[0-9]*'))"
+        );
+        let number = format!("CAST(trim({value}) AS REAL)");
         // Seconds since 1970 the number gives.
         let seconds = match self {
             Epoch::UnixS => number.clone(),
@@ -101,18 +114,13 @@ impl Epoch {
             // A number is a Julian day to SQLite's date functions.
             Epoch::JulianDays => {
                 return format!(
-                    "CASE WHEN typeof({value}) IN ('integer', 'real') AND {value} <> 0 \
-                     THEN strftime({ISO}, {value}) END"
+                    "CASE WHEN {is_number} AND {number} <> 0 THEN strftime({ISO}, {number}) END"
                 )
             }
-            Epoch::IsoText => {
-                return format!(
-                    "CASE WHEN typeof({value}) = 'text' THEN strftime({ISO}, {value}) END"
-                )
-            }
+            Epoch::IsoText => return "NULL".into(),
         };
         format!(
-            "CASE WHEN typeof({value}) IN ('integer', 'real', 'text') AND {number} <> 0 \
+            "CASE WHEN {is_number} AND {number} <> 0 \
              THEN strftime({ISO}, {seconds}, 'unixepoch') END"
         )
     }

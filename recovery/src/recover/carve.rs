@@ -197,8 +197,8 @@ pub fn carve_into(
     let mut taken = taken.clone();
     let name = crate::base::output::registry_name("salvage_carved", &taken);
     taken.insert(name.to_lowercase());
-    let width = templates.iter().map(|t| t.slots.len()).max().unwrap_or(0);
-    let mut registry = Registry::create(out, &name, width)?;
+    // As wide as the widest record written (none: no value column), grown as they come.
+    let mut registry = Registry::create(out, &name, 0)?;
     let mut live_rows = LiveIndex::default();
     out.conn.execute_batch("BEGIN")?;
     for (page, role) in roles(survey, &by_root) {
@@ -315,12 +315,21 @@ impl<'o> Registry<'o> {
         })
     }
 
-    /// The key a record is met under: its table, rowid and values (as bound).
+    /// The key a record is met under: its table, rowid and values (as bound), exactly (an
+    /// integer and the same whole real are two records, as they were read).
     fn key(c: &Carved, values: &[SqlValue<'_>]) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
         (c.table, c.rowid, values.len()).hash(&mut h);
-        fingerprint(values.iter().map(SqlValue::value_ref)).hash(&mut h);
+        for v in values {
+            match v.value_ref() {
+                ValueRef::Null => 0u8.hash(&mut h),
+                ValueRef::Integer(i) => (1u8, i).hash(&mut h),
+                ValueRef::Real(r) => (2u8, r.to_bits()).hash(&mut h),
+                ValueRef::Text(t) => (3u8, t).hash(&mut h),
+                ValueRef::Blob(b) => (4u8, b).hash(&mut h),
+            }
+        }
         h.finish()
     }
 
@@ -514,12 +523,12 @@ fn create_view(out: &Output, k: &Known, view: &str, registry: &str) -> rusqlite:
     out.conn.execute(
         &format!(
             "CREATE VIEW {} AS SELECT source, page, offset, confidence, status, rowid{columns} \
-             FROM {} WHERE tbl = ?1 AND nfield = {}",
+             FROM {} WHERE tbl = '{}' AND nfield = {}",
             quote(view),
             quote(registry),
+            k.name.replace('\'', "''"),
             k.template.slots.len()
-        )
-        .replace("?1", &format!("'{}'", k.name.replace('\'', "''"))),
+        ),
         [],
     )?;
     Ok(())

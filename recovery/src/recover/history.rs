@@ -32,7 +32,16 @@ pub fn step(
         wal: evidence.usable_wal(),
         journal: journal.as_ref(),
     };
-    let readings = Reading::of_schema(&evidence.schema);
+    let mut readings = Reading::of_schema(&evidence.schema);
+    // Tables the log drops or renames are read as the schema from before it says (the
+    // main file's, rolled back by a hot journal): their versions come before the step
+    // that holds their schema row's last version.
+    let hot = logs.journal.filter(|j| j.header.is_some());
+    if let Ok(before) = pager::Database::open_with_logs(logs.main, hot, None) {
+        for (name, reading) in Reading::of_schema(&pager::read_schema(&before)) {
+            readings.entry(name).or_insert(reading);
+        }
+    }
     let work = &mut rebuilt.work;
     let report = write(
         &work.out,

@@ -321,10 +321,11 @@ fn write_registry(
     conn.execute_batch("COMMIT")
 }
 
-/// The columns of a table or view, in order.
+/// The columns of a table or view, in order: generated ones too (a stored generated time
+/// column is decoded as any other), not a virtual table's hidden ones.
 fn columns_of(out: &Output, name: &str) -> rusqlite::Result<Vec<String>> {
     let mut stmt = out.conn.prepare(&format!(
-        "SELECT name FROM pragma_table_info({})",
+        "SELECT name FROM pragma_table_xinfo({}) WHERE hidden <> 1 ORDER BY cid",
         sql_text(name)
     ))?;
     let names = stmt.query_map([], |r| r.get(0))?.collect();

@@ -227,7 +227,40 @@ mod tests {
                 .unwrap();
             assert!(apart < 1.5, "{epoch:?}: {got} against {want}");
             assert!(got.starts_with("2024-03-05T06:07:08."), "{epoch:?}: {got}");
-            for nothing in [Value::Integer(0), Value::Blob(vec![1, 2]), Value::Null] {
+            // A number stored as text is read as that number, as the timeline reads it.
+            if let Value::Integer(n) = value {
+                let text = Value::Text(n.to_string().into_bytes());
+                let bound =
+                    crate::base::output::SqlValue::from_value(&text, pager::TextEncoding::Utf8);
+                let again: Option<String> = conn.query_row(&sql, [&bound], |r| r.get(0)).unwrap();
+                assert_eq!(
+                    again.as_deref(),
+                    Some(got.as_str()),
+                    "{epoch:?} of {text:?}"
+                );
+            }
+            // What is no time in the epoch, as `Epoch::instant` says, is none in SQL either.
+            let mut nothings = vec![
+                Value::Integer(0),
+                Value::Blob(vec![1, 2]),
+                Value::Null,
+                Value::Text(b"now".to_vec()),
+                Value::Text(b"12:30".to_vec()),
+                Value::Text(b"1709618828abc".to_vec()),
+            ];
+            if epoch == Epoch::IsoText {
+                nothings.push(Value::Text(b"2460000.5".to_vec()));
+                nothings.push(Value::Integer(1_709_618_828));
+            }
+            for nothing in nothings {
+                // Zero is a time to the conversion; the timeline counts it as unset.
+                if nothing != Value::Integer(0) {
+                    assert_eq!(
+                        epoch.instant(&nothing, |b| String::from_utf8(b.to_vec()).ok()),
+                        None,
+                        "{epoch:?} of {nothing:?}"
+                    );
+                }
                 let bound =
                     crate::base::output::SqlValue::from_value(&nothing, pager::TextEncoding::Utf8);
                 let got: Option<String> = conn.query_row(&sql, [&bound], |r| r.get(0)).unwrap();
