@@ -118,7 +118,7 @@ pub fn wal_history_each<'a>(
         give(step);
     }
     if let (Some(db), Some(owners)) = (&base, &base_owners) {
-        history.checkpointed = checkpointed(db, wal);
+        history.checkpointed = checkpointed(db, wal, read);
         if let Some(known) = known {
             history.strays = strays(db, owners, wal, known);
         }
@@ -148,9 +148,11 @@ fn version_key(table: &str, rowid: i64, values: &[Value]) -> u128 {
 }
 
 /// Pages the log wrote whose image in `base` (the main file) equals one of the log's.
-fn checkpointed(base: &Database<'_>, wal: &Wal<'_>) -> Vec<PageNo> {
+/// `read` is told the bytes each comparison reads.
+fn checkpointed(base: &Database<'_>, wal: &Wal<'_>, read: &mut dyn FnMut(u64)) -> Vec<PageNo> {
     let mut out = BTreeSet::new();
     for (page, _, image) in wal.commits.iter().flat_map(|c| &c.frames) {
+        read(2 * image.len() as u64);
         if base.page(*page).is_some_and(|p| p.bytes() == *image) {
             out.insert(*page);
         }
@@ -422,8 +424,9 @@ mod tests {
         let wal = read_wal(&log).unwrap();
         let mut told = Vec::new();
         wal_history(&main_ab(), None, &wal, &mut |n| told.push(n));
-        // Each commit wrote 1 page: 4 reads of it and 1 more, of 512 bytes.
-        assert_eq!(told, [5 * 512, 5 * 512]);
+        // Each commit wrote 1 page: 4 reads of it and 1 more, of 512 bytes; then each
+        // frame's image is compared with the main file's page (the checkpointed pages).
+        assert_eq!(told, [5 * 512, 5 * 512, 2 * 512, 2 * 512]);
     }
 
     #[test]

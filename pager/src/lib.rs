@@ -70,7 +70,7 @@ pub use schema::{read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRo
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
 pub use value::{decode_cell, raw_cell, read_tree, DecodedRow, RawRow, Value};
 pub use wal::{
-    read_wal, FrameNo, StrayFrame, StrayKind, Wal, WalCommit, WalFrameHeader, WalHeader,
-    WalHeaderDefect,
+    read_wal, read_wal_telling, FrameNo, StrayFrame, StrayKind, Wal, WalCommit, WalFrameHeader,
+    WalHeader, WalHeaderDefect,
 };
 pub use walk::{BtreeWalk, KeyBounds, LostChild, TreeItem, TreePage};

@@ -209,6 +209,16 @@ fn checksum(big_endian: bool, data: &[u8], seed: (u32, u32)) -> (u32, u32) {
 /// Reads a write-ahead log. `Err` when the header itself is unusable (no frame can then
 /// be trusted); frame damage is a finding and ends the committed content there.
 pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
+    read_wal_telling(bytes, &mut |_| {})
+}
+
+/// [`read_wal`], telling `read` the bytes of each frame it reads, in file order, as it
+/// reads them (a caller that maps the log keeps its resident pages bounded). Each frame
+/// is read once.
+pub fn read_wal_telling<'a>(
+    bytes: &'a [u8],
+    read: &mut dyn FnMut(u64),
+) -> Result<Wal<'a>, Finding> {
     let (header, big_endian, page_size, seed) = read_header(bytes)?;
     let frame_len = WAL_FRAME_HEADER_LEN + page_size.bytes();
     let body = bytes.get(WAL_HEADER_LEN..).unwrap_or_default();
@@ -223,7 +233,8 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
         strays: Vec::new(),
         findings: Vec::new(),
     };
-    let mut pending: Vec<(PageNo, FrameNo, &[u8])> = Vec::new();
+    // Frames of the transaction not committed yet, each with its header.
+    let mut pending: Vec<(PageNo, FrameNo, &[u8], WalFrameHeader)> = Vec::new();
     let mut sum = seed;
     let frames = body.chunks_exact(frame_len).enumerate().map(|(i, frame)| {
         let f = |o: usize| u32_at(frame, o).unwrap_or(0);
@@ -241,6 +252,7 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
     // Where the current generation's frames end: an older frame, or a broken one.
     let mut rest = None;
     for (no, fh, frame, image) in frames.clone() {
+        read(frame_len as u64);
         if (fh.salt1, fh.salt2) != (header.salt1, header.salt2) {
             // Frames of an earlier generation of the log: normal after a checkpoint reset.
             wal.findings
@@ -260,36 +272,39 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
                 .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
             break;
         };
-        pending.push((page, no, image));
+        pending.push((page, no, image, fh));
         if fh.is_commit() {
-            let first = pending.first().map_or(no, |(_, n, _)| *n);
-            for (p, n, img) in &pending {
+            let first = pending.first().map_or(no, |(_, n, _, _)| *n);
+            for (p, n, img, _) in &pending {
                 wal.pages.insert(*p, (*n, *img));
             }
             wal.commits.push(WalCommit {
                 first,
                 last: no,
                 db_size: fh.db_size_after_commit,
-                frames: std::mem::take(&mut pending),
+                frames: pending
+                    .drain(..)
+                    .map(|(p, n, img, _)| (p, n, img))
+                    .collect(),
             });
             wal.frames_committed = no.0;
             wal.db_size = Some(fh.db_size_after_commit);
         }
     }
-    let headers: Vec<_> = frames.clone().map(|(no, fh, ..)| (no, fh)).collect();
     wal.strays
-        .extend(pending.iter().filter_map(|(_, no, image)| {
-            let (_, header) = headers.get(no.0 as usize - 1)?;
-            Some(StrayFrame {
-                no: *no,
-                header: *header,
-                image,
-                kind: StrayKind::Uncommitted,
-            })
+        .extend(pending.iter().map(|(_, no, image, header)| StrayFrame {
+            no: *no,
+            header: *header,
+            image,
+            kind: StrayKind::Uncommitted,
         }));
     let skip = rest.map_or(usize::MAX, |n| n.0 as usize - 1);
-    wal.strays
-        .extend(older_generation(frames.skip(skip), &header, big_endian));
+    wal.strays.extend(older_generation(
+        frames.skip(skip),
+        &header,
+        big_endian,
+        read,
+    ));
     let uncommitted = frames_present - wal.frames_committed;
     if uncommitted > 0 {
         wal.findings.push(Finding::WalFramesIgnored {
@@ -356,10 +371,12 @@ fn older_generation<'a>(
     frames: impl Iterator<Item = (FrameNo, WalFrameHeader, &'a [u8], &'a [u8])>,
     header: &WalHeader,
     big_endian: bool,
+    read: &mut dyn FnMut(u64),
 ) -> Vec<StrayFrame<'a>> {
     let mut strays = Vec::new();
     let mut previous: Option<WalFrameHeader> = None;
     for (no, fh, frame, image) in frames {
+        read(frame.len() as u64);
         let own = (fh.salt1, fh.salt2) == (header.salt1, header.salt2);
         if own || PageNo::new(fh.page_no).is_none() {
             previous = None;
@@ -442,6 +459,21 @@ mod tests {
             b.extend_from_slice(&image);
         }
         b
+    }
+
+    /// Each frame is told once, in file order, as it is read: a caller letting go of the
+    /// mapped log as it goes never has it all resident. The uncommitted frame's header is
+    /// kept without reading the log again.
+    #[test]
+    fn each_frame_is_told_once_as_it_is_read() {
+        let bytes = log(&[(2, 0), (3, 3), (4, 0)]);
+        let mut told = Vec::new();
+        let wal = read_wal_telling(&bytes, &mut |n| told.push(n)).unwrap();
+        assert_eq!(told, [24 + 512; 3]);
+        assert_eq!(wal.commits.len(), 1);
+        assert_eq!(wal.strays.len(), 1);
+        assert_eq!(wal.strays[0].header.page_no, 4);
+        assert_eq!(wal.strays[0].kind, StrayKind::Uncommitted);
     }
 
     /// A log's page size is the database's only where they agree, where the database
