@@ -321,15 +321,7 @@ impl<'o> Registry<'o> {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
         (c.table, c.rowid, values.len()).hash(&mut h);
-        for v in values {
-            match v.value_ref() {
-                ValueRef::Null => 0u8.hash(&mut h),
-                ValueRef::Integer(i) => (1u8, i).hash(&mut h),
-                ValueRef::Real(r) => (2u8, r.to_bits()).hash(&mut h),
-                ValueRef::Text(t) => (3u8, t).hash(&mut h),
-                ValueRef::Blob(b) => (4u8, b).hash(&mut h),
-            }
-        }
+        hash_values(&mut h, values.iter().map(SqlValue::value_ref));
         h.finish()
     }
 
@@ -686,20 +678,25 @@ fn same_value(a: rusqlite::types::ValueRef<'_>, b: rusqlite::types::ValueRef<'_>
 }
 
 /// A 64-bit digest of a row's values, equal for rows of [`same_value`] values.
-fn fingerprint<'v>(values: impl IntoIterator<Item = rusqlite::types::ValueRef<'v>>) -> u64 {
-    use rusqlite::types::ValueRef;
-    use std::hash::{Hash, Hasher};
+fn fingerprint<'v>(values: impl IntoIterator<Item = ValueRef<'v>>) -> u64 {
+    use std::hash::Hasher;
     let mut h = std::hash::DefaultHasher::new();
+    hash_values(&mut h, values.into_iter().map(whole));
+    h.finish()
+}
+
+/// Feeds values into `h` exactly, each with its type (a real by its bits).
+fn hash_values<'v>(h: &mut impl std::hash::Hasher, values: impl IntoIterator<Item = ValueRef<'v>>) {
+    use std::hash::Hash;
     for v in values {
-        match whole(v) {
-            ValueRef::Null => 0u8.hash(&mut h),
-            ValueRef::Integer(i) => (1u8, i).hash(&mut h),
-            ValueRef::Real(r) => (2u8, r.to_bits()).hash(&mut h),
-            ValueRef::Text(t) => (3u8, t).hash(&mut h),
-            ValueRef::Blob(b) => (4u8, b).hash(&mut h),
+        match v {
+            ValueRef::Null => 0u8.hash(h),
+            ValueRef::Integer(i) => (1u8, i).hash(h),
+            ValueRef::Real(r) => (2u8, r.to_bits()).hash(h),
+            ValueRef::Text(t) => (3u8, t).hash(h),
+            ValueRef::Blob(b) => (4u8, b).hash(h),
         }
     }
-    h.finish()
 }
 
 /// Whether a carved schema record is a schema row as read: same name and statement.
