@@ -15,7 +15,7 @@ impl WalSidecar {
     /// `usable: false` and its finding.
     pub fn of(bytes: &[u8], main: &[u8], read: &mut dyn FnMut(u64)) -> WalSidecar {
         let declared = declared_page_size(main);
-        match pager::read_wal(bytes) {
+        match pager::read_wal_telling(bytes, read) {
             Ok(w) if !w.page_size_proven(declared) => {
                 let refused = Finding::WalPageSizeDisagrees {
                     wal: w.header.page_size,
