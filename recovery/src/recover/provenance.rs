@@ -276,23 +276,21 @@ fn write_registry(
             [table],
         )?;
         // What the rebuild wrote is that, whatever was read under its rowid before.
-        if let Some(r) = &registries.partial {
+        let rebuilt = [
+            (
+                &registries.partial,
+                "'rebuilt', 'from ' || source_index",
+                " AND in_table",
+            ),
+            (&registries.placeholders, "'placeholder', reason", ""),
+        ];
+        for (registry, said, only) in rebuilt {
+            let Some(r) = registry else { continue };
             conn.execute(
                 &format!(
                     "INSERT OR REPLACE INTO {q}(tbl, rowid, status, detail) \
-                     SELECT ?1, rowid, 'rebuilt', 'from ' || source_index FROM {} \
-                     WHERE lower(tbl) = lower(?1) AND in_table AND rowid IS NOT NULL",
-                    quote(r)
-                ),
-                [table],
-            )?;
-        }
-        if let Some(r) = &registries.placeholders {
-            conn.execute(
-                &format!(
-                    "INSERT OR REPLACE INTO {q}(tbl, rowid, status, detail) \
-                     SELECT ?1, rowid, 'placeholder', reason FROM {} \
-                     WHERE lower(tbl) = lower(?1) AND rowid IS NOT NULL",
+                     SELECT ?1, rowid, {said} FROM {} \
+                     WHERE lower(tbl) = lower(?1){only} AND rowid IS NOT NULL",
                     quote(r)
                 ),
                 [table],
