@@ -990,3 +990,82 @@ fn verify_keeps_damaged_evidence_intact_and_finds_a_second_name() -> TestResult 
     assert!(out.contains("\"hard_linked\""), "{out}");
     Ok(())
 }
+
+/// An original last written before the archive's copy began (here, more than the few
+/// seconds a file system's clock may hide a write in) is proved unchanged at the switch by
+/// what the file system says of it, without reading it again: the journal records its
+/// stamp and its BLAKE3. A stamp that moved has the file read once: one written during
+/// the recovery with its modification time put back (its change time moved) is refused,
+/// its bytes left as the writer left them; one only made read-only and back is the same
+/// bytes, and the repair goes on.
+#[test]
+fn a_settled_original_is_checked_by_its_stamp_and_read_once_when_it_moves() -> TestResult {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = Scratch::new("repair-stamp");
+    let (written, chmodded) = (dir.path("written.db"), dir.path("chmodded.db"));
+    for (db, size) in [(&written, 48 << 20), (&chmodded, 4 << 20)] {
+        fixtures::write_agent_store(db, size, 7)?;
+        let mut bytes = std::fs::read(db)?;
+        fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
+        std::fs::write(db, &bytes)?;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3_500));
+
+    // Written while the archived copy is recovered, its modification time put back as a
+    // careless tool would.
+    let journal = sidecar(&written, ".salvage-repair.json");
+    let writer = {
+        let (db, journal) = (written.clone(), journal.clone());
+        std::thread::spawn(move || -> std::io::Result<bool> {
+            use std::os::unix::fs::FileExt as _;
+            let started = std::time::Instant::now();
+            while started.elapsed() < std::time::Duration::from_secs(60) {
+                let phase = std::fs::read_to_string(&journal).unwrap_or_default();
+                if phase.contains("\"phase\": \"archived\"") {
+                    let modified = std::fs::metadata(&db)?.modified()?;
+                    let file = std::fs::OpenOptions::new().write(true).open(&db)?;
+                    file.write_all_at(b"written after the archive", 8192 * 3 + 100)?;
+                    file.set_modified(modified)?;
+                    return Ok(std::fs::metadata(&db)?.modified()? == modified);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Ok(false)
+        })
+    };
+    let (code, err) = repair(&written, &["--allow-partial"], None)?;
+    assert!(
+        writer.join().map_err(|_| "writer")??,
+        "the time was put back"
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("changed since the repair archived"), "{err}");
+    let bytes = std::fs::read(&written)?;
+    assert_eq!(
+        bytes.get(8192 * 3 + 100..8192 * 3 + 125),
+        Some(&b"written after the archive"[..]),
+        "the writer's bytes left in place"
+    );
+
+    let (code, err) = repair(&chmodded, &["--allow-partial"], Some("verified"))?;
+    assert_eq!(code, 99, "{err}");
+    let recorded: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sidecar(&chmodded, ".salvage-repair.json"))?)?;
+    let seen = &recorded["seen"][0];
+    assert_eq!(seen["role"], "database", "{recorded}");
+    assert_eq!(
+        seen["blake3"].as_str().map(str::len),
+        Some(64),
+        "{recorded}"
+    );
+    let mode = std::fs::metadata(&chmodded)?.permissions().mode();
+    std::fs::set_permissions(&chmodded, std::fs::Permissions::from_mode(0o400))?;
+    std::fs::set_permissions(&chmodded, std::fs::Permissions::from_mode(mode))?;
+    let (code, err) = repair(&chmodded, &["--resume"], None)?;
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        !sidecar(&chmodded, ".salvage-repair.json").exists(),
+        "{err}"
+    );
+    Ok(())
+}

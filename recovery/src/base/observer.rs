@@ -39,6 +39,14 @@ pub enum Stage<'a> {
     Triggers,
     /// The output is checked.
     Verifying,
+    /// A repair asks whether the database needs one.
+    Examining,
+    /// A repair copies the original and its sidecars into its archive.
+    Archiving,
+    /// A repair checks its recovery in the original's journal mode.
+    Confirming,
+    /// A repair puts its recovery at the database's path.
+    Switching,
 }
 
 impl fmt::Display for Stage<'_> {
@@ -64,6 +72,12 @@ impl fmt::Display for Stage<'_> {
             Stage::VirtualTables => f.write_str("rebuilding full-text indexes"),
             Stage::Triggers => f.write_str("re-creating triggers"),
             Stage::Verifying => f.write_str("verifying the output"),
+            Stage::Examining => f.write_str("checking whether the database needs a repair"),
+            Stage::Archiving => f.write_str("archiving the original and its sidecars"),
+            Stage::Confirming => {
+                f.write_str("checking the recovery in the original's journal mode")
+            }
+            Stage::Switching => f.write_str("switching the recovery into place"),
         }
     }
 }

@@ -87,17 +87,6 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
             .query_map([], |r| r.get::<_, String>(0))?
             .collect()
     };
-    // SQLite gives the problems of the b-tree check in one result, a line each, headed
-    // by the database's name on a line of its own ("*** in database main ***"): each
-    // line is a problem, the heading none.
-    let unheaded = |lines: Vec<String>| -> Vec<String> {
-        lines
-            .iter()
-            .flat_map(|l| l.split('\n'))
-            .filter(|l| !(l.starts_with("*** in database ") && l.ends_with(" ***")))
-            .map(str::to_string)
-            .collect()
-    };
     let run = |limit: u32| run(limit).map(unheaded);
     let mut lines = run(CHECK_LINES)?;
     if lines.len() >= CHECK_LINES as usize && lines.iter().all(|l| l.starts_with(CONVERTIBLE_TEXT))
@@ -105,25 +94,45 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
         // One line per value, at most the rows of the database: every one, once.
         lines = run(i32::MAX as u32)?;
     }
-    let mut convertible: Vec<String> = lines
+    Ok(CheckAnswer::of_lines(lines, pragma))
+}
+
+/// SQLite gives the problems of the b-tree check in one result, a line each, headed by
+/// the database's name on a line of its own ("*** in database main ***"): each line is
+/// a problem, the heading none.
+fn unheaded(lines: Vec<String>) -> Vec<String> {
+    lines
         .iter()
-        .filter_map(|l| l.strip_prefix(CONVERTIBLE_TEXT).map(str::to_string))
-        .collect();
-    convertible.sort_unstable();
-    convertible.dedup();
-    let mut faults: Vec<String> = lines
-        .iter()
-        .filter(|l| *l != "ok" && !l.starts_with(CONVERTIBLE_TEXT))
-        .cloned()
-        .collect();
-    if lines.is_empty() {
-        faults.push(format!("{pragma} said nothing"));
+        .flat_map(|l| l.split('\n'))
+        .filter(|l| !(l.starts_with("*** in database ") && l.ends_with(" ***")))
+        .map(str::to_string)
+        .collect()
+}
+
+impl CheckAnswer {
+    /// The answer of `pragma`, given its result's lines.
+    pub fn of_lines(lines: Vec<String>, pragma: &str) -> CheckAnswer {
+        let lines = unheaded(lines);
+        let mut convertible: Vec<String> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix(CONVERTIBLE_TEXT).map(str::to_string))
+            .collect();
+        convertible.sort_unstable();
+        convertible.dedup();
+        let mut faults: Vec<String> = lines
+            .iter()
+            .filter(|l| *l != "ok" && !l.starts_with(CONVERTIBLE_TEXT))
+            .cloned()
+            .collect();
+        if lines.is_empty() {
+            faults.push(format!("{pragma} said nothing"));
+        }
+        CheckAnswer {
+            lines,
+            convertible,
+            faults,
+        }
     }
-    Ok(CheckAnswer {
-        lines,
-        convertible,
-        faults,
-    })
 }
 
 /// SQLite's `PRAGMA integrity_check` of the database at `path`, opened read-only and

@@ -44,10 +44,58 @@ use request::Request;
 /// runs every stage. Damage in the source never ends the run; only I/O on the source or
 /// the output, or a refused request, does.
 pub fn recover(options: &RecoverOptions, observer: &dyn Observer) -> Result<Recovery, Error> {
+    recover_with(options, observer, &Given::default())
+}
+
+/// What a caller in this crate (a repair) knows of a recovery's evidence, or asks of its
+/// output, beyond [`RecoverOptions`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Given {
+    /// The digests of files this process has just read whole, as it copied them: a run
+    /// whose every evidence file is one of them (the copy) takes them as its first hash
+    /// instead of reading the files again. The second hash is read as in every run.
+    pub digests: Vec<(std::path::PathBuf, evidence::Digests)>,
+    /// Check the output with `PRAGMA integrity_check` (each index against its table as
+    /// well), not `quick_check`: an application is to use it.
+    pub integrity_check: bool,
+    /// Put the output in write-ahead-log mode before it is checked and hashed: the mode of
+    /// the original an application is to use it in place of.
+    pub wal_mode: bool,
+}
+
+impl Given {
+    /// The first hash of the evidence at `paths`, when every file's digests are given.
+    fn before(&self, paths: &request::Paths) -> Option<evidence::Before> {
+        let resolved = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        let of = |p: &std::path::Path| {
+            let p = resolved(p)?;
+            self.digests
+                .iter()
+                .find(|(q, _)| resolved(q).as_ref() == Some(&p))
+                .map(|(_, d)| d.clone())
+        };
+        let log = |p: &Option<std::path::PathBuf>| match p {
+            Some(p) => of(p).map(Some),
+            None => Some(None),
+        };
+        Some(evidence::Before {
+            main: of(&paths.src)?,
+            wal: log(&paths.wal)?,
+            journal: log(&paths.journal)?,
+        })
+    }
+}
+
+/// [`recover`], with what the caller knows or asks beyond the options.
+pub(crate) fn recover_with(
+    options: &RecoverOptions,
+    observer: &dyn Observer,
+    given: &Given,
+) -> Result<Recovery, Error> {
     let request = Request::check(options)?;
     let files = EvidenceFiles::open(&request.paths)?;
     let mut evidence = Evidence::open_as_of(&files, &request.paths, request.as_of)?;
-    let done = run(&request, &files, &mut evidence, observer);
+    let done = run(&request, &files, &mut evidence, observer, given);
     // Stopped by its caller: the partial output is the run's own, and would block the
     // next run.
     if let Err(Error::Stopped) = &done {
@@ -62,6 +110,7 @@ fn run<'s>(
     files: &'s EvidenceFiles,
     evidence: &mut Evidence<'s>,
     observer: &'s dyn Observer,
+    given: &Given,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     std::thread::scope(|scope| {
@@ -75,7 +124,9 @@ fn run<'s>(
         let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
         let mut work = Work::make(evidence, paths)?;
         work.whence = whence::Whence::asked(request.provenance);
-        let mut second = SecondCore::survey_then_hash(scope, files, evidence, paths, observer);
+        let hashed = given.before(paths);
+        let mut second =
+            SecondCore::survey_then_hash(scope, (files, evidence, paths, observer), hashed);
         let bulk = Bulk::run(evidence, work, &reader, observer)?;
         enter(observer, Stage::Surveying)?;
         let survey = second.survey()?;
@@ -122,6 +173,9 @@ fn run<'s>(
         }
         provenance::step(files, evidence, &mut rebuilt)?;
         let mut finish = Finish::objects(evidence, rebuilt, observer)?;
+        if given.wal_mode {
+            finish.wal_mode()?;
+        }
         let second = second.hash_late(scope);
         // The output is whole: while SQLite checks it, it is hashed on the second core (it
         // is only read from here on) and set on its way to the disk for the commit's sync.
@@ -133,7 +187,7 @@ fn run<'s>(
             let sha256 = output.as_ref().map(evidence::Source::sha256);
             (sha256, (output, writeback))
         });
-        finish.verify(observer)?;
+        finish.verify(observer, given.integrity_check)?;
         let hashes = second.hashes()?;
         let (output_hash, open) = output_hash.join().map_err(|_| Error::WorkerPanicked {
             work: Background::OutputHash,
@@ -184,12 +238,16 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
     /// resident), at a lower priority: nothing waits for the hash until the commit, and the
     /// loss bounds, which the first core waits for, get the second core first. A change
     /// made to the file before the hash read it is seen by its times, compared at the end.
+    /// A first hash the caller already has (`hashed`) is not read again.
     fn survey_then_hash(
         scope: &'scope std::thread::Scope<'scope, '_>,
-        files: &'s EvidenceFiles,
-        evidence: &'s Evidence<'s>,
-        paths: &'s request::Paths,
-        observer: &'s dyn Observer,
+        (files, evidence, paths, observer): (
+            &'s EvidenceFiles,
+            &'s Evidence<'s>,
+            &'s request::Paths,
+            &'s dyn Observer,
+        ),
+        hashed: Option<evidence::Before>,
     ) -> SecondCore<'scope, 's> {
         let (survey_tx, survey_rx) = mpsc::channel();
         let first = scope.spawn(move || {
@@ -210,6 +268,10 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
             // A run stopped by its caller needs no hash: its end waits for this thread.
             if !observer.go_on() {
                 return Err(Error::Stopped);
+            }
+            if let Some(before) = hashed {
+                observer.finished(Background::FirstHash);
+                return Ok(before);
             }
             priority::background();
             // The thread is joined only before the commit: a panic here is returned as an

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use crate::base::dbpath::DatabasePath;
 use crate::base::error::Error;
-use crate::base::files::{self, copy_file, hash_file, rename_durably, utc, write_atomically};
+use crate::base::files::{
+    self, copy_file_watched, hash_file, rename_durably, utc, write_atomically, Watched,
+};
 pub use crate::base::paths::SIDECARS;
 pub use crate::report::manifest::{
     safe_relative, BackupRoot, JournalMode, Kind, Manifest, ManifestFile, Role, FORMAT_VERSION,
@@ -165,10 +167,21 @@ pub fn check_apart(to: &Path, taken: &[PathBuf]) -> Result<(), Error> {
 }
 
 /// Copies the database at `db` and its sidecars byte for byte into a new bundle at `to`
-/// (`kind` says what for). Each file is hashed as it is copied and hashed again at its
-/// source afterwards: a file that changed during the copy ends the run with nothing at
-/// `to` (its partial copy is left at `to.incomplete` for the person to look at).
+/// (`kind` says what for). Each file is hashed as it is copied; a file that changed
+/// during the copy ends the run with nothing made. Whether it changed is told by what the
+/// file system says of it before and after ([`Watched::steady`]), or, when that cannot
+/// tell (a file written in the last seconds before the copy), by hashing it again.
 pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manifest, Error> {
+    make_watched(db, to, kind, who).map(|(manifest, _)| manifest)
+}
+
+/// [`make`], with what each copy saw of its original, in the manifest's order.
+pub fn make_watched(
+    db: &Path,
+    to: &Path,
+    kind: &str,
+    who: &Provenance,
+) -> Result<(Manifest, Vec<Watched>), Error> {
     // The files SQLite keeps lie beside the file a link points to.
     let db = DatabasePath::resolve(db)?;
     check_target(to)?;
@@ -178,6 +191,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     std::fs::create_dir(&partial).map_err(Error::writing(&partial))?;
     let mut manifest = Manifest::new(kind, &db.file, who, files::now());
     manifest.source_link = db.link().map(|l| l.display().to_string());
+    let mut seen = Vec::new();
     for (path, role) in database_files(&db.file) {
         let name = path
             .file_name()
@@ -188,12 +202,14 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
             source: e,
         })?;
         let copy = partial.join(&name);
-        let copied = copy_file(&path, &copy)?;
-        let again = hash_file(&path).map_err(|e| Error::Source {
-            path: path.clone(),
-            source: e,
-        })?;
-        if again != copied {
+        let watched = copy_file_watched(&path, &copy)?;
+        let copied = watched.copied.clone();
+        let unchanged = watched.steady()
+            || hash_file(&path).map_err(|e| Error::Source {
+                path: path.clone(),
+                source: e,
+            })? == copied;
+        if !unchanged {
             // A copy of a file that changed under it is no copy of anything: removed, so
             // that the refusal leaves nothing behind.
             std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
@@ -202,6 +218,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
                 hint: "something is writing to it: stop the application using it and run again; nothing was kept".into(),
             });
         }
+        seen.push(watched);
         if let Ok(time) = meta.modified() {
             files::set_modified(&copy, time).map_err(Error::writing(&copy))?;
         }
@@ -217,7 +234,7 @@ pub fn make(db: &Path, to: &Path, kind: &str, who: &Provenance) -> Result<Manife
     }
     seal(&partial, &manifest)?;
     rename_durably(&partial, to).map_err(out)?;
-    Ok(manifest)
+    Ok((manifest, seen))
 }
 
 /// Writes `manifest` into the bundle being made at `partial` (atomically, synced), gives

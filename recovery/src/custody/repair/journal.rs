@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::Error;
-use crate::base::files::{now, utc, write_atomically};
+use crate::base::files::{now, utc, write_atomically, FileStamp};
 use crate::base::paths::with_suffix as beside;
 use crate::custody::bundle::{ManifestFile, Role};
 
@@ -104,6 +104,24 @@ pub struct Journal {
     /// The original was in write-ahead-log mode: the recovery is put in that mode too.
     #[serde(default)]
     pub wal_mode: bool,
+    /// What the archive's copy saw of each original file it proved unchanged during the
+    /// copy by the file system's stamps: the stamp and the BLAKE3 of the bytes. Before
+    /// the switch, an original whose stamp is still this one is unchanged without being
+    /// read; one whose stamp moved is read once, its BLAKE3 compared. (Absent, as in a
+    /// journal written before it was recorded, the original is hashed whole again.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<Seen>,
+}
+
+/// An original file as the archive's copy saw it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Seen {
+    /// Its role, as the manifest names it (`database`, `wal`, …).
+    pub role: String,
+    /// What the file system said of it after the copy read its last byte.
+    pub stamp: FileStamp,
+    /// The BLAKE3 of the bytes copied, lower-case hex.
+    pub blake3: String,
 }
 
 impl Journal {
@@ -175,5 +193,11 @@ impl Journal {
     /// The archived file of `role`.
     pub fn archived(&self, role: Role) -> Option<&ManifestFile> {
         self.archived.iter().find(|f| f.role == role.name())
+    }
+
+    /// What the archive's copy saw of the original of `role`, when its stamps proved it
+    /// unchanged during the copy.
+    pub fn seen(&self, role: Role) -> Option<&Seen> {
+        self.seen.iter().find(|f| f.role == role.name())
     }
 }

@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use crate::base::dbpath::DatabasePath;
 use crate::base::error::Error;
 use crate::base::files::hash_file;
-use crate::base::observer::Observer;
+use crate::base::observer::{Observer, Stage};
 use crate::base::paths::with_suffix as beside;
 use crate::base::place::{self, in_use};
 use crate::custody::bundle::{self, Provenance, Role};
@@ -319,17 +319,34 @@ fn run(
 ) -> Result<Repaired, Error> {
     // SQLite's locks, held from the fence to the end of the switch.
     let mut held: Option<place::Held> = None;
+    // What this run knows without reading again: the digests of the archive's copies it
+    // made, and the hash of the recovery it made and checked.
+    let mut hashed: steps::Hashed = Vec::new();
+    let mut vouched: Option<String> = None;
     loop {
         let step = match j.phase {
-            Phase::Validated => steps::archive(j, who),
-            Phase::Archived => match steps::recover(j, who, observer) {
-                Ok(Some(withheld)) => return Ok(withheld),
-                other => other.map(|_| ()),
-            },
+            Phase::Validated => {
+                observer.stage(Stage::Archiving);
+                steps::archive(j, who).map(|h| hashed = h)
+            }
+            Phase::Archived => {
+                match steps::recover(j, (who, std::mem::take(&mut hashed)), observer) {
+                    Ok(steps::Recovered::Withheld(withheld)) => return Ok(withheld),
+                    Ok(steps::Recovered::Vouched(sha256)) => {
+                        vouched = Some(sha256);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
             Phase::Withheld if j.allow_partial => steps::commit_withheld(j, who),
             Phase::Withheld => return Err(unfinished(j)),
-            Phase::Recovered => steps::verify(j),
+            Phase::Recovered => {
+                observer.stage(Stage::Confirming);
+                steps::verify(j, vouched.take())
+            }
             Phase::Verified | Phase::Fenced | Phase::Swapped if held.is_none() => {
+                observer.stage(Stage::Switching);
                 switch::hold(j).map(|h| held = Some(h))
             }
             Phase::Verified => switch::fence(j),
@@ -371,6 +388,17 @@ fn hash(path: &Path) -> Result<crate::base::files::Copied, Error> {
         path: path.to_path_buf(),
         source: e,
     })
+}
+
+/// Whether the database header at `path` says write-ahead-log mode ("The Database
+/// Header": read and write versions, offsets 18 and 19, are 2).
+fn header_says_wal(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head.get(18..20) == Some(&[2, 2])
 }
 
 /// The sidecars a repair fences and moves: the two logs SQLite reads into the database.

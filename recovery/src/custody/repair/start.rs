@@ -25,9 +25,15 @@ pub(super) fn start(
     options: &RepairOptions,
     observer: &dyn Observer,
 ) -> Result<Repaired, Error> {
-    // Not a database at all (a text file, an empty file): refused by the path given.
-    let inspected = crate::inspect::inspect_file(&db.given, false)?;
+    observer.stage(crate::base::observer::Stage::Examining);
     let file = &db.file;
+    // Damage SQLite finds at once needs no survey of the whole file to say so.
+    let needs_repair = no_logs(file) && sqlite_finds_damage(file);
+    // Not a database at all (a text file, an empty file): refused by the path given.
+    let file_healthy = !needs_repair
+        && crate::inspect::inspect_file(&db.given, false)?
+            .verdict
+            .healthy;
     let archive = match &options.archive {
         Some(dir) => std::path::absolute(dir).map_err(Error::writing(dir))?,
         None => free_archive(file),
@@ -50,13 +56,14 @@ pub(super) fn start(
         partial: false,
         placeholders: options.placeholders,
         wal_mode: wal_mode(file),
+        seen: Vec::new(),
     };
     check_paths(db, &j)?;
     check_exchange(file)?;
     place::check_not_in_use(file)?;
     let files = room_for_files(file);
     check_room(&j, files)?;
-    if healthy(db, &j, inspected.verdict.healthy, files)? {
+    if !needs_repair && healthy(db, &j, file_healthy, files)? {
         return Ok(Repaired::Healthy);
     }
     let mut j = j;
@@ -156,13 +163,7 @@ fn check_exchange(db: &Path) -> Result<(), Error> {
 /// Header": read and write versions 2), or a log with content lies beside it (its header
 /// may be what the damage took).
 fn wal_mode(db: &Path) -> bool {
-    use std::io::Read as _;
-    let mut head = [0u8; 20];
-    let header = std::fs::File::open(db)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && head.get(18..20) == Some(&[2, 2]);
-    header || std::fs::metadata(beside(db, "-wal")).is_ok_and(|m| m.len() > 0)
+    super::header_says_wal(db) || std::fs::metadata(beside(db, "-wal")).is_ok_and(|m| m.len() > 0)
 }
 
 /// The room the database and its sidecars take on disk, each file rounded up to whole
@@ -208,6 +209,36 @@ fn check_room(j: &Journal, files: u64) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether no log with content lies beside the database: SQLite reads it alone.
+fn no_logs(db: &Path) -> bool {
+    ["-wal", "-journal"]
+        .iter()
+        .all(|s| !std::fs::metadata(beside(db, s)).is_ok_and(|m| m.len() > 0))
+}
+
+/// Whether SQLite's own check of the file (opened read-only and immutable) names a fault
+/// among the first it meets: `PRAGMA quick_check(N)` stops at the N-th, so on a damaged
+/// file it answers long before it has read the whole. Text an older SQLite left in a
+/// numeric column is no fault; a schema this build cannot read (an application's
+/// collation) or a file SQLite does not open gives no answer here: the full examination
+/// says then.
+fn sqlite_finds_damage(db: &Path) -> bool {
+    use crate::base::sqlite::{read_only, uri};
+    let Ok(conn) = rusqlite::Connection::open_with_flags(uri(db, "immutable=1"), read_only())
+    else {
+        return false;
+    };
+    let lines: rusqlite::Result<Vec<String>> = conn
+        .prepare("PRAGMA quick_check(8)")
+        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect());
+    lines.is_ok_and(|lines| {
+        crate::base::sqlite::CheckAnswer::of_lines(lines, "PRAGMA quick_check")
+            .faults
+            .iter()
+            .any(|f| !f.ends_with(" said nothing"))
+    })
 }
 
 /// Whether the database needs no repair: SQLite's integrity check (which covers

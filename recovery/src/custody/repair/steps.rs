@@ -4,25 +4,28 @@
 
 use std::path::Path;
 
-use super::journal::{Journal, Phase};
+use super::journal::{Journal, Phase, Seen};
 use super::{hash, Repaired};
 use crate::base::error::Error;
 use crate::base::files::{now, utc};
 use crate::base::observer::Observer;
 use crate::base::paths::with_suffix as beside;
 use crate::custody::bundle::{self, Provenance, Role};
-use crate::recover::{Outcome, RecoverOptions};
+use crate::recover::evidence::Digests;
+use crate::recover::{Given, Outcome, RecoverOptions};
 use crate::report::{LossReport, RepairPaths, RepairRecord, RepairState};
 
 /// Copies the database and its sidecars into the archive. A partial archive left by a
 /// stop during the copy is this repair's own: it is removed and the copy made again.
-pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
+/// Returns the digests of each archived copy, as its copy computed them (none when the
+/// archive was made by an earlier run).
+pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<Hashed, Error> {
     let partial = bundle::incomplete(&j.archive);
     if partial.exists() {
         make_writable(&partial);
         std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
     }
-    let manifest = if j.archive.exists() {
+    let (manifest, watched) = if j.archive.exists() {
         // Stopped after the archive was renamed into place: it must still match.
         let v = bundle::verify(&j.archive)?;
         if !v.intact() {
@@ -31,10 +34,10 @@ pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
                 hint: "nothing was changed at the database's path; look at the archive, then `--rollback`".into(),
             });
         }
-        v.manifest
+        (v.manifest, Vec::new())
     } else {
-        match bundle::make(&j.db, &j.archive, "repair-archive", who) {
-            Ok(m) => m,
+        match bundle::make_watched(&j.db, &j.archive, "repair-archive", who) {
+            Ok(made) => made,
             // Refused with nothing made (the database changed while it was copied: the
             // application is writing to it): the journal goes too, so that the refusal
             // leaves nothing and the next repair starts afresh.
@@ -45,8 +48,32 @@ pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
             Err(e) => return Err(e),
         }
     };
+    j.seen = manifest
+        .files
+        .iter()
+        .zip(&watched)
+        .filter(|(_, w)| w.steady())
+        .map(|(f, w)| Seen {
+            role: f.role.clone(),
+            stamp: w.after,
+            blake3: w.blake3.clone(),
+        })
+        .collect();
+    let digests = manifest
+        .files
+        .iter()
+        .zip(&watched)
+        .map(|(f, w)| {
+            let digests = Digests {
+                sha256: w.copied.sha256.clone(),
+                blake3: w.blake3.clone(),
+            };
+            (j.archive.join(&f.path), digests)
+        })
+        .collect();
     j.archived = manifest.files;
-    j.advance(Phase::Archived)
+    j.advance(Phase::Archived)?;
+    Ok(digests)
 }
 
 /// Lets a partial bundle's read-only files be removed (their folder stays writable, but
@@ -65,12 +92,26 @@ fn make_writable(dir: &Path) {
     }
 }
 
-/// Recovers the archived copy into the shadow. `Some` when the recovery is withheld.
+/// The digests of the archive's copies this run made, by their paths.
+pub(super) type Hashed = Vec<(std::path::PathBuf, Digests)>;
+
+/// How the recovery of the archived copy ended.
+pub(super) enum Recovered {
+    /// Committed at the shadow path, and vouched for by this run: checked by SQLite's
+    /// integrity check in the original's journal mode, with this SHA-256.
+    Vouched(String),
+    /// Withheld for its loss.
+    Withheld(Repaired),
+}
+
+/// Recovers the archived copy into the shadow, in the original's journal mode, checked
+/// by SQLite's integrity check. The archive's copies are not hashed again before the run
+/// when this run made them (`hashed`).
 pub(super) fn recover(
     j: &mut Journal,
-    who: &Provenance,
+    (who, hashed): (&Provenance, Hashed),
     observer: &dyn Observer,
-) -> Result<Option<Repaired>, Error> {
+) -> Result<Recovered, Error> {
     // What a stop during an earlier attempt left is this repair's own, and derived: the
     // start saw none of these paths taken.
     for leftover in [
@@ -94,19 +135,26 @@ pub(super) fn recover(
     options.allow_partial = j.allow_partial;
     options.placeholders = j.placeholders;
     options.command_line = who.command.clone();
-    let done = crate::recover(&options, observer)?;
+    let given = Given {
+        digests: hashed,
+        integrity_check: true,
+        wal_mode: j.wal_mode,
+    };
+    let done = crate::recover::recover_with(&options, observer, &given)?;
     match done.outcome {
         Outcome::Complete | Outcome::PartialCommitted => {
             j.partial = done.outcome == Outcome::PartialCommitted;
             record(j, RepairState::Pending)?;
             j.advance(Phase::Recovered)?;
-            Ok(None)
+            Ok(Recovered::Vouched(
+                done.report.output.sha256.clone().unwrap_or_default(),
+            ))
         }
         Outcome::Withheld | Outcome::NotVerified { .. } => {
             j.withheld_sha256 = done.report.output.sha256.clone();
             record(j, RepairState::Withheld)?;
             j.advance(Phase::Withheld)?;
-            Ok(Some(Repaired::Withheld {
+            Ok(Recovered::Withheld(Repaired::Withheld {
                 shadow: beside(&j.shadow, ".incomplete"),
                 report: j.report.clone(),
             }))
@@ -145,14 +193,31 @@ pub(super) fn commit_withheld(j: &mut Journal, who: &Provenance) -> Result<(), E
 
 /// Puts the shadow in the original's journal mode (write-ahead log, through SQLite,
 /// which leaves no `-wal` once the connection closes), runs SQLite's integrity check on
-/// it and records its hash.
-pub(super) fn verify(j: &mut Journal) -> Result<(), Error> {
+/// it and records its hash. A recovery this run made in that mode, checked and hashed
+/// (`vouched`: its SHA-256), is not read again: only what lies beside it, and its
+/// header's journal mode, are looked at.
+pub(super) fn verify(j: &mut Journal, vouched: Option<String>) -> Result<(), Error> {
     let failed = |why: String| {
         Error::Output(std::io::Error::other(format!(
             "the recovery `{}` {why}",
             j.shadow.display()
         )))
     };
+    if let Some(sha256) = vouched.filter(|s| !s.is_empty()) {
+        no_sidecars(&j.shadow).map_err(failed)?;
+        if j.wal_mode != super::header_says_wal(&j.shadow) {
+            return Err(failed(format!(
+                "is not in the original's journal mode ({})",
+                if j.wal_mode {
+                    "WAL"
+                } else {
+                    "a rollback journal"
+                }
+            )));
+        }
+        j.recovered_sha256 = Some(sha256);
+        return j.advance(Phase::Verified);
+    }
     if j.wal_mode {
         let conn = rusqlite::Connection::open(&j.shadow)
             .map_err(|e| failed(format!("cannot be opened by SQLite: {e}")))?;
@@ -165,18 +230,24 @@ pub(super) fn verify(j: &mut Journal) -> Result<(), Error> {
             return Err(failed(format!("stayed in journal mode {mode}")));
         }
     }
-    for leftover in ["-wal", "-shm", "-journal"].map(|s| beside(&j.shadow, s)) {
-        if leftover.exists() {
-            return Err(failed(format!(
-                "has `{}` beside it after SQLite closed it",
-                leftover.display()
-            )));
-        }
-    }
+    no_sidecars(&j.shadow).map_err(failed)?;
     crate::base::sqlite::integrity_of_output(&j.shadow)
         .map_err(|why| failed(format!("fails SQLite's integrity check: {why}")))?;
     j.recovered_sha256 = Some(hash(&j.shadow)?.sha256);
     j.advance(Phase::Verified)
+}
+
+/// Refuses a recovery with a log or an index of one beside it after SQLite closed it.
+fn no_sidecars(shadow: &Path) -> Result<(), String> {
+    for leftover in ["-wal", "-shm", "-journal"].map(|s| beside(shadow, s)) {
+        if leftover.exists() {
+            return Err(format!(
+                "has `{}` beside it after SQLite closed it",
+                leftover.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Records in the recovery's report where the repair stands with it, and the repair's

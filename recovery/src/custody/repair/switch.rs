@@ -27,6 +27,7 @@ use std::path::Path;
 use super::journal::{Journal, Phase};
 use super::{exchange, hash, in_use, is_fence, log_path, named, old_log, place, Known, LOGS};
 use crate::base::error::Error;
+use crate::base::files::FileStamp;
 use crate::base::paths::with_suffix as beside;
 use crate::custody::bundle::Role;
 
@@ -69,10 +70,8 @@ pub(super) fn changed(j: &Journal, path: &Path) -> Error {
 /// The database and each log must still be the archived copies (else the application
 /// wrote since: refused, nothing moved).
 pub(super) fn fence(j: &mut Journal) -> Result<(), Error> {
-    if let Some(original) = j.archived(Role::Database) {
-        if hash(&j.db)?.sha256 != original.sha256 {
-            return Err(changed(j, &j.db));
-        }
+    if !as_archived(j, Role::Database, &j.db)? {
+        return Err(changed(j, &j.db));
     }
     for role in LOGS {
         let path = log_path(&j.db, role);
@@ -83,9 +82,8 @@ pub(super) fn fence(j: &mut Journal) -> Result<(), Error> {
             // No log: a fence of its own, so that none appears beside the wrong file.
             Err(_) => std::fs::create_dir(&path).map_err(Error::writing(&path))?,
             Ok(m) if m.is_file() => {
-                match j.archived(role) {
-                    Some(a) if hash(&path)?.sha256 == a.sha256 => {}
-                    _ => return Err(changed(j, &path)),
+                if j.archived(role).is_none() || !as_archived(j, role, &path)? {
+                    return Err(changed(j, &path));
                 }
                 if !is_fence(&old) {
                     std::fs::create_dir(&old).map_err(Error::writing(&old))?;
@@ -97,6 +95,21 @@ pub(super) fn fence(j: &mut Journal) -> Result<(), Error> {
     }
     crate::base::files::sync_parent(&j.db).map_err(Error::writing(&j.db))?;
     j.advance(Phase::Fenced)
+}
+
+/// Whether the original file of `role` at `path` is still the one archived (true when
+/// none was). Its stamp unchanged since the archive's copy proved the copy whole, the
+/// file is unchanged without being read; a moved stamp (a `chmod`, a write) has the file
+/// read once, its BLAKE3 compared; with no stamp recorded, its SHA-256.
+fn as_archived(j: &Journal, role: Role, path: &Path) -> Result<bool, Error> {
+    let Some(archived) = j.archived(role) else {
+        return Ok(true);
+    };
+    match j.seen(role) {
+        Some(seen) if FileStamp::read(path).ok() == Some(seen.stamp) => Ok(true),
+        Some(seen) => Ok(crate::recover::evidence::Source::open(path)?.blake3() == seen.blake3),
+        None => Ok(hash(path)?.sha256 == archived.sha256),
+    }
 }
 
 /// Refuses to go on when a log's name beside the database no longer holds its fence:

@@ -153,11 +153,29 @@ impl Finish {
     }
 
     /// Checks the output.
-    pub fn verify(&mut self, observer: &dyn Observer) -> Result<(), Error> {
+    pub fn verify(&mut self, observer: &dyn Observer, integrity_check: bool) -> Result<(), Error> {
         enter(observer, Stage::Verifying)?;
         let w = &mut self.rebuilt.work;
-        self.verified = verify::verify(&w.out, &w.tables, &mut w.ledger);
+        self.verified = verify::verify(&w.out, &w.tables, &mut w.ledger, integrity_check);
         Ok(())
+    }
+
+    /// Puts the output in write-ahead-log mode, as SQLite does (`PRAGMA journal_mode =
+    /// WAL`: the header's read and write versions become 2). The output's connection
+    /// holds its lock exclusively, so no `-shm` is made, and nothing is written to the
+    /// log: the file is whole when the connection closes.
+    pub fn wal_mode(&mut self) -> Result<(), Error> {
+        let conn = &self.rebuilt.work.out.conn;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(Error::db("putting the output in write-ahead-log mode"))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            Ok(())
+        } else {
+            Err(Error::db("putting the output in write-ahead-log mode")(
+                rusqlite::Error::InvalidParameterName(format!("the journal mode stayed {mode}")),
+            ))
+        }
     }
 
     /// Builds the loss report, commits or withholds the output, writes the report, with

@@ -13,12 +13,18 @@ use crate::base::sqlite::sqlite_check;
 use crate::recover::ledger::Ledger;
 use crate::recover::tables::Tables;
 
-/// Checks the output; records what it was checked against in the ledger.
-pub fn verify(out: &Output, tables: &Tables, ledger: &mut Ledger) -> bool {
+/// Checks the output; records what it was checked against in the ledger. With
+/// `integrity_check`, SQLite's full check (every index compared with its table too), for
+/// an output an application is to use in place of its database.
+pub fn verify(out: &Output, tables: &Tables, ledger: &mut Ledger, integrity_check: bool) -> bool {
     // Every page is read once: a small cache recycles its pages instead of allocating
     // (and faulting in) new memory for each.
     let _ = out.conn.pragma_update(None, "cache_size", -2048);
-    let ok = check(out, "PRAGMA quick_check", ledger);
+    let pragma = match integrity_check {
+        true => "PRAGMA integrity_check",
+        false => "PRAGMA quick_check",
+    };
+    let ok = check(out, pragma, ledger);
     let mut counts_ok = true;
     let mut filled = 0;
     for (t, _) in tables.filled() {
