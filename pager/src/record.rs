@@ -10,11 +10,8 @@
 //! Values borrow from the payload. Text stays bytes in the database text encoding: damaged
 //! or UTF-16 text is still evidence. A record whose bytes run out is reported, not guessed.
 
-use nom::Parser;
-
 use crate::finding::Finding;
 use crate::types::Location;
-use crate::varint::varint;
 
 /// A serial type code ("Serial Type Codes Of The Record Format").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -138,10 +135,10 @@ pub fn visit_record_header(
     at: Location,
     mut each: impl FnMut(SerialType),
 ) -> Result<u64, Finding> {
-    let Ok((_, header_size)) = varint(payload) else {
+    let Some((header_size, size_len)) = crate::varint::read_varint(payload) else {
         return Err(Finding::TruncatedVarint { at });
     };
-    let size_len = crate::varint::read_varint(payload).map_or(1, |(_, n)| n) as u64;
+    let size_len = size_len as u64;
     if header_size < size_len || header_size > payload_len {
         return Err(Finding::RecordHeaderSizeInvalid {
             at,
@@ -149,25 +146,30 @@ pub fn visit_record_header(
             payload_len,
         });
     }
-    let Some(mut rest) = payload.get(size_len as usize..header_size as usize) else {
+    let Some(rest) = payload.get(size_len as usize..header_size as usize) else {
         // The header runs past the local bytes we were given.
         return Err(Finding::TruncatedVarint { at });
     };
-    while !rest.is_empty() {
-        match varint.parse(rest) {
-            Ok((tail, code)) => {
-                let t = SerialType::from_code(code);
-                if let SerialType::Reserved(_) = t {
-                    return Err(Finding::InvalidSerialType {
-                        at,
-                        serial_type: code,
-                    });
-                }
-                each(t);
-                rest = tail;
-            }
-            Err(_) => return Err(Finding::TruncatedVarint { at }),
+    // Most serial types are one byte (below 128: every type but text or a blob of 57
+    // bytes or more): read at once, the rest as varints.
+    let mut i = 0;
+    while let Some(&byte) = rest.get(i) {
+        let (code, len) = match byte {
+            0..0x80 => (u64::from(byte), 1),
+            _ => match crate::varint::read_varint(rest.get(i..).unwrap_or_default()) {
+                Some(read) => read,
+                None => return Err(Finding::TruncatedVarint { at }),
+            },
+        };
+        let t = SerialType::from_code(code);
+        if let SerialType::Reserved(_) = t {
+            return Err(Finding::InvalidSerialType {
+                at,
+                serial_type: code,
+            });
         }
+        each(t);
+        i += len;
     }
     Ok(header_size)
 }

@@ -9,15 +9,23 @@
 //! 1xxxxxxx × 8, then xxxxxxxx                9 bytes, 64 bits
 //! ```
 
-use nom::error::{Error, ErrorKind};
-use nom::{Err, IResult};
-
 /// Decodes one varint from the front of `input`, returning the value and its length in
 /// bytes, or `None` when the input ends before the varint does.
 // SQLite: sqlite3GetVarint (util.c). A 9-byte varint whose leading bits are zero is still
 // a value, as SQLite reads it: non-canonical encodings are decoded, not rejected.
-#[inline]
+#[inline(always)]
 pub fn read_varint(input: &[u8]) -> Option<(u64, usize)> {
+    // One and two bytes, most varints of a page (serial types, payload sizes, rowids
+    // under 16,384), without the loop.
+    match input {
+        [a, ..] if *a < 0x80 => Some((u64::from(*a), 1)),
+        [a, b, ..] if *b < 0x80 => Some(((u64::from(*a & 0x7f) << 7) | u64::from(*b), 2)),
+        _ => read_long_varint(input),
+    }
+}
+
+/// [`read_varint`] of three bytes or more, or cut short.
+fn read_long_varint(input: &[u8]) -> Option<(u64, usize)> {
     let mut value: u64 = 0;
     for i in 0..8 {
         let byte = *input.get(i)?;
@@ -28,14 +36,6 @@ pub fn read_varint(input: &[u8]) -> Option<(u64, usize)> {
     }
     let ninth = *input.get(8)?;
     Some(((value << 8) | u64::from(ninth), 9))
-}
-
-/// The nom form of [`read_varint`], for the record-header decoder.
-pub(crate) fn varint(input: &[u8]) -> IResult<&[u8], u64> {
-    match read_varint(input) {
-        Some((value, len)) => Ok((input.get(len..).unwrap_or_default(), value)),
-        None => Err(Err::Error(Error::new(input, ErrorKind::Eof))),
-    }
 }
 
 /// The number of bytes the canonical varint encoding of `value` takes.
@@ -50,6 +50,23 @@ pub fn varint_len(value: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The short paths read what the loop reads, for every first two bytes, with a tail
+    /// and without one.
+    #[test]
+    fn the_one_and_two_byte_paths_read_as_the_loop_does() {
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                for tail in [&[][..], &[0x01][..], &[0x80, 0x80, 0x00][..]] {
+                    let mut bytes = vec![a, b];
+                    bytes.extend_from_slice(tail);
+                    assert_eq!(read_varint(&bytes), read_long_varint(&bytes), "{bytes:02x?}");
+                }
+            }
+            assert_eq!(read_varint(&[a]), read_long_varint(&[a]));
+        }
+        assert_eq!(read_varint(&[]), None);
+    }
 
     #[test]
     fn one_byte_varints() {
