@@ -24,6 +24,9 @@ backed the memory the previous run freed. Salvage uses both cores, `.recover` on
     bench/speed.py shared             # one store
     BENCH_RUNS=3 bench/speed.py       # best of 3 salvage runs per size (default 2)
     BENCH_REFERENCE=0 bench/speed.py  # salvage only
+    bench/speed.py shared --size 20G  # ten times the rows: the 2 GB store, then the 20 GB
+                                      # one (time per GB within 15 % of the 2 GB run's);
+                                      # at full size `inspect` and `recover --carve` too
 
 Goals (issue #15): salvage at most 1/10 of `.recover`'s wall time, max RSS at most 256 MiB,
 time per GB within 15 % from 1/4 to full size.
@@ -49,6 +52,8 @@ REF = os.path.join(SHARED, "sqlite-ref")
 BIN = os.path.join(ROOT, "target", "release")
 RUNS = int(os.environ.get("BENCH_RUNS", "2"))
 FRACTIONS = [(1, 4), (1, 2), (1, 1)]
+# The full size, in units of the 2 GB store (`--size 20G`: 10).
+SCALE = 1
 
 
 def run(cmd, **kw):
@@ -59,12 +64,12 @@ def healthy(store, fraction):
     """The healthy store at `fraction` of full size, built once."""
     num, den = fraction
     if store == "own":
-        size = 2_000_000_000 * num // den
+        size = 2_000_000_000 * SCALE * num // den
         path = os.path.join(OUT, f"agent-{size}.db")
         if not os.path.exists(path):
             run([os.path.join(BIN, "make-fixture"), "--big", path, str(size)], stdout=subprocess.DEVNULL)
     else:
-        messages = 2_000_000 * num // den
+        messages = 2_000_000 * SCALE * num // den
         path = os.path.join(OUT, f"hermes-{messages}.db")
         if not os.path.exists(path):
             run([sys.executable, os.path.join(SHARED, "bench", "mkbig.py"), path + ".tmp", str(messages)],
@@ -165,6 +170,8 @@ def bench(store):
     spread = max(abs(p / per_gb[-1] - 1) for p in per_gb)
     print(f"  scaling: time per GB {' / '.join(f'{p:.2f}' for p in per_gb)} s "
           f"(at most {spread * 100:.0f} % from the full size's; goal 15 %)")
+    if SCALE > 1:
+        modes(full[1])
     steps, background = stages(full[5])
     print("  stages at full size (main thread):")
     for s, d in steps:
@@ -182,11 +189,35 @@ def bench(store):
         print(f"  messages in the healthy store: {healthy_rows}")
 
 
+def modes(src):
+    """`inspect` and `recover --carve` on the full-size store: wall, processor, max RSS."""
+    dest = os.path.join(OUT, "speed-salvage.db")
+    for name, cmd in [
+        ("inspect", [os.path.join(BIN, "salvage"), "inspect", src, "--json"]),
+        ("recover --carve", [os.path.join(BIN, "salvage"), "recover", src, "-o", dest,
+                             "--allow-partial", "-q", "--carve"]),
+    ]:
+        clean(dest)
+        run(["sync"])
+        wall, rss, cpu, _ = timed(cmd)
+        print(f"  {name}: {wall:.2f} s ({cpu:.2f} processor s), max RSS {rss:.0f} MiB", flush=True)
+    clean(dest)
+
+
 def main():
+    global FRACTIONS, SCALE
+    args = sys.argv[1:]
+    if "--size" in args:
+        at = args.index("--size")
+        size = args[at + 1].upper().rstrip("B")
+        del args[at:at + 2]
+        SCALE = max(1, round(float(size.rstrip("G")) / 2))
+        if SCALE > 1:
+            FRACTIONS = [(1, SCALE), (1, 1)]
     os.makedirs(OUT, exist_ok=True)
     run(["cargo", "build", "--release", "--quiet", "-p", "salvage", "-p", "fixtures", "--bins"], cwd=ROOT)
     run([REF, "-version"], stdout=subprocess.DEVNULL)
-    stores = [a for a in sys.argv[1:] if a in ("own", "shared")] or ["own", "shared"]
+    stores = [a for a in args if a in ("own", "shared")] or ["own", "shared"]
     started = time.time()
     for store in stores:
         bench(store)
