@@ -60,7 +60,11 @@ mod tests {
                 for tail in [&[][..], &[0x01][..], &[0x80, 0x80, 0x00][..]] {
                     let mut bytes = vec![a, b];
                     bytes.extend_from_slice(tail);
-                    assert_eq!(read_varint(&bytes), read_long_varint(&bytes), "{bytes:02x?}");
+                    assert_eq!(
+                        read_varint(&bytes),
+                        read_long_varint(&bytes),
+                        "{bytes:02x?}"
+                    );
                 }
             }
             assert_eq!(read_varint(&[a]), read_long_varint(&[a]));

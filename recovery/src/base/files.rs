@@ -103,6 +103,16 @@ impl FileStamp {
         }
     }
 
+    /// Whether `other` describes the same file with the same bytes, as far as the file
+    /// system tells: its change time left out, which a `chmod` or a new hard link moves
+    /// too.
+    pub fn same_bytes(&self, other: &FileStamp) -> bool {
+        FileStamp {
+            changed: other.changed,
+            ..*self
+        } == *other
+    }
+
     /// The stamp of the file at `path` now (a symbolic link followed).
     pub fn read(path: &Path) -> std::io::Result<FileStamp> {
         std::fs::metadata(path).map(|m| FileStamp::of(&m))

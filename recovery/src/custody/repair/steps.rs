@@ -48,29 +48,22 @@ pub(super) fn archive(j: &mut Journal, who: &Provenance) -> Result<Hashed, Error
             Err(e) => return Err(e),
         }
     };
-    j.seen = manifest
-        .files
-        .iter()
-        .zip(&watched)
-        .filter(|(_, w)| w.steady())
-        .map(|(f, w)| Seen {
-            role: f.role.clone(),
-            stamp: w.after,
-            blake3: w.blake3.clone(),
-        })
-        .collect();
-    let digests = manifest
-        .files
-        .iter()
-        .zip(&watched)
-        .map(|(f, w)| {
-            let digests = Digests {
-                sha256: w.copied.sha256.clone(),
+    let mut digests = Vec::new();
+    j.seen.clear();
+    for (f, w) in manifest.files.iter().zip(&watched) {
+        if w.steady() {
+            j.seen.push(Seen {
+                role: f.role.clone(),
+                stamp: w.after,
                 blake3: w.blake3.clone(),
-            };
-            (j.archive.join(&f.path), digests)
-        })
-        .collect();
+            });
+        }
+        let copy = Digests {
+            sha256: w.copied.sha256.clone(),
+            blake3: w.blake3.clone(),
+        };
+        digests.push((j.archive.join(&f.path), copy));
+    }
     j.archived = manifest.files;
     j.advance(Phase::Archived)?;
     Ok(digests)

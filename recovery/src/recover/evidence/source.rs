@@ -7,6 +7,7 @@ use memmap2::Mmap;
 
 use super::fault::Watch;
 use crate::base::error::Error;
+use crate::base::files::FileStamp;
 use crate::base::paths::check_regular_file;
 
 /// The source database, mapped read-only.
@@ -17,8 +18,9 @@ pub struct Source {
     /// the map: it is dropped first).
     watch: Option<Watch>,
     map: Option<Mmap>,
-    /// The file as the file system described it when it was mapped.
-    opened: Stamp,
+    /// The file as the file system described it when it was mapped (none when it could
+    /// not say: equal to no later description).
+    opened: Option<FileStamp>,
     /// The descriptor, kept open as long as the map: closing any descriptor of a file
     /// drops the process's POSIX locks on it, SQLite's included (the output is hashed
     /// while SQLite still has it open).
@@ -33,7 +35,7 @@ impl Source {
             path: path.to_owned(),
             source: e,
         })?;
-        let opened = file.metadata().map_or(Stamp::UNKNOWN, |m| Stamp::of(&m));
+        let opened = file.metadata().ok().map(|m| FileStamp::of(&m));
         if meta.len() == 0 {
             // A zero-length file cannot be mapped; it is simply empty.
             return Ok(Source {
@@ -83,7 +85,11 @@ impl Source {
         }
         match std::fs::metadata(&self.path) {
             Err(_) => Some("it cannot be found at its path any more"),
-            Ok(m) if Stamp::of(&m) != self.opened => {
+            Ok(m)
+                if !self
+                    .opened
+                    .is_some_and(|o| o.same_bytes(&FileStamp::of(&m))) =>
+            {
                 Some("its modification time, length or inode changed during the run")
             }
             Ok(_) => None,
@@ -117,37 +123,6 @@ impl Source {
             let _ = unsafe {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
             };
-        }
-    }
-}
-
-/// What the file system says of a file: which file it is, its length, and when its bytes
-/// last changed. (Not its change time, which a `chmod` or a new hard link moves too: the
-/// bytes are what must not change.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    device: u64,
-    inode: u64,
-    len: u64,
-    modified: (i64, i64),
-}
-
-impl Stamp {
-    /// A file whose description could not be read: equal to no file's.
-    const UNKNOWN: Stamp = Stamp {
-        device: u64::MAX,
-        inode: u64::MAX,
-        len: u64::MAX,
-        modified: (i64::MIN, i64::MIN),
-    };
-
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
-        Stamp {
-            device: meta.dev(),
-            inode: meta.ino(),
-            len: meta.len(),
-            modified: (meta.mtime(), meta.mtime_nsec()),
         }
     }
 }
