@@ -18,7 +18,7 @@
 //!   or any finding a lost pointer does not explain, gives it up;
 //! - anything else may have lost any row ([`ParentRows::Any`]).
 
-use pager::{Finding, KeyBounds, LostChild, Value};
+use pager::{Finding, KeyBounds, LostChild, PageNo, Value};
 
 use super::Relationship;
 use crate::bounds::{disguises_cells, LossBounds};
@@ -88,11 +88,14 @@ pub fn parent_rows(facts: &ParentFacts<'_>) -> ParentRows {
         && loss.rejected == 0
         && loss.unwritable == 0
         && loss.conflicts == 0;
+    // The interior pages holding a lost pointer, looked up once per finding: a large
+    // damaged tree has tens of thousands of each.
+    let holding: std::collections::HashSet<PageNo> = lost.iter().map(|l| l.parent).collect();
     let ranges_hold = !loss.root_lost
         && lost.iter().all(|l| ordered(l.bounds))
         && findings
             .iter()
-            .all(|f| !disguises_cells(f) && explained_by(f, lost));
+            .all(|f| !disguises_cells(f) && explained_by(f, &holding));
     // Rows proven missing (index entries, text copies) where no subtree was lost: the
     // tree read whole contradicts them, and nothing says where they were.
     let unplaced = (bounds_say_lost || rebuilt) && lost.is_empty();
@@ -115,8 +118,8 @@ fn ordered(b: KeyBounds) -> bool {
 /// Whether finding `f` is the one a pointer that could not be followed gives (the walk
 /// reports it with the lost pointer on the interior page that holds it): then the cells
 /// it concerns are those of that pointer's range. Any other finding may hide a cell of a
-/// page that was read, whatever its rowid.
-fn explained_by(f: &Finding, lost: &[LostChild]) -> bool {
+/// page that was read, whatever its rowid. `holding`: the pages holding a lost pointer.
+fn explained_by(f: &Finding, holding: &std::collections::HashSet<PageNo>) -> bool {
     use Finding::*;
     let page = match f {
         ChildPointerNull { page, .. }
@@ -130,7 +133,7 @@ fn explained_by(f: &Finding, lost: &[LostChild]) -> bool {
         | EmptyNonRootPage { parent, .. } => *parent,
         _ => return false,
     };
-    lost.iter().any(|l| l.parent == page)
+    holding.contains(&page)
 }
 
 impl ParentRows {

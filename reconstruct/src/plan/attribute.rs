@@ -2,9 +2,10 @@
 //! (a range a table can no longer reach), then shape alone; with the evidence that decided
 //! and how sure it is.
 
-use pager::{Database, PageNo, Survey, Value};
+use pager::{Database, PageNo, Value};
 
 use super::groups::{sample_records, OrphanGroup};
+use super::lost::DamagedTree;
 use super::TableTarget;
 
 /// Why a group was given to a table.
@@ -192,15 +193,11 @@ impl<'t> Fits<'t> {
 
 pub(super) fn attribute(
     db: &Database<'_>,
-    survey: &Survey,
-    targets: &[TableTarget],
+    (targets, trees): (&[TableTarget], &[DamagedTree<'_>]),
     candidates: &[usize],
     group: &OrphanGroup,
 ) -> Outcome {
-    let tree_of = |i: usize| {
-        let root = targets.get(i).and_then(|t| t.root)?;
-        survey.trees.iter().find(|t| t.root == root)
-    };
+    let tree_of = |i: usize| tree_of(targets, trees, i);
     let sample = sample_records(db, group);
     let fits = Fits::new(&sample, targets, candidates);
     // Index entries: each entry is a second copy of its row's keyed values and rowid, on
@@ -211,8 +208,7 @@ pub(super) fn attribute(
     }
     // Ancestry: a surviving interior page of a table points straight at the group.
     for &i in candidates {
-        let pointer =
-            tree_of(i).and_then(|tree| tree.lost.iter().find(|l| l.child == group.top.get()));
+        let pointer = tree_of(i).and_then(|t| t.lost.pointing_at(group.top.get()));
         if let Some(l) = pointer.filter(|_| fits.ok(i)) {
             let evidence = vec![
                 Evidence::ChildPointer { parent: l.parent },
@@ -227,11 +223,7 @@ pub(super) fn attribute(
             .iter()
             .filter(|&&i| fits.ok(i))
             .filter_map(|&i| {
-                let l = tree_of(i)?.lost.iter().find(|l| {
-                    (l.bounds.lower.is_some() || l.bounds.upper.is_some())
-                        && l.bounds.contains(lo)
-                        && l.bounds.contains(hi)
-                })?;
+                let l = tree_of(i)?.lost.covering(lo, hi, true)?;
                 let range = Evidence::RowidRange {
                     parent: l.parent,
                     lower: l.bounds.lower,
@@ -255,7 +247,17 @@ pub(super) fn attribute(
             return Outcome::Decided(*i, vec![ev.clone(), fits.evidence(*i)], confidence);
         }
     }
-    by_shape(survey, targets, &fits, group, sample)
+    by_shape((targets, trees), &fits, group, sample)
+}
+
+/// The surveyed tree of target `i`, by its root page.
+fn tree_of<'t, 's>(
+    targets: &[TableTarget],
+    trees: &'t [DamagedTree<'s>],
+    i: usize,
+) -> Option<&'t DamagedTree<'s>> {
+    let root = targets.get(i).and_then(|t| t.root)?;
+    trees.iter().find(|t| t.tree.root == root)
 }
 
 /// The one candidate whose indexes hold the group's rows (nine in ten of at least four
@@ -300,25 +302,19 @@ fn held_by_index(
 /// still reaches: the keys a lost child covered are the only ones a lost page can hold
 /// (unless the tree's keys cannot be trusted, or its root is gone).
 fn by_shape(
-    survey: &Survey,
-    targets: &[TableTarget],
+    (targets, trees): (&[TableTarget], &[DamagedTree<'_>]),
     fits: &Fits<'_>,
     group: &OrphanGroup,
     sample: Vec<Vec<Value>>,
 ) -> Outcome {
     let damaged = |i: usize| {
-        let root = targets.get(i).and_then(|t| t.root);
-        let Some(tree) = root.and_then(|r| survey.trees.iter().find(|t| t.root == r)) else {
+        let Some(t) = tree_of(targets, trees, i) else {
             return true;
         };
-        let covered = |(lo, hi): (i64, i64)| {
-            tree.lost
-                .iter()
-                .any(|l| l.bounds.contains(lo) && l.bounds.contains(hi))
-        };
-        tree.pages == 0
-            || tree.findings.iter().any(crate::bounds::disguises_cells)
-            || (!tree.lost.is_empty() && group.rowids.is_none_or(covered))
+        let covered = |(lo, hi): (i64, i64)| t.lost.covering(lo, hi, false).is_some();
+        t.tree.pages == 0
+            || t.cells_disguised
+            || (!t.tree.lost.is_empty() && group.rowids.is_none_or(covered))
     };
     let any_fit = fits.fits.iter().any(|(_, n, _)| fits.fitting(*n));
     let fitting_tables: Vec<&(usize, u32, u64)> = fits

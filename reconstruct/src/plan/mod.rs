@@ -23,6 +23,7 @@
 mod attribute;
 mod groups;
 mod infer;
+mod lost;
 
 pub use attribute::{Attribution, Confidence, Evidence};
 pub use groups::{orphan_groups, OrphanGroup};
@@ -64,9 +65,17 @@ pub struct Plan {
     pub inferred: Vec<InferredTable>,
 }
 
-/// Groups the orphan pages of `survey` and attributes each group.
-pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan {
-    let groups = orphan_groups(db, survey);
+/// Groups the orphan pages of `survey` and attributes each group. `read` is told the
+/// bytes read as it goes (for the caller's residency of the file's pages): each group is
+/// walked again for a sample of its records and looked up in the tables' indexes.
+pub fn plan(
+    db: &Database<'_>,
+    survey: &Survey,
+    targets: &[TableTarget],
+    read: &mut dyn FnMut(u64),
+) -> Plan {
+    let groups = orphan_groups(db, survey, read);
+    let page = u64::from(db.page_size().get());
     // A table can lose its CREATE statement only when the schema itself is damaged; with
     // an intact schema, records no table fits belong to a dropped table.
     let schema_damaged = !survey.schema.findings.is_empty();
@@ -74,7 +83,11 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
         attributed: vec![Vec::new(); targets.len()],
         ..Plan::default()
     };
+    let trees: Vec<lost::DamagedTree<'_>> =
+        survey.trees.iter().map(lost::DamagedTree::new).collect();
     for group in groups {
+        // Its pages, and a few pages of each index searched.
+        read(page.saturating_mul(group.pages.len() as u64 + 8));
         let candidates: Vec<usize> = (0..targets.len())
             .filter(|&i| {
                 targets
@@ -82,7 +95,7 @@ pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan
                     .is_some_and(|t| t.shape.without_rowid != group.table_pages)
             })
             .collect();
-        match attribute(db, survey, targets, &candidates, &group) {
+        match attribute(db, (targets, &trees), &candidates, &group) {
             Outcome::NoTableFits(sample)
                 if group.table_pages && !sample.is_empty() && schema_damaged =>
             {
@@ -137,7 +150,7 @@ mod testing {
 
     pub fn plan_of(bytes: &[u8], targets: &[TableTarget]) -> Plan {
         let db = Database::open(bytes).unwrap();
-        plan(&db, &survey(&db), targets)
+        plan(&db, &survey(&db), targets, &mut |_| {})
     }
 
     /// The group of orphan leaf `top` holding rows `lo..=hi` (and nothing else).
