@@ -133,51 +133,76 @@ impl fmt::Display for Location {
     }
 }
 
-/// A compact set of page numbers (one bit a page), sized once from the page count. Every
-/// chain walk keeps one to detect cycles.
+/// A compact set of page numbers (one bit a page) up to a page count. Every chain and tree
+/// walk keeps one to detect cycles. The bits are kept in blocks of [`BLOCK_PAGES`] pages,
+/// each allocated on its first member: a walk of a few pages in a file of millions (an
+/// orphan group, a chain) costs a table of one pointer per block, not a bit per page (a
+/// 20 GB file's orphan groups zeroed tens of gigabytes of bitmaps, one per walk).
 #[derive(Clone, Debug, Default)]
 pub struct PageSet {
-    bits: Vec<u64>,
+    blocks: Vec<Option<Box<[u64; BLOCK_WORDS]>>>,
+    /// Pages above it are never members.
+    page_count: u32,
 }
+
+/// Words of one block of a [`PageSet`].
+const BLOCK_WORDS: usize = 64;
+/// Pages of one block of a [`PageSet`].
+pub const BLOCK_PAGES: usize = BLOCK_WORDS * 64;
 
 impl PageSet {
     /// An empty set able to hold pages 1..=`page_count`; larger pages are never members.
     pub fn with_page_count(page_count: u32) -> PageSet {
         PageSet {
-            bits: vec![0; (page_count as usize).div_ceil(64)],
+            blocks: std::iter::repeat_with(|| None)
+                .take((page_count as usize).div_ceil(BLOCK_PAGES))
+                .collect(),
+            page_count,
         }
     }
 
     /// Inserts `page`; returns `false` if it was already present or cannot be held.
     pub fn insert(&mut self, page: PageNo) -> bool {
-        let i = page.index();
-        match self.bits.get_mut(i / 64) {
-            Some(word) => {
-                let mask = 1u64 << (i % 64);
-                let fresh = *word & mask == 0;
-                *word |= mask;
-                fresh
-            }
-            None => false,
+        if page.get() > self.page_count {
+            return false;
         }
+        let i = page.index();
+        let Some(block) = self.blocks.get_mut(i / BLOCK_PAGES) else {
+            return false;
+        };
+        let words = block.get_or_insert_with(|| Box::new([0; BLOCK_WORDS]));
+        let Some(word) = words.get_mut(i % BLOCK_PAGES / 64) else {
+            return false;
+        };
+        let mask = 1u64 << (i % 64);
+        let fresh = *word & mask == 0;
+        *word |= mask;
+        fresh
     }
 
     /// Whether `page` is in the set.
     pub fn contains(&self, page: PageNo) -> bool {
         let i = page.index();
-        self.bits
-            .get(i / 64)
+        self.blocks
+            .get(i / BLOCK_PAGES)
+            .and_then(Option::as_deref)
+            .and_then(|words| words.get(i % BLOCK_PAGES / 64))
             .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
     }
 
     /// The number of pages in the set.
     pub fn len(&self) -> usize {
-        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+        self.words().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|w| *w == 0)
+        self.words().all(|w| w == 0)
+    }
+
+    /// Every word of the blocks allocated.
+    fn words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blocks.iter().flatten().flat_map(|b| b.iter().copied())
     }
 }
 
@@ -214,6 +239,29 @@ mod tests {
         assert!(!set.insert(p));
         assert!(set.contains(p));
         assert!(!set.insert(PageNo::new(200).unwrap()));
+        assert!(!set.insert(PageNo::new(71).unwrap()), "past the page count");
         assert_eq!(set.len(), 1);
+    }
+
+    #[test]
+    fn page_set_holds_pages_across_its_blocks() {
+        let count = 3 * BLOCK_PAGES as u32 + 5;
+        let mut set = PageSet::with_page_count(count);
+        assert!(set.is_empty());
+        let pages = [1, 64, 65, 4096, 4097, 8192, 8193, 12_000, count];
+        for &p in &pages {
+            assert!(set.insert(PageNo::new(p).unwrap()), "{p}");
+        }
+        for p in 1..=count + 70 {
+            let page = PageNo::new(p).unwrap();
+            assert_eq!(set.contains(page), pages.contains(&p), "{p}");
+        }
+        assert_eq!(set.len(), pages.len());
+        assert!(!set.is_empty());
+        assert_eq!(
+            set.blocks.iter().flatten().count(),
+            4,
+            "a block is made on its first page"
+        );
     }
 }
