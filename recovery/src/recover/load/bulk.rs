@@ -5,8 +5,9 @@
 //! table whose rows arrive in ascending rowid order, records are packed into table leaf
 //! pages ("B-tree Pages": header, cell pointer array, cells from the end of the page),
 //! payloads larger than a page spill to overflow pages ("Cell Payload Overflow Pages"),
-//! then interior levels are built over the leaves and the top page is written into the
-//! table's root page, which keeps its number. New pages are appended after the last page,
+//! and the interior levels are built as the leaves are written, each level holding no more
+//! than two pages' children in memory (a 20 GB table's list of leaves took 134 MB); the
+//! top page is written into the table's root page, which keeps its number. New pages are appended after the last page,
 //! skipping the lock-byte page; the header's database size and change counter are updated
 //! last. SQLite reopens the file afterwards for everything else (the tables' indexes
 //! included), and `PRAGMA quick_check` on the finished output checks every page written
@@ -164,7 +165,7 @@ impl BulkWriter {
             leaf: Leaf::new(usable),
             writer: self,
             root,
-            leaves: Vec::new(),
+            levels: Vec::new(),
             last: None,
             rows: 0,
         }
@@ -282,10 +283,21 @@ pub struct TableBuilder<'w> {
     writer: &'w mut BulkWriter,
     root: u32,
     leaf: Leaf,
-    /// Written leaves with the largest rowid on each.
-    leaves: Vec<(u32, i64)>,
+    /// The interior levels above the leaves, lowest first.
+    levels: Vec<Level>,
     last: Option<i64>,
     rows: u64,
+}
+
+/// One interior level of a table being built: the children (page and largest rowid
+/// below it) of its pages not yet written. A page is written once more than two pages'
+/// worth are waiting, so that the level's last two pages can share what is left evenly
+/// and every interior page has at least two children.
+#[derive(Default)]
+struct Level {
+    waiting: Vec<(u32, i64)>,
+    /// A page of this level was written: it is not the top.
+    written: bool,
 }
 
 impl TableBuilder<'_> {
@@ -334,65 +346,86 @@ impl TableBuilder<'_> {
         self.writer.write_page(page, self.leaf.seal(0x0d, None))?;
         // The image was copied into the run being written: the buffer is filled again.
         self.leaf.clear();
-        self.leaves.push((page, max));
-        Ok(())
+        self.add_child(0, (page, max))
     }
 
-    /// Writes the remaining leaf and the interior levels; the top page goes into the root
-    /// page. Returns the rows written.
+    /// Children per interior page: cells of at most 4 + 9 bytes plus a 2-byte pointer,
+    /// one child more as the right-most pointer.
+    fn per_page(&self) -> usize {
+        (self.writer.page_size - INTERIOR_HEADER) / (2 + 4 + 9) + 1
+    }
+
+    /// Adds a child to interior level `level`, writing the level's next page when more
+    /// than two pages' children wait.
+    fn add_child(&mut self, level: usize, child: (u32, i64)) -> io::Result<()> {
+        let per_page = self.per_page();
+        if self.levels.len() <= level {
+            self.levels.resize_with(level + 1, Level::default);
+        }
+        let Some(l) = self.levels.get_mut(level) else {
+            return Ok(());
+        };
+        l.waiting.push(child);
+        if l.waiting.len() <= 2 * per_page {
+            return Ok(());
+        }
+        l.written = true;
+        let kids: Vec<(u32, i64)> = l.waiting.drain(..per_page).collect();
+        let number = self.writer.allocate();
+        let up = self.write_interior(number, &kids)?;
+        self.add_child(level + 1, up)
+    }
+
+    /// Writes an interior page over `kids` at page `number`; returns it as a child of the
+    /// level above.
+    fn write_interior(&mut self, number: u32, kids: &[(u32, i64)]) -> io::Result<(u32, i64)> {
+        let Some(((last, max), body)) = kids.split_last() else {
+            return Ok((number, 0));
+        };
+        let mut page = Leaf::new(self.writer.page_size);
+        for (child, key) in body {
+            let mut cell = Vec::with_capacity(13);
+            cell.extend_from_slice(&child.to_be_bytes());
+            put_varint(&mut cell, *key as u64);
+            page.add(INTERIOR_HEADER, &cell);
+        }
+        self.writer
+            .write_page(number, page.seal(0x05, Some(*last)))?;
+        Ok((number, *max))
+    }
+
+    /// Writes the remaining leaf and what waits on the interior levels; the top page goes
+    /// into the root page. Returns the rows written.
     pub fn finish(mut self) -> io::Result<u64> {
         if self.rows == 0 {
             return Ok(0);
         }
-        if self.leaves.is_empty() {
+        if self.levels.is_empty() {
             let root = self.root;
             let image = self.leaf.seal(0x0d, None).to_vec();
             self.writer.write_page(root, &image)?;
             return Ok(self.rows);
         }
         self.flush_leaf()?;
-        let mut level = std::mem::take(&mut self.leaves);
-        let usable = self.writer.page_size;
-        // Children per interior page: cells of at most 4 + 9 bytes plus a 2-byte pointer,
-        // one child more as the right-most pointer.
-        let per_page = (usable - INTERIOR_HEADER) / (2 + 4 + 9) + 1;
-        loop {
-            let pages = level.len().div_ceil(per_page);
-            let mut next = Vec::with_capacity(pages);
-            // Spread the children evenly so that every page has at least two.
-            let base = level.len() / pages;
-            let extra = level.len() % pages;
-            let mut children = level.iter();
-            for p in 0..pages {
-                let n = base + usize::from(p < extra);
-                let mut page = Leaf::new(usable);
-                let kids: Vec<&(u32, i64)> = children.by_ref().take(n).collect();
-                let (Some(last), body) = kids
-                    .split_last()
-                    .map_or((None, &[][..]), |(l, b)| (Some(*l), b))
-                else {
-                    continue;
-                };
-                for (child, key) in body {
-                    let mut cell = Vec::with_capacity(13);
-                    cell.extend_from_slice(&child.to_be_bytes());
-                    put_varint(&mut cell, *key as u64);
-                    page.add(INTERIOR_HEADER, &cell);
-                }
-                let number = if pages == 1 {
-                    self.root
-                } else {
-                    self.writer.allocate()
-                };
-                self.writer
-                    .write_page(number, page.seal(0x05, Some(last.0)))?;
-                next.push((number, last.1));
-            }
-            if pages == 1 {
+        let per_page = self.per_page();
+        let mut level = 0;
+        while let Some(l) = self.levels.get_mut(level) {
+            let Level { waiting, written } = std::mem::take(l);
+            // The one page of the top level: the root. (Below the top at least one page
+            // was written, or more than a page's children wait: two pages, then.)
+            if !written && waiting.len() <= per_page {
+                self.write_interior(self.root, &waiting)?;
                 return Ok(self.rows);
             }
-            level = next;
+            let (left, right) = waiting.split_at(waiting.len() / 2);
+            for kids in [left, right] {
+                let number = self.writer.allocate();
+                let up = self.write_interior(number, kids)?;
+                self.add_child(level + 1, up)?;
+            }
+            level += 1;
         }
+        Ok(self.rows)
     }
 }
 

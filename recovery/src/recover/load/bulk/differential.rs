@@ -336,6 +336,40 @@ fn every_row_count_of_rows_that_overflow() {
     }
 }
 
+/// Tables three and four levels deep, whose interior levels are written while the leaves
+/// are: row counts around the first interior page written early (a level holds two
+/// pages' children, 68 on a 512-byte page, before it writes one), and around the first
+/// page of the level above written early.
+#[test]
+fn deep_tables_whose_interior_pages_are_written_as_the_leaves_are() {
+    let make = |rng: &mut SplitMix64, i: usize| {
+        let mut s = format!("{i:08}");
+        s.extend((0..92).map(|_| rng.pick(&['p', 'q'])));
+        Value::Text(s)
+    };
+    let mut rng = SplitMix64::new(0xdee9);
+    let values: Vec<Value> = (0..40_000).map(|i| make(&mut rng, i)).collect();
+    let case = |count: usize| Case {
+        decl: "",
+        rows: values
+            .iter()
+            .take(count)
+            .enumerate()
+            .map(|(i, v)| (i as i64 + 1, v.clone()))
+            .collect(),
+    };
+    // Four 100-byte rows a leaf: 69 leaves, the first level's first page written early,
+    // are some 276 rows; 69 pages of that level, the second level's first, some 9,500.
+    let near_first: Vec<Case> = (250..=330).map(case).collect();
+    check_batch("deep-first", 512, "UTF-8", &near_first);
+    let near_second: Vec<Case> = (9_200..=9_700)
+        .step_by(25)
+        .chain([19_000, 40_000])
+        .map(case)
+        .collect();
+    check_batch("deep-second", 512, "UTF-8", &near_second);
+}
+
 // Unit tests of the writer's own parts.
 #[test]
 fn varints_round_trip_through_the_reader() {
