@@ -122,7 +122,8 @@ pub fn survey_with_schema(
     let all = checks == SurveyChecks::All;
     let mut tick = counting(observe);
     let map = classify_all(db, &mut tick);
-    settled(db, walk_structures(db, schema, all, map, &mut tick))
+    let walked = walk_structures(db, schema, all, map, &mut tick);
+    settled(db, walked, &mut tick)
 }
 
 /// [`survey_with_schema`] on two threads: every page classified by its content on one
@@ -164,7 +165,7 @@ pub fn survey_on_two_threads(
                 walk_structures(db, schema, all, map, &mut tick)
             }
         };
-        settled(db, walked)
+        settled(db, walked, &mut tick)
     })
 }
 
@@ -309,7 +310,8 @@ fn walk_structures(
 }
 
 /// The walked survey finished over a map that holds every page's class by content too.
-fn settled(db: &Database<'_>, walked: Survey) -> Survey {
+/// `tick` is called for each page read.
+fn settled(db: &Database<'_>, walked: Survey, tick: &mut dyn FnMut(())) -> Survey {
     let mut s = walked;
     let map = &mut s.page_map;
     // With the header destroyed, its pointer to the freelist is lost: the trunk pages are
@@ -331,7 +333,7 @@ fn settled(db: &Database<'_>, walked: Survey) -> Survey {
         }
         s.freelist = found;
     }
-    map.classify_orphan_overflow(db);
+    map.classify_orphan_overflow(db, tick);
     // Record-level schema damage (malformed rows, invalid root pages) belongs to the
     // sqlite_schema tree; its walk findings are already there.
     if let Some(schema_tree) = s.trees.first_mut() {
@@ -347,10 +349,12 @@ fn settled(db: &Database<'_>, walked: Survey) -> Survey {
 impl PageMap {
     /// Follows the overflow chains of the cells on orphan b-tree pages, so that the pages
     /// of an orphaned subtree's payloads are known as overflow pages (owned by no tree)
-    /// rather than left unrecognised. Chains stop at any page already held.
-    fn classify_orphan_overflow(&mut self, db: &Database<'_>) {
+    /// rather than left unrecognised. Chains stop at any page already held. `tick` is
+    /// called for each page read.
+    fn classify_orphan_overflow(&mut self, db: &Database<'_>, tick: &mut dyn FnMut(())) {
         let orphans: Vec<PageNo> = self.orphans().map(|(p, _)| p).collect();
         for no in orphans {
+            tick(());
             let Some(page) = db.page(no) else { continue };
             let Ok(h) = page.btree_header() else { continue };
             for cell in page.cells(&h).flatten() {
@@ -361,6 +365,7 @@ impl PageMap {
                     self.held(p).or(self.orphan_overflow(p))
                 });
                 for p in chain.pages {
+                    tick(());
                     self.set_class(p, PageClass::Overflow);
                 }
             }

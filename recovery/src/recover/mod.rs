@@ -114,6 +114,9 @@ fn run<'s>(
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
     std::thread::scope(|scope| {
+        // Every reader of the map is held to the residency limit, whether it tells a
+        // tracker what it read or not; the thread ends with the run.
+        let _governor = files.govern(scope);
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
         // SQLite's own check of the source as read, on a private copy, at a low priority.
@@ -121,7 +124,7 @@ fn run<'s>(
             priority::background();
             evidence::oracle::sqlite_check(&evidence.db)
         });
-        let reader = Reader::new(files, u64::from(evidence.db.page_count()), observer);
+        let reader = Reader::new(files, &evidence.db, observer);
         let mut work = Work::make(evidence, paths)?;
         work.whence = whence::Whence::asked(request.provenance);
         let hashed = given.before(paths);

@@ -21,7 +21,7 @@ pub mod logs;
 pub mod oracle;
 pub mod source;
 
-pub use source::{sha256_file, Digests, Residency, Source, RESIDENT_LIMIT};
+pub use source::{sha256_file, Digests, Governor, Residency, Source, RESIDENT_LIMIT};
 
 /// An evidence file the file system says changed during the run.
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +85,14 @@ impl EvidenceFiles {
     pub fn residency(&self) -> Residency<'_> {
         Residency::new(self.all(), RESIDENT_LIMIT)
     }
+
+    /// A [`Governor`] of these files' resident pages, on a thread of `scope`.
+    pub fn govern<'scope, 'env>(
+        &'env self,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+    ) -> Governor {
+        Governor::start(scope, self.all(), RESIDENT_LIMIT)
+    }
 }
 
 /// The main thread's tracker of what it read from the evidence (see [`Residency`]):
@@ -95,6 +103,8 @@ pub struct Reader<'s> {
     observer: &'s dyn Observer,
     tally: Cell<Tally>,
     pages: u64,
+    /// The database's page size, in bytes.
+    page_size: u64,
     /// The caller asked the run to stop (asked every few hundred pages).
     stopped: Cell<bool>,
 }
@@ -107,22 +117,28 @@ struct Tally {
     last: u32,
 }
 
-/// Bytes the kernel maps on a fault in a file mapping (`fault_around_bytes`, 64 KiB by
-/// default): what one read of a page elsewhere in the file can make resident.
-const FAULT_AROUND: u64 = 64 << 10;
+/// Bytes one fault in a file mapping can make resident: the whole folio of the page cache
+/// that holds the page, up to 2 MiB where readahead filled the cache (older kernels map
+/// 64 KiB around it, `fault_around_bytes`). Folios are aligned to their size.
+const FOLIO: u64 = 2 << 20;
 
 /// Table pages read between two reports to the observer.
 const TELL_EVERY: u64 = 256;
 
 impl<'s> Reader<'s> {
-    /// A tracker for `files`, of `pages` pages, telling `observer`.
-    pub fn new(files: &'s EvidenceFiles, pages: u64, observer: &'s dyn Observer) -> Reader<'s> {
+    /// A tracker for `files`, whose database is `db`, telling `observer`.
+    pub fn new(
+        files: &'s EvidenceFiles,
+        db: &Database<'_>,
+        observer: &'s dyn Observer,
+    ) -> Reader<'s> {
         Reader {
             residency: RefCell::new(files.residency()),
             observer,
             tally: Cell::new(Tally::default()),
             stopped: Cell::new(false),
-            pages,
+            pages: u64::from(db.page_count()),
+            page_size: u64::from(db.page_size().get()),
         }
     }
 
@@ -142,9 +158,10 @@ impl<'s> Reader<'s> {
     /// Records a row read from a table page: its payload's bytes and the page it starts on.
     pub fn row(&self, page: PageNo, bytes: u64) {
         let mut t = self.tally.get();
-        // A page away from the last makes the kernel map its neighbours too.
-        let jumped = t.last != page.get() && t.last.wrapping_add(1) != page.get();
-        self.read(bytes + 64 + if jumped { FAULT_AROUND } else { 0 });
+        // A page in another folio's span than the last makes the kernel map that folio.
+        let span = |p: u32| u64::from(p) * self.page_size / FOLIO;
+        let jumped = t.last != page.get() && span(t.last) != span(page.get());
+        self.read(bytes + 64 + if jumped { FOLIO } else { 0 });
         t.rows += 1;
         if t.last != page.get() {
             t.last = page.get();
