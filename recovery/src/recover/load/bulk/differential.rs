@@ -278,19 +278,22 @@ fn random_tables_equal_what_sqlite_writes() {
 fn sweep(name: &str, page_size: u32, max: usize, make: impl Fn(&mut SplitMix64, usize) -> Value) {
     let mut rng = SplitMix64::new(max as u64 ^ 0xb0_0da7);
     let values: Vec<Value> = (0..max).map(|i| make(&mut rng, i)).collect();
-    let cases: Vec<Case> = (1..=max)
-        .map(|count| Case {
-            decl: "",
-            rows: values
-                .iter()
-                .take(count)
-                .enumerate()
-                .map(|(i, v)| (i as i64 + 1, v.clone()))
-                .collect(),
-        })
-        .collect();
+    let cases: Vec<Case> = (1..=max).map(|count| first_rows(&values, count)).collect();
     for (chunk, cases) in cases.chunks(250).enumerate() {
         check_batch(&format!("{name}-{chunk}"), page_size, "UTF-8", cases);
+    }
+}
+
+/// A table of the first `count` of `values`, under rowids 1 to `count`.
+fn first_rows(values: &[Value], count: usize) -> Case {
+    Case {
+        decl: "",
+        rows: values
+            .iter()
+            .take(count)
+            .enumerate()
+            .map(|(i, v)| (i as i64 + 1, v.clone()))
+            .collect(),
     }
 }
 
@@ -349,15 +352,7 @@ fn deep_tables_whose_interior_pages_are_written_as_the_leaves_are() {
     };
     let mut rng = SplitMix64::new(0xdee9);
     let values: Vec<Value> = (0..40_000).map(|i| make(&mut rng, i)).collect();
-    let case = |count: usize| Case {
-        decl: "",
-        rows: values
-            .iter()
-            .take(count)
-            .enumerate()
-            .map(|(i, v)| (i as i64 + 1, v.clone()))
-            .collect(),
-    };
+    let case = |count: usize| first_rows(&values, count);
     // Four 100-byte rows a leaf: 69 leaves, the first level's first page written early,
     // are some 276 rows; 69 pages of that level, the second level's first, some 9,500.
     let near_first: Vec<Case> = (250..=330).map(case).collect();
