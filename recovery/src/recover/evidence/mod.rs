@@ -159,7 +159,7 @@ impl<'s> Reader<'s> {
     pub fn row(&self, page: PageNo, bytes: u64) {
         let mut t = self.tally.get();
         // A page in another folio's span than the last makes the kernel map that folio.
-        let span = |p: u32| u64::from(p) * self.page_size / FOLIO;
+        let span = |p: u32| u64::from(p.saturating_sub(1)) * self.page_size / FOLIO;
         let jumped = t.last != page.get() && span(t.last) != span(page.get());
         self.read(bytes + 64 + if jumped { FOLIO } else { 0 });
         t.rows += 1;
