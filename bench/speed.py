@@ -8,7 +8,9 @@ on two stores with 1 % of their pages zeroed (page 1 kept):
           (session_id, timestamp)), 2 million messages, ~1.9 GB
 
 Both are damaged by `../shared/tools/bench/zero_pages.py DB 0.01`. For each store it prints
-salvage's wall time, processor time (user and system), max RSS and time per GB at 1/4,
+salvage's wall time, processor time (user and system), max RSS (with the largest samples,
+every 50 ms, of its two parts: the process's own memory and the mapped pages of the
+evidence) and time per GB at 1/4,
 1/2 and full size (cost must grow linearly: time per GB within 15 % of the full size's),
 the time of each stage (`SALVAGE_TIMINGS=1`) at full size, then `.recover` (piped into a
 second shell that builds a database, as `bench/recover.sh` does) at full size and the
@@ -43,6 +45,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,28 +99,75 @@ def clean(*paths):
                 os.remove(p + suffix)
 
 
+def descendants(pid):
+    """The processes below `pid`, from /proc (children of every thread)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+                out += kids
+                todo += kids
+        except OSError:
+            pass
+    return out
+
+
+def resident_parts(pids):
+    """(own, mapped) resident MiB of `pids` together: `RssAnon` and `RssFile` from
+    /proc/PID/status (max RSS counts both: the mapped pages of the evidence, shared with
+    the page cache, and the process's own memory)."""
+    own = mapped = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                status = f.read()
+        except OSError:
+            continue
+        for key, kib in re.findall(r"^(RssAnon|RssFile):\s+(\d+) kB", status, re.M):
+            if key == "RssAnon":
+                own += int(kib) / 1024
+            else:
+                mapped += int(kib) / 1024
+    return own, mapped
+
+
 def timed(cmd, env=None, shell=False):
     """Runs `cmd` under /usr/bin/time: (wall seconds, max RSS in MiB, processor seconds
-    (user and system, of the children too), stderr)."""
+    (user and system, of the children too), stderr, (own, mapped): the largest of each
+    part of the resident memory, sampled every 50 ms). A peak shorter than a sample is in
+    max RSS only."""
     stats = os.path.join(OUT, "time.txt")
     full = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", stats] + (["bash", "-c", cmd] if shell else cmd)
-    p = subprocess.run(full, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(full, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = []
+    reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
+    reader.start()
+    own = mapped = 0.0
+    while p.poll() is None:
+        o, m = resident_parts(descendants(p.pid))
+        own, mapped = max(own, o), max(mapped, m)
+        time.sleep(0.05)
+    reader.join()
     wall, rss, user, system = open(stats).read().split()[-4:]
-    return float(wall), int(rss) / 1024, float(user) + float(system), p.stderr
+    return float(wall), int(rss) / 1024, float(user) + float(system), "".join(err), (own, mapped)
 
 
 def salvage(src):
-    """Best of RUNS salvage runs: (wall, max RSS, processor seconds, stage lines, rows)."""
+    """Best of RUNS salvage runs: (wall, max RSS, processor seconds, stage lines, rows,
+    (own, mapped) resident MiB sampled)."""
     dest = os.path.join(OUT, "speed-salvage.db")
     best = None
     for _ in range(RUNS):
         clean(dest)
         run(["sync"])
         env = dict(os.environ, SALVAGE_TIMINGS="1")
-        wall, rss, cpu, err = timed([os.path.join(BIN, "salvage"), "recover", src, "-o", dest,
+        wall, rss, cpu, err, parts = timed([os.path.join(BIN, "salvage"), "recover", src, "-o", dest,
                                      "--allow-partial", "-q"], env=env)
         if best is None or wall < best[0]:
-            best = (wall, rss, cpu, err, count(dest))
+            best = (wall, rss, cpu, err, count(dest), parts)
     clean(dest)
     return best
 
@@ -147,7 +197,7 @@ def reference(src):
     dest = os.path.join(OUT, "speed-reference.db")
     clean(dest)
     run(["sync"])
-    wall, rss, cpu, _ = timed(f"'{REF}' '{src}' .recover | '{REF}' '{dest}'", shell=True)
+    wall, rss, cpu, _, _ = timed(f"'{REF}' '{src}' .recover | '{REF}' '{dest}'", shell=True)
     rows = count(dest)
     clean(dest)
     return wall, rss, cpu, rows
@@ -160,11 +210,11 @@ def bench(store):
         src = damaged(healthy(store, fraction))
         size = os.path.getsize(src)
         run(["cat", src], stdout=subprocess.DEVNULL)  # into the page cache
-        wall, rss, cpu, err, rows = salvage(src)
+        wall, rss, cpu, err, rows, (own, mapped) = salvage(src)
         results.append((fraction, src, size, wall, rss, err, rows, cpu))
         print(f"  salvage {fraction[0]}/{fraction[1]}: {size / 1e9:.2f} GB in {wall:.2f} s "
-              f"({wall / (size / 1e9):.2f} s/GB, {cpu:.2f} processor s), max RSS {rss:.0f} MiB, "
-              f"messages {rows}", flush=True)
+              f"({wall / (size / 1e9):.2f} s/GB, {cpu:.2f} processor s), max RSS {rss:.0f} MiB "
+              f"(sampled: own {own:.0f} MiB, mapped {mapped:.0f} MiB), messages {rows}", flush=True)
     full = results[-1]
     per_gb = [r[3] / (r[2] / 1e9) for r in results]
     spread = max(abs(p / per_gb[-1] - 1) for p in per_gb)
@@ -199,8 +249,9 @@ def modes(src):
     ]:
         clean(dest)
         run(["sync"])
-        wall, rss, cpu, _ = timed(cmd)
-        print(f"  {name}: {wall:.2f} s ({cpu:.2f} processor s), max RSS {rss:.0f} MiB", flush=True)
+        wall, rss, cpu, _, (own, mapped) = timed(cmd)
+        print(f"  {name}: {wall:.2f} s ({cpu:.2f} processor s), max RSS {rss:.0f} MiB "
+              f"(sampled: own {own:.0f} MiB, mapped {mapped:.0f} MiB)", flush=True)
     clean(dest)
 
 
