@@ -263,6 +263,9 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
                 pager::SurveyChecks::Structure,
                 &mut |steps| {
                     residency.read(pager::OBSERVE_EVERY * page_size);
+                    // Every page is classified and walked once; the orphan pages and their
+                    // chains are read once more at the end: the count stays at `of` then.
+                    let steps = steps.min(of);
                     observer.progress(Progress::Surveyed { steps, of });
                 },
             );
