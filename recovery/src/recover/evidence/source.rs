@@ -177,18 +177,22 @@ impl<'s> Residency<'s> {
     pub fn read(&mut self, bytes: u64) {
         self.since += bytes;
         self.calls += 1;
-        let due = self.since >= CHECK_EVERY
-            || (self.calls >= CLOCK_EVERY && {
-                self.calls = 0;
-                self.measured.elapsed() >= CHECK_PERIOD
-            });
-        if due {
-            self.since = 0;
+        let clock = self.calls >= CLOCK_EVERY;
+        if clock {
             self.calls = 0;
-            self.measured = std::time::Instant::now();
-            if resident_file_bytes(self.statm.as_ref()).is_none_or(|r| r > self.limit) {
-                self.release();
-            }
+        }
+        if self.since >= CHECK_EVERY || (clock && self.measured.elapsed() >= CHECK_PERIOD) {
+            self.measure();
+        }
+    }
+
+    /// Measures the resident pages now, and lets go of them all past the limit.
+    fn measure(&mut self) {
+        self.since = 0;
+        self.calls = 0;
+        self.measured = std::time::Instant::now();
+        if resident_file_bytes(self.statm.as_ref()).is_none_or(|r| r > self.limit) {
+            self.release();
         }
     }
 
@@ -224,18 +228,15 @@ impl Governor {
     ) -> Governor {
         use std::sync::mpsc::{channel, RecvTimeoutError};
         let (stop, stopped) = channel::<()>();
-        let Ok(statm) = File::open("/proc/self/statm") else {
+        let mut residency = Residency::new(sources, limit);
+        if residency.statm.is_none() {
             return Governor { stop: None };
-        };
+        }
         let spawned = std::thread::Builder::new()
             .name("salvage-residency".into())
             .spawn_scoped(scope, move || {
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(GOVERN_EVERY) {
-                    if resident_file_bytes(Some(&statm)).is_some_and(|r| r > limit) {
-                        for s in &sources {
-                            s.release_resident();
-                        }
-                    }
+                    residency.measure();
                 }
             });
         Governor {
