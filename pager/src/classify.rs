@@ -32,7 +32,7 @@ mod survey;
 pub use page_map::PageMap;
 pub use survey::{
     survey, survey_observed, survey_on_two_threads, survey_with, survey_with_schema, Survey,
-    SurveyChecks, TreeSurvey, OBSERVE_EVERY,
+    SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
 };
 
 /// What a page is.

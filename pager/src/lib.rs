@@ -53,7 +53,7 @@ pub use btree::{
 };
 pub use classify::{
     survey, survey_observed, survey_on_two_threads, survey_with, survey_with_schema, PageClass,
-    PageMap, Survey, SurveyChecks, TreeSurvey, OBSERVE_EVERY,
+    PageMap, Survey, SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
 };
 pub use database::{
     Database, EncodingSource, OpenError, PageSizeEvidence, PageSizeSource, LOCK_BYTE_OFFSET,

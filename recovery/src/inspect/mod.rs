@@ -5,7 +5,7 @@ use std::path::Path;
 use pager::Database;
 
 use crate::base::error::Error;
-use crate::recover::evidence::{sha256_file, Residency, Source, RESIDENT_LIMIT};
+use crate::recover::evidence::{sha256_file, Residency, Source, Told, RESIDENT_LIMIT};
 use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 
 mod build;
@@ -47,13 +47,13 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     // Every page is classified on a second thread while the structures are walked.
     let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
     let mut classifying = Residency::new(vec![source], RESIDENT_LIMIT);
-    let page_size = u64::from(db.page_size().get());
+    let (mut walked, mut classified) = (Told::new(&db), Told::new(&db));
     let survey = pager::survey_on_two_threads(
         &db,
         pager::read_schema(&db),
         pager::SurveyChecks::All,
-        &mut |_| residency.read(pager::OBSERVE_EVERY * page_size),
-        &mut |_| classifying.read(pager::OBSERVE_EVERY * page_size),
+        &mut |read| residency.read(walked.bytes(read)),
+        &mut |read| classifying.read(classified.bytes(read)),
     );
     let sha256 = if sha256 {
         Some(sha256_file(&source.path)?)

@@ -255,17 +255,17 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
         let (survey_tx, survey_rx) = mpsc::channel();
         let first = scope.spawn(move || {
             let mut residency = files.residency();
-            let page_size = u64::from(evidence.db.page_size().get());
+            let mut told = evidence::Told::new(&evidence.db);
             let of = 2 * u64::from(evidence.db.page_count());
             let survey = pager::survey_with_schema(
                 &evidence.db,
                 evidence.schema.clone(),
                 pager::SurveyChecks::Structure,
-                &mut |steps| {
-                    residency.read(pager::OBSERVE_EVERY * page_size);
+                &mut |read| {
+                    residency.read(told.bytes(read));
                     // Every page is classified and walked once; the orphan pages and their
                     // chains are read once more at the end: the count stays at `of` then.
-                    let steps = steps.min(of);
+                    let steps = read.pages.min(of);
                     observer.progress(Progress::Surveyed { steps, of });
                 },
             );

@@ -117,10 +117,33 @@ struct Tally {
     last: u32,
 }
 
-/// Bytes one fault in a file mapping can make resident: the whole folio of the page cache
-/// that holds the page, up to 2 MiB where readahead filled the cache (older kernels map
-/// 64 KiB around it, `fault_around_bytes`). Folios are aligned to their size.
-const FOLIO: u64 = 2 << 20;
+/// Bytes one fault in a file mapping can make resident (see [`pager::FOLIO`]).
+const FOLIO: u64 = pager::FOLIO;
+
+/// What a survey read since its observer was last called, in bytes that may have become
+/// resident: its pages, and a folio for each jump to another.
+pub struct Told {
+    page_size: u64,
+    last: pager::SurveyRead,
+}
+
+impl Told {
+    /// Nothing told yet of a survey of `db`.
+    pub fn new(db: &Database<'_>) -> Told {
+        Told {
+            page_size: u64::from(db.page_size().get()),
+            last: pager::SurveyRead::default(),
+        }
+    }
+
+    /// The bytes `read` (what the survey has read so far) adds to what was told before.
+    pub fn bytes(&mut self, read: pager::SurveyRead) -> u64 {
+        let pages = read.pages.saturating_sub(self.last.pages);
+        let jumps = read.jumps.saturating_sub(self.last.jumps);
+        self.last = read;
+        pages * self.page_size + jumps * FOLIO
+    }
+}
 
 /// Table pages read between two reports to the observer.
 const TELL_EVERY: u64 = 256;
