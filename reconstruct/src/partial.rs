@@ -4,6 +4,7 @@
 //! row stays counted as lost: its other columns are gone.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use pager::{Database, PageNo, Value};
 
@@ -14,12 +15,12 @@ use crate::textcopy::TextCopy;
 /// position (`None` for an expression, which proves no column's value).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexKeys {
-    /// The index's name.
-    pub name: String,
+    /// The index's name (shared by every partial row it proves).
+    pub name: Arc<str>,
     /// Its root page in the source.
     pub root: PageNo,
-    /// The column behind each key position.
-    pub columns: Vec<Option<String>>,
+    /// The column behind each key position (each name shared by every partial row).
+    pub columns: Vec<Option<Arc<str>>>,
     /// Whether each key position sorts descending.
     pub desc: Vec<bool>,
     /// Whether every key position compares with the BINARY collation.
@@ -41,7 +42,7 @@ pub struct PartialRow {
     /// Column values, by column name.
     pub values: KnownValues,
     /// The indexes and full-text tables that proved them, in name order.
-    pub sources: Vec<String>,
+    pub sources: Vec<Arc<str>>,
     /// An index entry names the row (otherwise only a text copy does).
     pub by_index: bool,
 }
@@ -54,7 +55,7 @@ impl PartialRow {
         for (column, value) in index.columns.iter().zip(keys) {
             if let Some(column) = column {
                 if self.values.get(column).is_none() {
-                    self.values.insert(column.clone(), value.clone());
+                    self.values.insert(Arc::clone(column), value.clone());
                 }
             }
         }
@@ -65,27 +66,28 @@ impl PartialRow {
         self.add_source(&copy.copy.fts);
         for (column, value) in values {
             if self.values.get(&column).is_none() {
-                self.values.insert(column, value);
+                self.values.insert(column.into(), value);
             }
         }
     }
 
     fn add_source(&mut self, name: &str) {
-        if let Err(at) = self.sources.binary_search_by(|s| s.as_str().cmp(name)) {
-            self.sources.insert(at, name.to_string());
+        if let Err(at) = self.sources.binary_search_by(|s| (**s).cmp(name)) {
+            self.sources.insert(at, name.into());
         }
     }
 }
 
 /// A row's known column values by column name, in name order: a short sorted list (a
 /// lost row is proven a column or two at a time, by the thousand), where a map would give
-/// each row a node with room for eleven.
+/// each row a node with room for eleven. Names are shared: a hundred thousand rows an
+/// index proves hold its column names once.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KnownValues(Vec<(String, Value)>);
+pub struct KnownValues(Vec<(Arc<str>, Value)>);
 
 impl KnownValues {
     fn position(&self, column: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(c, _)| c.as_str().cmp(column))
+        self.0.binary_search_by(|(c, _)| (**c).cmp(column))
     }
 
     /// The value of `column` (its name as given, case and all).
@@ -95,7 +97,7 @@ impl KnownValues {
     }
 
     /// Sets the value of `column`.
-    pub fn insert(&mut self, column: String, value: Value) {
+    pub fn insert(&mut self, column: Arc<str>, value: Value) {
         match self.position(&column) {
             Ok(i) => {
                 if let Some(slot) = self.0.get_mut(i) {
@@ -112,8 +114,8 @@ impl KnownValues {
     }
 
     /// The column names, in order.
-    pub fn keys(&self) -> impl Iterator<Item = &String> + '_ {
-        self.0.iter().map(|(c, _)| c)
+    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.0.iter().map(|(c, _)| &**c)
     }
 
     /// The values, in their columns' order.
@@ -122,8 +124,8 @@ impl KnownValues {
     }
 
     /// (column, value), in the columns' order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> + '_ {
-        self.0.iter().map(|(c, v)| (c, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> + '_ {
+        self.0.iter().map(|(c, v)| (&**c, v))
     }
 }
 
@@ -131,7 +133,7 @@ impl FromIterator<(String, Value)> for KnownValues {
     fn from_iter<I: IntoIterator<Item = (String, Value)>>(items: I) -> Self {
         let mut known = KnownValues::default();
         for (column, value) in items {
-            known.insert(column, value);
+            known.insert(column.into(), value);
         }
         known
     }

@@ -63,13 +63,13 @@ pub fn index_keys(
                 })
                 .unwrap_or_default();
             IndexKeys {
-                name: name.clone(),
+                name: name.as_str().into(),
                 root: *root,
                 binary: keys.iter().all(|(_, _, coll)| {
                     coll.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("BINARY"))
                 }),
                 desc: keys.iter().map(|k| k.1).collect(),
-                columns: keys.into_iter().map(|k| k.0).collect(),
+                columns: keys.into_iter().map(|k| k.0.map(Into::into)).collect(),
             }
         })
         .collect()

@@ -302,7 +302,7 @@ fn checkable_indexes(
             let columns = index
                 .columns
                 .iter()
-                .cloned()
+                .map(|c| c.as_deref().map(str::to_string))
                 .collect::<Option<Vec<String>>>()
                 .filter(|c| index.binary && !c.is_empty())?;
             Some((index, columns))

@@ -184,7 +184,7 @@ fn rows_from_keyed_copy(
             continue;
         }
         let mut row = PartialRow::default();
-        row.values.insert(key.clone(), Value::Integer(k));
+        row.values.insert(key.as_str().into(), Value::Integer(k));
         row.add_text(copy, values);
         batch.push(row);
         if batch.len() >= 1024 {

@@ -52,7 +52,11 @@ pub fn insert<'r>(
             .filter(|v| !row.values.keys().any(|k| k.eq_ignore_ascii_case(v)))
             .map(|v| v.to_string())
             .collect();
-        let columns: Vec<&String> = row.values.keys().chain(&unknown).collect();
+        let columns: Vec<&str> = row
+            .values
+            .keys()
+            .chain(unknown.iter().map(String::as_str))
+            .collect();
         let sql = format!(
             // OR ABORT overrides any ON CONFLICT clause of the (untrusted) schema: a
             // conflict refuses this row only, never replaces a recovered one or rolls back.
@@ -107,7 +111,7 @@ pub fn insert<'r>(
         let known: serde_json::Map<String, serde_json::Value> = row
             .values
             .iter()
-            .map(|(c, v)| (c.clone(), json_value(v, enc)))
+            .map(|(c, v)| (c.to_string(), json_value(v, enc)))
             .collect();
         out.conn.execute(
             &format!(
@@ -117,8 +121,8 @@ pub fn insert<'r>(
             rusqlite::params![
                 table,
                 rowid,
-                row.values.keys().map(String::as_str).collect::<Vec<_>>().join(","),
-                row.sources.iter().map(String::as_str).collect::<Vec<_>>().join(","),
+                row.values.keys().collect::<Vec<_>>().join(","),
+                row.sources.iter().map(|s| &**s).collect::<Vec<_>>().join(","),
                 in_table,
                 serde_json::Value::Object(known).to_string()
             ],
