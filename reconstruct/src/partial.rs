@@ -51,7 +51,7 @@ impl PartialRow {
     /// Takes in one index entry's key values (the record less its trailing rowid).
     pub fn add(&mut self, index: &IndexKeys, keys: &[Value]) {
         self.by_index = true;
-        self.add_source(&index.name);
+        self.add_source(Arc::clone(&index.name));
         for (column, value) in index.columns.iter().zip(keys) {
             if let Some(column) = column {
                 if self.values.get(column).is_none() {
@@ -63,7 +63,7 @@ impl PartialRow {
 
     /// Takes in what a full-text copy holds of the row.
     pub fn add_text(&mut self, copy: &ResolvedCopy, values: Vec<(String, Value)>) {
-        self.add_source(&copy.copy.fts);
+        self.add_source(copy.copy.fts.as_str().into());
         for (column, value) in values {
             if self.values.get(&column).is_none() {
                 self.values.insert(column.into(), value);
@@ -71,9 +71,11 @@ impl PartialRow {
         }
     }
 
-    fn add_source(&mut self, name: &str) {
-        if let Err(at) = self.sources.binary_search_by(|s| (**s).cmp(name)) {
-            self.sources.insert(at, name.into());
+    fn add_source(&mut self, name: Arc<str>) {
+        if let Err(at) = self.sources.binary_search_by(|s| (**s).cmp(&name)) {
+            // Most rows are proven by one index: no room kept for three more.
+            self.sources.reserve_exact(1);
+            self.sources.insert(at, name);
         }
     }
 }
@@ -104,7 +106,11 @@ impl KnownValues {
                     slot.1 = value;
                 }
             }
-            Err(i) => self.0.insert(i, (column, value)),
+            Err(i) => {
+                // A row holds the few columns its indexes cover: no room kept for more.
+                self.0.reserve_exact(1);
+                self.0.insert(i, (column, value));
+            }
         }
     }
 

@@ -199,7 +199,12 @@ impl ParentStore for OutputParents<'_> {
             .proven
             .get(&parent.to_lowercase())
             .and_then(|rows| rows.get(&rowid))
-            .map(|known| known.iter().map(|(c, v)| (c.to_string(), v.clone())).collect())
+            .map(|known| {
+                known
+                    .iter()
+                    .map(|(c, v)| (c.to_string(), v.clone()))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
