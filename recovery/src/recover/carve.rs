@@ -179,8 +179,11 @@ fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo>
 /// Carves every table page's free space and every freed page, and writes what is found,
 /// page by page: a record is compared with the live rows and written as it is found, so
 /// that memory holds one page's records and a fingerprint of each record written (to
-/// write each record once), not the records. `read` is told the bytes of each page read
-/// (to keep the mapped evidence's resident pages bounded).
+/// write each record once), not the records. A record without its rowid (a freeblock
+/// took its header) is compared by its values once every page is carved, in one read of
+/// its table: memory holds a fingerprint of each such record, never one of each live
+/// row. `read` is told the bytes of each page read (to keep the mapped evidence's
+/// resident pages bounded).
 pub fn carve_into(
     db: &Database<'_>,
     out: &Output,
@@ -200,6 +203,7 @@ pub fn carve_into(
     // As wide as the widest record written (none: no value column), grown as they come.
     let mut registry = Registry::create(out, &name, 0)?;
     let mut live_rows = LiveIndex::default();
+    let mut unsettled = Unsettled::default();
     out.conn.execute_batch("BEGIN")?;
     for (page, role) in roles(survey, &by_root) {
         for c in carve_page(db, page, role, &templates) {
@@ -235,14 +239,18 @@ pub fn carve_into(
                 state => {
                     let older = matches!(state, Some(Live::Older));
                     let table = c.table.and_then(|i| known.get(i)).map(|k| k.name.as_str());
-                    registry.write((&c, &values, key), table, older)?;
+                    let row = registry.write((&c, &values, key), table, older)?;
                     report.rows += 1;
                     report.previous_versions += u64::from(older);
+                    if let (Some(Live::ByValues), Some(t)) = (state, c.table) {
+                        unsettled.add(t, &values, (row, c.source.name()));
+                    }
                 }
             }
         }
         read(page_size);
     }
+    unsettled.settle(&known, &mut registry, &mut report)?;
     out.conn.execute_batch("COMMIT")?;
     let counts: BTreeMap<(Option<String>, &'static str), u64> = registry
         .counts
@@ -383,7 +391,7 @@ impl<'o> Registry<'o> {
         (c, values, key): (&Carved, &[SqlValue<'_>], u64),
         table: Option<&str>,
         older: bool,
-    ) -> rusqlite::Result<()> {
+    ) -> rusqlite::Result<i64> {
         while self.width < values.len() {
             self.out.conn.execute_batch(&format!(
                 "ALTER TABLE {} ADD COLUMN c{}",
@@ -414,6 +422,112 @@ impl<'o> Registry<'o> {
             .counts
             .entry((attributed, c.source.name()))
             .or_default() += 1;
+        Ok(row)
+    }
+
+    /// Whether registry row `row` holds `live`'s values (numbers by their value, as a
+    /// record is compared with a live row).
+    fn holds_live(&mut self, row: i64, live: &[ValueRef<'_>]) -> rusqlite::Result<bool> {
+        let [_, select] = self.statements(live.len()).clone();
+        let mut stmt = self.out.conn.prepare_cached(&select)?;
+        let mut rows = stmt.query([row])?;
+        let Some(r) = rows.next()? else {
+            return Ok(false);
+        };
+        if r.get::<_, i64>(0)? != live.len() as i64 {
+            return Ok(false);
+        }
+        for (i, v) in live.iter().enumerate() {
+            if !same_value(*v, r.get_ref(i + 1)?) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Takes back registry row `row`, a record of known table `table` from `source`:
+    /// it is a live row's copy, not a deleted record.
+    fn take_back(&mut self, row: i64, table: usize, source: &'static str) -> rusqlite::Result<()> {
+        self.out.conn.execute(
+            &format!("DELETE FROM {} WHERE _rowid_ = ?1", quote(&self.name)),
+            [row],
+        )?;
+        if let Some(n) = self.counts.get_mut(&(Some(table), source)) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.counts.remove(&(Some(table), source));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Records written without a rowid, each still to be compared with its table's live rows
+/// by its values: by table (its index among the known ones), their values' fingerprint
+/// ([`fingerprint`]), and the registry row and source of each.
+#[derive(Default)]
+struct Unsettled {
+    by_table: BTreeMap<usize, HashMap<u64, Vec<Written>>>,
+}
+
+/// A record's row in the registry, and the source it was carved from.
+type Written = (i64, &'static str);
+
+impl Unsettled {
+    fn add(&mut self, table: usize, values: &[SqlValue<'_>], (row, source): Written) {
+        let print = fingerprint(values.iter().map(SqlValue::value_ref));
+        self.by_table
+            .entry(table)
+            .or_default()
+            .entry(print)
+            .or_default()
+            .push((row, source));
+    }
+
+    /// Reads each table with unsettled records once: a record whose values a live row
+    /// holds is that row's copy, taken back from the registry and counted as one.
+    fn settle(
+        self,
+        known: &[Known],
+        registry: &mut Registry<'_>,
+        report: &mut CarvedReport,
+    ) -> rusqlite::Result<()> {
+        for (t, prints) in self.by_table {
+            let Some(Known {
+                name,
+                live: LiveRows::Table(columns, _),
+                ..
+            }) = known.get(t)
+            else {
+                continue;
+            };
+            let all = format!("SELECT {} FROM {}", columns.join(", "), quote(name));
+            let mut copies: Vec<Written> = Vec::new();
+            let mut taken = std::collections::HashSet::new();
+            let mut stmt = registry.out.conn.prepare(&all)?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let live = (0..columns.len())
+                    .map(|i| row.get_ref(i))
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let Some(records) = prints.get(&fingerprint(live.iter().copied())) else {
+                    continue;
+                };
+                for &(record, source) in records {
+                    if !taken.contains(&record) && registry.holds_live(record, &live)? {
+                        taken.insert(record);
+                        copies.push((record, source));
+                    }
+                }
+            }
+            drop(rows);
+            drop(stmt);
+            for (record, source) in copies {
+                registry.take_back(record, t, source)?;
+                report.rows -= 1;
+                report.live_copies += 1;
+            }
+        }
         Ok(())
     }
 }
@@ -534,18 +648,18 @@ enum Live {
     Older,
     /// No live row is it.
     No,
+    /// Without its rowid: compared with the live rows by its values once every page is
+    /// carved ([`Unsettled`]).
+    ByValues,
 }
 
 /// The live rows of the output's tables, as a carved record is compared with them: by
-/// rowid, or, for a record whose rowid was overwritten, by its values. Values compare
-/// exactly (an integer equals the same whole real, as SQLite compares numbers; text is
-/// not folded by a column's collation: a deleted `abc` is not a live `ABC`).
+/// rowid, or, for a record whose rowid was overwritten, by its values (later, see
+/// [`Unsettled`]). Values compare exactly (an integer equals the same whole real, as
+/// SQLite compares numbers; text is not folded by a column's collation: a deleted `abc`
+/// is not a live `ABC`).
 #[derive(Default)]
 struct LiveIndex {
-    /// Per table, its live rows' values fingerprinted ([`fingerprint`]) with their
-    /// rowids, sorted: read once, when a record of the table without a rowid is first
-    /// compared (a query per record would read the whole table each time).
-    by_values: BTreeMap<String, Prints>,
     /// Per table, the statement reading a live row by its rowid.
     by_rowid: HashMap<String, String>,
 }
@@ -593,72 +707,14 @@ impl LiveIndex {
             }
             Ok(Some(true))
         };
-        if let Some(rowid) = c.rowid {
-            return Ok(match live_row(rowid)? {
-                None => Live::No,
-                Some(true) => Live::Same,
-                Some(false) => Live::Older,
-            });
-        }
-        if !self.by_values.contains_key(table) {
-            let all = format!(
-                "SELECT {rowid_name}, {} FROM {}",
-                columns.join(", "),
-                quote(table)
-            );
-            let mut stmt = out.conn.prepare(&all)?;
-            let mut rows = stmt.query([])?;
-            let mut prints = Prints::default();
-            while let Some(row) = rows.next()? {
-                let rowid: i64 = row.get(0)?;
-                let mut cells = Vec::with_capacity(columns.len());
-                for i in 0..columns.len() {
-                    cells.push(row.get_ref(i + 1)?);
-                }
-                prints.add(fingerprint(cells), rowid);
-            }
-            self.by_values.insert(table.to_string(), prints);
-        }
-        let print = fingerprint(values.iter().map(SqlValue::value_ref));
-        let Some(prints) = self.by_values.get(table) else {
-            return Ok(Live::No);
+        let Some(rowid) = c.rowid else {
+            return Ok(Live::ByValues);
         };
-        for rowid in prints.rowids(print) {
-            if live_row(rowid)? == Some(true) {
-                return Ok(Live::Same);
-            }
-        }
-        Ok(Live::No)
-    }
-}
-
-/// A table's live rows by their values' fingerprint: the rowid of the first row of each,
-/// and of the others that share it (few: rows of the same values).
-#[derive(Default)]
-struct Prints {
-    first: HashMap<u64, i64>,
-    more: HashMap<u64, Vec<i64>>,
-}
-
-impl Prints {
-    fn add(&mut self, print: u64, rowid: i64) {
-        match self.first.entry(print) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(rowid);
-            }
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.more.entry(print).or_default().push(rowid);
-            }
-        }
-    }
-
-    /// The rowids of the rows whose values have the fingerprint `print`.
-    fn rowids(&self, print: u64) -> impl Iterator<Item = i64> + '_ {
-        self.first
-            .get(&print)
-            .copied()
-            .into_iter()
-            .chain(self.more.get(&print).into_iter().flatten().copied())
+        Ok(match live_row(rowid)? {
+            None => Live::No,
+            Some(true) => Live::Same,
+            Some(false) => Live::Older,
+        })
     }
 }
 
