@@ -73,6 +73,34 @@ pub const OBSERVE_EVERY: u64 = 1024;
 /// filled the cache (older kernels map 64 KiB around it). Folios are aligned to their size.
 pub const FOLIO: u64 = 2 << 20;
 
+/// The folios of a memory-mapped file a reader moves through: reading a page in another
+/// [`FOLIO`] than the page before may make that whole folio resident.
+#[derive(Clone, Copy, Debug)]
+pub struct Folios {
+    page_size: u64,
+    last: Option<u64>,
+}
+
+impl Folios {
+    /// None entered yet, in a file of `db`'s page size.
+    pub fn new(db: &Database<'_>) -> Folios {
+        Folios {
+            page_size: u64::from(db.page_size().get()),
+            last: None,
+        }
+    }
+
+    /// What reading `bytes` of `page` may make resident: those bytes, and a whole folio
+    /// when the page is in another than the page read before.
+    pub fn cost(&mut self, page: PageNo, bytes: u64) -> u64 {
+        let folio = u64::from(page.get() - 1) * self.page_size / FOLIO;
+        match self.last.replace(folio) == Some(folio) {
+            true => bytes,
+            false => bytes + FOLIO,
+        }
+    }
+}
+
 /// Jumps between two calls of a survey's observer: a walk that reads one page in each
 /// [`FOLIO`] of the file may make this many folios resident before its caller hears of it.
 pub const OBSERVE_JUMPS: u64 = 8;
@@ -741,5 +769,21 @@ mod tests {
         let jumps: Vec<u64> = told.iter().map(|r| r.jumps).collect();
         assert_eq!(jumps, [8, 16, 24, 32, 40]);
         assert_eq!(told.last().map(|r| r.pages), Some(per_folio + 40));
+    }
+
+    /// A reader's first page, and each page in another folio than the one before, cost a
+    /// whole folio; pages in the same folio cost what is read of them.
+    #[test]
+    fn a_page_in_another_folio_costs_the_folio() {
+        let (fixture, _) = crate::testing::messages();
+        let db = Database::open(&fixture.bytes).expect("opens");
+        let per_folio = FOLIO / u64::from(db.page_size().get());
+        let page = |n: u64| PageNo::new(u32::try_from(n).expect("small")).expect("not 0");
+        let mut folios = Folios::new(&db);
+        let costs: Vec<u64> = [1, 2, per_folio, per_folio + 1, per_folio + 2, 3]
+            .into_iter()
+            .map(|p| folios.cost(page(p), 10))
+            .collect();
+        assert_eq!(costs, [FOLIO + 10, 10, 10, FOLIO + 10, 10, FOLIO + 10]);
     }
 }

@@ -139,9 +139,16 @@ fn index_evidence(
     read: &mut dyn FnMut(u64),
     missing: &mut BTreeMap<i64, PartialRow>,
 ) {
+    // The pages of an index are spread over the file: each in another folio may map it.
+    let mut folios = pager::Folios::new(db);
     for item in pager::BtreeWalk::new(db, index.root).flatten() {
-        let pager::TreeItem::Cell(cell) = item else {
-            continue;
+        let cell = match item {
+            pager::TreeItem::Cell(cell) => cell,
+            pager::TreeItem::Page(p) => {
+                read(folios.cost(p.page, 0));
+                continue;
+            }
+            _ => continue,
         };
         // An index row whose root names a table's b-tree (a swapped root) proves nothing.
         if !matches!(
