@@ -92,6 +92,19 @@ fn carved(dest: &std::path::Path) -> rusqlite::Result<Vec<CarvedRow>> {
     Ok(rows)
 }
 
+/// `recover --carve` of `src` into `dest`, in process: a complete recovery (deleting is
+/// not loss).
+fn carved_complete(
+    src: &std::path::Path,
+    dest: &std::path::Path,
+) -> Result<recovery::Recovery, recovery::Error> {
+    let options = RecoverOptions {
+        carve: true,
+        ..RecoverOptions::new(src, dest)
+    };
+    crate::recover_in_process(&options, Outcome::Complete)
+}
+
 /// Whether `row` (its first value NULL when the rowid is unknown) is one of `rows`.
 fn among(row: &[Sql], rows: &[Vec<Sql>]) -> bool {
     rows.iter()
@@ -104,12 +117,8 @@ fn deleted_messages_are_carved_beside_the_tables_and_edits_show_their_old_versio
     let src = dir.path("chat.db");
     let (deleted, edited) = chat_store(&src)?;
     let dest = dir.path("out.db");
-    let options = RecoverOptions {
-        carve: true,
-        ..RecoverOptions::new(&src, &dest)
-    };
     // Deleting is not loss: complete.
-    let done = crate::recover_in_process(&options, Outcome::Complete)?;
+    let done = carved_complete(&src, &dest)?;
     let rows = carved(&dest)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let live: Vec<Vec<Sql>> = conn
@@ -231,11 +240,7 @@ fn a_column_named_rowid_does_not_hide_the_rowid_from_the_carver() -> TestResult 
         conn.execute_batch("COMMIT; DELETE FROM notes WHERE _rowid_ BETWEEN 500 AND 560;")?;
     }
     let dest = dir.path("out.db");
-    let options = RecoverOptions {
-        carve: true,
-        ..RecoverOptions::new(&src, &dest)
-    };
-    let done = crate::recover_in_process(&options, Outcome::Complete)?;
+    let done = carved_complete(&src, &dest)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let carved: Vec<(String, Option<i64>)> = conn
         .prepare("SELECT status, rowid FROM salvage_carved WHERE tbl = 'notes'")?
@@ -287,11 +292,7 @@ fn a_live_rows_copy_without_its_rowid_is_known_by_its_values() -> TestResult {
         )?;
     }
     let dest = dir.path("out.db");
-    let options = RecoverOptions {
-        carve: true,
-        ..RecoverOptions::new(&src, &dest)
-    };
-    let done = crate::recover_in_process(&options, Outcome::Complete)?;
+    let done = carved_complete(&src, &dest)?;
     let conn = rusqlite::Connection::open(&dest)?;
     let live: Vec<(String, f64)> = conn
         .prepare("SELECT body, sent FROM notes")?

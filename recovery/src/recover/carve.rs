@@ -371,6 +371,18 @@ impl<'o> Registry<'o> {
             return Ok(true);
         };
         // The values as bound, against the values written.
+        let values: Vec<ValueRef<'_>> = values.iter().map(SqlValue::value_ref).collect();
+        self.row_holds(row, &values, exactly)
+    }
+
+    /// Whether registry row `row` holds `values`, each compared by `same` with the value
+    /// written.
+    fn row_holds(
+        &mut self,
+        row: i64,
+        values: &[ValueRef<'_>],
+        same: fn(ValueRef<'_>, ValueRef<'_>) -> bool,
+    ) -> rusqlite::Result<bool> {
         let [_, select] = self.statements(values.len()).clone();
         let mut stmt = self.out.conn.prepare_cached(&select)?;
         let mut rows = stmt.query([row])?;
@@ -381,7 +393,7 @@ impl<'o> Registry<'o> {
             return Ok(false);
         }
         for (i, v) in values.iter().enumerate() {
-            if !exactly(v.value_ref(), r.get_ref(i + 1)?) {
+            if !same(*v, r.get_ref(i + 1)?) {
                 return Ok(false);
             }
         }
@@ -433,26 +445,6 @@ impl<'o> Registry<'o> {
             .entry((attributed, c.source.name()))
             .or_default() += 1;
         Ok(row)
-    }
-
-    /// Whether registry row `row` holds `live`'s values (numbers by their value, as a
-    /// record is compared with a live row).
-    fn holds_live(&mut self, row: i64, live: &[ValueRef<'_>]) -> rusqlite::Result<bool> {
-        let [_, select] = self.statements(live.len()).clone();
-        let mut stmt = self.out.conn.prepare_cached(&select)?;
-        let mut rows = stmt.query([row])?;
-        let Some(r) = rows.next()? else {
-            return Ok(false);
-        };
-        if r.get::<_, i64>(0)? != live.len() as i64 {
-            return Ok(false);
-        }
-        for (i, v) in live.iter().enumerate() {
-            if !same_value(*v, r.get_ref(i + 1)?) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 
     /// Takes back registry row `row`, a record of known table `table` from `source`:
@@ -524,7 +516,7 @@ impl Unsettled {
                     continue;
                 };
                 for &(record, source) in records {
-                    if !taken.contains(&record) && registry.holds_live(record, &live)? {
+                    if !taken.contains(&record) && registry.row_holds(record, &live, same_value)? {
                         taken.insert(record);
                         copies.push((record, source));
                     }
