@@ -107,7 +107,7 @@ impl KnownValues {
                 }
             }
             Err(i) => {
-                // A row holds the few columns its indexes cover: no room kept for more.
+                // A row holds a few columns, one or two at a time: no room kept for more.
                 self.0.reserve_exact(1);
                 self.0.insert(i, (column, value));
             }

@@ -209,7 +209,8 @@ pub fn carve_into(
     let mut taken = taken.clone();
     let name = crate::base::output::registry_name("salvage_carved", &taken);
     taken.insert(name.to_lowercase());
-    // As wide as the widest record written (none: no value column), grown as they come.
+    // As wide as the widest record written (none: no value column), grown as they come
+    // (a record taken back at the end as a live row's copy may have widened it).
     let mut registry = Registry::create(out, &name, 0)?;
     let mut live_rows = LiveIndex::default();
     let mut unsettled = Unsettled::default();
@@ -644,7 +645,7 @@ fn create_view(out: &Output, k: &Known, view: &str, registry: &str) -> rusqlite:
 
 /// How a carved record stands to the live rows of its table.
 enum Live {
-    /// A live row has its rowid (or, without one, its values) and its values.
+    /// A live row has its rowid and its values.
     Same,
     /// A live row has its rowid with other values.
     Older,
@@ -686,6 +687,9 @@ impl LiveIndex {
         if columns.len() != values.len() {
             return Ok(Live::No);
         }
+        let Some(rowid) = c.rowid else {
+            return Ok(Live::ByValues);
+        };
         if !self.by_rowid.contains_key(table) {
             let select = format!(
                 "SELECT {} FROM {} WHERE {rowid_name} = ?1",
@@ -708,9 +712,6 @@ impl LiveIndex {
                 }
             }
             Ok(Some(true))
-        };
-        let Some(rowid) = c.rowid else {
-            return Ok(Live::ByValues);
         };
         Ok(match live_row(rowid)? {
             None => Live::No,

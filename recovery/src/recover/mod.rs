@@ -256,6 +256,7 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
         let first = scope.spawn(move || {
             let mut residency = files.residency();
             let mut told = evidence::Told::new(&evidence.db);
+            let mut told_pages = 0;
             let of = 2 * u64::from(evidence.db.page_count());
             let survey = pager::survey_with_schema(
                 &evidence.db,
@@ -263,6 +264,11 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
                 pager::SurveyChecks::Structure,
                 &mut |read| {
                     residency.read(told.bytes(read));
+                    // Progress every 1,024 pages only: the residency hears of jumps too.
+                    if read.pages / pager::OBSERVE_EVERY == told_pages / pager::OBSERVE_EVERY {
+                        return;
+                    }
+                    told_pages = read.pages;
                     // Every page is classified and walked once; the orphan pages and their
                     // chains are read once more at the end: the count stays at `of` then.
                     let steps = read.pages.min(of);
