@@ -91,13 +91,24 @@ impl Folios {
     }
 
     /// What reading `bytes` of `page` may make resident: those bytes, and a whole folio
-    /// when the page is in another than the page read before.
+    /// when the page is the first read or in another folio than the page read before.
     pub fn cost(&mut self, page: PageNo, bytes: u64) -> u64 {
-        let folio = u64::from(page.get() - 1) * self.page_size / FOLIO;
-        match self.last.replace(folio) == Some(folio) {
-            true => bytes,
-            false => bytes + FOLIO,
+        match self.enter(page) {
+            Some(false) => bytes,
+            _ => bytes + FOLIO,
         }
+    }
+
+    /// Whether `page` is in another folio than the page read before it (the first page
+    /// read jumps from none).
+    pub fn jumped(&mut self, page: PageNo) -> bool {
+        self.enter(page) == Some(true)
+    }
+
+    /// Reads `page`: whether it left the folio of the page before (`None` for the first).
+    fn enter(&mut self, page: PageNo) -> Option<bool> {
+        let folio = u64::from(page.get() - 1) * self.page_size / FOLIO;
+        self.last.replace(folio).map(|last| last != folio)
     }
 }
 
@@ -225,17 +236,12 @@ fn counting<'o, F: FnMut(SurveyRead) + ?Sized>(
     db: &Database<'_>,
     observe: &'o mut F,
 ) -> impl FnMut(PageNo) + 'o {
-    let page_size = u64::from(db.page_size().get());
-    let folio = move |p: PageNo| u64::from(p.get() - 1) * page_size / FOLIO;
+    let mut folios = Folios::new(db);
     let mut read = SurveyRead::default();
-    let (mut last, mut jumps_told) = (None, 0u64);
+    let mut jumps_told = 0u64;
     move |page| {
         read.pages += 1;
-        let here = folio(page);
-        if last.is_some_and(|f| f != here) {
-            read.jumps += 1;
-        }
-        last = Some(here);
+        read.jumps += u64::from(folios.jumped(page));
         if read.pages.is_multiple_of(OBSERVE_EVERY) || read.jumps - jumps_told >= OBSERVE_JUMPS {
             jumps_told = read.jumps;
             observe(read);

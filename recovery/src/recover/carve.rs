@@ -505,8 +505,8 @@ impl Unsettled {
                 continue;
             };
             let all = format!("SELECT {} FROM {}", columns.join(", "), quote(name));
-            let mut copies: Vec<Written> = Vec::new();
-            let mut taken = std::collections::HashSet::new();
+            // Registry row -> source, of the records found to be live rows' copies.
+            let mut copies: BTreeMap<i64, &'static str> = BTreeMap::new();
             let mut stmt = registry.out.conn.prepare(&all)?;
             let mut rows = stmt.query([])?;
             while let Some(row) = rows.next()? {
@@ -517,9 +517,10 @@ impl Unsettled {
                     continue;
                 };
                 for &(record, source) in records {
-                    if !taken.contains(&record) && registry.row_holds(record, &live, same_value)? {
-                        taken.insert(record);
-                        copies.push((record, source));
+                    if !copies.contains_key(&record)
+                        && registry.row_holds(record, &live, same_value)?
+                    {
+                        copies.insert(record, source);
                     }
                 }
             }

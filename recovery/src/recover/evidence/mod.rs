@@ -103,8 +103,8 @@ pub struct Reader<'s> {
     observer: &'s dyn Observer,
     tally: Cell<Tally>,
     pages: u64,
-    /// The database's page size, in bytes.
-    page_size: u64,
+    /// The folios of the file the rows were read from.
+    folios: Cell<pager::Folios>,
     /// The caller asked the run to stop (asked every few hundred pages).
     stopped: Cell<bool>,
 }
@@ -116,9 +116,6 @@ struct Tally {
     rows: u64,
     last: u32,
 }
-
-/// Bytes one fault in a file mapping can make resident (see [`pager::FOLIO`]).
-const FOLIO: u64 = pager::FOLIO;
 
 /// What a survey read since its observer was last called, in bytes that may have become
 /// resident: its pages, and a folio for each jump to another.
@@ -141,7 +138,7 @@ impl Told {
         let pages = read.pages.saturating_sub(self.last.pages);
         let jumps = read.jumps.saturating_sub(self.last.jumps);
         self.last = read;
-        pages * self.page_size + jumps * FOLIO
+        pages * self.page_size + jumps * pager::FOLIO
     }
 }
 
@@ -161,7 +158,7 @@ impl<'s> Reader<'s> {
             tally: Cell::new(Tally::default()),
             stopped: Cell::new(false),
             pages: u64::from(db.page_count()),
-            page_size: u64::from(db.page_size().get()),
+            folios: Cell::new(pager::Folios::new(db)),
         }
     }
 
@@ -181,10 +178,10 @@ impl<'s> Reader<'s> {
     /// Records a row read from a table page: its payload's bytes and the page it starts on.
     pub fn row(&self, page: PageNo, bytes: u64) {
         let mut t = self.tally.get();
-        // A page in another folio's span than the last makes the kernel map that folio.
-        let span = |p: u32| u64::from(p.saturating_sub(1)) * self.page_size / FOLIO;
-        let jumped = t.last != page.get() && span(t.last) != span(page.get());
-        self.read(bytes + 64 + if jumped { FOLIO } else { 0 });
+        // A page in another folio than the last makes the kernel map that folio.
+        let mut folios = self.folios.get();
+        self.read(folios.cost(page, bytes + 64));
+        self.folios.set(folios);
         t.rows += 1;
         if t.last != page.get() {
             t.last = page.get();
