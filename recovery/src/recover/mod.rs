@@ -257,7 +257,7 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
             let mut residency = files.residency();
             let mut told = evidence::Told::new(&evidence.db);
             let mut told_pages = 0;
-            let of = 2 * u64::from(evidence.db.page_count());
+            let of = u64::from(evidence.db.page_count());
             let survey = pager::survey_with_schema(
                 &evidence.db,
                 evidence.schema.clone(),
@@ -269,8 +269,9 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
                         return;
                     }
                     told_pages = read.pages;
-                    // Every page is classified and walked once; the orphan pages and their
-                    // chains are read once more at the end: the count stays at `of` then.
+                    // Every page is read once: walked, or classified when no walk reached
+                    // it. The orphan pages and their chains are read once more at the end:
+                    // the count stays at `of` then.
                     let steps = read.pages.min(of);
                     observer.progress(Progress::Surveyed { steps, of });
                 },
