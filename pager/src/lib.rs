@@ -52,9 +52,8 @@ pub use btree::{
     PageType, Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{
-    survey, survey_observed, survey_on_two_threads, survey_with, survey_with_schema, Folios,
-    PageClass, PageMap, Survey, SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY,
-    OBSERVE_JUMPS,
+    survey, survey_observed, survey_with, survey_with_schema, Folios, PageClass, PageMap, Survey,
+    SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
 };
 pub use database::{
     Database, EncodingSource, OpenError, PageSizeEvidence, PageSizeSource, LOCK_BYTE_OFFSET,

@@ -13,10 +13,7 @@
 //!   lost found by its trunk pages, and the overflow chains of orphan b-tree pages.
 //!
 //! Roles found by walking override what the content suggests. B-tree pages that no tree
-//! reaches are orphans ([`PageMap::orphans`]), the raw material of later recovery. A
-//! caller with a core to spare can have every page classified by content on a second
-//! thread while the structures are walked ([`survey_on_two_threads`]); the two maps are
-//! laid over each other after, as the walked map and the untouched pages' classes are.
+//! reaches are orphans ([`PageMap::orphans`]), the raw material of later recovery.
 
 use std::cell::Cell;
 
@@ -202,56 +199,6 @@ pub fn survey_with_schema(
     survey
 }
 
-/// [`survey_with_schema`] on two threads: every page classified by its content on one
-/// while the structures are walked on this one, the two maps laid over each other after
-/// (a walk reads only what the structures and the freelist hold, never a page's class by
-/// content). The same survey, for a caller with a core to spare. `observe` is called from
-/// this thread for the pages walked, `observe_classified` from the other for the pages
-/// classified, each counting from 0.
-pub fn survey_on_two_threads(
-    db: &Database<'_>,
-    schema: Schema,
-    checks: SurveyChecks,
-    observe: &mut dyn FnMut(SurveyRead),
-    observe_classified: &mut (dyn FnMut(SurveyRead) + Send),
-) -> Survey {
-    let all = checks == SurveyChecks::All;
-    let n = db.page_count();
-    std::thread::scope(|scope| {
-        let classified = std::thread::Builder::new()
-            .name("salvage-classify".into())
-            .spawn_scoped(scope, || {
-                let total = Cell::new(SurveyRead::default());
-                let map = classify_all(db, &mut counting(db, observe_classified, &total));
-                observe_classified(total.get());
-                map
-            });
-        let held = PageMap::from_classes((1..=n).map(|_| PageClass::Unrecognised));
-        let total = Cell::new(SurveyRead::default());
-        let mut tick = counting(db, observe, &total);
-        let walked = match classified {
-            Ok(thread) => {
-                let mut walked = walk_structures(db, schema, all, held, &mut tick);
-                // Joined only once the walks are done.
-                let content = thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                walked.page_map = walked.page_map.over(content);
-                walked
-            }
-            // No thread: the classification first, as one thread does it.
-            Err(_) => {
-                let map = classify_all(db, &mut |_: PageNo| {});
-                walk_structures(db, schema, all, map, &mut tick)
-            }
-        };
-        let survey = settled(db, walked, &mut tick);
-        drop(tick);
-        observe(total.get());
-        survey
-    })
-}
-
 /// A tick per page read that calls `observe` with what was read every [`OBSERVE_EVERY`]
 /// pages, and every [`OBSERVE_JUMPS`] jumps to another folio of the file: a walk of a
 /// tree spread over the whole file maps a folio per page (a 2 GB store's survey made
@@ -276,7 +223,9 @@ fn counting<'o, F: FnMut(SurveyRead) + ?Sized>(
     }
 }
 
-/// Every page of the file classified by its content, owned by no structure yet.
+/// Every page of the file classified by its content, owned by no structure yet: the
+/// survey's first pass before the walks read only the pages they leave.
+#[cfg(test)]
 fn classify_all(db: &Database<'_>, tick: &mut dyn FnMut(PageNo)) -> PageMap {
     PageMap::from_classes((1..=db.page_count()).map(|i| {
         PageNo::new(i).map_or(PageClass::Unrecognised, |p| {
@@ -543,12 +492,12 @@ mod tests {
         assert!(surveyed > 10, "{surveyed}");
     }
 
-    /// The survey on two threads is the survey on one, to the last finding, on every
-    /// catalog fixture whole and damaged: page 1 zeroed (the freelist then found by its
-    /// trunks, after the maps are laid over each other), every fifth page zeroed, bytes
-    /// overwritten all over.
+    /// The survey is the one that classified every page by its content before the walks,
+    /// to the last finding, on every catalog fixture whole and damaged: page 1 zeroed
+    /// (the freelist then found by its trunks among the untouched pages), every fifth
+    /// page zeroed, bytes overwritten all over. It reads fewer pages.
     #[test]
-    fn the_survey_on_two_threads_is_the_survey_on_one() {
+    fn the_survey_is_the_one_that_classified_every_page_first() {
         let mut compared = 0;
         for f in small_fixtures() {
             let page = f.options.page_size as usize;
@@ -570,21 +519,17 @@ mod tests {
                 let Ok(db) = Database::open(bytes) else {
                     continue;
                 };
-                let (mut one, mut two, mut classified) = (0u64, 0u64, 0u64);
+                let mut read = 0u64;
                 let a = survey_with_schema(&db, read_schema(&db), SurveyChecks::All, &mut |n| {
-                    one = n.pages
+                    read = n.pages
                 });
-                let b = survey_on_two_threads(
-                    &db,
-                    read_schema(&db),
-                    SurveyChecks::All,
-                    &mut |n| two = n.pages,
-                    &mut |n| classified = n.pages,
-                );
+                let mut earlier = 0u64;
+                let mut tick = |_: PageNo| earlier += 1;
+                let map = classify_all(&db, &mut tick);
+                let walked = walk_structures(&db, read_schema(&db), true, map, &mut tick);
+                let b = settled(&db, walked, &mut tick);
                 assert_eq!(format!("{a:?}"), format!("{b:?}"), "{}", f.name);
-                // One thread reads by content only the pages no walk reached; the second
-                // thread classifies every page.
-                assert!(two <= one && one <= two + classified, "{}", f.name);
+                assert!(read <= earlier, "{}", f.name);
                 compared += 1;
             }
         }
