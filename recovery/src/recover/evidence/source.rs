@@ -101,6 +101,21 @@ impl Source {
         self.map.as_deref().unwrap_or_default()
     }
 
+    /// Asks the kernel to read the file into the page cache, in order, a window at a time,
+    /// while `go_on` holds: readers that jump about the file (a walk of a tree, a load in
+    /// key order) then find its pages read ahead at the disk's sequential speed. Nothing is
+    /// mapped into this process (its resident memory does not grow), and pages already in
+    /// the cache cost a lookup each.
+    pub fn prefetch(&self, go_on: impl Fn() -> bool) {
+        let Some(map) = &self.map else { return };
+        let mut offset = 0;
+        while offset < map.len() && go_on() {
+            let len = PREFETCH.min(map.len() - offset);
+            let _ = map.advise_range(memmap2::Advice::WillNeed, offset, len);
+            offset += len;
+        }
+    }
+
     /// Lets go of the mapped pages this process holds (they stay in the page cache and are
     /// read back on the next access), so that reading a large file does not grow the
     /// process's resident memory with it.
@@ -280,6 +295,10 @@ pub struct Digests {
     /// BLAKE3, lower-case hex.
     pub blake3: String,
 }
+
+/// Bytes asked for at once by [`Source::prefetch`]: the kernel submits each window's
+/// reads before the call returns, so a window is as long as the call may take.
+const PREFETCH: usize = 32 << 20;
 
 /// Bytes hashed between two releases of the map's pages.
 const CHUNK: usize = 8 << 20;
