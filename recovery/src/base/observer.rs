@@ -115,13 +115,13 @@ impl fmt::Display for Background {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Progress {
-    /// The survey on the second core: `steps` of about `of` (it classifies every page,
-    /// then walks every structure, so `of` is twice the file's pages and the survey may
-    /// end before reaching it).
+    /// The survey on the second core: `steps` of about `of` (it reads each page once:
+    /// walks every structure, then classifies the pages no walk reached; the pages of
+    /// orphan trees are read again at its end, the count staying at `of`).
     Surveyed {
-        /// Pages classified, then pages walked.
+        /// Pages read.
         steps: u64,
-        /// Twice the pages of the file.
+        /// The pages of the file.
         of: u64,
     },
     /// The main thread's reading of rows from the file's tables.
@@ -146,8 +146,8 @@ pub trait Observer: Sync {
     fn finished(&self, _work: Background) {}
     /// The run is over.
     fn done(&self) {}
-    /// Whether the run goes on; asked on the run's main thread at each stage and every
-    /// few hundred pages read. `false` stops it there with [`crate::Error::Stopped`]:
+    /// Whether the run goes on; asked at each stage and every few hundred pages read, on
+    /// the run's main thread and by the work beside it on other threads. `false` stops it there with [`crate::Error::Stopped`]:
     /// nothing is committed, and its partial output is removed.
     fn go_on(&self) -> bool {
         true

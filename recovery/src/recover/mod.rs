@@ -24,6 +24,7 @@ pub mod tables;
 pub mod times;
 pub mod whence;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 pub use request::{Log, RecoverOptions};
@@ -113,6 +114,7 @@ fn run<'s>(
     given: &Given,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
+    let running = AtomicBool::new(true);
     std::thread::scope(|scope| {
         // Every reader of the map is held to the residency limit, whether it tells a
         // tracker what it read or not; the thread ends with the run.
@@ -121,10 +123,17 @@ fn run<'s>(
         // read ahead in order, at a low priority, is found in the page cache by both
         // (on a 20 GB store not yet in the cache, in place of its reading the pages each
         // on its own fault).
-        scope.spawn(|| {
-            priority::background();
-            files.main.prefetch(|| observer.go_on());
-        });
+        // It ends with the run, whatever ends the run.
+        let _running = RunningFlag(&running);
+        let running = &running;
+        let _ = std::thread::Builder::new()
+            .name("salvage-prefetch".into())
+            .spawn_scoped(scope, move || {
+                priority::background();
+                files
+                    .main
+                    .prefetch(|| running.load(Ordering::Relaxed) && observer.go_on());
+            });
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
         // SQLite's own check of the source as read, on a private copy, at a low priority.
@@ -219,6 +228,16 @@ fn run<'s>(
     })
 }
 
+/// Whether the run is still going: set down when the run's closure returns, however it
+/// returns, so that work beside it that only helps it (the read-ahead) stops.
+struct RunningFlag<'a>(&'a AtomicBool);
+
+impl Drop for RunningFlag<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
 /// The second core's work beside the stages, in the order the first core needs it: the
 /// survey of every page, then the loss bounds, while the evidence is hashed before the
 /// run (at a lower priority) and after its last read.
@@ -277,9 +296,10 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
                         return;
                     }
                     told_pages = read.pages;
-                    // Every page is read once: walked, or classified when no walk reached
-                    // it. The orphan pages and their chains are read once more at the end:
-                    // the count stays at `of` then.
+                    // Every page is read once: walked (an overflow chain's and a freelist
+                    // trunk's too), or classified when no walk reached it. The orphan pages
+                    // and their chains are read once more at the end: the count stays at
+                    // `of` then.
                     let steps = read.pages.min(of);
                     observer.progress(Progress::Surveyed { steps, of });
                 },

@@ -103,7 +103,12 @@ impl Source {
 
     /// Asks the kernel to read the file into the page cache, in order, a window at a time,
     /// while `go_on` holds: readers that jump about the file (a walk of a tree, a load in
-    /// key order) then find its pages read ahead at the disk's sequential speed. Nothing is
+    /// key order) then find many of its pages read ahead at the disk's sequential speed.
+    /// Linux reads at most the device's read-ahead size of each window (8 MiB of 32 on the
+    /// bench machine), and its own read-ahead goes on from there as those pages are read.
+    /// Asking for every byte did worse on a 20 GB file not in the cache: the requests ran
+    /// ahead of the readers and pushed out of the cache what they had not read yet (87.7 s
+    /// in steps of 128 KiB and 113.5 s in steps of 8 MiB, against 77.9 s). Nothing is
     /// mapped into this process (its resident memory does not grow), and pages already in
     /// the cache cost a lookup each.
     pub fn prefetch(&self, go_on: impl Fn() -> bool) {
@@ -296,8 +301,7 @@ pub struct Digests {
     pub blake3: String,
 }
 
-/// Bytes asked for at once by [`Source::prefetch`]: the kernel submits each window's
-/// reads before the call returns, so a window is as long as the call may take.
+/// Bytes [`Source::prefetch`] asks for at once.
 const PREFETCH: usize = 32 << 20;
 
 /// Bytes hashed between two releases of the map's pages.
