@@ -90,6 +90,11 @@ impl PageMap {
         map
     }
 
+    /// `pages` pages, each unrecognised and owned by none.
+    pub(super) fn unrecognised(pages: u32) -> PageMap {
+        PageMap::from_classes((1..=pages).map(|_| PageClass::Unrecognised))
+    }
+
     /// The class and owner (0 for none) of `page`.
     pub(super) fn get(&self, page: PageNo) -> Option<(PageClass, u32)> {
         let i = page.index();

@@ -186,8 +186,7 @@ pub fn survey_with_schema(
     let total = Cell::new(SurveyRead::default());
     let survey = {
         let mut tick = counting(db, observe, &total);
-        let n = db.page_count();
-        let held = PageMap::from_classes((1..=n).map(|_| PageClass::Unrecognised));
+        let held = PageMap::unrecognised(db.page_count());
         let mut walked = walk_structures(db, schema, all, held, &mut tick);
         // A page a structure holds has its class from the walk, which read it: only the
         // pages no walk reached are read for their content, in file order.
@@ -221,18 +220,6 @@ fn counting<'o, F: FnMut(SurveyRead) + ?Sized>(
             observe(read);
         }
     }
-}
-
-/// Every page of the file classified by its content, owned by no structure yet: the
-/// survey's first pass before the walks read only the pages they leave.
-#[cfg(test)]
-fn classify_all(db: &Database<'_>, tick: &mut dyn FnMut(PageNo)) -> PageMap {
-    PageMap::from_classes((1..=db.page_count()).map(|i| {
-        PageNo::new(i).map_or(PageClass::Unrecognised, |p| {
-            tick(p);
-            classify_by_content(db, p)
-        })
-    }))
 }
 
 /// The pages `walked` leaves untouched (unrecognised, owned by none: those its classes
@@ -528,7 +515,9 @@ mod tests {
                 });
                 let mut earlier = 0u64;
                 let mut tick = |_: PageNo| earlier += 1;
-                let map = classify_all(&db, &mut tick);
+                // Every page classified by its content first: none is untouched by a walk yet.
+                let none = PageMap::unrecognised(db.page_count());
+                let map = classify_untouched(&db, &none, &mut tick);
                 let walked = walk_structures(&db, read_schema(&db), true, map, &mut tick);
                 let b = settled(&db, walked, &mut tick);
                 // The maps page by page (two maps of the same pages may hold them in

@@ -147,8 +147,9 @@ pub trait Observer: Sync {
     /// The run is over.
     fn done(&self) {}
     /// Whether the run goes on; asked at each stage and every few hundred pages read, on
-    /// the run's main thread and by the work beside it on other threads. `false` stops it there with [`crate::Error::Stopped`]:
-    /// nothing is committed, and its partial output is removed.
+    /// the run's main thread and by the work beside it on other threads. `false` stops it
+    /// there with [`crate::Error::Stopped`]: nothing is committed, and its partial output
+    /// is removed.
     fn go_on(&self) -> bool {
         true
     }

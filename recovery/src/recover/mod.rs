@@ -24,7 +24,6 @@ pub mod tables;
 pub mod times;
 pub mod whence;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 pub use request::{Log, RecoverOptions};
@@ -114,26 +113,12 @@ fn run<'s>(
     given: &Given,
 ) -> Result<Recovery, Error> {
     let paths = &request.paths;
-    let running = AtomicBool::new(true);
     std::thread::scope(|scope| {
         // Every reader of the map is held to the residency limit, whether it tells a
         // tracker what it read or not; the thread ends with the run.
         let _governor = files.govern(scope);
-        // The survey walks each tree and the load reads the tables in key order: a file
-        // read ahead in order, at a low priority, is found in the page cache by both
-        // (on a 20 GB store not yet in the cache, in place of its reading the pages each
-        // on its own fault).
-        // It ends with the run, whatever ends the run.
-        let _running = RunningFlag(&running);
-        let running = &running;
-        let _ = std::thread::Builder::new()
-            .name("salvage-prefetch".into())
-            .spawn_scoped(scope, move || {
-                priority::background();
-                files
-                    .main
-                    .prefetch(|| running.load(Ordering::Relaxed) && observer.go_on());
-            });
+        // The source read ahead in order; it ends with the run, whatever ends the run.
+        let _read_ahead = files.read_ahead(scope, observer);
         evidence.read_schema();
         let evidence: &Evidence<'s> = evidence;
         // SQLite's own check of the source as read, on a private copy, at a low priority.
@@ -226,16 +211,6 @@ fn run<'s>(
         drop(open);
         recovery
     })
-}
-
-/// Whether the run is still going: set down when the run's closure returns, however it
-/// returns, so that work beside it that only helps it (the read-ahead) stops.
-struct RunningFlag<'a>(&'a AtomicBool);
-
-impl Drop for RunningFlag<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
 }
 
 /// The second core's work beside the stages, in the order the first core needs it: the

@@ -272,6 +272,34 @@ impl Drop for Governor {
     }
 }
 
+/// Reads a source ahead ([`Source::prefetch`]) on a thread of low priority until it is
+/// dropped or `go_on` says no: it only helps the readers of a run, and ends with the run
+/// however the run ends.
+pub struct ReadAhead {
+    /// Dropped to stop the thread.
+    _stop: std::sync::mpsc::Sender<()>,
+}
+
+impl ReadAhead {
+    /// Starts reading `source` ahead on a thread of `scope` (none, when no thread can be
+    /// started: the readers then read the pages on their own faults).
+    pub fn start<'scope, 'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        source: &'env Source,
+        go_on: impl Fn() -> bool + Send + 'env,
+    ) -> ReadAhead {
+        use std::sync::mpsc::{channel, TryRecvError};
+        let (stop, stopped) = channel::<()>();
+        let _ = std::thread::Builder::new()
+            .name("salvage-read-ahead".into())
+            .spawn_scoped(scope, move || {
+                crate::base::priority::background();
+                source.prefetch(|| stopped.try_recv() == Err(TryRecvError::Empty) && go_on());
+            });
+        ReadAhead { _stop: stop }
+    }
+}
+
 /// Bytes of file-backed (and shared) memory resident in this process, from
 /// `/proc/self/statm` (read again from its start); `None` where that is not available.
 fn resident_file_bytes(statm: Option<&File>) -> Option<u64> {
