@@ -515,9 +515,13 @@ mod tests {
                 });
                 let mut earlier = 0u64;
                 let mut tick = |_: PageNo| earlier += 1;
-                // Every page classified by its content first: none is untouched by a walk yet.
-                let none = PageMap::unrecognised(db.page_count());
-                let map = classify_untouched(&db, &none, &mut tick);
+                // Every page classified by its content first, as the survey did.
+                let map = PageMap::from_classes((1..=db.page_count()).map(|i| {
+                    PageNo::new(i).map_or(PageClass::Unrecognised, |p| {
+                        tick(p);
+                        classify_by_content(&db, p)
+                    })
+                }));
                 let walked = walk_structures(&db, read_schema(&db), true, map, &mut tick);
                 let b = settled(&db, walked, &mut tick);
                 // The maps page by page (two maps of the same pages may hold them in
