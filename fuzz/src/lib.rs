@@ -721,11 +721,25 @@ pub struct Outcome {
 /// Runs `target` on `runs` mutations of the seeds (seeded by `seed`; about one input in
 /// five mutated twice over); an input taking longer than `limit` counts as a hang.
 pub fn run(target: &Target, seeds: &[Vec<u8>], runs: u64, seed: u64, limit: Duration) -> Outcome {
-    run_until(target, seeds, runs, seed, limit, None)
+    run_until(target, seeds, runs, seed, limit, None, &mut |_| {})
 }
 
-/// [`run`], stopping before the next input once `until` has passed: the inputs run are
-/// then the first [`Outcome::runs`] of the same seed.
+/// What a long run is told while it goes, so that a run killed before its end has kept
+/// what it found and said how far it got.
+pub enum Event<'a> {
+    /// An input panicked, failed or ran past the limit, told as soon as it has: the input,
+    /// and how.
+    Found(&'a [u8], &'a str),
+    /// The inputs of this call run so far, told every [`PROGRESS_EVERY`].
+    Ran(u64),
+}
+
+/// How often [`run_until`] tells its watcher how many inputs have run.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(300);
+
+/// [`run`], stopping before the next input once `until` has passed (the inputs run are
+/// then the first [`Outcome::runs`] of the same seed), and telling `watch` of each input
+/// found when it is found, and of the count now and then.
 pub fn run_until(
     target: &Target,
     seeds: &[Vec<u8>],
@@ -733,15 +747,22 @@ pub fn run_until(
     seed: u64,
     limit: Duration,
     until: Option<Instant>,
+    watch: &mut dyn FnMut(Event<'_>),
 ) -> Outcome {
     let mut rng = SplitMix64::new(seed);
     let mut out = Outcome::default();
     if seeds.is_empty() {
         return out;
     }
+    let mut told = Instant::now();
     for _ in 0..runs {
-        if until.is_some_and(|t| Instant::now() >= t) {
+        let now = Instant::now();
+        if until.is_some_and(|t| now >= t) {
             break;
+        }
+        if now.duration_since(told) >= PROGRESS_EVERY {
+            watch(Event::Ran(out.runs));
+            told = now;
         }
         let base = rng.below(seeds.len() as u64) as usize;
         let Some(base) = seeds.get(base) else {
@@ -762,10 +783,17 @@ pub fn run_until(
                     .cloned()
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_default();
+                watch(Event::Found(&input, &format!("panic: {why}")));
                 out.crashes.push((input, why));
             }
-            Ok(Err(why)) => out.failures.push((input, why)),
-            Ok(Ok(())) if took > limit => out.slow.push((input, took)),
+            Ok(Err(why)) => {
+                watch(Event::Found(&input, &why));
+                out.failures.push((input, why));
+            }
+            Ok(Ok(())) if took > limit => {
+                watch(Event::Found(&input, &format!("took {took:?}")));
+                out.slow.push((input, took));
+            }
             Ok(Ok(())) => {}
         }
     }

@@ -1,7 +1,7 @@
 //! `fuzz TARGET [--runs N] [--seed S] [--limit-ms MS] [--from-round K] [--minutes M]`: runs a target on
 //! mutations of the fixtures and writes each input that panics, fails or runs past the limit to
-//! `fuzz/found/TARGET-SEED-ROUND-N.bin` (add it to `fuzz/regressions/` with its fix). Exit 1 when any
-//! was found. A run goes in rounds of 100,000 inputs, each from its own seed; `--from-round`
+//! `fuzz/found/TARGET-SEED-ROUND-N.bin` as soon as it has (add it to `fuzz/regressions/` with its
+//! fix), and says every five minutes how many inputs have run. Exit 1 when any was found. A run goes in rounds of 100,000 inputs, each from its own seed; `--from-round`
 //! goes on with a run that was stopped, so that one long run can be done in parts;
 //! `--minutes` stops it after that long, and says how many inputs it ran.
 //! `fuzz TARGET --replay FILE…` runs the target once on each file and says how long it took.
@@ -91,6 +91,8 @@ fn main() {
         } else {
             seed ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15)
         };
+        // Each input found is written at once, and the count said now and then: a run
+        // killed before its end has kept what it found and said how far it got.
         let out = fuzz::run_until(
             target,
             &seeds,
@@ -98,21 +100,21 @@ fn main() {
             round_seed,
             Duration::from_millis(limit),
             until,
+            &mut |event| match event {
+                fuzz::Event::Found(input, why) => {
+                    let _ = std::fs::create_dir_all(&found);
+                    let path = found.join(format!("{name}-{seed}-{round}-{n}.bin"));
+                    let _ = std::fs::write(&path, input);
+                    eprintln!("  {why}: {}", path.display());
+                    n += 1;
+                }
+                fuzz::Event::Ran(runs) => eprintln!(
+                    "{name}: round {round}, {runs} inputs run so far ({:.0?} in this part)",
+                    started.elapsed()
+                ),
+            },
         );
         done += out.runs;
-        for (input, why) in out
-            .crashes
-            .iter()
-            .map(|(i, w)| (i, format!("panic: {w}")))
-            .chain(out.failures.iter().map(|(i, w)| (i, w.clone())))
-            .chain(out.slow.iter().map(|(i, d)| (i, format!("took {d:?}"))))
-        {
-            let _ = std::fs::create_dir_all(&found);
-            let path = found.join(format!("{name}-{seed}-{round}-{n}.bin"));
-            let _ = std::fs::write(&path, input);
-            eprintln!("  {why}: {}", path.display());
-            n += 1;
-        }
         crashes += out.crashes.len();
         failures += out.failures.len();
         slow += out.slow.len();
