@@ -6,10 +6,11 @@
 
 use std::cmp::Ordering;
 
-use crate::btree::PageType;
+use crate::btree::{CellRef, PageType};
 use crate::database::Database;
+use crate::record::{Record, ValueRef};
 use crate::types::{CellIndex, PageNo};
-use crate::value::{decode_cell, Value};
+use crate::value::{decode_cell, raw_cell, Value};
 use crate::walk::{BtreeWalk, TreeItem, MAX_DEPTH};
 
 /// Every entry of the index b-tree rooted at `root` that reads whole and clean: its key
@@ -55,17 +56,18 @@ pub fn index_holds(db: &Database<'_>, root: PageNo, key: &[Value], desc: &[bool]
         if page_type.is_table() {
             return None;
         }
-        let pointers: Vec<u16> = page.cell_pointers(&header).collect();
+        // The header is refused unless its cell pointer array fits the page: each is
+        // read where it is.
+        let pointer = |i: usize| page.cell_pointer(&header, i);
         // The first cell whose key is not below the target.
-        let (mut lo, mut hi) = (0usize, pointers.len());
+        let (mut lo, mut hi) = (0usize, usize::from(header.cell_count()));
         let mut found = false;
         while lo < hi {
             let mid = (lo + hi) / 2;
             let cell = page
-                .cell_at(page_type, CellIndex(mid as u16), *pointers.get(mid)?)
+                .cell_at(page_type, CellIndex(mid as u16), pointer(mid)?)
                 .ok()?;
-            let entry = decode_cell(db, &cell).ok().filter(|e| e.complete)?;
-            match compare(&entry.values, key, desc) {
+            match compare_entry(db, &cell, key, desc)? {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Equal => {
                     found = true;
@@ -80,8 +82,8 @@ pub fn index_holds(db: &Database<'_>, root: PageNo, key: &[Value], desc: &[bool]
         if page_type == PageType::IndexLeaf {
             return Some(false);
         }
-        let child = match pointers.get(lo) {
-            Some(&offset) => page
+        let child = match pointer(lo) {
+            Some(offset) => page
                 .cell_at(page_type, CellIndex(lo as u16), offset)
                 .ok()?
                 .cell
@@ -93,13 +95,59 @@ pub fn index_holds(db: &Database<'_>, root: PageNo, key: &[Value], desc: &[bool]
     None
 }
 
+/// An entry of an index page compared with `key` as [`compare`] compares them, read in
+/// place (no value copied out of the page). `None` unless the entry reads whole and
+/// clean, as [`decode_cell`] would have it `complete`: its payload joined and exactly as
+/// long as its header says, and every value readable.
+fn compare_entry(
+    db: &Database<'_>,
+    cell: &CellRef<'_>,
+    key: &[Value],
+    desc: &[bool],
+) -> Option<Ordering> {
+    let raw = raw_cell(db, cell).ok()?;
+    if !raw.intact {
+        return None;
+    }
+    let (record, _) = Record::parse(&raw.payload, raw.location).ok()?;
+    if record.values().any(|v| v.is_err()) {
+        return None;
+    }
+    let len = record.header().serial_types.len();
+    let values = record.values().map_while(Result::ok);
+    Some(compare_in_order(
+        values,
+        len,
+        key.iter().map(Value::as_value_ref),
+        key.len(),
+        desc,
+    ))
+}
+
 /// Two index records compared column by column, as SQLite compares them with the
 /// BINARY collation: NULL, then numbers by value, then text, then BLOBs (bytes in order,
 /// a prefix first); a DESC column the other way round.
 // SQLite: sqlite3VdbeRecordCompare (vdbeaux.c)
 pub fn compare(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        let o = compare_values(x, y);
+    compare_in_order(
+        a.iter().map(Value::as_value_ref),
+        a.len(),
+        b.iter().map(Value::as_value_ref),
+        b.len(),
+        desc,
+    )
+}
+
+/// [`compare`] over two records' values as they are read (`a_len` and `b_len` values).
+fn compare_in_order<'x, 'y>(
+    a: impl Iterator<Item = ValueRef<'x>>,
+    a_len: usize,
+    b: impl Iterator<Item = ValueRef<'y>>,
+    b_len: usize,
+    desc: &[bool],
+) -> Ordering {
+    for (i, (x, y)) in a.zip(b).enumerate() {
+        let o = compare_value_refs(x, y);
         let o = if desc.get(i).copied().unwrap_or(false) {
             o.reverse()
         } else {
@@ -109,23 +157,50 @@ pub fn compare(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
             return o;
         }
     }
-    a.len().cmp(&b.len())
+    a_len.cmp(&b_len)
 }
 
+#[cfg(test)]
 fn compare_values(x: &Value, y: &Value) -> Ordering {
-    let class = |v: &Value| match v {
-        Value::Null => 0,
-        Value::Integer(_) | Value::Real(_) => 1,
-        Value::Text(_) => 2,
-        Value::Blob(_) => 3,
+    compare_value_refs(x.as_value_ref(), y.as_value_ref())
+}
+
+/// An integer and a real compared exactly, as SQLite does: not by the integer's nearest
+/// real (2^53 + 1 is above the real 2^53, not equal to it).
+// SQLite: sqlite3IntFloatCompare (vdbeaux.c)
+fn integer_real(i: i64, r: f64) -> Ordering {
+    // 2^63, the first real above every integer.
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if r.is_nan() || r < -TWO_63 {
+        return Ordering::Greater;
+    }
+    if r >= TWO_63 {
+        return Ordering::Less;
+    }
+    // The real's integral part, exact here; then its fraction decides. Where the real
+    // has a fraction it is below 2^52, and so is the integer equal to its integral part:
+    // both exact as reals.
+    match i.cmp(&(r as i64)) {
+        Ordering::Equal => (i as f64).partial_cmp(&r).unwrap_or(Ordering::Equal),
+        o => o,
+    }
+}
+
+fn compare_value_refs(x: ValueRef<'_>, y: ValueRef<'_>) -> Ordering {
+    let class = |v: &ValueRef<'_>| match v {
+        ValueRef::Null => 0,
+        ValueRef::Integer(_) | ValueRef::Real(_) => 1,
+        ValueRef::Text(_) => 2,
+        ValueRef::Blob(_) => 3,
     };
     match (x, y) {
-        (Value::Integer(a), Value::Integer(b)) => a.cmp(b),
-        (Value::Integer(a), Value::Real(b)) => (*a as f64).total_cmp(b),
-        (Value::Real(a), Value::Integer(b)) => a.total_cmp(&(*b as f64)),
-        (Value::Real(a), Value::Real(b)) => a.total_cmp(b),
-        (Value::Text(a), Value::Text(b)) | (Value::Blob(a), Value::Blob(b)) => a.cmp(b),
-        _ => class(x).cmp(&class(y)),
+        (ValueRef::Integer(a), ValueRef::Integer(b)) => a.cmp(&b),
+        (ValueRef::Integer(a), ValueRef::Real(b)) => integer_real(a, b),
+        (ValueRef::Real(a), ValueRef::Integer(b)) => integer_real(b, a).reverse(),
+        // Zero and negative zero are equal; SQLite stores no NaN.
+        (ValueRef::Real(a), ValueRef::Real(b)) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+        (ValueRef::Text(a), ValueRef::Text(b)) | (ValueRef::Blob(a), ValueRef::Blob(b)) => a.cmp(b),
+        _ => class(&x).cmp(&class(&y)),
     }
 }
 

@@ -37,6 +37,19 @@ impl From<ValueRef<'_>> for Value {
     }
 }
 
+impl Value {
+    /// The value borrowed, as a record's values are read in place.
+    pub fn as_value_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Null => ValueRef::Null,
+            Value::Integer(i) => ValueRef::Integer(*i),
+            Value::Real(r) => ValueRef::Real(*r),
+            Value::Text(t) => ValueRef::Text(t),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }
+    }
+}
+
 /// One b-tree entry decoded into owned values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecodedRow {
