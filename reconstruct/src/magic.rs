@@ -231,20 +231,20 @@ impl BlobKinds {
     /// first bytes of each value are looked at). A record whose header cannot be read
     /// counts nothing.
     pub fn add_record(&mut self, payload: &[u8]) {
-        let mut types = Vec::new();
         let at = pager::Location {
             page: pager::PageNo::FIRST,
             offset: 0,
         };
-        let Ok(header) =
-            // The payload may be cut short: its header is read as far as it goes.
-            pager::record::visit_record_header(payload, u64::MAX, at, |t| types.push(t))
+        // The values start where the header ends: each value's place is known as its
+        // serial type is read, and nothing is collected.
+        // The payload may be cut short: its header is read as far as it goes, first
+        // only to know that it reads.
+        let Ok(header_size) = pager::record::visit_record_header(payload, u64::MAX, at, |_| {})
         else {
             return;
         };
-        let mut offset = header;
-        for (place, t) in types.into_iter().enumerate() {
-            let len = t.body_len();
+        let (mut place, mut offset) = (0usize, header_size);
+        let _ = pager::record::visit_record_header(payload, u64::MAX, at, |t| {
             if let pager::SerialType::Blob(n) = t {
                 if n > 0 {
                     let start = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -256,8 +256,9 @@ impl BlobKinds {
                     *self.0.entry((place, magic(head))).or_insert(0) += 1;
                 }
             }
-            offset = offset.saturating_add(len);
-        }
+            offset = offset.saturating_add(t.body_len());
+            place += 1;
+        });
     }
 
     /// Adds another tally's counts.
@@ -297,5 +298,16 @@ mod tally {
         let want: Vec<((usize, Option<Magic>), u64)> =
             vec![((1, Some(Magic::Jpeg)), 2), ((4, None), 2)];
         assert_eq!(kinds.0.into_iter().collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn a_record_whose_header_does_not_read_counts_nothing() {
+        // A JPEG's bytes, then a serial type cut in the middle of its varint.
+        let jpeg = b"\xff\xd8\xff\xe0\0\x10JFIF\0";
+        let mut record = vec![3, 12 + 2 * jpeg.len() as u8, 0x81];
+        record.extend(jpeg);
+        let mut kinds = BlobKinds::default();
+        kinds.add_record(&record);
+        assert!(kinds.0.is_empty(), "{:?}", kinds.0);
     }
 }
