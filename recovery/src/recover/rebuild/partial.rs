@@ -87,7 +87,14 @@ pub fn insert<'r>(
         params.extend(values.iter().map(|v| v as &dyn rusqlite::ToSql));
         // A refused row leaves nothing behind: the statement is its own savepoint.
         let placeable = rowid_name.is_some() || rowid.is_none();
-        let in_table = placeable && matches!(out.conn.execute(&sql, params.as_slice()), Ok(1));
+        // Rows of one table mostly know the same columns: their statement is compiled once.
+        let in_table = placeable
+            && matches!(
+                out.conn
+                    .prepare_cached(&sql)
+                    .and_then(|mut insert| insert.execute(params.as_slice())),
+                Ok(1)
+            );
         let rowid = rowid.or_else(|| in_table.then(|| out.conn.last_insert_rowid()));
         if in_table {
             done.written += 1;
@@ -113,20 +120,19 @@ pub fn insert<'r>(
             .iter()
             .map(|(c, v)| (c.to_string(), json_value(v, enc)))
             .collect();
-        out.conn.execute(
-            &format!(
+        out.conn
+            .prepare_cached(&format!(
                 "INSERT INTO {}(tbl, rowid, columns_known, source_index, in_table, known_values) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 quote(&name)
-            ),
-            rusqlite::params![
+            ))?
+            .execute(rusqlite::params![
                 table,
                 rowid,
                 row.values.keys().collect::<Vec<_>>().join(","),
                 row.sources.iter().map(|s| &**s).collect::<Vec<_>>().join(","),
                 in_table,
                 serde_json::Value::Object(known).to_string()
-            ],
-        )?;
+            ])?;
     }
     Ok(done)
 }
