@@ -312,7 +312,7 @@ const CARVE_RUN: usize = 64;
 fn carved_in_order<'s, 'd: 's>(
     scope: &'s std::thread::Scope<'s, '_>,
     db: &'s Database<'d>,
-    pages: impl Iterator<Item = (PageNo, PageRole)> + 's,
+    mut pages: impl Iterator<Item = (PageNo, PageRole)> + 's,
     templates: &'s [Template],
 ) -> impl Iterator<Item = (PageNo, Vec<Carved>)> + 's {
     let carve_run = move |run: Vec<(PageNo, PageRole)>| -> Vec<(PageNo, Vec<Carved>)> {
@@ -329,7 +329,6 @@ fn carved_in_order<'s, 'd: 's>(
             }
         }
     });
-    let mut pages = pages;
     let mut next_run =
         move || -> Vec<(PageNo, PageRole)> { pages.by_ref().take(CARVE_RUN).collect() };
     std::iter::from_fn(move || {
@@ -339,12 +338,11 @@ fn carved_in_order<'s, 'd: 's>(
         }
         // The run after this one goes to the helper before this one is carved.
         let theirs = next_run();
+        // A helper gone (it panicked: the scope says so at its end) leaves its run here.
         let sent = !theirs.is_empty() && to_helper.send(theirs.clone()).is_ok();
         let mut done = carve_run(own);
-        done.extend(match sent {
-            true => carved.recv().unwrap_or_else(|_| carve_run(theirs)),
-            false => carve_run(theirs),
-        });
+        let received = if sent { carved.recv().ok() } else { None };
+        done.extend(received.unwrap_or_else(|| carve_run(theirs)));
         Some(done)
     })
     .flatten()
