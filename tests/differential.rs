@@ -2,7 +2,8 @@
 //! seed writes a random database (`fixtures::random`: every column affinity, STRICT and
 //! WITHOUT ROWID tables, generated columns, every spelling of INTEGER PRIMARY KEY, a
 //! collation SQLite does not ship, partial and expression indexes, full-text and R*Tree
-//! tables, random page sizes, encodings and auto-vacuum modes, deletes and updates). A
+//! tables, random page sizes, encodings and auto-vacuum modes, schema format 1 and WAL
+//! mode, deletes and updates). A
 //! file SQLite checks as `ok` recovers complete, nothing registered as damage, every row
 //! equal to SQLite's reading. `fuzz healthy --runs N` runs millions; the suite runs a
 //! bounded number of seeds.
@@ -51,5 +52,31 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
         .filter_map(|&seed| fuzz::healthy::check_seed(seed).err())
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    Ok(())
+}
+
+/// The generator writes databases of schema format 1 (SQLite's legacy format: 0 and 1
+/// take a byte of a record's body, an index declared DESC is stored ascending) and in WAL
+/// mode, among the suite's seeds: the header says both (offset 44, and 18 and 19).
+#[test]
+fn the_suites_seeds_include_schema_format_1_and_wal_files() -> TestResult {
+    let dir = crate::Scratch::new("differential-formats");
+    let (mut legacy, mut wal) = (0, 0);
+    for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
+        let db =
+            fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
+        let header = std::fs::read(&db.path).map_err(|e| e.to_string())?;
+        let format = header
+            .get(44..48)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes);
+        legacy += usize::from(format == Some(1));
+        wal += usize::from(header.get(18..20) == Some(&[2, 2][..]));
+        std::fs::remove_file(&db.path).map_err(|e| e.to_string())?;
+    }
+    assert!(
+        legacy > 0 && wal > 0,
+        "format 1: {legacy}, WAL: {wal} of {SEEDS}"
+    );
     Ok(())
 }
