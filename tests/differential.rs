@@ -57,11 +57,12 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 
 /// The generator writes databases of schema format 1 (SQLite's legacy format: 0 and 1
 /// take a byte of a record's body, an index declared DESC is stored ascending) and in WAL
-/// mode, among the suite's seeds: the header says both (offset 44, and 18 and 19).
+/// mode, some with their log beside them, among the suite's seeds: the header says the
+/// first two (offset 44, and 18 and 19).
 #[test]
-fn the_suites_seeds_include_schema_format_1_and_wal_files() -> TestResult {
+fn the_suites_seeds_include_schema_format_1_and_wal_files_with_their_log() -> TestResult {
     let dir = crate::Scratch::new("differential-formats");
-    let (mut legacy, mut wal) = (0, 0);
+    let (mut legacy, mut wal, mut kept) = (0, 0, 0);
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -72,11 +73,15 @@ fn the_suites_seeds_include_schema_format_1_and_wal_files() -> TestResult {
             .map(u32::from_be_bytes);
         legacy += usize::from(format == Some(1));
         wal += usize::from(header.get(18..20) == Some(&[2, 2][..]));
-        std::fs::remove_file(&db.path).map_err(|e| e.to_string())?;
+        let log = dir.path(&format!("random-{seed}.db-wal"));
+        kept += usize::from(std::fs::metadata(&log).is_ok_and(|m| m.len() > 0));
+        for file in [db.path, log, dir.path(&format!("random-{seed}.db-shm"))] {
+            let _ = std::fs::remove_file(file);
+        }
     }
     assert!(
-        legacy > 0 && wal > 0,
-        "format 1: {legacy}, WAL: {wal} of {SEEDS}"
+        legacy > 0 && wal > 0 && kept > 0,
+        "format 1: {legacy}, WAL: {wal}, a log beside: {kept} of {SEEDS}"
     );
     Ok(())
 }
