@@ -56,13 +56,15 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 }
 
 /// The generator writes databases of schema format 1 (SQLite's legacy format: 0 and 1
-/// take a byte of a record's body, an index declared DESC is stored ascending) and in WAL
-/// mode, some with their log beside them, among the suite's seeds: the header says the
-/// first two (offset 44, and 18 and 19).
+/// take a byte of a record's body, an index declared DESC is stored ascending), in WAL
+/// mode (some with their log beside them), and copied mid-transaction with a hot
+/// journal, among the suite's seeds: the header says the first two (offset 44, and 18
+/// and 19), the files beside the others.
 #[test]
-fn the_suites_seeds_include_schema_format_1_and_wal_files_with_their_log() -> TestResult {
+fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_and_hot_journals() -> TestResult
+{
     let dir = crate::Scratch::new("differential-formats");
-    let (mut legacy, mut wal, mut kept) = (0, 0, 0);
+    let (mut legacy, mut wal, mut kept, mut hot) = (0, 0, 0, 0);
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -73,15 +75,21 @@ fn the_suites_seeds_include_schema_format_1_and_wal_files_with_their_log() -> Te
             .map(u32::from_be_bytes);
         legacy += usize::from(format == Some(1));
         wal += usize::from(header.get(18..20) == Some(&[2, 2][..]));
-        let log = dir.path(&format!("random-{seed}.db-wal"));
-        kept += usize::from(std::fs::metadata(&log).is_ok_and(|m| m.len() > 0));
-        for file in [db.path, log, dir.path(&format!("random-{seed}.db-shm"))] {
-            let _ = std::fs::remove_file(file);
+        let beside =
+            |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", db.path.display()));
+        let not_empty = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.len() > 0);
+        kept += usize::from(not_empty(&beside("-wal")));
+        // Hot: its header whole (the magic written when its pages were synced, before
+        // the transaction spilled into the file), which SQLite rolls back.
+        let journal = std::fs::read(beside("-journal")).unwrap_or_default();
+        hot += usize::from(journal.starts_with(&[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]));
+        for file in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(beside(file));
         }
     }
     assert!(
-        legacy > 0 && wal > 0 && kept > 0,
-        "format 1: {legacy}, WAL: {wal}, a log beside: {kept} of {SEEDS}"
+        legacy > 0 && wal > 0 && kept > 0 && hot > 0,
+        "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}"
     );
     Ok(())
 }

@@ -40,6 +40,11 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
     let db = fixtures::random::random_database(seed, dir)
         .map_err(|e| format!("seed {seed}: the generator failed: {e}"))?;
     let why = |what: String| format!("seed {seed} ({}): {what}", db.settings);
+    // The recovery reads a copy of the files as the generator left them: SQLite's reading
+    // below may change them (it rolls a hot journal back into the file and removes it).
+    let evidence = dir.join("evidence");
+    let src = evidence.join("source.db");
+    copy_with_logs(&db.path, &src).map_err(|e| why(format!("copying the evidence: {e}")))?;
     let expected = {
         let conn = Connection::open(&db.path).map_err(|e| why(e.to_string()))?;
         // A log the generator left beside the file stays there when this reading closes:
@@ -63,7 +68,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         read_all(&conn).map_err(|e| why(e.to_string()))?
     };
     let out = dir.join("out.db");
-    let options = recovery::RecoverOptions::new(&db.path, &out);
+    let options = recovery::RecoverOptions::new(&src, &out);
     let done = recovery::recover(&options, &recovery::Quiet)
         .map_err(|e| why(format!("the recovery failed: {e}")))?;
     let r = &done.report;
@@ -97,6 +102,21 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
                 )));
             }
             Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Copies `db` to `to`, with its rollback journal and write-ahead log where they exist.
+fn copy_with_logs(db: &Path, to: &Path) -> std::io::Result<()> {
+    if let Some(folder) = to.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    std::fs::copy(db, to)?;
+    for log in ["-journal", "-wal"] {
+        let from = format!("{}{log}", db.display());
+        if Path::new(&from).exists() {
+            std::fs::copy(&from, format!("{}{log}", to.display()))?;
         }
     }
     Ok(())
