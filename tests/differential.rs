@@ -2,11 +2,10 @@
 //! seed writes a random database (`fixtures::random`: every column affinity, STRICT and
 //! WITHOUT ROWID tables, generated columns, every spelling of INTEGER PRIMARY KEY, a
 //! collation SQLite does not ship, partial and expression indexes, full-text and R*Tree
-//! tables, random page sizes, encodings and auto-vacuum modes, schema format 1 and WAL
-//! mode, deletes and updates). A
-//! file SQLite checks as `ok` recovers complete, nothing registered as damage, every row
-//! equal to SQLite's reading. `fuzz healthy --runs N` runs millions; the suite runs a
-//! bounded number of seeds.
+//! tables, random page sizes, encodings and auto-vacuum modes, schema format 1, WAL mode
+//! with its log beside, a hot journal, deletes and updates). A file SQLite checks as `ok`
+//! recovers complete, nothing registered as damage, every row equal to SQLite's reading.
+//! `fuzz healthy --runs N` runs millions; the suite runs a bounded number of seeds.
 
 use crate::TestResult;
 
@@ -82,7 +81,7 @@ fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_and_hot_jou
         // Hot: its header whole (the magic written when its pages were synced, before
         // the transaction spilled into the file), which SQLite rolls back.
         let journal = std::fs::read(beside("-journal")).unwrap_or_default();
-        hot += usize::from(journal.starts_with(&[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]));
+        hot += usize::from(journal.starts_with(&pager::journal::JOURNAL_MAGIC));
         for file in ["", "-wal", "-shm", "-journal"] {
             let _ = std::fs::remove_file(beside(file));
         }

@@ -44,7 +44,8 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
     // below may change them (it rolls a hot journal back into the file and removes it).
     let evidence = dir.join("evidence");
     let src = evidence.join("source.db");
-    copy_with_logs(&db.path, &src).map_err(|e| why(format!("copying the evidence: {e}")))?;
+    fixtures::random::copy_with_logs(&db.path, &src)
+        .map_err(|e| why(format!("copying the evidence: {e}")))?;
     let expected = {
         let conn = Connection::open(&db.path).map_err(|e| why(e.to_string()))?;
         // A log the generator left beside the file stays there when this reading closes:
@@ -102,21 +103,6 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
                 )));
             }
             Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// Copies `db` to `to`, with its rollback journal and write-ahead log where they exist.
-fn copy_with_logs(db: &Path, to: &Path) -> std::io::Result<()> {
-    if let Some(folder) = to.parent() {
-        std::fs::create_dir_all(folder)?;
-    }
-    std::fs::copy(db, to)?;
-    for log in ["-journal", "-wal"] {
-        let from = format!("{}{log}", db.display());
-        if Path::new(&from).exists() {
-            std::fs::copy(&from, format!("{}{log}", to.display()))?;
         }
     }
     Ok(())

@@ -64,28 +64,38 @@ enum LiveRows {
 
 /// The shape of `sqlite_schema` ("Storage Of The SQL Database Schema").
 fn schema_template() -> Option<Template> {
-    use reconstruct::{Column, ColumnDefault, ColumnKind, TableShape};
-    let col = |name: &str, decl: &str| Column {
-        name: name.into(),
-        decl_type: decl.into(),
-        not_null: false,
-        pk: 0,
-        kind: ColumnKind::Ordinary,
-        default: ColumnDefault::None,
-    };
-    Template::of(&TableShape {
-        name: "sqlite_schema".into(),
-        columns: vec![
-            col("type", "TEXT"),
-            col("name", "TEXT"),
-            col("tbl_name", "TEXT"),
-            col("rootpage", "INTEGER"),
-            col("sql", "TEXT"),
+    Template::of(&plain_shape(
+        "sqlite_schema",
+        &[
+            ("type", "TEXT"),
+            ("name", "TEXT"),
+            ("tbl_name", "TEXT"),
+            ("rootpage", "INTEGER"),
+            ("sql", "TEXT"),
         ],
+    ))
+}
+
+/// A rowid table of plain columns, each `(name, declared type)`: no key, no constraint.
+fn plain_shape(name: &str, columns: &[(&str, &str)]) -> reconstruct::TableShape {
+    use reconstruct::{Column, ColumnDefault, ColumnKind, TableShape};
+    TableShape {
+        name: name.into(),
+        columns: columns
+            .iter()
+            .map(|(name, decl)| Column {
+                name: (*name).into(),
+                decl_type: (*decl).into(),
+                not_null: false,
+                pk: 0,
+                kind: ColumnKind::Ordinary,
+                default: ColumnDefault::None,
+            })
+            .collect(),
         without_rowid: false,
         strict: false,
         pk_indexed: false,
-    })
+    }
 }
 
 /// How each page is carved: a live table page's free space as its table's (`by_root`
@@ -854,23 +864,10 @@ mod tests {
         drop(conn);
         let bytes = std::fs::read(&path).unwrap();
         let db = Database::open(&bytes).unwrap();
-        let col = |name: &str, decl: &str| reconstruct::Column {
-            name: name.into(),
-            decl_type: decl.into(),
-            not_null: false,
-            pk: 0,
-            kind: reconstruct::ColumnKind::Ordinary,
-            default: reconstruct::ColumnDefault::None,
-        };
-        let templates: Vec<Template> = Template::of(&reconstruct::TableShape {
-            name: "t".into(),
-            columns: vec![col("a", "TEXT"), col("b", "INTEGER")],
-            without_rowid: false,
-            strict: false,
-            pk_indexed: false,
-        })
-        .into_iter()
-        .collect();
+        let templates: Vec<Template> =
+            Template::of(&super::plain_shape("t", &[("a", "TEXT"), ("b", "INTEGER")]))
+                .into_iter()
+                .collect();
         // Every page as freed, carved whole: the table's leaves hold the deleted rows.
         let pages = || {
             (1..=db.page_count())
