@@ -29,7 +29,7 @@ fn random_healthy_files_recover_as_sqlite_reads_them() -> TestResult {
 
 /// Seeds on which `fuzz healthy` once found a difference, each kept as a test of its fix
 /// (docs/fuzzing.md says what each was).
-const FOUND: [u64; 5] = [
+const FOUND: [u64; 6] = [
     // An UPDATE raised an AUTOINCREMENT table's rowid past its `sqlite_sequence` counter:
     // the output kept the counter its inserts raised, not the source's. (Text in their
     // numeric columns, in UTF-16, sent the rows through SQL; now judged in the file's
@@ -42,6 +42,10 @@ const FOUND: [u64; 5] = [
     // A healthy file withheld: UTF-16le text `0D 37` (U+370D) in an INTEGER column was
     // read as the bytes "\r7", a number SQLite would have converted, and taken for damage.
     802_075_688_923_152_524,
+    // A healthy file withheld: an R*Tree on 1 KiB pages with 32 reserved bytes, whose
+    // root node's overflow page is all zeros past its three cells, read as a page wiped
+    // (`fts::an_r_tree_node_whose_overflow_page_is_zeros_past_its_cells_is_whole`).
+    6_596_254_650_442_640_287,
 ];
 
 #[test]

@@ -276,3 +276,77 @@ fn a_full_text_table_with_a_column_named_rowid_keeps_its_docids() -> TestResult 
     assert_eq!(rows(&dest)?, rows(&src)?);
     Ok(())
 }
+
+/// An R-tree node blob is the page size less 64 bytes: with bytes reserved on each page,
+/// more than a row holds on its page, so every node spills onto an overflow page, and a
+/// node of a few cells leaves that page all zeros (the zeros SQLite wrote, not a page
+/// wiped). The node's header says its cells end before that page, and SQLite reads no
+/// further: the healthy file recovers whole, exit 0. Zeros where a node's cells are (a
+/// full node's overflow page wiped) stay loss.
+#[test]
+fn an_r_tree_node_whose_overflow_page_is_zeros_past_its_cells_is_whole() -> TestResult {
+    let dir = Scratch::new("vtab-rtree-reserved");
+    let src = dir.path("boxes.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch("PRAGMA page_size = 1024; CREATE TABLE x(a); DROP TABLE x; VACUUM;")?;
+    drop(conn);
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::random::reserve_bytes(&mut bytes, 32);
+    std::fs::write(&src, &bytes)?;
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE few USING rtree(id, x0, x1, y0, y1);
+         CREATE VIRTUAL TABLE many USING rtree(id, x0, x1, y0, y1);
+         INSERT INTO few VALUES (1, 0, 1.5, -1, 2), (2, 37, 38.5, -37, -35), (3, 74, 75, -2, 0);",
+    )?;
+    let tx = conn.unchecked_transaction()?;
+    for i in 0..200i64 {
+        let x = (i * 37 % 100) as f64;
+        tx.execute(
+            "INSERT INTO many VALUES (?1, ?2, ?3, ?4, ?5)",
+            (i, x, x + 1.5, -x, 2.0 - x),
+        )?;
+    }
+    tx.commit()?;
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    assert_eq!(check, "ok");
+    drop(conn);
+    let bytes = std::fs::read(&src)?;
+    let overflow = |table: &str| -> Result<Vec<u32>, Box<dyn std::error::Error>> {
+        let root = fixtures::format::root_page(&bytes, table)?;
+        Ok(fixtures::table_pages(&bytes, root).overflow)
+    };
+    let few = overflow("few_node")?;
+    assert_eq!(few.len(), 1, "the one node spills onto one page");
+    let page = |p: u32| &bytes[(p as usize - 1) * 1024..p as usize * 1024];
+    assert!(
+        page(few[0]).iter().all(|&b| b == 0),
+        "its overflow page is all zeros"
+    );
+    let rows = |db: &Path, table: &str| -> rusqlite::Result<Vec<Vec<f64>>> {
+        let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let mut stmt = conn.prepare(&format!("SELECT * FROM {table} ORDER BY id"))?;
+        let v = stmt
+            .query_map([], |r| (0..5).map(|i| r.get::<_, f64>(i)).collect())?
+            .collect();
+        v
+    };
+    let dest = dir.path("out.db");
+    crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    for table in ["few", "many"] {
+        assert_eq!(rows(&dest, table)?, rows(&src, table)?, "{table}");
+    }
+
+    // A full node's overflow page holds cells: zeroed, they are lost.
+    let many = overflow("many_node")?;
+    let mut damaged = bytes.clone();
+    fixtures::apply(&mut damaged, &fixtures::Damage::ZeroPage(many[0]))?;
+    let wiped = dir.path("wiped.db");
+    std::fs::write(&wiped, &damaged)?;
+    let done = crate::recover_in_process(
+        &RecoverOptions::new(&wiped, dir.path("wiped-out.db")),
+        Outcome::Withheld,
+    )?;
+    crate::assert_signal!(done, LossSignal::RtreeIncomplete { table, .. } if table == "many");
+    Ok(())
+}

@@ -137,6 +137,34 @@ impl RawRow<'_> {
         matches!(self.payload, Cow::Owned(_))
     }
 
+    /// The bytes of BLOB or text value `i` that could be read, with the length its serial
+    /// type declares: a value cut short by a broken overflow chain keeps the part before
+    /// the break (all of it, on an intact row). `None` for a value of another type, or past
+    /// the record's values, or with its header unreadable.
+    pub fn readable_bytes(&self, i: usize) -> Option<(&[u8], u64)> {
+        let header = crate::record::parse_record_header(
+            &self.payload,
+            self.payload.len() as u64,
+            self.location,
+        )
+        .ok()?;
+        let start = header
+            .serial_types
+            .iter()
+            .take(i)
+            .fold(header.header_size, |at, t| at.saturating_add(t.body_len()));
+        let (crate::record::SerialType::Blob(len) | crate::record::SerialType::Text(len)) =
+            *header.serial_types.get(i)?
+        else {
+            return None;
+        };
+        let start = usize::try_from(start).ok()?;
+        let end = usize::try_from((start as u64).saturating_add(len))
+            .unwrap_or(usize::MAX)
+            .min(self.payload.len());
+        Some((self.payload.get(start..end)?, len))
+    }
+
     /// Decodes the record into owned values: fields whose bytes are missing are NULL and
     /// reported.
     pub fn decode(&self) -> DecodedRow {

@@ -100,6 +100,16 @@ pub fn rtree_rows(nodes: &BTreeMap<i64, Vec<u8>>, dims: usize, int32: bool) -> R
     out
 }
 
+/// How many bytes of a node blob SQLite reads: its 4-byte header and the cells it counts,
+/// from `prefix`, the blob's first bytes (at least its header). The rest of a node's blob
+/// is never read: zeros where the node never held more cells, stale cells where it did.
+/// So a blob cut short after that many bytes holds the whole node. `None`: not even the
+/// header is there.
+pub fn node_len(prefix: &[u8], dims: usize) -> Option<usize> {
+    let count = bytes::<2>(prefix, 2).map(u16::from_be_bytes)?;
+    Some(4 + usize::from(count) * (8 + 8 * dims))
+}
+
 /// `N` bytes of `b` from `at`, when they are there.
 fn bytes<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
     b.get(at..at.checked_add(N)?)?.try_into().ok()
@@ -118,6 +128,14 @@ mod tests {
             b.extend(hi.to_be_bytes());
         }
         b
+    }
+
+    #[test]
+    fn a_node_is_its_header_and_the_cells_it_counts() {
+        let blob = node(0, &[(1, [0.0, 1.0]), (2, [2.0, 3.0])]);
+        assert_eq!(node_len(&blob, 1), Some(4 + 2 * 16));
+        assert_eq!(node_len(&blob[..4], 2), Some(4 + 2 * 24));
+        assert_eq!(node_len(&blob[..3], 1), None);
     }
 
     #[test]

@@ -180,12 +180,14 @@ pub fn reaches_past_end(survey: &Survey, pages: u32) -> bool {
     })
 }
 
-/// The signals of the file as a whole: rows in `lost_and_found`, unreadable pages, a
-/// damaged schema, a file shorter than its header says.
+/// The signals of the file as a whole: rows in `lost_and_found`, unreadable pages (but
+/// those in `vouched`, shown to have held nothing a reader needs), a damaged schema, a
+/// file shorter than its header says.
 pub fn file_signals(
     survey: &Survey,
     lost_and_found: (u64, usize),
     header_findings: &[Finding],
+    vouched: &BTreeSet<PageNo>,
 ) -> Vec<LossSignal> {
     let mut out = Vec::new();
     let (rows, groups) = lost_and_found;
@@ -201,7 +203,13 @@ pub fn file_signals(
         .into_iter()
         .filter(|(c, _)| matches!(c, PageClass::Zeroed | PageClass::Unrecognised))
         .map(|(_, n)| u64::from(n))
-        .sum::<u64>();
+        .sum::<u64>()
+        .saturating_sub(
+            vouched
+                .iter()
+                .filter(|p| survey.page_map.class(**p) == Some(PageClass::Zeroed))
+                .count() as u64,
+        );
     if unclaimed > 0 {
         out.push(LossSignal::PagesUnreadable { pages: unclaimed });
     }
@@ -520,7 +528,12 @@ mod tests {
 
     fn signals_of(bytes: &[u8], lost_and_found: (u64, usize)) -> Vec<LossSignal> {
         let db = Database::open(bytes).unwrap();
-        file_signals(&survey(&db), lost_and_found, db.findings())
+        file_signals(
+            &survey(&db),
+            lost_and_found,
+            db.findings(),
+            &BTreeSet::new(),
+        )
     }
 
     #[test]

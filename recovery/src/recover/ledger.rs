@@ -43,6 +43,10 @@ pub struct Ledger {
     pub history: Option<crate::report::history::HistoryReport>,
     /// What `--provenance` wrote, when it was asked for.
     pub provenance: Option<crate::report::provenance::ProvenanceReport>,
+    /// Zeroed pages whose loss cost nothing: the overflow page of an R-tree node whose
+    /// cells all end before it (see `finish::vtab`). Not counted as pages that may have
+    /// held rows.
+    pub vouched_pages: std::collections::BTreeSet<pager::PageNo>,
 }
 
 impl Ledger {

@@ -76,6 +76,7 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
         p.survey,
         (p.lost_and_found.orphan_rows, p.unattributed.len()),
         p.db.findings(),
+        &p.ledger.vouched_pages,
     ));
     if p.lost_and_found.unwritable > 0 {
         out.push(LossSignal::RowsUnwritable {

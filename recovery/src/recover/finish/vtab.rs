@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pager::{PageNo, Survey, Value};
+use pager::{Finding, PageClass, PageNo, RawRow, Survey, Value};
 use reconstruct::vtab::{self, Content};
 use reconstruct::{LossSignal, RowEvent, TableRows};
 
@@ -135,16 +135,21 @@ impl Refill<'_, '_> {
 
     /// What the survey says is wrong with a shadow table's b-tree (root `root`), if
     /// anything: its root unreadable, subtrees lost, other findings.
-    fn shadow_damage(&self, root: PageNo, table: &str) -> Option<String> {
+    /// Findings in `vouched` are of damage that cost nothing (see [`whole_node`]).
+    fn shadow_damage(&self, root: PageNo, table: &str, vouched: &[Finding]) -> Option<String> {
         let Some(tree) = self.survey.trees.iter().find(|t| t.root == root) else {
             return Some(format!("`{table}` was not surveyed"));
         };
-        (tree.pages == 0 || !tree.lost.is_empty() || !tree.findings.is_empty()).then(|| {
+        let findings = tree
+            .findings
+            .iter()
+            .filter(|f| !vouched.contains(f))
+            .count();
+        (tree.pages == 0 || !tree.lost.is_empty() || findings > 0).then(|| {
             format!(
-                "the b-tree of `{table}`: {} pages reached, {} subtrees lost, {} findings",
+                "the b-tree of `{table}`: {} pages reached, {} subtrees lost, {findings} findings",
                 tree.pages,
                 tree.lost.len(),
-                tree.findings.len()
             )
         })
     }
@@ -164,22 +169,30 @@ impl Refill<'_, '_> {
         let Some(root) = self.evidence.schema_root(&node_table) else {
             return Ok(None);
         };
+        let columns = self.out.columns(name)?;
+        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let dims = columns.len().saturating_sub(1) / 2;
         let mut nodes = BTreeMap::new();
         let mut damaged = 0u64;
+        let mut vouched = Vec::new();
         for event in TableRows::new(&self.evidence.db, Some(root), std::iter::empty()) {
             let RowEvent::Row(row) = event else {
                 damaged += 1;
                 continue;
             };
             let (record, complete) = row.record();
-            damaged += u64::from(!complete);
-            if let (Some(n), Some(Value::Blob(b))) = (row.rowid(), record.get(1)) {
-                nodes.insert(n, b.clone());
+            let blob = match record.get(1) {
+                Some(Value::Blob(b)) if complete => Some(b.clone()),
+                _ => whole_node(&row.raw, dims).map(|(blob, finding)| {
+                    vouched.push(finding);
+                    blob
+                }),
+            };
+            damaged += u64::from(blob.is_none());
+            if let (Some(n), Some(b)) = (row.rowid(), blob) {
+                nodes.insert(n, b);
             }
         }
-        let columns = self.out.columns(name)?;
-        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let dims = columns.len().saturating_sub(1) / 2;
         let found = reconstruct::rtree_rows(&nodes, dims, int32);
         let (mut rows, mut refused) = (0u64, 0u64);
         self.out.conn.execute_batch("BEGIN")?;
@@ -195,7 +208,13 @@ impl Refill<'_, '_> {
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
-        let tree = self.shadow_damage(root, &node_table);
+        let tree = self.shadow_damage(root, &node_table, &vouched);
+        self.ledger
+            .vouched_pages
+            .extend(vouched.iter().filter_map(|f| match f {
+                Finding::OverflowIntoNonOverflowPage { page, .. } => Some(*page),
+                _ => None,
+            }));
         if !found.defects.is_empty() || refused + damaged > 0 || tree.is_some() {
             self.ledger
                 .virtual_tables
@@ -262,7 +281,7 @@ impl Refill<'_, '_> {
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
-        let tree = self.shadow_damage(root, &shadow);
+        let tree = self.shadow_damage(root, &shadow, &[]);
         if refused + unreadable + damaged > 0 || tree.is_some() {
             self.ledger
                 .virtual_tables
@@ -281,4 +300,30 @@ impl Refill<'_, '_> {
             format!("refilled from its own stored text (`{shadow}` in the source): {rows} rows"),
         ))
     }
+}
+
+/// A node blob cut short by a zeroed overflow page, whole by its own header: its cells all
+/// end before the page (an R-tree node's blob is the page size less 64 bytes, so on a
+/// page with reserved bytes every node spills onto an overflow page, and a node with few
+/// cells leaves that page all zeros). SQLite reads nothing past the cells, so the node is
+/// read as the file holds it, the zeroed page's bytes as the zeros they are; the page held
+/// nothing SQLite reads, even if it was wiped. With the chain's finding, to be discounted.
+fn whole_node(row: &RawRow<'_>, dims: usize) -> Option<(Vec<u8>, Finding)> {
+    let [finding @ Finding::OverflowIntoNonOverflowPage {
+        class: PageClass::Zeroed,
+        ..
+    }] = row.findings.as_slice()
+    else {
+        return None;
+    };
+    let (prefix, len) = row.readable_bytes(1)?;
+    let len = usize::try_from(len).ok()?;
+    let needed = reconstruct::rtree::node_len(prefix, dims)?;
+    // A node blob is smaller than a page: a larger one is no node of SQLite's.
+    if needed > prefix.len() || len > 65_536 || row.suspect_from.is_some() {
+        return None;
+    }
+    let mut blob = prefix.to_vec();
+    blob.resize(len, 0);
+    Some((blob, finding.clone()))
 }
