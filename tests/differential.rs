@@ -61,13 +61,15 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 /// The generator writes databases of schema format 1 (SQLite's legacy format: 0 and 1
 /// take a byte of a record's body, an index declared DESC is stored ascending), in WAL
 /// mode (some with their log beside them), and copied mid-transaction with a hot
-/// journal, among the suite's seeds: the header says the first two (offset 44, and 18
-/// and 19), the files beside the others.
+/// journal, and tables changed by ALTER TABLE after rows were written, among the suite's
+/// seeds: the header says the first two (offset 44, and 18 and 19), the files beside the
+/// next two, the recipe the last (each kind of change SQLite carried out).
 #[test]
-fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_and_hot_journals() -> TestResult
-{
+fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_hot_journals_and_altered_tables(
+) -> TestResult {
     let dir = crate::Scratch::new("differential-formats");
     let (mut legacy, mut wal, mut kept, mut hot) = (0, 0, 0, 0);
+    let mut altered = [0usize; 4];
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -86,13 +88,26 @@ fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_and_hot_jou
         // the transaction spilled into the file), which SQLite rolls back.
         let journal = std::fs::read(beside("-journal")).unwrap_or_default();
         hot += usize::from(journal.starts_with(&pager::journal::JOURNAL_MAGIC));
+        for (n, change) in altered.iter_mut().zip([
+            " ADD COLUMN ",
+            " RENAME COLUMN ",
+            " DROP COLUMN ",
+            " RENAME TO ",
+        ]) {
+            *n += db
+                .script
+                .lines()
+                .filter(|l| l.starts_with("ALTER TABLE ") && l.contains(change))
+                .count();
+        }
         for file in ["", "-wal", "-shm", "-journal"] {
             let _ = std::fs::remove_file(beside(file));
         }
     }
     assert!(
-        legacy > 0 && wal > 0 && kept > 0 && hot > 0,
-        "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}"
+        legacy > 0 && wal > 0 && kept > 0 && hot > 0 && altered.iter().all(|&n| n > 0),
+        "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}; \
+         columns added, renamed, dropped, tables renamed: {altered:?}"
     );
     Ok(())
 }
