@@ -61,15 +61,16 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 /// The generator writes databases of schema format 1 (SQLite's legacy format: 0 and 1
 /// take a byte of a record's body, an index declared DESC is stored ascending), in WAL
 /// mode (some with their log beside them), and copied mid-transaction with a hot
-/// journal, and tables changed by ALTER TABLE after rows were written, among the suite's
-/// seeds: the header says the first two (offset 44, and 18 and 19), the files beside the
-/// next two, the recipe the last (each kind of change SQLite carried out).
+/// journal, tables changed by ALTER TABLE after rows were written, wide tables and free
+/// pages given back by incremental vacuum, among the suite's seeds: the header says the
+/// first two (offset 44, and 18 and 19), the files beside the next two, the recipe the
+/// rest (each kind of change SQLite carried out).
 #[test]
-fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_hot_journals_and_altered_tables(
-) -> TestResult {
+fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
     let dir = crate::Scratch::new("differential-formats");
     let (mut legacy, mut wal, mut kept, mut hot) = (0, 0, 0, 0);
     let mut altered = [0usize; 4];
+    let (mut wide, mut given_back) = (0, 0);
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -100,14 +101,23 @@ fn the_suites_seeds_include_schema_format_1_wal_files_with_their_log_hot_journal
                 .filter(|l| l.starts_with("ALTER TABLE ") && l.contains(change))
                 .count();
         }
+        wide += usize::from(db.script.contains("CREATE TABLE w0("));
+        given_back += usize::from(db.script.contains("PRAGMA incremental_vacuum("));
         for file in ["", "-wal", "-shm", "-journal"] {
             let _ = std::fs::remove_file(beside(file));
         }
     }
     assert!(
-        legacy > 0 && wal > 0 && kept > 0 && hot > 0 && altered.iter().all(|&n| n > 0),
+        legacy > 0
+            && wal > 0
+            && kept > 0
+            && hot > 0
+            && altered.iter().all(|&n| n > 0)
+            && wide > 0
+            && given_back > 0,
         "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}; \
-         columns added, renamed, dropped, tables renamed: {altered:?}"
+         columns added, renamed, dropped, tables renamed: {altered:?}; wide tables: {wide}, \
+         incremental vacuums: {given_back}"
     );
     Ok(())
 }
