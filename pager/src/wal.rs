@@ -94,6 +94,13 @@ pub struct Wal<'a> {
     pub strays: Vec<StrayFrame<'a>>,
     /// Why frames were ignored, and other damage.
     pub findings: Vec<Finding>,
+    /// Of the log's current generation, the frames from the first that fails its checksum
+    /// on that mark a commit (0 when none fails). One is a transaction the break lost.
+    /// None: the frames past the break belong to one transaction that never committed, as
+    /// a crash leaves it: SQLite writes a page again in place when an open transaction
+    /// already put it in the log, and puts that frame's checksum right only at the commit,
+    /// so the open transaction's frames fail their checksums meanwhile.
+    pub commits_past_break: u32,
 }
 
 /// One committed transaction of the log: its frames, in log order.
@@ -181,6 +188,7 @@ impl<'a> Wal<'a> {
             commits,
             strays: Vec::new(),
             findings: self.findings.clone(),
+            commits_past_break: self.commits_past_break,
         }
     }
 }
@@ -232,6 +240,7 @@ pub fn read_wal_telling<'a>(
         commits: Vec::new(),
         strays: Vec::new(),
         findings: Vec::new(),
+        commits_past_break: 0,
     };
     // Frames of the transaction not committed yet, each with its header.
     let mut pending: Vec<(PageNo, FrameNo, &[u8], WalFrameHeader)> = Vec::new();
@@ -265,6 +274,14 @@ pub fn read_wal_telling<'a>(
         if sum != (fh.checksum1, fh.checksum2) {
             wal.findings
                 .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
+            let later = frames
+                .clone()
+                .skip(no.0 as usize)
+                .take_while(|(_, h, _, _)| (h.salt1, h.salt2) == (header.salt1, header.salt2))
+                .inspect(|_| read(frame_len as u64))
+                .filter(|(_, h, _, _)| h.is_commit())
+                .count();
+            wal.commits_past_break = u32::from(fh.is_commit()) + later as u32;
             break;
         }
         let Some(page) = PageNo::new(fh.page_no) else {
@@ -576,6 +593,31 @@ mod tests {
         assert!(wal
             .findings
             .contains(&Finding::WalFrameChecksumMismatch { frame: 2 }));
+    }
+
+    /// A break with only an open transaction's frames past it (no commit mark up to the
+    /// next generation's frames) loses no commit; one with a commit mark past it does.
+    #[test]
+    fn commits_past_a_break_are_counted_in_its_generation_only() {
+        let image = |frame: usize| 32 + (frame - 1) * 536 + 24 + 100;
+        let mut open = log(&[(2, 2), (3, 0), (4, 0)]);
+        open[image(2)] ^= 0xff;
+        let wal = read_wal(&open).unwrap();
+        assert_eq!((wal.frames_committed, wal.commits_past_break), (1, 0));
+        let mut lost = log(&[(2, 2), (3, 0), (4, 4)]);
+        lost[image(2)] ^= 0xff;
+        assert_eq!(read_wal(&lost).unwrap().commits_past_break, 1);
+        let mut at_commit = log(&[(2, 2), (3, 3)]);
+        at_commit[image(2)] ^= 0xff;
+        assert_eq!(read_wal(&at_commit).unwrap().commits_past_break, 1);
+        // Frames of an earlier generation after the open transaction's: their commit
+        // marks are no commit of this generation.
+        let mut older = log_with((5, 6), &[(2, 2), (3, 3), (4, 4), (5, 5)]);
+        let current = log(&[(2, 2), (3, 0)]);
+        older[..current.len()].copy_from_slice(&current);
+        older[image(2)] ^= 0xff;
+        let wal = read_wal(&older).unwrap();
+        assert_eq!((wal.frames_present, wal.commits_past_break), (4, 0));
     }
 
     #[test]

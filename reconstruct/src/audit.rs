@@ -620,10 +620,14 @@ fn log(wal: &Wal<'_>, out: &mut Vec<Concern>) {
             &[],
         ));
     }
-    if wal
-        .findings
-        .iter()
-        .any(|f| matches!(f, Finding::WalFrameChecksumMismatch { .. }))
+    // A break with no commit past it is an open transaction's (`Wal::commits_past_break`),
+    // said above when its frames before the break are counted; after the break nothing
+    // committed is lost.
+    if wal.commits_past_break > 0
+        && wal
+            .findings
+            .iter()
+            .any(|f| matches!(f, Finding::WalFrameChecksumMismatch { .. }))
     {
         out.push(concern(
             Severity::Low,

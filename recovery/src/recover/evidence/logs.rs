@@ -82,7 +82,13 @@ pub fn wal_outcome(
                     .find(|f| matches!(f, Finding::WalFrameChecksumMismatch { .. }))
                 {
                     let after = w.frames_present.saturating_sub(*frame);
-                    if after > 0 {
+                    if w.commits_past_break == 0 {
+                        // No commit from the break on: a transaction a crash left open,
+                        // which SQLite reads none of either (see `Wal::commits_past_break`).
+                        r.note.push_str(&format!(
+                            "; frame {frame} and those after it of this generation of the log belong to a transaction never committed (its frames' checksums are put right only at a commit): not read, as SQLite does not read them"
+                        ));
+                    } else if after > 0 {
                         signal = Some(LossSignal::WalFramesIgnored {
                             frame: *frame,
                             after,
