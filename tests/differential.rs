@@ -65,16 +65,18 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 /// The generator writes databases of schema format 1 (SQLite's legacy format: 0 and 1
 /// take a byte of a record's body, an index declared DESC is stored ascending), in WAL
 /// mode (some with their log beside them), and copied mid-transaction with a hot
-/// journal, tables changed by ALTER TABLE after rows were written, wide tables and free
-/// pages given back by incremental vacuum, among the suite's seeds: the header says the
-/// first two (offset 44, and 18 and 19), the files beside the next two, the recipe the
-/// rest (each kind of change SQLite carried out).
+/// journal, tables changed by ALTER TABLE after rows were written, wide tables, free
+/// pages given back by incremental vacuum, and journals truncated, persisted or unsynced,
+/// among the suite's seeds: the header says the first two (offset 44, and 18 and 19), the
+/// files beside the next two, the recipe and settings the rest (each kind of change
+/// SQLite carried out).
 #[test]
 fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
     let dir = crate::Scratch::new("differential-formats");
     let (mut legacy, mut wal, mut kept, mut hot) = (0, 0, 0, 0);
     let mut altered = [0usize; 4];
     let (mut wide, mut given_back) = (0, 0);
+    let (mut kept_journal, mut unsynced) = (0, 0);
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -105,6 +107,10 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
                 .filter(|l| l.starts_with("ALTER TABLE ") && l.contains(change))
                 .count();
         }
+        kept_journal += usize::from(
+            db.settings.contains("journal TRUNCATE") || db.settings.contains("journal PERSIST"),
+        );
+        unsynced += usize::from(db.settings.contains("(unsynced)"));
         wide += usize::from(db.script.contains("CREATE TABLE w0("));
         given_back += usize::from(db.script.contains("PRAGMA incremental_vacuum("));
         for file in ["", "-wal", "-shm", "-journal"] {
@@ -118,10 +124,13 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
             && hot > 0
             && altered.iter().all(|&n| n > 0)
             && wide > 0
-            && given_back > 0,
+            && given_back > 0
+            && kept_journal > 0
+            && unsynced > 0,
         "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}; \
          columns added, renamed, dropped, tables renamed: {altered:?}; wide tables: {wide}, \
-         incremental vacuums: {given_back}"
+         incremental vacuums: {given_back}; journals truncated or persisted: {kept_journal}, \
+         unsynced: {unsynced}"
     );
     Ok(())
 }
