@@ -282,7 +282,22 @@ fn an_open_transactions_frames_in_the_log_are_no_loss() -> TestResult {
     let want = rows(&oracle)?;
     assert_eq!(want.len(), 500, "SQLite reads the committed rows only");
     let dest = dir.path("out.db");
-    crate::recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    let options = RecoverOptions {
+        history: true,
+        ..RecoverOptions::new(&src, &dest)
+    };
+    crate::recover_in_process(&options, Outcome::Complete)?;
     assert_eq!(rows(&dest)?, want);
+    // What the open transaction was writing is evidence: its last updates, in frames
+    // past the break too, are the log's uncommitted versions.
+    let again: i64 = rusqlite::Connection::open(&dest)?.query_row(
+        "SELECT count(*) FROM salvage_history WHERE source = 'wal uncommitted' AND c1 = 'again'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(
+        again > 0,
+        "the open transaction's last updates are in its history"
+    );
     Ok(())
 }

@@ -134,7 +134,9 @@ pub struct StrayFrame<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StrayKind {
     /// Its checksum is right and its salts are the log's, but no commit frame follows:
-    /// a transaction that never committed.
+    /// a transaction that never committed. Also a frame past a checksum break with no
+    /// commit of its generation after it (`Wal::commits_past_break` 0): the open
+    /// transaction's, whose checksums SQLite puts right only at its commit.
     Uncommitted,
     /// Its salts are not the log's: written before the log was last reset by a
     /// checkpoint, and overwritten from the start since. `chained` when its checksum
@@ -274,14 +276,25 @@ pub fn read_wal_telling<'a>(
         if sum != (fh.checksum1, fh.checksum2) {
             wal.findings
                 .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
-            let later = frames
+            let own = |h: &WalFrameHeader| (h.salt1, h.salt2) == (header.salt1, header.salt2);
+            let run: Vec<_> = frames
                 .clone()
-                .skip(no.0 as usize)
-                .take_while(|(_, h, _, _)| (h.salt1, h.salt2) == (header.salt1, header.salt2))
-                .inspect(|_| read(frame_len as u64))
-                .filter(|(_, h, _, _)| h.is_commit())
-                .count();
-            wal.commits_past_break = u32::from(fh.is_commit()) + later as u32;
+                .skip(no.0 as usize - 1)
+                .take_while(|(_, h, _, _)| own(h))
+                .collect();
+            for _ in 1..run.len() {
+                read(frame_len as u64);
+            }
+            wal.commits_past_break = run.iter().filter(|(_, h, _, _)| h.is_commit()).count() as u32;
+            if wal.commits_past_break == 0 {
+                // The open transaction's frames: evidence of what it was writing, as its
+                // frames before the break are (see `StrayKind::Uncommitted`); the frames
+                // of an earlier generation after them, as after any current generation.
+                pending.extend(run.iter().filter_map(|(n, h, _, image)| {
+                    Some((PageNo::new(h.page_no)?, *n, *image, *h))
+                }));
+                rest = Some(FrameNo(no.0 + run.len() as u32));
+            }
             break;
         }
         let Some(page) = PageNo::new(fh.page_no) else {
@@ -604,6 +617,14 @@ mod tests {
         open[image(2)] ^= 0xff;
         let wal = read_wal(&open).unwrap();
         assert_eq!((wal.frames_committed, wal.commits_past_break), (1, 0));
+        // The open transaction's frames, past the break too, are kept as evidence.
+        let kinds = |wal: &Wal<'_>| -> Vec<(u32, StrayKind)> {
+            wal.strays.iter().map(|s| (s.no.0, s.kind)).collect()
+        };
+        assert_eq!(
+            kinds(&wal),
+            vec![(2, StrayKind::Uncommitted), (3, StrayKind::Uncommitted)]
+        );
         let mut lost = log(&[(2, 2), (3, 0), (4, 4)]);
         lost[image(2)] ^= 0xff;
         assert_eq!(read_wal(&lost).unwrap().commits_past_break, 1);
@@ -618,6 +639,16 @@ mod tests {
         older[image(2)] ^= 0xff;
         let wal = read_wal(&older).unwrap();
         assert_eq!((wal.frames_present, wal.commits_past_break), (4, 0));
+        assert_eq!(
+            kinds(&wal),
+            vec![
+                (2, StrayKind::Uncommitted),
+                (3, StrayKind::OlderGeneration { chained: false }),
+                (4, StrayKind::OlderGeneration { chained: true }),
+            ]
+        );
+        // With a commit past the break, nothing past it is vouched for.
+        assert!(read_wal(&lost).unwrap().strays.is_empty());
     }
 
     #[test]
