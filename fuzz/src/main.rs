@@ -9,6 +9,9 @@
 use std::time::Duration;
 
 fn main() {
+    // Inputs run one at a time on this thread: the differential target's databases are
+    // then the same at every replay of their seed.
+    fixtures::random::replay_exactly();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first() else {
         eprintln!(

@@ -224,7 +224,8 @@ pub fn read_wal(bytes: &[u8]) -> Result<Wal<'_>, Finding> {
 
 /// [`read_wal`], telling `read` the bytes of each frame it reads, in file order, as it
 /// reads them (a caller that maps the log keeps its resident pages bounded). Each frame
-/// is read once.
+/// is read once, but for an earlier generation's frames past a broken frame, read again
+/// as such (see `past_break`).
 pub fn read_wal_telling<'a>(
     bytes: &'a [u8],
     read: &mut dyn FnMut(u64),
@@ -248,17 +249,8 @@ pub fn read_wal_telling<'a>(
     let mut pending: Vec<(PageNo, FrameNo, &[u8], WalFrameHeader)> = Vec::new();
     let mut sum = seed;
     let frames = body.chunks_exact(frame_len).enumerate().map(|(i, frame)| {
-        let f = |o: usize| u32_at(frame, o).unwrap_or(0);
-        let fh = WalFrameHeader {
-            page_no: f(0),
-            db_size_after_commit: f(4),
-            salt1: f(8),
-            salt2: f(12),
-            checksum1: f(16),
-            checksum2: f(20),
-        };
         let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
-        (FrameNo(i as u32 + 1), fh, frame, image)
+        (FrameNo(i as u32 + 1), frame_header(frame), frame, image)
     });
     // Where the current generation's frames end: an older frame, or a broken one.
     let mut rest = None;
@@ -276,30 +268,27 @@ pub fn read_wal_telling<'a>(
         if sum != (fh.checksum1, fh.checksum2) {
             wal.findings
                 .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
-            let own = |h: &WalFrameHeader| (h.salt1, h.salt2) == (header.salt1, header.salt2);
-            let run: Vec<_> = frames
-                .clone()
-                .skip(no.0 as usize - 1)
-                .take_while(|(_, h, _, _)| own(h))
-                .collect();
-            for _ in 1..run.len() {
-                read(frame_len as u64);
-            }
-            wal.commits_past_break = run.iter().filter(|(_, h, _, _)| h.is_commit()).count() as u32;
+            let (later, run) = past_break(body, frame_len, no, &header, read);
+            wal.commits_past_break = u32::from(fh.is_commit()) + later;
             if wal.commits_past_break == 0 {
                 // The open transaction's frames: evidence of what it was writing, as its
                 // frames before the break are (see `StrayKind::Uncommitted`); the frames
                 // of an earlier generation after them, as after any current generation.
-                pending.extend(run.iter().filter_map(|(n, h, _, image)| {
-                    Some((PageNo::new(h.page_no)?, *n, *image, *h))
-                }));
-                rest = Some(FrameNo(no.0 + run.len() as u32));
+                rest = Some(FrameNo(no.0 + 1 + run.len() as u32));
+                pending.extend(PageNo::new(fh.page_no).map(|p| (p, no, image, fh)));
+                pending.extend(
+                    run.into_iter()
+                        .filter_map(|(n, h, image)| Some((PageNo::new(h.page_no)?, n, image, h))),
+                );
             }
             break;
         }
         let Some(page) = PageNo::new(fh.page_no) else {
+            // No page of SQLite's: the log ends here, as at a broken checksum.
             wal.findings
                 .push(Finding::WalFrameChecksumMismatch { frame: no.0 });
+            let (later, _) = past_break(body, frame_len, no, &header, read);
+            wal.commits_past_break = u32::from(fh.is_commit()) + later;
             break;
         };
         pending.push((page, no, image, fh));
@@ -347,6 +336,55 @@ pub fn read_wal_telling<'a>(
         wal.pages.retain(|p, _| p.get() <= size);
     }
     Ok(wal)
+}
+
+/// A frame's header, as stored.
+fn frame_header(frame: &[u8]) -> WalFrameHeader {
+    let f = |o: usize| u32_at(frame, o).unwrap_or(0);
+    WalFrameHeader {
+        page_no: f(0),
+        db_size_after_commit: f(4),
+        salt1: f(8),
+        salt2: f(12),
+        checksum1: f(16),
+        checksum2: f(20),
+    }
+}
+
+/// A frame as read: its number, header and page image.
+type FrameRead<'a> = (FrameNo, WalFrameHeader, &'a [u8]);
+
+/// After the frame `broken` (read already), where the log stops being read: how many
+/// frames with the log's salts mark a commit, to the log's end (SQLite writes a generation
+/// from its first frame on, so one of them past a frame of other salts is damage past
+/// damage, not an earlier generation), and the frames with the log's salts that follow it
+/// without a gap (frame, header, image). Each frame looked at is told to `read`.
+fn past_break<'a>(
+    body: &'a [u8],
+    frame_len: usize,
+    broken: FrameNo,
+    header: &WalHeader,
+    read: &mut dyn FnMut(u64),
+) -> (u32, Vec<FrameRead<'a>>) {
+    let (mut commits, mut run, mut gap) = (0u32, Vec::new(), false);
+    for (i, frame) in body
+        .chunks_exact(frame_len)
+        .enumerate()
+        .skip(broken.0 as usize)
+    {
+        read(frame_len as u64);
+        let fh = frame_header(frame);
+        if (fh.salt1, fh.salt2) != (header.salt1, header.salt2) {
+            gap = true;
+            continue;
+        }
+        commits += u32::from(fh.is_commit());
+        if !gap {
+            let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
+            run.push((FrameNo(i as u32 + 1), fh, image));
+        }
+    }
+    (commits, run)
 }
 
 /// The log's header ("The WAL File Format"), checked: its magic number (which names the
@@ -649,6 +687,16 @@ mod tests {
         );
         // With a commit past the break, nothing past it is vouched for.
         assert!(read_wal(&lost).unwrap().strays.is_empty());
+        // A commit past a second break (a frame's header wiped with the end of the frame
+        // before it) is still a commit lost.
+        let mut wiped = log(&[(2, 2), (3, 0), (4, 0), (5, 5)]);
+        wiped[image(2)] ^= 0xff;
+        wiped[32 + 2 * 536..32 + 2 * 536 + 24].fill(0);
+        assert_eq!(read_wal(&wiped).unwrap().commits_past_break, 1);
+        // A frame of no page ends the log as a broken checksum does.
+        let zero_page = log(&[(2, 2), (0, 0), (4, 4)]);
+        let wal = read_wal(&zero_page).unwrap();
+        assert_eq!((wal.frames_committed, wal.commits_past_break), (1, 1));
     }
 
     #[test]

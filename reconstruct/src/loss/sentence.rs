@@ -76,6 +76,7 @@ impl fmt::Display for LossSignal {
             FileCutShort { finding } => write!(f, "the file is cut short: {finding}"),
             PagesMissing { present, declared } => write!(f, "the file holds {} but its header declares {declared}: pages are missing", N(u64::from(*present), "page")),
             WalUnusable { path, why } => write!(f, "the write-ahead log `{path}` is unusable ({why}): transactions committed only to it are not recovered"),
+            WalFramesIgnored { frame, after: 0 } => write!(f, "write-ahead log frame {frame}, the last, is damaged: the transaction it commits is not recovered"),
             WalFramesIgnored { frame, after } => write!(f, "write-ahead log frame {frame} is damaged: {} after it {} ignored, and transactions among them are not recovered", N(u64::from(*after), "frame"), are(u64::from(*after))),
             JournalPageSizeRefused { journal, database } => write!(f, "the hot rollback journal is not rolled back: its header's page size {journal} disagrees with the database's {database} and no page 1 image in it proves it; the file is read as it stands and may hold changes of a transaction that never committed"),
             WalPageSizeRefused { wal, database } => write!(f, "the write-ahead log is not read: its header's page size {wal} disagrees with the database's {database} and no page 1 image in it proves it; transactions committed only to it are not recovered"),

@@ -88,7 +88,7 @@ pub fn wal_outcome(
                         r.note.push_str(&format!(
                             "; frame {frame} and those after it of this generation of the log belong to a transaction never committed (its frames' checksums are put right only at a commit): not read, as SQLite does not read them"
                         ));
-                    } else if after > 0 {
+                    } else {
                         signal = Some(LossSignal::WalFramesIgnored {
                             frame: *frame,
                             after,
