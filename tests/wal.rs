@@ -114,6 +114,24 @@ fn no_wal_reads_the_main_file_alone() -> TestResult {
     Ok(())
 }
 
+/// The log's last commit frame broken (only a transaction never committed after it, if
+/// anything): the transaction it commits is lost (a write torn after the application was
+/// told of the commit, or damage), never taken for an open transaction's.
+#[test]
+fn a_broken_last_commit_frame_is_reported_as_loss() -> TestResult {
+    let (dir, _) = setup("torn-last", |wal| {
+        let page_size = u32::from_be_bytes([wal[8], wal[9], wal[10], wal[11]]) as usize;
+        let last_commit = wal[32..]
+            .chunks_exact(24 + page_size)
+            .rposition(|f| f[4..8] != [0; 4])
+            .expect("a commit");
+        fixtures::wal::tear_frame(wal, last_commit as u32 + 1);
+    });
+    let done = recover_in_process(&dir, false, Outcome::Withheld)?;
+    crate::assert_signal!(done, LossSignal::WalFramesIgnored { .. });
+    Ok(())
+}
+
 #[test]
 fn torn_frame_ends_the_log_and_is_reported_as_loss() -> TestResult {
     let (dir, f) = setup("torn", |wal| fixtures::wal::tear_frame(wal, 2));
