@@ -158,11 +158,11 @@ impl RawRow<'_> {
         else {
             return None;
         };
-        let start = usize::try_from(start).ok()?;
-        let end = usize::try_from((start as u64).saturating_add(len))
-            .unwrap_or(usize::MAX)
-            .min(self.payload.len());
-        Some((self.payload.get(start..end)?, len))
+        let end = start.saturating_add(len).min(self.payload.len() as u64);
+        let bytes = self
+            .payload
+            .get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)?;
+        Some((bytes, len))
     }
 
     /// Decodes the record into owned values: fields whose bytes are missing are NULL and

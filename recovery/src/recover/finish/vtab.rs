@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pager::{Finding, PageClass, PageNo, RawRow, Survey, Value};
+use pager::{Finding, PageClass, PageNo, PageSize, RawRow, Survey, Value};
 use reconstruct::vtab::{self, Content};
 use reconstruct::{LossSignal, RowEvent, TableRows};
 
@@ -134,17 +134,17 @@ impl Refill<'_, '_> {
     }
 
     /// What the survey says is wrong with a shadow table's b-tree (root `root`), if
-    /// anything: its root unreadable, subtrees lost, other findings.
-    /// Findings in `vouched` are of damage that cost nothing (see [`whole_node`]).
-    fn shadow_damage(&self, root: PageNo, table: &str, vouched: &[Finding]) -> Option<String> {
+    /// anything: its root unreadable, subtrees lost, other findings (but a chain's into a
+    /// page the ledger vouches for: damage that cost nothing, see [`whole_node`]).
+    fn shadow_damage(&self, root: PageNo, table: &str) -> Option<String> {
         let Some(tree) = self.survey.trees.iter().find(|t| t.root == root) else {
             return Some(format!("`{table}` was not surveyed"));
         };
-        let findings = tree
-            .findings
-            .iter()
-            .filter(|f| !vouched.contains(f))
-            .count();
+        let vouched = |f: &Finding| {
+            matches!(f, Finding::OverflowIntoNonOverflowPage { page, .. }
+                if self.ledger.vouched_pages.contains(page))
+        };
+        let findings = tree.findings.iter().filter(|f| !vouched(f)).count();
         (tree.pages == 0 || !tree.lost.is_empty() || findings > 0).then(|| {
             format!(
                 "the b-tree of `{table}`: {} pages reached, {} subtrees lost, {findings} findings",
@@ -174,7 +174,6 @@ impl Refill<'_, '_> {
         let dims = columns.len().saturating_sub(1) / 2;
         let mut nodes = BTreeMap::new();
         let mut damaged = 0u64;
-        let mut vouched = Vec::new();
         for event in TableRows::new(&self.evidence.db, Some(root), std::iter::empty()) {
             let RowEvent::Row(row) = event else {
                 damaged += 1;
@@ -183,8 +182,8 @@ impl Refill<'_, '_> {
             let (record, complete) = row.record();
             let blob = match record.get(1) {
                 Some(Value::Blob(b)) if complete => Some(b.clone()),
-                _ => whole_node(&row.raw, dims).map(|(blob, finding)| {
-                    vouched.push(finding);
+                _ => whole_node(&row.raw, dims).map(|(blob, page)| {
+                    self.ledger.vouched_pages.insert(page);
                     blob
                 }),
             };
@@ -208,13 +207,7 @@ impl Refill<'_, '_> {
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
-        let tree = self.shadow_damage(root, &node_table, &vouched);
-        self.ledger
-            .vouched_pages
-            .extend(vouched.iter().filter_map(|f| match f {
-                Finding::OverflowIntoNonOverflowPage { page, .. } => Some(*page),
-                _ => None,
-            }));
+        let tree = self.shadow_damage(root, &node_table);
         if !found.defects.is_empty() || refused + damaged > 0 || tree.is_some() {
             self.ledger
                 .virtual_tables
@@ -281,7 +274,7 @@ impl Refill<'_, '_> {
             }
         }
         self.out.conn.execute_batch("COMMIT")?;
-        let tree = self.shadow_damage(root, &shadow, &[]);
+        let tree = self.shadow_damage(root, &shadow);
         if refused + unreadable + damaged > 0 || tree.is_some() {
             self.ledger
                 .virtual_tables
@@ -307,10 +300,11 @@ impl Refill<'_, '_> {
 /// page with reserved bytes every node spills onto an overflow page, and a node with few
 /// cells leaves that page all zeros). SQLite reads nothing past the cells, so the node is
 /// read as the file holds it, the zeroed page's bytes as the zeros they are; the page held
-/// nothing SQLite reads, even if it was wiped. With the chain's finding, to be discounted.
-fn whole_node(row: &RawRow<'_>, dims: usize) -> Option<(Vec<u8>, Finding)> {
-    let [finding @ Finding::OverflowIntoNonOverflowPage {
+/// nothing SQLite reads, even if it was wiped. With that page, whose loss is discounted.
+fn whole_node(row: &RawRow<'_>, dims: usize) -> Option<(Vec<u8>, PageNo)> {
+    let [Finding::OverflowIntoNonOverflowPage {
         class: PageClass::Zeroed,
+        page,
         ..
     }] = row.findings.as_slice()
     else {
@@ -320,10 +314,10 @@ fn whole_node(row: &RawRow<'_>, dims: usize) -> Option<(Vec<u8>, Finding)> {
     let len = usize::try_from(len).ok()?;
     let needed = reconstruct::rtree::node_len(prefix, dims)?;
     // A node blob is smaller than a page: a larger one is no node of SQLite's.
-    if needed > prefix.len() || len > 65_536 || row.suspect_from.is_some() {
+    if needed > prefix.len() || len > PageSize::MAX.get() as usize || row.suspect_from.is_some() {
         return None;
     }
     let mut blob = prefix.to_vec();
     blob.resize(len, 0);
-    Some((blob, finding.clone()))
+    Some((blob, *page))
 }
