@@ -235,3 +235,107 @@ fn a_header_counting_more_pages_than_the_file_loses_nothing_by_itself() -> TestR
     }
     Ok(())
 }
+
+/// Rows that fail their table's CHECK constraint, as the file holds them (written with
+/// the checks off, as a program or a SQLite judging `json_valid` otherwise can): every page
+/// reads whole, SQLite's check says "CHECK constraint failed". The rows are found by the
+/// constraints' own expressions and named, by rowid; every row is recovered as SQLite
+/// reads it, and the run is complete. `inspect` does not call the file healthy, and says
+/// why in the same words.
+#[test]
+fn rows_failing_a_check_constraint_are_named_and_recovered_as_read() -> TestResult {
+    let dir = Scratch::new("oracle-check");
+    let src = dir.path("checked.db");
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA ignore_check_constraints = 1;
+             CREATE TABLE notes(id INTEGER PRIMARY KEY, stars INT CHECK (stars BETWEEN 1 AND 5),
+                 doc TEXT, CONSTRAINT doc_json CHECK (json_valid(doc)));
+             CREATE TABLE \"odd \"\"name\"(\"check\" TEXT, rowid TEXT, CHECK(\"check\" <> 'x'));
+             CREATE TABLE tags(tag TEXT PRIMARY KEY CHECK (length(tag) <= 8)) WITHOUT ROWID;
+             CREATE TABLE fine(a INT CHECK (a > 0));
+             CREATE INDEX notes_stars ON notes(stars);",
+        )?;
+        for i in 1..=30 {
+            let stars = if i % 10 == 2 { 9 } else { 1 + i % 5 };
+            let doc = if i == 7 {
+                "{broken".to_string()
+            } else {
+                format!("{{\"n\":{i}}}")
+            };
+            conn.execute("INSERT INTO notes VALUES (?1, ?2, ?3)", (i, stars, doc))?;
+            conn.execute("INSERT INTO fine VALUES (?1)", [i])?;
+        }
+        conn.execute_batch(
+            "INSERT INTO \"odd \"\"name\" VALUES ('y', 'r1'), ('x', 'r2'), (NULL, 'r3');
+             INSERT INTO tags VALUES ('short'), ('much too long'), ('ok');",
+        )?;
+    }
+    let dest = dir.path("out.db");
+    let done = recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    let check = &done.report.source.sqlite_check;
+    assert_eq!(check.state, SqliteCheckState::Problems, "{check:?}");
+    let failing = |table: &str, rows, rowids: &[i64]| reconstruct::FailingCheck {
+        table: table.into(),
+        rows,
+        rowids: rowids.to_vec(),
+    };
+    assert_eq!(
+        check.failing_checks,
+        [
+            failing("notes", 4, &[2, 7, 12, 22]),
+            failing("odd \"name", 1, &[2]),
+            failing("tags", 1, &[]),
+        ]
+    );
+    for (table, keyed) in [("notes", false), ("tags", true), ("fine", false)] {
+        assert_eq!(
+            crate::recover::rows_of(&dest, table, keyed),
+            crate::recover::rows_of(&src, table, keyed),
+            "{table}"
+        );
+    }
+    // Its column `rowid` hides the rowid's first name.
+    let odd = |db: &std::path::Path| -> rusqlite::Result<Vec<(i64, Option<String>, String)>> {
+        let conn = Connection::open(db)?;
+        let mut stmt =
+            conn.prepare("SELECT _rowid_, \"check\", rowid FROM \"odd \"\"name\" ORDER BY 1")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect();
+        rows
+    };
+    assert_eq!(odd(&dest)?, odd(&src)?);
+    assert!(
+        done.report
+            .warnings
+            .iter()
+            .any(|w| w
+                .starts_with("4 rows of `notes` fail its CHECK constraint (rowids 2, 7, 12, 22)")),
+        "{:?}",
+        done.report.warnings
+    );
+    let inspected = recovery::inspect::inspect_file_with(&src, false, true)?;
+    assert!(!inspected.verdict.healthy);
+    assert!(
+        inspected
+            .verdict
+            .summary
+            .starts_with("not healthy by SQLite's check")
+            && inspected
+                .verdict
+                .summary
+                .contains("1 row of `tags` fails its CHECK constraint"),
+        "{}",
+        inspected.verdict.summary
+    );
+    let audit = inspected.audit.as_deref().unwrap_or_default();
+    assert!(audit.iter().all(|c| c.kind != "sqlite_check"), "{audit:?}");
+    assert_eq!(
+        audit.iter().filter(|c| c.kind == "rows_fail_check").count(),
+        3,
+        "{audit:?}"
+    );
+    Ok(())
+}

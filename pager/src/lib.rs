@@ -66,7 +66,9 @@ pub use header::{
 pub use journal::{read_journal, read_persisted_journal, Journal, JournalHeader};
 pub use overflow::{AssembledPayload, OverflowChain};
 pub use record::{Record, RecordHeader, SerialType, ValueRef};
-pub use schema::{read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRow};
+pub use schema::{
+    check_constraints, read_schema, scan_for_schema_rows, Schema, SchemaKind, SchemaRow,
+};
 pub use types::{CellIndex, Location, PageNo, PageSet, PageSize, RowId};
 pub use value::{decode_cell, raw_cell, read_tree, DecodedRow, RawRow, Value};
 pub use wal::{

@@ -88,43 +88,12 @@ impl SchemaRow {
 /// skipped over; a statement without a column list has none.
 pub fn table_options(sql: &str) -> Vec<String> {
     let b = sql.as_bytes();
-    let at = |i: usize| b.get(i).copied().unwrap_or(0);
     let (mut i, mut depth, mut end) = (0, 0usize, None);
     while i < b.len() {
-        match at(i) {
-            q @ (b'\'' | b'"' | b'`') => {
-                i += 1;
-                while i < b.len() {
-                    if at(i) == q {
-                        // A doubled quote is one quote character inside.
-                        if at(i + 1) == q {
-                            i += 1;
-                        } else {
-                            break;
-                        }
-                    }
-                    i += 1;
-                }
-            }
-            b'[' => {
-                while i < b.len() && at(i) != b']' {
-                    i += 1;
-                }
-            }
-            b'-' if at(i + 1) == b'-' => {
-                while i < b.len() && at(i) != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if at(i + 1) == b'*' => {
-                i += 2;
-                while i + 1 < b.len() && !(at(i) == b'*' && at(i + 1) == b'/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'(' => depth += 1,
-            b')' => {
+        i = past_quoted(b, i);
+        match b.get(i) {
+            Some(b'(') => depth += 1,
+            Some(b')') => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     end = Some(i + 1);
@@ -164,6 +133,103 @@ pub fn table_options(sql: &str) -> Vec<String> {
         })
         .filter(|o| !o.is_empty())
         .collect()
+}
+
+/// Where a string, a quoted name or a comment starting at `i` ends (the index of its last
+/// byte); `i` itself for any other byte. One past the end when it is not closed.
+fn past_quoted(b: &[u8], mut i: usize) -> usize {
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    match at(i) {
+        q @ (b'\'' | b'"' | b'`') => {
+            i += 1;
+            while i < b.len() {
+                if at(i) == q {
+                    // A doubled quote is one quote character inside.
+                    if at(i + 1) != q {
+                        return i;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            i
+        }
+        b'[' => {
+            while i < b.len() && at(i) != b']' {
+                i += 1;
+            }
+            i
+        }
+        b'-' if at(i + 1) == b'-' => {
+            while i < b.len() && at(i) != b'\n' {
+                i += 1;
+            }
+            i
+        }
+        b'/' if at(i + 1) == b'*' => {
+            i += 2;
+            while i + 1 < b.len() && !(at(i) == b'*' && at(i + 1) == b'/') {
+                i += 1;
+            }
+            i + 1
+        }
+        _ => i,
+    }
+}
+
+/// The expressions of a CREATE TABLE statement's CHECK constraints, a column's or the
+/// table's, each as written between its parentheses, in the statement's order. Strings,
+/// quoted names and comments are skipped over (a column may be named `"check"`); a
+/// CHECK whose parenthesis is never closed gives nothing.
+pub fn check_constraints(sql: &str) -> Vec<String> {
+    let b = sql.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    let mut checks = Vec::new();
+    // Where the expression of the CHECK being read starts, and its depth.
+    let mut open: Option<(usize, usize)> = None;
+    let mut after_check = false;
+    let (mut i, mut depth) = (0, 0usize);
+    while i < b.len() {
+        let next = past_quoted(b, i);
+        if next != i {
+            i = next + 1;
+            continue;
+        }
+        let c = b.get(i).copied().unwrap_or(0);
+        if word(c) {
+            let start = i;
+            while b.get(i).is_some_and(|&c| word(c)) {
+                i += 1;
+            }
+            after_check = open.is_none()
+                && depth > 0
+                && b.get(start..i)
+                    .is_some_and(|w| w.eq_ignore_ascii_case(b"CHECK"));
+            continue;
+        }
+        match c {
+            b'(' => {
+                depth += 1;
+                if after_check {
+                    open = Some((i + 1, depth));
+                }
+            }
+            b')' => {
+                if let Some((start, _)) = open.filter(|&(_, at)| at == depth) {
+                    let expr = b.get(start..i).unwrap_or_default();
+                    checks.push(String::from_utf8_lossy(expr).trim().to_string());
+                    open = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            after_check = false;
+        }
+        i += 1;
+    }
+    checks
 }
 
 /// The schema as read from the file.
@@ -353,6 +419,47 @@ mod tests {
         );
         assert!(options("CREATE TABLE t(a) -- without rowid").is_empty());
         assert!(options("CREATE TABLE t AS SELECT 1").is_empty());
+    }
+
+    /// Every CHECK's expression, a column's and the table's, whatever surrounds them.
+    #[test]
+    fn check_constraints_of_columns_and_table() {
+        assert_eq!(
+            check_constraints(
+                "CREATE TABLE t(a INT CHECK (a > 0), \"check\" TEXT DEFAULT 'CHECK(x)' /* CHECK(y) */, \n\
+                 b check(length(b) < 9 AND b <> ')'), CONSTRAINT c CHECK((a, b) IS NOT (1, 2)))"
+            ),
+            ["a > 0", "length(b) < 9 AND b <> ')'", "(a, b) IS NOT (1, 2)"]
+        );
+        assert!(check_constraints("CREATE TABLE t(a, xcheck(a))").is_empty());
+        assert!(check_constraints("CREATE TABLE t(a CHECK (a > (0)").is_empty());
+        assert!(check_constraints("CREATE TABLE t(a) -- CHECK (a)").is_empty());
+        assert!(check_constraints("CHECK (a)").is_empty());
+    }
+
+    /// Any text, however its quotes, comments and parentheses fall: no panic, and every
+    /// expression given is a piece of it.
+    #[test]
+    fn check_constraints_of_any_text_are_pieces_of_it() {
+        let pieces = [
+            "CHECK", "check", "(", ")", "'", "\"", "`", "[", "]", "--", "/*", "*/", "\n", " ", "a",
+            "é", "''", ",",
+        ];
+        let mut state = 0x5eed_u64;
+        for _ in 0..20_000 {
+            let mut sql = String::from("CREATE TABLE t(");
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            for k in 0..(state >> 60) * 3 {
+                let pick = (state.rotate_left(k as u32 * 5) >> 32) as usize % pieces.len();
+                sql.push_str(pieces[pick]);
+            }
+            for expr in check_constraints(&sql) {
+                assert!(sql.contains(&expr), "{expr:?} not in {sql:?}");
+            }
+            let _ = table_options(&sql);
+        }
     }
     use crate::testing::Db;
     use crate::varint::read_varint;

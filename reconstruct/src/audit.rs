@@ -73,31 +73,21 @@ pub fn audit(db: &Database<'_>, survey: &Survey, wal: Option<&Wal<'_>>) -> Vec<C
 
 /// What SQLite's own integrity check of the file (`problems`, as it words them) says
 /// beyond the file's structure as read: that it finds problems at all (with the pages it
-/// names), and the rows an index lacks, by index (`schema` names each index's table).
-/// A file SQLite wrote never gives either.
-pub fn sqlite_concerns(problems: &[String], schema: &Schema) -> Vec<Concern> {
-    let Some(first) = problems.first() else {
-        return Vec::new();
-    };
-    let mut pages: Vec<PageNo> = problems
-        .iter()
-        .flat_map(|p| p.split("page ").skip(1))
-        .filter_map(|rest| {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            PageNo::new(digits.parse().ok()?)
-        })
-        .collect();
-    pages.sort();
-    pages.dedup();
-    let mut out = vec![concern(
-        Severity::High,
-        "sqlite_check",
-        format!(
-            "SQLite's own integrity check reports {} (the first: {first})",
-            N(problems.len() as u64, "problem")
-        ),
-        &pages,
-    )];
+/// names), the rows an index lacks, by index (`schema` names each index's table), and the
+/// rows that fail their table's CHECK constraint (`failing`). A file SQLite wrote with its
+/// checks on never gives any.
+pub fn sqlite_concerns(
+    problems: &[String],
+    failing: &[crate::FailingCheck],
+    schema: &Schema,
+) -> Vec<Concern> {
+    // A table's CHECK failing is said by its rows, below.
+    let explained =
+        |p: &str| crate::check_failed_in(p).is_some_and(|t| failing.iter().any(|f| f.table == t));
+    let mut out = Vec::new();
+    if let Some(first) = problems.iter().find(|p| !explained(p)) {
+        out.push(structure_concern(problems, first));
+    }
     let mut by_index: BTreeMap<(&str, &str), Vec<i64>> = BTreeMap::new();
     for (rowid, index) in crate::rows_missing_from_index(problems) {
         if let (Some(row), Some(table)) = (schema.get(&index), schema.table_of_index(&index)) {
@@ -126,7 +116,38 @@ pub fn sqlite_concerns(problems: &[String], schema: &Schema) -> Vec<Concern> {
             &[],
         ));
     }
+    for f in failing {
+        out.push(concern(
+            Severity::Low,
+            "rows_fail_check",
+            format!("{f} (SQLite refuses such a row unless its checks are turned off: `PRAGMA ignore_check_constraints`)"),
+            &[],
+        ));
+    }
     out
+}
+
+/// That SQLite's check finds problems at all, the `first` of them and the pages they name.
+fn structure_concern(problems: &[String], first: &str) -> Concern {
+    let mut pages: Vec<PageNo> = problems
+        .iter()
+        .flat_map(|p| p.split("page ").skip(1))
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            PageNo::new(digits.parse().ok()?)
+        })
+        .collect();
+    pages.sort();
+    pages.dedup();
+    concern(
+        Severity::High,
+        "sqlite_check",
+        format!(
+            "SQLite's own integrity check reports {} (the first: {first})",
+            N(problems.len() as u64, "problem")
+        ),
+        &pages,
+    )
 }
 
 /// Freed pages whose bytes are all zeros: SQLite leaves a freed page's content unless

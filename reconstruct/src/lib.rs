@@ -71,9 +71,9 @@ pub use formats::{ColumnFormat, Format};
 pub use inferred::{make_inferred, InferredMade, InferredReason, KnownFit};
 pub use keyed::{name_without_rowid, KeyedTable};
 pub use loss::{
-    file_signals, placeholder_signals, reaches_past_end, rows_in_place, rows_missing_from_index,
-    signals_after_counts, sqlite_check_signal, table_signals, LossSignal, TableFacts, TableLoss,
-    Verdict, N,
+    check_failed_in, file_signals, placeholder_signals, reaches_past_end, rows_in_place,
+    rows_missing_from_index, signals_after_counts, sqlite_check_signal, table_signals,
+    FailingCheck, LossSignal, TableFacts, TableLoss, Verdict, FAILING_ROWIDS_LISTED, N,
 };
 pub use magic::{magic, BlobKinds, Magic};
 pub use naming::{

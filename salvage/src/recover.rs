@@ -119,6 +119,9 @@ fn summary(done: &Recovery, src: &std::path::Path) {
     for d in crate::report::dangling_sentences(r) {
         eprintln!("{}", wrap(&format!("note: {d}"), "  "));
     }
+    for c in &r.source.sqlite_check.failing_checks {
+        eprintln!("{}", wrap(&format!("note: {c}; recovered as read"), "  "));
+    }
     if r.output.committed {
         eprintln!("\n  output: `{}`", crate::shown(&done.paths.dest));
     } else {

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pager::{Finding, PageClass, PageNo, Survey};
+use serde::{Deserialize, Serialize};
 
 use super::{LossSignal, TableLoss};
 use crate::bounds::LossBounds;
@@ -90,8 +91,14 @@ pub fn table_signals(table: &str, t: &TableLoss) -> Vec<LossSignal> {
 /// SQLite refusing the schema ("malformed database schema (NAME)") is accounted for when
 /// the run noted what it made of the schema rows (`schema_noted`: a row whose name
 /// disagrees with its statement, say, recovered under the statement's name).
+///
+/// A table's CHECK constraint failing ("CHECK constraint failed in NAME") is accounted
+/// for by the rows SQLite reads that fail it (`failing`, found by their expressions): the
+/// file holds them so, every one is read and kept as it holds them, and the report names
+/// them. None found, it stays unexplained.
 pub fn sqlite_check_signal(
     problems: &[String],
+    failing: &[FailingCheck],
     signals: &[LossSignal],
     (findings, schema_noted): (usize, bool),
 ) -> Option<LossSignal> {
@@ -99,12 +106,39 @@ pub fn sqlite_check_signal(
         .iter()
         .filter(|p| !of_full_text_index(p))
         .filter(|p| !(schema_noted && p.starts_with("malformed database schema")))
+        .filter(|p| {
+            check_failed_in(p).is_none_or(|t| !failing.iter().any(|f| f.table == t && f.rows > 0))
+        })
         .collect();
     let first = unexplained.first()?;
     (signals.is_empty() && findings == 0).then(|| LossSignal::SqliteCheckUnexplained {
         problems: unexplained.len() as u64,
         first: (*first).clone(),
     })
+}
+
+/// The rows SQLite reads that fail their table's CHECK constraint, as the file holds
+/// them: written with the checks off (`PRAGMA ignore_check_constraints`), judged otherwise
+/// by the SQLite that wrote them (a function's answer changed between versions), or a
+/// value changed since by damage that left its record whole, which looks no different.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailingCheck {
+    /// The table, as its schema names it.
+    pub table: String,
+    /// How many of its rows fail one of its CHECK constraints.
+    pub rows: u64,
+    /// The first of their rowids, in order (none for a WITHOUT ROWID table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rowids: Vec<i64>,
+}
+
+/// How many rowids a [`FailingCheck`] lists.
+pub const FAILING_ROWIDS_LISTED: usize = 20;
+
+/// The table SQLite's problem says fails its CHECK constraint ("CHECK constraint failed
+/// in NAME"), if that is the problem.
+pub fn check_failed_in(problem: &str) -> Option<&str> {
+    problem.strip_prefix("CHECK constraint failed in ")
 }
 
 /// The rows SQLite's check says an index lacks ("row 2 missing from index
@@ -399,25 +433,43 @@ mod tests {
             "wrong # of entries in index t_k".to_string(),
         ];
         assert_eq!(
-            sqlite_check_signal(&problems, &[], (0, false)),
+            sqlite_check_signal(&problems, &[], &[], (0, false)),
             Some(LossSignal::SqliteCheckUnexplained {
                 problems: 2,
                 first: "row 7 missing from index t_k".into()
             })
         );
         let other = [LossSignal::PagesUnreadable { pages: 1 }];
-        assert_eq!(sqlite_check_signal(&problems, &other, (0, false)), None);
-        assert_eq!(sqlite_check_signal(&problems, &[], (1, false)), None);
-        assert_eq!(sqlite_check_signal(&[], &[], (0, false)), None);
+        assert_eq!(
+            sqlite_check_signal(&problems, &[], &other, (0, false)),
+            None
+        );
+        assert_eq!(sqlite_check_signal(&problems, &[], &[], (1, false)), None);
+        assert_eq!(sqlite_check_signal(&[], &[], &[], (0, false)), None);
         // The recovery rebuilds every full-text index from its content.
         let fts = [
             "malformed inverted index for FTS5 table main.docs".to_string(),
             "fts5: corruption found reading blob 137438953473 from table \"docs\"".to_string(),
         ];
-        assert_eq!(sqlite_check_signal(&fts, &[], (0, false)), None);
+        assert_eq!(sqlite_check_signal(&fts, &[], &[], (0, false)), None);
         let schema = ["malformed database schema (idx_x)".to_string()];
-        assert!(sqlite_check_signal(&schema, &[], (0, false)).is_some());
-        assert_eq!(sqlite_check_signal(&schema, &[], (0, true)), None);
+        assert!(sqlite_check_signal(&schema, &[], &[], (0, false)).is_some());
+        assert_eq!(sqlite_check_signal(&schema, &[], &[], (0, true)), None);
+        // A CHECK constraint's failure is explained by the rows found failing it, in
+        // that table; none found, or another table's, it is not.
+        let check = ["CHECK constraint failed in t".to_string()];
+        let failing = |table: &str, rows| FailingCheck {
+            table: table.into(),
+            rows,
+            rowids: vec![],
+        };
+        assert_eq!(
+            sqlite_check_signal(&check, &[failing("t", 2)], &[], (0, false)),
+            None
+        );
+        for other in [failing("t", 0), failing("u", 2)] {
+            assert!(sqlite_check_signal(&check, &[other], &[], (0, false)).is_some());
+        }
     }
 
     #[test]

@@ -23,8 +23,9 @@ mod table_loss;
 mod verdict;
 
 pub use gather::{
-    file_signals, placeholder_signals, reaches_past_end, rows_in_place, rows_missing_from_index,
-    signals_after_counts, sqlite_check_signal, table_signals, TableFacts,
+    check_failed_in, file_signals, placeholder_signals, reaches_past_end, rows_in_place,
+    rows_missing_from_index, signals_after_counts, sqlite_check_signal, table_signals,
+    FailingCheck, TableFacts, FAILING_ROWIDS_LISTED,
 };
 pub use sentence::N;
 pub use signal::LossSignal;

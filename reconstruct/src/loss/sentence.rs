@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::LossSignal;
+use super::{FailingCheck, LossSignal};
 
 /// `n` and a noun, the noun in the plural unless `n` is 1 ("1 page", "2 pages"); a
 /// noun phrase ending in a preposition ("row with") puts its first word in the plural.
@@ -37,6 +37,38 @@ fn was(n: u64) -> &'static str {
         "was"
     } else {
         "were"
+    }
+}
+
+/// "1 row of `t` fails its CHECK constraint (rowid 2), as the file holds it: ...".
+impl fmt::Display for FailingCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let FailingCheck {
+            table,
+            rows,
+            rowids,
+        } = self;
+        let (fails, it) = if *rows == 1 {
+            ("fails", "it")
+        } else {
+            ("fail", "them")
+        };
+        write!(
+            f,
+            "{} of `{table}` {fails} its CHECK constraint",
+            N(*rows, "row")
+        )?;
+        if !rowids.is_empty() {
+            let listed: Vec<String> = rowids.iter().map(i64::to_string).collect();
+            let more = if (rowids.len() as u64) < *rows {
+                ", ..."
+            } else {
+                ""
+            };
+            let noun = if rowids.len() == 1 { "rowid" } else { "rowids" };
+            write!(f, " ({noun} {}{more})", listed.join(", "))?;
+        }
+        write!(f, ", as the file holds {it} and as SQLite reads {it}: written with the checks off, judged otherwise by the SQLite that wrote {it}, or a value changed by damage that left its record whole, which looks no different")
     }
 }
 
@@ -458,5 +490,32 @@ mod tests {
                 assert!(text.contains(name), "{name} not in: {text}");
             }
         }
+    }
+
+    #[test]
+    fn a_failing_check_names_its_rows_in_number() {
+        let one = FailingCheck {
+            table: "t".into(),
+            rows: 1,
+            rowids: vec![2],
+        };
+        let s = one.to_string();
+        assert!(s.starts_with("1 row of `t` fails its CHECK constraint (rowid 2), as the file holds it and as SQLite reads it"), "{s}");
+        let some = FailingCheck {
+            table: "t".into(),
+            rows: 30,
+            rowids: vec![2, 5],
+        };
+        assert!(some.to_string().starts_with(
+            "30 rows of `t` fail its CHECK constraint (rowids 2, 5, ...), as the file holds them"
+        ));
+        let keyed = FailingCheck {
+            table: "k".into(),
+            rows: 2,
+            rowids: vec![],
+        };
+        assert!(keyed
+            .to_string()
+            .starts_with("2 rows of `k` fail its CHECK constraint, as"));
     }
 }

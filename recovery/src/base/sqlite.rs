@@ -333,7 +333,8 @@ pub fn stand_ins(conn: &rusqlite::Connection) -> Vec<String> {
 
 /// SQLite's own `PRAGMA integrity_check` of the database image `image` gives (`size`
 /// bytes), deserialized into a private connection in memory, read-only: SQLite never
-/// opens the evidence. The problems it reports; an error when it cannot read the image
+/// opens the evidence. The problems it reports, and the connection holding the image
+/// (to look up what they name); an error when it cannot read the image
 /// at all (`SQLITE_CORRUPT` or `SQLITE_NOTADB`: a problem of the file) or cannot run the
 /// check (anything else: a module, function or collation the schema names and this
 /// build lacks).
@@ -345,12 +346,21 @@ pub fn check_image(
     image: impl std::io::Read,
     size: usize,
     steps: i64,
-) -> rusqlite::Result<Vec<String>> {
+) -> rusqlite::Result<(Vec<String>, rusqlite::Connection)> {
     let mut conn = rusqlite::Connection::open_in_memory()?;
     conn.set_limit(
         rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
         i32::try_from(size).unwrap_or(i32::MAX).max(1 << 20),
     )?;
+    budget(&mut conn, steps)?;
+    conn.deserialize_read_exact(rusqlite::MAIN_DB, image, size, true)?;
+    let faults = sqlite_check(&conn, "PRAGMA integrity_check")?.faults;
+    Ok((faults, conn))
+}
+
+/// Gives what `conn` runs from now on `steps` of SQLite's instructions: past them, the
+/// statement running is interrupted.
+pub fn budget(conn: &mut rusqlite::Connection, steps: i64) -> rusqlite::Result<()> {
     let mut left = steps / i64::from(CHECK_PROGRESS_EVERY);
     conn.progress_handler(
         CHECK_PROGRESS_EVERY,
@@ -358,9 +368,7 @@ pub fn check_image(
             left -= 1;
             left <= 0
         }),
-    )?;
-    conn.deserialize_read_exact(rusqlite::MAIN_DB, image, size, true)?;
-    Ok(sqlite_check(&conn, "PRAGMA integrity_check")?.faults)
+    )
 }
 
 /// Instructions between two calls of the check's progress handler.

@@ -123,6 +123,7 @@ pub fn build(
     let sqlite_check = crate::recover::evidence::oracle::sqlite_check(db);
     let unexplained = reconstruct::sqlite_check_signal(
         &sqlite_check.problems,
+        &sqlite_check.failing_checks,
         &[],
         (finding_count + damaged_pages.len(), false),
     );
@@ -140,6 +141,20 @@ pub fn build(
         )
     } else if let Some(signal) = unexplained {
         format!("damaged: {signal}")
+    } else if finding_count == 0
+        && damaged_pages.is_empty()
+        && !sqlite_check.failing_checks.is_empty()
+    {
+        // Every page reads whole; SQLite's check finds rows its constraints refuse.
+        let rows: Vec<String> = sqlite_check
+            .failing_checks
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        format!(
+            "not healthy by SQLite's check, every page read without a finding: {}",
+            rows.join("; ")
+        )
     } else {
         format!(
             "damaged: {}, {}, {}",

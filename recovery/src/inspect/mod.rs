@@ -85,7 +85,11 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         let mut concerns = reconstruct::audit(&db, &survey, wal.as_ref());
         // SQLite's own check disagreeing with the file is a contradiction SQLite never
         // writes: index entries naming rows their table does not hold, counts that differ.
-        let sqlite = reconstruct::sqlite_concerns(&report.sqlite_check.problems, &survey.schema);
+        let sqlite = reconstruct::sqlite_concerns(
+            &report.sqlite_check.problems,
+            &report.sqlite_check.failing_checks,
+            &survey.schema,
+        );
         concerns.splice(0..0, sqlite);
         report.audit = Some(concerns);
     }

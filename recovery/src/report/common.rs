@@ -24,6 +24,10 @@ pub struct SqliteCheck {
     /// needs a module, function or collation this build lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
+    /// For each table SQLite says fails its CHECK constraint, the rows that do, found by
+    /// the constraint's expressions in SQLite's read of the same copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_checks: Vec<reconstruct::FailingCheck>,
 }
 
 /// What SQLite's check came to.
@@ -46,6 +50,7 @@ impl SqliteCheck {
             state: SqliteCheckState::NotRun,
             problems: Vec::new(),
             not_run: Some(why.into()),
+            failing_checks: Vec::new(),
         }
     }
 

@@ -3,8 +3,11 @@
 //! The evidence is never opened by SQLite; the copy is bounded ([`SQLITE_CHECK_LIMIT`]).
 
 use pager::{Database, PageNo};
+use reconstruct::{check_failed_in, FailingCheck, FAILING_ROWIDS_LISTED};
+use rusqlite::{Connection, OptionalExtension};
 
-use crate::base::sqlite::{check_image, is_corrupt};
+use crate::base::output::quote;
+use crate::base::sqlite::{budget, check_image, is_corrupt};
 use crate::report::{SqliteCheck, SqliteCheckState};
 
 /// The largest database SQLite checks in a run (its copy is held in memory): 64 MiB.
@@ -34,19 +37,20 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
     // plain page costs it.
     let steps = CHECK_STEPS_BASE + i64::from(db.page_count()) * CHECK_STEPS_PER_PAGE;
     match check_image(Image::new(db), len, steps) {
-        Ok(problems) if problems.is_empty() => SqliteCheck {
+        Ok((problems, _)) if problems.is_empty() => SqliteCheck {
             state: SqliteCheckState::Ok,
             ..SqliteCheck::default()
         },
-        Ok(problems) => SqliteCheck {
+        Ok((problems, mut conn)) => SqliteCheck {
             state: SqliteCheckState::Problems,
+            failing_checks: failing_checks(&mut conn, &problems, steps),
             problems,
             not_run: None,
         },
         Err(e) if is_corrupt(&e) => SqliteCheck {
             state: SqliteCheckState::Problems,
             problems: vec![e.to_string()],
-            not_run: None,
+            ..SqliteCheck::default()
         },
         Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted => {
             SqliteCheck::not_run(format!(
@@ -55,6 +59,80 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
         }
         Err(e) => SqliteCheck::not_run(format!("SQLite cannot check it: {e}")),
     }
+}
+
+/// The rows failing their table's CHECK constraint, for each table SQLite's `problems`
+/// say fails it, read from SQLite's own read of the copy (`conn`): each row where one of
+/// the table's CHECK expressions (as its statement writes them) is false, as SQLite's
+/// check judges them (NULL passes). A table whose expressions cannot be run, or find no
+/// row, is left out: its problem stays unexplained. The lookups share one more budget of
+/// `steps` instructions.
+fn failing_checks(conn: &mut Connection, problems: &[String], steps: i64) -> Vec<FailingCheck> {
+    if budget(conn, steps).is_err() {
+        return Vec::new();
+    }
+    let mut tables: Vec<&str> = problems.iter().filter_map(|p| check_failed_in(p)).collect();
+    tables.sort_unstable();
+    tables.dedup();
+    tables
+        .into_iter()
+        .filter_map(|table| failing_rows(&*conn, table).ok().flatten())
+        .collect()
+}
+
+/// The rows of `table` failing one of its CHECK constraints; `None` when it has none
+/// this can read, or no row fails.
+fn failing_rows(conn: &Connection, table: &str) -> rusqlite::Result<Option<FailingCheck>> {
+    let sql: Option<String> = conn
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    let Some(sql) = sql else { return Ok(None) };
+    let checks = pager::check_constraints(&sql);
+    if checks.is_empty() {
+        return Ok(None);
+    }
+    let failing: Vec<String> = checks.iter().map(|e| format!("NOT ({e})")).collect();
+    let (from, failing) = (quote(table), failing.join(" OR "));
+    let rows: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM {from} WHERE {failing}"),
+        [],
+        |r| r.get(0),
+    )?;
+    if rows <= 0 {
+        return Ok(None);
+    }
+    let mut rowids = Vec::new();
+    let keyed = pager::schema::table_options(&sql)
+        .iter()
+        .any(|o| o == "WITHOUT ROWID");
+    if !keyed {
+        // The rowid by a name no column takes.
+        let columns: Vec<String> = conn
+            .prepare("SELECT lower(name) FROM pragma_table_xinfo(?1)")?
+            .query_map([table], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if let Some(rowid) = ["rowid", "_rowid_", "oid"]
+            .into_iter()
+            .find(|n| !columns.iter().any(|c| c == n))
+        {
+            rowids = conn
+                .prepare(&format!(
+                    "SELECT {rowid} FROM {from} WHERE {failing} ORDER BY {rowid} LIMIT {FAILING_ROWIDS_LISTED}"
+                ))?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+        }
+    }
+    Ok(Some(FailingCheck {
+        table: table.to_string(),
+        rows: rows as u64,
+        rowids,
+    }))
 }
 
 /// The database as read, page after page, each its page size long (a short last page

@@ -122,6 +122,7 @@ fn signals(p: &LossReportParts<'_>) -> Vec<LossSignal> {
     let findings = p.db.findings().len() + p.survey.all_findings().count();
     out.extend(reconstruct::sqlite_check_signal(
         &p.source.sqlite_check.problems,
+        &p.source.sqlite_check.failing_checks,
         &out,
         (findings, !p.ledger.warnings.is_empty()),
     ));
@@ -443,6 +444,15 @@ fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
             }
         }
     }
+    // Rows that fail their table's CHECK constraint as the file holds them: kept as read,
+    // and named.
+    warnings.extend(
+        p.source
+            .sqlite_check
+            .failing_checks
+            .iter()
+            .map(|c| format!("{c}; recovered as read, every value the file's")),
+    );
     // Text SQLite was given as it is: kept, and said, but no loss.
     for t in p.tables.iter().filter(|t| t.loss.texts_not_in_encoding > 0) {
         warnings.push(format!(
