@@ -66,7 +66,8 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 /// take a byte of a record's body, an index declared DESC is stored ascending), in WAL
 /// mode (some with their log beside them), and copied mid-transaction with a hot
 /// journal, tables changed by ALTER TABLE after rows were written, wide tables, free
-/// pages given back by incremental vacuum, and journals truncated, persisted or unsynced,
+/// pages given back by incremental vacuum, journals truncated, persisted or unsynced, and
+/// tables with CHECK constraints (rows failing them written with the checks off in some),
 /// among the suite's seeds: the header says the first two (offset 44, and 18 and 19), the
 /// files beside the next two, the recipe and settings the rest (each kind of change
 /// SQLite carried out).
@@ -77,6 +78,7 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
     let mut altered = [0usize; 4];
     let (mut wide, mut given_back) = (0, 0);
     let (mut kept_journal, mut unsynced) = (0, 0);
+    let (mut checked, mut checks_off) = (0, 0);
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -113,6 +115,15 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
         unsynced += usize::from(db.settings.contains("(unsynced)"));
         wide += usize::from(db.script.contains("CREATE TABLE w0("));
         given_back += usize::from(db.script.contains("PRAGMA incremental_vacuum("));
+        checked += usize::from(
+            db.script
+                .lines()
+                .any(|l| l.starts_with("CREATE TABLE ") && l.to_uppercase().contains("CHECK")),
+        );
+        checks_off += usize::from(
+            db.settings
+                .contains("rows written with CHECK constraints off"),
+        );
         for file in ["", "-wal", "-shm", "-journal"] {
             let _ = std::fs::remove_file(beside(file));
         }
@@ -126,11 +137,14 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
             && wide > 0
             && given_back > 0
             && kept_journal > 0
-            && unsynced > 0,
+            && unsynced > 0
+            && checked > 0
+            && checks_off > 0,
         "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}; \
          columns added, renamed, dropped, tables renamed: {altered:?}; wide tables: {wide}, \
          incremental vacuums: {given_back}; journals truncated or persisted: {kept_journal}, \
-         unsynced: {unsynced}"
+         unsynced: {unsynced}; CHECK constraints: {checked}, rows written with them off: \
+         {checks_off}"
     );
     Ok(())
 }
