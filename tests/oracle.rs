@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 
-use crate::{assert_signal, recover_in_process, Scratch, TestResult};
+use crate::{allow_partial, assert_signal, recover_in_process, Scratch, TestResult};
 use recovery::report::SqliteCheckState;
 use recovery::{LossSignal, Outcome, RecoverOptions};
 
@@ -308,11 +308,9 @@ fn rows_failing_a_check_constraint_are_named_and_recovered_as_read() -> TestResu
     };
     assert_eq!(odd(&dest)?, odd(&src)?);
     assert!(
-        done.report
-            .warnings
-            .iter()
-            .any(|w| w
-                .starts_with("4 rows of `notes` fail its CHECK constraint (rowids 2, 7, 12, 22)")),
+        done.report.warnings.iter().any(|w| w.starts_with(
+            "4 rows of `notes` fail one of its CHECK constraints (rowids 2, 7, 12, 22)"
+        )),
         "{:?}",
         done.report.warnings
     );
@@ -326,7 +324,7 @@ fn rows_failing_a_check_constraint_are_named_and_recovered_as_read() -> TestResu
             && inspected
                 .verdict
                 .summary
-                .contains("1 row of `tags` fails its CHECK constraint"),
+                .contains("1 row of `tags` fails one of its CHECK constraints"),
         "{}",
         inspected.verdict.summary
     );
@@ -336,6 +334,105 @@ fn rows_failing_a_check_constraint_are_named_and_recovered_as_read() -> TestResu
         audit.iter().filter(|c| c.kind == "rows_fail_check").count(),
         3,
         "{audit:?}"
+    );
+    Ok(())
+}
+
+/// SQLite lists a row's failing CHECK before the row's index entries, a line each: with
+/// a thousand rows failing, its usual list holds nothing else. The check is then run whole:
+/// a CHECK ending in a `--` comment finds all 1,200 (as many as SQLite lists), and an
+/// index whose entries contradict its table, in another table checked after, still keeps
+/// the run from being complete.
+#[test]
+fn a_thousand_rows_failing_a_check_hide_no_other_problem() -> TestResult {
+    let dir = Scratch::new("oracle-check-many");
+    let make = |path: &std::path::Path, index_lies: bool| -> rusqlite::Result<()> {
+        let conn = Connection::open(path)?;
+        // `b` first: SQLite checks the table made last first.
+        conn.execute_batch(
+            "PRAGMA ignore_check_constraints = 1;
+             CREATE TABLE b(x); CREATE INDEX bi ON b(x); INSERT INTO b VALUES (1), (2), (3);
+             CREATE TABLE many(id INTEGER PRIMARY KEY, n INT CHECK (n < 0 -- negative
+             ));
+             WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1200)
+             INSERT INTO many SELECT i, i FROM r;",
+        )?;
+        if index_lies {
+            conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, false)?;
+            conn.execute_batch(
+                "PRAGMA writable_schema = ON;
+                 UPDATE sqlite_schema SET sql = 'CREATE INDEX bi ON b(x + 1)' WHERE name = 'bi';",
+            )?;
+        }
+        Ok(())
+    };
+    let src = dir.path("many.db");
+    make(&src, false)?;
+    let done = recover_in_process(
+        &RecoverOptions::new(&src, dir.path("out.db")),
+        Outcome::Complete,
+    )?;
+    let check = &done.report.source.sqlite_check;
+    let first: Vec<i64> = (1..=20).collect();
+    assert_eq!(
+        check.failing_checks,
+        [reconstruct::FailingCheck {
+            table: "many".into(),
+            rows: 1200,
+            rowids: first
+        }]
+    );
+    assert_eq!(check.problems.len(), 1000, "the report keeps a thousand");
+
+    let lying = dir.path("lying.db");
+    make(&lying, true)?;
+    let done = recover_in_process(
+        &allow_partial(&lying, &dir.path("lying-out.db")),
+        Outcome::PartialCommitted,
+    )?;
+    let check = &done.report.source.sqlite_check;
+    assert!(
+        check
+            .problems
+            .iter()
+            .any(|p| p == "row 1 missing from index bi"),
+        "{:?}",
+        &check.problems[..3]
+    );
+    Ok(())
+}
+
+/// SQLite reads a stored statement to its first NUL: a CHECK written past it is none of
+/// the table's. Read as one, it would call every row failing (more than SQLite lists),
+/// and the rows that do fail would go unexplained.
+#[test]
+fn a_check_past_a_nul_in_the_statement_is_not_the_tables() -> TestResult {
+    let dir = Scratch::new("oracle-check-nul");
+    let src = dir.path("nul.db");
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA ignore_check_constraints = 1;
+             CREATE TABLE t(id INTEGER PRIMARY KEY, n INT CHECK (n > 0));
+             INSERT INTO t VALUES (1, 5), (2, -1), (3, 7), (4, -2);",
+        )?;
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, false)?;
+        conn.execute_batch(
+            "PRAGMA writable_schema = ON;
+             UPDATE sqlite_schema SET sql = sql || char(0) || '(CHECK (0))' WHERE name = 't';",
+        )?;
+    }
+    let done = recover_in_process(
+        &RecoverOptions::new(&src, dir.path("out.db")),
+        Outcome::Complete,
+    )?;
+    assert_eq!(
+        done.report.source.sqlite_check.failing_checks,
+        [reconstruct::FailingCheck {
+            table: "t".into(),
+            rows: 2,
+            rowids: vec![2, 4]
+        }]
     );
     Ok(())
 }

@@ -85,8 +85,9 @@ pub fn sqlite_concerns(
     let explained =
         |p: &str| crate::check_failed_in(p).is_some_and(|t| failing.iter().any(|f| f.table == t));
     let mut out = Vec::new();
-    if let Some(first) = problems.iter().find(|p| !explained(p)) {
-        out.push(structure_concern(problems, first));
+    let unexplained: Vec<String> = problems.iter().filter(|p| !explained(p)).cloned().collect();
+    if let Some(first) = unexplained.first() {
+        out.push(structure_concern(&unexplained, first));
     }
     let mut by_index: BTreeMap<(&str, &str), Vec<i64>> = BTreeMap::new();
     for (rowid, index) in crate::rows_missing_from_index(problems) {
@@ -120,7 +121,7 @@ pub fn sqlite_concerns(
         out.push(concern(
             Severity::Low,
             "rows_fail_check",
-            format!("{f} (SQLite refuses such a row unless its checks are turned off: `PRAGMA ignore_check_constraints`)"),
+            f.to_string(),
             &[],
         ));
     }

@@ -132,6 +132,16 @@ pub struct FailingCheck {
     pub rowids: Vec<i64>,
 }
 
+impl FailingCheck {
+    /// Whether the rows found agree with SQLite's check, which gives a line for each row
+    /// failing (`lines` of them for this table; `whole`: its list was not cut short): as
+    /// many rows as lines, or, the list cut, at least as many. More rows found than SQLite
+    /// lists means the expressions were read otherwise than SQLite reads them.
+    pub fn agrees(&self, lines: u64, whole: bool) -> bool {
+        self.rows > 0 && (self.rows == lines || (!whole && self.rows >= lines))
+    }
+}
+
 /// How many rowids a [`FailingCheck`] lists.
 pub const FAILING_ROWIDS_LISTED: usize = 20;
 
@@ -470,6 +480,12 @@ mod tests {
         for other in [failing("t", 0), failing("u", 2)] {
             assert!(sqlite_check_signal(&check, &[other], &[], (0, false)).is_some());
         }
+        // As many rows as SQLite's lines; at least as many when its list was cut short.
+        assert!(failing("t", 2).agrees(2, true));
+        assert!(!failing("t", 3).agrees(2, true));
+        assert!(!failing("t", 1).agrees(2, false));
+        assert!(failing("t", 3).agrees(2, false));
+        assert!(!failing("t", 0).agrees(0, true));
     }
 
     #[test]

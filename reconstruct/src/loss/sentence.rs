@@ -40,7 +40,7 @@ fn was(n: u64) -> &'static str {
     }
 }
 
-/// "1 row of `t` fails its CHECK constraint (rowid 2), as the file holds it: ...".
+/// "1 row of `t` fails one of its CHECK constraints (rowid 2), as the file holds it ...".
 impl fmt::Display for FailingCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let FailingCheck {
@@ -55,7 +55,7 @@ impl fmt::Display for FailingCheck {
         };
         write!(
             f,
-            "{} of `{table}` {fails} its CHECK constraint",
+            "{} of `{table}` {fails} one of its CHECK constraints",
             N(*rows, "row")
         )?;
         if !rowids.is_empty() {
@@ -68,7 +68,7 @@ impl fmt::Display for FailingCheck {
             let noun = if rowids.len() == 1 { "rowid" } else { "rowids" };
             write!(f, " ({noun} {}{more})", listed.join(", "))?;
         }
-        write!(f, ", as the file holds {it} and as SQLite reads {it}: written with the checks off, judged otherwise by the SQLite that wrote {it}, or a value changed by damage that left its record whole, which looks no different")
+        write!(f, ", as the file holds {it} and as SQLite reads {it} (written with the checks off, judged otherwise by the SQLite that wrote {it}, or changed by damage that left the record whole: these look alike)")
     }
 }
 
@@ -500,14 +500,14 @@ mod tests {
             rowids: vec![2],
         };
         let s = one.to_string();
-        assert!(s.starts_with("1 row of `t` fails its CHECK constraint (rowid 2), as the file holds it and as SQLite reads it"), "{s}");
+        assert!(s.starts_with("1 row of `t` fails one of its CHECK constraints (rowid 2), as the file holds it and as SQLite reads it"), "{s}");
         let some = FailingCheck {
             table: "t".into(),
             rows: 30,
             rowids: vec![2, 5],
         };
         assert!(some.to_string().starts_with(
-            "30 rows of `t` fail its CHECK constraint (rowids 2, 5, ...), as the file holds them"
+            "30 rows of `t` fail one of its CHECK constraints (rowids 2, 5, ...), as the file holds them"
         ));
         let keyed = FailingCheck {
             table: "k".into(),
@@ -516,6 +516,6 @@ mod tests {
         };
         assert!(keyed
             .to_string()
-            .starts_with("2 rows of `k` fail its CHECK constraint, as"));
+            .starts_with("2 rows of `k` fail one of its CHECK constraints, as"));
     }
 }

@@ -61,6 +61,9 @@ pub struct CheckAnswer {
     pub convertible: Vec<String>,
     /// Every other problem; an answer of no line at all is one.
     pub faults: Vec<String>,
+    /// Whether SQLite listed every problem it found (its list stops at the limit it is
+    /// given); unknown, and so false, for lines read elsewhere.
+    pub whole: bool,
 }
 
 impl CheckAnswer {
@@ -89,12 +92,20 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
     };
     let run = |limit: u32| run(limit).map(unheaded);
     let mut lines = run(CHECK_LINES)?;
-    if lines.len() >= CHECK_LINES as usize && lines.iter().all(|l| l.starts_with(CONVERTIBLE_TEXT))
-    {
-        // One line per value, at most the rows of the database: every one, once.
+    // SQLite checks a row's CHECK constraints before its index entries: a thousand rows
+    // failing them could hide every other problem.
+    let per_row =
+        |l: &String| l.starts_with(CONVERTIBLE_TEXT) || reconstruct::check_failed_in(l).is_some();
+    if lines.len() >= CHECK_LINES as usize && lines.iter().all(per_row) {
+        // One line per value or row, at most the rows of the database: every one, once.
         lines = run(i32::MAX as u32)?;
+        let mut answer = CheckAnswer::of_lines(lines, pragma);
+        answer.whole = answer.lines.len() < i32::MAX as usize;
+        return Ok(answer);
     }
-    Ok(CheckAnswer::of_lines(lines, pragma))
+    let mut answer = CheckAnswer::of_lines(lines, pragma);
+    answer.whole = answer.lines.len() < CHECK_LINES as usize;
+    Ok(answer)
 }
 
 /// SQLite gives the problems of the b-tree check in one result, a line each, headed by
@@ -131,6 +142,7 @@ impl CheckAnswer {
             lines,
             convertible,
             faults,
+            whole: false,
         }
     }
 }
@@ -145,6 +157,8 @@ pub fn integrity(path: &Path) -> Result<(), String> {
 
 /// [`integrity`] of an output this tool wrote: a collation its schema names that this
 /// build lacks has the stand-in the output was written with ([`register_stand_ins`]).
+/// (SQLite's check of a read-only connection leaves CHECK constraints out: a row failing
+/// one, the source's as read and named by the recovery's report, is no fault here.)
 pub fn integrity_of_output(path: &Path) -> Result<(), String> {
     integrity_with(path, true)
 }
@@ -333,8 +347,8 @@ pub fn stand_ins(conn: &rusqlite::Connection) -> Vec<String> {
 
 /// SQLite's own `PRAGMA integrity_check` of the database image `image` gives (`size`
 /// bytes), deserialized into a private connection in memory, read-only: SQLite never
-/// opens the evidence. The problems it reports, and the connection holding the image
-/// (to look up what they name); an error when it cannot read the image
+/// opens the evidence. Its answer (the problems in `faults`), and the connection holding
+/// the image (to look up what they name); an error when it cannot read the image
 /// at all (`SQLITE_CORRUPT` or `SQLITE_NOTADB`: a problem of the file) or cannot run the
 /// check (anything else: a module, function or collation the schema names and this
 /// build lacks).
@@ -346,7 +360,7 @@ pub fn check_image(
     image: impl std::io::Read,
     size: usize,
     steps: i64,
-) -> rusqlite::Result<(Vec<String>, rusqlite::Connection)> {
+) -> rusqlite::Result<(CheckAnswer, rusqlite::Connection)> {
     let mut conn = rusqlite::Connection::open_in_memory()?;
     conn.set_limit(
         rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
@@ -354,8 +368,8 @@ pub fn check_image(
     )?;
     budget(&mut conn, steps)?;
     conn.deserialize_read_exact(rusqlite::MAIN_DB, image, size, true)?;
-    let faults = sqlite_check(&conn, "PRAGMA integrity_check")?.faults;
-    Ok((faults, conn))
+    let answer = sqlite_check(&conn, "PRAGMA integrity_check")?;
+    Ok((answer, conn))
 }
 
 /// Gives what `conn` runs from now on `steps` of SQLite's instructions: past them, the

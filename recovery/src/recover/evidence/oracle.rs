@@ -2,12 +2,14 @@
 //! main file with its log applied, as this run reads it), on a private copy in memory.
 //! The evidence is never opened by SQLite; the copy is bounded ([`SQLITE_CHECK_LIMIT`]).
 
+use std::collections::BTreeMap;
+
 use pager::{Database, PageNo};
 use reconstruct::{check_failed_in, FailingCheck, FAILING_ROWIDS_LISTED};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::base::output::quote;
-use crate::base::sqlite::{budget, check_image, is_corrupt};
+use crate::base::sqlite::{budget, check_image, is_corrupt, CHECK_LINES};
 use crate::report::{SqliteCheck, SqliteCheckState};
 
 /// The largest database SQLite checks in a run (its copy is held in memory): 64 MiB.
@@ -37,16 +39,19 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
     // plain page costs it.
     let steps = CHECK_STEPS_BASE + i64::from(db.page_count()) * CHECK_STEPS_PER_PAGE;
     match check_image(Image::new(db), len, steps) {
-        Ok((problems, _)) if problems.is_empty() => SqliteCheck {
+        Ok((answer, _)) if answer.faults.is_empty() => SqliteCheck {
             state: SqliteCheckState::Ok,
             ..SqliteCheck::default()
         },
-        Ok((problems, mut conn)) => SqliteCheck {
-            state: SqliteCheckState::Problems,
-            failing_checks: failing_checks(&mut conn, &problems, steps),
-            problems,
-            not_run: None,
-        },
+        Ok((answer, mut conn)) => {
+            let failing_checks = failing_checks(&mut conn, &answer.faults, answer.whole, steps);
+            SqliteCheck {
+                state: SqliteCheckState::Problems,
+                failing_checks,
+                problems: kept(answer.faults),
+                not_run: None,
+            }
+        }
         Err(e) if is_corrupt(&e) => SqliteCheck {
             state: SqliteCheckState::Problems,
             problems: vec![e.to_string()],
@@ -61,22 +66,48 @@ pub fn sqlite_check(db: &Database<'_>) -> SqliteCheck {
     }
 }
 
+/// The problems the report keeps: every one but the lines of rows failing a CHECK
+/// constraint (a line a row, listed whole), and of those as many as leave the list at
+/// SQLite's usual thousand; every other problem first (at most a thousand).
+fn kept(problems: Vec<String>) -> Vec<String> {
+    let limit = CHECK_LINES as usize;
+    let (checks, mut kept): (Vec<String>, Vec<String>) = problems
+        .into_iter()
+        .partition(|p| check_failed_in(p).is_some());
+    kept.truncate(limit);
+    let room = limit.saturating_sub(kept.len()).max(1);
+    kept.extend(checks.into_iter().take(room));
+    kept
+}
+
 /// The rows failing their table's CHECK constraint, for each table SQLite's `problems`
 /// say fails it, read from SQLite's own read of the copy (`conn`): each row where one of
 /// the table's CHECK expressions (as its statement writes them) is false, as SQLite's
-/// check judges them (NULL passes). A table whose expressions cannot be run, or find no
-/// row, is left out: its problem stays unexplained. The lookups share one more budget of
-/// `steps` instructions.
-fn failing_checks(conn: &mut Connection, problems: &[String], steps: i64) -> Vec<FailingCheck> {
+/// check judges them (NULL passes). A table whose expressions cannot be run, find no
+/// row, or find other rows than SQLite lists (a line a row; `whole`: its list was not
+/// cut short), is left out: its problem stays unexplained. The lookups share one more
+/// budget of `steps` instructions.
+fn failing_checks(
+    conn: &mut Connection,
+    problems: &[String],
+    whole: bool,
+    steps: i64,
+) -> Vec<FailingCheck> {
     if budget(conn, steps).is_err() {
         return Vec::new();
     }
-    let mut tables: Vec<&str> = problems.iter().filter_map(|p| check_failed_in(p)).collect();
-    tables.sort_unstable();
-    tables.dedup();
-    tables
+    let mut lines: BTreeMap<&str, u64> = BTreeMap::new();
+    for table in problems.iter().filter_map(|p| check_failed_in(p)) {
+        *lines.entry(table).or_default() += 1;
+    }
+    lines
         .into_iter()
-        .filter_map(|table| failing_rows(&*conn, table).ok().flatten())
+        .filter_map(|(table, lines)| {
+            failing_rows(&*conn, table)
+                .ok()
+                .flatten()
+                .filter(|f| f.agrees(lines, whole))
+        })
         .collect()
 }
 
@@ -85,19 +116,27 @@ fn failing_checks(conn: &mut Connection, problems: &[String], steps: i64) -> Vec
 fn failing_rows(conn: &Connection, table: &str) -> rusqlite::Result<Option<FailingCheck>> {
     let sql: Option<String> = conn
         .query_row(
-            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
             [table],
             |r| r.get(0),
         )
         .optional()?
         .flatten();
-    let Some(sql) = sql else { return Ok(None) };
+    // SQLite reads a statement to its first NUL.
+    let Some(sql) = sql.map(|s| s.split('\0').next().unwrap_or_default().to_string()) else {
+        return Ok(None);
+    };
     let checks = pager::check_constraints(&sql);
     if checks.is_empty() {
         return Ok(None);
     }
-    let failing: Vec<String> = checks.iter().map(|e| format!("NOT ({e})")).collect();
-    let (from, failing) = (quote(table), failing.join(" OR "));
+    // Each expression on lines of its own (one may end in a `--` comment); the table
+    // itself read, never an index holding the columns, as SQLite's check reads it.
+    let failing: Vec<String> = checks.iter().map(|e| format!("NOT (\n{e}\n)")).collect();
+    let (from, failing) = (
+        format!("{} NOT INDEXED", quote(table)),
+        failing.join(" OR "),
+    );
     let rows: i64 = conn.query_row(
         &format!("SELECT count(*) FROM {from} WHERE {failing}"),
         [],

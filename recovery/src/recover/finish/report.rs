@@ -451,7 +451,7 @@ fn warnings(p: &LossReportParts<'_>, loss: &[String]) -> Vec<String> {
             .sqlite_check
             .failing_checks
             .iter()
-            .map(|c| format!("{c}; recovered as read, every value the file's")),
+            .map(|c| format!("{c}; recovered as read, each value as the file holds it")),
     );
     // Text SQLite was given as it is: kept, and said, but no loss.
     for t in p.tables.iter().filter(|t| t.loss.texts_not_in_encoding > 0) {
