@@ -91,20 +91,19 @@ pub fn sqlite_check(conn: &rusqlite::Connection, pragma: &str) -> rusqlite::Resu
             .collect()
     };
     let run = |limit: u32| run(limit).map(unheaded);
-    let mut lines = run(CHECK_LINES)?;
+    let mut limit = CHECK_LINES;
+    let mut lines = run(limit)?;
     // SQLite checks a row's CHECK constraints before its index entries: a thousand rows
     // failing them could hide every other problem.
     let per_row =
         |l: &String| l.starts_with(CONVERTIBLE_TEXT) || reconstruct::check_failed_in(l).is_some();
-    if lines.len() >= CHECK_LINES as usize && lines.iter().all(per_row) {
+    if lines.len() >= limit as usize && lines.iter().all(per_row) {
         // One line per value or row, at most the rows of the database: every one, once.
-        lines = run(i32::MAX as u32)?;
-        let mut answer = CheckAnswer::of_lines(lines, pragma);
-        answer.whole = answer.lines.len() < i32::MAX as usize;
-        return Ok(answer);
+        limit = i32::MAX as u32;
+        lines = run(limit)?;
     }
     let mut answer = CheckAnswer::of_lines(lines, pragma);
-    answer.whole = answer.lines.len() < CHECK_LINES as usize;
+    answer.whole = answer.lines.len() < limit as usize;
     Ok(answer)
 }
 
