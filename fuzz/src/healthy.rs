@@ -168,12 +168,24 @@ fn read_all(conn: &Connection) -> rusqlite::Result<BTreeMap<String, Vec<Vec<u8>>
         let quoted = format!("\"{}\"", name.replace('"', "\"\""));
         // `sqlite_sequence`'s rowids are SQLite's bookkeeping, given as tables are filled:
         // its rows are compared by name and value.
-        let select =
-            if sql.to_ascii_uppercase().contains("WITHOUT ROWID") || name == "sqlite_sequence" {
-                format!("SELECT * FROM {quoted}")
-            } else {
-                format!("SELECT rowid, * FROM {quoted}")
-            };
+        // The rowid by a name of its no column hides (an application may name a column
+        // `rowid` or `oid`).
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_xinfo(?1)")?
+            .query_map([name], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let rowid = ["rowid", "oid", "_rowid_"]
+            .into_iter()
+            .find(|r| !columns.iter().any(|c| c.eq_ignore_ascii_case(r)));
+        let select = match rowid {
+            Some(rowid)
+                if !sql.to_ascii_uppercase().contains("WITHOUT ROWID")
+                    && name != "sqlite_sequence" =>
+            {
+                format!("SELECT {rowid}, * FROM {quoted}")
+            }
+            _ => format!("SELECT * FROM {quoted}"),
+        };
         let mut stmt = conn.prepare(&select)?;
         let n = stmt.column_count();
         let mut rows: Vec<Vec<u8>> = Vec::new();
