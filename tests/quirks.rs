@@ -246,6 +246,51 @@ fn generated_text_and_table_options_as_sqlite_writes_them() -> TestResult {
     Ok(())
 }
 
+/// What of the header the application that opens the output reads or relies on comes
+/// back as the source holds it: its auto-vacuum mode (NONE, FULL, INCREMENTAL: a browser
+/// keeps its history in INCREMENTAL; the output was always NONE), its user version (the
+/// schema's version, which it reads at every start to choose its upgrades: one of 2^31
+/// or more came back as 0) and its application ID; every row as SQLite reads it.
+#[test]
+fn the_header_fields_an_application_reads_come_back() -> TestResult {
+    let dir = Scratch::new("quirks-header-fields");
+    for (mode, version) in [(0, -1i64), (1, 2_147_483_647), (2, -2_000_000_000)] {
+        let (src, dest) = (
+            dir.path(&format!("mode{mode}.db")),
+            dir.path(&format!("mode{mode}-out.db")),
+        );
+        {
+            let conn = Connection::open(&src)?;
+            conn.execute_batch(&format!(
+                "PRAGMA page_size = 1024; PRAGMA auto_vacuum = {mode};
+                 PRAGMA user_version = {version}; PRAGMA application_id = 1196444487;
+                 CREATE TABLE visits(id INTEGER PRIMARY KEY, url TEXT, at INTEGER);
+                 CREATE TABLE notes(body TEXT, n REAL);
+                 WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 400)
+                 INSERT INTO visits(url, at) SELECT 'https://example.org/' || x, 1700000000 + x FROM i;
+                 INSERT INTO notes SELECT url, at / 3.0 FROM visits;
+                 DELETE FROM visits WHERE id % 3 = 0;"
+            ))?;
+        }
+        recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+        let fields = |db: &std::path::Path| -> rusqlite::Result<(i64, i64, i64)> {
+            Connection::open(db)?.query_row(
+                "SELECT (SELECT auto_vacuum FROM pragma_auto_vacuum),
+                        (SELECT user_version FROM pragma_user_version),
+                        (SELECT application_id FROM pragma_application_id)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+        };
+        assert_eq!(fields(&src)?, (mode, version, 1196444487));
+        assert_eq!(fields(&dest)?, fields(&src)?, "auto_vacuum {mode}");
+        for table in ["visits", "notes"] {
+            assert_eq!(rows_of(&dest, table, false), rows_of(&src, table, false));
+        }
+    }
+    Ok(())
+}
+
 /// `sqlite_stat1`, the planner's statistics, is evidence as well: each index's row count
 /// at the last ANALYZE. Its rows come back as SQLite reads them (it was left out, with
 /// "run ANALYZE on the output").

@@ -78,9 +78,14 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         let mut failing: Vec<String> = failing.into_iter().map(str::to_string).collect();
         failing.sort();
         failing.dedup();
-        (read_all(&conn).map_err(|e| why(e.to_string()))?, failing)
+        let settings = settings(&conn).map_err(|e| why(e.to_string()))?;
+        (
+            read_all(&conn).map_err(|e| why(e.to_string()))?,
+            failing,
+            settings,
+        )
     };
-    let (expected, failing) = expected;
+    let (expected, failing, expected_settings) = expected;
     let out = dir.join("out.db");
     let options = recovery::RecoverOptions::new(&src, &out);
     let done = recovery::recover(&options, &recovery::Quiet)
@@ -119,6 +124,12 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
     }
     let conn = Connection::open(&out).map_err(|e| why(e.to_string()))?;
     fixtures::random::register_application_extensions(&conn).map_err(|e| why(e.to_string()))?;
+    let got_settings = settings(&conn).map_err(|e| why(e.to_string()))?;
+    if got_settings != expected_settings {
+        return Err(why(format!(
+            "the source's settings {expected_settings:?}, the output's {got_settings:?}"
+        )));
+    }
     let got = read_all(&conn).map_err(|e| why(format!("reading the output: {e}")))?;
     for (table, rows) in &expected {
         match got.get(table) {
@@ -138,6 +149,25 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         }
     }
     Ok(())
+}
+
+/// What of a database's header its application reads or relies on: the page size, the
+/// text encoding, the auto-vacuum mode, the user version and the application ID.
+fn settings(conn: &Connection) -> rusqlite::Result<Vec<(&'static str, String)>> {
+    [
+        "page_size",
+        "encoding",
+        "auto_vacuum",
+        "user_version",
+        "application_id",
+    ]
+    .into_iter()
+    .map(|p| {
+        conn.query_row(&format!("PRAGMA {p}"), [], |r| {
+            Ok((p, format!("{:?}", r.get_ref(0)?)))
+        })
+    })
+    .collect()
 }
 
 /// Every table's rows as SQLite reads them (a rowid table's with its rowid), each row

@@ -73,8 +73,8 @@ impl Work {
             &paths.incomplete,
             evidence.db.page_size().get(),
             evidence.encoding(),
-            h.user_version,
-            h.application_id,
+            crate::base::output::Vacuum::of(h),
+            (h.user_version, h.application_id),
         )
         .map_err(Error::db("creating the output"))?;
         let mut plan = Work {

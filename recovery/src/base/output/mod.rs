@@ -77,16 +77,40 @@ pub enum Inserted {
     Rejected(String),
 }
 
+/// A database's auto-vacuum mode (header offsets 52 and 64).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vacuum {
+    /// Free pages stay in the file (no pointer-map pages).
+    None,
+    /// Free pages are given back at every commit.
+    Full,
+    /// Free pages are given back when `PRAGMA incremental_vacuum` asks.
+    Incremental,
+}
+
+impl Vacuum {
+    /// The mode a header states.
+    pub fn of(header: &pager::DatabaseHeader) -> Vacuum {
+        match (header.auto_vacuum(), header.incremental_vacuum != 0) {
+            (false, _) => Vacuum::None,
+            (true, false) => Vacuum::Full,
+            (true, true) => Vacuum::Incremental,
+        }
+    }
+}
+
 impl Output {
-    /// Creates the database at `path` (which must not exist) with the source's page size
-    /// and text encoding, the journal off while loading (the file is not the destination
-    /// until it is verified and renamed).
+    /// Creates the database at `path` (which must not exist) with the source's page size,
+    /// text encoding, auto-vacuum mode, user version and application ID (what the
+    /// application that opens it again reads or relies on: the user version is its schema's
+    /// version, a mode of vacuum its files' upkeep), the journal off while loading (the
+    /// file is not the destination until it is verified and renamed).
     pub fn create(
         path: &Path,
         page_size: u32,
         encoding: TextEncoding,
-        user_version: u32,
-        application_id: u32,
+        vacuum: Vacuum,
+        (user_version, application_id): (u32, u32),
     ) -> rusqlite::Result<Output> {
         let conn = crate::base::readahead::connect(path)?;
         conn.pragma_update(None, "page_size", i64::from(page_size))?;
@@ -96,7 +120,16 @@ impl Output {
             TextEncoding::Utf16be => "UTF-16be",
         };
         conn.pragma_update(None, "encoding", enc)?;
-        conn.pragma_update(None, "user_version", i64::from(user_version))?;
+        // Before the first table: the mode is fixed once a table exists.
+        let vacuum_mode = match vacuum {
+            Vacuum::None => "NONE",
+            Vacuum::Full => "FULL",
+            Vacuum::Incremental => "INCREMENTAL",
+        };
+        conn.pragma_update(None, "auto_vacuum", vacuum_mode)?;
+        // Both are signed 32-bit integers to SQLite: one of 2^31 or more given as it is
+        // would be set to 0.
+        conn.pragma_update(None, "user_version", i64::from(user_version as i32))?;
         conn.pragma_update(None, "application_id", i64::from(application_id as i32))?;
         let budget = Arc::new(AtomicI64::new(i64::MAX));
         let replaying = Arc::new(AtomicBool::new(false));
