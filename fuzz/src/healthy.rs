@@ -78,14 +78,17 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         let mut failing: Vec<String> = failing.into_iter().map(str::to_string).collect();
         failing.sort();
         failing.dedup();
-        let settings = settings(&conn).map_err(|e| why(e.to_string()))?;
+        let settings = (
+            settings(&conn).map_err(|e| why(e.to_string()))?,
+            schema(&conn).map_err(|e| why(e.to_string()))?,
+        );
         (
             read_all(&conn).map_err(|e| why(e.to_string()))?,
             failing,
             settings,
         )
     };
-    let (expected, failing, expected_settings) = expected;
+    let (expected, failing, (expected_settings, expected_schema)) = expected;
     let out = dir.join("out.db");
     let options = recovery::RecoverOptions::new(&src, &out);
     let done = recovery::recover(&options, &recovery::Quiet)
@@ -130,6 +133,15 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
             "the source's settings {expected_settings:?}, the output's {got_settings:?}"
         )));
     }
+    // Every index, view and trigger the application relies on, and every table, declared
+    // as the source declares it; the output may hold the run's own tables beside them.
+    let got_schema = schema(&conn).map_err(|e| why(e.to_string()))?;
+    let missing: Vec<_> = expected_schema.difference(&got_schema).collect();
+    if !missing.is_empty() {
+        return Err(why(format!(
+            "the source's schema holds, and the output's does not: {missing:?}"
+        )));
+    }
     let got = read_all(&conn).map_err(|e| why(format!("reading the output: {e}")))?;
     for (table, rows) in &expected {
         match got.get(table) {
@@ -168,6 +180,15 @@ fn settings(conn: &Connection) -> rusqlite::Result<Vec<(&'static str, String)>> 
         })
     })
     .collect()
+}
+
+/// Every object of a database's schema: its type, name, table and statement.
+fn schema(
+    conn: &Connection,
+) -> rusqlite::Result<std::collections::BTreeSet<(String, String, String, Option<String>)>> {
+    conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect()
 }
 
 /// Every table's rows as SQLite reads them (a rowid table's with its rowid), each row
