@@ -182,10 +182,11 @@ fn settings(conn: &Connection) -> rusqlite::Result<Vec<(&'static str, String)>> 
     .collect()
 }
 
-/// Every object of a database's schema: its type, name, table and statement.
-fn schema(
-    conn: &Connection,
-) -> rusqlite::Result<std::collections::BTreeSet<(String, String, String, Option<String>)>> {
+/// A schema object: its type, name, table and statement.
+type Object = (String, String, String, Option<String>);
+
+/// Every object of a database's schema.
+fn schema(conn: &Connection) -> rusqlite::Result<std::collections::BTreeSet<Object>> {
     conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect()
