@@ -29,7 +29,7 @@ fn random_healthy_files_recover_as_sqlite_reads_them() -> TestResult {
 
 /// Seeds on which `fuzz healthy` once found a difference, each kept as a test of its fix
 /// (docs/fuzzing.md says what each was).
-const FOUND: [u64; 7] = [
+const FOUND: [u64; 8] = [
     // An UPDATE raised an AUTOINCREMENT table's rowid past its `sqlite_sequence` counter:
     // the output kept the counter its inserts raised, not the source's. (Text in their
     // numeric columns, in UTF-16, sent the rows through SQL; now judged in the file's
@@ -50,6 +50,10 @@ const FOUND: [u64; 7] = [
     // frames failing their checksums as SQLite leaves them until the commit, read as a
     // damaged log (`wal::an_open_transactions_frames_in_the_log_are_no_loss`).
     5126,
+    // A healthy database of no table, in UTF-16le, recovered as UTF-8: SQLite writes the
+    // encoding into the header with the first table, and the output had none
+    // (`quirks::the_header_fields_an_application_reads_come_back`).
+    1_486_218_845_258_087_872,
 ];
 
 #[test]

@@ -250,7 +250,8 @@ fn generated_text_and_table_options_as_sqlite_writes_them() -> TestResult {
 /// back as the source holds it: its auto-vacuum mode (NONE, FULL, INCREMENTAL: a browser
 /// keeps its history in INCREMENTAL; the output was always NONE), its user version (the
 /// schema's version, which it reads at every start to choose its upgrades: one of 2^31
-/// or more came back as 0) and its application ID; every row as SQLite reads it.
+/// or more came back as 0) and its application ID; every row as SQLite reads it. And its
+/// text encoding, when it has no table yet.
 #[test]
 fn the_header_fields_an_application_reads_come_back() -> TestResult {
     let dir = Scratch::new("quirks-header-fields");
@@ -288,6 +289,17 @@ fn the_header_fields_an_application_reads_come_back() -> TestResult {
             assert_eq!(rows_of(&dest, table, false), rows_of(&src, table, false));
         }
     }
+    // A database of no table yet, in UTF-16: SQLite writes the encoding into the header
+    // with the first table, and the output (of no table either) was read as UTF-8.
+    let (src, dest) = (dir.path("empty16.db"), dir.path("empty16-out.db"));
+    Connection::open(&src)?
+        .execute_batch("PRAGMA encoding = 'UTF-16be'; CREATE TABLE x(a); DROP TABLE x; VACUUM;")?;
+    recover_in_process(&RecoverOptions::new(&src, &dest), Outcome::Complete)?;
+    let encoding = |db: &std::path::Path| -> rusqlite::Result<String> {
+        Connection::open(db)?.query_row("PRAGMA encoding", [], |r| r.get(0))
+    };
+    assert_eq!(encoding(&src)?, "UTF-16be");
+    assert_eq!(encoding(&dest)?, "UTF-16be");
     Ok(())
 }
 

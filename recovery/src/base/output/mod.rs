@@ -131,6 +131,14 @@ impl Output {
         // would be set to 0.
         conn.pragma_update(None, "user_version", i64::from(user_version as i32))?;
         conn.pragma_update(None, "application_id", i64::from(application_id as i32))?;
+        if encoding != TextEncoding::Utf8 {
+            // SQLite writes the encoding into the header with the first table: an output
+            // left without one (the source's schema empty) would be read as UTF-8. A table
+            // made and dropped writes it; the vacuum gives its page back.
+            conn.execute_batch(
+                "CREATE TABLE salvage_encoding(x); DROP TABLE salvage_encoding; VACUUM;",
+            )?;
+        }
         let budget = Arc::new(AtomicI64::new(i64::MAX));
         let replaying = Arc::new(AtomicBool::new(false));
         let mut conn = conn;
