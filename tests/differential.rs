@@ -10,7 +10,7 @@
 use crate::TestResult;
 
 /// Seeds the suite runs: each a new database, about a tenth of a second each.
-const SEEDS: u64 = 40;
+const SEEDS: u64 = 56;
 
 #[test]
 fn random_healthy_files_recover_as_sqlite_reads_them() -> TestResult {
