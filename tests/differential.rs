@@ -73,7 +73,7 @@ fn seeds_the_fuzzer_found_recover_as_sqlite_reads_them() -> TestResult {
 /// pages given back by incremental vacuum, journals truncated, persisted or unsynced, and
 /// tables with CHECK constraints (rows failing them written with the checks off in some),
 /// names as applications spell them (quoted, keywords, other scripts; statements laid out
-/// on lines with comments),
+/// on lines with comments), databases of many tables,
 /// among the suite's seeds: the header says the first two (offset 44, and 18 and 19), the
 /// files beside the next two, the recipe and settings the rest (each kind of change
 /// SQLite carried out).
@@ -85,7 +85,7 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
     let (mut wide, mut given_back) = (0, 0);
     let (mut kept_journal, mut unsynced) = (0, 0);
     let (mut checked, mut checks_off) = (0, 0);
-    let (mut named, mut laid_out) = (0, 0);
+    let (mut named, mut laid_out, mut many) = (0, 0, 0);
     for seed in (0..SEEDS).map(|i| 0x5eed_0000 + i) {
         let db =
             fixtures::random::random_database(seed, &dir.path("")).map_err(|e| e.to_string())?;
@@ -132,6 +132,13 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
                 .contains("rows written with CHECK constraints off"),
         );
         named += usize::from(db.settings.contains("names as applications spell them"));
+        many += usize::from(
+            db.script
+                .lines()
+                .filter(|l| l.starts_with("CREATE TABLE "))
+                .count()
+                >= 30,
+        );
         laid_out += usize::from(
             db.script
                 .lines()
@@ -154,13 +161,14 @@ fn the_suites_seeds_include_every_later_kind_of_file() -> TestResult {
             && checked > 0
             && checks_off > 0
             && named > 0
-            && laid_out > 0,
+            && laid_out > 0
+            && many > 0,
         "format 1: {legacy}, WAL: {wal}, a log beside: {kept}, a hot journal: {hot} of {SEEDS}; \
          columns added, renamed, dropped, tables renamed: {altered:?}; wide tables: {wide}, \
          incremental vacuums: {given_back}; journals truncated or persisted: {kept_journal}, \
          unsynced: {unsynced}; CHECK constraints: {checked}, rows written with them off: \
          {checks_off}; names as applications spell them: {named}, tables laid out on lines: \
-         {laid_out}"
+         {laid_out}; databases of 30 tables or more: {many}"
     );
     Ok(())
 }
