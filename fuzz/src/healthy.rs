@@ -78,7 +78,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         let mut failing: Vec<String> = failing.into_iter().map(str::to_string).collect();
         failing.sort();
         failing.dedup();
-        let settings = (
+        let beside_rows = (
             settings(&conn).map_err(|e| why(e.to_string()))?,
             schema(&conn).map_err(|e| why(e.to_string()))?,
             check.clone(),
@@ -86,7 +86,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
         (
             read_all(&conn).map_err(|e| why(e.to_string()))?,
             failing,
-            settings,
+            beside_rows,
         )
     };
     let (expected, failing, (expected_settings, expected_schema, expected_check)) = expected;
@@ -126,8 +126,13 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
             r.damaged_fields.fields, r.lost_and_found.rows
         )));
     }
+    // Its indexes over a collation the application ships are in the stand-in's order
+    // (BINARY's, as the run's warning says, with `REINDEX` to run where the application's
+    // collation is): they are read and checked in that order.
     let conn = Connection::open(&out).map_err(|e| why(e.to_string()))?;
-    fixtures::random::register_application_extensions(&conn).map_err(|e| why(e.to_string()))?;
+    conn.create_collation(fixtures::random::PHONEBOOK, |a: &str, b: &str| a.cmp(b))
+        .and_then(|()| fixtures::random::register_mozporter(&conn))
+        .map_err(|e| why(e.to_string()))?;
     let got_settings = settings(&conn).map_err(|e| why(e.to_string()))?;
     if got_settings != expected_settings {
         return Err(why(format!(
@@ -146,14 +151,7 @@ fn compare(seed: u64, dir: &Path) -> Verdict {
     // SQLite's whole check of the output (each index against its table, the full-text and
     // R*Tree tables' own checks, which the run's `quick_check` leaves out): what it says
     // of the source, the same rows failing the same CHECK constraints.
-    // Its indexes over a collation the application ships are in the stand-in's order
-    // (BINARY's, as the run's warning says, with `REINDEX` to run where the application's
-    // collation is): they are checked in that order.
-    let own = Connection::open(&out).map_err(|e| why(e.to_string()))?;
-    own.create_collation(fixtures::random::PHONEBOOK, |a: &str, b: &str| a.cmp(b))
-        .and_then(|()| fixtures::random::register_mozporter(&own))
-        .map_err(|e| why(e.to_string()))?;
-    let mut got_check: Vec<String> = own
+    let mut got_check: Vec<String> = conn
         .prepare("PRAGMA integrity_check(1000000)")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(|e| why(e.to_string()))?;
