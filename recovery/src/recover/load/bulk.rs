@@ -11,7 +11,8 @@
 //! skipping the lock-byte page; the header's database size and change counter are updated
 //! last. SQLite reopens the file afterwards for everything else (the tables' indexes
 //! included), and `PRAGMA quick_check` on the finished output checks every page written
-//! here.
+//! here. In an auto-vacuum output, each page written also gets its entry in the pointer
+//! map (`pointer_map`), whose pages are skipped as the lock-byte page is.
 
 use std::fs::File;
 use std::io;
@@ -20,11 +21,17 @@ use std::path::Path;
 
 use pager::varint::varint_len;
 
+use pointer_map::{Kind, Layout, PointerMap};
+
 /// Byte offsets in the database header that the writer updates.
 mod header {
     pub const FILE_CHANGE_COUNTER: usize = 24;
     pub const DATABASE_SIZE: usize = 28;
     pub const VERSION_VALID_FOR: usize = 92;
+    /// Bytes at the end of each page an extension keeps for itself.
+    pub const RESERVED: usize = 20;
+    /// The largest root page: not 0 in an auto-vacuum database.
+    pub const LARGEST_ROOT: usize = 52;
 }
 
 /// Appends b-tree pages to an output database file.
@@ -41,6 +48,8 @@ pub struct BulkWriter {
     pending_first: u32,
     /// Each run of pages written is set on its way to the disk at once.
     writeback: crate::base::writeback::Writeback,
+    /// In an auto-vacuum output: the pointer map's entries of the pages written.
+    map: Option<PointerMap>,
 }
 
 /// Writes a varint ("Varint") into `buf`; returns its length.
@@ -78,10 +87,18 @@ impl BulkWriter {
             .open(path)?;
         let len = file.metadata()?.len();
         let page_size = page_size as usize;
+        let mut head = [0u8; 100];
+        file.read_exact_at(&mut head, 0)?;
+        let field =
+            |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
         let pages = u32::try_from(len / page_size as u64)
             .map_err(|_| io::Error::other("output too large"))?;
         let lock_byte_page =
             u32::try_from(pager::LOCK_BYTE_OFFSET / page_size as u64 + 1).unwrap_or(u32::MAX);
+        let largest_root = field(header::LARGEST_ROOT);
+        let usable = page_size.saturating_sub(usize::from(head[header::RESERVED]));
+        let map = (largest_root != 0)
+            .then(|| PointerMap::new(Layout::new(usable, lock_byte_page), usable, pages + 1));
         Ok(BulkWriter {
             writeback: crate::base::writeback::Writeback::of(file.try_clone()?),
             file,
@@ -91,16 +108,31 @@ impl BulkWriter {
             lock_byte_page,
             pending: Vec::new(),
             pending_first: pages + 1,
+            map,
         })
     }
 
     fn allocate(&mut self) -> u32 {
-        if self.next == self.lock_byte_page {
+        while self.next == self.lock_byte_page
+            || self
+                .map
+                .as_ref()
+                .is_some_and(|m| m.layout.is_map(self.next))
+        {
             self.next += 1;
         }
         let n = self.next;
         self.next += 1;
         n
+    }
+
+    /// Records in the pointer map, if the output has one, that `page` is of `kind` under
+    /// `parent`.
+    fn point(&mut self, page: u32, kind: Kind, parent: u32) -> io::Result<()> {
+        match &mut self.map {
+            Some(map) => map.set(&self.file, self.page_size, self.next, page, (kind, parent)),
+            None => Ok(()),
+        }
     }
 
     fn offset(&self, page: u32) -> u64 {
@@ -154,6 +186,9 @@ impl BulkWriter {
             image[..4].copy_from_slice(&next.to_be_bytes());
             image[4..4 + chunk.len()].copy_from_slice(chunk);
             self.write_page(pages[i], &image)?;
+            if i > 0 {
+                self.point(pages[i], Kind::Overflow, pages[i - 1])?;
+            }
         }
         Ok(pages[0])
     }
@@ -168,7 +203,15 @@ impl BulkWriter {
             levels: Vec::new(),
             last: None,
             rows: 0,
+            overflows: Vec::new(),
         }
+    }
+
+    /// In an auto-vacuum output: the most pointer-map pages held in memory at once, and
+    /// the map pages written.
+    #[cfg(test)]
+    fn maps_held(&self) -> Option<(usize, u32)> {
+        self.map.as_ref().map(|m| m.held)
     }
 
     /// Writes what is pending and records the new database size in the header, with the
@@ -176,6 +219,9 @@ impl BulkWriter {
     pub fn finish(mut self) -> io::Result<()> {
         self.flush()?;
         self.writeback.wait()?;
+        if let Some(map) = &mut self.map {
+            map.finish(&self.file, self.page_size)?;
+        }
         let pages = self.next - 1;
         let mut head = [0u8; 100];
         self.file.read_exact_at(&mut head, 0)?;
@@ -287,6 +333,9 @@ pub struct TableBuilder<'w> {
     levels: Vec<Level>,
     last: Option<i64>,
     rows: u64,
+    /// The first overflow page of each cell of the leaf being filled: their parent in
+    /// the pointer map is the leaf, whose number is known when it is written.
+    overflows: Vec<u32>,
 }
 
 /// One interior level of a table being built: the children (page and largest rowid
@@ -322,6 +371,7 @@ impl TableBuilder<'_> {
         if self.leaf.cells > 0 && self.leaf.free(LEAF_HEADER) < cell_len + 2 {
             self.flush_leaf()?;
         }
+        self.overflows.extend(first_overflow);
         // The cell goes straight into the page, from the end of the free space.
         let mut cell = self.leaf.reserve(LEAF_HEADER, cell_len);
         cell.varint(total);
@@ -346,7 +396,16 @@ impl TableBuilder<'_> {
         self.writer.write_page(page, self.leaf.seal(0x0d, None))?;
         // The image was copied into the run being written: the buffer is filled again.
         self.leaf.clear();
+        self.point_overflows(page)?;
         self.add_child(0, (page, max))
+    }
+
+    /// Records the leaf `page` as the parent of its cells' overflow chains.
+    fn point_overflows(&mut self, page: u32) -> io::Result<()> {
+        for first in std::mem::take(&mut self.overflows) {
+            self.writer.point(first, Kind::FirstOverflow, page)?;
+        }
+        Ok(())
     }
 
     /// Children per interior page: cells of at most 4 + 9 bytes plus a 2-byte pointer,
@@ -391,6 +450,9 @@ impl TableBuilder<'_> {
         }
         self.writer
             .write_page(number, page.seal(0x05, Some(*last)))?;
+        for (child, _) in kids {
+            self.writer.point(*child, Kind::Btree, number)?;
+        }
         Ok((number, *max))
     }
 
@@ -404,6 +466,7 @@ impl TableBuilder<'_> {
             let root = self.root;
             let image = self.leaf.seal(0x0d, None).to_vec();
             self.writer.write_page(root, &image)?;
+            self.point_overflows(root)?;
             return Ok(self.rows);
         }
         self.flush_leaf()?;
@@ -431,3 +494,4 @@ impl TableBuilder<'_> {
 
 #[cfg(test)]
 mod differential;
+mod pointer_map;

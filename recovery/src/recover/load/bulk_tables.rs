@@ -49,15 +49,9 @@ const KEPT_VALUE: usize = 40;
 /// Tables whose rows can be written straight into the file: rowid tables with a root in
 /// the source and no index that SQLite keeps for a constraint (UNIQUE, or a PRIMARY KEY
 /// that is not the rowid), so that nothing but the table's own b-tree must change.
-/// A table SQLite cannot describe here is simply left to the SQL path, and so is every
-/// table of an output in an auto-vacuum mode (each page's parent is then recorded in the
-/// file's pointer-map pages, which only SQLite keeps).
+/// A table SQLite cannot describe here is simply left to the SQL path.
 pub fn bulk_tables(out: &Output, tables: &Tables) -> Vec<(TableId, u32)> {
     let mut found = Vec::new();
-    let vacuum: rusqlite::Result<i64> = out.conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0));
-    if vacuum.ok() != Some(0) {
-        return found;
-    }
     for (t, shape) in tables.filled() {
         if shape.without_rowid || t.loss.root_lost || t.root.is_none() {
             continue;

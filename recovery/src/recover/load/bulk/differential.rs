@@ -4,7 +4,9 @@
 //! case); the bulk writer rebuilds each table from the source's records into an output
 //! that SQLite created empty, exactly as `recover` does. The output must pass `PRAGMA
 //! integrity_check`, and an in-order walk of every table b-tree must yield the same
-//! records, byte for byte, in the same order, as the same walk of the source.
+//! records, byte for byte, in the same order, as the same walk of the source. An
+//! auto-vacuum output must then stand what SQLite does with its pointer map: moving a
+//! page for a new index's root, and the pages freed by deletes to fill the holes.
 
 use std::path::{Path, PathBuf};
 
@@ -45,9 +47,10 @@ impl Drop for Scratch {
     }
 }
 
-fn open(path: &Path, page_size: u32, encoding: &str) -> Connection {
+fn open(path: &Path, page_size: u32, encoding: &str, vacuum: &str) -> Connection {
     let conn = Connection::open(path).unwrap();
     conn.pragma_update(None, "page_size", page_size).unwrap();
+    conn.pragma_update(None, "auto_vacuum", vacuum).unwrap();
     conn.pragma_update(None, "encoding", encoding).unwrap();
     conn.pragma_update(None, "journal_mode", "OFF").unwrap();
     conn.pragma_update(None, "synchronous", "OFF").unwrap();
@@ -97,11 +100,31 @@ fn in_order(db: &Database<'_>, root: u32) -> Vec<(Option<i64>, Vec<u8>)> {
         .collect()
 }
 
+/// `PRAGMA integrity_check` of the file at `path` (an error as its one line).
+fn integrity_check(conn: &Connection) -> Vec<String> {
+    conn.prepare("PRAGMA integrity_check")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_else(|e| vec![e.to_string()])
+}
+
 /// Writes `cases` with SQLite, rebuilds them with the bulk writer, and compares.
 fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
+    check_batch_in(name, page_size, encoding, "NONE", cases);
+}
+
+/// `check_batch`, the output (and source) in auto-vacuum mode `vacuum`. Returns, for an
+/// auto-vacuum output, the most pointer-map pages the writer held at once and the map
+/// pages it wrote before its end.
+fn check_batch_in(
+    name: &str,
+    page_size: u32,
+    encoding: &str,
+    vacuum: &str,
+    cases: &[Case],
+) -> Option<(usize, u32)> {
     let scratch = Scratch::new(name);
     let (src_path, out_path) = (scratch.dir.join("src.db"), scratch.dir.join("out.db"));
-    let src = open(&src_path, page_size, encoding);
+    let src = open(&src_path, page_size, encoding, vacuum);
     create_schema(&src, cases);
     src.execute_batch("BEGIN").unwrap();
     for (n, case) in cases.iter().enumerate() {
@@ -115,9 +138,11 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
     src.execute_batch("COMMIT").unwrap();
     let src_roots = roots(&src, cases.len());
     drop(src);
-    let out = open(&out_path, page_size, encoding);
+    let out = open(&out_path, page_size, encoding, vacuum);
     create_schema(&out, cases);
     let out_roots = roots(&out, cases.len());
+    let size: u32 = out.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    assert_eq!(size, page_size, "{name}: the output's page size");
     drop(out);
 
     let src_bytes = std::fs::read(&src_path).unwrap();
@@ -132,20 +157,14 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
         }
         builder.finish().unwrap();
     }
+    let held = writer.maps_held();
     writer.finish().unwrap();
 
     let out = Connection::open(&out_path).unwrap();
-    let check: Vec<String> = out
-        .prepare("PRAGMA integrity_check")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
     assert_eq!(
-        check,
+        integrity_check(&out),
         ["ok"],
-        "{name}: integrity_check of the bulk-written output"
+        "{name}: integrity_check of the bulk-written output ({vacuum})"
     );
     drop(out);
 
@@ -161,6 +180,42 @@ fn check_batch(name: &str, page_size: u32, encoding: &str, cases: &[Case]) {
             case.decl
         );
     }
+    if vacuum != "NONE" {
+        moved_by_sqlite(name, &out_path, cases.len());
+    }
+    held
+}
+
+/// What SQLite does with an auto-vacuum file's pointer map: an index's new root takes the
+/// place of the page after the last root (that page moved, its parent's pointer to it
+/// changed), and the pages deletes free are filled by pages moved from the end of the
+/// file (at each commit, or by `PRAGMA incremental_vacuum`). Its check must then still
+/// call the file `ok`.
+fn moved_by_sqlite(name: &str, path: &Path, tables: usize) {
+    let out = Connection::open(path).unwrap();
+    let mut sql = String::from("BEGIN;");
+    for n in 0..tables.min(3) {
+        sql.push_str(&format!("CREATE INDEX i{n} ON t{n}(v);"));
+    }
+    sql.push_str("COMMIT;");
+    out.execute_batch(&sql).unwrap();
+    for n in 0..tables {
+        out.execute(&format!("DELETE FROM t{n} WHERE id % 3 = 0"), [])
+            .unwrap();
+        // A step for each page it gives back.
+        let mut vacuum = out.prepare("PRAGMA incremental_vacuum").unwrap();
+        let mut steps = vacuum.query([]).unwrap();
+        while steps.next().unwrap().is_some() {}
+    }
+    assert_eq!(
+        integrity_check(&out),
+        ["ok"],
+        "{name}: integrity_check after SQLite moved pages of the bulk-written output"
+    );
+    let free: i64 = out
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(free, 0, "{name}: pages left free after the vacuum");
 }
 
 /// A random value of a random storage class, favouring the ones whose order is subtle:
@@ -268,7 +323,15 @@ fn random_tables_equal_what_sqlite_writes() {
         let page_size = rng.pick(&[512u32, 1024, 4096, 65536]);
         let encoding = rng.pick(&["UTF-8", "UTF-16le", "UTF-16be"]);
         let cases: Vec<Case> = (0..50).map(|_| random_case(&mut rng)).collect();
-        check_batch(&format!("random-{batch}"), page_size, encoding, &cases);
+        // The mode from a stream of its own: the tables are those before it was drawn.
+        let vacuum = SplitMix64::new(batch).pick(&["NONE", "FULL", "INCREMENTAL"]);
+        check_batch_in(
+            &format!("random-{batch}"),
+            page_size,
+            encoding,
+            vacuum,
+            &cases,
+        );
     }
 }
 
@@ -276,11 +339,28 @@ fn random_tables_equal_what_sqlite_writes() {
 /// holding the first rows of one sequence, so that every leaf and interior boundary of the
 /// table is met, where the last row fills a page exactly included.
 fn sweep(name: &str, page_size: u32, max: usize, make: impl Fn(&mut SplitMix64, usize) -> Value) {
+    sweep_in(name, page_size, "NONE", max, make);
+}
+
+/// `sweep`, in auto-vacuum mode `vacuum`.
+fn sweep_in(
+    name: &str,
+    page_size: u32,
+    vacuum: &str,
+    max: usize,
+    make: impl Fn(&mut SplitMix64, usize) -> Value,
+) {
     let mut rng = SplitMix64::new(max as u64 ^ 0xb0_0da7);
     let values: Vec<Value> = (0..max).map(|i| make(&mut rng, i)).collect();
     let cases: Vec<Case> = (1..=max).map(|count| first_rows(&values, count)).collect();
     for (chunk, cases) in cases.chunks(250).enumerate() {
-        check_batch(&format!("{name}-{chunk}"), page_size, "UTF-8", cases);
+        check_batch_in(
+            &format!("{name}-{chunk}"),
+            page_size,
+            "UTF-8",
+            vacuum,
+            cases,
+        );
     }
 }
 
@@ -339,6 +419,31 @@ fn every_row_count_of_rows_that_overflow() {
     }
 }
 
+/// Auto-vacuum outputs: every page written has its entry in the pointer map, whose pages
+/// (every 103rd on a 512-byte page) the writer skips; a map page is written once each
+/// page it describes has its parent, which for an overflow chain's first page is the
+/// leaf written after it, and for a leaf the interior page written after two pages'
+/// worth of its siblings.
+#[test]
+fn pointer_maps_of_every_row_count() {
+    sweep_in("map-flags", 512, "FULL", 600, |rng, _| {
+        Value::Integer(rng.below(2) as i64)
+    });
+    for (page_size, len, vacuum) in [(512u32, 3000usize, "INCREMENTAL"), (4096, 5000, "FULL")] {
+        sweep_in(
+            &format!("map-long{page_size}-{len}"),
+            page_size,
+            vacuum,
+            100,
+            |rng, i| {
+                let mut s = format!("{i:08}");
+                s.extend((0..len).map(|_| rng.pick(&['x', 'y'])));
+                Value::Text(s)
+            },
+        );
+    }
+}
+
 /// Tables three and four levels deep, whose interior levels are written while the leaves
 /// are: row counts around the first interior page written early (a level holds two
 /// pages' children, 68 on a 512-byte page, before it writes one), and around the first
@@ -363,6 +468,17 @@ fn deep_tables_whose_interior_pages_are_written_as_the_leaves_are() {
         .map(case)
         .collect();
     check_batch("deep-second", 512, "UTF-8", &near_second);
+    // In an auto-vacuum output, the map pages of a level's pages wait for the level above.
+    check_batch_in("deep-map-first", 512, "UTF-8", "FULL", &near_first);
+    let held = check_batch_in("deep-map-second", 512, "UTF-8", "INCREMENTAL", &near_second);
+    // Memory: the map pages of the pages waiting on each level (some 30 at most here,
+    // where 40,000 rows take 12,000 pages and 650 map pages are written before the end),
+    // not one for every page of the file.
+    let (most, written) = held.unwrap();
+    assert!(
+        most <= 40 && written >= 600,
+        "{most} map pages held at once, {written} written before the end"
+    );
 }
 
 // Unit tests of the writer's own parts.
