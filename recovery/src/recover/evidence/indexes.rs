@@ -21,7 +21,15 @@ pub fn table_indexes(evidence: &Evidence<'_>, table: &str) -> Vec<IndexKeys> {
         .iter()
         .find(|r| r.kind == SchemaKind::Table && r.name.eq_ignore_ascii_case(table))
         .and_then(|r| r.sql.as_deref());
-    index_keys(table_sql, &indexes)
+    let mut keys = index_keys(table_sql, &indexes);
+    // Below schema format 4 (SQLite 3.0's file format, which SQLite still writes when
+    // asked) SQLite reads a key declared DESC as ASC: the index is in ascending order.
+    if evidence.db.header().schema_format < 4 {
+        for k in &mut keys {
+            k.desc.fill(false);
+        }
+    }
+    keys
 }
 
 /// The columns each index keys on, with their order and collation, worked out by SQLite
