@@ -22,11 +22,44 @@ pub fn healthy(bytes: &[u8]) -> Verdict {
     check_seed(u64::from_le_bytes(seed))
 }
 
+/// The scratch folders of this target are `salvage-healthy-PID-N` in the temporary folder.
+const SCRATCH: &str = "salvage-healthy-";
+
+/// Removes the scratch folders of runs whose process is gone: a run stopped by a signal
+/// (as long runs are, with ^C) leaves the input it was at, often hundreds of MB, and the
+/// temporary folder is often memory (`TMPDIR=/dev/shm`). Where processes cannot be told
+/// apart (no `/proc`), nothing is removed.
+pub fn remove_stale_scratch(temp: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SCRATCH))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !proc.join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Writes the database of `seed`, recovers it, and compares: `Err` says what differs.
 pub fn check_seed(seed: u64) -> Verdict {
     static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| remove_stale_scratch(&std::env::temp_dir()));
     let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("salvage-healthy-{}-{n}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("{SCRATCH}{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     if std::fs::create_dir_all(&dir).is_err() {
         return Ok(());
@@ -349,5 +382,29 @@ mod tests {
             shown(&row(&[Integer(-3), Text(b"x"), Null])),
             "int -3 | text \"x\" (1 bytes) | NULL"
         );
+    }
+
+    /// A folder of a process that cannot exist (past the largest process ID) goes; one of
+    /// this process, and one of another name, stay.
+    #[test]
+    fn scratch_of_gone_processes_is_removed() {
+        let temp = std::env::temp_dir().join(format!("salvage-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&temp);
+        let gone = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()
+            .and_then(|m| m.trim().parse::<u64>().ok())
+            .map_or(u64::from(u32::MAX), |m| m + 1);
+        let dead = temp.join(format!("{SCRATCH}{gone}-7"));
+        let alive = temp.join(format!("{SCRATCH}{}-7", std::process::id()));
+        let other = temp.join(format!("{gone}-{SCRATCH}"));
+        for d in [&dead, &alive, &other] {
+            std::fs::create_dir_all(d.join("evidence")).unwrap();
+            std::fs::write(d.join("evidence/source.db"), b"x").unwrap();
+        }
+        remove_stale_scratch(&temp);
+        let has_proc = std::path::Path::new("/proc/self").exists();
+        assert_eq!(dead.exists(), !has_proc);
+        assert!(alive.exists() && other.exists());
+        let _ = std::fs::remove_dir_all(&temp);
     }
 }
