@@ -366,10 +366,11 @@ struct Registry<'o> {
     name: String,
     width: usize,
     /// Each record met (written, or a live row's copy), by its table, rowid and values'
-    /// fingerprint: the registry's row that holds it (`None`: a live row's copy, not
-    /// written). Equal fingerprints are compared value by value before a record is
-    /// taken for one met before.
-    met: HashMap<u64, Option<i64>, Prints>,
+    /// fingerprint: the registry's row that holds it (0, which no row is: a live row's
+    /// copy, not written; 16 bytes an entry where an `Option` took 24). Equal
+    /// fingerprints are compared value by value before a record is taken for one met
+    /// before.
+    met: HashMap<u64, i64, Prints>,
     /// Records written, by table (its index among the known ones) and source.
     counts: BTreeMap<(Option<usize>, &'static str), u64>,
     /// The statements inserting a record and reading one back, by its number of values.
@@ -425,12 +426,12 @@ impl<'o> Registry<'o> {
     /// row's copy met before is one too (compared again with the live row, it would be
     /// that row's copy again).
     fn holds(&mut self, key: u64, values: &[SqlValue<'_>]) -> rusqlite::Result<bool> {
-        let Some(first) = self.met.get(&key).copied() else {
+        let Some(row) = self.met.get(&key).copied() else {
             return Ok(false);
         };
-        let Some(row) = first else {
+        if row == NOT_WRITTEN {
             return Ok(true);
-        };
+        }
         // The values as bound, against the values written.
         let values: Vec<ValueRef<'_>> = values.iter().map(SqlValue::value_ref).collect();
         self.row_holds(row, &values, exactly)
@@ -464,7 +465,7 @@ impl<'o> Registry<'o> {
     /// Remembers the record met under `key`, written as row `row` of the registry (or
     /// not written).
     fn remember(&mut self, key: u64, row: Option<i64>) {
-        self.met.entry(key).or_insert(row);
+        self.met.entry(key).or_insert(row.unwrap_or(NOT_WRITTEN));
     }
 
     /// Writes `c` (its `values` as bound, met under `key`), attributed to `table`;
@@ -527,10 +528,12 @@ impl<'o> Registry<'o> {
 
 /// Records written without a rowid, each still to be compared with its table's live rows
 /// by its values: by table (its index among the known ones), their values' fingerprint
-/// ([`fingerprint`]), and the registry row and source of each.
+/// ([`fingerprint`]) with the registry row and source of each, in one flat list a table
+/// (32 bytes a record, sorted by fingerprint when settled; a map of lists took some 100
+/// bytes and an allocation a record, for the most numerous records of a carve).
 #[derive(Default)]
 struct Unsettled {
-    by_table: BTreeMap<usize, HashMap<u64, Vec<Written>, Prints>>,
+    by_table: BTreeMap<usize, Vec<(u64, Written)>>,
 }
 
 /// A record's row in the registry, and the source it was carved from.
@@ -542,9 +545,7 @@ impl Unsettled {
         self.by_table
             .entry(table)
             .or_default()
-            .entry(print)
-            .or_default()
-            .push((row, source));
+            .push((print, (row, source)));
     }
 
     /// Reads each table with unsettled records once: a record whose values a live row
@@ -555,7 +556,8 @@ impl Unsettled {
         registry: &mut Registry<'_>,
         report: &mut CarvedReport,
     ) -> rusqlite::Result<()> {
-        for (t, prints) in self.by_table {
+        for (t, mut prints) in self.by_table {
+            prints.sort_unstable_by_key(|&(print, _)| print);
             let Some(Known {
                 name,
                 live: LiveRows::Table(columns, _),
@@ -573,10 +575,10 @@ impl Unsettled {
                 let live = (0..columns.len())
                     .map(|i| row.get_ref(i))
                     .collect::<rusqlite::Result<Vec<_>>>()?;
-                let Some(records) = prints.get(&fingerprint(live.iter().copied())) else {
-                    continue;
-                };
-                for &(record, source) in records {
+                let print = fingerprint(live.iter().copied());
+                let from = prints.partition_point(|&(p, _)| p < print);
+                let same = prints.get(from..).unwrap_or_default();
+                for &(_, (record, source)) in same.iter().take_while(|&&(p, _)| p == print) {
                     if !copies.contains_key(&record)
                         && registry.row_holds(record, &live, same_value)?
                     {
@@ -804,6 +806,10 @@ fn fingerprint<'v>(values: impl IntoIterator<Item = ValueRef<'v>>) -> u64 {
     hash_values(&mut h, values.into_iter().map(whole));
     h.finish()
 }
+
+/// In [`Registry::met`], a record met but not written (a live row's copy): registry rows
+/// are numbered from 1.
+const NOT_WRITTEN: i64 = 0;
 
 /// The hash of fingerprints, and of the maps keyed by them: foldhash, with a fixed seed (a
 /// run's fingerprints are the same at every run). Records with equal fingerprints are
