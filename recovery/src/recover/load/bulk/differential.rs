@@ -401,6 +401,16 @@ fn every_row_count_of_rows_near_the_overflow_threshold() {
     }
 }
 
+/// Row `i`'s text of `len` characters after its number: spills to overflow pages past a
+/// page's worth.
+fn long_text(len: usize) -> impl Fn(&mut SplitMix64, usize) -> Value {
+    move |rng, i| {
+        let mut s = format!("{i:08}");
+        s.extend((0..len).map(|_| rng.pick(&['x', 'y'])));
+        Value::Text(s)
+    }
+}
+
 /// Row counts of values that each spill over several overflow pages, on small and usual
 /// page sizes (the 3,000-character rows of the issue that once ended in a panic).
 #[test]
@@ -410,11 +420,7 @@ fn every_row_count_of_rows_that_overflow() {
             &format!("long{page_size}-{len}"),
             page_size,
             100,
-            |rng, i| {
-                let mut s = format!("{i:08}");
-                s.extend((0..len).map(|_| rng.pick(&['x', 'y'])));
-                Value::Text(s)
-            },
+            long_text(len),
         );
     }
 }
@@ -430,17 +436,8 @@ fn pointer_maps_of_every_row_count() {
         Value::Integer(rng.below(2) as i64)
     });
     for (page_size, len, vacuum) in [(512u32, 3000usize, "INCREMENTAL"), (4096, 5000, "FULL")] {
-        sweep_in(
-            &format!("map-long{page_size}-{len}"),
-            page_size,
-            vacuum,
-            100,
-            |rng, i| {
-                let mut s = format!("{i:08}");
-                s.extend((0..len).map(|_| rng.pick(&['x', 'y'])));
-                Value::Text(s)
-            },
-        );
+        let name = format!("map-long{page_size}-{len}");
+        sweep_in(&name, page_size, vacuum, 100, long_text(len));
     }
 }
 
