@@ -234,7 +234,8 @@ pub fn carve_into(
                     .map(|v| SqlValue::from_value(v, db.encoding()))
                     .collect();
                 let key = Registry::key(&c, &values);
-                if registry.holds(key, &values)? {
+                let met = registry.met(key, &values)?;
+                if met == Met::Written {
                     report.duplicates += 1;
                     continue;
                 }
@@ -251,6 +252,9 @@ pub fn carve_into(
                     _ => None,
                 };
                 match state {
+                    // A copy of a live row met before (this one compared with the row too:
+                    // its key alone is no proof).
+                    Some(Live::Same) if met == Met::LiveCopy => report.duplicates += 1,
                     Some(Live::Same) => {
                         // Not deleted: a live row as recovered. Later copies are not written
                         // either.
@@ -422,19 +426,24 @@ impl<'o> Registry<'o> {
     }
 
     /// Whether a record of the same table, rowid and `values` (its own, as bound) was met
-    /// before, under `key`: the first is kept, the others counted as duplicates. A live
-    /// row's copy met before is one too (compared again with the live row, it would be
-    /// that row's copy again).
-    fn holds(&mut self, key: u64, values: &[SqlValue<'_>]) -> rusqlite::Result<bool> {
+    /// before, under `key`: one written is compared with what was written (the first is
+    /// kept, the others counted as duplicates); one that was a live row's copy is said
+    /// so, for the caller to compare this one with the live row (a key shared by two
+    /// records, which a file made to hide one could arrange, then costs a comparison,
+    /// never the record).
+    fn met(&mut self, key: u64, values: &[SqlValue<'_>]) -> rusqlite::Result<Met> {
         let Some(row) = self.met.get(&key).copied() else {
-            return Ok(false);
+            return Ok(Met::No);
         };
         if row == NOT_WRITTEN {
-            return Ok(true);
+            return Ok(Met::LiveCopy);
         }
         // The values as bound, against the values written.
         let values: Vec<ValueRef<'_>> = values.iter().map(SqlValue::value_ref).collect();
-        self.row_holds(row, &values, exactly)
+        Ok(match self.row_holds(row, &values, exactly)? {
+            true => Met::Written,
+            false => Met::No,
+        })
     }
 
     /// Whether registry row `row` holds `values`, each compared by `same` with the value
@@ -811,6 +820,17 @@ fn fingerprint<'v>(values: impl IntoIterator<Item = ValueRef<'v>>) -> u64 {
 /// are numbered from 1.
 const NOT_WRITTEN: i64 = 0;
 
+/// What [`Registry::met`] knows of a record's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Met {
+    /// Not met, or met with other values.
+    No,
+    /// Written before with these values: a duplicate.
+    Written,
+    /// Met before as a live row's copy: the record is compared with the live row.
+    LiveCopy,
+}
+
 /// The hash of fingerprints, and of the maps keyed by them: foldhash, with a fixed seed (a
 /// run's fingerprints are the same at every run). Records with equal fingerprints are
 /// compared value by value, so a collision costs a comparison, never a record; SipHash's
@@ -854,6 +874,47 @@ fn schema_row_live(survey: &Survey, c: &Carved) -> Live {
 mod tests {
     use super::{fingerprint, same_value};
     use rusqlite::types::ValueRef as V;
+
+    /// A key met as a live row's copy is no proof that a record under it is that copy
+    /// (two records can share a key; a file made to hide one could arrange it): the
+    /// record is said to be met as a copy, for the caller to compare it with the live
+    /// row, never taken for a duplicate on its key alone. One written before is compared
+    /// with what was written.
+    #[test]
+    fn a_key_met_before_is_no_proof_of_a_duplicate() {
+        use super::{Met, Registry};
+        use crate::base::output::{Output, SqlValue, Vacuum};
+        let dir = std::env::temp_dir().join(format!("carve-met-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Output::create(
+            &dir.join("out.db"),
+            4096,
+            pager::TextEncoding::Utf8,
+            Vacuum::None,
+            (0, 0),
+        )
+        .unwrap();
+        let mut registry = Registry::create(&out, "salvage_carved", 0).unwrap();
+        let values = [SqlValue::Integer(7), SqlValue::Text("kept".into())];
+        let other = [SqlValue::Integer(8), SqlValue::Text("hidden".into())];
+        assert_eq!(registry.met(1, &values).unwrap(), Met::No);
+        registry.remember(1, None);
+        assert_eq!(registry.met(1, &other).unwrap(), Met::LiveCopy);
+        out.conn
+            .execute_batch(
+                "ALTER TABLE salvage_carved ADD COLUMN c0; ALTER TABLE salvage_carved ADD COLUMN c1;
+                 INSERT INTO salvage_carved(nfield, c0, c1) VALUES (2, 7, 'kept');",
+            )
+            .unwrap();
+        registry.width = 2;
+        registry.remember(2, Some(out.conn.last_insert_rowid()));
+        assert_eq!(registry.met(2, &values).unwrap(), Met::Written);
+        assert_eq!(registry.met(2, &other).unwrap(), Met::No);
+        drop(registry);
+        drop(out);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// Carving on two threads gives the records one thread finds, in its order, on a
     /// file of many pages whose free space is full of deleted rows.
