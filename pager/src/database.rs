@@ -27,7 +27,7 @@ mod pages;
 
 pub use crate::overflow::{AssembledPayload, OverflowChain};
 pub use geometry::{EncodingSource, PageSizeEvidence, PageSizeSource};
-pub use pages::LOCK_BYTE_OFFSET;
+pub use pages::{ptrmap_page_of, LOCK_BYTE_OFFSET};
 
 /// Why the input cannot be read as a database at all.
 #[derive(Clone, Debug, PartialEq, Eq)]

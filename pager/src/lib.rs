@@ -56,7 +56,8 @@ pub use classify::{
     SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
 };
 pub use database::{
-    Database, EncodingSource, OpenError, PageSizeEvidence, PageSizeSource, LOCK_BYTE_OFFSET,
+    ptrmap_page_of, Database, EncodingSource, OpenError, PageSizeEvidence, PageSizeSource,
+    LOCK_BYTE_OFFSET,
 };
 pub use finding::Finding;
 pub use freelist::{read_freelist, Freelist, FreelistTrunkPage};

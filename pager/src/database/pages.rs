@@ -93,18 +93,11 @@ impl<'a> Database<'a> {
 
     /// Whether `page` is a pointer-map page ("Pointer Map or Ptrmap Pages"); only
     /// auto-vacuum databases have them.
-    // SQLite: ptrmapPageno (btree.c)
     pub fn is_ptrmap_page(&self, page: PageNo) -> bool {
-        if !self.header.auto_vacuum() || page.get() < 2 {
-            return false;
-        }
-        let per_map = (self.usable_size() / 5 + 1) as u32;
-        let n = page.get();
-        let mut map = (n - 2) / per_map * per_map + 2;
-        if Some(map) == self.lock_byte_page().map(PageNo::get) {
-            map += 1;
-        }
-        map == n
+        let lock_byte_page = self.lock_byte_page().map_or(0, PageNo::get);
+        self.header.auto_vacuum()
+            && page.get() >= 2
+            && ptrmap_page_of(page.get(), self.usable_size(), lock_byte_page) == page.get()
     }
 
     /// What a page is by its position alone: the lock-byte page or a pointer-map page.
@@ -116,5 +109,19 @@ impl<'a> Database<'a> {
         } else {
             None
         }
+    }
+}
+
+/// The pointer-map page that describes `page` (2 or more) in an auto-vacuum file of this
+/// usable page size: page 2 and every `usable / 5 + 1` pages after it, the one after the
+/// lock-byte page where that falls on one.
+// SQLite: ptrmapPageno (btree.c)
+pub fn ptrmap_page_of(page: u32, usable: usize, lock_byte_page: u32) -> u32 {
+    let span = (usable / 5 + 1) as u32;
+    let map = page.saturating_sub(2) / span * span + 2;
+    if map == lock_byte_page {
+        map + 1
+    } else {
+        map
     }
 }

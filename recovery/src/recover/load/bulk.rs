@@ -28,10 +28,6 @@ mod header {
     pub const FILE_CHANGE_COUNTER: usize = 24;
     pub const DATABASE_SIZE: usize = 28;
     pub const VERSION_VALID_FOR: usize = 92;
-    /// Bytes at the end of each page an extension keeps for itself.
-    pub const RESERVED: usize = 20;
-    /// The largest root page: not 0 in an auto-vacuum database.
-    pub const LARGEST_ROOT: usize = 52;
 }
 
 /// Appends b-tree pages to an output database file.
@@ -89,16 +85,15 @@ impl BulkWriter {
         let page_size = page_size as usize;
         let mut head = [0u8; 100];
         file.read_exact_at(&mut head, 0)?;
-        let field =
-            |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+        let head = pager::DatabaseHeader::parse(&head);
         let pages = u32::try_from(len / page_size as u64)
             .map_err(|_| io::Error::other("output too large"))?;
         let lock_byte_page =
             u32::try_from(pager::LOCK_BYTE_OFFSET / page_size as u64 + 1).unwrap_or(u32::MAX);
-        let largest_root = field(header::LARGEST_ROOT);
-        let usable = page_size.saturating_sub(usize::from(head[header::RESERVED]));
-        let map = (largest_root != 0)
-            .then(|| PointerMap::new(Layout::new(usable, lock_byte_page), usable, pages + 1));
+        let usable = page_size.saturating_sub(usize::from(head.reserved_space));
+        let map = head
+            .auto_vacuum()
+            .then(|| PointerMap::new(Layout::new(usable, lock_byte_page), pages + 1));
         Ok(BulkWriter {
             writeback: crate::base::writeback::Writeback::of(file.try_clone()?),
             file,

@@ -23,8 +23,9 @@ pub enum Kind {
     Btree = 5,
 }
 
-/// Where pointer-map pages are in a file of one page size, with or without a map.
+/// Where pointer-map pages are in a file of one usable page size.
 pub struct Layout {
+    usable: usize,
     /// Pages each map page describes (5 bytes each over the usable size), plus itself.
     span: u32,
     lock_byte_page: u32,
@@ -33,21 +34,15 @@ pub struct Layout {
 impl Layout {
     pub fn new(usable: usize, lock_byte_page: u32) -> Layout {
         Layout {
+            usable,
             span: (usable / 5) as u32 + 1,
             lock_byte_page,
         }
     }
 
-    /// The map page describing `page` (page 2 and every `span` pages after it; the one
-    /// after the lock-byte page where that falls on one).
-    // SQLite: ptrmapPageno (btree.c)
+    /// The map page describing `page` ([`pager::ptrmap_page_of`]).
     pub fn map_of(&self, page: u32) -> u32 {
-        let map = page.saturating_sub(2) / self.span * self.span + 2;
-        if map == self.lock_byte_page {
-            map + 1
-        } else {
-            map
-        }
+        pager::ptrmap_page_of(page, self.usable, self.lock_byte_page)
     }
 
     pub fn is_map(&self, page: u32) -> bool {
@@ -70,7 +65,6 @@ struct Open {
 /// The entries of the pages a bulk writer appends.
 pub struct PointerMap {
     pub layout: Layout,
-    usable: usize,
     /// The first page the writer allocated: entries of pages before it are SQLite's.
     first_new: u32,
     open: BTreeMap<u32, Open>,
@@ -79,10 +73,9 @@ pub struct PointerMap {
 }
 
 impl PointerMap {
-    pub fn new(layout: Layout, usable: usize, first_new: u32) -> PointerMap {
+    pub fn new(layout: Layout, first_new: u32) -> PointerMap {
         PointerMap {
             layout,
-            usable,
             first_new,
             open: BTreeMap::new(),
             held: (0, 0),
@@ -103,15 +96,15 @@ impl PointerMap {
         let Some(offset) = page
             .checked_sub(map + 1)
             .map(|i| 5 * i as usize)
-            .filter(|o| o + 5 <= self.usable)
+            .filter(|o| o + 5 <= self.layout.usable)
         else {
             return Ok(());
         };
-        let held = self.open.len() + usize::from(!self.open.contains_key(&map));
-        self.held.0 = self.held.0.max(held);
+        let held = self.open.len() + 1;
         let open = match self.open.entry(map) {
             std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::btree_map::Entry::Vacant(v) => {
+                self.held.0 = self.held.0.max(held);
                 let mut image = vec![0u8; page_size];
                 if map < self.first_new {
                     // SQLite's own map page, holding the entries of its pages: kept. (The
