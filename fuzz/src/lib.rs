@@ -216,7 +216,7 @@ pub fn history(bytes: &[u8]) -> Verdict {
     });
     if let Some((main, log)) = at.map(|at| bytes.split_at(at)) {
         if let Ok(w) = pager::read_wal(log) {
-            let h = history::wal_history(main, None, &w, &mut |_| {});
+            let h = history::wal_history(main, None, &w, &|_| {});
             let _ = (h.steps.len(), h.strays.len());
         }
     }

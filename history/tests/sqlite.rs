@@ -16,7 +16,7 @@ use history::{wal_history, Op};
 fn the_agent_logs_three_commits() {
     let f = fixtures::build_agent_with_wal();
     let wal = pager::read_wal(&f.wal).unwrap();
-    let h = wal_history(&f.main, None, &wal, &mut |_| {});
+    let h = wal_history(&f.main, None, &wal, &|_| {});
     // Three commits, then the frame of a transaction that never committed.
     assert_eq!(h.steps.len(), 4);
     assert!(matches!(
@@ -164,7 +164,7 @@ fn random_transactions_give_exactly_the_changes_sqlite_read() {
 /// first commit and after each.
 fn compare(main: &[u8], log: &[u8], states: &[Rows], label: &str) {
     let wal = pager::read_wal(log).unwrap();
-    let h = wal_history(main, None, &wal, &mut |_| {});
+    let h = wal_history(main, None, &wal, &|_| {});
     // Commits that changed nothing wrote no frame: compare the states that differ.
     let distinct: Vec<&Rows> = states
         .iter()

@@ -74,7 +74,24 @@ pub struct Database<'a> {
     versions: Option<Versions<'a>>,
     /// The last frame of `versions` this state reads.
     frame_limit: u32,
+    /// Told of each page image handed out (see [`Database::observed`]).
+    observer: Observer<'a>,
     findings: Vec<Finding>,
+}
+
+/// What is told of each page image a database hands out, from the file or a log (see
+/// [`Database::observed`]).
+#[derive(Clone, Copy, Default)]
+struct Observer<'a>(Option<&'a (dyn Fn(&[u8]) + Sync)>);
+
+impl std::fmt::Debug for Observer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "observed"
+        } else {
+            "unobserved"
+        })
+    }
 }
 
 /// Every image of every page a log wrote, with its frame number, sorted by page and frame.
@@ -274,6 +291,7 @@ impl<'a> Database<'a> {
             overlay: std::sync::Arc::from(Vec::new()),
             versions: None,
             frame_limit: u32::MAX,
+            observer: Observer::default(),
             findings,
         };
         if let Some(o) = overlay {
@@ -367,6 +385,16 @@ impl<'a> Database<'a> {
         next
     }
 
+    /// This database telling `observer` of every page image it hands out (and every state
+    /// of it, [`Database::at_frame`]): the bytes of a mapped file or log, which a reader
+    /// that jumps about them makes resident a folio at a time, between two of its
+    /// caller's own counts of what it read (a commit of a log read whole).
+    pub fn observed(&self, observer: &'a (dyn Fn(&[u8]) + Sync)) -> Database<'a> {
+        let mut next = self.clone();
+        next.observer = Observer(Some(observer));
+        next
+    }
+
     /// This database with a log's page images kept as versions (each with its frame
     /// number), read over its own pages up to a frame limit that [`Database::at_frame`]
     /// sets: every state of a history shares them, and a state costs no copy. The limit
@@ -397,6 +425,7 @@ impl<'a> Database<'a> {
             overlay: std::sync::Arc::clone(&self.overlay),
             versions: self.versions.clone(),
             frame_limit: last,
+            observer: self.observer,
             findings: Vec::new(),
         };
         if let Some(size) = pages_in_use {

@@ -33,19 +33,29 @@ impl<'a> Database<'a> {
         if no.get() > self.page_count {
             return None;
         }
+        let image = self.image(no)?;
+        if let Some(observer) = self.observer.0 {
+            observer(image);
+        }
+        Some(Page::new(no, image, self.usable_size().min(image.len())))
+    }
+
+    /// The bytes of page `no` (within the file), from the newest image a log gives, else
+    /// the file.
+    fn image(&self, no: PageNo) -> Option<&'a [u8]> {
         if let Some(versions) = &self.versions {
             // The newest image of the page up to the frame limit, if any.
             let end = versions.partition_point(|(p, f, _)| (*p, *f) <= (no, self.frame_limit));
             if let Some((p, _, image)) = end.checked_sub(1).and_then(|i| versions.get(i)) {
                 if *p == no {
-                    return Some(Page::new(no, image, self.usable_size().min(image.len())));
+                    return Some(image);
                 }
             }
         }
         if !self.overlay.is_empty() {
             if let Ok(i) = self.overlay.binary_search_by_key(&no, |(p, _)| *p) {
                 if let Some((_, image)) = self.overlay.get(i) {
-                    return Some(Page::new(no, image, self.usable_size().min(image.len())));
+                    return Some(image);
                 }
             }
         }
@@ -53,8 +63,7 @@ impl<'a> Database<'a> {
         let end = start
             .saturating_add(self.page_size.bytes())
             .min(self.bytes.len());
-        let bytes = self.bytes.get(start..end)?;
-        Some(Page::new(no, bytes, self.usable_size().min(bytes.len())))
+        self.bytes.get(start..end)
     }
 
     /// The frame of the log versions (see [`Database::with_versions`]) whose image this

@@ -13,9 +13,9 @@ impl WalSidecar {
     /// changed; `read` is told the bytes read); an unusable header, or a page size the
     /// database's disagrees with (unproven by the log's own page 1), gives
     /// `usable: false` and its finding.
-    pub fn of(bytes: &[u8], main: &[u8], read: &mut dyn FnMut(u64)) -> WalSidecar {
+    pub fn of(bytes: &[u8], main: &[u8], read: &(dyn Fn(u64) + Sync)) -> WalSidecar {
         let declared = declared_page_size(main);
-        match pager::read_wal_telling(bytes, read) {
+        match pager::read_wal_telling(bytes, &mut |n| read(n)) {
             Ok(w) if !w.page_size_proven(declared) => {
                 let refused = Finding::WalPageSizeDisagrees {
                     wal: w.header.page_size,

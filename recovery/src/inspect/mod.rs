@@ -182,8 +182,13 @@ fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
         wal: beside("-wal")?.map(|s| {
             // The rows of each commit are read from both files: their resident pages stay
             // bounded together.
-            let mut residency = Residency::new(vec![main, &s], RESIDENT_LIMIT);
-            report::WalSidecar::of(s.bytes(), main.bytes(), &mut |n| residency.read(n))
+            let residency = std::sync::Mutex::new(Residency::new(vec![main, &s], RESIDENT_LIMIT));
+            report::WalSidecar::of(s.bytes(), main.bytes(), &|n| {
+                residency
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .read(n);
+            })
         }),
         journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes(), main.bytes())),
     })

@@ -26,7 +26,9 @@ pub fn step(
         let db = &evidence.db;
         pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
     });
-    let mut residency = files.residency();
+    // Told of each page the history reads (`history::wal_history_each`), from a state
+    // that may be shared.
+    let residency = std::sync::Mutex::new(files.residency());
     let logs = Logs {
         main: files.main.bytes(),
         wal: evidence.usable_wal(),
@@ -48,7 +50,12 @@ pub fn step(
         logs,
         (evidence.encoding(), readings),
         work.names.taken(),
-        &mut |n| residency.read(n),
+        &|n| {
+            residency
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .read(n);
+        },
     )
     .map_err(Error::db("writing the history of the logs"))?;
     for name in report
@@ -190,7 +197,7 @@ pub fn write(
     logs: Logs<'_, '_>,
     (encoding, readings): (TextEncoding, BTreeMap<String, Reading>),
     taken: &BTreeSet<String>,
-    read: &mut dyn FnMut(u64),
+    read: &(dyn Fn(u64) + Sync),
 ) -> rusqlite::Result<HistoryReport> {
     let name = crate::base::output::registry_name("salvage_history", taken);
     let steps_name = crate::base::output::registry_name("salvage_commits", taken);
