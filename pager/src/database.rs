@@ -82,7 +82,10 @@ pub struct Database<'a> {
 /// What is told of each page image a database hands out, from the file or a log (see
 /// [`Database::observed`]).
 #[derive(Clone, Copy, Default)]
-struct Observer<'a>(Option<&'a (dyn Fn(&[u8]) + Sync)>);
+struct Observer<'a>(Option<&'a Observe<'a>>);
+
+/// A function told of page images (see [`Database::observed`]).
+type Observe<'a> = dyn Fn(&[u8]) + Sync + 'a;
 
 impl std::fmt::Debug for Observer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -389,7 +392,7 @@ impl<'a> Database<'a> {
     /// of it, [`Database::at_frame`]): the bytes of a mapped file or log, which a reader
     /// that jumps about them makes resident a folio at a time, between two of its
     /// caller's own counts of what it read (a commit of a log read whole).
-    pub fn observed(&self, observer: &'a (dyn Fn(&[u8]) + Sync)) -> Database<'a> {
+    pub fn observed(&self, observer: &'a Observe<'a>) -> Database<'a> {
         let mut next = self.clone();
         next.observer = Observer(Some(observer));
         next
