@@ -192,9 +192,21 @@ fn free_space(
 /// The records in a run of free bytes at offset `on_page.0` of a page of `on_page.1`
 /// usable bytes: whole ones, and those of freeblocks whose headers are still there; a
 /// record both find is taken once.
-fn free_bytes(run: &[u8], on_page: (usize, usize), shapes: Shapes<'_>) -> Vec<Found> {
+fn free_bytes(run: &[u8], (base, page_len): (usize, usize), shapes: Shapes<'_>) -> Vec<Found> {
+    // Bytes never written are zeros (99.8 % of the unallocated space of the pages of a
+    // store filled in rowid order), and no reading starts among them: a record's header
+    // starts with its size, never 0, and a cell's payload length before it is not 0
+    // either; a freeblock's header holds its size (6 or more) in its third and fourth
+    // bytes. Every reading starts at most 3 bytes before the first byte that is not 0:
+    // the zeros before are passed over 16 at a time, where each was tried as the start
+    // of a record and of a freeblock.
+    let Some(first) = first_not_zero(run) else {
+        return Vec::new();
+    };
+    let skip = first.saturating_sub(3);
+    let run = run.get(skip..).unwrap_or_default();
     let mut found = whole_records(run, 0, 0, shapes);
-    for f in stale_freeblocks(run, on_page, shapes) {
+    for f in stale_freeblocks(run, (base + skip, page_len), shapes) {
         let again = found
             .iter()
             .any(|w| w.values == f.values && w.start < f.end && f.start < w.end);
@@ -203,7 +215,26 @@ fn free_bytes(run: &[u8], on_page: (usize, usize), shapes: Shapes<'_>) -> Vec<Fo
         }
     }
     found.sort_by_key(|f| f.start);
+    for f in &mut found {
+        f.start += skip;
+        f.end += skip;
+    }
     found
+}
+
+/// Where the first byte of `bytes` that is not 0 is.
+fn first_not_zero(bytes: &[u8]) -> Option<usize> {
+    let mut chunks = bytes.chunks_exact(16);
+    let at = chunks
+        .by_ref()
+        .take_while(|c| c.iter().all(|b| *b == 0))
+        .count()
+        * 16;
+    bytes
+        .get(at..)?
+        .iter()
+        .position(|b| *b != 0)
+        .map(|i| at + i)
 }
 
 /// Places records found in a run that starts at `base` on page `no`.
@@ -258,6 +289,66 @@ mod tests {
 
     use super::*;
     use crate::testing::{file, notes, page, template};
+
+    /// Runs of free bytes whose first bytes are zeros give the readings the run gives
+    /// when every byte is tried as the start of a record and of a freeblock: random runs
+    /// of zeros, whole deleted cells, freeblock headers over cells, and random bytes (a
+    /// header's `00 00 00 0b` starts with zeros, a cell's payload length is never 0).
+    #[test]
+    fn zeros_passed_over_give_the_readings_of_every_byte_tried() {
+        let templates = [notes(), template("pair", &[("a", ""), ("b", "INTEGER")])];
+        let all = |_: usize| true;
+        let shapes = Shapes {
+            templates: &templates,
+            allowed: &all,
+            enc: pager::TextEncoding::Utf8,
+        };
+        // Every byte tried: the readings before zeros were passed over.
+        let every_byte = |run: &[u8], base: usize| {
+            let mut found = whole_records(run, 0, 0, shapes);
+            for f in stale_freeblocks(run, (base, 512), shapes) {
+                if !found
+                    .iter()
+                    .any(|w| w.values == f.values && w.start < f.end && f.start < w.end)
+                {
+                    found.push(f);
+                }
+            }
+            found.sort_by_key(|f| f.start);
+            found
+        };
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % n).unwrap()
+        };
+        let mut readings = 0;
+        for _ in 0..3000 {
+            let mut run = vec![0u8; next(40)];
+            for _ in 0..next(4) {
+                match next(4) {
+                    0 => run.extend_from_slice(&DELETED_CELL),
+                    1 => run.extend_from_slice(&freeblock(0)),
+                    2 => run.extend(std::iter::repeat_n(0, next(8))),
+                    _ => run.extend((0..next(12)).map(|_| next(256) as u8)),
+                }
+            }
+            let base = 100;
+            let found = free_bytes(&run, (base, 512), shapes);
+            assert_eq!(found, every_byte(&run, base), "{run:02x?}");
+            readings += found.len();
+        }
+        assert!(readings > 1000, "{readings} readings");
+        assert_eq!(first_not_zero(&[0; 40]), None);
+        assert_eq!(first_not_zero(&[]), None);
+        for at in 0..40 {
+            let mut bytes = [0u8; 40];
+            bytes[at] = 7;
+            assert_eq!(first_not_zero(&bytes), Some(at));
+        }
+    }
 
     fn two() -> PageNo {
         PageNo::new(2).unwrap()
