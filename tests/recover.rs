@@ -2177,6 +2177,64 @@ fn swapped_root_pages_go_back_to_the_tables_their_records_fit() -> TestResult {
     Ok(())
 }
 
+/// Two tables of one shape and the same rowids, one with an index of its rowid alias
+/// alone: when the other table's own index refutes its tree (its rows edited in place,
+/// their index entries not), that rowid index holds the tree's rowids as it holds any
+/// tree's, and is no proof that the rows are its table's. The tree is not moved to it
+/// (once it was, and the table's own rows went to an inferred table); each table keeps
+/// the tree its schema row names, and the run reports the loss.
+#[test]
+fn an_index_of_the_rowid_alone_is_no_witness_that_a_tree_is_its_tables() -> TestResult {
+    let dir = Scratch::new("rowid-index-witness");
+    let src = dir.path("two.db");
+    let conn = rusqlite::Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE a(id INTEGER PRIMARY KEY, x TEXT);
+         CREATE TABLE b(id INTEGER PRIMARY KEY, x TEXT);
+         CREATE INDEX a_x ON a(x);
+         CREATE INDEX b_id ON b(id);
+         WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 150)
+         INSERT INTO a SELECT n, printf('arow-%04d', n) FROM i;
+         WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 150)
+         INSERT INTO b SELECT n, printf('brow-%04d', n) FROM i;",
+    )?;
+    let root: i64 = conn.query_row(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'a'",
+        [],
+        |r| r.get(0),
+    )?;
+    let root = usize::try_from(root)?;
+    drop(conn);
+    // `a`'s rows, on its one leaf, edited in place: its index still names the old values.
+    let mut bytes = std::fs::read(&src)?;
+    let leaf = &mut bytes[(root - 1) * 4096..root * 4096];
+    let mut edited = 0;
+    for at in 0..leaf.len() - 5 {
+        if &leaf[at..at + 5] == b"arow-" {
+            leaf[at] = b'z';
+            edited += 1;
+        }
+    }
+    assert_eq!(edited, 150);
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        recovery::Outcome::PartialCommitted,
+    )?;
+    let conn = rusqlite::Connection::open(&dest)?;
+    let rows = |table: &str| -> rusqlite::Result<Vec<String>> {
+        conn.prepare(&format!("SELECT x FROM {table} ORDER BY id"))?
+            .query_map([], |r| r.get(0))?
+            .collect()
+    };
+    let own =
+        |prefix: &str| -> Vec<String> { (1..=150).map(|n| format!("{prefix}-{n:04}")).collect() };
+    assert_eq!(rows("b")?, own("brow"));
+    assert_eq!(rows("a")?, own("zrow"));
+    Ok(())
+}
+
 /// An in-header database size below the file's, kept valid by the version-valid-for
 /// number: SQLite would read only that many pages; every page is read, every row comes
 /// back, and the report says what the header claimed.

@@ -97,6 +97,11 @@ pub struct ClaimEvidence {
     pub fitting: u32,
     /// Rows looked up in the table's indexes, and how many an index holds.
     pub witnessed: Option<(u32, u32)>,
+    /// Of those, the look-ups in indexes keyed on a value of the row, not on its rowid
+    /// alone: only they bear a claim out. An index of the rowid alias alone holds the
+    /// rows of any tree whose rowids the table has, another table's as well; its missing
+    /// entries still refute.
+    pub by_value: Option<(u32, u32)>,
 }
 
 impl ClaimEvidence {
@@ -113,10 +118,10 @@ impl ClaimEvidence {
             .is_some_and(|(checked, held)| checked >= 4 && held * 2 < checked)
     }
 
-    /// Whether the table's indexes bear the claim out: at least four rows looked up, and
-    /// nine in ten of them held.
+    /// Whether the table's indexes keyed on the rows' values bear the claim out: at least
+    /// four rows looked up, and nine in ten of them held.
     pub fn witnessed(&self) -> bool {
-        self.witnessed
+        self.by_value
             .is_some_and(|(checked, held)| checked >= 4 && held * 10 >= checked * 9)
     }
 
@@ -395,6 +400,7 @@ pub(crate) fn weigh_claim(
         .collect();
     let mut e = ClaimEvidence::default();
     let (mut checked, mut held) = (0u32, 0u32);
+    let (mut checked_by_value, mut held_by_value) = (0u32, 0u32);
     let cells = BtreeWalk::new(db, page)
         .flatten()
         .filter_map(|item| match item {
@@ -438,10 +444,18 @@ pub(crate) fn weigh_claim(
             if let Some(found) = index_holds(db, *root, &values, desc) {
                 checked += 1;
                 held += u32::from(found);
+                if key.iter().any(Option::is_some) {
+                    checked_by_value += 1;
+                    held_by_value += u32::from(found);
+                }
             }
         }
     }
     e.witnessed = (!witnesses.is_empty()).then_some((checked, held));
+    e.by_value = witnesses
+        .iter()
+        .any(|w| w.key.iter().any(Option::is_some))
+        .then_some((checked_by_value, held_by_value));
     e
 }
 
@@ -457,6 +471,7 @@ mod tests {
             sampled: 40,
             fitting: 39,
             witnessed: Some((40, 38)),
+            by_value: Some((40, 38)),
         };
         assert!(!fine.refutes());
         assert!(ClaimEvidence { outside: 1, ..fine }.refutes());
@@ -479,6 +494,33 @@ mod tests {
         assert!(!ClaimEvidence {
             witnessed: None,
             ..fine
+        }
+        .refutes());
+    }
+
+    #[test]
+    fn only_an_index_keyed_on_the_rows_values_bears_a_claim_out() {
+        let held = ClaimEvidence {
+            cells: 40,
+            outside: 0,
+            sampled: 40,
+            fitting: 40,
+            witnessed: Some((40, 40)),
+            by_value: Some((40, 40)),
+        };
+        assert!(held.witnessed());
+        // An index of the rowid alias alone holds any tree's rows whose rowids the table
+        // has: no proof that the rows are the table's.
+        assert!(!ClaimEvidence {
+            by_value: None,
+            ..held
+        }
+        .witnessed());
+        // Its missing entries still refute.
+        assert!(ClaimEvidence {
+            witnessed: Some((40, 0)),
+            by_value: None,
+            ..held
         }
         .refutes());
     }

@@ -332,7 +332,7 @@ impl<'a, 'db> Assignment<'a, 'db> {
                 .into_iter()
                 .filter_map(|j| {
                     let e = self.weigh(j, root);
-                    Some((j, e.witnessed.filter(|_| e.witnessed())?))
+                    Some((j, e.by_value.filter(|_| e.witnessed())?))
                 })
                 .collect();
             if let [(j, (looked_up, held))] = holding.as_slice() {

@@ -281,7 +281,7 @@ fn held_by_index(
             };
             let weighed =
                 crate::claims::weigh_claim(db, &claimant, group.top, pager::KeyBounds::default());
-            Some((i, weighed.witnessed?)).filter(|_| weighed.witnessed())
+            Some((i, weighed.by_value?)).filter(|_| weighed.witnessed())
         })
         .collect();
     match held.as_slice() {
