@@ -551,3 +551,42 @@ mod damage_tests {
 fn schema_is_empty(page: &[u8]) -> bool {
     matches!(page.get(100..105), Some([13, _, _, 0, 0]))
 }
+
+#[cfg(test)]
+mod observer_tests {
+    use super::*;
+    use crate::testing::Db;
+
+    /// An observed database tells of every page image it hands out, from the file and
+    /// from a log's versions, in its clones and in every state of its history; one not
+    /// observed tells no one.
+    #[test]
+    fn an_observed_database_tells_of_every_page_it_hands_out() {
+        let db = Db::named("agent-4096-utf8");
+        let told = std::sync::Mutex::new(Vec::<(usize, usize)>::new());
+        let observe = |image: &[u8]| {
+            told.lock()
+                .unwrap()
+                .push((image.as_ptr().addr(), image.len()));
+        };
+        let plain = Database::open(&db.bytes).unwrap();
+        let two = PageNo::new(2).unwrap();
+        let newer = vec![7u8; 4096];
+        {
+            let observed = plain.observed(&observe);
+            let page = observed.clone().page(two).unwrap();
+            assert_eq!(page.bytes().as_ptr(), db.bytes[4096..].as_ptr());
+            let history = observed.with_versions(vec![(two, 1, &newer)]);
+            history.at_frame(1, None).page(two).unwrap();
+            history.at_frame(0, None).page(PageNo::FIRST).unwrap();
+        }
+        plain.page(two).unwrap();
+        let file = db.bytes.as_ptr().addr();
+        // Each state reads its header from page 1 as it is made.
+        let (one, newer) = ((file, 4096), (newer.as_ptr().addr(), 4096));
+        assert_eq!(
+            told.into_inner().unwrap(),
+            [(file + 4096, 4096), one, newer, one, one]
+        );
+    }
+}

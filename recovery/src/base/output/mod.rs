@@ -328,8 +328,9 @@ pub fn insert_statement(table: &str, rowid_name: Option<&str>, columns: &[&str])
     }
 }
 
-/// A value ready to bind: text re-encoded from the source encoding where it is valid
-/// text, raw bytes otherwise (never lossily transcoded).
+/// A value ready to bind: text of a UTF-16 source re-encoded where it is valid text, as
+/// a BLOB of its bytes otherwise; text of a UTF-8 source bound as stored (never lossily
+/// transcoded).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SqlValue<'v> {
     /// SQL NULL.
