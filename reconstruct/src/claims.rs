@@ -463,16 +463,19 @@ pub(crate) fn weigh_claim(
 mod tests {
     use super::ClaimEvidence;
 
+    /// 40 cells read, in range, 39 fitting the table; 38 of them in its indexes.
+    const FINE: ClaimEvidence = ClaimEvidence {
+        cells: 40,
+        outside: 0,
+        sampled: 40,
+        fitting: 39,
+        witnessed: Some((40, 38)),
+        by_value: Some((40, 38)),
+    };
+
     #[test]
     fn one_key_out_of_range_or_rows_the_index_lacks_refute_a_claim() {
-        let fine = ClaimEvidence {
-            cells: 40,
-            outside: 0,
-            sampled: 40,
-            fitting: 39,
-            witnessed: Some((40, 38)),
-            by_value: Some((40, 38)),
-        };
+        let fine = FINE;
         assert!(!fine.refutes());
         assert!(ClaimEvidence { outside: 1, ..fine }.refutes());
         assert!(ClaimEvidence {
@@ -500,14 +503,7 @@ mod tests {
 
     #[test]
     fn only_an_index_keyed_on_the_rows_values_bears_a_claim_out() {
-        let held = ClaimEvidence {
-            cells: 40,
-            outside: 0,
-            sampled: 40,
-            fitting: 40,
-            witnessed: Some((40, 40)),
-            by_value: Some((40, 40)),
-        };
+        let held = FINE;
         assert!(held.witnessed());
         // An index of the rowid alias alone holds any tree's rows whose rowids the table
         // has: no proof that the rows are the table's.
