@@ -477,6 +477,11 @@ impl<'o> Registry<'o> {
         values: &[ValueRef<'_>],
         same: fn(ValueRef<'_>, ValueRef<'_>) -> bool,
     ) -> rusqlite::Result<bool> {
+        // No row as wide was written (two keys of records of other widths can be equal):
+        // the registry has no column to read the last values from.
+        if values.len() > self.width {
+            return Ok(false);
+        }
         let [_, select] = self.statements(values.len())?;
         let mut rows = select.query([row])?;
         let Some(r) = rows.next()? else {
@@ -987,6 +992,13 @@ mod tests {
         registry.remember(2, Some(out.conn.last_insert_rowid()));
         assert_eq!(registry.met(2, &values).unwrap(), Met::Written);
         assert_eq!(registry.met(2, &other).unwrap(), Met::No);
+        // A wider record under the same key: compared, not an error that ends the carve.
+        let wider = [
+            SqlValue::Integer(7),
+            SqlValue::Text("kept".into()),
+            SqlValue::Null,
+        ];
+        assert_eq!(registry.met(2, &wider).unwrap(), Met::No);
         drop(registry);
         drop(out);
         let _ = std::fs::remove_dir_all(&dir);
