@@ -182,13 +182,8 @@ fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
         wal: beside("-wal")?.map(|s| {
             // The rows of each commit are read from both files: their resident pages stay
             // bounded together.
-            let residency = std::sync::Mutex::new(Residency::new(vec![main, &s], RESIDENT_LIMIT));
-            report::WalSidecar::of(s.bytes(), main.bytes(), &|n| {
-                residency
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .read(n);
-            })
+            let residency = Residency::new(vec![main, &s], RESIDENT_LIMIT).shared();
+            report::WalSidecar::of(s.bytes(), main.bytes(), &|n| residency.read(n))
         }),
         journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes(), main.bytes())),
     })

@@ -425,27 +425,21 @@ impl<'o> Registry<'o> {
 
     /// The statements for a record of `n` values: its insert, and its values read back.
     fn statements(&mut self, n: usize) -> rusqlite::Result<&mut [rusqlite::Statement<'o>; 2]> {
-        if !self.statements.contains_key(&n) && self.statements.len() >= HELD_STATEMENTS {
-            // A schema of tables of many widths: those held are let go of, not kept all.
-            self.statements.clear();
-        }
-        let entry = match self.statements.entry(n) {
-            std::collections::hash_map::Entry::Occupied(e) => return Ok(e.into_mut()),
-            std::collections::hash_map::Entry::Vacant(e) => e,
-        };
-        let name = quote(&self.name);
-        let cols: String = (0..n).map(|i| format!(", c{i}")).collect();
-        let marks: String = (9..9 + n).map(|i| format!(", ?{i}")).collect();
-        let conn = &self.out.conn;
-        Ok(entry.insert([
-            conn.prepare(&format!(
-                "INSERT INTO {name}(tbl, source, page, offset, confidence, status, rowid, \
-                 nfield{cols}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8{marks})"
-            ))?,
-            conn.prepare(&format!(
-                "SELECT nfield{cols} FROM {name} WHERE _rowid_ = ?1"
-            ))?,
-        ]))
+        let (conn, name) = (&self.out.conn, &self.name);
+        held(&mut self.statements, n, || {
+            let name = quote(name);
+            let cols: String = (0..n).map(|i| format!(", c{i}")).collect();
+            let marks: String = (9..9 + n).map(|i| format!(", ?{i}")).collect();
+            Ok([
+                conn.prepare(&format!(
+                    "INSERT INTO {name}(tbl, source, page, offset, confidence, status, rowid, \
+                     nfield{cols}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8{marks})"
+                ))?,
+                conn.prepare(&format!(
+                    "SELECT nfield{cols} FROM {name} WHERE _rowid_ = ?1"
+                ))?,
+            ])
+        })
     }
 
     /// Whether a record of the same table, rowid and `values` (its own, as bound) was met
@@ -643,6 +637,22 @@ impl Unsettled {
 /// since each holds its program and its last values bound (a schema of 2,000 widths held
 /// 1.5 GiB of them).
 const HELD_STATEMENTS: usize = 16;
+
+/// The statements held in `map` under `key`, made by `prepare` when none are; those held
+/// are let go of first when [`HELD_STATEMENTS`] are (a schema of tables of many widths).
+fn held<S>(
+    map: &mut HashMap<usize, S>,
+    key: usize,
+    prepare: impl FnOnce() -> rusqlite::Result<S>,
+) -> rusqlite::Result<&mut S> {
+    if !map.contains_key(&key) && map.len() >= HELD_STATEMENTS {
+        map.clear();
+    }
+    match map.entry(key) {
+        std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
+        std::collections::hash_map::Entry::Vacant(e) => Ok(e.insert(prepare()?)),
+    }
+}
 
 /// Records without their rowid sorted by fingerprint, with a directory of the prints'
 /// first bits: the records a live row's print may be found in one or two reads of memory,
@@ -848,19 +858,13 @@ impl<'o> LiveIndex<'o> {
         let Some(rowid) = rowid else {
             return Ok(Live::ByValues);
         };
-        if !self.by_rowid.contains_key(&t) && self.by_rowid.len() >= HELD_STATEMENTS {
-            self.by_rowid.clear();
-        }
-        let row_of = match self.by_rowid.entry(t) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(out.conn.prepare(&format!(
-                    "SELECT {} FROM {} WHERE {rowid_name} = ?1",
-                    columns.join(", "),
-                    quote(table)
-                ))?)
-            }
-        };
+        let row_of = held(&mut self.by_rowid, t, || {
+            out.conn.prepare(&format!(
+                "SELECT {} FROM {} WHERE {rowid_name} = ?1",
+                columns.join(", "),
+                quote(table)
+            ))
+        })?;
         let mut rows = row_of.query([rowid])?;
         let Some(row) = rows.next()? else {
             return Ok(Live::No);

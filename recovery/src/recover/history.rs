@@ -28,7 +28,7 @@ pub fn step(
     });
     // Told of each page the history reads (`history::wal_history_each`), from a state
     // that may be shared.
-    let residency = std::sync::Mutex::new(files.residency());
+    let residency = files.residency().shared();
     let logs = Logs {
         main: files.main.bytes(),
         wal: evidence.usable_wal(),
@@ -50,12 +50,7 @@ pub fn step(
         logs,
         (evidence.encoding(), readings),
         work.names.taken(),
-        &|n| {
-            residency
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .read(n);
-        },
+        &|n| residency.read(n),
     )
     .map_err(Error::db("writing the history of the logs"))?;
     for name in report

@@ -216,11 +216,30 @@ impl<'s> Residency<'s> {
         }
     }
 
+    /// This residency told through a shared reference (`read` of [`Shared`]), as a
+    /// reader whose state may be shared needs (`history::wal_history_each`).
+    pub fn shared(self) -> Shared<'s> {
+        Shared(std::sync::Mutex::new(self))
+    }
+
     /// Lets go of every resident page now.
     pub fn release(&mut self) {
         for s in &self.sources {
             s.release_resident();
         }
+    }
+}
+
+/// A [`Residency`] told through a shared reference.
+pub struct Shared<'s>(std::sync::Mutex<Residency<'s>>);
+
+impl Shared<'_> {
+    /// Records that `bytes` more of the sources were read ([`Residency::read`]).
+    pub fn read(&self, bytes: u64) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .read(bytes);
     }
 }
 
