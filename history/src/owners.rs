@@ -20,11 +20,71 @@ pub struct Owners {
     pub roots: Vec<PageNo>,
     /// Each table leaf reached, with its table's index. A page two trees reach is the
     /// first's.
-    pub leaf_of: BTreeMap<PageNo, usize>,
+    pub leaf_of: Leaves,
     /// Each interior page reached, with its table's index.
     pub interior_of: BTreeMap<PageNo, usize>,
     /// While an update runs: each leaf it touched, with its table before (`None`: none).
     touched: BTreeMap<PageNo, Option<usize>>,
+}
+
+/// Table leaves, each with its table's index, and the schema's (index 0) apart: page 1
+/// is written at every commit that grows the file, and its leaves were found by a pass
+/// over every table's (a quarter of `recover --history`'s time on a 2 GB store with a log
+/// of 10,000 commits).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Leaves {
+    of: BTreeMap<PageNo, usize>,
+    schema: BTreeSet<PageNo>,
+}
+
+impl Leaves {
+    /// The table of leaf `page`.
+    pub fn get(&self, page: &PageNo) -> Option<&usize> {
+        self.of.get(page)
+    }
+
+    /// Whether `page` is a leaf held.
+    pub fn contains_key(&self, page: &PageNo) -> bool {
+        self.of.contains_key(page)
+    }
+
+    /// Holds `page` as a leaf of `table`.
+    fn insert(&mut self, page: PageNo, table: usize) {
+        if self.of.insert(page, table) == Some(0) && table != 0 {
+            self.schema.remove(&page);
+        }
+        if table == 0 {
+            self.schema.insert(page);
+        }
+    }
+
+    /// Lets go of leaf `page`: its table, if it was held.
+    fn remove(&mut self, page: &PageNo) -> Option<usize> {
+        let table = self.of.remove(page);
+        if table == Some(0) {
+            self.schema.remove(page);
+        }
+        table
+    }
+
+    /// Lets go of the schema's leaves: them.
+    fn remove_schema(&mut self) -> BTreeSet<PageNo> {
+        let schema = std::mem::take(&mut self.schema);
+        for p in &schema {
+            self.of.remove(p);
+        }
+        schema
+    }
+
+    /// Every leaf, in page order.
+    pub fn keys(&self) -> impl Iterator<Item = &PageNo> + '_ {
+        self.of.keys()
+    }
+
+    /// Every leaf with its table, in page order.
+    pub fn as_map(&self) -> &BTreeMap<PageNo, usize> {
+        &self.of
+    }
 }
 
 /// A leaf whose table changed from one state to the next (its rows left or joined a
@@ -197,14 +257,7 @@ impl Owners {
         }
         self.touched.clear();
         if schema_written {
-            let schema: Vec<PageNo> = self
-                .leaf_of
-                .iter()
-                .filter(|(_, t)| **t == 0)
-                .map(|(p, _)| *p)
-                .collect();
-            for p in schema {
-                self.leaf_of.remove(&p);
+            for p in self.leaf_of.remove_schema() {
                 self.touched.insert(p, Some(0));
             }
             self.interior_of.retain(|_, t| *t != 0);
@@ -324,7 +377,10 @@ mod tests {
         let owners = Owners::of(&Database::open(&main).unwrap());
         assert_eq!(owners.tables, [SCHEMA_TABLE, "t"]);
         assert_eq!(owners.roots, [p(1), p(2)]);
-        assert_eq!(owners.leaf_of, BTreeMap::from([(p(1), 0), (p(2), 1)]));
+        assert_eq!(
+            owners.leaf_of.as_map(),
+            &BTreeMap::from([(p(1), 0), (p(2), 1)])
+        );
         assert_eq!(owners.interior_of, BTreeMap::new());
         assert_eq!(owners.table_of(p(1)), Some(SCHEMA_TABLE));
         assert_eq!(owners.table_of(p(2)), Some("t"));
@@ -373,8 +429,8 @@ mod tests {
         let owners = Owners::of(&Database::open(&main).unwrap());
         assert_eq!(owners.interior_of, BTreeMap::from([(p(2), 1)]));
         assert_eq!(
-            owners.leaf_of,
-            BTreeMap::from([(p(1), 0), (p(3), 1), (p(4), 1)])
+            owners.leaf_of.as_map(),
+            &BTreeMap::from([(p(1), 0), (p(3), 1), (p(4), 1)])
         );
     }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use pager::{Database, FrameNo, Journal, PageNo, StrayKind, Value, Wal};
+use pager::{Database, FrameNo, Journal, Observe, PageNo, StrayKind, Value, Wal};
 use reconstruct::{RowEvent, TableRows};
 
 use crate::state::{first_step, State};
@@ -12,18 +12,17 @@ use crate::{History, Owners, Step, StepKind, Stray};
 
 /// The history of `wal` over the main file `main` (rolled back by `journal` first, when
 /// it is hot, as SQLite opens it).
-/// `read` is told what each page read may have made resident of the files (to keep
-/// mapped files' resident pages bounded): its bytes, and a whole folio of the page cache
-/// ([`pager::FOLIO`]) when it lies in another one than the page read before it, as the
-/// pages a commit changed do, one here and one there in the main file and the log.
+/// `observe` is told of each page image read, from the main file or the log, as it is
+/// read ([`Database::observed`]): the pages a commit changed lie one here and one there
+/// in both files, and a caller that maps them keeps their resident pages bounded by it.
 pub fn wal_history<'a>(
     main: &'a [u8],
     journal: Option<&Journal<'a>>,
     wal: &Wal<'a>,
-    read: &(dyn Fn(u64) + Sync),
+    observe: &'a Observe<'a>,
 ) -> History {
     let mut steps = Vec::new();
-    let mut history = wal_history_each(main, journal, wal, read, &mut |step| steps.push(step));
+    let mut history = wal_history_each(main, journal, wal, observe, &mut |step| steps.push(step));
     history.steps = steps;
     history
 }
@@ -35,30 +34,10 @@ pub fn wal_history_each<'a>(
     main: &'a [u8],
     journal: Option<&Journal<'a>>,
     wal: &Wal<'a>,
-    read: &(dyn Fn(u64) + Sync),
+    observe: &'a Observe<'a>,
     each: &mut dyn FnMut(Step),
 ) -> History {
     let mut history = History::default();
-    // The pages read told as they are read: a commit of 62 pages over a 2 GB file, each
-    // read mapping a folio of up to 2 MiB, made 120 MiB resident before a count per
-    // commit was told of it. Told every [`pager::OBSERVE_JUMPS`] folios (telling each
-    // one measured the resident pages at every jump: 8 % of a long log's reading), and
-    // at the end of each commit.
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-    let last_folio = AtomicUsize::new(usize::MAX);
-    let pending = AtomicU64::new(0);
-    let observe = |image: &[u8]| {
-        let folio = image.as_ptr().addr() / pager::FOLIO as usize;
-        let jumped = last_folio.swap(folio, Relaxed) != folio;
-        let cost = image.len() as u64 + if jumped { pager::FOLIO } else { 0 };
-        if pending.fetch_add(cost, Relaxed) + cost >= pager::OBSERVE_JUMPS * pager::FOLIO {
-            read(pending.swap(0, Relaxed));
-        }
-    };
-    let told = || match pending.swap(0, Relaxed) {
-        0 => {}
-        n => read(n),
-    };
     // The versions an older generation's rows are checked against: only for a log that
     // has one.
     let mut known = wal
@@ -94,14 +73,14 @@ pub fn wal_history_each<'a>(
     // main file is empty (never checkpointed) starts from its first commit.
     let base = Database::open_with_logs(main, journal, Some(&wal.as_of(0)))
         .ok()
-        .map(|db| db.observed(&observe));
+        .map(|db| db.observed(observe));
     let Some(shared) = base
         .as_ref()
         .cloned()
         .or_else(|| {
             Database::open_with_logs(main, journal, Some(&wal.as_of(1)))
                 .ok()
-                .map(|db| db.observed(&observe))
+                .map(|db| db.observed(observe))
         })
         .map(|db| db.with_versions(versions))
     else {
@@ -131,7 +110,6 @@ pub fn wal_history_each<'a>(
                 next
             }
         };
-        told();
         state = Some(next);
         size = Some(commit.db_size);
     }
@@ -143,15 +121,13 @@ pub fn wal_history_each<'a>(
         };
         let (step, _) = s.step(kind, shared.at_frame(last.1 .0, size), pages);
         give(step);
-        told();
     }
     if let (Some(db), Some(owners)) = (&base, &base_owners) {
-        history.checkpointed = checkpointed(db, wal, read);
+        history.checkpointed = checkpointed(db, wal, observe);
         if let Some(known) = known {
             history.strays = strays(db, owners, wal, known);
         }
     }
-    told();
     history
 }
 
@@ -177,11 +153,11 @@ fn version_key(table: &str, rowid: i64, values: &[Value]) -> u128 {
 }
 
 /// Pages the log wrote whose image in `base` (the main file) equals one of the log's.
-/// `read` is told the bytes of each frame's image (`base` tells of its own pages).
-fn checkpointed(base: &Database<'_>, wal: &Wal<'_>, read: &(dyn Fn(u64) + Sync)) -> Vec<PageNo> {
+/// `observe` is told of each frame's image (`base` tells of its own pages).
+fn checkpointed(base: &Database<'_>, wal: &Wal<'_>, observe: &Observe<'_>) -> Vec<PageNo> {
     let mut out = BTreeSet::new();
     for (page, _, image) in wal.commits.iter().flat_map(|c| &c.frames) {
-        read(image.len() as u64);
+        observe(image);
         if base.page(*page).is_some_and(|p| p.bytes() == *image) {
             out.insert(*page);
         }
@@ -448,23 +424,34 @@ mod tests {
     }
 
     #[test]
-    fn read_is_told_of_each_page_as_it_is_read() {
+    fn observer_is_told_of_each_page_image_as_it_is_read() {
         let log = wal(&two_commits());
         let wal = read_wal(&log).unwrap();
-        let told = std::sync::Mutex::new(Vec::new());
-        wal_history(&main_ab(), None, &wal, &|n| told.lock().unwrap().push(n));
-        let told = told.into_inner().unwrap();
-        // The pages each commit read are told at its end (each of its states' pages,
-        // those of the state before it too): its pages' bytes, and a whole folio for the
-        // first page read; then each frame's image compared with the main file's page
-        // (the checkpointed pages), then those main file's pages.
-        let [first, second, 512, 512, main] = told[..] else {
-            panic!("{told:?}");
+        let main = main_ab();
+        // Each image told, by the addresses of its first byte and of the byte past it.
+        let span = |bytes: &[u8]| {
+            let r = bytes.as_ptr_range();
+            (r.start.addr(), r.end.addr())
         };
-        assert!(first > pager::FOLIO + 2 * 512, "{told:?}");
-        assert_eq!(first % 512, 0);
-        assert!(second >= 2 * 512, "{told:?}");
-        assert_eq!(main % 512, 0);
+        let told = std::sync::Mutex::new(Vec::new());
+        let observe = |image: &[u8]| told.lock().unwrap().push(span(image));
+        wal_history(&main, None, &wal, &observe);
+        let told = told.into_inner().unwrap();
+        // Images in place, in the main file or the log: what a caller maps.
+        let within = |(start, end): (usize, usize), bytes: &[u8]| {
+            let (first, past) = span(bytes);
+            start >= first && end <= past
+        };
+        assert!(
+            told.iter().all(|t| within(*t, &main) || within(*t, &log)),
+            "{told:?}"
+        );
+        // Every frame's image (each commit's state reads its pages from the log), and
+        // the main file's pages the states before the commits read.
+        for (_, _, image) in wal.commits.iter().flat_map(|c| &c.frames) {
+            assert!(told.contains(&span(image)), "{told:?}");
+        }
+        assert!(told.iter().any(|t| within(*t, &main)), "{told:?}");
     }
 
     #[test]

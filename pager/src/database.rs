@@ -85,7 +85,7 @@ pub struct Database<'a> {
 struct Observer<'a>(Option<&'a Observe<'a>>);
 
 /// A function told of page images (see [`Database::observed`]).
-type Observe<'a> = dyn Fn(&[u8]) + Sync + 'a;
+pub type Observe<'a> = dyn Fn(&[u8]) + Sync + 'a;
 
 impl std::fmt::Debug for Observer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -396,6 +396,13 @@ impl<'a> Database<'a> {
         let mut next = self.clone();
         next.observer = Observer(Some(observer));
         next
+    }
+
+    /// The function this database tells of the page images it hands out, if any (see
+    /// [`Database::observed`]): for a reader that opens another database over the same
+    /// bytes (a log's history) to tell it too.
+    pub fn observer(&self) -> Option<&'a Observe<'a>> {
+        self.observer.0
     }
 
     /// This database with a log's page images kept as versions (each with its frame

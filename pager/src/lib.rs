@@ -56,7 +56,7 @@ pub use classify::{
     SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
 };
 pub use database::{
-    ptrmap_page_of, Database, EncodingSource, OpenError, PageSizeEvidence, PageSizeSource,
+    ptrmap_page_of, Database, EncodingSource, Observe, OpenError, PageSizeEvidence, PageSizeSource,
     LOCK_BYTE_OFFSET,
 };
 pub use finding::Finding;

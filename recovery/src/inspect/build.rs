@@ -10,12 +10,17 @@ use crate::report::{damaged_page_runs, page_size_decision, DamagedRun, FindingLi
 
 impl WalSidecar {
     /// Reads the log's bytes, over the main file `main` (for the rows each commit
-    /// changed; `read` is told the bytes read); an unusable header, or a page size the
-    /// database's disagrees with (unproven by the log's own page 1), gives
-    /// `usable: false` and its finding.
-    pub fn of(bytes: &[u8], main: &[u8], read: &(dyn Fn(u64) + Sync)) -> WalSidecar {
+    /// changed; `observe` is told of each page image read, and `read` of the log's bytes
+    /// as its frames are read); an unusable header, or a page size the database's
+    /// disagrees with (unproven by the log's own page 1), gives `usable: false` and its
+    /// finding.
+    pub fn of<'a>(
+        bytes: &'a [u8],
+        main: &'a [u8],
+        (observe, read): (&'a pager::Observe<'a>, &mut dyn FnMut(u64)),
+    ) -> WalSidecar {
         let declared = declared_page_size(main);
-        match pager::read_wal_telling(bytes, &mut |n| read(n)) {
+        match pager::read_wal_telling(bytes, read) {
             Ok(w) if !w.page_size_proven(declared) => {
                 let refused = Finding::WalPageSizeDisagrees {
                     wal: w.header.page_size,
@@ -38,7 +43,7 @@ impl WalSidecar {
                 // Each step summed up as it is read: one step's rows in memory at a time.
                 timeline: {
                     let mut timeline = Vec::new();
-                    history::wal_history_each(main, None, &w, read, &mut |step| {
+                    history::wal_history_each(main, None, &w, observe, &mut |step| {
                         timeline.push(crate::report::history::StepReport::of(&step));
                     });
                     timeline

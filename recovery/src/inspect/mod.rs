@@ -5,7 +5,9 @@ use std::path::Path;
 use pager::Database;
 
 use crate::base::error::Error;
-use crate::recover::evidence::{sha256_file, Residency, Source, Told, RESIDENT_LIMIT};
+use crate::recover::evidence::{
+    sha256_file, EnteredFolios, Residency, Source, Told, RESIDENT_LIMIT,
+};
 use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 
 mod build;
@@ -43,10 +45,14 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
         why,
         looks_like: crate::base::error::looks_like(bytes),
     })?;
-    // The map's pages are let go of as the survey moves on: resident memory stays flat.
+    // The map's pages are let go of as the survey moves on: resident memory stays flat
+    // (every folio a page is read in counted as it is entered).
     // One thread: the survey reads each page once (a tree's by its walk, the others by
     // their content), as fast on the 2 GB stores as a second thread classifying every
     // page beside the walks was, with a core's less work.
+    let folios = EnteredFolios::new(vec![source]);
+    let entered = |image: &[u8]| folios.entered(image);
+    let db = db.observed(&entered);
     let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
     let mut told = Told::new(&db);
     let survey = pager::survey_with_schema(
@@ -181,9 +187,15 @@ fn sidecars(main: &Source) -> Result<report::Sidecars, Error> {
     Ok(report::Sidecars {
         wal: beside("-wal")?.map(|s| {
             // The rows of each commit are read from both files: their resident pages stay
-            // bounded together.
-            let residency = Residency::new(vec![main, &s], RESIDENT_LIMIT).shared();
-            report::WalSidecar::of(s.bytes(), main.bytes(), &|n| residency.read(n))
+            // bounded together, every folio counted as a page in it is read.
+            let mut residency = Residency::new(vec![main, &s], RESIDENT_LIMIT);
+            let folios = EnteredFolios::new(vec![main, &s]);
+            let entered = |image: &[u8]| folios.entered(image);
+            report::WalSidecar::of(
+                s.bytes(),
+                main.bytes(),
+                (&entered, &mut |n| residency.read(n)),
+            )
         }),
         journal: beside("-journal")?.map(|s| report::JournalSidecar::of(s.bytes(), main.bytes())),
     })

@@ -26,9 +26,9 @@ pub fn step(
         let db = &evidence.db;
         pager::read_persisted_journal(j.bytes(), db.page_size(), db.page_count())
     });
-    // Told of each page the history reads (`history::wal_history_each`), from a state
-    // that may be shared.
-    let residency = files.residency().shared();
+    // Each page image the history reads (`history::wal_history_each`) is told to the
+    // evidence's own observer: the folios of both files are counted as the run's others.
+    let observe: &pager::Observe<'_> = evidence.db.observer().unwrap_or(&|_| {});
     let logs = Logs {
         main: files.main.bytes(),
         wal: evidence.usable_wal(),
@@ -50,7 +50,7 @@ pub fn step(
         logs,
         (evidence.encoding(), readings),
         work.names.taken(),
-        &|n| residency.read(n),
+        observe,
     )
     .map_err(Error::db("writing the history of the logs"))?;
     for name in report
@@ -185,14 +185,14 @@ impl Reading {
 /// time (memory holds one step's rows): `salvage_history` and `salvage_commits`, named
 /// apart from the `taken` names. Values are as SQLite reads them where the table's
 /// statement is known (`readings`, of the schema, and of the versions of `sqlite_schema`
-/// the steps hold): the rowid alias filled in, REAL affinity applied. `read` is told the
-/// bytes read (see [`history::wal_history`]).
-pub fn write(
+/// the steps hold): the rowid alias filled in, REAL affinity applied. `observe` is told
+/// of each page image read (see [`history::wal_history`]).
+pub fn write<'a>(
     out: &Output,
-    logs: Logs<'_, '_>,
+    logs: Logs<'_, 'a>,
     (encoding, readings): (TextEncoding, BTreeMap<String, Reading>),
     taken: &BTreeSet<String>,
-    read: &(dyn Fn(u64) + Sync),
+    observe: &'a pager::Observe<'a>,
 ) -> rusqlite::Result<HistoryReport> {
     let name = crate::base::output::registry_name("salvage_history", taken);
     let steps_name = crate::base::output::registry_name("salvage_commits", taken);
@@ -234,7 +234,7 @@ pub fn write(
     let hot = logs.journal.filter(|j| j.header.is_some());
     let tail = logs
         .wal
-        .map(|w| history::wal_history_each(logs.main, hot, w, read, &mut each));
+        .map(|w| history::wal_history_each(logs.main, hot, w, observe, &mut each));
     if let Some(e) = failed {
         return Err(e);
     }

@@ -94,7 +94,12 @@ pub(crate) fn recover_with(
 ) -> Result<Recovery, Error> {
     let request = Request::check(options)?;
     let files = EvidenceFiles::open(&request.paths)?;
+    // Every page the run reads from the evidence, on any thread, counted by the folio it
+    // maps: the maps are let go of before they pass the limit.
+    let folios = files.entered_folios();
+    let entered = |image: &[u8]| folios.entered(image);
     let mut evidence = Evidence::open_as_of(&files, &request.paths, request.as_of)?;
+    evidence.db = evidence.db.observed(&entered);
     let done = run(&request, &files, &mut evidence, observer, given);
     // Stopped by its caller: the partial output is the run's own, and would block the
     // next run.

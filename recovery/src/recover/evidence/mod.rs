@@ -21,7 +21,9 @@ pub mod logs;
 pub mod oracle;
 pub mod source;
 
-pub use source::{sha256_file, Digests, Governor, ReadAhead, Residency, Source, RESIDENT_LIMIT};
+pub use source::{
+    sha256_file, Digests, EnteredFolios, Governor, ReadAhead, Residency, Source, RESIDENT_LIMIT,
+};
 
 /// An evidence file the file system says changed during the run.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +81,11 @@ impl EvidenceFiles {
             .chain(&self.wal)
             .chain(&self.journal)
             .collect()
+    }
+
+    /// The folios of these files their readers enter, counted ([`EnteredFolios`]).
+    pub fn entered_folios(&self) -> EnteredFolios<'_> {
+        EnteredFolios::new(self.all())
     }
 
     /// A tracker of the bytes read from these files, keeping resident memory flat.
