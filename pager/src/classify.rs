@@ -31,8 +31,8 @@ mod survey;
 
 pub use page_map::PageMap;
 pub use survey::{
-    survey, survey_observed, survey_with, survey_with_schema, Folios, Survey, SurveyChecks,
-    SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
+    survey, survey_observed, survey_with, survey_with_schema, Survey, SurveyChecks, TreeSurvey,
+    OBSERVE_EVERY,
 };
 
 /// What a page is.

@@ -52,8 +52,8 @@ pub use btree::{
     PageType, Payload, TableInteriorCell, TableLeafCell,
 };
 pub use classify::{
-    survey, survey_observed, survey_with, survey_with_schema, Folios, PageClass, PageMap, Survey,
-    SurveyChecks, SurveyRead, TreeSurvey, FOLIO, OBSERVE_EVERY, OBSERVE_JUMPS,
+    survey, survey_observed, survey_with, survey_with_schema, PageClass, PageMap, Survey,
+    SurveyChecks, TreeSurvey, OBSERVE_EVERY,
 };
 pub use database::{
     ptrmap_page_of, Database, EncodingSource, Observe, OpenError, PageSizeEvidence, PageSizeSource,

@@ -71,64 +71,6 @@ pub struct Survey {
 /// Pages between two calls of a survey's observer.
 pub const OBSERVE_EVERY: u64 = 1024;
 
-/// Bytes of a memory-mapped file one read can make resident: on newer kernels a fault
-/// maps the whole folio of the page cache that holds the page, up to 2 MiB where readahead
-/// filled the cache (older kernels map 64 KiB around it). Folios are aligned to their size.
-pub const FOLIO: u64 = 2 << 20;
-
-/// The folios of a memory-mapped file a reader moves through: reading a page in another
-/// [`FOLIO`] than the page before may make that whole folio resident.
-#[derive(Clone, Copy, Debug)]
-pub struct Folios {
-    page_size: u64,
-    last: Option<u64>,
-}
-
-impl Folios {
-    /// None entered yet, in a file of `db`'s page size.
-    pub fn new(db: &Database<'_>) -> Folios {
-        Folios {
-            page_size: u64::from(db.page_size().get()),
-            last: None,
-        }
-    }
-
-    /// What reading `bytes` of `page` may make resident: those bytes, and a whole folio
-    /// when the page is the first read or in another folio than the page read before.
-    pub fn cost(&mut self, page: PageNo, bytes: u64) -> u64 {
-        match self.enter(page) {
-            Some(false) => bytes,
-            _ => bytes + FOLIO,
-        }
-    }
-
-    /// Whether `page` is in another folio than the page read before it (the first page
-    /// read jumps from none).
-    pub fn jumped(&mut self, page: PageNo) -> bool {
-        self.enter(page) == Some(true)
-    }
-
-    /// Reads `page`: whether it left the folio of the page before (`None` for the first).
-    fn enter(&mut self, page: PageNo) -> Option<bool> {
-        let folio = u64::from(page.get() - 1) * self.page_size / FOLIO;
-        self.last.replace(folio).map(|last| last != folio)
-    }
-}
-
-/// Jumps between two calls of a survey's observer: a walk that reads one page in each
-/// [`FOLIO`] of the file may make this many folios resident before its caller hears of it.
-pub const OBSERVE_JUMPS: u64 = 8;
-
-/// What a survey has read so far, as its observer is told.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SurveyRead {
-    /// Pages read.
-    pub pages: u64,
-    /// Of them, pages read in another [`FOLIO`] of the file than the page before (a walk
-    /// of a b-tree whose pages are spread over the file jumps at nearly every page).
-    pub jumps: u64,
-}
-
 impl Survey {
     /// Every finding of the survey: pages claimed twice, the freelist's, and every b-tree's
     /// (the schema's included). Chain [`Database::findings`] before them for the header's.
@@ -145,12 +87,11 @@ pub fn survey(db: &Database<'_>) -> Survey {
     survey_observed(db, &mut |_| {})
 }
 
-/// [`survey`], calling `observe` with what it has read so far every [`OBSERVE_EVERY`]
-/// pages, and every [`OBSERVE_JUMPS`] pages read in another folio than the page before
-/// (the tree walks, then the pages they did not reach), and once at its end with all it
-/// read, so that a caller can show progress or let go of memory-mapped pages it no longer
-/// needs.
-pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(SurveyRead)) -> Survey {
+/// [`survey`], calling `observe` with the pages it has read so far every
+/// [`OBSERVE_EVERY`] pages (the tree walks, then the pages they did not reach), and once
+/// at its end with all it read, so that a caller can show progress. (What the reads map
+/// of a mapped file is counted by the database's own observer, [`Database::observed`].)
+pub fn survey_observed(db: &Database<'_>, observe: &mut dyn FnMut(u64)) -> Survey {
     survey_with(db, SurveyChecks::All, observe)
 }
 
@@ -169,7 +110,7 @@ pub enum SurveyChecks {
 pub fn survey_with(
     db: &Database<'_>,
     checks: SurveyChecks,
-    observe: &mut dyn FnMut(SurveyRead),
+    observe: &mut dyn FnMut(u64),
 ) -> Survey {
     survey_with_schema(db, read_schema(db), checks, observe)
 }
@@ -180,12 +121,12 @@ pub fn survey_with_schema(
     db: &Database<'_>,
     schema: Schema,
     checks: SurveyChecks,
-    observe: &mut dyn FnMut(SurveyRead),
+    observe: &mut dyn FnMut(u64),
 ) -> Survey {
     let all = checks == SurveyChecks::All;
-    let total = Cell::new(SurveyRead::default());
+    let total = Cell::new(0);
     let survey = {
-        let mut tick = counting(db, observe, &total);
+        let mut tick = counting(observe, &total);
         let held = PageMap::unrecognised(db.page_count());
         let mut walked = walk_structures(db, schema, all, held, &mut tick);
         // A page a structure holds has its class from the walk, which read it: only the
@@ -198,25 +139,17 @@ pub fn survey_with_schema(
     survey
 }
 
-/// A tick per page read that calls `observe` with what was read every [`OBSERVE_EVERY`]
-/// pages, and every [`OBSERVE_JUMPS`] jumps to another folio of the file: a walk of a
-/// tree spread over the whole file maps a folio per page (a 2 GB store's survey made
-/// 140 MiB resident in 1.5 ms between two calls a thousand pages apart).
-/// `total` holds what was read, for the survey's last call once every page is read.
-fn counting<'o, F: FnMut(SurveyRead) + ?Sized>(
-    db: &Database<'_>,
+/// A tick per page read that calls `observe` with the pages read every [`OBSERVE_EVERY`]
+/// pages. `total` holds the pages read, for the survey's last call once every page is
+/// read.
+fn counting<'o, F: FnMut(u64) + ?Sized>(
     observe: &'o mut F,
-    total: &'o Cell<SurveyRead>,
+    total: &'o Cell<u64>,
 ) -> impl FnMut(PageNo) + 'o {
-    let mut folios = Folios::new(db);
-    let mut jumps_told = 0u64;
-    move |page| {
-        let mut read = total.get();
-        read.pages += 1;
-        read.jumps += u64::from(folios.jumped(page));
+    move |_| {
+        let read = total.get() + 1;
         total.set(read);
-        if read.pages.is_multiple_of(OBSERVE_EVERY) || read.jumps - jumps_told >= OBSERVE_JUMPS {
-            jumps_told = read.jumps;
+        if read.is_multiple_of(OBSERVE_EVERY) {
             observe(read);
         }
     }
@@ -466,7 +399,7 @@ mod tests {
             };
             let mut read = 0u64;
             let s = survey_with_schema(&db, read_schema(&db), SurveyChecks::Structure, &mut |n| {
-                read = n.pages
+                read = n
             });
             if s.page_map.orphans().next().is_some() {
                 continue;
@@ -510,9 +443,8 @@ mod tests {
                     continue;
                 };
                 let mut read = 0u64;
-                let a = survey_with_schema(&db, read_schema(&db), SurveyChecks::All, &mut |n| {
-                    read = n.pages
-                });
+                let a =
+                    survey_with_schema(&db, read_schema(&db), SurveyChecks::All, &mut |n| read = n);
                 let mut earlier = 0u64;
                 let mut tick = |_: PageNo| earlier += 1;
                 // Every page classified by its content first, as the survey did.
@@ -781,48 +713,5 @@ mod tests {
             f,
             Finding::OverflowIntoNonOverflowPage { page, class: PageClass::Overflow, .. } if page.get() == a[1]
         )));
-    }
-
-    /// A walk that reads one page in each folio of the file tells its observer every
-    /// [`OBSERVE_JUMPS`] jumps, not only every [`OBSERVE_EVERY`] pages: between two calls a
-    /// thousand pages apart such a walk could map gigabytes. Pages read in order, each in
-    /// the folio of the page before, count no jump.
-    #[test]
-    fn a_walk_across_the_file_is_observed_every_few_jumps() {
-        let (fixture, _) = crate::testing::messages();
-        let db = Database::open(&fixture.bytes).expect("opens");
-        let per_folio = FOLIO / u64::from(db.page_size().get());
-        let page = |n: u64| PageNo::new(u32::try_from(n).expect("small")).expect("not 0");
-        let mut told = Vec::new();
-        {
-            let mut observe = |read| told.push(read);
-            let total = Cell::new(SurveyRead::default());
-            let mut tick = counting(&db, &mut observe, &total);
-            for p in 1..=per_folio {
-                tick(page(p));
-            }
-            for folio in 1..=40 {
-                tick(page(1 + folio * per_folio));
-            }
-        }
-        let jumps: Vec<u64> = told.iter().map(|r| r.jumps).collect();
-        assert_eq!(jumps, [8, 16, 24, 32, 40]);
-        assert_eq!(told.last().map(|r| r.pages), Some(per_folio + 40));
-    }
-
-    /// A reader's first page, and each page in another folio than the one before, cost a
-    /// whole folio; pages in the same folio cost what is read of them.
-    #[test]
-    fn a_page_in_another_folio_costs_the_folio() {
-        let (fixture, _) = crate::testing::messages();
-        let db = Database::open(&fixture.bytes).expect("opens");
-        let per_folio = FOLIO / u64::from(db.page_size().get());
-        let page = |n: u64| PageNo::new(u32::try_from(n).expect("small")).expect("not 0");
-        let mut folios = Folios::new(&db);
-        let costs: Vec<u64> = [1, 2, per_folio, per_folio + 1, per_folio + 2, 3]
-            .into_iter()
-            .map(|p| folios.cost(page(p), 10))
-            .collect();
-        assert_eq!(costs, [FOLIO + 10, 10, 10, FOLIO + 10, 10, FOLIO + 10]);
     }
 }

@@ -139,13 +139,12 @@ fn index_evidence(
     read: &mut dyn FnMut(u64),
     missing: &mut BTreeMap<i64, PartialRow>,
 ) {
-    // The pages of an index are spread over the file: each in another folio may map it.
-    let mut folios = pager::Folios::new(db);
+    let page_size = u64::from(db.page_size().get());
     for item in pager::BtreeWalk::new(db, index.root).flatten() {
         let cell = match item {
             pager::TreeItem::Cell(cell) => cell,
-            pager::TreeItem::Page(p) => {
-                read(folios.cost(p.page, 0));
+            pager::TreeItem::Page(_) => {
+                read(page_size);
                 continue;
             }
             _ => continue,

@@ -5,9 +5,7 @@ use std::path::Path;
 use pager::Database;
 
 use crate::base::error::Error;
-use crate::recover::evidence::{
-    sha256_file, EnteredFolios, Residency, Source, Told, RESIDENT_LIMIT,
-};
+use crate::recover::evidence::{sha256_file, EnteredFolios, Residency, Source, RESIDENT_LIMIT};
 use crate::report::inspect::{self as report, InspectReport, RunInfo, SourceInfo};
 
 mod build;
@@ -53,13 +51,11 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     let folios = EnteredFolios::new(vec![source]);
     let entered = |image: &[u8]| folios.entered(image);
     let db = db.observed(&entered);
-    let mut residency = Residency::new(vec![source], RESIDENT_LIMIT);
-    let mut told = Told::new(&db);
     let survey = pager::survey_with_schema(
         &db,
         pager::read_schema(&db),
         pager::SurveyChecks::All,
-        &mut |read| residency.read(told.bytes(read)),
+        &mut |_| {},
     );
     let sha256 = if sha256 {
         Some(sha256_file(&source.path)?)

@@ -213,7 +213,6 @@ pub fn carve_into(
     let (known, by_root) = known_tables(db, tables, survey);
     let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
     let page_size = u64::from(db.page_size().get());
-    let mut folios = pager::Folios::new(db);
     // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();
     let mut taken = taken.clone();
@@ -226,7 +225,7 @@ pub fn carve_into(
     let mut unsettled = Unsettled::default();
     out.conn.execute_batch("BEGIN")?;
     std::thread::scope(|scope| -> rusqlite::Result<()> {
-        for (page, carved) in carved_in_order(scope, db, roles(survey, &by_root), &templates) {
+        for (_, carved) in carved_in_order(scope, db, roles(survey, &by_root), &templates) {
             for c in carved {
                 let values: Vec<SqlValue<'_>> = c
                     .values
@@ -285,8 +284,7 @@ pub fn carve_into(
                     }
                 }
             }
-            // A page in another folio than the last may map that whole folio.
-            read(folios.cost(page, page_size));
+            read(page_size);
         }
         Ok(())
     })?;

@@ -261,26 +261,19 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
     ) -> SecondCore<'scope, 's> {
         let (survey_tx, survey_rx) = mpsc::channel();
         let first = scope.spawn(move || {
-            let mut residency = files.residency();
-            let mut told = evidence::Told::new(&evidence.db);
-            let mut told_pages = 0;
             let of = u64::from(evidence.db.page_count());
+            // What the survey maps of the files is counted by the evidence's database,
+            // page by page (`EnteredFolios`).
             let survey = pager::survey_with_schema(
                 &evidence.db,
                 evidence.schema.clone(),
                 pager::SurveyChecks::Structure,
-                &mut |read| {
-                    residency.read(told.bytes(read));
-                    // Progress every 1,024 pages only: the residency hears of jumps too.
-                    if read.pages / pager::OBSERVE_EVERY == told_pages / pager::OBSERVE_EVERY {
-                        return;
-                    }
-                    told_pages = read.pages;
+                &mut |pages| {
                     // Every page is read once: walked (an overflow chain's and a freelist
                     // trunk's too), or classified when no walk reached it. The orphan pages
                     // and their chains are read once more at the end: the count stays at
                     // `of` then.
-                    let steps = read.pages.min(of);
+                    let steps = pages.min(of);
                     observer.progress(Progress::Surveyed { steps, of });
                 },
             );

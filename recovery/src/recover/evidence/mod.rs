@@ -122,8 +122,6 @@ pub struct Reader<'s> {
     observer: &'s dyn Observer,
     tally: Cell<Tally>,
     pages: u64,
-    /// The folios of the file the rows were read from.
-    folios: Cell<pager::Folios>,
     /// The caller asked the run to stop (asked every few hundred pages).
     stopped: Cell<bool>,
 }
@@ -134,31 +132,6 @@ struct Tally {
     pages: u64,
     rows: u64,
     last: u32,
-}
-
-/// What a survey read since its observer was last called, in bytes that may have become
-/// resident: its pages, and a folio for each jump to another.
-pub struct Told {
-    page_size: u64,
-    last: pager::SurveyRead,
-}
-
-impl Told {
-    /// Nothing told yet of a survey of `db`.
-    pub fn new(db: &Database<'_>) -> Told {
-        Told {
-            page_size: u64::from(db.page_size().get()),
-            last: pager::SurveyRead::default(),
-        }
-    }
-
-    /// The bytes `read` (what the survey has read so far) adds to what was told before.
-    pub fn bytes(&mut self, read: pager::SurveyRead) -> u64 {
-        let pages = read.pages.saturating_sub(self.last.pages);
-        let jumps = read.jumps.saturating_sub(self.last.jumps);
-        self.last = read;
-        pages * self.page_size + jumps * pager::FOLIO
-    }
 }
 
 /// Table pages read between two reports to the observer.
@@ -177,7 +150,6 @@ impl<'s> Reader<'s> {
             tally: Cell::new(Tally::default()),
             stopped: Cell::new(false),
             pages: u64::from(db.page_count()),
-            folios: Cell::new(pager::Folios::new(db)),
         }
     }
 
@@ -197,10 +169,7 @@ impl<'s> Reader<'s> {
     /// Records a row read from a table page: its payload's bytes and the page it starts on.
     pub fn row(&self, page: PageNo, bytes: u64) {
         let mut t = self.tally.get();
-        // A page in another folio than the last makes the kernel map that folio.
-        let mut folios = self.folios.get();
-        self.read(folios.cost(page, bytes + 64));
-        self.folios.set(folios);
+        self.read(bytes + 64);
         t.rows += 1;
         if t.last != page.get() {
             t.last = page.get();

@@ -252,7 +252,7 @@ thread_local! {
 }
 
 /// Folios entered between two lets-go of the maps.
-const FOLIOS_HELD: usize = (RESIDENT_LIMIT / pager::FOLIO) as usize;
+const FOLIOS_HELD: usize = RESIDENT_LIMIT as usize / FOLIO;
 
 impl<'s> EnteredFolios<'s> {
     /// None entered yet, of the files `sources` map.
@@ -306,9 +306,11 @@ impl<'s> EnteredFolios<'s> {
     }
 }
 
-/// The folio a reader maps at a fault, as the kernel's page cache holds a file read ahead
-/// (see [`pager::FOLIO`]).
-const FOLIO: usize = pager::FOLIO as usize;
+/// Bytes of a memory-mapped file one read can make resident: on newer kernels (6.18) a
+/// fault maps the whole folio of the page cache that holds the page, up to 2 MiB where
+/// readahead filled the cache (older kernels map 64 KiB around it). Folios are aligned
+/// to their size in the file.
+pub const FOLIO: usize = 2 << 20;
 
 /// How often the [`Governor`] measures the process's resident file pages.
 const GOVERN_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
