@@ -342,7 +342,9 @@ mod tests {
     //! rooted at page 2.
 
     use super::*;
-    use crate::testing::{interior, leaf, main_file, page_one, row, schema_row, table_t};
+    use crate::testing::{
+        interior, leaf, main_file, page_one, page_one_over, row, schema_row, table_t,
+    };
 
     fn p(n: u32) -> PageNo {
         PageNo::new(n).unwrap()
@@ -483,6 +485,33 @@ mod tests {
         assert_eq!(moved, vec![(p(3), None)]);
         assert_eq!(owners.tables, [SCHEMA_TABLE, "t", "u"]);
         assert_eq!(owners.table_of(p(3)), Some("u"));
+    }
+
+    #[test]
+    fn schema_leaf_moved_with_its_rows_unchanged_is_followed() {
+        // The schema's root, page 1, over one leaf: page 3, then page 4 holding the same
+        // rows (as auto-vacuum moves a page at a commit), page 3 freed.
+        let schema_leaf = leaf(&[&table_t()]);
+        let main = [
+            page_one_over(4, 3),
+            leaf(&[&row(1, b'a')]),
+            schema_leaf.clone(),
+            vec![0u8; 512],
+        ]
+        .concat();
+        let old = Database::open(&main).unwrap();
+        let (root, freed) = (page_one_over(4, 4), vec![0u8; 512]);
+        let new = old.with_images(&[(p(1), &root), (p(3), &freed), (p(4), &schema_leaf)], None);
+        let mut owners = Owners::of(&old);
+        assert_eq!(owners.table_of(p(3)), Some(SCHEMA_TABLE));
+        let moved = owners.update(&old, &new, &pages(&[1, 3, 4]));
+        assert_eq!(
+            moved,
+            vec![(p(3), Some(SCHEMA_TABLE.to_string())), (p(4), None)]
+        );
+        assert_eq!(owners.table_of(p(3)), None);
+        assert_eq!(owners.table_of(p(4)), Some(SCHEMA_TABLE));
+        assert_eq!(owners.table_of(p(2)), Some("t"));
     }
 
     #[test]

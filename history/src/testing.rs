@@ -134,6 +134,16 @@ pub fn page_one(pages: u8, schema: &[&[u8]]) -> Vec<u8> {
     page
 }
 
+/// Page 1 of a file of `pages` pages whose schema is a tree: the database header, then
+/// an interior page with no cell over its one leaf, `leaf`.
+pub fn page_one_over(pages: u8, leaf: u8) -> Vec<u8> {
+    let interior = interior(&[], leaf);
+    let mut page = vec![0u8; PAGE];
+    page[..100].copy_from_slice(&fixtures::format::header::small(pages, true));
+    page[100..112].copy_from_slice(&interior[..12]);
+    page
+}
+
 /// The main file of `t` whose page 2 is `page_two`.
 pub fn main_file(page_two: &[u8]) -> Vec<u8> {
     let mut file = page_one(2, &[&table_t()]);
