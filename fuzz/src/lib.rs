@@ -225,7 +225,7 @@ pub fn history(bytes: &[u8]) -> Verdict {
             continue;
         };
         let j = pager::read_persisted_journal(bytes, size, 1 << 16);
-        let _ = history::journal_history(bytes, &j);
+        let _ = history::journal_history(bytes, &j, &|_| {});
     }
     Ok(())
 }

@@ -2,18 +2,23 @@
 
 use std::collections::BTreeSet;
 
-use pager::{Database, Journal, PageNo};
+use pager::{Database, Journal, Observe, PageNo};
 
 use crate::state::State;
 use crate::{Step, StepKind};
 
 /// The step a rollback journal holds: from its images (the pages before its transaction)
-/// to the main file's. `None` when the journal holds no page.
-pub fn journal_history<'a>(main: &'a [u8], journal: &Journal<'a>) -> Option<Step> {
+/// to the main file's. `None` when the journal holds no page. `observe` is told of each
+/// page image read, from the main file or the journal (see [`crate::wal_history`]).
+pub fn journal_history<'a>(
+    main: &'a [u8],
+    journal: &Journal<'a>,
+    observe: &'a Observe<'a>,
+) -> Option<Step> {
     if journal.pages.is_empty() {
         return None;
     }
-    let after = Database::open(main).ok()?;
+    let after = Database::open(main).ok()?.observed(observe);
     let images: Vec<(PageNo, &'a [u8])> = journal.pages.iter().map(|(p, i)| (*p, *i)).collect();
     let before = State::new(after.with_images(&images, journal.original_pages()));
     let pages: BTreeSet<PageNo> = journal.pages.keys().copied().collect();
@@ -38,7 +43,7 @@ mod tests {
         let before = leaf(&[&row(1, b'a'), &row(2, b'b')]);
         let main = main_file(&leaf(&[&row(1, b'A'), &row(3, b'c')]));
         let bytes = journal(2, &[(2, &before)]);
-        let step = journal_history(&main, &read_journal(&bytes)).unwrap();
+        let step = journal_history(&main, &read_journal(&bytes), &|_| {}).unwrap();
         assert_eq!(step.kind, StepKind::Journal { hot: true });
         assert_eq!(step.pages, [p(2)]);
         assert_eq!(
@@ -59,7 +64,7 @@ mod tests {
         let mut bytes = journal(2, &[(2, &before)]);
         bytes[..28].fill(0);
         let persisted = read_persisted_journal(&bytes, PageSize::new(512).unwrap(), 2);
-        let step = journal_history(&main, &persisted).unwrap();
+        let step = journal_history(&main, &persisted, &|_| {}).unwrap();
         assert_eq!(step.kind, StepKind::Journal { hot: false });
         assert_eq!(
             summary(&step),
@@ -71,9 +76,9 @@ mod tests {
     fn journal_holding_no_page_gives_no_step() {
         let main = main_ab();
         assert_eq!(
-            journal_history(&main, &read_journal(&journal(2, &[]))),
+            journal_history(&main, &read_journal(&journal(2, &[])), &|_| {}),
             None
         );
-        assert_eq!(journal_history(&main, &read_journal(&[])), None);
+        assert_eq!(journal_history(&main, &read_journal(&[]), &|_| {}), None);
     }
 }

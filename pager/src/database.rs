@@ -388,10 +388,10 @@ impl<'a> Database<'a> {
         next
     }
 
-    /// This database telling `observer` of every page image it hands out (and every state
-    /// of it, [`Database::at_frame`]): the bytes of a mapped file or log, which a reader
-    /// that jumps about them makes resident a folio at a time, between two of its
-    /// caller's own counts of what it read (a commit of a log read whole).
+    /// This database telling `observer` of every page image it hands out (and every clone
+    /// and state of it, [`Database::at_frame`]): the bytes of a mapped file or log, which
+    /// a reader that jumps about them makes resident a folio at a time; the caller that
+    /// mapped them counts, as each page is read, what its readers map.
     pub fn observed(&self, observer: &'a Observe<'a>) -> Database<'a> {
         let mut next = self.clone();
         next.observer = Observer(Some(observer));

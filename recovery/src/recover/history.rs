@@ -40,6 +40,7 @@ pub fn step(
     // that holds their schema row's last version.
     let hot = logs.journal.filter(|j| j.header.is_some());
     if let Ok(before) = pager::Database::open_with_logs(logs.main, hot, None) {
+        let before = before.observed(observe);
         for (name, reading) in Reading::of_schema(&pager::read_schema(&before)) {
             readings.entry(name).or_insert(reading);
         }
@@ -227,7 +228,7 @@ pub fn write<'a>(
     // The journal's step first: it is before the log's.
     if let Some(step) = logs
         .journal
-        .and_then(|j| history::journal_history(logs.main, j))
+        .and_then(|j| history::journal_history(logs.main, j, observe))
     {
         each(step);
     }

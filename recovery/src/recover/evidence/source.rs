@@ -243,12 +243,18 @@ pub struct EnteredFolios<'s> {
     /// The folios entered since the maps were last let go of, by the address of their
     /// first byte.
     entered: std::sync::Mutex<Vec<usize>>,
+    /// How many times the maps were let go of: a folio a thread entered before the last
+    /// time is mapped again when it is read again, and counted again.
+    released: std::sync::atomic::AtomicUsize,
 }
 
 thread_local! {
-    /// The folio this thread entered last (its address, plus one; 0 for none): a page in
-    /// the same folio as the page before it is told without taking the lock.
-    static LAST_FOLIO: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The folio this thread entered last (its address, plus one; 0 for none), with the
+    /// counter it was entered under (its address) and that counter's releases then: a
+    /// page in the same folio as the page before it, no release between them, is told
+    /// without taking the lock.
+    static LAST_FOLIO: std::cell::Cell<(usize, usize, usize)> =
+        const { std::cell::Cell::new((0, 0, 0)) };
 }
 
 /// Folios entered between two lets-go of the maps.
@@ -263,24 +269,42 @@ impl<'s> EnteredFolios<'s> {
                 .map(|s| (s.bytes().as_ptr() as usize, s.bytes().len(), s))
                 .collect(),
             entered: std::sync::Mutex::new(Vec::with_capacity(FOLIOS_HELD + 1)),
+            released: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
-    /// Records that `image` was read: its folio is counted unless it was entered since
-    /// the maps were last let go of; past the limit, every map is let go of. Bytes that
-    /// are not in one of the maps (a log's page images held in memory) are not counted.
+    /// Records that `image` was read: its folio (and the next, for an image that runs
+    /// into it: a log's frames do not start on a page boundary) is counted unless it was
+    /// entered since the maps were last let go of; past the limit, every map is let go
+    /// of. Bytes that are not in one of the maps (a log's page images held in memory)
+    /// are not counted.
     pub fn entered(&self, image: &[u8]) {
-        let at = image.as_ptr() as usize;
+        let first = image.as_ptr() as usize;
+        let last = first + image.len().saturating_sub(1);
         let Some(&(base, _, _)) = self
             .maps
             .iter()
-            .find(|(base, len, _)| at >= *base && at - base < *len)
+            .find(|(base, len, _)| first >= *base && first - base < *len)
         else {
             return;
         };
         // The folio in the file: the page cache's folios are aligned to their size there.
-        let folio = base + (at - base) / FOLIO * FOLIO;
-        if LAST_FOLIO.with(|l| l.replace(folio + 1)) == folio + 1 {
+        let folio = |at: usize| base + (at - base) / FOLIO * FOLIO;
+        self.enter(folio(first));
+        if folio(last) != folio(first) {
+            self.enter(folio(last));
+        }
+    }
+
+    /// Counts the folio at address `folio`, letting go of every map past the limit.
+    fn enter(&self, folio: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let me = (
+            std::ptr::from_ref(self).addr(),
+            folio + 1,
+            self.released.load(Relaxed),
+        );
+        if LAST_FOLIO.with(|l| l.replace(me)) == me {
             return;
         }
         let full = {
@@ -295,6 +319,7 @@ impl<'s> EnteredFolios<'s> {
             let full = entered.len() > FOLIOS_HELD;
             if full {
                 entered.clear();
+                self.released.fetch_add(1, Relaxed);
             }
             full
         };
@@ -527,7 +552,48 @@ mod tests {
         read(FOLIOS_HELD, 0);
         let after = resident_of_map(base);
         assert!(after <= FOLIO as u64, "{held} then {after}");
-        assert_eq!(sum, 7 * (2 * FOLIOS_HELD as u64 + 2));
+        // The folio that passed the limit is the first of the next count: read again, it
+        // counts nothing, and the 32nd after it lets go of the maps again.
+        read(FOLIOS_HELD, page);
+        for i in 0..FOLIOS_HELD - 1 {
+            read(i, 0);
+        }
+        let held = resident_of_map(base);
+        assert!(held >= (FOLIOS_HELD * page) as u64, "{held}");
+        read(FOLIOS_HELD + 1, 0);
+        let after = resident_of_map(base);
+        assert!(after <= FOLIO as u64, "{held} then {after}");
+        assert_eq!(sum, 7 * (3 * FOLIOS_HELD as u64 + 3));
+        drop(source);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// An image that runs into the next folio (a log's frame) counts both.
+    #[test]
+    fn an_image_across_two_folios_counts_both() {
+        let path = std::env::temp_dir().join(format!("salvage-across-{}", std::process::id()));
+        let folios = FOLIOS_HELD + 2;
+        std::fs::write(&path, vec![7u8; folios * FOLIO]).unwrap();
+        let source = Source::open(&path).unwrap();
+        let bytes = source.bytes();
+        let base = bytes.as_ptr() as usize;
+        let entered = EnteredFolios::new(vec![&source]);
+        let mut sum = 0u64;
+        // Half the limit's images, each across a folio's end and the next one's start.
+        for i in (1..FOLIOS_HELD).step_by(2) {
+            let image = &bytes[i * FOLIO - 100..][..4096];
+            entered.entered(image);
+            sum += u64::from(std::hint::black_box(image)[0]);
+        }
+        let held = resident_of_map(base);
+        assert!(held > 0);
+        // The folios of those images, and this one: past the limit.
+        let image = &bytes[FOLIOS_HELD * FOLIO + 8192..][..4096];
+        entered.entered(image);
+        sum += u64::from(std::hint::black_box(image)[0]);
+        let after = resident_of_map(base);
+        assert!(after <= FOLIO as u64, "{held} then {after}");
+        assert!(sum > 0);
         drop(source);
         let _ = std::fs::remove_file(&path);
     }
