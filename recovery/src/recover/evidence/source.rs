@@ -307,26 +307,23 @@ impl<'s> EnteredFolios<'s> {
         if LAST_FOLIO.with(|l| l.replace(me)) == me {
             return;
         }
-        let full = {
-            let mut entered = self
-                .entered
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if entered.contains(&folio) {
-                return;
-            }
-            entered.push(folio);
-            let full = entered.len() > FOLIOS_HELD;
-            if full {
-                entered.clear();
-                self.released.fetch_add(1, Relaxed);
-            }
-            full
-        };
-        if full {
+        let mut entered = self
+            .entered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if entered.contains(&folio) {
+            return;
+        }
+        entered.push(folio);
+        if entered.len() > FOLIOS_HELD {
+            // Under the lock: the next count starts once every map is let go of. Counted
+            // from before (tried), a reader entered 30 folios while another let go of the
+            // maps behind it: 128 MiB mapped where 64 were meant.
             for (_, _, source) in &self.maps {
                 source.release_resident();
             }
+            entered.clear();
+            self.released.fetch_add(1, Relaxed);
         }
     }
 }
