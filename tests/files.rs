@@ -293,6 +293,45 @@ fn a_file_padded_to_gigabytes_is_read_in_bounded_memory() -> TestResult {
     Ok(())
 }
 
+/// `salvage inspect --audit` of a database whose write-ahead log (320 MB of 320 commits
+/// here, gigabytes on a busy store) was never checkpointed reads the log frame by frame,
+/// letting go of its mapped pages as it goes: the audit's reading of the log once made
+/// all of it resident (2.6 GB for a 2.55 GB log).
+#[test]
+fn a_log_of_hundreds_of_megabytes_is_audited_in_bounded_memory() -> TestResult {
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE as NO_CHECKPOINT;
+    let dir = Scratch::new("audited-log");
+    let src = dir.path("src.db");
+    {
+        let conn = rusqlite::Connection::open(&src)?;
+        conn.set_db_config(NO_CHECKPOINT, true)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t(b BLOB);",
+        )?;
+        // A commit a row: the log's history holds one commit's rows at a time.
+        for _ in 0..320 {
+            conn.execute("INSERT INTO t VALUES (zeroblob(1000000))", [])?;
+        }
+    }
+    let wal = std::fs::metadata(dir.path("src.db-wal"))?.len();
+    assert!(wal > 300 << 20, "a log of {wal} bytes");
+    let child = crate::salvage()
+        .args(["inspect", "--audit", "--json"])
+        .arg(&src)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let (status, peak) = wait_measured(child)?;
+    assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
+    assert!(
+        peak < PADDED_RSS_LIMIT,
+        "peak resident memory {} MiB",
+        peak >> 20
+    );
+    Ok(())
+}
+
 /// Waits for `child`: its exit code and its own peak resident memory in bytes, its
 /// high-water mark (`VmHWM`) read until it ends. (`wait4`'s peak is no measure of it: it
 /// starts from this test binary's, whose other tests may hold much.)
