@@ -277,20 +277,26 @@ fn a_file_padded_to_gigabytes_is_read_in_bounded_memory() -> TestResult {
         f.write_all(&[0u8; 100])?;
     }
     resize(&src, 2 << 30)?;
-    let child = crate::salvage()
-        .arg("inspect")
-        .arg(&src)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let (status, peak) = wait_measured(child)?;
-    assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
+    let peak = inspected_peak(&["inspect"], &src)?;
     assert!(
         peak < PADDED_RSS_LIMIT,
         "peak resident memory {} MiB",
         peak >> 20
     );
     Ok(())
+}
+
+/// The peak resident memory of `salvage ARGS SRC` (an inspection: exit 0 or 3).
+fn inspected_peak(args: &[&str], src: &std::path::Path) -> Got<u64> {
+    let child = crate::salvage()
+        .args(args)
+        .arg(src)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let (status, peak) = wait_measured(child)?;
+    assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
+    Ok(peak)
 }
 
 /// `salvage inspect --audit` of a database whose write-ahead log (320 MB of 320 commits
@@ -316,14 +322,7 @@ fn a_log_of_hundreds_of_megabytes_is_audited_in_bounded_memory() -> TestResult {
     }
     let wal = std::fs::metadata(dir.path("src.db-wal"))?.len();
     assert!(wal > 300 << 20, "a log of {wal} bytes");
-    let child = crate::salvage()
-        .args(["inspect", "--audit", "--json"])
-        .arg(&src)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let (status, peak) = wait_measured(child)?;
-    assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
+    let peak = inspected_peak(&["inspect", "--audit", "--json"], &src)?;
     assert!(
         peak < PADDED_RSS_LIMIT,
         "peak resident memory {} MiB",

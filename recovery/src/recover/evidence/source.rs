@@ -517,15 +517,21 @@ mod tests {
         panic!("no map at {base:#x}");
     }
 
+    /// A file of two folios more than the limit holds, of 7s, in the temporary folder,
+    /// mapped.
+    fn mapped(name: &str) -> (std::path::PathBuf, Source) {
+        let path = std::env::temp_dir().join(format!("salvage-{name}-{}", std::process::id()));
+        std::fs::write(&path, vec![7u8; (FOLIOS_HELD + 2) * FOLIO]).unwrap();
+        let source = Source::open(&path).unwrap();
+        (path, source)
+    }
+
     /// Pages read in as many folios as the limit holds stay mapped; the page read in the
     /// next folio lets go of them all first, so that only its own folio is mapped after
     /// it. A folio entered again, or bytes outside the maps, count nothing.
     #[test]
     fn the_folio_past_the_limit_lets_go_of_the_maps() {
-        let path = std::env::temp_dir().join(format!("salvage-folios-{}", std::process::id()));
-        let folios = FOLIOS_HELD + 2;
-        std::fs::write(&path, vec![7u8; folios * FOLIO]).unwrap();
-        let source = Source::open(&path).unwrap();
+        let (path, source) = mapped("folios");
         let bytes = source.bytes();
         let base = bytes.as_ptr() as usize;
         let entered = EnteredFolios::new(vec![&source]);
@@ -568,10 +574,7 @@ mod tests {
     /// An image that runs into the next folio (a log's frame) counts both.
     #[test]
     fn an_image_across_two_folios_counts_both() {
-        let path = std::env::temp_dir().join(format!("salvage-across-{}", std::process::id()));
-        let folios = FOLIOS_HELD + 2;
-        std::fs::write(&path, vec![7u8; folios * FOLIO]).unwrap();
-        let source = Source::open(&path).unwrap();
+        let (path, source) = mapped("across");
         let bytes = source.bytes();
         let base = bytes.as_ptr() as usize;
         let entered = EnteredFolios::new(vec![&source]);
