@@ -176,18 +176,13 @@ impl ResolvedCopy {
         self.copy.when.iter().cloned().chain(text).collect()
     }
 
-    /// The copy's rows in the source (its `NAME_content` shadow table), each told to `read`
-    /// by its size; unreadable cells are passed over.
-    pub fn rows<'a>(
-        &self,
-        db: &'a Database<'a>,
-        mut read: impl FnMut(u64) + 'a,
-    ) -> impl Iterator<Item = CopyRow<'a>> + 'a {
+    /// The copy's rows in the source (its `NAME_content` shadow table); unreadable cells
+    /// are passed over.
+    pub fn rows<'a>(&self, db: &'a Database<'a>) -> impl Iterator<Item = CopyRow<'a>> + 'a {
         TableRows::new(db, Some(self.content_root), std::iter::empty()).filter_map(move |event| {
             let RowEvent::Row(row) = event else {
                 return None;
             };
-            read(row.raw.payload.len() as u64 + 16);
             Some(CopyRow {
                 rowid: row.rowid()?,
                 row,

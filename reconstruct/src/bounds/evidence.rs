@@ -49,9 +49,8 @@ pub struct Bounded {
     pub partial: BTreeMap<i64, PartialRow>,
 }
 
-/// Bounds the rows one damaged table lost. `read` is told how many bytes of the source
-/// each step read.
-pub fn bound_table(db: &Database<'_>, input: BoundsInput, read: &mut dyn FnMut(u64)) -> Bounded {
+/// Bounds the rows one damaged table lost.
+pub fn bound_table(db: &Database<'_>, input: BoundsInput) -> Bounded {
     let rows = &input.rowids;
     // Rows written with lower < rowid <= upper.
     let ranges: Vec<LostRange> = input
@@ -85,12 +84,12 @@ pub fn bound_table(db: &Database<'_>, input: BoundsInput, read: &mut dyn FnMut(u
     };
     let mut missing: BTreeMap<i64, PartialRow> = BTreeMap::new();
     for index in &input.indexes {
-        index_evidence(db, index, &gone, read, &mut missing);
+        index_evidence(db, index, &gone, &mut missing);
     }
     // A full-text copy under a rowid the output lacks proves that row too, and gives its
     // text back.
     for copy in &input.copies {
-        for row in copy.rows(db, &mut *read) {
+        for row in copy.rows(db) {
             if gone(row.rowid) {
                 let values = copy.row_values(&row);
                 missing.entry(row.rowid).or_default().add_text(copy, values);
@@ -136,18 +135,11 @@ fn index_evidence(
     db: &Database<'_>,
     index: &IndexKeys,
     gone: &impl Fn(i64) -> bool,
-    read: &mut dyn FnMut(u64),
     missing: &mut BTreeMap<i64, PartialRow>,
 ) {
-    let page_size = u64::from(db.page_size().get());
     for item in pager::BtreeWalk::new(db, index.root).flatten() {
-        let cell = match item {
-            pager::TreeItem::Cell(cell) => cell,
-            pager::TreeItem::Page(_) => {
-                read(page_size);
-                continue;
-            }
-            _ => continue,
+        let pager::TreeItem::Cell(cell) = item else {
+            continue;
         };
         // An index row whose root names a table's b-tree (a swapped root) proves nothing.
         if !matches!(
@@ -161,7 +153,6 @@ fn index_evidence(
         let Some(payload) = cell.cell.payload() else {
             continue;
         };
-        read(payload.local.len() as u64 + 16);
         let rowid = match pager::record::last_value(payload.local, cell.location) {
             Some(pager::ValueRef::Integer(r)) => r,
             _ => match pager::raw_cell(db, &cell)

@@ -27,14 +27,8 @@ pub struct OrphanGroup {
 }
 
 /// Finds the orphan groups: every orphan b-tree page, grouped under the orphan interior
-/// pages that reach it. `read` is told the bytes each walk read (for the caller's
-/// residency of the file's pages).
-pub fn orphan_groups(
-    db: &Database<'_>,
-    survey: &Survey,
-    read: &mut dyn FnMut(u64),
-) -> Vec<OrphanGroup> {
-    let page = u64::from(db.page_size().get());
+/// pages that reach it.
+pub fn orphan_groups(db: &Database<'_>, survey: &Survey) -> Vec<OrphanGroup> {
     let orphans: Vec<(PageNo, PageClass)> = survey.page_map.orphans().collect();
     let is_orphan: BTreeSet<PageNo> = orphans.iter().map(|(p, _)| *p).collect();
     // Pages reached from an orphan interior page are not tops.
@@ -43,7 +37,6 @@ pub fn orphan_groups(
         if matches!(c, PageClass::TableInterior | PageClass::IndexInterior) {
             for item in BtreeWalk::new(db, *p).flatten() {
                 if let TreeItem::Page(tp) = item {
-                    read(page);
                     if tp.page != *p && is_orphan.contains(&tp.page) {
                         below.insert(tp.page);
                     }
@@ -64,9 +57,6 @@ pub fn orphan_groups(
             rowids: None,
         };
         for item in BtreeWalk::new(db, top).flatten() {
-            if matches!(item, TreeItem::Page(_)) {
-                read(page);
-            }
             match item {
                 // Only orphans belong to the group; a pointer into a live tree is damage.
                 TreeItem::Page(tp) if is_orphan.contains(&tp.page) => g.pages.push(tp.page),
@@ -125,7 +115,7 @@ mod tests {
         );
         let db = Database::open(&bytes).unwrap();
         assert_eq!(
-            orphan_groups(&db, &survey(&db), &mut |_| {}),
+            orphan_groups(&db, &survey(&db)),
             vec![OrphanGroup {
                 top: p(4),
                 pages: vec![p(4), p(5), p(6)],

@@ -65,17 +65,10 @@ pub struct Plan {
     pub inferred: Vec<InferredTable>,
 }
 
-/// Groups the orphan pages of `survey` and attributes each group. `read` is told the
-/// bytes read as it goes (for the caller's residency of the file's pages): each group is
-/// walked again for a sample of its records and looked up in the tables' indexes.
-pub fn plan(
-    db: &Database<'_>,
-    survey: &Survey,
-    targets: &[TableTarget],
-    read: &mut dyn FnMut(u64),
-) -> Plan {
-    let groups = orphan_groups(db, survey, read);
-    let page = u64::from(db.page_size().get());
+/// Groups the orphan pages of `survey` and attributes each group: each group is walked
+/// again for a sample of its records and looked up in the tables' indexes.
+pub fn plan(db: &Database<'_>, survey: &Survey, targets: &[TableTarget]) -> Plan {
+    let groups = orphan_groups(db, survey);
     // A table can lose its CREATE statement only when the schema itself is damaged; with
     // an intact schema, records no table fits belong to a dropped table.
     let schema_damaged = !survey.schema.findings.is_empty();
@@ -86,8 +79,6 @@ pub fn plan(
     let trees: Vec<lost::DamagedTree<'_>> =
         survey.trees.iter().map(lost::DamagedTree::new).collect();
     for group in groups {
-        // Its pages, and a few pages of each index searched.
-        read(page.saturating_mul(group.pages.len() as u64 + 8));
         let candidates: Vec<usize> = (0..targets.len())
             .filter(|&i| {
                 targets
@@ -150,7 +141,7 @@ mod testing {
 
     pub fn plan_of(bytes: &[u8], targets: &[TableTarget]) -> Plan {
         let db = Database::open(bytes).unwrap();
-        plan(&db, &survey(&db), targets, &mut |_| {})
+        plan(&db, &survey(&db), targets)
     }
 
     /// The group of orphan leaf `top` holding rows `lo..=hi` (and nothing else).

@@ -247,7 +247,7 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
         .collect();
     let mut named_by = Vec::new();
     if tables.is_empty() && survey.page_map.orphans().next().is_some() {
-        let plan = reconstruct::plan(db, survey, &[], &mut |_| {});
+        let plan = reconstruct::plan(db, survey, &[]);
         let traced = reconstruct::traced_groups(db, &plan.inferred, &plan.index_groups);
         if let Ok(profiles) = crate::recover::profiles::ProfileChoice::Auto.load() {
             let schema = std::collections::BTreeSet::new();

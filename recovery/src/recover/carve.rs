@@ -12,7 +12,7 @@ use pager::{Database, PageClass, PageNo, Survey, Value};
 
 use crate::base::error::Error;
 use crate::base::output::{quote, Output, SqlValue};
-use crate::recover::evidence::{Evidence, EvidenceFiles};
+use crate::recover::evidence::Evidence;
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::tables::Tables;
 use crate::report::carved::{CarvedCount, CarvedReport};
@@ -20,12 +20,7 @@ use crate::report::carved::{CarvedCount, CarvedReport};
 /// The carving step (`recover --carve`): deleted records from the source's free space
 /// written to `salvage_carved` (and a view per table), its report in the ledger, its
 /// names taken.
-pub fn step(
-    files: &EvidenceFiles,
-    evidence: &Evidence<'_>,
-    rebuilt: &mut Rebuilt,
-) -> Result<(), Error> {
-    let mut residency = files.residency();
+pub fn step(evidence: &Evidence<'_>, rebuilt: &mut Rebuilt) -> Result<(), Error> {
     let work = &mut rebuilt.work;
     let carved = carve_into(
         &evidence.db,
@@ -33,7 +28,6 @@ pub fn step(
         &work.tables,
         &rebuilt.found.survey,
         work.names.taken(),
-        &mut |n| residency.read(n),
     )
     .map_err(Error::db("writing carved records"))?;
     for name in carved.registry.iter().chain(carved.views.values()) {
@@ -200,19 +194,16 @@ fn lone_leaf(db: &Database<'_>, survey: &Survey, root: &Value) -> Option<PageNo>
 /// write each record once), not the records. A record without its rowid (a freeblock
 /// took its header) is compared by its values once every page is carved, in one read of
 /// its table: memory holds a fingerprint of each such record, never one of each live
-/// row. `read` is told the bytes of each page read (to keep the mapped evidence's
-/// resident pages bounded).
+/// row.
 pub fn carve_into(
     db: &Database<'_>,
     out: &Output,
     tables: &Tables,
     survey: &Survey,
     taken: &BTreeSet<String>,
-    read: &mut dyn FnMut(u64),
 ) -> rusqlite::Result<CarvedReport> {
     let (known, by_root) = known_tables(db, tables, survey);
     let templates: Vec<Template> = known.iter().map(|k| k.template.clone()).collect();
-    let page_size = u64::from(db.page_size().get());
     // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();
     let mut taken = taken.clone();
@@ -284,7 +275,6 @@ pub fn carve_into(
                     }
                 }
             }
-            read(page_size);
         }
         Ok(())
     })?;

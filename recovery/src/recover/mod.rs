@@ -131,12 +131,11 @@ fn run<'s>(
             priority::background();
             evidence::oracle::sqlite_check(&evidence.db)
         });
-        let reader = Reader::new(files, &evidence.db, observer);
+        let reader = Reader::new(&evidence.db, observer);
         let mut work = Work::make(evidence, paths)?;
         work.whence = whence::Whence::asked(request.provenance);
         let hashed = given.before(paths);
-        let mut second =
-            SecondCore::survey_then_hash(scope, (files, evidence, paths, observer), hashed);
+        let mut second = SecondCore::survey_then_hash(scope, (evidence, paths, observer), hashed);
         let bulk = Bulk::run(evidence, work, &reader, observer)?;
         enter(observer, Stage::Surveying)?;
         let survey = second.survey()?;
@@ -170,13 +169,13 @@ fn run<'s>(
             partial_rows: request.partial_rows,
             placeholders: request.placeholders,
         };
-        let mut rebuilt = Rebuilt::run(evidence, loaded, inputs, &reader, observer)?;
+        let mut rebuilt = Rebuilt::run(evidence, loaded, inputs, observer)?;
         let complete = sqlite_check.complete();
-        load::named_rows(evidence, &mut rebuilt.work, (&named, complete), &reader).map_err(
-            Error::db("checking rows SQLite's check names against their index"),
-        )?;
+        load::named_rows(evidence, &mut rebuilt.work, (&named, complete)).map_err(Error::db(
+            "checking rows SQLite's check names against their index",
+        ))?;
         if request.carve {
-            carve::step(files, evidence, &mut rebuilt)?;
+            carve::step(evidence, &mut rebuilt)?;
         }
         if request.history {
             history::step(files, evidence, &mut rebuilt)?;
@@ -222,8 +221,7 @@ fn run<'s>(
 /// survey of every page, then the loss bounds, while the evidence is hashed before the
 /// run (at a lower priority) and after its last read.
 struct SecondCore<'scope, 's> {
-    /// The evidence, its files, the paths and the observer the work reads and tells.
-    files: &'s EvidenceFiles,
+    /// The evidence, the paths and the observer the work reads and tells.
     evidence: &'s Evidence<'s>,
     paths: &'s request::Paths,
     observer: &'s dyn Observer,
@@ -251,12 +249,7 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
     /// A first hash the caller already has (`hashed`) is not read again.
     fn survey_then_hash(
         scope: &'scope std::thread::Scope<'scope, '_>,
-        (files, evidence, paths, observer): (
-            &'s EvidenceFiles,
-            &'s Evidence<'s>,
-            &'s request::Paths,
-            &'s dyn Observer,
-        ),
+        (evidence, paths, observer): (&'s Evidence<'s>, &'s request::Paths, &'s dyn Observer),
         hashed: Option<evidence::Before>,
     ) -> SecondCore<'scope, 's> {
         let (survey_tx, survey_rx) = mpsc::channel();
@@ -300,7 +293,6 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
             hashes
         });
         SecondCore {
-            files,
             evidence,
             paths,
             observer,
@@ -338,15 +330,11 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
         late_reads: bool,
     ) -> SecondCore<'scope, 's> {
         let (bounds_tx, bounds_rx) = mpsc::channel();
-        let (files, evidence, paths, observer) =
-            (self.files, self.evidence, self.paths, self.observer);
+        let (evidence, paths, observer) = (self.evidence, self.paths, self.observer);
         self.bounds = Some(scope.spawn(move || {
-            let mut residency = files.residency();
             let bounded: Vec<reconstruct::Bounded> = inputs
                 .into_iter()
-                .map(|input| {
-                    reconstruct::bound_table(&evidence.db, input, &mut |n| residency.read(n))
-                })
+                .map(|input| reconstruct::bound_table(&evidence.db, input))
                 .collect();
             observer.finished(Background::LossBounds);
             let _ = bounds_tx.send(bounded);

@@ -4,7 +4,7 @@
 //! in memory; the schema is read from page 1, completed by a scan of the file when page 1
 //! is damaged. Nothing is ever written beside the source.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -114,11 +114,11 @@ impl EvidenceFiles {
     }
 }
 
-/// The main thread's tracker of what it read from the evidence (see [`Residency`]):
-/// stages tell it what they read, by shared reference, and it tells the observer how many
-/// table pages and rows were read.
+/// The main thread's tally of the table rows it read from the evidence: stages tell it
+/// each row, by shared reference, and it tells the observer how many table pages and rows
+/// were read, and whether to stop. (What the reads map of the files is counted by the
+/// evidence's database itself, [`EnteredFolios`].)
 pub struct Reader<'s> {
-    residency: RefCell<Residency<'s>>,
     observer: &'s dyn Observer,
     tally: Cell<Tally>,
     pages: u64,
@@ -138,25 +138,13 @@ struct Tally {
 const TELL_EVERY: u64 = 256;
 
 impl<'s> Reader<'s> {
-    /// A tracker for `files`, whose database is `db`, telling `observer`.
-    pub fn new(
-        files: &'s EvidenceFiles,
-        db: &Database<'_>,
-        observer: &'s dyn Observer,
-    ) -> Reader<'s> {
+    /// A tally of the rows of `db`, told to `observer`.
+    pub fn new(db: &Database<'_>, observer: &'s dyn Observer) -> Reader<'s> {
         Reader {
-            residency: RefCell::new(files.residency()),
             observer,
             tally: Cell::new(Tally::default()),
             stopped: Cell::new(false),
             pages: u64::from(db.page_count()),
-        }
-    }
-
-    /// Records that `bytes` more of the evidence were read.
-    pub fn read(&self, bytes: u64) {
-        if let Ok(mut r) = self.residency.try_borrow_mut() {
-            r.read(bytes);
         }
     }
 
@@ -166,10 +154,9 @@ impl<'s> Reader<'s> {
         self.stopped.get()
     }
 
-    /// Records a row read from a table page: its payload's bytes and the page it starts on.
-    pub fn row(&self, page: PageNo, bytes: u64) {
+    /// Records a row read from a table page: the page it starts on.
+    pub fn row(&self, page: PageNo) {
         let mut t = self.tally.get();
-        self.read(bytes + 64);
         t.rows += 1;
         if t.last != page.get() {
             t.last = page.get();

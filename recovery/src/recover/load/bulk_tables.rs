@@ -261,7 +261,7 @@ pub fn write_table<'s>(
     for event in TableRows::new(&evidence.db, job.source_root, std::iter::empty()) {
         let row = match event {
             RowEvent::Row(row) => {
-                reader.row(row.raw.location.page, row.raw.payload.len() as u64);
+                reader.row(row.raw.location.page);
                 if reader.stopped() {
                     break;
                 }

@@ -12,7 +12,7 @@ use reconstruct::{DamageReason, TableStatus};
 
 use crate::base::output::{quote, Output, SqlValue};
 use crate::recover::damaged::Field;
-use crate::recover::evidence::{Evidence, Reader};
+use crate::recover::evidence::Evidence;
 use crate::recover::ledger::Ledger;
 use crate::recover::plan::Work;
 use crate::recover::tables::Tables;
@@ -29,11 +29,7 @@ pub fn cross_check(
     tables: &mut Tables,
     ledger: &mut Ledger,
     taken: &BTreeSet<String>,
-    reader: &Reader<'_>,
 ) -> rusqlite::Result<u64> {
-    // Pages a search reads are scattered over the file: they are accounted like any
-    // read of the evidence, so that resident pages are let go.
-    let page = u64::from(evidence.db.page_size().get());
     // The searches read in one transaction: a statement per row would take and drop the
     // file's lock each time.
     out.conn.execute_batch("BEGIN")?;
@@ -97,7 +93,6 @@ pub fn cross_check(
                     continue;
                 };
                 key.push(Value::Integer(rowid));
-                reader.read(4 * page);
                 if pager::search::index_holds(&evidence.db, index.root, &key, &index.desc)
                     == Some(false)
                 {
@@ -113,8 +108,6 @@ pub fn cross_check(
             out.conn.execute_batch("COMMIT")?;
             let corrections = Correcting {
                 evidence,
-                reader,
-                page,
                 out,
                 taken,
                 table: &t.name,
@@ -148,7 +141,6 @@ pub fn named_rows(
     evidence: &Evidence<'_>,
     work: &mut Work,
     (named, complete): (&[(i64, String)], bool),
-    reader: &Reader<'_>,
 ) -> rusqlite::Result<u64> {
     let mut by_table: HashMap<usize, BTreeSet<i64>> = HashMap::new();
     for (rowid, index) in named {
@@ -187,7 +179,6 @@ pub fn named_rows(
         &mut work.tables,
         &mut work.ledger,
         &taken,
-        reader,
     )?;
     if let Some(name) = &work.ledger.damaged_fields.name {
         work.names.take(name);
@@ -197,13 +188,9 @@ pub fn named_rows(
 
 /// One table's rows corrected from its index entries: what the corrections read and
 /// where they write.
-struct Correcting<'a, 's, 'r> {
+struct Correcting<'a, 's> {
     /// The evidence, its index b-trees searched.
     evidence: &'a Evidence<'s>,
-    /// The reads accounted.
-    reader: &'a Reader<'r>,
-    /// The page size, for the reads accounted.
-    page: u64,
     /// The output.
     out: &'a Output,
     /// The names the output's tables take.
@@ -214,7 +201,7 @@ struct Correcting<'a, 's, 'r> {
     rowid_name: &'a str,
 }
 
-impl Correcting<'_, '_, '_> {
+impl Correcting<'_, '_> {
     /// Writes, for each row in `disagreeing`, the values its entry in the index at `root`
     /// holds where they differ from the row's (`columns`, in the index's key order).
     /// Returns the values corrected; each corrected row is added to `damaged_rows`.
@@ -229,7 +216,6 @@ impl Correcting<'_, '_, '_> {
         let mut corrected = 0;
         // Their entries, wherever the index holds them.
         for (keys, rowid) in pager::search::index_entries(&self.evidence.db, root) {
-            self.reader.read(self.page / 8);
             if !disagreeing.contains(&rowid) {
                 continue;
             }

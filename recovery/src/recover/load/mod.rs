@@ -186,7 +186,7 @@ impl Bulk {
         // From here on rows go through SQL, where the file's own expressions run (generated
         // columns, then indexes, views, triggers and the rows rebuilt): no value they make
         // may be much longer than the longest the file holds.
-        let longest = longest_payload(&evidence.db, &survey, reader);
+        let longest = longest_payload(&evidence.db, &survey);
         let _ = out.limit_length(longest.saturating_mul(2).saturating_add(1 << 16));
         count_tree_damage(tables, &survey);
         // Rows the bulk writer copied whose chains reach an overflow page another chain
@@ -194,8 +194,7 @@ impl Bulk {
         let contested = contested::Contested::of(&evidence.db, &survey);
         take_back_contested(evidence, out, tables, &mut deferred, &contested)?;
         enter(observer, Stage::PlanningOrphans)?;
-        let (plan, candidates) =
-            attribute_orphans(evidence, &survey, out, tables, (profiles, reader));
+        let (plan, candidates) = attribute_orphans(evidence, &survey, out, tables, profiles);
         let taken = names.taken().clone();
         let sources = RowSources {
             evidence,
@@ -215,7 +214,7 @@ impl Bulk {
         lost_and_found
             .keep_orphans(out, &evidence.db, &plan.lost_and_found, &taken)
             .map_err(Error::db("writing lost_and_found"))?;
-        crosscheck::cross_check(evidence, out, tables, ledger, &taken, reader)
+        crosscheck::cross_check(evidence, out, tables, ledger, &taken)
             .map_err(Error::db("checking rows against their index entries"))?;
         carry_sequence(evidence, out).map_err(Error::db("carrying sqlite_sequence over"))?;
         for name in lost_and_found
@@ -392,8 +391,7 @@ impl RowSources<'_, '_, '_> {
                 match event {
                     RowEvent::Unreadable { .. } => t.loss.unreadable_cells += 1,
                     RowEvent::Row(mut row) => {
-                        self.reader
-                            .row(row.raw.location.page, row.raw.payload.len() as u64);
+                        self.reader.row(row.raw.location.page);
                         self.contested.mark(db, &mut row);
                         sink.insert_row(t, &shape, &writer, &row).map_err(&dberr)?
                     }
@@ -432,7 +430,7 @@ fn attribute_orphans(
     survey: &Survey,
     out: &Output,
     tables: &mut Tables,
-    (profiles, reader): (&Profiles, &Reader<'_>),
+    profiles: &Profiles,
 ) -> (reconstruct::Plan, Vec<(PageNo, Vec<String>)>) {
     // Index entries witness whose an orphan's rows are: read only when there are orphans.
     let orphans = survey.page_map.orphans().next().is_some();
@@ -454,7 +452,7 @@ fn attribute_orphans(
         })
         .collect();
     let just_targets: Vec<TableTarget> = targets.iter().map(|(_, t)| t.clone()).collect();
-    let mut plan = reconstruct::plan(&evidence.db, survey, &just_targets, &mut |n| reader.read(n));
+    let mut plan = reconstruct::plan(&evidence.db, survey, &just_targets);
     let candidates: Vec<(PageNo, Vec<String>)> = std::mem::take(&mut plan.candidates)
         .into_iter()
         .map(|(top, at)| {
@@ -699,7 +697,7 @@ fn known_tables(
 
 /// The longest payload of any cell the run may write: in the schema's trees (the survey
 /// measured them) and on the orphan pages (a table whose schema row is lost has no tree).
-fn longest_payload(db: &pager::Database<'_>, survey: &Survey, reader: &Reader<'_>) -> u64 {
+fn longest_payload(db: &pager::Database<'_>, survey: &Survey) -> u64 {
     // An orphan cell's chain is not followed: its payload is at most its local bytes and
     // every overflow page of the file, whatever its size field says.
     let overflow_pages: u64 = survey
@@ -721,7 +719,6 @@ fn longest_payload(db: &pager::Database<'_>, survey: &Survey, reader: &Reader<'_
         .orphans()
         .filter_map(|(p, _)| db.page(p))
         .flat_map(|page| {
-            reader.read(page.bytes().len() as u64);
             let cells: Vec<u64> = page
                 .btree_header()
                 .map(|h| {

@@ -9,7 +9,7 @@ use reconstruct::{Bounded, PartialRow, ResolvedCopy};
 
 use super::partial::{self, Inserted};
 use crate::base::output::{quote, Output, SqlValue};
-use crate::recover::evidence::{Evidence, Reader};
+use crate::recover::evidence::Evidence;
 use crate::recover::ledger::Ledger;
 use crate::recover::tables::Tables;
 
@@ -17,7 +17,6 @@ use crate::recover::tables::Tables;
 pub struct Context<'c, 's> {
     pub evidence: &'c Evidence<'s>,
     pub out: &'c Output,
-    pub reader: &'c Reader<'s>,
     pub taken: &'c BTreeSet<String>,
     pub copies: &'c [ResolvedCopy],
     /// Write the partial rows (otherwise they are only counted).
@@ -31,7 +30,7 @@ impl<'c, 's> Context<'c, 's> {
         &'a self,
         copy: &'a ResolvedCopy,
     ) -> impl Iterator<Item = (i64, Vec<(String, Value)>)> + use<'a, 'c, 's> {
-        copy.rows(&self.evidence.db, |n| self.reader.read(n))
+        copy.rows(&self.evidence.db)
             .map(|row| (row.rowid, copy.row_values(&row)))
     }
 }

@@ -14,7 +14,7 @@ use reconstruct::{Bounded, BoundsInput, LossBounds, ResolvedCopy, TableStatus, T
 
 use crate::base::error::Error;
 use crate::base::observer::{enter, Observer, Stage};
-use crate::recover::evidence::{Evidence, Reader};
+use crate::recover::evidence::Evidence;
 use crate::recover::ledger::Ledger;
 use crate::recover::load::{Found, Loaded};
 use crate::recover::plan::Work;
@@ -167,7 +167,6 @@ impl Rebuilt {
         evidence: &Evidence<'s>,
         loaded: Loaded,
         inputs: RebuildInputs<'_>,
-        reader: &Reader<'s>,
         observer: &dyn Observer,
     ) -> Result<Rebuilt, Error> {
         let Loaded { mut work, found } = loaded;
@@ -188,7 +187,6 @@ impl Rebuilt {
                 &keyed::Context {
                     evidence,
                     out,
-                    reader,
                     taken: &taken,
                     copies: inputs.copies,
                     write: inputs.partial_rows,
