@@ -2,8 +2,9 @@
 //! memory map: a file cut short while it is read (by another process, a failing disk or
 //! share) once ended `recover` and `inspect` with SIGBUS and no message; now the pages past
 //! its new end read as zeros and the run ends in a clear error, nothing committed. A file
-//! padded with zeros is one run of pages in the reports. The output and its report are
-//! put in place together or not at all, and a run stopped by a signal says what is left.
+//! padded with zeros is one run of pages in the reports, and one of large values is read
+//! a few values at a time. The output and its report are put in place together or not
+//! at all, and a run stopped by a signal says what is left.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -337,10 +338,87 @@ fn a_log_of_hundreds_of_megabytes_is_audited_in_bounded_memory() -> TestResult {
     Ok(())
 }
 
+/// A table of large values (8 MB each, on overflow pages) is recovered holding few of them
+/// at once: from the whole file, with page 1 zeroed, and with only the table's schema row
+/// lost (its index's left). The records sampled to fit each tree to its table held 64 of
+/// them whole (a storage class is all a fit reads); those sampled to match an inferred
+/// table against the applications' known tables, 256 (now up to 8 MiB of values a
+/// table); those an orphan index's entries were traced to, 64 a tree; and a table named
+/// by its surviving index was held whole, every row (now its rowids, and the rows of the
+/// entries sampled, their long values compared by their start and length).
+#[test]
+fn large_values_are_recovered_a_few_at_a_time() -> TestResult {
+    let dir = Scratch::new("large-values");
+    let src = dir.path("src.db");
+    {
+        let conn = rusqlite::Connection::open(&src)?;
+        conn.execute_batch(
+            "PRAGMA page_size = 4096;
+             CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, b BLOB);
+             CREATE INDEX t_k ON t(k);",
+        )?;
+        for k in 0..24 {
+            conn.execute("INSERT INTO t(k, b) VALUES (?1, randomblob(8000000))", [k])?;
+        }
+    }
+    let bytes = std::fs::read(&src)?;
+    let zeroed = dir.path("zeroed.db");
+    let mut page_one = bytes.clone();
+    page_one[100..4096].fill(0);
+    std::fs::write(&zeroed, page_one)?;
+    // The schema's first cell (the last inserted: the index's is at the page's end).
+    let unnamed = dir.path("unnamed.db");
+    let mut table_row = bytes;
+    let cells = usize::from(u16::from_be_bytes([table_row[103], table_row[104]]));
+    let cell = (0..cells)
+        .map(|i| {
+            usize::from(u16::from_be_bytes([
+                table_row[108 + 2 * i],
+                table_row[109 + 2 * i],
+            ]))
+        })
+        .find(|&c| {
+            table_row[c..(c + 80).min(4096)]
+                .windows(14)
+                .any(|w| w == b"CREATE TABLE t")
+        })
+        .ok_or("t's schema cell")?;
+    let (payload, n) = fixtures::format::read_varint(&table_row, cell).ok_or("a payload size")?;
+    let rowid = fixtures::format::read_varint(&table_row, cell + n)
+        .ok_or("a rowid")?
+        .1;
+    table_row[cell..cell + n + rowid + payload as usize].fill(0);
+    std::fs::write(&unnamed, table_row)?;
+    // Whole: complete. The schema lost: the rows kept, and the loss said.
+    for (db, exit) in [(&src, 0), (&zeroed, 4), (&unnamed, 4)] {
+        let child = crate::salvage()
+            .arg("recover")
+            .arg(db)
+            .arg("-o")
+            .arg(db.with_extension("out.db"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let (status, peak) = wait_measured(child)?;
+        assert_eq!(status, Some(exit), "{}", db.display());
+        assert!(
+            peak < LARGE_VALUES_RSS_LIMIT,
+            "{}: peak resident memory {} MiB",
+            db.display(),
+            peak >> 20
+        );
+    }
+    Ok(())
+}
+
+/// The most memory a recovery of 24 values of 8 MB may hold: a few of them, the mapped
+/// pages and the output's cache.
+const LARGE_VALUES_RSS_LIMIT: u64 = 192 << 20;
+
 /// Waits for `child`: its exit code and its own peak resident memory in bytes, its
 /// high-water mark (`VmHWM`) read until it ends. (`wait4`'s peak is no measure of it: it
 /// starts from this test binary's, whose other tests may hold much.)
-fn wait_measured(mut child: std::process::Child) -> Got<(Option<i32>, u64)> {
+pub(crate) fn wait_measured(mut child: std::process::Child) -> Got<(Option<i32>, u64)> {
     let status_path = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     loop {

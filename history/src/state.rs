@@ -1,11 +1,14 @@
 //! A state of the database, with the owners of its leaves, and the step between two states:
-//! the rows of the pages written, before and after, compared by table and rowid.
+//! the rows of the pages written, before and after, compared by table and rowid. A row is
+//! found by its cell and read only when it is compared, its bytes first: a leaf written for
+//! one row holds others whose values (a megabyte each, joined from overflow pages) never
+//! need decoding, and memory holds one row's two versions at a time, not the leaves'.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use pager::{Database, FrameNo, PageNo, PageType, Value};
-use reconstruct::{RowEvent, TableRows};
+use reconstruct::{RowEvent, RowPlace, TableRows};
 
 use crate::{At, Change, Owners, Step, StepKind};
 
@@ -53,11 +56,12 @@ impl<'a> State<'a> {
         }
         let next = State { db, owners };
         let (after, n) = next.rows(&pages);
+        let (changes, gone) = diff((&self.db, before), (&next.db, after));
         let step = Step {
             kind,
-            changes: diff(before, after),
+            changes,
             pages: pages.into_iter().collect(),
-            unreadable: unreadable + n,
+            unreadable: unreadable + n + gone,
         };
         (step, next)
     }
@@ -95,7 +99,7 @@ fn rows_on<'t>(db: &Database<'_>, pages: impl IntoIterator<Item = (PageNo, &'t s
                         offset: row.raw.location.offset,
                         frame: db.frame_of(row.raw.location.page).map(FrameNo),
                     };
-                    rows.insert((table.to_string(), rowid), (row.record().0, at));
+                    rows.insert((table.to_string(), rowid), (row.place(), at));
                 }
                 RowEvent::Unreadable { .. } => unreadable += 1,
             }
@@ -104,41 +108,82 @@ fn rows_on<'t>(db: &Database<'_>, pages: impl IntoIterator<Item = (PageNo, &'t s
     (rows, unreadable)
 }
 
-/// The rows that differ between `before` and `after`.
-fn diff(mut before: Versions, after: Versions) -> Vec<Change> {
+/// The rows that differ between `before` and `after`, each version read from its state's
+/// database; and how many cells could not be read again (none, unless the state's bytes
+/// changed under it). Two versions whose bytes are equal are the same row; otherwise
+/// their values are compared (a record written again in another encoding of the same
+/// values is no change).
+fn diff(
+    (old_db, mut before): (&Database<'_>, Versions),
+    (new_db, after): (&Database<'_>, Versions),
+) -> (Vec<Change>, u64) {
     let mut changes = Vec::new();
-    for ((table, rowid), (values, at)) in after {
+    let mut unreadable = 0;
+    for ((table, rowid), (place, at)) in after {
         let old = before.remove(&(table.clone(), rowid));
-        if old.as_ref().map(|(v, _)| v) != Some(&values) {
-            let (before, before_at) = old.map_or((None, None), |(v, a)| (Some(v), Some(a)));
-            changes.push(Change {
-                table,
-                rowid,
-                before,
-                after: Some(values),
-                before_at,
-                after_at: Some(at),
-            });
+        let Some(new) = raw(new_db, &place) else {
+            unreadable += 1;
+            continue;
+        };
+        let (before, before_at) = match old {
+            Some((place, at)) => {
+                let Some(old) = raw(old_db, &place) else {
+                    unreadable += 1;
+                    continue;
+                };
+                if old.payload == new.payload {
+                    continue;
+                }
+                (Some(old.decode().values), Some(at))
+            }
+            None => (None, None),
+        };
+        let after = new.decode().values;
+        if before.as_ref() == Some(&after) {
+            continue;
         }
+        changes.push(Change {
+            table,
+            rowid,
+            before,
+            after: Some(after),
+            before_at,
+            after_at: Some(at),
+        });
     }
-    changes.extend(
-        before
-            .into_iter()
-            .map(|((table, rowid), (values, at))| Change {
-                table,
-                rowid,
-                before: Some(values),
-                after: None,
-                before_at: Some(at),
-                after_at: None,
-            }),
-    );
+    for ((table, rowid), (place, at)) in before {
+        let Some(old) = raw(old_db, &place) else {
+            unreadable += 1;
+            continue;
+        };
+        changes.push(Change {
+            table,
+            rowid,
+            before: Some(old.decode().values),
+            after: None,
+            before_at: Some(at),
+            after_at: None,
+        });
+    }
     changes.sort_by(|a, b| (&a.table, a.rowid).cmp(&(&b.table, b.rowid)));
-    changes
+    (changes, unreadable)
 }
 
-/// Rows by table and rowid: their values and where they were read.
-type Versions = BTreeMap<(String, i64), (Vec<Value>, At)>;
+/// The row whose cell is at `place` in `db`, its payload joined.
+fn raw<'a>(db: &Database<'a>, place: &RowPlace) -> Option<pager::RawRow<'a>> {
+    match place.read(db) {
+        RowEvent::Row(row) => Some(row.raw),
+        RowEvent::Unreadable { .. } => None,
+    }
+}
+
+/// The values of the row whose cell is at `place` in `db`.
+pub(crate) fn values(db: &Database<'_>, place: &RowPlace) -> Option<Vec<Value>> {
+    raw(db, place).map(|r| r.decode().values)
+}
+
+/// Rows by table and rowid: where their cells are, and where they were read.
+type Versions = BTreeMap<(String, i64), (RowPlace, At)>;
 
 /// Rows by table and rowid, and how many cells could not be read.
 type Rows = (Versions, u64);
@@ -146,10 +191,11 @@ type Rows = (Versions, u64);
 /// The first step of a log over an empty main file: every row on its pages is new.
 pub(crate) fn first_step(kind: StepKind, to: &State<'_>, pages: BTreeSet<PageNo>) -> Step {
     let (after, unreadable) = to.rows(&pages);
+    let (changes, gone) = diff((&to.db, BTreeMap::new()), (&to.db, after));
     Step {
         kind,
-        changes: diff(BTreeMap::new(), after),
+        changes,
         pages: pages.into_iter().collect(),
-        unreadable,
+        unreadable: unreadable + gone,
     }
 }

@@ -204,7 +204,10 @@ fn strays(
             owners: Rc::clone(owners),
         };
         let (rows, _) = then.rows(&pages);
-        for ((_, rowid), (values, at)) in rows {
+        for ((_, rowid), (place, at)) in rows {
+            let Some(values) = crate::state::values(&then.db, &place) else {
+                continue;
+            };
             if known.insert(key(table, rowid, &values)) {
                 out.push(Stray {
                     table: table.to_string(),

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use pager::{Database, Value};
 
-use crate::naming::{spread, KnownTable};
+use crate::naming::{compared, spread, KnownTable};
 use crate::plan::{Confidence, Evidence, InferredTable, OrphanGroup};
 use crate::rows::{RowEvent, TableRows};
 
@@ -70,7 +70,7 @@ pub fn name_without_rowid(
     }
     let samples: Vec<Vec<Vec<Value>>> = groups
         .iter()
-        .map(|g| spread(pager::search::index_records(db, g.top)))
+        .map(|g| spread(pager::search::index_records(db, g.top).map(compared)))
         .collect();
     let rowids = rowids_among(db, inferred, &samples);
     // Each tree's fitting tables, by name (two versions of one table are one candidate).

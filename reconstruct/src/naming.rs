@@ -111,63 +111,94 @@ pub fn name_inferred(
     if inferred.is_empty() || indexes.is_empty() {
         return Vec::new();
     }
-    // Each inferred table's rows by rowid (records decoded on demand, for the sample).
-    let rows: Vec<BTreeMap<i64, Vec<Value>>> = inferred
+    // Each inferred table's rowids: its records are decoded for the sampled entries only
+    // (held all, a table of a file whose schema page was lost was held whole).
+    let rowids: Vec<BTreeSet<i64>> = inferred
         .iter()
         .map(|t| {
             TableRows::new(db, None, t.groups.iter())
                 .filter_map(|e| match e {
-                    RowEvent::Row(r) => Some((r.rowid()?, r)),
+                    RowEvent::Row(r) => r.rowid(),
                     RowEvent::Unreadable { .. } => None,
                 })
-                .map(|(rowid, r)| (rowid, r.record().0))
                 .collect()
         })
         .collect();
-    let mut entries: Vec<(usize, Entries)> = indexes
+    // Each index's entries counted, and those of each table's rows, in one pass; the key
+    // values are read again for the sample only.
+    let mut counted: Vec<(usize, usize, Vec<usize>)> = indexes
         .iter()
         .enumerate()
-        .map(|(i, ix)| (i, pager::search::index_entries(db, ix.root).collect()))
+        .map(|(i, ix)| {
+            let mut of_table = vec![0; rowids.len()];
+            let mut all = 0;
+            for (_, rowid) in pager::search::index_entries(db, ix.root) {
+                all += 1;
+                for (n, r) in of_table.iter_mut().zip(&rowids) {
+                    *n += usize::from(r.contains(&rowid));
+                }
+            }
+            (i, all, of_table)
+        })
         .collect();
-    entries.sort_by_key(|(_, e)| std::cmp::Reverse(e.len()));
+    counted.sort_by_key(|(_, all, _)| std::cmp::Reverse(*all));
     let mut out: Vec<Naming> = Vec::new();
-    for (i, list) in entries {
+    for (i, all, of_table) in counted {
         let Some(ix) = indexes.get(i) else { continue };
         let taken = |t: usize, name: &str| {
             out.iter()
                 .any(|n| n.inferred == t || n.table.eq_ignore_ascii_case(name))
         };
-        let best = rows
+        let best = of_table
             .iter()
+            .copied()
             .enumerate()
             .filter(|(t, _)| !taken(*t, &ix.table))
-            .map(|(t, r)| {
-                (
-                    t,
-                    list.iter()
-                        .filter(|(_, rowid)| r.contains_key(rowid))
-                        .count(),
-                )
-            })
             .max_by_key(|(_, n)| *n);
         let Some((t, matched)) = best else { continue };
-        if list.is_empty() || matched * 10 < list.len() * 9 {
+        if all == 0 || matched * 10 < all * 9 {
             continue;
         }
-        let Some(table_rows) = rows.get(t) else {
+        let Some(table) = inferred.get(t) else {
             continue;
         };
-        let columns = map_columns(&ix.columns, &list, table_rows);
+        // Spread over the index: under twice `SAMPLE`, of which `map_columns` takes the
+        // first `SAMPLE` whose rows the table holds.
+        let stride = (all / SAMPLE).max(1);
+        let sample: Entries = pager::search::index_entries(db, ix.root)
+            .step_by(stride)
+            .map(compared_entry)
+            .collect();
+        let wanted: BTreeSet<i64> = sample.iter().map(|(_, rowid)| *rowid).collect();
+        let columns = map_columns(&ix.columns, &sample, &records_of(db, table, &wanted));
         out.push(Naming {
             inferred: t,
             table: ix.table.clone(),
             index: ix.name.clone(),
-            entries: list.len() as u64,
+            entries: all as u64,
             matched: matched as u64,
             columns,
         });
     }
     out
+}
+
+/// The records of an inferred table's rows of the rowids `wanted`, by rowid (only theirs
+/// decoded).
+fn records_of(
+    db: &Database<'_>,
+    table: &InferredTable,
+    wanted: &BTreeSet<i64>,
+) -> BTreeMap<i64, Vec<Value>> {
+    TableRows::new(db, None, table.groups.iter())
+        .filter_map(|e| match e {
+            RowEvent::Row(r) => {
+                let rowid = r.rowid().filter(|id| wanted.contains(id))?;
+                Some((rowid, compared(r.record().0)))
+            }
+            RowEvent::Unreadable { .. } => None,
+        })
+        .collect()
 }
 
 /// A table an application is known to create: its CREATE statement as SQLite stores it,
@@ -254,6 +285,11 @@ pub struct Matching {
 /// Records sampled from each inferred table to match it against known tables.
 const KNOWN_SAMPLE: usize = 256;
 
+/// Bytes of text and blob values the records sampled from one inferred table hold at
+/// most (the record that passes it is the last taken), and from all of them: records of
+/// large values (8 MB each in a test) sampled 256 to a table held gigabytes.
+const SAMPLE_BYTES: (usize, usize) = (8 << 20, 64 << 20);
+
 /// Records sampled from each inferred table, and the text encoding they are in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Samples {
@@ -267,7 +303,13 @@ pub struct Samples {
 /// known tables), read once for as many matches as a caller runs.
 pub fn sample_inferred(db: &Database<'_>, inferred: &[InferredTable]) -> Samples {
     Samples {
-        tables: inferred.iter().map(|t| sample_records(db, t)).collect(),
+        tables: {
+            let mut left = SAMPLE_BYTES.1;
+            inferred
+                .iter()
+                .map(|t| sample_records(db, t, &mut left))
+                .collect()
+        },
         encoding: db.encoding(),
     }
 }
@@ -647,7 +689,7 @@ pub fn traced_groups(
     }
     let trees: Vec<Entries> = index_groups
         .iter()
-        .map(|g| spread(pager::search::index_entries(db, g.top)))
+        .map(|g| spread(pager::search::index_entries(db, g.top).map(compared_entry)))
         .collect();
     let wanted: BTreeSet<i64> = trees.iter().flatten().map(|(_, r)| *r).collect();
     // Each inferred table's records of the rowids sampled (records decoded only for those).
@@ -661,7 +703,7 @@ pub fn traced_groups(
                 })
                 .filter_map(|r| {
                     let rowid = r.rowid().filter(|id| wanted.contains(id))?;
-                    Some((rowid, r.record().0))
+                    Some((rowid, compared(r.record().0)))
                 })
                 .collect()
         })
@@ -753,8 +795,9 @@ pub fn typed_as_declared(shape: &TableShape, record: &[Value]) -> (u64, u64) {
     (typed, values)
 }
 
-/// Up to [`KNOWN_SAMPLE`] whole records of an inferred table, spread over its groups.
-fn sample_records(db: &Database<'_>, table: &InferredTable) -> Vec<Vec<Value>> {
+/// Up to [`KNOWN_SAMPLE`] whole records of an inferred table, spread over its groups, and
+/// no more than [`SAMPLE_BYTES`] allow of the bytes `left` to all the samples.
+fn sample_records(db: &Database<'_>, table: &InferredTable, left: &mut usize) -> Vec<Vec<Value>> {
     let cells: u64 = table.groups.iter().map(|g| g.cells).sum();
     let stride = usize::try_from(cells / KNOWN_SAMPLE as u64)
         .unwrap_or(usize::MAX)
@@ -770,6 +813,21 @@ fn sample_records(db: &Database<'_>, table: &InferredTable) -> Vec<Vec<Value>> {
             complete.then_some(values)
         })
         .take(KNOWN_SAMPLE)
+        .scan(0usize, |held, values| {
+            if *held >= SAMPLE_BYTES.0 || *left == 0 {
+                return None;
+            }
+            let bytes = values
+                .iter()
+                .map(|v| match v {
+                    Value::Text(b) | Value::Blob(b) => b.len(),
+                    _ => 0,
+                })
+                .sum::<usize>();
+            *held += bytes;
+            *left = left.saturating_sub(bytes);
+            Some(values)
+        })
         .collect()
 }
 
@@ -798,17 +856,44 @@ fn agreement<K: AsRef<[Value]>, R: AsRef<[Value]>>(
 /// Index entries: each one's key values and its rowid.
 type Entries = Vec<(Vec<Value>, i64)>;
 
-/// For each keyed column, the record position whose values equal the entries' values in
-/// nine sampled rows in ten (a position is given once, NULLs prove nothing).
+/// Bytes of a text or blob value that key values are compared with record values by.
+const COMPARED_BYTES: usize = 256;
+
+/// A record's values as they are compared with index entries' keys (or a WITHOUT ROWID
+/// table's records with their neighbours', `keyed`): a text or blob value
+/// longer than [`COMPARED_BYTES`] stands in as its first bytes and its length (equal
+/// values stay equal; two long values alike in both are taken for equal). Records of
+/// large values (8 MB each in a test) sampled whole held a gigabyte.
+pub(crate) fn compared(record: Vec<Value>) -> Vec<Value> {
+    let stand_in = |bytes: Vec<u8>| {
+        let mut short = bytes.get(..COMPARED_BYTES).unwrap_or_default().to_vec();
+        short.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        short
+    };
+    record
+        .into_iter()
+        .map(|v| match v {
+            Value::Text(b) if b.len() > COMPARED_BYTES => Value::Text(stand_in(b)),
+            Value::Blob(b) if b.len() > COMPARED_BYTES => Value::Blob(stand_in(b)),
+            other => other,
+        })
+        .collect()
+}
+
+/// An index entry's key values as they are compared ([`compared`]), and its rowid.
+fn compared_entry((key, rowid): (Vec<Value>, i64)) -> (Vec<Value>, i64) {
+    (compared(key), rowid)
+}
+
+/// For each keyed column, the record position whose values equal the sampled entries'
+/// values in nine rows in ten (a position is given once, NULLs prove nothing).
 fn map_columns(
     columns: &[String],
     entries: &[(Vec<Value>, i64)],
     rows: &BTreeMap<i64, Vec<Value>>,
 ) -> BTreeMap<usize, String> {
-    let stride = (entries.len() / SAMPLE).max(1);
     let sample: Vec<(&Vec<Value>, &Vec<Value>)> = entries
         .iter()
-        .step_by(stride)
         .filter_map(|(key, rowid)| Some((key, rows.get(rowid)?)))
         .take(SAMPLE)
         .collect();

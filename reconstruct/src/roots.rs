@@ -22,7 +22,7 @@ use pager::{decode_cell, BtreeWalk, Database, PageNo, TreeItem, Value};
 
 use crate::claims::{weigh_claim, Claimant};
 use crate::partial::IndexKeys;
-use crate::shape::TableShape;
+use crate::shape::{classes_of, TableShape};
 use crate::table::TableId;
 
 /// Records sampled from the start of each tree.
@@ -121,7 +121,8 @@ pub enum RootDecision {
     },
 }
 
-/// The first complete records of the tree at `root`, in key order.
+/// The first complete records of the tree at `root`, in key order, as their storage
+/// classes ([`classes_of`]).
 fn sample(db: &Database<'_>, root: PageNo) -> Vec<Vec<Value>> {
     BtreeWalk::new(db, root)
         .flatten()
@@ -133,7 +134,7 @@ fn sample(db: &Database<'_>, root: PageNo) -> Vec<Vec<Value>> {
         .filter_map(|c| decode_cell(db, &c).ok())
         .filter(|r| r.complete)
         .take(SAMPLE)
-        .map(|r| r.values)
+        .map(|r| classes_of(r.values))
         .collect()
 }
 

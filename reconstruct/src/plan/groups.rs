@@ -74,7 +74,8 @@ pub fn orphan_groups(db: &Database<'_>, survey: &Survey) -> Vec<OrphanGroup> {
     groups
 }
 
-/// Decodes up to [`SHAPE_SAMPLE`] records of a group, spread over it.
+/// Decodes up to [`SHAPE_SAMPLE`] records of a group, spread over it, as their storage
+/// classes ([`crate::shape::classes_of`]).
 pub(super) fn sample_records(db: &Database<'_>, group: &OrphanGroup) -> Vec<Vec<Value>> {
     let stride = (group.cells as usize / SHAPE_SAMPLE).max(1);
     BtreeWalk::new(db, group.top)
@@ -87,7 +88,7 @@ pub(super) fn sample_records(db: &Database<'_>, group: &OrphanGroup) -> Vec<Vec<
         .filter_map(|c| decode_cell(db, &c).ok())
         .filter(|r| r.complete)
         .take(SHAPE_SAMPLE)
-        .map(|r| r.values)
+        .map(|r| crate::shape::classes_of(r.values))
         .collect()
 }
 

@@ -16,7 +16,7 @@ mod column;
 mod record;
 
 pub use column::{Affinity, Column, ColumnDefault, ColumnKind, StrictType};
-pub use record::{text_in_encoding, DamageReason, FieldDamage, MappedRow};
+pub use record::{classes_of, text_in_encoding, DamageReason, FieldDamage, MappedRow};
 
 /// A table's declared columns and storage layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
