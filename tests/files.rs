@@ -289,13 +289,9 @@ fn a_file_padded_to_gigabytes_is_read_in_bounded_memory() -> TestResult {
 
 /// The peak resident memory of `salvage ARGS SRC` (an inspection: exit 0 or 3).
 fn inspected_peak(args: &[&str], src: &std::path::Path) -> Got<u64> {
-    let child = crate::salvage()
-        .args(args)
-        .arg(src)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let (status, peak) = wait_measured(child)?;
+    let mut args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    args.push(src.as_os_str());
+    let (status, peak) = measured(&args)?;
     assert!(matches!(status, Some(0 | 3)), "exit {status:?}");
     Ok(peak)
 }
@@ -366,40 +362,20 @@ fn large_values_are_recovered_a_few_at_a_time() -> TestResult {
     let mut page_one = bytes.clone();
     page_one[100..4096].fill(0);
     std::fs::write(&zeroed, page_one)?;
-    // The schema's first cell (the last inserted: the index's is at the page's end).
+    // The table's schema row zeroed, its index's left.
     let unnamed = dir.path("unnamed.db");
     let mut table_row = bytes;
-    let cells = usize::from(u16::from_be_bytes([table_row[103], table_row[104]]));
-    let cell = (0..cells)
-        .map(|i| {
-            usize::from(u16::from_be_bytes([
-                table_row[108 + 2 * i],
-                table_row[109 + 2 * i],
-            ]))
-        })
-        .find(|&c| {
-            table_row[c..(c + 80).min(4096)]
-                .windows(14)
-                .any(|w| w == b"CREATE TABLE t")
-        })
-        .ok_or("t's schema cell")?;
-    let (payload, n) = fixtures::format::read_varint(&table_row, cell).ok_or("a payload size")?;
-    let rowid = fixtures::format::read_varint(&table_row, cell + n)
-        .ok_or("a rowid")?
-        .1;
-    table_row[cell..cell + n + rowid + payload as usize].fill(0);
+    crate::zero_schema_cell(&mut table_row, b"CREATE TABLE t")?;
     std::fs::write(&unnamed, table_row)?;
     // Whole: complete. The schema lost: the rows kept, and the loss said.
     for (db, exit) in [(&src, 0), (&zeroed, 4), (&unnamed, 4)] {
-        let child = crate::salvage()
-            .arg("recover")
-            .arg(db)
-            .arg("-o")
-            .arg(db.with_extension("out.db"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()?;
-        let (status, peak) = wait_measured(child)?;
+        let out = db.with_extension("out.db");
+        let (status, peak) = measured(&[
+            "recover".as_ref(),
+            db.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ])?;
         assert_eq!(status, Some(exit), "{}", db.display());
         assert!(
             peak < LARGE_VALUES_RSS_LIMIT,
@@ -415,10 +391,21 @@ fn large_values_are_recovered_a_few_at_a_time() -> TestResult {
 /// pages and the output's cache.
 const LARGE_VALUES_RSS_LIMIT: u64 = 192 << 20;
 
+/// `salvage ARGS`, its output let go of: its exit code and its peak resident memory in
+/// bytes ([`wait_measured`]).
+pub(crate) fn measured(args: &[&std::ffi::OsStr]) -> Got<(Option<i32>, u64)> {
+    let child = crate::salvage()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    wait_measured(child)
+}
+
 /// Waits for `child`: its exit code and its own peak resident memory in bytes, its
 /// high-water mark (`VmHWM`) read until it ends. (`wait4`'s peak is no measure of it: it
 /// starts from this test binary's, whose other tests may hold much.)
-pub(crate) fn wait_measured(mut child: std::process::Child) -> Got<(Option<i32>, u64)> {
+fn wait_measured(mut child: std::process::Child) -> Got<(Option<i32>, u64)> {
     let status_path = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     loop {

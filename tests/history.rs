@@ -543,18 +543,16 @@ fn small_changes_beside_large_rows_hold_one_row_at_a_time() -> TestResult {
              UPDATE t SET n = n + 1 WHERE b IS NULL;",
         )?;
     }
-    let child = crate::salvage()
-        .arg("recover")
-        .arg(&src)
-        .arg("-o")
-        .arg(dir.path("out.db"))
-        .arg("--history")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let (status, peak) = crate::files::wait_measured(child)?;
+    let out = dir.path("out.db");
+    let (status, peak) = crate::files::measured(&[
+        "recover".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--history".as_ref(),
+    ])?;
     assert_eq!(status, Some(0));
-    let changed = versions(&dir.path("out.db"))
+    let changed = versions(&out)
         .iter()
         .filter(|v| v.op.as_deref() == Some("update"))
         .count();

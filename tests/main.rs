@@ -162,6 +162,27 @@ pub fn older_sqlite_text(path: &Path) -> rusqlite::Result<()> {
     )
 }
 
+/// Zeroes the cell of page 1 (a schema leaf) whose first 120 bytes hold `create` (the
+/// start of its CREATE statement): its row gone, its cell pointer left.
+pub fn zero_schema_cell(bytes: &mut [u8], create: &[u8]) -> Result<(), String> {
+    let pointer = |at: usize| usize::from(u16::from_be_bytes([bytes[at], bytes[at + 1]]));
+    let cells = pointer(103);
+    let cell = (0..cells)
+        .map(|i| pointer(108 + 2 * i))
+        .find(|&c| {
+            bytes[c..(c + 120).min(4096)]
+                .windows(create.len())
+                .any(|w| w == create)
+        })
+        .ok_or("no such schema cell")?;
+    let (payload, n) = fixtures::format::read_varint(bytes, cell).ok_or("a payload size")?;
+    let rowid = fixtures::format::read_varint(bytes, cell + n)
+        .ok_or("a rowid")?
+        .1;
+    bytes[cell..cell + n + rowid + payload as usize].fill(0);
+    Ok(())
+}
+
 /// Runs `salvage recover SRC -o DEST` with `extra` arguments.
 pub fn recover_file(src: &Path, dest: &Path, extra: &[&str]) -> std::io::Result<Output> {
     let mut args: Vec<&std::ffi::OsStr> = vec![

@@ -1305,20 +1305,7 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
     let want = rows_of(&src, "notes", false);
     let mut bytes = std::fs::read(&src)?;
     // The schema cell holding `notes`' CREATE TABLE statement, zeroed.
-    let cells = usize::from(u16::from_be_bytes([bytes[103], bytes[104]]));
-    let cell = (0..cells)
-        .map(|i| usize::from(u16::from_be_bytes([bytes[108 + 2 * i], bytes[109 + 2 * i]])))
-        .find(|&c| {
-            bytes[c..(c + 120).min(4096)]
-                .windows(18)
-                .any(|w| w == b"CREATE TABLE notes")
-        })
-        .ok_or("notes' schema cell")?;
-    let (payload, n) = fixtures::format::read_varint(&bytes, cell).ok_or("a payload size")?;
-    let rowid = fixtures::format::read_varint(&bytes, cell + n)
-        .ok_or("a rowid")?
-        .1;
-    bytes[cell..cell + n + rowid + payload as usize].fill(0);
+    crate::zero_schema_cell(&mut bytes, b"CREATE TABLE notes")?;
     std::fs::write(&src, &bytes)?;
     let dest = dir.path("out.db");
     let done = crate::recover_in_process(
