@@ -111,17 +111,21 @@ pub fn name_inferred(
     if inferred.is_empty() || indexes.is_empty() {
         return Vec::new();
     }
-    // Each inferred table's rowids: its records are decoded for the sampled entries only
-    // (held all, a table of a file whose schema page was lost was held whole).
-    let rowids: Vec<BTreeSet<i64>> = inferred
+    // Each inferred table's rowids (as runs: a few thousand for millions of rows): its
+    // records are decoded for the sampled entries only (held all, a table of a file whose
+    // schema page was lost was held whole).
+    let rowids: Vec<crate::Rowids> = inferred
         .iter()
         .map(|t| {
-            TableRows::new(db, None, t.groups.iter())
-                .filter_map(|e| match e {
-                    RowEvent::Row(r) => r.rowid(),
-                    RowEvent::Unreadable { .. } => None,
-                })
-                .collect()
+            let mut set = crate::RowidSet::default();
+            let rows = TableRows::new(db, None, t.groups.iter()).filter_map(|e| match e {
+                RowEvent::Row(r) => r.rowid(),
+                RowEvent::Unreadable { .. } => None,
+            });
+            for rowid in rows {
+                set.insert(rowid);
+            }
+            set.settled()
         })
         .collect();
     // Each index's entries counted, and those of each table's rows, in one pass; the key
@@ -135,7 +139,7 @@ pub fn name_inferred(
             for (_, rowid) in pager::search::index_entries(db, ix.root) {
                 all += 1;
                 for (n, r) in of_table.iter_mut().zip(&rowids) {
-                    *n += usize::from(r.contains(&rowid));
+                    *n += usize::from(r.contains(rowid));
                 }
             }
             (i, all, of_table)
