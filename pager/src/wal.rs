@@ -248,13 +248,21 @@ pub fn read_wal_telling<'a>(
     // Frames of the transaction not committed yet, each with its header.
     let mut pending: Vec<(PageNo, FrameNo, &[u8], WalFrameHeader)> = Vec::new();
     let mut sum = seed;
-    let frames = body.chunks_exact(frame_len).enumerate().map(|(i, frame)| {
-        let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
-        (FrameNo(i as u32 + 1), frame_header(frame), frame, image)
-    });
+    // The frames from the `skip`th on, each decoded as it is reached: the frames skipped
+    // are not read (skipped after decoding, each frame's header is read, and a log of
+    // gigabytes mapped whole where the optimizer does not take the reads out).
+    let frames = |skip: usize| {
+        body.chunks_exact(frame_len)
+            .enumerate()
+            .skip(skip)
+            .map(|(i, frame)| {
+                let image = frame.get(WAL_FRAME_HEADER_LEN..).unwrap_or_default();
+                (FrameNo(i as u32 + 1), frame_header(frame), frame, image)
+            })
+    };
     // Where the current generation's frames end: an older frame, or a broken one.
     let mut rest = None;
-    for (no, fh, frame, image) in frames.clone() {
+    for (no, fh, frame, image) in frames(0) {
         read(frame_len as u64);
         if (fh.salt1, fh.salt2) != (header.salt1, header.salt2) {
             // Frames of an earlier generation of the log: normal after a checkpoint reset.
@@ -318,12 +326,8 @@ pub fn read_wal_telling<'a>(
             kind: StrayKind::Uncommitted,
         }));
     let skip = rest.map_or(usize::MAX, |n| n.0 as usize - 1);
-    wal.strays.extend(older_generation(
-        frames.skip(skip),
-        &header,
-        big_endian,
-        read,
-    ));
+    wal.strays
+        .extend(older_generation(frames(skip), &header, big_endian, read));
     let uncommitted = frames_present - wal.frames_committed;
     if uncommitted > 0 {
         wal.findings.push(Finding::WalFramesIgnored {
