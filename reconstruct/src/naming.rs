@@ -997,6 +997,44 @@ mod tests {
         );
     }
 
+    /// Long values compare by their start and length: equal ones stay equal, short ones
+    /// are themselves, and a long one never equals a short one or one of another length.
+    #[test]
+    fn long_values_are_compared_by_their_start_and_length() {
+        let long = |n: usize, last: u8| {
+            let mut b = vec![b'a'; n];
+            b[n - 1] = last;
+            b
+        };
+        let record = compared;
+        let a = record(vec![Value::Text(long(1000, b'x')), Value::Integer(7)]);
+        assert_eq!(
+            a,
+            record(vec![Value::Text(long(1000, b'x')), Value::Integer(7)])
+        );
+        // A difference past the start is not seen; one of length is.
+        assert_eq!(
+            a,
+            record(vec![Value::Text(long(1000, b'y')), Value::Integer(7)])
+        );
+        assert_ne!(
+            a,
+            record(vec![Value::Text(long(1001, b'x')), Value::Integer(7)])
+        );
+        // Kept short, and of its storage class.
+        assert!(matches!(&a[0], Value::Text(t) if t.len() == COMPARED_BYTES + 8));
+        assert_ne!(
+            record(vec![Value::Blob(long(1000, b'x'))]),
+            record(vec![Value::Text(long(1000, b'x'))])
+        );
+        let short = vec![Value::Text(long(COMPARED_BYTES, b'x')), Value::Null];
+        assert_eq!(record(short.clone()), short);
+        assert_ne!(
+            record(vec![Value::Blob(long(COMPARED_BYTES + 8, b'x'))]),
+            record(vec![Value::Blob(long(COMPARED_BYTES + 200, b'x'))])
+        );
+    }
+
     #[test]
     fn the_columns_an_index_keys_on() {
         let cols = |sql: &str| index_columns(sql);
