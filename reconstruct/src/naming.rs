@@ -117,15 +117,13 @@ pub fn name_inferred(
     let rowids: Vec<crate::Rowids> = inferred
         .iter()
         .map(|t| {
-            let mut set = crate::RowidSet::default();
-            let rows = TableRows::new(db, None, t.groups.iter()).filter_map(|e| match e {
-                RowEvent::Row(r) => r.rowid(),
-                RowEvent::Unreadable { .. } => None,
-            });
-            for rowid in rows {
-                set.insert(rowid);
-            }
-            set.settled()
+            TableRows::new(db, None, t.groups.iter())
+                .filter_map(|e| match e {
+                    RowEvent::Row(r) => r.rowid(),
+                    RowEvent::Unreadable { .. } => None,
+                })
+                .collect::<crate::RowidSet>()
+                .settled()
         })
         .collect();
     // Each index's entries counted, and those of each table's rows, in one pass; the key
@@ -188,7 +186,7 @@ pub fn name_inferred(
 }
 
 /// The records of an inferred table's rows of the rowids `wanted`, by rowid (only theirs
-/// decoded).
+/// decoded), as they are compared with index keys ([`compared`]).
 fn records_of(
     db: &Database<'_>,
     table: &InferredTable,
@@ -699,18 +697,7 @@ pub fn traced_groups(
     // Each inferred table's records of the rowids sampled (records decoded only for those).
     let rows: Vec<BTreeMap<i64, Vec<Value>>> = inferred
         .iter()
-        .map(|t| {
-            TableRows::new(db, None, t.groups.iter())
-                .filter_map(|e| match e {
-                    RowEvent::Row(r) => Some(r),
-                    RowEvent::Unreadable { .. } => None,
-                })
-                .filter_map(|r| {
-                    let rowid = r.rowid().filter(|id| wanted.contains(id))?;
-                    Some((rowid, compared(r.record().0)))
-                })
-                .collect()
-        })
+        .map(|t| records_of(db, t, &wanted))
         .collect();
     let mut budget = TRACE_PAIRS;
     trees

@@ -34,6 +34,17 @@ pub struct RowidSet {
     pending: Vec<i64>,
 }
 
+impl FromIterator<i64> for RowidSet {
+    /// The rowids of `iter`, in any order.
+    fn from_iter<I: IntoIterator<Item = i64>>(iter: I) -> RowidSet {
+        let mut set = RowidSet::default();
+        for rowid in iter {
+            set.insert(rowid);
+        }
+        set
+    }
+}
+
 impl RowidSet {
     /// Adds `rowid`. Ascending rowids extend the last run in place.
     pub fn insert(&mut self, rowid: i64) {

@@ -84,10 +84,9 @@ pub fn inspect_audited(source: &Source, sha256: bool, audit: bool) -> Result<Ins
     if audit {
         let wal = beside(&file_of(source), "-wal")?;
         // A log of gigabytes is read frame by frame, its pages let go of as it goes.
-        let wal = wal.as_ref().and_then(|s| {
-            let mut residency = Residency::new(vec![s], RESIDENT_LIMIT);
-            pager::read_wal_telling(s.bytes(), &mut |n| residency.read(n)).ok()
-        });
+        let wal = wal
+            .as_ref()
+            .and_then(|s| Residency::new(vec![s], RESIDENT_LIMIT).read_wal(s).ok());
         let mut concerns = reconstruct::audit(&db, &survey, wal.as_ref());
         // SQLite's own check disagreeing with the file is a contradiction SQLite never
         // writes: index entries naming rows their table does not hold, counts that differ.

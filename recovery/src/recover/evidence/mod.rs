@@ -207,10 +207,7 @@ impl<'s> Evidence<'s> {
         // The log is read frame by frame, its mapped pages let go of as it goes: a log of
         // gigabytes does not stay resident.
         let mut residency = files.residency();
-        let mut wal = files
-            .wal
-            .as_ref()
-            .map(|w| pager::read_wal_telling(w.bytes(), &mut |n| residency.read(n)));
+        let mut wal = files.wal.as_ref().map(|w| residency.read_wal(w));
         if let Some(n) = as_of {
             let commits = match &wal {
                 Some(Ok(w)) => w.commits.len(),

@@ -216,6 +216,12 @@ impl<'s> Residency<'s> {
         }
     }
 
+    /// The write-ahead log `wal` read frame by frame, each frame told to this residency:
+    /// a log of gigabytes does not stay resident.
+    pub fn read_wal<'w>(&mut self, wal: &'w Source) -> Result<pager::Wal<'w>, pager::Finding> {
+        pager::read_wal_telling(wal.bytes(), &mut |n| self.read(n))
+    }
+
     /// Lets go of every resident page now.
     pub fn release(&mut self) {
         for s in &self.sources {
