@@ -48,6 +48,15 @@ impl Value {
             Value::Blob(b) => ValueRef::Blob(b),
         }
     }
+
+    /// The bytes a value holds beyond its own size: a text's or a blob's length, else 0.
+    /// What a bound on the values held at once counts.
+    pub fn held_bytes(&self) -> usize {
+        match self {
+            Value::Text(b) | Value::Blob(b) => b.len(),
+            _ => 0,
+        }
+    }
 }
 
 /// One b-tree entry decoded into owned values.

@@ -808,13 +808,7 @@ fn sample_records(db: &Database<'_>, table: &InferredTable, left: &mut usize) ->
             if *held >= SAMPLE_BYTES.0 || *left == 0 {
                 return None;
             }
-            let bytes = values
-                .iter()
-                .map(|v| match v {
-                    Value::Text(b) | Value::Blob(b) => b.len(),
-                    _ => 0,
-                })
-                .sum::<usize>();
+            let bytes = values.iter().map(Value::held_bytes).sum::<usize>();
             *held += bytes;
             *left = left.saturating_sub(bytes);
             Some(values)

@@ -291,7 +291,7 @@ pub fn write_table<'s>(
                         *kept += KEPT_ROW
                             + values
                                 .iter()
-                                .map(|(_, v)| KEPT_VALUE + value_len(v))
+                                .map(|(_, v)| KEPT_VALUE + v.held_bytes())
                                 .sum::<usize>();
                         kept_here.insert(rowid, values);
                     }
@@ -329,12 +329,4 @@ fn keyed_values(row: &RecoveredRow<'_>, keyed: &[(usize, usize)]) -> Vec<(usize,
             Some((col, value))
         })
         .collect()
-}
-
-/// Bytes a value holds beyond its own size.
-fn value_len(v: &Value) -> usize {
-    match v {
-        Value::Text(b) | Value::Blob(b) => b.len(),
-        _ => 0,
-    }
 }
