@@ -242,16 +242,34 @@ struct SecondCore<'scope, 's> {
 impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
     /// Surveys every page while the first core loads the tables' own rows (which need
     /// only the schema; the orphan pages the survey finds are planned after), then hashes
-    /// the evidence, read from the file (not through the map, which would keep every page
-    /// resident), at a lower priority: nothing waits for the hash until the commit, and the
-    /// loss bounds, which the first core waits for, get the second core first. A change
-    /// made to the file before the hash read it is seen by its times, compared at the end.
-    /// A first hash the caller already has (`hashed`) is not read again.
+    /// the main file at a lower priority: nothing waits for the hash until the commit, and
+    /// the loss bounds, which the first core waits for, get the second core first. The
+    /// logs beside it are hashed from the start, on a thread of their own at the same
+    /// lower priority: the survey does not wait for them, and a log of gigabytes hashed
+    /// after the main file was the run's last work, a core idle beside it (a 2 GB store
+    /// with a log of 2.55 GB: 8.2 to 8.9 s, from 9.3 to 11.1). The main file is not hashed
+    /// beside its survey: on the stores without a log that was no quicker, and sometimes
+    /// slower. A change made to a file before its hash read it is seen by its times,
+    /// compared at the end. A first hash the caller already has (`hashed`) is not read
+    /// again; a run stopped by its caller stops hashing.
     fn survey_then_hash(
         scope: &'scope std::thread::Scope<'scope, '_>,
         (evidence, paths, observer): (&'s Evidence<'s>, &'s request::Paths, &'s dyn Observer),
         hashed: Option<evidence::Before>,
     ) -> SecondCore<'scope, 's> {
+        let go_on = move || observer.go_on();
+        let logs =
+            (hashed.is_none() && (paths.wal.is_some() || paths.journal.is_some())).then(|| {
+                scope.spawn(move || {
+                    priority::background();
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        evidence::Before::read_logs(paths, &go_on)
+                    }))
+                    .unwrap_or(Err(Error::WorkerPanicked {
+                        work: Background::FirstHash,
+                    }))
+                })
+            });
         let (survey_tx, survey_rx) = mpsc::channel();
         let first = scope.spawn(move || {
             let of = u64::from(evidence.db.page_count());
@@ -283,12 +301,22 @@ impl<'scope, 's: 'scope> SecondCore<'scope, 's> {
             priority::background();
             // The thread is joined only before the commit: a panic here is returned as an
             // error, so that a run that ends early with its own error never meets it.
-            let hashes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                evidence::Before::read(paths)
-            }))
-            .unwrap_or(Err(Error::WorkerPanicked {
+            let panicked = || Error::WorkerPanicked {
                 work: Background::FirstHash,
-            }));
+            };
+            let main = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                evidence::Before::read_main(paths, &go_on)
+            }))
+            .unwrap_or_else(|_| Err(panicked()));
+            let logs = match logs.map(std::thread::ScopedJoinHandle::join) {
+                None => Ok(Some((None, None))),
+                Some(joined) => joined.unwrap_or_else(|_| Err(panicked())),
+            };
+            let hashes = match (main, logs) {
+                (Err(e), _) | (_, Err(e)) => Err(e),
+                (Ok(Some(main)), Ok(Some(logs))) => Ok(evidence::Before::joined(main, logs)),
+                _ => Err(Error::Stopped),
+            };
             observer.finished(Background::FirstHash);
             hashes
         });

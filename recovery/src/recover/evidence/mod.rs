@@ -431,10 +431,32 @@ impl<D> PerFile<D> {
     }
 }
 
+/// The first hash of the logs beside the main file: the write-ahead log's, the rollback
+/// journal's.
+pub type LogsBefore = (Option<Digests>, Option<Digests>);
+
 impl Before {
-    /// Hashes every evidence file before the run.
-    pub fn read(paths: &Paths) -> Result<Before, Error> {
-        PerFile::of(paths, Source::digests)
+    /// Hashes the logs beside the main file before the run (none when there is none),
+    /// each opened afresh from its path. `None` when `go_on` said no before the end.
+    pub fn read_logs(paths: &Paths, go_on: &dyn Fn() -> bool) -> Result<Option<LogsBefore>, Error> {
+        let of = |path: Option<&Path>| match path {
+            Some(p) => Ok(Source::open(p)?.digests_while(go_on).map(Some)),
+            None => Ok(Some(None)),
+        };
+        let wal = of(paths.wal.as_deref())?;
+        let journal = of(paths.journal.as_deref())?;
+        Ok(wal.zip(journal))
+    }
+
+    /// Hashes the main file before the run, opened afresh from its path. `None` when
+    /// `go_on` said no before the end.
+    pub fn read_main(paths: &Paths, go_on: &dyn Fn() -> bool) -> Result<Option<Digests>, Error> {
+        Ok(Source::open(&paths.src)?.digests_while(go_on))
+    }
+
+    /// The first hash of every file: the main file's and the logs'.
+    pub fn joined(main: Digests, (wal, journal): LogsBefore) -> Before {
+        PerFile { main, wal, journal }
     }
 
     /// Whether every file hashed `after` as it did before.

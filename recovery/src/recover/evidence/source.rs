@@ -454,11 +454,20 @@ const CHUNK: usize = 8 << 20;
 impl Source {
     /// Runs `f` over the mapped bytes in order, a chunk at a time, letting go of each
     /// chunk's pages once `f` has read it, so that resident memory stays flat.
-    fn each_chunk(&self, mut f: impl FnMut(&[u8])) {
+    fn each_chunk(&self, f: impl FnMut(&[u8])) {
+        self.each_chunk_while(&|| true, f);
+    }
+
+    /// [`Source::each_chunk`], asking `go_on` before each chunk: false when it said no.
+    fn each_chunk_while(&self, go_on: &dyn Fn() -> bool, mut f: impl FnMut(&[u8])) -> bool {
         for (i, chunk) in self.bytes().chunks(CHUNK).enumerate() {
+            if !go_on() {
+                return false;
+            }
             f(chunk);
             self.release_range(i * CHUNK, chunk.len());
         }
+        true
     }
 
     /// The SHA-256 of the mapped bytes, in lower-case hex.
@@ -480,19 +489,20 @@ impl Source {
         h.finalize().to_hex().to_string()
     }
 
-    /// Both digests, from one read: each chunk is hashed by the second while the first
-    /// has just brought it into the processor's cache.
-    pub fn digests(&self) -> Digests {
+    /// Both digests, from one read (each chunk is hashed by the second while the first
+    /// has just brought it into the processor's cache), asking `go_on` before each chunk:
+    /// `None` when it said no.
+    pub fn digests_while(&self, go_on: &dyn Fn() -> bool) -> Option<Digests> {
         use sha2::{Digest, Sha256};
         let (mut sha, mut b3) = (Sha256::new(), blake3::Hasher::new());
-        self.each_chunk(|c| {
+        let whole = self.each_chunk_while(go_on, |c| {
             sha.update(c);
             b3.update(c);
         });
-        Digests {
+        whole.then(|| Digests {
             sha256: hex(&sha.finalize()),
             blake3: b3.finalize().to_hex().to_string(),
-        }
+        })
     }
 }
 
