@@ -560,3 +560,30 @@ fn small_changes_beside_large_rows_hold_one_row_at_a_time() -> TestResult {
     assert!(peak < 192 << 20, "peak resident memory {} MiB", peak >> 20);
     Ok(())
 }
+
+/// The second hash of the source proves that nothing the run read changed, so it is read
+/// after the run's last read of the source: `--history` reads the log's every commit,
+/// `--carve` every page's free space and `--provenance` the pages each row came from, all
+/// after the loss bounds (where a run without them starts the second hash). They end
+/// before the views are re-created.
+#[test]
+fn the_source_is_hashed_again_after_the_steps_that_read_it_last() -> TestResult {
+    let story = fixtures::history::wal_story();
+    /// What a run is asked beside the recovery.
+    type Ask = fn(&mut RecoverOptions);
+    let asks: [(&str, Ask); 3] = [
+        ("history", |o| o.history = true),
+        ("carve", |o| o.carve = true),
+        ("provenance", |o| o.provenance = true),
+    ];
+    for (name, ask) in asks {
+        let dir = setup(&format!("late-{name}"), &story.main, "-wal", &story.wal);
+        let mut options = RecoverOptions::new(dir.path("chat.db"), dir.path("out.db"));
+        ask(&mut options);
+        let told = crate::Told::default();
+        let done = recovery::recover(&options, &told)?;
+        assert_eq!(done.outcome, Outcome::Complete, "{name}");
+        told.second_hash_after_the_last_read(name);
+    }
+    Ok(())
+}

@@ -440,3 +440,36 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Stages entered and work finished beside them, in the order told.
+#[derive(Default)]
+pub struct Told(std::sync::Mutex<Vec<String>>);
+
+impl recovery::Observer for Told {
+    fn stage(&self, stage: recovery::Stage<'_>) {
+        self.lines().push(stage.to_string());
+    }
+    fn finished(&self, work: recovery::Background) {
+        self.lines().push(format!("({work})"));
+    }
+}
+
+impl Told {
+    fn lines(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Asserts that the second hash of the source ended after the views were re-created:
+    /// after every step that reads the source.
+    pub fn second_hash_after_the_last_read(&self, run: &str) {
+        let told = self.lines();
+        let at = |line: &str| told.iter().position(|l| l == line);
+        let (views, hashed) = (at("re-creating views"), at("(second hash of the source)"));
+        assert!(
+            views.is_some() && hashed > views,
+            "{run}: the second hash ended before the last read: {told:?}"
+        );
+    }
+}

@@ -86,7 +86,8 @@ impl fmt::Display for Stage<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Background {
-    /// The first hash of the evidence (SHA-256 and BLAKE3), read after the survey.
+    /// The first hash of the evidence (SHA-256 and BLAKE3): the main file's read after the
+    /// survey, a log's from the start.
     FirstHash,
     /// The survey of every page.
     Survey,

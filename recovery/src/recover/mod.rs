@@ -158,7 +158,11 @@ fn run<'s>(
         // The second hash proves that nothing read from the source changed during the run,
         // so it starts after the last read: right after the loss bounds on the second
         // core, unless the first still has the source to read.
-        let late_reads = rebuild::reads_source_late(&copies, &loaded.work.ledger);
+        let late_reads = rebuild::reads_source_late(&copies, &loaded.work.ledger)
+            || !named.is_empty()
+            || request.carve
+            || request.history
+            || request.provenance;
         let mut second = second.bounds_then_hash(scope, inputs, late_reads);
         loaded.create_indexes(evidence, observer)?;
         let bounded = second.bounded()?;

@@ -70,9 +70,11 @@ pub fn text_copies(
     copies
 }
 
-/// Whether the steps after the load read the source: text copies keyed by a column (read
-/// while the partial rows are taken in) and virtual tables (refilled from their shadow
-/// tables in the source). The second hash of the source waits for them.
+/// Whether the rebuild reads the source: text copies keyed by a column (read while the
+/// partial rows are taken in) and virtual tables (refilled from their shadow tables in
+/// the source). The second hash of the source waits for them, as for the steps a request
+/// adds (rows SQLite's check names, looked up in the source's index; carving, history,
+/// provenance).
 pub fn reads_source_late(copies: &[ResolvedCopy], ledger: &Ledger) -> bool {
     copies.iter().any(|c| c.copy.key.is_some()) || !ledger.created_virtual_tables().is_empty()
 }
