@@ -88,20 +88,14 @@ fn committed_frames_are_recovered_and_the_unfinished_one_ignored() -> TestResult
     assert_eq!(wal.hashes.blake3_before, wal.hashes.blake3_after);
     // Each file's digests are its own, though the log is hashed on a thread of its own
     // from the run's start and the main file after its survey.
-    let sha256 = |bytes: &[u8]| {
-        use sha2::Digest as _;
-        sha2::Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
+    let sha256 = crate::custody::sha256;
     assert_eq!(
-        wal.hashes.sha256_before.as_deref(),
-        Some(sha256(&before).as_str())
+        wal.hashes.sha256_before,
+        Some(sha256(&dir.path("state.db-wal"))?)
     );
     assert_eq!(
         done.report.source.sha256_before,
-        sha256(&std::fs::read(dir.path("state.db"))?)
+        sha256(&dir.path("state.db"))?
     );
     assert_eq!(done.report.journal.hashes.sha256_before, None);
     // The log is evidence: unchanged, and no -shm appeared beside it.

@@ -157,7 +157,9 @@ fn run<'s>(
         let inputs = rebuild::bounds_inputs(evidence, &mut loaded, &copies);
         // The second hash proves that nothing read from the source changed during the run,
         // so it starts after the last read: right after the loss bounds on the second
-        // core, unless the first still has the source to read.
+        // core, unless the first still has the source to read: in the rebuild, in the
+        // lookup of the rows SQLite's check names (a walk of the source's index), or in a
+        // step the request adds (carving, history, provenance).
         let late_reads = rebuild::reads_source_late(&copies, &loaded.work.ledger)
             || !named.is_empty()
             || request.carve

@@ -72,9 +72,7 @@ pub fn text_copies(
 
 /// Whether the rebuild reads the source: text copies keyed by a column (read while the
 /// partial rows are taken in) and virtual tables (refilled from their shadow tables in
-/// the source). The second hash of the source waits for them, as for the steps a request
-/// adds (rows SQLite's check names, looked up in the source's index; carving, history,
-/// provenance).
+/// the source). The second hash of the source waits for them.
 pub fn reads_source_late(copies: &[ResolvedCopy], ledger: &Ledger) -> bool {
     copies.iter().any(|c| c.copy.key.is_some()) || !ledger.created_virtual_tables().is_empty()
 }
