@@ -231,7 +231,7 @@ fn a_rollback_never_replaces_what_the_application_wrote() -> TestResult {
     assert!(written.contains(&(1000, "the application wrote this".into())));
     let (code, err) = repair(&db, &["--resume"], None)?;
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("changed since the repair archived"), "{err}");
+    assert!(err.contains("changed since the repair read"), "{err}");
     let before = (sha256(&db)?, sha256(&sidecar(&db, "-wal"))?);
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 2, "{err}");
@@ -442,7 +442,7 @@ fn a_failed_write_names_the_file_the_journal_and_the_next_step() -> TestResult {
     fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
     std::fs::write(&db, &bytes)?;
     let before = dir.listing();
-    // Files limited to 1 MiB: the archive's copy of the database fails partway.
+    // Files limited to 1 MiB: the recovery's output fails partway.
     let out = crate::custody::salvage_with_file_limit(2048)
         .arg("repair")
         .arg(&db)
@@ -450,7 +450,10 @@ fn a_failed_write_names_the_file_the_journal_and_the_next_step() -> TestResult {
         .output()?;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("state.db.salvage-2"), "names the file: {err}");
+    assert!(
+        err.contains("state.db.salvage-new"),
+        "names the file: {err}"
+    );
     assert!(
         err.contains("salvage-repair.json"),
         "names the journal: {err}"
@@ -570,10 +573,11 @@ fn a_repair_s_report_says_what_the_repair_did() -> TestResult {
 }
 
 /// A rollback from every phase leaves nothing of the repair's own beside the database
-/// (the archive and its report stay), so the next repair starts.
+/// (its report stays; the archive the original was filed into goes once the original is
+/// back, no second name of it left behind), so the next repair starts.
 #[test]
 fn a_rollback_removes_what_the_repair_made() -> TestResult {
-    for phase in ["archived", "recovered", "verified", "fenced", "swapped"] {
+    for phase in ["recovered", "verified", "fenced", "swapped", "filed"] {
         let dir = Scratch::new(&format!("repair-rollback-clean-{phase}"));
         let db = damaged_wal_store(&dir)?;
         let files = originals(&db)?;
@@ -701,11 +705,11 @@ fn placeholders_go_into_a_live_database_only_when_asked() -> TestResult {
     Ok(())
 }
 
-/// A database that changes while it is copied (an application writing to it) is
-/// refused with exit 2, and the refusal leaves nothing: no partial copy, no archive, no
-/// journal, for `quarantine` and for `repair` alike.
+/// A database that changes while `quarantine` copies it, or while a repair's recovery
+/// reads it (an application writing to it), is refused with exit 2, and the refusal
+/// leaves nothing: no partial copy, no recovery, no report, no journal.
 #[test]
-fn a_database_written_to_while_it_is_copied_is_refused_leaving_nothing() -> TestResult {
+fn a_database_written_to_while_it_is_read_is_refused_leaving_nothing() -> TestResult {
     let dir = Scratch::new("repair-written-while-copied");
     let db = dir.path("state.db");
     fixtures::write_agent_store(&db, 16 << 20, 7)?;
@@ -743,7 +747,7 @@ fn a_database_written_to_while_it_is_copied_is_refused_leaving_nothing() -> Test
     assert!(err.contains("changed while it was copied"), "{err}");
     let (code, err) = repaired?;
     assert_eq!(code, 2, "repair: {err}");
-    assert!(err.contains("changed while it was copied"), "{err}");
+    assert!(err.contains("changed while the repair read it"), "{err}");
     assert_eq!(dir.listing(), before, "the refusals left nothing");
     Ok(())
 }
@@ -991,13 +995,13 @@ fn verify_keeps_damaged_evidence_intact_and_finds_a_second_name() -> TestResult 
     Ok(())
 }
 
-/// An original last written before the archive's copy began (here, more than the few
-/// seconds a file system's clock may hide a write in) is proved unchanged at the switch by
-/// what the file system says of it, without reading it again: the journal records its
-/// stamp and its BLAKE3. A stamp that moved has the file read once: one written during
-/// the recovery with its modification time put back (its change time moved) is refused,
-/// its bytes left as the writer left them; one only made read-only and back is the same
-/// bytes, and the repair goes on.
+/// An original last written before the repair's recovery read it (here, more than the
+/// few seconds a file system's clock may hide a write in) is proved unchanged at the
+/// switch by what the file system says of it, without reading it again: the journal
+/// records its stamp and its BLAKE3. A stamp that moved has the file read once: one
+/// written after the recovery with its modification time put back (its change time
+/// moved) is refused, its bytes left as the writer left them; one only made read-only and
+/// back is the same bytes, and the repair goes on.
 #[test]
 fn a_settled_original_is_checked_by_its_stamp_and_read_once_when_it_moves() -> TestResult {
     use std::os::unix::fs::PermissionsExt as _;
@@ -1011,35 +1015,25 @@ fn a_settled_original_is_checked_by_its_stamp_and_read_once_when_it_moves() -> T
     }
     std::thread::sleep(std::time::Duration::from_millis(3_500));
 
-    // Written while the archived copy is recovered, its modification time put back as a
+    // Written once the recovery has read it, its modification time put back as a
     // careless tool would.
-    let journal = sidecar(&written, ".salvage-repair.json");
-    let writer = {
-        let (db, journal) = (written.clone(), journal.clone());
-        std::thread::spawn(move || -> std::io::Result<bool> {
-            use std::os::unix::fs::FileExt as _;
-            let started = std::time::Instant::now();
-            while started.elapsed() < std::time::Duration::from_secs(60) {
-                let phase = std::fs::read_to_string(&journal).unwrap_or_default();
-                if phase.contains("\"phase\": \"archived\"") {
-                    let modified = std::fs::metadata(&db)?.modified()?;
-                    let file = std::fs::OpenOptions::new().write(true).open(&db)?;
-                    file.write_all_at(b"written after the archive", 8192 * 3 + 100)?;
-                    file.set_modified(modified)?;
-                    return Ok(std::fs::metadata(&db)?.modified()? == modified);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            Ok(false)
-        })
-    };
-    let (code, err) = repair(&written, &["--allow-partial"], None)?;
-    assert!(
-        writer.join().map_err(|_| "writer")??,
-        "the time was put back"
-    );
+    let (code, err) = repair(&written, &["--allow-partial"], Some("recovered"))?;
+    assert_eq!(code, 99, "{err}");
+    {
+        use std::os::unix::fs::FileExt as _;
+        let modified = std::fs::metadata(&written)?.modified()?;
+        let file = std::fs::OpenOptions::new().write(true).open(&written)?;
+        file.write_all_at(b"written after the archive", 8192 * 3 + 100)?;
+        file.set_modified(modified)?;
+        assert_eq!(
+            std::fs::metadata(&written)?.modified()?,
+            modified,
+            "the time was put back"
+        );
+    }
+    let (code, err) = repair(&written, &["--resume"], None)?;
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("changed since the repair archived"), "{err}");
+    assert!(err.contains("changed since the repair read"), "{err}");
     let bytes = std::fs::read(&written)?;
     assert_eq!(
         bytes.get(8192 * 3 + 100..8192 * 3 + 125),
@@ -1111,5 +1105,169 @@ fn a_database_with_rows_failing_a_check_is_repaired_with_them() -> TestResult {
     let (code, err) = repair(&again, &["--resume"], None)?;
     assert_eq!(code, 0, "{err}");
     assert_eq!(rows(&again)?, before);
+    Ok(())
+}
+
+/// The inode, link count and mode of the file at `path`.
+fn file_id(path: &Path) -> Got<(u64, u64, u32)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(path)?;
+    Ok((m.ino(), m.nlink(), m.mode()))
+}
+
+/// The archive a repair of `dir/state.db` made (`state.db.salvage-<UTC>`), if any.
+fn archive_of(dir: &Scratch) -> Option<PathBuf> {
+    dir.listing()
+        .iter()
+        .find(|n| {
+            n.starts_with("state.db.salvage-2")
+                && !n.ends_with(".json")
+                && !n.ends_with(".incomplete")
+        })
+        .map(|n| dir.path(n))
+}
+
+/// A repair reads the original once and copies nothing: the archive holds the
+/// original's own files (the same inodes, now their only names), each as its manifest
+/// says and read-only, and the manifest's hashes are the ones the recovery's read made.
+#[test]
+fn a_repair_files_the_originals_own_files_and_copies_nothing() -> TestResult {
+    let dir = Scratch::new("repair-filed");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let ids: Vec<(String, u64)> = ["", "-wal", "-shm"]
+        .iter()
+        .map(|s| Ok((s.to_string(), file_id(&sidecar(&db, s))?.0)))
+        .collect::<Got<_>>()?;
+    let (code, err) = repair(&db, &["--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    let archive = archive_of(&dir).ok_or("archive")?;
+    let verified = recovery::bundle::verify(&archive)?;
+    assert!(verified.intact(), "{:?}", verified.differences);
+    for (suffix, inode) in &ids {
+        let kept = archive.join(format!("state.db{suffix}"));
+        let (ino, links, mode) = file_id(&kept)?;
+        assert_eq!(ino, *inode, "`state.db{suffix}` is the original's own file");
+        assert_eq!(links, 1, "`state.db{suffix}`: no other name is left");
+        assert_eq!(mode & 0o222, 0, "`state.db{suffix}` is read-only");
+    }
+    for (suffix, hash) in &files {
+        assert_eq!(sha256(&archive.join(format!("state.db{suffix}")))?, *hash);
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sidecar(&archive, ".report.json"))?)?;
+    let database = verified
+        .manifest
+        .files
+        .iter()
+        .find(|f| f.role == "database")
+        .ok_or("database")?;
+    assert_eq!(
+        report["source"]["sha256_before"].as_str(),
+        Some(database.sha256.as_str()),
+        "the manifest's hash is the recovery's"
+    );
+    Ok(())
+}
+
+/// A repair rolled back after it filed the original into the archive puts the original's
+/// own files back (the same inodes, their mode as the application had it) and removes the
+/// archive, which would otherwise be a second name of the database the application
+/// writes.
+#[test]
+fn a_rollback_after_filing_puts_the_originals_own_files_back() -> TestResult {
+    let dir = Scratch::new("repair-filed-rollback");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let before = file_id(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("filed"))?;
+    assert_eq!(code, 99, "{err}");
+    assert!(archive_of(&dir).is_some(), "filed");
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(originals(&db)?, files);
+    assert_eq!(
+        file_id(&db)?,
+        before,
+        "the original's own file, its mode, one name"
+    );
+    assert!(archive_of(&dir).is_none(), "{:?}", dir.listing());
+    Ok(())
+}
+
+/// An archive on another filesystem than the database's (here the system's shared
+/// memory, when it is one) gets copies, each checked against the hash the recovery's read
+/// made; the original's names beside the database go once the copies are whole.
+#[test]
+fn an_archive_on_another_filesystem_gets_checked_copies() -> TestResult {
+    use std::os::unix::fs::MetadataExt as _;
+    let dir = Scratch::new("repair-filed-elsewhere");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let shm = Path::new("/dev/shm");
+    let elsewhere = match std::fs::metadata(shm) {
+        Ok(m) if m.is_dir() && m.dev() != std::fs::metadata(dir.path(""))?.dev() => {
+            shm.join(format!("salvage-repair-test-{}", std::process::id()))
+        }
+        // No second filesystem to try: the case is not there to test.
+        _ => return Ok(()),
+    };
+    /// Removes the folder on the other filesystem however the test ends.
+    struct Gone(PathBuf);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    std::fs::create_dir_all(&elsewhere)?;
+    let _gone = Gone(elsewhere.clone());
+    let archive = elsewhere.join("archive");
+    let (code, err) = repair(
+        &db,
+        &["--allow-partial", "--archive", &archive.to_string_lossy()],
+        None,
+    )?;
+    assert_eq!(code, 3, "{err}");
+    let verified = recovery::bundle::verify(&archive)?;
+    assert!(verified.intact(), "{:?}", verified.differences);
+    for (suffix, hash) in &files {
+        assert_eq!(sha256(&archive.join(format!("state.db{suffix}")))?, *hash);
+    }
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    Ok(())
+}
+
+/// A repair an older build began (its journal of format 2) goes on in that build's order:
+/// the archive a copy made first (`archived`), the recovery made from the copy, the
+/// archive kept as copied.
+#[test]
+fn a_repair_an_older_build_began_goes_on_in_its_own_order() -> TestResult {
+    let dir = Scratch::new("repair-format-2");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("validated"))?;
+    assert_eq!(code, 99, "{err}");
+    let journal = sidecar(&db, ".salvage-repair.json");
+    let mut recorded: serde_json::Value = serde_json::from_slice(&std::fs::read(&journal)?)?;
+    assert_eq!(recorded["format_version"], 3);
+    recorded["format_version"] = 2.into();
+    std::fs::write(&journal, serde_json::to_vec_pretty(&recorded)?)?;
+    let (code, err) = repair(&db, &["--resume"], Some("archived"))?;
+    assert_eq!(code, 99, "{err}");
+    let archive = archive_of(&dir).ok_or("archived first")?;
+    assert_ne!(
+        file_id(&archive.join("state.db"))?.0,
+        file_id(&db)?.0,
+        "a copy"
+    );
+    assert_originals_kept(&db, &files)?;
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(check(&db)?.0, "ok");
+    assert!(recovery::bundle::verify(&archive)?.intact());
+    for (suffix, hash) in &files {
+        assert_eq!(sha256(&archive.join(format!("state.db{suffix}")))?, *hash);
+    }
     Ok(())
 }

@@ -312,12 +312,12 @@ pub struct RepairArgs {
     #[arg(long, conflicts_with_all = ["rollback", "abandon"])]
     pub resume: bool,
     /// Undo a repair that stopped: the original back at its path. Refused when the
-    /// application has written to the database since it was archived.
+    /// application has written to the database since the repair read it.
     #[arg(long, conflicts_with = "abandon")]
     pub rollback: bool,
     /// End a repair that stopped without touching the database's path: for a database
-    /// the application has written to since it was archived. The repair's own files
-    /// beside it are removed; the archive and the report are kept.
+    /// the application has written to since the repair read it. The repair's own files
+    /// beside it are removed; the report (and an archive an older build made) is kept.
     #[arg(long)]
     pub abandon: bool,
     /// No progress on stderr (the summary and any error are still printed).

@@ -753,10 +753,13 @@ pub fn repair_state(r: &LossReport) -> Option<String> {
                 .map_or(String::new(), |h| format!(" (SHA-256 {h})"))
         ),
         RepairState::RolledBack => format!(
-            "not kept: the repair was rolled back and the original is back at `{db}` (`salvage recover {archive} -o FILE` makes this recovery again)"
+            "not kept: the repair was rolled back and the original is back at `{db}` (`salvage recover {db} -o FILE` makes this recovery again)"
+        ),
+        RepairState::Abandoned if record.archived => format!(
+            "not used: the repair was ended and `{db}` left as the application had written it since (`salvage recover {archive} -o FILE` makes this recovery again)"
         ),
         RepairState::Abandoned => format!(
-            "not used: the repair was ended and `{db}` left as the application had written it since (`salvage recover {archive} -o FILE` makes this recovery again)"
+            "not used: the repair was ended and `{db}` left as the application had written it since"
         ),
     })
 }
@@ -778,7 +781,8 @@ fn repair_next_step(r: &LossReport) -> Option<String> {
             },
             compare_with_backup(r)
         ),
-        RepairState::RolledBack | RepairState::Abandoned => "Nothing: the repair is over and the database is as it was; this report and the archive stay as its record.".to_string(),
+        RepairState::RolledBack | RepairState::Abandoned if record.archived => "Nothing: the repair is over and the database is as it was; this report and the archive stay as its record.".to_string(),
+        RepairState::RolledBack | RepairState::Abandoned => "Nothing: the repair is over and the database is as it was; this report stays as its record.".to_string(),
     })
 }
 

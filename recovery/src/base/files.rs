@@ -211,6 +211,14 @@ pub fn hash_file(path: &Path) -> std::io::Result<Copied> {
     hash_open(File::open(path)?)
 }
 
+/// The length, SHA-256 and BLAKE3 (lower-case hex) of the file at `path`, read afresh
+/// once.
+pub fn hash_file_both(path: &Path) -> std::io::Result<(Copied, String)> {
+    read_through(&mut File::open(path)?, |_, _| Ok(()), true)
+        .map(|(copied, b3)| (copied, b3.unwrap_or_default()))
+        .map_err(Failed::into_io)
+}
+
 /// The length and SHA-256 of the open `file`, read from where it stands to its end.
 pub fn hash_open(mut file: File) -> std::io::Result<Copied> {
     read_through(&mut file, |_, _| Ok(()), false)

@@ -658,8 +658,20 @@ pub struct RepairRecord {
     /// SHA-256 of the recovery as the repair put it at the database's path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_in_place: Option<String>,
+    /// Whether the archive (`run.repair.archive_path`) held the original when the state
+    /// was recorded: a repair files the original there as it puts the recovery in place,
+    /// and a rollback that puts it back removes it (a repair begun by an older build
+    /// copied the original there first, and kept it; a report without the field is one
+    /// of those).
+    #[serde(default = "archived_by_default")]
+    pub archived: bool,
     /// When the state was recorded (UTC, RFC 3339).
     pub utc: String,
+}
+
+/// A repair's record written before `archived` was: its archive was made first, and kept.
+fn archived_by_default() -> bool {
+    true
 }
 
 /// Where a repair stands with its recovery.
@@ -676,7 +688,7 @@ pub enum RepairState {
     /// kept (the archive recovers into it again).
     RolledBack,
     /// Ended without touching the database's path, which the application had written to
-    /// since it was archived.
+    /// since the repair read it.
     Abandoned,
 }
 

@@ -241,6 +241,14 @@ pub fn make_watched(
 /// it the modification time its `created_utc` says (to the second), and makes it and
 /// every file it lists read-only. An error names the file it was writing.
 pub fn seal(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
+    write_manifest(partial, manifest)?;
+    make_read_only(partial, &manifest.files)
+}
+
+/// [`seal`]'s first half: the manifest written, given its time and made read-only; the
+/// files it lists left as they are (a repair's archive whose files are the original's
+/// own, linked, while the original's names beside the database still hold them).
+pub fn write_manifest(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
     let path = partial.join(MANIFEST);
     let json = serde_json::to_vec_pretty(manifest).map_err(|e| Error::writing(&path)(e.into()))?;
     write_atomically(&path, &json).map_err(Error::writing(&path))?;
@@ -248,11 +256,17 @@ pub fn seal(partial: &Path, manifest: &Manifest) -> Result<(), Error> {
         Error::writing(&path)(std::io::Error::other("created_utc is not a UTC time"))
     })?;
     files::set_modified(&path, created).map_err(Error::writing(&path))?;
-    for f in &manifest.files {
-        let file = partial.join(&f.path);
+    set_read_only(&path).map_err(Error::writing(&path))
+}
+
+/// [`seal`]'s second half: every file of `files` (a manifest's list) in the bundle at
+/// `dir` made read-only.
+pub fn make_read_only(dir: &Path, files: &[ManifestFile]) -> Result<(), Error> {
+    for f in files {
+        let file = dir.join(&f.path);
         set_read_only(&file).map_err(Error::writing(&file))?;
     }
-    set_read_only(&path).map_err(Error::writing(&path))
+    Ok(())
 }
 
 /// Makes a file read-only for everyone.

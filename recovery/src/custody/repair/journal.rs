@@ -37,6 +37,11 @@ pub enum Phase {
     /// The shadow is at the database's path; the original is at the shadow's path (or
     /// the aside path).
     Swapped,
+    /// The original and its sidecars are filed into the archive (format 3): each linked
+    /// there from where the switch left it (copied, when the archive is on another
+    /// filesystem), its manifest written from the hashes the recovery's read made, the
+    /// folder renamed into place. Their names beside the database stay until `done`.
+    Filed,
     /// The fences and the old sidecars are gone, the original's leftover copy removed;
     /// the repair is over.
     Done,
@@ -53,6 +58,7 @@ impl Phase {
             Phase::Verified => "verified",
             Phase::Fenced => "fenced",
             Phase::Swapped => "swapped",
+            Phase::Filed => "filed",
             Phase::Done => "done",
         }
     }
@@ -84,7 +90,9 @@ pub struct Journal {
     pub started_utc: String,
     /// When the journal was last written, UTC.
     pub updated_utc: String,
-    /// The archived files, as the archive's manifest lists them.
+    /// The archived files, as the archive's manifest lists them: from the recovery's
+    /// read of the original on (format 3: what the archive will hold), from the copy
+    /// (format 2).
     #[serde(default)]
     pub archived: Vec<ManifestFile>,
     /// SHA-256 of the recovered database, once verified (in the original's journal
@@ -104,16 +112,17 @@ pub struct Journal {
     /// The original was in write-ahead-log mode: the recovery is put in that mode too.
     #[serde(default)]
     pub wal_mode: bool,
-    /// What the archive's copy saw of each original file it proved unchanged during the
-    /// copy by the file system's stamps: the stamp and the BLAKE3 of the bytes. Before
-    /// the switch, an original whose stamp is still this one is unchanged without being
-    /// read; one whose stamp moved is read once, its BLAKE3 compared. (Absent, as in a
-    /// journal written before it was recorded, the original is hashed whole again.)
+    /// What the recovery's read (format 3), or the archive's copy (format 2), saw of each
+    /// original file it proved unchanged during the read by the file system's stamps: the
+    /// stamp and the BLAKE3 of the bytes. Before the switch, an original whose stamp is
+    /// still this one is unchanged without being read; one whose stamp moved is read
+    /// once, its BLAKE3 compared. (Absent, as in a journal written before it was
+    /// recorded, the original is hashed whole again.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seen: Vec<Seen>,
 }
 
-/// An original file as the archive's copy saw it.
+/// An original file as the recovery's read, or the archive's copy, saw it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Seen {
     /// Its role, as the manifest names it (`database`, `wal`, …).
@@ -130,8 +139,16 @@ impl Journal {
         beside(db, ".salvage-repair.json")
     }
 
-    /// The layout version this build writes.
-    pub const FORMAT_VERSION: u32 = 2;
+    /// The layout version this build writes. Format 3 reads the original in place and
+    /// files it into the archive after the switch; a journal of format 2 (the archive
+    /// copied first) is carried on, or undone, in its own order.
+    pub const FORMAT_VERSION: u32 = 3;
+
+    /// Whether this repair files the original into the archive after the switch
+    /// (format 3) rather than copying it there first (format 2 and before).
+    pub fn files_last(&self) -> bool {
+        self.format_version >= 3
+    }
 
     /// Reads the journal of the database at `db`, if there is one.
     pub fn read(db: &Path) -> Result<Option<Journal>, Error> {
@@ -195,8 +212,8 @@ impl Journal {
         self.archived.iter().find(|f| f.role == role.name())
     }
 
-    /// What the archive's copy saw of the original of `role`, when its stamps proved it
-    /// unchanged during the copy.
+    /// What the recovery's read, or the archive's copy, saw of the original of `role`,
+    /// when its stamps proved it unchanged during the read.
     pub fn seen(&self, role: Role) -> Option<&Seen> {
         self.seen.iter().find(|f| f.role == role.name())
     }

@@ -1,17 +1,25 @@
 //! `salvage repair`: a damaged database repaired at its own path, for the application
-//! that uses it, so that at every instant the original bytes are at that path or in the
-//! archive with a matching hash, and the path never shows the application a state it did
-//! not commit.
+//! that uses it, so that at every instant the original bytes are at that path, at a path
+//! the journal names, or in the archive, with a matching hash, and the path never shows
+//! the application a state it did not commit.
 //!
 //! ```text
-//! validated ─▶ archived ─▶ recovered ─▶ verified ─▶ fenced ───────────▶ swapped ─▶ done
-//! (checks,     (bundle of   (recover the (journal     (old -wal and       (exchange  (fences and
-//!  healthy?     the files)   archived     mode kept,   -journal exchanged   of the     old sidecars
-//!  no-op)                    copy into    integrity    with empty folders:  two       gone, old
-//!                            the shadow)  check,       SQLite cannot open   paths)     copy removed,
-//!                                         hashed)      the database)                   journal gone)
-//!                  └─▶ withheld (loss without --allow-partial: original untouched)
+//! validated ─▶ recovered ─▶ verified ─▶ fenced ───────────▶ swapped ─▶ filed ──────▶ done
+//! (checks,     (recover the (journal     (old -wal and       (exchange  (the original (fences and
+//!  healthy?     original in  mode kept,   -journal exchanged   of the     and its logs  old names
+//!  no-op)       place, its   integrity    with empty folders:  two       linked into   gone, the
+//!               files'       check,       SQLite cannot open   paths)     the archive,  archive
+//!               hashes)      hashed)      the database)                   manifest)     read-only)
+//!            └─▶ withheld (loss without --allow-partial: original untouched, nothing archived)
 //! ```
+//!
+//! The original is read once: the recovery's first hash of each file is what the archive's
+//! manifest records, and the file system's stamps (else one more hash) prove the file the
+//! switch moves is the one that was read. Nothing is copied: the archive holds the
+//! original's own files, linked there from where the switch left them (copied only when
+//! the archive is on another filesystem), so a repair needs room for the recovery alone.
+//! A journal of format 2 (an older build's) goes on in its own order: the archive copied
+//! first (`archived`), the recovery made from that copy.
 //!
 //! The database is the file a symbolic link points to (`base::dbpath`): its sidecars
 //! and the repair's own files lie beside it, and a link stays a link. From `fenced` to
@@ -27,6 +35,7 @@
 //! database the application has written to since, leaving it as it is. One repair of a
 //! database runs at a time (`place::Claim`). A refusal creates nothing.
 
+mod filing;
 pub mod journal;
 mod rollback;
 mod start;
@@ -54,7 +63,7 @@ pub enum Action {
     /// Undo the repair the journal records: the original back at its path.
     Rollback,
     /// End the repair the journal records without touching the database's path: for a
-    /// database the application has written to since it was archived.
+    /// database the application has written to since the repair read it.
     Abandon,
 }
 
@@ -140,6 +149,9 @@ pub enum Step {
     Removed(PathBuf),
     /// The repair's partial archive, removed.
     RemovedPartialArchive(PathBuf),
+    /// The archive the repair filed the original into, removed: its files are back at
+    /// their paths (a repair of journal format 3).
+    RemovedArchive(PathBuf),
     /// The database and its sidecars left as they are.
     LeftAsIs(PathBuf),
     /// Nothing had been moved: only the journal was removed.
@@ -173,6 +185,11 @@ impl std::fmt::Display for Step {
             Step::RemovedPartialArchive(p) => {
                 write!(f, "removed the partial archive `{}`", p.display())
             }
+            Step::RemovedArchive(p) => write!(
+                f,
+                "removed the archive `{}`: its files are back at their paths",
+                p.display()
+            ),
             Step::LeftAsIs(p) => write!(f, "left `{}` and its sidecars as they are", p.display()),
             Step::NothingMoved => {
                 f.write_str("the original was never moved; the repair's journal is removed")
@@ -325,6 +342,16 @@ fn run(
     let mut vouched: Option<String> = None;
     loop {
         let step = match j.phase {
+            Phase::Validated if j.files_last() => {
+                match steps::recover(j, (who, Vec::new()), observer) {
+                    Ok(steps::Recovered::Withheld(withheld)) => return Ok(withheld),
+                    Ok(steps::Recovered::Vouched(sha256)) => {
+                        vouched = Some(sha256);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
             Phase::Validated => {
                 observer.stage(Stage::Archiving);
                 steps::archive(j, who).map(|h| hashed = h)
@@ -345,13 +372,17 @@ fn run(
                 observer.stage(Stage::Confirming);
                 steps::verify(j, vouched.take())
             }
-            Phase::Verified | Phase::Fenced | Phase::Swapped if held.is_none() => {
+            Phase::Verified | Phase::Fenced | Phase::Swapped | Phase::Filed if held.is_none() => {
                 observer.stage(Stage::Switching);
                 switch::hold(j).map(|h| held = Some(h))
             }
             Phase::Verified => switch::fence(j),
             Phase::Fenced => switch::swap(j, known),
-            Phase::Swapped => switch::finish(j, known),
+            Phase::Swapped if j.files_last() => {
+                observer.stage(Stage::Archiving);
+                filing::file(j, who)
+            }
+            Phase::Swapped | Phase::Filed => switch::finish(j, known),
             Phase::Done => {
                 drop(held);
                 let manifest_sha256 = bundle::manifest_sha256(&j.archive).ok();

@@ -1,10 +1,13 @@
 //! Ending a recorded repair another way than by finishing it: `--rollback` puts the
 //! original and its logs back at the database's path, `--abandon` leaves the path as the
 //! application left it. Neither replaces a file the repair cannot prove is its own or
-//! the original: a database the application wrote to since it was archived stays where
+//! the original: a database the application wrote to since the repair read it stays where
 //! the application finds it. Both remove what the repair made beside the database (the
 //! recovery, the fences, the staged copies) once the journal or a hash proves it is the
-//! repair's, and keep the archive and the report.
+//! repair's, and keep the report. A repair of format 2 copied the original into its
+//! archive first, and the archive is kept; one of format 3 files the original's own files
+//! there only after the switch, and a rollback that put them back removes that archive,
+//! whose files are second names of (or copies of) what is back at the database's path.
 
 use std::path::{Path, PathBuf};
 
@@ -140,6 +143,9 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
             }
         }
         put_back_shm(j, &mut steps)?;
+        if j.files_last() {
+            remove_filed_archive(j, &mut steps)?;
+        }
     }
     clean(j, &mut steps)?;
     record(j, RepairState::RolledBack)?;
@@ -284,6 +290,18 @@ fn from_archive(j: &Journal, name: &str, sha256: &str, to: &Path) -> Result<Path
         });
     }
     Ok(to.to_path_buf())
+}
+
+/// Removes the archive a repair of format 3 filed the original into, once the original and
+/// its sidecars are back at their paths: its files are their second names, or copies
+/// (each hash checked when made); left in place, a linked one would change with the
+/// database the application writes.
+fn remove_filed_archive(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
+    if std::fs::symlink_metadata(&j.archive).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir_all(&j.archive).map_err(Error::writing(&j.archive))?;
+        steps.push(Step::RemovedArchive(j.archive.clone()));
+    }
+    Ok(())
 }
 
 /// Ends the repair, leaving the database's path as the application left it (which it

@@ -176,33 +176,29 @@ fn room_for_files(db: &Path) -> u64 {
         .sum()
 }
 
-/// Refuses when the archive's filesystem cannot hold a copy of the database and its
-/// sidecars with the manifest and the report, or the database's cannot hold the recovery
-/// beside it.
+/// Refuses when the archive's filesystem cannot hold its manifest and the report (and a
+/// copy of the database and its sidecars, when it is another filesystem than the
+/// database's: there the original's own files cannot be linked), or the database's
+/// cannot hold the recovery beside it.
 fn check_room(j: &Journal, files: u64) -> Result<(), Error> {
     let archive_parent = crate::base::paths::folder_of(&j.archive);
     let db_parent = crate::base::paths::folder_of(&j.db);
     let same = place::device(archive_parent) == place::device(db_parent);
-    let archive_needs = files + MANIFEST_ROOM + REPORT_ROOM;
+    let records = MANIFEST_ROOM + REPORT_ROOM;
     // The recovery holds what the files hold; SQLite's journal while it is written.
     let beside_db = files + (64 << 10);
-    let needs = [
-        (
-            archive_parent,
-            if same {
-                archive_needs + beside_db
-            } else {
-                archive_needs
-            },
-        ),
-        (db_parent, beside_db),
-    ];
+    let needs = if same {
+        vec![(db_parent, records + beside_db)]
+    } else {
+        vec![(archive_parent, files + records), (db_parent, beside_db)]
+    };
     for (dir, bytes) in needs {
         if let Some(free) = place::free_bytes(dir).filter(|free| *free < bytes) {
             return Err(Error::Refused {
                 what: format!(
-                    "`{}` has {free} bytes free; the repair needs {bytes} there (the archive with its manifest and report, and the recovery)",
+                    "`{}` has {free} bytes free; the repair needs {bytes} there (the recovery, and the archive's manifest and report{})",
                     dir.display(),
+                    if same { "" } else { ", and its copy of the database and its sidecars" }
                 ),
                 hint: "free space, or pass --archive DIR on a filesystem with room".into(),
             });

@@ -1,16 +1,17 @@
-//! The steps of a repair before the switch: the archive, the recovery of the archived
-//! copy, a withheld recovery accepted, and the recovery verified in the original's
-//! journal mode. None of them touches the database's path.
+//! The steps of a repair before the switch: the recovery of the original read in place
+//! (or, for a journal of format 2, the archive's copy and the recovery of that copy), a
+//! withheld recovery accepted, and the recovery verified in the original's journal mode.
+//! None of them touches the database's path.
 
 use std::path::Path;
 
 use super::journal::{Journal, Phase, Seen};
 use super::{hash, Repaired};
 use crate::base::error::Error;
-use crate::base::files::{now, utc};
+use crate::base::files::{now, utc, FileStamp};
 use crate::base::observer::Observer;
 use crate::base::paths::with_suffix as beside;
-use crate::custody::bundle::{self, Provenance, Role};
+use crate::custody::bundle::{self, ManifestFile, Provenance, Role};
 use crate::recover::evidence::Digests;
 use crate::recover::{Given, Outcome, RecoverOptions};
 use crate::report::{LossReport, RepairPaths, RepairRecord, RepairState};
@@ -97,9 +98,11 @@ pub(super) enum Recovered {
     Withheld(Repaired),
 }
 
-/// Recovers the archived copy into the shadow, in the original's journal mode, checked
-/// by SQLite's integrity check. The archive's copies are not hashed again before the run
-/// when this run made them (`hashed`).
+/// Recovers the original into the shadow, in the original's journal mode, checked by
+/// SQLite's integrity check: read in place (format 3), its files' hashes and stamps
+/// recorded for the archive and the switch; or the archived copy (format 2), not hashed
+/// again before the run when this run made it (`hashed`). The application writing to the
+/// original while it is read is refused, and the refusal leaves nothing.
 pub(super) fn recover(
     j: &mut Journal,
     (who, hashed): (&Provenance, Hashed),
@@ -107,23 +110,17 @@ pub(super) fn recover(
 ) -> Result<Recovered, Error> {
     // What a stop during an earlier attempt left is this repair's own, and derived: the
     // start saw none of these paths taken.
-    for leftover in [
-        j.shadow.clone(),
-        beside(&j.shadow, ".incomplete"),
-        j.report.clone(),
-        beside(&j.report, ".incomplete"),
-    ] {
-        for file in ["", "-journal", "-wal", "-shm"].map(|s| beside(&leftover, s)) {
-            if file.exists() {
-                std::fs::remove_file(&file).map_err(Error::writing(&file))?;
-            }
-        }
-    }
-    let name = j
-        .archived(Role::Database)
-        .map(|f| f.path.clone())
-        .unwrap_or_default();
-    let mut options = RecoverOptions::new(j.archive.join(name), &j.shadow);
+    remove_recovery(j)?;
+    let (source, originals) = if j.files_last() {
+        (j.db.clone(), Some(Originals::before(&j.db)?))
+    } else {
+        let name = j
+            .archived(Role::Database)
+            .map(|f| f.path.clone())
+            .unwrap_or_default();
+        (j.archive.join(name), None)
+    };
+    let mut options = RecoverOptions::new(source, &j.shadow);
     options.report = Some(j.report.clone());
     options.allow_partial = j.allow_partial;
     options.placeholders = j.placeholders;
@@ -133,7 +130,31 @@ pub(super) fn recover(
         integrity_check: true,
         wal_mode: j.wal_mode,
     };
-    let done = crate::recover::recover_with(&options, observer, &given)?;
+    let done = crate::recover::recover_with(&options, observer, &given);
+    if let Some(originals) = &originals {
+        if let Some(moved) = originals.moved(&j.db) {
+            // The application wrote while the recovery read: nothing it made is kept,
+            // and the journal goes too, so that the next repair starts afresh.
+            remove_recovery(j)?;
+            j.remove()?;
+            return Err(Error::Refused {
+                what: format!("`{}` changed while the repair read it", moved.display()),
+                hint: "something is writing to it: stop the application using it and run again; nothing was kept".into(),
+            });
+        }
+    }
+    // A write that failed names the recovery's file (`recover` names none: its output
+    // is the path it was given).
+    let done = done.map_err(|e| match e {
+        Error::Output(source) => Error::Write {
+            path: beside(&j.shadow, ".incomplete"),
+            source,
+        },
+        e => e,
+    })?;
+    if let Some(originals) = &originals {
+        (j.archived, j.seen) = originals.hashed(&done.report)?;
+    }
     match done.outcome {
         Outcome::Complete | Outcome::PartialCommitted => {
             j.partial = done.outcome == Outcome::PartialCommitted;
@@ -152,6 +173,142 @@ pub(super) fn recover(
                 report: j.report.clone(),
             }))
         }
+    }
+}
+
+/// Removes what a recovery of this repair wrote (the shadow, its `.incomplete`, the
+/// report, and SQLite's files beside each): this repair's own, and derived.
+fn remove_recovery(j: &Journal) -> Result<(), Error> {
+    for made in [
+        j.shadow.clone(),
+        beside(&j.shadow, ".incomplete"),
+        j.report.clone(),
+        beside(&j.report, ".incomplete"),
+    ] {
+        for file in ["", "-journal", "-wal", "-shm"].map(|s| beside(&made, s)) {
+            if file.exists() {
+                std::fs::remove_file(&file).map_err(Error::writing(&file))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The original's files a recovery reads (the database, its `-wal` and `-journal`; the
+/// `-shm` is filed with them after the switch) as the file system described them before
+/// the read.
+struct Originals {
+    /// Each file, its role, its stamp and its modification time.
+    files: Vec<(
+        std::path::PathBuf,
+        Role,
+        FileStamp,
+        Option<std::time::SystemTime>,
+    )>,
+    /// When the stamps were taken.
+    began: std::time::SystemTime,
+}
+
+impl Originals {
+    /// The files beside `db` and their stamps, now.
+    fn before(db: &Path) -> Result<Originals, Error> {
+        let began = now();
+        let mut files = Vec::new();
+        for (path, role) in Originals::paths(db) {
+            let meta = std::fs::metadata(&path).map_err(|e| Error::Source {
+                path: path.clone(),
+                source: e,
+            })?;
+            files.push((path, role, FileStamp::of(&meta), meta.modified().ok()));
+        }
+        Ok(Originals { files, began })
+    }
+
+    /// The original's files that lie beside `db`, the `-shm` left out.
+    fn paths(db: &Path) -> Vec<(std::path::PathBuf, Role)> {
+        bundle::database_files(db)
+            .into_iter()
+            .filter_map(|(path, role)| Some((path, Role::parse(role)?)))
+            .filter(|(_, role)| *role != Role::Shm)
+            .collect()
+    }
+
+    /// The first file whose stamp is not the one taken before (written, replaced, gone),
+    /// or that appeared since.
+    fn moved(&self, db: &Path) -> Option<std::path::PathBuf> {
+        let now = Originals::paths(db);
+        if let Some((path, _)) = now
+            .iter()
+            .find(|(p, _)| !self.files.iter().any(|(q, ..)| q == p))
+        {
+            return Some(path.clone());
+        }
+        self.files
+            .iter()
+            .find(|(path, _, stamp, _)| FileStamp::read(path).ok() != Some(*stamp))
+            .map(|(path, ..)| path.clone())
+    }
+
+    /// What the archive will list of each file, and what the read saw of it: its
+    /// digests from the recovery's first hash (a file the recovery did not hash, an empty
+    /// log, is hashed here, its stamp checked again after), its stamp when the stamps
+    /// alone prove it unchanged since.
+    fn hashed(&self, report: &LossReport) -> Result<(Vec<ManifestFile>, Vec<Seen>), Error> {
+        let (mut listed, mut seen) = (Vec::new(), Vec::new());
+        for (path, role, stamp, modified) in &self.files {
+            let from_run = |h: &crate::report::LogHashes| {
+                Some((h.sha256_before.clone()?, h.blake3_before.clone()?))
+            };
+            let digests = match role {
+                Role::Database => (report.source.unchanged && report.source.size == stamp.len)
+                    .then(|| {
+                        (
+                            report.source.sha256_before.clone(),
+                            report.source.blake3_before.clone(),
+                        )
+                    }),
+                Role::Wal => from_run(&report.wal.hashes),
+                Role::Journal => from_run(&report.journal.hashes),
+                Role::Shm | Role::Other => None,
+            };
+            let (sha256, blake3) = match digests {
+                Some(d) => d,
+                None => {
+                    let (copied, blake3) =
+                        crate::base::files::hash_file_both(path).map_err(|e| Error::Source {
+                            path: path.clone(),
+                            source: e,
+                        })?;
+                    if FileStamp::read(path).ok() != Some(*stamp) || copied.size != stamp.len {
+                        return Err(Error::Refused {
+                            what: format!("`{}` changed while the repair read it", path.display()),
+                            hint: "something is writing to it: stop the application using it, then `--rollback` this repair and run it again".into(),
+                        });
+                    }
+                    (copied.sha256, blake3)
+                }
+            };
+            if !stamp.racy(self.began) {
+                seen.push(Seen {
+                    role: role.name().into(),
+                    stamp: *stamp,
+                    blake3,
+                });
+            }
+            listed.push(ManifestFile {
+                path: path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                role: role.name().into(),
+                size: stamp.len,
+                sha256,
+                mtime_utc: modified.map(utc),
+                rows: None,
+                journal_mode: None,
+            });
+        }
+        Ok((listed, seen))
     }
 }
 
@@ -263,6 +420,7 @@ pub(super) fn record(j: &Journal, state: RepairState) -> Result<(), Error> {
         state,
         wal_mode: j.wal_mode,
         sha256_in_place: in_place,
+        archived: std::fs::symlink_metadata(&j.archive).is_ok_and(|m| m.is_dir()),
         utc: utc(now()),
     });
     report.run.repair = Some(RepairPaths {

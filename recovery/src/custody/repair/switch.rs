@@ -8,8 +8,13 @@
 //! verified    original    the original's logs       the original, whole
 //! fenced      original    empty folders             a database SQLite cannot open
 //! swapped     recovery    empty folders             a database SQLite cannot open
+//! filed       recovery    empty folders             a database SQLite cannot open
 //! done        recovery    (none)                    the recovery, whole
 //! ```
+//!
+//! From `swapped` the original is at the shadow's path and its logs at
+//! `DB.salvage-old-wal`, `-journal`, names the journal records; `filed` links them into
+//! the archive as well ([`super::filing`]), and only `done` removes those names.
 //!
 //! SQLite opens a `-wal` beside any database it opens, and replays it; it rolls a hot
 //! `-journal` back into it. The original's log beside the recovery would write old pages
@@ -54,7 +59,7 @@ pub(super) fn changed(j: &Journal, path: &Path) -> Error {
     let db = named(j);
     Error::Refused {
         what: format!(
-            "`{}` changed since the repair archived the database: the application wrote to it",
+            "`{}` changed since the repair read the database: the application wrote to it",
             path.display()
         ),
         hint: format!(
@@ -79,6 +84,11 @@ pub(super) fn fence(j: &mut Journal) -> Result<(), Error> {
         match std::fs::symlink_metadata(&path) {
             // Fenced already (a stop after the exchange).
             Ok(_) if is_fence(&path) => {}
+            // A log the recovery read, gone since: the application ran (a repair of format 2
+            // keeps its copy in the archive; one of format 3 files the log itself).
+            Err(_) if j.files_last() && j.archived(role).is_some() => {
+                return Err(changed(j, &path))
+            }
             // No log: a fence of its own, so that none appears beside the wrong file.
             Err(_) => std::fs::create_dir(&path).map_err(Error::writing(&path))?,
             Ok(m) if m.is_file() => {
@@ -97,8 +107,9 @@ pub(super) fn fence(j: &mut Journal) -> Result<(), Error> {
     j.advance(Phase::Fenced)
 }
 
-/// Whether the original file of `role` at `path` is still the one archived (true when
-/// none was). Its stamp unchanged since the archive's copy proved the copy whole, the
+/// Whether the original file of `role` at `path` is still the one archived, or read by
+/// the recovery for the archive (true when none was). Its stamp unchanged since that read
+/// proved the read whole, the
 /// file is unchanged without being read; a moved stamp (a `chmod`, a write) has the file
 /// read once, its BLAKE3 compared; with no stamp recorded, its SHA-256.
 fn as_archived(j: &Journal, role: Role, path: &Path) -> Result<bool, Error> {
@@ -150,7 +161,9 @@ pub(super) fn swap(j: &mut Journal, known: Known) -> Result<(), Error> {
 /// removed, the fences removed, the original's logs kept aside removed once each is
 /// byte for byte its archived copy, and the original's leftover copy (the shadow path, or
 /// the aside path of a repair of journal format 1) removed likewise (known without
-/// reading it when this run put it there).
+/// reading it when this run put it there). Of a repair that filed the original's own
+/// files (format 3) those names are the files' other names; once they are gone, the
+/// archive's files are made read-only.
 pub(super) fn finish(j: &mut Journal, known: Known) -> Result<(), Error> {
     if known == Known::FromJournal {
         check_fences(j)?;
@@ -188,5 +201,8 @@ pub(super) fn finish(j: &mut Journal, known: Known) -> Result<(), Error> {
         }
     }
     crate::base::files::sync_parent(&j.db).map_err(Error::writing(&j.db))?;
+    if j.files_last() {
+        super::filing::seal(j)?;
+    }
     j.advance(Phase::Done)
 }

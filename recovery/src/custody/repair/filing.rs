@@ -1,0 +1,129 @@
+//! Filing the original into the archive after the switch (a repair of journal format 3):
+//! nothing is copied. The original's own files, which the switch left at names the
+//! journal records (the database at the shadow's path, each log at
+//! `DB.salvage-old-wal`, `-journal`, the `-shm` at its name), are linked into the
+//! archive's `.incomplete` folder under their own names, and its manifest is written
+//! from the hashes the recovery's read made (the file system's stamps, or a hash, proved
+//! each file the one read before the switch moved it); the folder is then renamed into
+//! place. Until `done` removes them, the original's names beside the database keep every
+//! file: a partial archive holds only second names, and a stop anywhere leaves the
+//! original where the journal says. An archive on another filesystem gets copies, each
+//! hash checked against the manifest's.
+
+use std::path::{Path, PathBuf};
+
+use super::journal::{Journal, Phase};
+use super::old_log;
+use crate::base::error::Error;
+use crate::base::files::{copy_durably, hash_file, now, rename_durably, utc};
+use crate::base::paths::with_suffix as beside;
+use crate::custody::bundle::{self, Manifest, ManifestFile, Provenance, Role};
+
+/// Files the original into the archive and records `filed`. An archive already in place
+/// (a stop between its rename and the record) must match its manifest; a partial one is
+/// this repair's own and holds second names only: it is removed and made again.
+pub(super) fn file(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
+    let partial = bundle::incomplete(&j.archive);
+    if j.archive.exists() {
+        let v = bundle::verify(&j.archive)?;
+        if !v.intact() {
+            return Err(Error::Refused {
+                what: format!(
+                    "the archive `{}` differs from its manifest",
+                    j.archive.display()
+                ),
+                hint: "look at it; the original is still at the names the repair's journal records, `--rollback` puts it back".into(),
+            });
+        }
+        j.archived = v.manifest.files;
+        return j.advance(Phase::Filed);
+    }
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
+    }
+    std::fs::create_dir(&partial).map_err(Error::writing(&partial))?;
+    let mut manifest = Manifest::new("repair-archive", &j.db, who, now());
+    manifest.source_link = j.db_link.as_ref().map(|l| l.display().to_string());
+    for listed in &j.archived {
+        let Some(at) = Role::parse(&listed.role).and_then(|role| where_now(j, role)) else {
+            continue;
+        };
+        let copy = partial.join(&listed.path);
+        if link_or_copy(&at, &copy)?.is_some_and(|sha256| sha256 != listed.sha256) {
+            return Err(differs(&at));
+        }
+        manifest.files.push(listed.clone());
+    }
+    // The `-shm` (the log's index) stays at its name until `done`: filed as it is now,
+    // under SQLite's locks, which keep every application from it.
+    let shm = beside(&j.db, "-shm");
+    if std::fs::symlink_metadata(&shm).is_ok_and(|m| m.is_file()) {
+        let name = file_name(&shm);
+        let copy = partial.join(&name);
+        link_or_copy(&shm, &copy)?;
+        let meta = std::fs::metadata(&copy).map_err(Error::writing(&copy))?;
+        let hashed = hash_file(&copy).map_err(Error::writing(&copy))?;
+        manifest.files.push(ManifestFile {
+            path: name,
+            role: Role::Shm.name().into(),
+            size: hashed.size,
+            sha256: hashed.sha256,
+            mtime_utc: meta.modified().ok().map(utc),
+            rows: None,
+            journal_mode: None,
+        });
+    }
+    bundle::write_manifest(&partial, &manifest)?;
+    crate::base::files::sync_dir(&partial).map_err(Error::writing(&partial))?;
+    rename_durably(&partial, &j.archive).map_err(Error::writing(&j.archive))?;
+    j.archived = manifest.files;
+    j.advance(Phase::Filed)
+}
+
+/// Where the switch left the original's file of `role`: the database at the shadow's
+/// path, a log at the name its fence keeps it under.
+fn where_now(j: &Journal, role: Role) -> Option<PathBuf> {
+    match role {
+        Role::Database => Some(j.shadow.clone()),
+        Role::Wal | Role::Journal => Some(old_log(&j.db, role)),
+        Role::Shm | Role::Other => None,
+    }
+}
+
+/// Gives `from` the second name `to`; across filesystems, copies it, returning the
+/// copy's SHA-256 (`None`: a link, the same file).
+fn link_or_copy(from: &Path, to: &Path) -> Result<Option<String>, Error> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => copy_durably(from, to)
+            .map(|c| Some(c.sha256))
+            .map_err(Error::writing(to)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(differs(from)),
+        Err(e) => Err(Error::writing(to)(e)),
+    }
+}
+
+/// The refusal when a file the switch left is not the one the recovery read.
+fn differs(path: &Path) -> Error {
+    Error::Refused {
+        what: format!(
+            "`{}` is not the original the repair read: it is gone or its bytes differ",
+            path.display()
+        ),
+        hint: "nothing more is moved; look at the repair's journal and files, then `--rollback` or `--resume`".into(),
+    }
+}
+
+/// A path's last component.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The archive's files made read-only, once the original's names beside the database
+/// are gone (until then, a file's mode is the original's as the application uses it,
+/// should a rollback put it back).
+pub(super) fn seal(j: &Journal) -> Result<(), Error> {
+    bundle::make_read_only(&j.archive, &j.archived)
+}
