@@ -41,6 +41,9 @@ timed() { # label, command...
   local label=$1
   shift
   sync
+  # The files the last run removed are trimmed as they are freed (this machine's file
+  # system is mounted with `discard`): each run waits for that, not only the repair.
+  sleep 4
   /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" > /dev/null 2> "$work/$label.err" || true
   read -r wall user sys rss < <(tail -n 1 "$work/time.txt")
   cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
@@ -61,10 +64,9 @@ for run in $(seq "${BENCH_RUNS:-3}"); do
   rm -rf "$work/archive" "$work/archive.report.json" "$work/store.db"
   cp "$damaged" "$work/store.db"
   cat "$work/store.db" > /dev/null
-  # A file written in the last seconds is hashed again after it is archived, since its
+  # A file written in the last seconds is hashed again before the switch, since its
   # times could hide a write in the same tick of the clock; a damaged store waiting for
-  # its repair was last written longer ago than that.
-  sleep 4
+  # its repair was last written longer ago than that (the wait in `timed` covers it).
   SALVAGE_TIMINGS=1 timed repair ./target/release/salvage repair "$work/store.db" --allow-partial \
     --archive "$work/archive"
   if [ -z "$best_repair" ] || awk -v a="$last_wall" -v b="$best_repair" 'BEGIN { exit !(a < b) }'; then

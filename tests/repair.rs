@@ -1271,3 +1271,97 @@ fn a_repair_an_older_build_began_goes_on_in_its_own_order() -> TestResult {
     }
     Ok(())
 }
+
+/// A repair stopped in its switch, its fences then taken away by hand and the database
+/// written by the application: `--abandon` leaves the application's database as it is and
+/// keeps the original the repair had moved aside (at the shadow's name, its log kept
+/// aside), which nothing else holds: the repair copied nothing.
+#[test]
+fn an_abandon_keeps_the_original_a_stopped_switch_moved_aside() -> TestResult {
+    let dir = Scratch::new("repair-abandon-keeps");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("swapped"))?;
+    assert_eq!(code, 99, "{err}");
+    for fence in ["-wal", "-journal"] {
+        std::fs::remove_dir(sidecar(&db, fence))?;
+    }
+    rusqlite::Connection::open(&db)?.execute_batch("PRAGMA user_version = 4242")?;
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("its only copy"), "{err}");
+    let kept: Vec<(&str, &str)> = vec![
+        ("", "state.db.salvage-new"),
+        ("-wal", "state.db.salvage-old-wal"),
+    ];
+    for (suffix, name) in kept {
+        let hash = &files.iter().find(|(s, _)| s == suffix).ok_or("file")?.1;
+        assert_eq!(sha256(&dir.path(name))?, *hash, "`{name}` kept");
+    }
+    Ok(())
+}
+
+/// A rollback after filing removes the archive (a second name of the original it puts
+/// back) while the fences still stand, before the original's logs are back at their
+/// names: a stop after that can never leave the archive a name of the live database.
+#[test]
+fn a_rollback_removes_the_filed_archive_while_its_fences_stand() -> TestResult {
+    let dir = Scratch::new("repair-filed-rollback-order");
+    let db = damaged_wal_store(&dir)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("filed"))?;
+    assert_eq!(code, 99, "{err}");
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    let at = |what: &str| err.find(what).ok_or(format!("`{what}` in {err}"));
+    assert!(
+        at("removed the archive")? < at("state.db-wal` back")?,
+        "{err}"
+    );
+    Ok(())
+}
+
+/// A repair reserves its archive's name as it is recorded: another repair naming the same
+/// archive is refused while the first lasts (here withheld for its loss), so neither can
+/// take the other's archive for its own; the rollback frees the name.
+#[test]
+fn a_repair_reserves_its_archive_from_the_start() -> TestResult {
+    let dir = Scratch::new("repair-archive-reserved");
+    let first = damaged_wal_store(&dir)?;
+    let second = dir.path("other/state.db");
+    std::fs::create_dir_all(dir.path("other"))?;
+    std::fs::copy(&first, &second)?;
+    let archive = dir.path("shared-archive");
+    let named = archive.to_string_lossy().into_owned();
+    let (code, err) = repair(&first, &["--archive", &named], None)?;
+    assert_eq!(code, 4, "withheld: {err}");
+    assert!(dir.path("shared-archive.incomplete").is_dir());
+    let (code, err) = repair(&second, &["--archive", &named], None)?;
+    assert_eq!(code, 2, "{err}");
+    let (code, err) = repair(&first, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert!(!dir.path("shared-archive.incomplete").exists());
+    Ok(())
+}
+
+/// A log the recovery read that then disappears with the database unchanged (removed by
+/// the application or by hand) stops the repair before its switch, and `--rollback` still
+/// ends it: the repair copied nothing, so there is no copy of that log to put back, and
+/// the path is left as it is.
+#[test]
+fn a_rollback_ends_a_repair_whose_log_vanished_before_the_switch() -> TestResult {
+    let dir = Scratch::new("repair-log-vanished");
+    let db = damaged_wal_store(&dir)?;
+    let hash = sha256(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("verified"))?;
+    assert_eq!(code, 99, "{err}");
+    std::fs::remove_file(sidecar(&db, "-wal"))?;
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "the log is gone: {err}");
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sha256(&db)?, hash);
+    assert!(!sidecar(&db, "-wal").exists());
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    Ok(())
+}

@@ -7,24 +7,71 @@
 //! each file the one read before the switch moved it); the folder is then renamed into
 //! place. Until `done` removes them, the original's names beside the database keep every
 //! file: a partial archive holds only second names, and a stop anywhere leaves the
-//! original where the journal says. An archive on another filesystem gets copies, each
-//! hash checked against the manifest's.
+//! original where the journal says. An archive on another filesystem (or where the
+//! filesystem will not give a file a second name) gets copies, each hash checked against
+//! the manifest's. The archive's `.incomplete` folder is made when the repair is
+//! recorded ([`reserve`]): no other repair can take the name while this one lasts.
 
 use std::path::{Path, PathBuf};
 
 use super::journal::{Journal, Phase};
-use super::old_log;
+use super::{hash, old_log, Known};
 use crate::base::error::Error;
 use crate::base::files::{copy_durably, hash_file, now, rename_durably, utc};
 use crate::base::paths::with_suffix as beside;
 use crate::custody::bundle::{self, Manifest, ManifestFile, Provenance, Role};
 
-/// Files the original into the archive and records `filed`. An archive already in place
-/// (a stop between its rename and the record) must match its manifest; a partial one is
-/// this repair's own and holds second names only: it is removed and made again.
-pub(super) fn file(j: &mut Journal, who: &Provenance) -> Result<(), Error> {
+/// Reserves the archive's name for this repair: its `.incomplete` folder, made once the
+/// repair is recorded (the start saw neither name taken), so that no other repair's
+/// archive is ever taken for this one's.
+pub(super) fn reserve(j: &Journal) -> Result<(), Error> {
     let partial = bundle::incomplete(&j.archive);
+    match std::fs::create_dir(&partial) {
+        Ok(()) => crate::base::files::sync_parent(&partial).map_err(Error::writing(&partial)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && partial.is_dir() => Ok(()),
+        Err(e) => Err(Error::writing(&partial)(e)),
+    }
+}
+
+/// Whether the bundle at `dir` is this repair's archive: its manifest, of a repair's
+/// archive, names this database and lists each file the recovery read, by name and hash.
+pub(super) fn is_ours(j: &Journal, dir: &Path) -> bool {
+    let Ok(m) = Manifest::read(dir) else {
+        return false;
+    };
+    m.kind == "repair-archive"
+        && Path::new(&m.source) == j.db
+        && j.archived
+            .iter()
+            .filter(|f| f.role != Role::Shm.name())
+            .all(|f| {
+                m.files
+                    .iter()
+                    .any(|g| g.role == f.role && g.path == f.path && g.sha256 == f.sha256)
+            })
+}
+
+/// Files the original into the archive and records `filed`. An archive already in place
+/// (a stop between its rename and the record) must be this repair's and match its
+/// manifest; the partial one is this repair's own ([`reserve`]) and holds second names or
+/// copies only: it is emptied and filled again. A resumed run first checks that the
+/// database's path still holds the recovery (a rollback stopped partway may have put the
+/// original back).
+pub(super) fn file(j: &mut Journal, who: &Provenance, known: Known) -> Result<(), Error> {
+    let partial = bundle::incomplete(&j.archive);
+    if known == Known::FromJournal && Some(hash(&j.db)?.sha256) != j.recovered_sha256 {
+        return Err(super::switch::changed(j, &j.db));
+    }
     if j.archive.exists() {
+        if !is_ours(j, &j.archive) {
+            return Err(Error::Refused {
+                what: format!(
+                    "`{}` is not this repair's archive: its manifest does not list the files the repair read",
+                    j.archive.display()
+                ),
+                hint: "nothing was moved into it; move it away, then `--resume` (the original is at the names the repair's journal records)".into(),
+            });
+        }
         let v = bundle::verify(&j.archive)?;
         if !v.intact() {
             return Err(Error::Refused {
@@ -90,12 +137,14 @@ fn where_now(j: &Journal, role: Role) -> Option<PathBuf> {
     }
 }
 
-/// Gives `from` the second name `to`; across filesystems, copies it, returning the
+/// Gives `from` the second name `to`; across filesystems (or where the filesystem gives
+/// no second names: not permitted, not supported, too many), copies it, returning the
 /// copy's SHA-256 (`None`: a link, the same file).
 fn link_or_copy(from: &Path, to: &Path) -> Result<Option<String>, Error> {
+    let no_link = [libc::EXDEV, libc::EPERM, libc::EOPNOTSUPP, libc::EMLINK];
     match std::fs::hard_link(from, to) {
         Ok(()) => Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => copy_durably(from, to)
+        Err(e) if e.raw_os_error().is_some_and(|n| no_link.contains(&n)) => copy_durably(from, to)
             .map(|c| Some(c.sha256))
             .map_err(Error::writing(to)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(differs(from)),

@@ -154,6 +154,10 @@ pub enum Step {
     RemovedArchive(PathBuf),
     /// The database and its sidecars left as they are.
     LeftAsIs(PathBuf),
+    /// A file holding the original's bytes, as the repair read them, kept where the
+    /// repair had put it: no copy of it is known elsewhere (a repair of journal format 3
+    /// abandoned in its switch files nothing).
+    KeptOriginal(PathBuf),
     /// Nothing had been moved: only the journal was removed.
     NothingMoved,
 }
@@ -191,6 +195,11 @@ impl std::fmt::Display for Step {
                 p.display()
             ),
             Step::LeftAsIs(p) => write!(f, "left `{}` and its sidecars as they are", p.display()),
+            Step::KeptOriginal(p) => write!(
+                f,
+                "kept `{}`: the original as the repair read it, its only copy (move it somewhere safe)",
+                p.display()
+            ),
             Step::NothingMoved => {
                 f.write_str("the original was never moved; the repair's journal is removed")
             }
@@ -380,7 +389,7 @@ fn run(
             Phase::Fenced => switch::swap(j, known),
             Phase::Swapped if j.files_last() => {
                 observer.stage(Stage::Archiving);
-                filing::file(j, who)
+                filing::file(j, who, known)
             }
             Phase::Swapped | Phase::Filed => switch::finish(j, known),
             Phase::Done => {

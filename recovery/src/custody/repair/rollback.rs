@@ -107,11 +107,17 @@ fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
             "`{}` holds neither the original this repair archived nor its recovery ({why}): the application has written to it since; it is left as it is",
             db.display()
         ),
-        hint: format!(
-            "the original and its sidecars are archived in `{}` (`salvage verify` it){recovery}. To keep the database as the application left it and end this repair: `salvage repair {1} --abandon`. To put the original back anyway, move `{1}` and its -wal and -journal away first, then run `--rollback` again",
-            j.archive.display(),
-            db.display()
-        ),
+        hint: match j.archive.is_dir() && (!j.files_last() || super::filing::is_ours(j, &j.archive)) {
+            true => format!(
+                "the original and its sidecars are archived in `{0}` (`salvage verify` it){recovery}. To keep the database as the application left it and end this repair: `salvage repair {1} --abandon`. To put the original back anyway, move `{1}` and its -wal and -journal away first, then run `--rollback` again",
+                j.archive.display(),
+                db.display()
+            ),
+            false => format!(
+                "the repair has archived nothing (it files the original as it switches the recovery in, and the application wrote before that){recovery}. To keep the database as the application left it and end this repair: `salvage repair {0} --abandon`",
+                db.display()
+            ),
+        },
     }
 }
 
@@ -132,6 +138,12 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
         }
         let logs = stage_logs(j, &at, &mut steps)?;
         put_back_database(j, &at, &mut steps)?;
+        put_back_shm(j, &mut steps)?;
+        // While the fences still stand: a stop after they are gone must not leave the
+        // archive a second name of the database the application then writes.
+        if j.files_last() {
+            remove_filed_archive(j, &mut steps)?;
+        }
         for (staged, path) in logs {
             match staged {
                 Some(staged) => {
@@ -142,12 +154,9 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
                 None => std::fs::remove_dir(&path).map_err(Error::writing(&path))?,
             }
         }
-        put_back_shm(j, &mut steps)?;
-        if j.files_last() {
-            remove_filed_archive(j, &mut steps)?;
-        }
     }
-    clean(j, &mut steps)?;
+    // Every original file is back at its path (or there never was one to move).
+    clean(j, &mut steps, true)?;
     record(j, RepairState::RolledBack)?;
     j.remove()?;
     if steps.is_empty() {
@@ -176,21 +185,28 @@ fn stage_logs(
             None => None,
             Some(archived) => {
                 let old = old_log(&j.db, role);
-                Some(
-                    if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
-                        && hash(&old)?.sha256 == archived.sha256
-                    {
-                        old
-                    } else {
-                        let suffix = role.suffix().unwrap_or_default();
-                        from_archive(
-                            j,
-                            &archived.path,
-                            &archived.sha256,
-                            &restoring(&j.db, suffix),
-                        )?
-                    },
-                )
+                if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
+                    && hash(&old)?.sha256 == archived.sha256
+                {
+                    Some(old)
+                } else if j.files_last()
+                    && *at == AtDb::Original
+                    && !super::filing::is_ours(j, &j.archive)
+                {
+                    // A repair of format 3 copied nothing: the log the recovery read is
+                    // neither at its name nor kept aside (the application removed it,
+                    // the database unchanged), and the path is as the application left
+                    // it.
+                    None
+                } else {
+                    let suffix = role.suffix().unwrap_or_default();
+                    Some(from_archive(
+                        j,
+                        &archived.path,
+                        &archived.sha256,
+                        &restoring(&j.db, suffix),
+                    )?)
+                }
             }
         };
         // The original alone at its path with no log of its own needs no fence.
@@ -297,7 +313,10 @@ fn from_archive(j: &Journal, name: &str, sha256: &str, to: &Path) -> Result<Path
 /// (each hash checked when made); left in place, a linked one would change with the
 /// database the application writes.
 fn remove_filed_archive(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
-    if std::fs::symlink_metadata(&j.archive).is_ok_and(|m| m.is_dir()) {
+    if std::fs::symlink_metadata(&j.archive).is_ok_and(|m| m.is_dir())
+        && j.phase >= Phase::Swapped
+        && super::filing::is_ours(j, &j.archive)
+    {
         std::fs::remove_dir_all(&j.archive).map_err(Error::writing(&j.archive))?;
         steps.push(Step::RemovedArchive(j.archive.clone()));
     }
@@ -338,7 +357,7 @@ pub(super) fn abandon(j: &Journal) -> Result<Repaired, Error> {
     }
     let _held = hold(j)?;
     let mut steps = vec![Step::LeftAsIs(j.db.clone())];
-    clean(j, &mut steps)?;
+    clean(j, &mut steps, false)?;
     record(j, RepairState::Abandoned)?;
     j.remove()?;
     Ok(Repaired::Abandoned { steps })
@@ -350,15 +369,25 @@ pub(super) fn abandon(j: &Journal) -> Result<Repaired, Error> {
 /// the start saw those names free and only the recovery writes there), the original's
 /// copies the archive holds, staged copies (by their hashes), empty folders at the
 /// repair's own names, SQLite's files beside the shadow, a partial archive, a partial
-/// report. Never the database's path or its sidecars, the archive or the report.
-fn clean(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
+/// report. Never the database's path or its sidecars, the archive or the report. A file
+/// holding an original's bytes is removed only while a copy of it is known to remain:
+/// `originals_back` (a rollback put each at its path), an archive an older build copied
+/// first, or this repair's own filed archive; else it is kept, and the step says where
+/// (an abandon of a repair of format 3 stopped in its switch: there it is the only copy).
+fn clean(j: &Journal, steps: &mut Vec<Step>, originals_back: bool) -> Result<(), Error> {
     let mut known: Vec<String> = j
         .recovered_sha256
         .iter()
         .chain(&j.withheld_sha256)
         .cloned()
         .collect();
-    known.extend(j.archived.iter().map(|f| f.sha256.clone()));
+    let originals: Vec<String> = j.archived.iter().map(|f| f.sha256.clone()).collect();
+    let kept_elsewhere = originals_back
+        || !j.files_last()
+        || (j.archive.is_dir() && super::filing::is_ours(j, &j.archive));
+    if kept_elsewhere {
+        known.extend(originals.iter().cloned());
+    }
     let recovering = j.phase <= Phase::Withheld;
     let shadows = [j.shadow.clone(), beside(&j.shadow, ".incomplete")];
     let mut candidates: Vec<PathBuf> = shadows.to_vec();
@@ -370,13 +399,17 @@ fn clean(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
             Ok(_) if is_fence(&path) => {
                 std::fs::remove_dir(&path).map_err(Error::writing(&path))?;
             }
-            Ok(m)
-                if m.is_file()
-                    && ((recovering && shadows.contains(&path))
-                        || known.contains(&hash(&path)?.sha256)) =>
-            {
-                std::fs::remove_file(&path).map_err(Error::writing(&path))?;
-                steps.push(Step::Removed(path));
+            Ok(m) if m.is_file() => {
+                let sha256 = match recovering && shadows.contains(&path) {
+                    true => None,
+                    false => Some(hash(&path)?.sha256),
+                };
+                if sha256.as_ref().is_none_or(|h| known.contains(h)) {
+                    std::fs::remove_file(&path).map_err(Error::writing(&path))?;
+                    steps.push(Step::Removed(path));
+                } else if sha256.is_some_and(|h| originals.contains(&h)) {
+                    steps.push(Step::KeptOriginal(path));
+                }
             }
             _ => {}
         }

@@ -68,6 +68,9 @@ pub(super) fn start(
     }
     let mut j = j;
     j.advance(Phase::Validated)?;
+    if j.files_last() {
+        super::filing::reserve(&j).map_err(|e| super::stopped(e, &j))?;
+    }
     run(&mut j, &options.provenance, observer, Known::ByThisRun)
 }
 

@@ -133,14 +133,7 @@ pub(super) fn recover(
     let done = crate::recover::recover_with(&options, observer, &given);
     if let Some(originals) = &originals {
         if let Some(moved) = originals.moved(&j.db) {
-            // The application wrote while the recovery read: nothing it made is kept,
-            // and the journal goes too, so that the next repair starts afresh.
-            remove_recovery(j)?;
-            j.remove()?;
-            return Err(Error::Refused {
-                what: format!("`{}` changed while the repair read it", moved.display()),
-                hint: "something is writing to it: stop the application using it and run again; nothing was kept".into(),
-            });
+            return Err(written_while_read(j, &moved));
         }
     }
     // A write that failed names the recovery's file (`recover` names none: its output
@@ -153,7 +146,10 @@ pub(super) fn recover(
         e => e,
     })?;
     if let Some(originals) = &originals {
-        (j.archived, j.seen) = originals.hashed(&done.report)?;
+        (j.archived, j.seen) = match originals.hashed(&done.report) {
+            Ok(read) => read,
+            Err(Moved(path)) => return Err(written_while_read(j, &path)),
+        };
     }
     match done.outcome {
         Outcome::Complete | Outcome::PartialCommitted => {
@@ -175,6 +171,30 @@ pub(super) fn recover(
         }
     }
 }
+
+/// The refusal when the application wrote to an original file while the repair read it:
+/// nothing the repair made is kept (the recovery, its report, the archive's reserved
+/// name), and the journal goes too, so that the next repair starts afresh. (Should the
+/// removal itself fail, the repair stays recorded, and that error is returned.)
+fn written_while_read(j: &Journal, path: &Path) -> Error {
+    let partial = bundle::incomplete(&j.archive);
+    let removed = remove_recovery(j)
+        .and_then(|()| match std::fs::remove_dir(&partial) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::writing(&partial)(e)),
+            _ => Ok(()),
+        })
+        .and_then(|()| j.remove());
+    match removed {
+        Ok(()) => Error::Refused {
+            what: format!("`{}` changed while the repair read it", path.display()),
+            hint: "something is writing to it: stop the application using it and run again; nothing was kept".into(),
+        },
+        Err(e) => e,
+    }
+}
+
+/// A file found changed after the recovery read it, while the repair hashed it.
+struct Moved(std::path::PathBuf);
 
 /// Removes what a recovery of this repair wrote (the shadow, its `.incomplete`, the
 /// report, and SQLite's files beside each): this repair's own, and derived.
@@ -253,7 +273,7 @@ impl Originals {
     /// digests from the recovery's first hash (a file the recovery did not hash, an empty
     /// log, is hashed here, its stamp checked again after), its stamp when the stamps
     /// alone prove it unchanged since.
-    fn hashed(&self, report: &LossReport) -> Result<(Vec<ManifestFile>, Vec<Seen>), Error> {
+    fn hashed(&self, report: &LossReport) -> Result<(Vec<ManifestFile>, Vec<Seen>), Moved> {
         let (mut listed, mut seen) = (Vec::new(), Vec::new());
         for (path, role, stamp, modified) in &self.files {
             let from_run = |h: &crate::report::LogHashes| {
@@ -273,20 +293,16 @@ impl Originals {
             };
             let (sha256, blake3) = match digests {
                 Some(d) => d,
-                None => {
-                    let (copied, blake3) =
-                        crate::base::files::hash_file_both(path).map_err(|e| Error::Source {
-                            path: path.clone(),
-                            source: e,
-                        })?;
-                    if FileStamp::read(path).ok() != Some(*stamp) || copied.size != stamp.len {
-                        return Err(Error::Refused {
-                            what: format!("`{}` changed while the repair read it", path.display()),
-                            hint: "something is writing to it: stop the application using it, then `--rollback` this repair and run it again".into(),
-                        });
+                None => match crate::base::files::hash_file_both(path) {
+                    Ok((copied, blake3))
+                        if FileStamp::read(path).ok() == Some(*stamp)
+                            && copied.size == stamp.len =>
+                    {
+                        (copied.sha256, blake3)
                     }
-                    (copied.sha256, blake3)
-                }
+                    // Gone or changed since its stamp was taken.
+                    _ => return Err(Moved(path.clone())),
+                },
             };
             if !stamp.racy(self.began) {
                 seen.push(Seen {
