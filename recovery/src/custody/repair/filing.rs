@@ -163,8 +163,8 @@ fn differs(path: &Path) -> Error {
     }
 }
 
-/// A path's last component.
-fn file_name(path: &Path) -> String {
+/// A path's last component: a file's name in the archive.
+pub(super) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -312,10 +312,7 @@ impl Originals {
                 });
             }
             listed.push(ManifestFile {
-                path: path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
+                path: super::filing::file_name(path),
                 role: role.name().into(),
                 size: stamp.len,
                 sha256,
