@@ -1064,6 +1064,75 @@ fn a_settled_original_is_checked_by_its_stamp_and_read_once_when_it_moves() -> T
     Ok(())
 }
 
+/// The bytes `salvage repair DB --rollback` read through the kernel's read calls
+/// (`rchar` of a shell, which counts its reaped child's), and the rollback's exit code.
+fn rollback_reading(db: &Path) -> Got<(i32, u64)> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(
+            r#""$0" repair "$1" --rollback >/dev/null 2>&1; echo "$?"; grep '^rchar:' /proc/$$/io"#,
+        )
+        .arg(env!("CARGO_BIN_EXE_salvage"))
+        .arg(db)
+        .env_remove("SALVAGE_FAULT_AT")
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let code = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or("no exit code")?;
+    let read = lines
+        .next()
+        .and_then(|l| l.strip_prefix("rchar:"))
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or("no rchar")?;
+    Ok((code, read))
+}
+
+/// The rollback of a withheld repair proves the database at its path the original by the
+/// stamp the recovery's read recorded (settled before it), without reading the file again
+/// (a 20 GB store took 25 s to hash); one whose stamp moved since (a `chmod`) is read
+/// and compared, and put back all the same.
+#[test]
+fn a_withheld_rollback_knows_a_settled_original_by_its_stamp() -> TestResult {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = Scratch::new("repair-rollback-stamp");
+    let (settled, touched) = (dir.path("settled.db"), dir.path("touched.db"));
+    let size = 32 << 20;
+    for db in [&settled, &touched] {
+        fixtures::write_agent_store(db, size, 7)?;
+        let mut bytes = std::fs::read(db)?;
+        fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(5))?;
+        std::fs::write(db, &bytes)?;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3_500));
+    for db in [&settled, &touched] {
+        let before = sha256(db)?;
+        let (code, err) = repair(db, &[], None)?;
+        assert_eq!(code, 4, "withheld for its loss: {err}");
+        if db == &touched {
+            let mode = std::fs::metadata(db)?.permissions().mode();
+            std::fs::set_permissions(db, std::fs::Permissions::from_mode(0o400))?;
+            std::fs::set_permissions(db, std::fs::Permissions::from_mode(mode))?;
+        }
+        let (code, read) = rollback_reading(db)?;
+        assert_eq!(code, 0, "{}", db.display());
+        assert_eq!(sha256(db)?, before, "{}", db.display());
+        assert!(
+            !sidecar(db, ".salvage-repair.json").exists(),
+            "{}",
+            db.display()
+        );
+        let whole = std::fs::metadata(db)?.len();
+        match db == &settled {
+            true => assert!(read < whole / 4, "read {read} bytes of {whole}"),
+            false => assert!(read >= whole, "read {read} bytes of {whole}"),
+        }
+    }
+    Ok(())
+}
+
 /// A database whose rows fail a CHECK constraint as the file holds them (written with the
 /// checks off) is repaired into one holding the same rows: the recovery names them and
 /// loses nothing (it was withheld as loss before, exit 4), also when the repair is
@@ -1363,5 +1432,115 @@ fn a_rollback_ends_a_repair_whose_log_vanished_before_the_switch() -> TestResult
     assert!(!sidecar(&db, "-wal").exists());
     let names = dir.listing();
     assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    Ok(())
+}
+
+/// A rollback stopped after it removed the filed archive (its copy of the original's log
+/// staged beside the database, now the only one) is refused by `--resume` and
+/// `--abandon`, which would take the half-restored path for the recovery or leave it so,
+/// and ended by `--rollback`, which finds that staged log and puts it back: every
+/// original file back, byte for byte.
+#[test]
+fn a_rollback_stopped_partway_is_ended_only_by_a_rollback_that_keeps_the_log() -> TestResult {
+    let dir = Scratch::new("repair-rollback-stopped");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    assert!(files.iter().any(|(s, _)| s == "-wal"), "{files:?}");
+    // Stopped once the journal says `done`, before it is removed: the original's log is
+    // only in the archive.
+    let (code, err) = repair(&db, &["--allow-partial"], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    let (code, err) = repair(&db, &["--rollback"], Some("rollback-archive-removed"))?;
+    assert_eq!(code, 99, "{err}");
+    assert!(archive_of(&dir).is_none(), "{:?}", dir.listing());
+    for action in ["--resume", "--abandon"] {
+        let (code, err) = repair(&db, &[action], None)?;
+        assert_eq!(code, 2, "{action}: {err}");
+        assert!(err.contains("--rollback"), "{action}: {err}");
+    }
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(originals(&db)?, files, "{:?}", dir.listing());
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    Ok(())
+}
+
+/// A repair stopped while `finish` takes its fences down (one gone, the other standing)
+/// is finished by `--resume`: a log's name left empty, with no `-shm` beside the
+/// database, is no application's doing.
+#[test]
+fn a_repair_stopped_between_two_fences_coming_down_is_resumed() -> TestResult {
+    let dir = Scratch::new("repair-finishing");
+    let db = damaged_wal_store(&dir)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("finishing"))?;
+    assert_eq!(code, 99, "{err}");
+    let fences = ["-wal", "-journal"]
+        .iter()
+        .filter(|s| sidecar(&db, s).is_dir())
+        .count();
+    assert_eq!(fences, 1, "{:?}", dir.listing());
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 3, "{err}");
+    let (ok, ..) = check(&db)?;
+    assert_eq!(ok, "ok");
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    let archive = archive_of(&dir).ok_or("archive")?;
+    let verified = recovery::bundle::verify(&archive)?;
+    assert!(verified.intact(), "{:?}", verified.differences);
+    Ok(())
+}
+
+/// A repair stopped between its archive's rename and the record of `filed` (each archived
+/// file still a second name of one beside the database) is finished by `--resume`.
+#[test]
+fn a_repair_stopped_as_its_archive_is_renamed_is_resumed() -> TestResult {
+    let dir = Scratch::new("repair-archive-renamed");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("archive-renamed"))?;
+    assert_eq!(code, 99, "{err}");
+    assert!(archive_of(&dir).is_some(), "{:?}", dir.listing());
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 3, "{err}");
+    let archive = archive_of(&dir).ok_or("archive")?;
+    let verified = recovery::bundle::verify(&archive)?;
+    assert!(verified.intact(), "{:?}", verified.differences);
+    for (suffix, hash) in &files {
+        assert_eq!(sha256(&archive.join(format!("state.db{suffix}")))?, *hash);
+    }
+    Ok(())
+}
+
+/// An original that has another name (a hard link elsewhere) is copied into the archive,
+/// not linked: no name outside the archive reaches its file, and the other name keeps
+/// the original, its mode untouched.
+#[test]
+fn an_original_with_another_name_is_archived_as_a_copy() -> TestResult {
+    let dir = Scratch::new("repair-second-name");
+    let db = damaged_wal_store(&dir)?;
+    let other = dir.path("elsewhere.db");
+    std::fs::hard_link(&db, &other)?;
+    let (hash, before) = (sha256(&db)?, file_id(&other)?);
+    let (code, err) = repair(&db, &["--allow-partial"], None)?;
+    assert_eq!(code, 3, "{err}");
+    let archive = archive_of(&dir).ok_or("archive")?;
+    let verified = recovery::bundle::verify(&archive)?;
+    assert!(verified.intact(), "{:?}", verified.differences);
+    let kept = archive.join("state.db");
+    assert_eq!(sha256(&kept)?, hash);
+    assert_ne!(
+        file_id(&kept)?.0,
+        before.0,
+        "a copy, not the other name's file"
+    );
+    assert_eq!(sha256(&other)?, hash);
+    let now = file_id(&other)?;
+    assert_eq!(
+        (now.0, now.2),
+        (before.0, before.2),
+        "the other name's file and mode"
+    );
     Ok(())
 }

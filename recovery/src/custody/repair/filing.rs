@@ -73,7 +73,15 @@ pub(super) fn file(j: &mut Journal, who: &Provenance, known: Known) -> Result<()
             });
         }
         let v = bundle::verify(&j.archive)?;
-        if !v.intact() {
+        // Until `done`, each file the archive holds is linked from where the switch left
+        // it: that second name is the only difference allowed.
+        let differs = v.differences.iter().any(|d| match d {
+            bundle::Difference::HardLinked { path, links: 2 } => {
+                !linked_from_switch(j, &j.archive.join(path))
+            }
+            _ => true,
+        });
+        if differs {
             return Err(Error::Refused {
                 what: format!(
                     "the archive `{}` differs from its manifest",
@@ -123,8 +131,24 @@ pub(super) fn file(j: &mut Journal, who: &Provenance, known: Known) -> Result<()
     bundle::write_manifest(&partial, &manifest)?;
     crate::base::files::sync_dir(&partial).map_err(Error::writing(&partial))?;
     rename_durably(&partial, &j.archive).map_err(Error::writing(&j.archive))?;
+    crate::base::crash::point("repair:archive-renamed");
     j.archived = manifest.files;
     j.advance(Phase::Filed)
+}
+
+/// Whether the archive's file at `filed` is the same file as one the switch left beside
+/// the database (the shadow, an old log, the `-shm`): a second name filing gave it.
+fn linked_from_switch(j: &Journal, filed: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(f) = std::fs::symlink_metadata(filed) else {
+        return false;
+    };
+    [Role::Database, Role::Wal, Role::Journal]
+        .into_iter()
+        .filter_map(|role| where_now(j, role))
+        .chain([beside(&j.db, "-shm")])
+        .filter_map(|p| std::fs::symlink_metadata(p).ok())
+        .any(|m| m.is_file() && m.dev() == f.dev() && m.ino() == f.ino())
 }
 
 /// Where the switch left the original's file of `role`: the database at the shadow's
@@ -139,14 +163,25 @@ fn where_now(j: &Journal, role: Role) -> Option<PathBuf> {
 
 /// Gives `from` the second name `to`; across filesystems (or where the filesystem gives
 /// no second names: not permitted, not supported, too many), copies it, returning the
-/// copy's SHA-256 (`None`: a link, the same file).
+/// copy's SHA-256 (`None`: a link, the same file). A file that already has another name
+/// (a hard link the application or a person made) is copied too: the archive's file
+/// must be reachable from no name outside it, which could write it or change its mode.
 fn link_or_copy(from: &Path, to: &Path) -> Result<Option<String>, Error> {
+    use std::os::unix::fs::MetadataExt as _;
+    let copy = || {
+        copy_durably(from, to)
+            .map(|c| Some(c.sha256))
+            .map_err(Error::writing(to))
+    };
+    match std::fs::symlink_metadata(from) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(differs(from)),
+        Ok(m) if m.nlink() > 1 => return copy(),
+        _ => {}
+    }
     let no_link = [libc::EXDEV, libc::EPERM, libc::EOPNOTSUPP, libc::EMLINK];
     match std::fs::hard_link(from, to) {
         Ok(()) => Ok(None),
-        Err(e) if e.raw_os_error().is_some_and(|n| no_link.contains(&n)) => copy_durably(from, to)
-            .map(|c| Some(c.sha256))
-            .map_err(Error::writing(to)),
+        Err(e) if e.raw_os_error().is_some_and(|n| no_link.contains(&n)) => copy(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(differs(from)),
         Err(e) => Err(Error::writing(to)(e)),
     }

@@ -120,6 +120,11 @@ pub struct Journal {
     /// recorded, the original is hashed whole again.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seen: Vec<Seen>,
+    /// A rollback began moving files (recorded before its first move): from then on only
+    /// `--rollback` ends the repair. A resume would take a half-restored path for the
+    /// recovery, an abandon would leave it half restored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rolling_back: bool,
 }
 
 /// An original file as the recovery's read, or the archive's copy, saw it.

@@ -240,12 +240,13 @@ pub fn repair(options: &RepairOptions, observer: &dyn Observer) -> Result<Repair
             ),
             hint: "run `salvage repair DB` to start one".into(),
         }),
+        (Action::Resume | Action::Abandon, Some(j)) if j.rolling_back => Err(unfinished(&j)),
         (Action::Resume, Some(mut j)) => {
             j.allow_partial |= options.allow_partial;
             j.placeholders |= options.placeholders;
             run(&mut j, &options.provenance, observer, Known::FromJournal)
         }
-        (Action::Rollback, Some(j)) => rollback::rollback(&j),
+        (Action::Rollback, Some(mut j)) => rollback::rollback(&mut j),
         (Action::Abandon, Some(j)) => rollback::abandon(&j),
     }?;
     Ok(RepairRun { db, outcome })
@@ -308,6 +309,17 @@ fn named(j: &Journal) -> PathBuf {
 fn unfinished(j: &Journal) -> Error {
     let name = named(j);
     let db = name.display();
+    if j.rolling_back {
+        return Error::Refused {
+            what: format!(
+                "a rollback of the repair of `{db}` began and stopped partway: the original is part way back"
+            ),
+            hint: format!(
+                "`salvage repair {db} --rollback` finishes it (nothing else may: the path is half restored); the journal is `{}`",
+                Journal::path_for(&j.db).display()
+            ),
+        };
+    }
     let state = match j.phase {
         Phase::Withheld => format!(
             "the recovery found loss and was withheld; the original is untouched, the recovery is at `{}`, its report at `{}`",

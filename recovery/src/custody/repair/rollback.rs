@@ -18,7 +18,7 @@ use super::{
     exchange, hash, is_fence, log_path, named, old_log, place, restoring, Repaired, Step, LOGS,
 };
 use crate::base::error::Error;
-use crate::base::files::copy_durably;
+use crate::base::files::{copy_durably, FileStamp};
 use crate::base::paths::with_suffix as beside;
 use crate::custody::bundle::Role;
 use crate::report::RepairState;
@@ -56,6 +56,9 @@ fn at_db(j: &Journal) -> Result<AtDb, Error> {
         std::fs::remove_file(&j.db).map_err(Error::writing(&j.db))?;
         return Ok(AtDb::Absent);
     }
+    if unchanged_since_read(j, Role::Database, &j.db) {
+        return Ok(AtDb::Original);
+    }
     let now = hash(&j.db)?.sha256;
     Ok(
         if Some(&now) == j.archived(Role::Database).map(|a| &a.sha256) {
@@ -68,6 +71,15 @@ fn at_db(j: &Journal) -> Result<AtDb, Error> {
     )
 }
 
+/// Whether the file at `path` is the original's file of `role`, by its stamp alone: the
+/// one the recovery's read saw, which the journal records only where it had settled
+/// before that read (so that a write since would have moved it).
+fn unchanged_since_read(j: &Journal, role: Role, path: &Path) -> bool {
+    j.archived(role).is_some()
+        && j.seen(role)
+            .is_some_and(|seen| FileStamp::read(path).ok() == Some(seen.stamp))
+}
+
 /// A log beside the database that is neither the original's archived log nor a fence:
 /// one the application wrote.
 fn foreign_log(j: &Journal) -> Result<Option<PathBuf>, Error> {
@@ -78,7 +90,8 @@ fn foreign_log(j: &Journal) -> Result<Option<PathBuf>, Error> {
             Ok(_) if is_fence(&path) => {}
             Ok(m)
                 if m.is_file()
-                    && j.archived(role).map(|a| &a.sha256) == Some(&hash(&path)?.sha256) => {}
+                    && (unchanged_since_read(j, role, &path)
+                        || j.archived(role).map(|a| &a.sha256) == Some(&hash(&path)?.sha256)) => {}
             Ok(_) => return Ok(Some(path)),
         }
     }
@@ -127,7 +140,7 @@ fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
 /// fence and the other fences removed: at no instant does the path hold the original
 /// without its log or anything with the wrong log. Refused when the path holds what the
 /// application wrote.
-pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
+pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
     let _held = hold(j)?;
     let mut steps = Vec::new();
     if j.archived(Role::Database).is_some() {
@@ -136,6 +149,11 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
         if matches!(at, AtDb::Other { .. }) || foreign.is_some() {
             return Err(not_ours(j, &at, foreign.as_deref()));
         }
+        if !j.rolling_back {
+            j.rolling_back = true;
+            j.write()?;
+        }
+        crate::base::crash::point("repair:rolling-back");
         let logs = stage_logs(j, &at, &mut steps)?;
         put_back_database(j, &at, &mut steps)?;
         put_back_shm(j, &mut steps)?;
@@ -144,6 +162,7 @@ pub(super) fn rollback(j: &Journal) -> Result<Repaired, Error> {
         if j.files_last() {
             remove_filed_archive(j, &mut steps)?;
         }
+        crate::base::crash::point("repair:rollback-archive-removed");
         for (staged, path) in logs {
             match staged {
                 Some(staged) => {
@@ -184,22 +203,31 @@ fn stage_logs(
         let staged = match j.archived(role) {
             None => None,
             Some(archived) => {
-                let old = old_log(&j.db, role);
-                if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
-                    && hash(&old)?.sha256 == archived.sha256
-                {
-                    Some(old)
+                let suffix = role.suffix().unwrap_or_default();
+                // Where the switch kept it, or where a rollback stopped partway staged it
+                // (its only copy once that rollback removed a filed archive).
+                let mut kept = None;
+                for candidate in [old_log(&j.db, role), restoring(&j.db, suffix)] {
+                    if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file())
+                        && hash(&candidate)?.sha256 == archived.sha256
+                    {
+                        kept = Some(candidate);
+                        break;
+                    }
+                }
+                if kept.is_some() {
+                    kept
                 } else if j.files_last()
+                    && j.phase < Phase::Swapped
                     && *at == AtDb::Original
                     && !super::filing::is_ours(j, &j.archive)
                 {
-                    // A repair of format 3 copied nothing: the log the recovery read is
-                    // neither at its name nor kept aside (the application removed it,
-                    // the database unchanged), and the path is as the application left
-                    // it.
+                    // A repair of format 3 copied nothing, and before its switch moved no
+                    // log: the log the recovery read is neither at its name nor kept
+                    // aside (the application removed it, the database unchanged), and
+                    // the path is as the application left it.
                     None
                 } else {
-                    let suffix = role.suffix().unwrap_or_default();
                     Some(from_archive(
                         j,
                         &archived.path,

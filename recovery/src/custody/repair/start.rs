@@ -57,6 +57,7 @@ pub(super) fn start(
         placeholders: options.placeholders,
         wal_mode: wal_mode(file),
         seen: Vec::new(),
+        rolling_back: false,
     };
     check_paths(db, &j)?;
     check_exchange(file)?;

@@ -148,7 +148,12 @@ pub(super) fn recover(
     if let Some(originals) = &originals {
         (j.archived, j.seen) = match originals.hashed(&done.report) {
             Ok(read) => read,
-            Err(Moved(path)) => return Err(written_while_read(j, &path)),
+            Err(Unread::Moved(path)) => return Err(written_while_read(j, &path)),
+            Err(Unread::Failed(path, source)) => {
+                return Err(leave_nothing(j)
+                    .err()
+                    .unwrap_or(Error::Source { path, source }))
+            }
         };
     }
     match done.outcome {
@@ -173,18 +178,9 @@ pub(super) fn recover(
 }
 
 /// The refusal when the application wrote to an original file while the repair read it:
-/// nothing the repair made is kept (the recovery, its report, the archive's reserved
-/// name), and the journal goes too, so that the next repair starts afresh. (Should the
-/// removal itself fail, the repair stays recorded, and that error is returned.)
+/// nothing the repair made is kept (see [`leave_nothing`]).
 fn written_while_read(j: &Journal, path: &Path) -> Error {
-    let partial = bundle::incomplete(&j.archive);
-    let removed = remove_recovery(j)
-        .and_then(|()| match std::fs::remove_dir(&partial) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::writing(&partial)(e)),
-            _ => Ok(()),
-        })
-        .and_then(|()| j.remove());
-    match removed {
+    match leave_nothing(j) {
         Ok(()) => Error::Refused {
             what: format!("`{}` changed while the repair read it", path.display()),
             hint: "something is writing to it: stop the application using it and run again; nothing was kept".into(),
@@ -193,8 +189,27 @@ fn written_while_read(j: &Journal, path: &Path) -> Error {
     }
 }
 
-/// A file found changed after the recovery read it, while the repair hashed it.
-struct Moved(std::path::PathBuf);
+/// Ends a repair whose read of the original cannot vouch for it: nothing the repair made
+/// is kept (the recovery, its report, the archive's reserved name), and the journal goes
+/// too, so that the next repair starts afresh. Should the removal itself fail, the repair
+/// stays recorded, and that error is returned.
+fn leave_nothing(j: &Journal) -> Result<(), Error> {
+    let partial = bundle::incomplete(&j.archive);
+    remove_recovery(j)
+        .and_then(|()| match std::fs::remove_dir(&partial) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::writing(&partial)(e)),
+            _ => Ok(()),
+        })
+        .and_then(|()| j.remove())
+}
+
+/// Why an original file the recovery read could not be listed for the archive.
+enum Unread {
+    /// Gone, or changed since its stamp was taken: an application wrote.
+    Moved(std::path::PathBuf),
+    /// Reading it failed (an I/O error, not a write).
+    Failed(std::path::PathBuf, std::io::Error),
+}
 
 /// Removes what a recovery of this repair wrote (the shadow, its `.incomplete`, the
 /// report, and SQLite's files beside each): this repair's own, and derived.
@@ -273,7 +288,7 @@ impl Originals {
     /// digests from the recovery's first hash (a file the recovery did not hash, an empty
     /// log, is hashed here, its stamp checked again after), its stamp when the stamps
     /// alone prove it unchanged since.
-    fn hashed(&self, report: &LossReport) -> Result<(Vec<ManifestFile>, Vec<Seen>), Moved> {
+    fn hashed(&self, report: &LossReport) -> Result<(Vec<ManifestFile>, Vec<Seen>), Unread> {
         let (mut listed, mut seen) = (Vec::new(), Vec::new());
         for (path, role, stamp, modified) in &self.files {
             let from_run = |h: &crate::report::LogHashes| {
@@ -293,16 +308,7 @@ impl Originals {
             };
             let (sha256, blake3) = match digests {
                 Some(d) => d,
-                None => match crate::base::files::hash_file_both(path) {
-                    Ok((copied, blake3))
-                        if FileStamp::read(path).ok() == Some(*stamp)
-                            && copied.size == stamp.len =>
-                    {
-                        (copied.sha256, blake3)
-                    }
-                    // Gone or changed since its stamp was taken.
-                    _ => return Err(Moved(path.clone())),
-                },
+                None => read_unchanged(path, stamp)?,
             };
             if !stamp.racy(self.began) {
                 seen.push(Seen {
@@ -322,6 +328,21 @@ impl Originals {
             });
         }
         Ok((listed, seen))
+    }
+}
+
+/// The SHA-256 and BLAKE3 of the file at `path`, read now, when its stamp is still
+/// `stamp` after the read.
+fn read_unchanged(path: &Path, stamp: &FileStamp) -> Result<(String, String), Unread> {
+    match crate::base::files::hash_file_both(path) {
+        Ok((read, blake3))
+            if FileStamp::read(path).ok() == Some(*stamp) && read.size == stamp.len =>
+        {
+            Ok((read.sha256, blake3))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Unread::Failed(path.into(), e)),
+        // Gone or changed since its stamp was taken.
+        _ => Err(Unread::Moved(path.into())),
     }
 }
 
@@ -446,4 +467,40 @@ pub(super) fn record(j: &Journal, state: RepairState) -> Result<(), Error> {
     let _ = std::fs::remove_file(&next);
     crate::recover::finish::commit::write_report(&next, &report)?;
     crate::base::files::rename_durably(&next, &j.report).map_err(Error::writing(&j.report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that cannot be read is told from one written since its stamp: a read error
+    /// is not an application's write.
+    #[test]
+    fn a_read_error_is_not_a_write() {
+        let dir = std::env::temp_dir().join(format!("salvage-steps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("unreadable")).unwrap();
+        let file = dir.join("log");
+        std::fs::write(&file, b"").unwrap();
+        let stamp = FileStamp::read(&file).unwrap();
+        assert!(read_unchanged(&file, &stamp).is_ok());
+        // A directory opens, and its read fails.
+        let unreadable = dir.join("unreadable");
+        let at = FileStamp::read(&unreadable).unwrap();
+        assert!(matches!(
+            read_unchanged(&unreadable, &at),
+            Err(Unread::Failed(..))
+        ));
+        std::fs::write(&file, b"written").unwrap();
+        assert!(matches!(
+            read_unchanged(&file, &stamp),
+            Err(Unread::Moved(_))
+        ));
+        std::fs::remove_file(&file).unwrap();
+        assert!(matches!(
+            read_unchanged(&file, &stamp),
+            Err(Unread::Moved(_))
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -135,6 +135,22 @@ fn check_fences(j: &Journal) -> Result<(), Error> {
     Ok(())
 }
 
+/// [`check_fences`] for a resumed `finish`, which a stop may have cut short after it
+/// removed some fences: a log's name with no fence is accepted while nothing is at it
+/// and no `-shm` is beside the database (`finish` removes the original's before any
+/// fence; an application that opened the database since would have made one).
+fn check_fences_finishing(j: &Journal) -> Result<(), Error> {
+    let shm = beside(&j.db, "-shm");
+    let opened = std::fs::symlink_metadata(&shm).is_ok();
+    for role in LOGS {
+        let path = log_path(&j.db, role);
+        if !is_fence(&path) && (opened || std::fs::symlink_metadata(&path).is_ok()) {
+            return Err(changed(j, &path));
+        }
+    }
+    Ok(())
+}
+
 /// Puts the shadow at the database's path: an atomic exchange of the two paths. A stop
 /// between the exchange and its record is told by the files' hashes.
 pub(super) fn swap(j: &mut Journal, known: Known) -> Result<(), Error> {
@@ -166,7 +182,7 @@ pub(super) fn swap(j: &mut Journal, known: Known) -> Result<(), Error> {
 /// archive's files are made read-only.
 pub(super) fn finish(j: &mut Journal, known: Known) -> Result<(), Error> {
     if known == Known::FromJournal {
-        check_fences(j)?;
+        check_fences_finishing(j)?;
         if Some(hash(&j.db)?.sha256) != j.recovered_sha256 {
             return Err(changed(j, &j.db));
         }
@@ -184,6 +200,7 @@ pub(super) fn finish(j: &mut Journal, known: Known) -> Result<(), Error> {
                 std::fs::remove_dir(fence).map_err(Error::writing(fence))?;
             }
         }
+        crate::base::crash::point("repair:finishing");
         let archived = j.archived(role).map(|a| a.sha256.clone());
         if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file())
             && (known == Known::ByThisRun || Some(hash(&old)?.sha256) == archived)
