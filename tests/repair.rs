@@ -1544,3 +1544,52 @@ fn an_original_with_another_name_is_archived_as_a_copy() -> TestResult {
     );
     Ok(())
 }
+
+/// A log's name holding something other than a regular file (a symbolic link, a folder)
+/// is refused before anything is made: the switch moves logs by their names and files
+/// what it moved, and would move and file the link in the log's place.
+#[test]
+fn a_log_that_is_not_a_file_is_refused_before_anything_is_made() -> TestResult {
+    let dir = Scratch::new("repair-log-kinds");
+    let db = damaged_wal_store(&dir)?;
+    std::fs::rename(sidecar(&db, "-wal"), dir.path("kept-wal"))?;
+    std::os::unix::fs::symlink(dir.path("kept-wal"), sidecar(&db, "-wal"))?;
+    let before = dir.listing();
+    let (code, err) = repair(&db, &["--allow-partial"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("state.db-wal") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert_eq!(dir.listing(), before);
+    std::fs::remove_file(sidecar(&db, "-wal"))?;
+    std::fs::create_dir(sidecar(&db, "-journal"))?;
+    let before = dir.listing();
+    let (code, err) = repair(&db, &["--allow-partial"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("state.db-journal"), "{err}");
+    assert_eq!(dir.listing(), before);
+    Ok(())
+}
+
+/// A resumed filing checks each original file at the name the switch left it before it
+/// files it: one changed since the stop is refused, never listed under the hash the
+/// recovery's read made.
+#[test]
+fn a_resumed_filing_checks_what_it_files() -> TestResult {
+    use std::os::unix::fs::FileExt as _;
+    let dir = Scratch::new("repair-filing-checked");
+    let db = damaged_wal_store(&dir)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("swapped"))?;
+    assert_eq!(code, 99, "{err}");
+    let original = sidecar(&db, ".salvage-new");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&original)?
+        .write_all_at(b"changed after the stop", 200)?;
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not the original the repair read"), "{err}");
+    assert!(archive_of(&dir).is_none(), "{:?}", dir.listing());
+    Ok(())
+}

@@ -103,6 +103,14 @@ pub(super) fn file(j: &mut Journal, who: &Provenance, known: Known) -> Result<()
         let Some(at) = Role::parse(&listed.role).and_then(|role| where_now(j, role)) else {
             continue;
         };
+        // A resumed run vouches only for what it checks: a file at the switch's name since
+        // the stop could be anything.
+        if known == Known::FromJournal
+            && Role::parse(&listed.role)
+                .is_some_and(|role| !super::switch::as_archived(j, role, &at).unwrap_or(false))
+        {
+            return Err(differs(&at));
+        }
         let copy = partial.join(&listed.path);
         if link_or_copy(&at, &copy)?.is_some_and(|sha256| sha256 != listed.sha256) {
             return Err(differs(&at));

@@ -96,6 +96,19 @@ fn free_archive(db: &Path) -> PathBuf {
 /// Refuses an archive that is, or would put its report at, one of the database's files
 /// or the repair's own, and any of the repair's own paths that is already taken.
 fn check_paths(db: &DatabasePath, j: &Journal) -> Result<(), Error> {
+    // The switch moves each log by its name and files what it moved: a link there would
+    // be moved and filed in the place of the log, a folder is no log.
+    for log in ["-wal", "-journal", "-shm"].map(|s| beside(&db.file, s)) {
+        if std::fs::symlink_metadata(&log).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::Refused {
+                what: format!(
+                    "`{}` is not a regular file (a symbolic link, a folder): a repair moves a database's logs by their names, and will not move that",
+                    log.display()
+                ),
+                hint: "look at it; move it away if it is no log of this database (SQLite follows a link there, a repair would not), or recover a copy with `salvage recover`".into(),
+            });
+        }
+    }
     bundle::check_target(&j.archive)?;
     let mut taken = bundle::protected(db);
     taken.extend(own_paths(&db.file));

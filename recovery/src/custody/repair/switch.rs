@@ -112,7 +112,7 @@ pub(super) fn fence(j: &mut Journal) -> Result<(), Error> {
 /// proved the read whole, the
 /// file is unchanged without being read; a moved stamp (a `chmod`, a write) has the file
 /// read once, its BLAKE3 compared; with no stamp recorded, its SHA-256.
-fn as_archived(j: &Journal, role: Role, path: &Path) -> Result<bool, Error> {
+pub(super) fn as_archived(j: &Journal, role: Role, path: &Path) -> Result<bool, Error> {
     let Some(archived) = j.archived(role) else {
         return Ok(true);
     };
