@@ -748,6 +748,10 @@ fn a_database_written_to_while_it_is_read_is_refused_leaving_nothing() -> TestRe
     let (code, err) = repaired?;
     assert_eq!(code, 2, "repair: {err}");
     assert!(err.contains("changed while the repair read it"), "{err}");
+    assert!(
+        !err.contains("--resume") && !err.contains("stays recorded"),
+        "nothing is recorded to go on from: {err}"
+    );
     assert_eq!(dir.listing(), before, "the refusals left nothing");
     Ok(())
 }
@@ -1453,14 +1457,59 @@ fn a_rollback_stopped_partway_is_ended_only_by_a_rollback_that_keeps_the_log() -
     let (code, err) = repair(&db, &["--rollback"], Some("rollback-archive-removed"))?;
     assert_eq!(code, 99, "{err}");
     assert!(archive_of(&dir).is_none(), "{:?}", dir.listing());
-    for action in ["--resume", "--abandon"] {
-        let (code, err) = repair(&db, &[action], None)?;
-        assert_eq!(code, 2, "{action}: {err}");
-        assert!(err.contains("--rollback"), "{action}: {err}");
-    }
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("began and stopped partway"), "{err}");
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 2, "a fence stands: {err}");
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 0, "{err}");
     assert_eq!(originals(&db)?, files, "{:?}", dir.listing());
+    let names = dir.listing();
+    assert!(repair_leftovers(&names).is_empty(), "{names:?}");
+    Ok(())
+}
+
+/// A rollback stopped before its first fence (its start recorded) leaves the recovery
+/// open to the application: once that writes, the rollback refuses to replace it, and
+/// `--abandon` ends the repair with the application's rows where they are. A rollback
+/// stopped once every file is back (nothing cleaned up yet) is not taken by `--resume`
+/// for a finished repair: the path holds the original, and `--rollback` ends it.
+#[test]
+fn a_rollback_stopped_at_either_end_leaves_a_way_on() -> TestResult {
+    let dir = Scratch::new("repair-rollback-ends");
+    let db = damaged_wal_store(&dir)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    let (code, err) = repair(&db, &["--rollback"], Some("rolling-back"))?;
+    assert_eq!(code, 99, "{err}");
+    {
+        let conn = rusqlite::Connection::open(&db)?;
+        conn.execute_batch("PRAGMA user_version = 77")?;
+    }
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 2, "{err}");
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 0, "{err}");
+    let conn = rusqlite::Connection::open(&db)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    assert_eq!(version, 77, "the application's write is where it put it");
+    drop(conn);
+
+    let dir = Scratch::new("repair-rollback-moved-back");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    let (code, err) = repair(&db, &["--rollback"], Some("rollback-moved"))?;
+    assert_eq!(code, 99, "{err}");
+    assert_eq!(originals(&db)?, files);
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no longer holds the recovery"), "{err}");
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(originals(&db)?, files);
     let names = dir.listing();
     assert!(repair_leftovers(&names).is_empty(), "{names:?}");
     Ok(())

@@ -105,11 +105,15 @@ pub(super) fn file(j: &mut Journal, who: &Provenance, known: Known) -> Result<()
         };
         // A resumed run vouches only for what it checks: a file at the switch's name since
         // the stop could be anything.
-        if known == Known::FromJournal
-            && Role::parse(&listed.role)
-                .is_some_and(|role| !super::switch::as_archived(j, role, &at).unwrap_or(false))
-        {
-            return Err(differs(&at));
+        if known == Known::FromJournal {
+            let same = match Role::parse(&listed.role) {
+                Some(role) if at.exists() => super::switch::as_archived(j, role, &at)?,
+                Some(_) => false,
+                None => true,
+            };
+            if !same {
+                return Err(differs(&at));
+            }
         }
         let copy = partial.join(&listed.path);
         if link_or_copy(&at, &copy)?.is_some_and(|sha256| sha256 != listed.sha256) {

@@ -240,7 +240,9 @@ pub fn repair(options: &RepairOptions, observer: &dyn Observer) -> Result<Repair
             ),
             hint: "run `salvage repair DB` to start one".into(),
         }),
-        (Action::Resume | Action::Abandon, Some(j)) if j.rolling_back => Err(unfinished(&j)),
+        // (An abandon is refused while a fence stands, as it always does while a rollback
+        // is under way.)
+        (Action::Resume, Some(j)) if j.rolling_back => Err(unfinished(&j)),
         (Action::Resume, Some(mut j)) => {
             j.allow_partial |= options.allow_partial;
             j.placeholders |= options.placeholders;
@@ -312,7 +314,7 @@ fn unfinished(j: &Journal) -> Error {
     if j.rolling_back {
         return Error::Refused {
             what: format!(
-                "a rollback of the repair of `{db}` began and stopped partway: the original is part way back"
+                "a rollback of the repair of `{db}` began and stopped partway: its fences keep the database closed"
             ),
             hint: format!(
                 "`salvage repair {db} --rollback` finishes it (nothing else may: the path is half restored); the journal is `{}`",
@@ -404,6 +406,21 @@ fn run(
                 filing::file(j, who, known)
             }
             Phase::Swapped | Phase::Filed => switch::finish(j, known),
+            // A resume checks that the switch's end is still what the path holds: a
+            // rollback begun and stopped once its moves were over leaves the original
+            // back at DB and this phase recorded.
+            Phase::Done if known == Known::FromJournal && !switch::still_switched(j)? => {
+                return Err(Error::Refused {
+                    what: format!(
+                        "`{}` no longer holds the recovery this repair put there",
+                        named(j).display()
+                    ),
+                    hint: format!(
+                        "a rollback (or the application) changed it since; `salvage repair {0} --rollback` ends the repair if it holds the original, `--abandon` if the application's",
+                        named(j).display()
+                    ),
+                })
+            }
             Phase::Done => {
                 drop(held);
                 let manifest_sha256 = bundle::manifest_sha256(&j.archive).ok();
@@ -426,6 +443,11 @@ fn run(
 /// A failure or a refusal partway through a repair, with where its journal says it
 /// is: the repair stays recorded, the original intact.
 fn stopped(e: Error, j: &Journal) -> Error {
+    // A refusal that ended the repair (its journal removed, nothing kept) is told as it
+    // is: there is nothing recorded to go on from.
+    if !Journal::path_for(&j.db).exists() {
+        return e;
+    }
     Error::RepairStopped {
         cause: Box::new(e),
         db: named(j),

@@ -135,11 +135,13 @@ fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
 }
 
 /// Puts the original back at its path and ends the repair, from whatever phase it
-/// reached. Each log's name gets a fence first; then the database is exchanged back (or
-/// renamed onto an empty path), then each of the original's logs exchanged with its
+/// reached. Every copy it needs from the archive is made and hash checked first, while
+/// nothing has moved. Then each log's name gets a fence; the database is exchanged back
+/// (or renamed onto an empty path), then each of the original's logs exchanged with its
 /// fence and the other fences removed: at no instant does the path hold the original
-/// without its log or anything with the wrong log. Refused when the path holds what the
-/// application wrote.
+/// without its log or anything with the wrong log. While the fences stand the journal
+/// says a rollback is under way (`rolling_back`), and `--resume` is refused. Refused when
+/// the path holds what the application wrote.
 pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
     let _held = hold(j)?;
     let mut steps = Vec::new();
@@ -149,14 +151,30 @@ pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
         if matches!(at, AtDb::Other { .. }) || foreign.is_some() {
             return Err(not_ours(j, &at, foreign.as_deref()));
         }
-        if !j.rolling_back {
-            j.rolling_back = true;
-            j.write()?;
+        let logs = stage_logs(j, &at)?;
+        let database = stage_database(j, &at)?;
+        let shm = stage_shm(j)?;
+        if !logs.is_empty() || database.is_some() || shm.is_some() {
+            if !j.rolling_back {
+                j.rolling_back = true;
+                j.write()?;
+            }
+            crate::base::crash::point("repair:rolling-back");
         }
-        crate::base::crash::point("repair:rolling-back");
-        let logs = stage_logs(j, &at, &mut steps)?;
-        put_back_database(j, &at, &mut steps)?;
-        put_back_shm(j, &mut steps)?;
+        for (_, path) in &logs {
+            if !is_fence(path) {
+                std::fs::create_dir(path).map_err(Error::writing(path))?;
+                steps.push(Step::Fenced(path.clone()));
+            }
+        }
+        if let Some(from) = database {
+            put_back_database(j, &at, from, &mut steps)?;
+        }
+        if let Some(staged) = shm {
+            let path = beside(&j.db, "-shm");
+            place::rename_noreplace(&staged, &path).map_err(Error::writing(&path))?;
+            steps.push(Step::PutBack(path));
+        }
         // While the fences still stand: a stop after they are gone must not leave the
         // archive a second name of the database the application then writes.
         if j.files_last() {
@@ -173,6 +191,13 @@ pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
                 None => std::fs::remove_dir(&path).map_err(Error::writing(&path))?,
             }
         }
+        // Every file is back and no fence stands: what is left is cleaning up, which a
+        // stop leaves for any way on (the application may open the database now).
+        if j.rolling_back {
+            j.rolling_back = false;
+            j.write()?;
+        }
+        crate::base::crash::point("repair:rollback-moved");
     }
     // Every original file is back at its path (or there never was one to move).
     clean(j, &mut steps, true)?;
@@ -184,16 +209,12 @@ pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
     Ok(Repaired::RolledBack { steps })
 }
 
-/// Fences each log's name that does not hold the original's log (while the database is
-/// not the original, no log may appear beside it), and stages each of the original's
-/// logs to put back (from where the fence keeps it, else copied from the archive, its
-/// hash checked). Returns, per fenced name, the staged log (or `None`: the original had
-/// no such log, the fence is only removed).
-fn stage_logs(
-    j: &Journal,
-    at: &AtDb,
-    steps: &mut Vec<Step>,
-) -> Result<Vec<(Option<PathBuf>, PathBuf)>, Error> {
+/// Each log's name to fence (while the database is not the original, no log may appear
+/// beside it), with the original's log to put back there: from where the switch's fence
+/// keeps it, where a rollback stopped partway staged it, else copied from the archive
+/// (its hash checked); `None`: the original had no such log, the fence is only removed.
+/// Nothing is fenced or moved yet.
+fn stage_logs(j: &Journal, at: &AtDb) -> Result<Vec<(Option<PathBuf>, PathBuf)>, Error> {
     let mut logs = Vec::new();
     for role in LOGS {
         let path = log_path(&j.db, role);
@@ -241,37 +262,34 @@ fn stage_logs(
         if staged.is_none() && *at == AtDb::Original && !is_fence(&path) {
             continue;
         }
-        if !is_fence(&path) {
-            std::fs::create_dir(&path).map_err(Error::writing(&path))?;
-            steps.push(Step::Fenced(path.clone()));
-        }
         logs.push((staged, path));
     }
     Ok(logs)
 }
 
-/// Puts the original database at its path when it is not there: from the shadow (or the
-/// aside path of a repair of journal format 1) where the swap left it, else copied from
-/// the archive (its hash checked); exchanged with the recovery, or renamed onto an empty
-/// path (never over a file).
-fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<Step>) -> Result<(), Error> {
-    if *at == AtDb::Original {
-        return Ok(());
-    }
-    let Some(archived) = j.archived(Role::Database) else {
-        return Ok(());
+/// Where the original database comes back from when it is not at its path: the shadow
+/// (or the aside path of a repair of journal format 1) where the swap left it, a copy a
+/// stopped rollback staged, else a copy from the archive (each by its hash).
+fn stage_database(j: &Journal, at: &AtDb) -> Result<Option<PathBuf>, Error> {
+    let Some(archived) = j.archived(Role::Database).filter(|_| *at != AtDb::Original) else {
+        return Ok(None);
     };
-    let mut from = None;
     for candidate in [&j.shadow, &j.aside, &restoring(&j.db, "")] {
         if candidate.is_file() && hash(candidate)?.sha256 == archived.sha256 {
-            from = Some(candidate.clone());
-            break;
+            return Ok(Some(candidate.clone()));
         }
     }
-    let from = match from {
-        Some(f) => f,
-        None => from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, ""))?,
-    };
+    from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, "")).map(Some)
+}
+
+/// Puts the original database `from` at its path: exchanged with the recovery, or
+/// renamed onto an empty path (never over a file).
+fn put_back_database(
+    j: &Journal,
+    at: &AtDb,
+    from: PathBuf,
+    steps: &mut Vec<Step>,
+) -> Result<(), Error> {
     if *at == AtDb::Absent {
         place::rename_noreplace(&from, &j.db).map_err(Error::writing(&j.db))?;
         steps.push(Step::Renamed {
@@ -288,26 +306,23 @@ fn put_back_database(j: &Journal, at: &AtDb, steps: &mut Vec<Step>) -> Result<()
     Ok(())
 }
 
-/// The original's `-shm` copied back from the archive when it is archived and its name is
+/// A copy of the original's `-shm` from the archive, when it is archived and its name is
 /// free (SQLite would make a new one from the log; the original's is put back byte for
 /// byte).
-fn put_back_shm(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error> {
-    let path = beside(&j.db, "-shm");
+fn stage_shm(j: &Journal) -> Result<Option<PathBuf>, Error> {
     let Some(archived) = j.archived(Role::Shm) else {
-        return Ok(());
+        return Ok(None);
     };
-    if std::fs::symlink_metadata(&path).is_ok() {
-        return Ok(());
+    if std::fs::symlink_metadata(beside(&j.db, "-shm")).is_ok() {
+        return Ok(None);
     }
-    let staged = from_archive(
+    from_archive(
         j,
         &archived.path,
         &archived.sha256,
         &restoring(&j.db, "-shm"),
-    )?;
-    place::rename_noreplace(&staged, &path).map_err(Error::writing(&path))?;
-    steps.push(Step::PutBack(path));
-    Ok(())
+    )
+    .map(Some)
 }
 
 /// A copy of the archived file `name` at `to` (a staging name of the repair's own,

@@ -63,7 +63,7 @@ pub(super) fn start(
     check_exchange(file)?;
     place::check_not_in_use(file)?;
     let files = room_for_files(file);
-    check_room(&j, files)?;
+    check_room(&j, files, linked_elsewhere(file))?;
     if !needs_repair && healthy(db, &j, file_healthy, files)? {
         return Ok(Repaired::Healthy);
     }
@@ -193,11 +193,23 @@ fn room_for_files(db: &Path) -> u64 {
         .sum()
 }
 
+/// The room (rounded as [`room_for_files`]) of the database's files that already have
+/// another name: filing copies them rather than give them a third.
+fn linked_elsewhere(db: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    bundle::database_files(db)
+        .iter()
+        .filter_map(|(p, _)| std::fs::metadata(p).ok())
+        .filter(|m| m.nlink() > 1)
+        .map(|m| m.len().div_ceil(4096) * 4096)
+        .sum()
+}
+
 /// Refuses when the archive's filesystem cannot hold its manifest and the report (and a
 /// copy of the database and its sidecars, when it is another filesystem than the
-/// database's: there the original's own files cannot be linked), or the database's
-/// cannot hold the recovery beside it.
-fn check_room(j: &Journal, files: u64) -> Result<(), Error> {
+/// database's: there the original's own files cannot be linked; else a copy of those
+/// with another name, `shared`), or the database's cannot hold the recovery beside it.
+fn check_room(j: &Journal, files: u64, shared: u64) -> Result<(), Error> {
     let archive_parent = crate::base::paths::folder_of(&j.archive);
     let db_parent = crate::base::paths::folder_of(&j.db);
     let same = place::device(archive_parent) == place::device(db_parent);
@@ -205,7 +217,7 @@ fn check_room(j: &Journal, files: u64) -> Result<(), Error> {
     // The recovery holds what the files hold; SQLite's journal while it is written.
     let beside_db = files + (64 << 10);
     let needs = if same {
-        vec![(db_parent, records + beside_db)]
+        vec![(db_parent, records + beside_db + shared)]
     } else {
         vec![(archive_parent, files + records), (db_parent, beside_db)]
     };
@@ -215,7 +227,11 @@ fn check_room(j: &Journal, files: u64) -> Result<(), Error> {
                 what: format!(
                     "`{}` has {free} bytes free; the repair needs {bytes} there (the recovery, and the archive's manifest and report{})",
                     dir.display(),
-                    if same { "" } else { ", and its copy of the database and its sidecars" }
+                    match (same, shared) {
+                        (true, 0) => "",
+                        (true, _) => ", and its copy of the files that have another name",
+                        (false, _) => ", and its copy of the database and its sidecars",
+                    }
                 ),
                 hint: "free space, or pass --archive DIR on a filesystem with room".into(),
             });

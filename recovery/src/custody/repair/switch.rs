@@ -138,7 +138,10 @@ fn check_fences(j: &Journal) -> Result<(), Error> {
 /// [`check_fences`] for a resumed `finish`, which a stop may have cut short after it
 /// removed some fences: a log's name with no fence is accepted while nothing is at it
 /// and no `-shm` is beside the database (`finish` removes the original's before any
-/// fence; an application that opened the database since would have made one).
+/// fence). That alone does not prove no application opened the database since (SQLite
+/// removes its `-wal` and `-shm` as the last connection closes, and makes no `-shm` in
+/// rollback-journal mode): what makes going on safe is that nothing is at the log's name
+/// now, and that the database's hash, checked next, is still the recovery's.
 fn check_fences_finishing(j: &Journal) -> Result<(), Error> {
     let shm = beside(&j.db, "-shm");
     let opened = std::fs::symlink_metadata(&shm).is_ok();
@@ -149,6 +152,14 @@ fn check_fences_finishing(j: &Journal) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether the path still holds what the switch's end left: the recovery at DB (by its
+/// hash), no fence at a log's name.
+pub(super) fn still_switched(j: &Journal) -> Result<bool, Error> {
+    Ok(!LOGS.iter().any(|r| is_fence(&log_path(&j.db, *r)))
+        && std::fs::symlink_metadata(&j.db).is_ok_and(|m| m.is_file())
+        && Some(hash(&j.db)?.sha256) == j.recovered_sha256)
 }
 
 /// Puts the shadow at the database's path: an atomic exchange of the two paths. A stop
