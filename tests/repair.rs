@@ -1459,7 +1459,7 @@ fn a_rollback_stopped_partway_is_ended_only_by_a_rollback_that_keeps_the_log() -
     assert!(archive_of(&dir).is_none(), "{:?}", dir.listing());
     let (code, err) = repair(&db, &["--resume"], None)?;
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("began and stopped partway"), "{err}");
+    assert!(err.contains("began and stopped before its end"), "{err}");
     let (code, err) = repair(&db, &["--abandon"], None)?;
     assert_eq!(code, 2, "a fence stands: {err}");
     let (code, err) = repair(&db, &["--rollback"], None)?;
@@ -1506,7 +1506,7 @@ fn a_rollback_stopped_at_either_end_leaves_a_way_on() -> TestResult {
     assert_eq!(originals(&db)?, files);
     let (code, err) = repair(&db, &["--resume"], None)?;
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no longer holds the recovery"), "{err}");
+    assert!(err.contains("began and stopped before its end"), "{err}");
     let (code, err) = repair(&db, &["--rollback"], None)?;
     assert_eq!(code, 0, "{err}");
     assert_eq!(originals(&db)?, files);
@@ -1640,5 +1640,110 @@ fn a_resumed_filing_checks_what_it_files() -> TestResult {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is not the original the repair read"), "{err}");
     assert!(archive_of(&dir).is_none(), "{:?}", dir.listing());
+    Ok(())
+}
+
+/// A rollback stopped after it cleaned up (the recovery removed, the journal not yet) is
+/// never resumed: a resume would have SQLite make a new, empty database where the
+/// recovery was and put it in place. Neither the journal's record of the rollback nor the
+/// check of the recovery lets that happen.
+#[test]
+fn a_resume_never_puts_an_empty_database_in_place() -> TestResult {
+    let dir = Scratch::new("repair-rollback-cleaned");
+    let db = damaged_wal_store(&dir)?;
+    let files = originals(&db)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("recovered"))?;
+    assert_eq!(code, 99, "{err}");
+    let (code, err) = repair(&db, &["--rollback"], Some("rollback-cleaned"))?;
+    assert_eq!(code, 99, "{err}");
+    assert!(
+        !sidecar(&db, ".salvage-new").exists(),
+        "{:?}",
+        dir.listing()
+    );
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("began and stopped before its end"), "{err}");
+    assert_eq!(originals(&db)?, files);
+    let (code, err) = repair(&db, &["--rollback"], None)?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(originals(&db)?, files);
+
+    // The recovery removed by hand after a stop: the check refuses, and makes nothing.
+    let (code, err) = repair(&db, &["--allow-partial"], Some("recovered"))?;
+    assert_eq!(code, 99, "{err}");
+    std::fs::remove_file(sidecar(&db, ".salvage-new"))?;
+    let (code, err) = repair(&db, &["--resume"], None)?;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is gone"), "{err}");
+    assert!(
+        !sidecar(&db, ".salvage-new").exists(),
+        "{:?}",
+        dir.listing()
+    );
+    assert_eq!(originals(&db)?, files);
+    Ok(())
+}
+
+/// The application recreates the database a person moved away (as the rollback's refusal
+/// suggests) while the rollback copies the original back from the archive: once its
+/// fences stand the rollback looks again, refuses to put the original over the
+/// application's rows, and takes its fences down, so that `--abandon` ends the repair
+/// with the application's database where it was made.
+#[test]
+fn a_rollback_looks_again_once_its_fences_stand() -> TestResult {
+    let dir = Scratch::new("repair-rollback-race");
+    let db = damaged_wal_store(&dir)?;
+    let (code, err) = repair(&db, &["--allow-partial"], Some("done"))?;
+    assert_eq!(code, 99, "{err}");
+    // Moved away, with its log: the application's database, elsewhere now.
+    for s in ["", "-wal", "-shm"] {
+        if sidecar(&db, s).exists() {
+            std::fs::rename(sidecar(&db, s), dir.path(&format!("moved{s}")))?;
+        }
+    }
+    let pause = dir.path("paused");
+    let mut rollback = crate::salvage()
+        .arg("repair")
+        .arg(&db)
+        .arg("--rollback")
+        .env_remove("SALVAGE_FAULT_AT")
+        .env(
+            "SALVAGE_PAUSE_AT",
+            format!("repair:rollback-staged={}", pause.display()),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !pause.exists() && std::time::Instant::now() < until {
+        if rollback.try_wait()?.is_some() {
+            let out = rollback.wait_with_output()?;
+            return Err(format!(
+                "the rollback ended before its pause: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(pause.exists(), "the rollback reached its pause");
+    {
+        let conn = rusqlite::Connection::open(&db)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = DELETE; CREATE TABLE notes(body); INSERT INTO notes VALUES ('made while the rollback copied');",
+        )?;
+    }
+    std::fs::remove_file(&pause)?;
+    let out = rollback.wait_with_output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for s in ["-wal", "-journal"] {
+        assert!(!sidecar(&db, s).is_dir(), "a fence left at {s}: {err}");
+    }
+    let (code, err) = repair(&db, &["--abandon"], None)?;
+    assert_eq!(code, 0, "{err}");
+    let conn = rusqlite::Connection::open(&db)?;
+    let body: String = conn.query_row("SELECT body FROM notes", [], |r| r.get(0))?;
+    assert_eq!(body, "made while the rollback copied");
     Ok(())
 }

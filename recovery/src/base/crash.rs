@@ -58,9 +58,28 @@ pub const RESTORE_PHASES: [&str; 6] = [
     "restore:placed",
 ];
 
-/// Ends the process with [`EXIT`] when [`VAR`] names `phase`.
+/// The environment variable that pauses at a phase (test-only): `PHASE=FILE` makes FILE
+/// at `PHASE` and waits until it is removed (a minute at most), so that a test can act
+/// between two steps, as another process would.
+pub const PAUSE_VAR: &str = "SALVAGE_PAUSE_AT";
+
+/// Ends the process with [`EXIT`] when [`VAR`] names `phase`; waits there when
+/// [`PAUSE_VAR`] names it.
 pub fn point(phase: &str) {
     if std::env::var_os(VAR).is_some_and(|v| v == phase) {
         std::process::exit(EXIT);
+    }
+    let paused = std::env::var(PAUSE_VAR).ok();
+    if let Some(file) = paused
+        .as_deref()
+        .and_then(|v| v.strip_prefix(phase)?.strip_prefix('='))
+    {
+        let file = std::path::Path::new(file);
+        if std::fs::write(file, phase).is_ok() {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while file.exists() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
     }
 }

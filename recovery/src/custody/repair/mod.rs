@@ -240,8 +240,8 @@ pub fn repair(options: &RepairOptions, observer: &dyn Observer) -> Result<Repair
             ),
             hint: "run `salvage repair DB` to start one".into(),
         }),
-        // (An abandon is refused while a fence stands, as it always does while a rollback
-        // is under way.)
+        // (An abandon is refused while a fence stands, as it always is, and is the way on
+        // when the application wrote after a rollback's stop.)
         (Action::Resume, Some(j)) if j.rolling_back => Err(unfinished(&j)),
         (Action::Resume, Some(mut j)) => {
             j.allow_partial |= options.allow_partial;
@@ -314,10 +314,10 @@ fn unfinished(j: &Journal) -> Error {
     if j.rolling_back {
         return Error::Refused {
             what: format!(
-                "a rollback of the repair of `{db}` began and stopped partway: its fences keep the database closed"
+                "a rollback of the repair of `{db}` began and stopped before its end"
             ),
             hint: format!(
-                "`salvage repair {db} --rollback` finishes it (nothing else may: the path is half restored); the journal is `{}`",
+                "`salvage repair {db} --rollback` finishes it; should the application have written to the database since, `salvage repair {db} --abandon` ends the repair leaving it as it is (refused while a fence of the repair stands at its -wal or -journal). The repair cannot be resumed. The journal is `{}`",
                 Journal::path_for(&j.db).display()
             ),
         };
@@ -406,21 +406,6 @@ fn run(
                 filing::file(j, who, known)
             }
             Phase::Swapped | Phase::Filed => switch::finish(j, known),
-            // A resume checks that the switch's end is still what the path holds: a
-            // rollback begun and stopped once its moves were over leaves the original
-            // back at DB and this phase recorded.
-            Phase::Done if known == Known::FromJournal && !switch::still_switched(j)? => {
-                return Err(Error::Refused {
-                    what: format!(
-                        "`{}` no longer holds the recovery this repair put there",
-                        named(j).display()
-                    ),
-                    hint: format!(
-                        "a rollback (or the application) changed it since; `salvage repair {0} --rollback` ends the repair if it holds the original, `--abandon` if the application's",
-                        named(j).display()
-                    ),
-                })
-            }
             Phase::Done => {
                 drop(held);
                 let manifest_sha256 = bundle::manifest_sha256(&j.archive).ok();
@@ -445,7 +430,8 @@ fn run(
 fn stopped(e: Error, j: &Journal) -> Error {
     // A refusal that ended the repair (its journal removed, nothing kept) is told as it
     // is: there is nothing recorded to go on from.
-    if !Journal::path_for(&j.db).exists() {
+    let journal = std::fs::symlink_metadata(Journal::path_for(&j.db));
+    if journal.is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return e;
     }
     Error::RepairStopped {

@@ -18,7 +18,7 @@ use super::{
     exchange, hash, is_fence, log_path, named, old_log, place, restoring, Repaired, Step, LOGS,
 };
 use crate::base::error::Error;
-use crate::base::files::{copy_durably, FileStamp};
+use crate::base::files::{copy_durably, now, FileStamp};
 use crate::base::paths::with_suffix as beside;
 use crate::custody::bundle::Role;
 use crate::report::RepairState;
@@ -127,7 +127,7 @@ fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
                 db.display()
             ),
             false => format!(
-                "the repair has archived nothing (it files the original as it switches the recovery in, and the application wrote before that){recovery}. To keep the database as the application left it and end this repair: `salvage repair {0} --abandon`",
+                "no archive of the original is left (the repair files it only as it switches the recovery in, and a rollback removes it once the original is back){recovery}. To keep the database as the application left it and end this repair: `salvage repair {0} --abandon`",
                 db.display()
             ),
         },
@@ -145,30 +145,62 @@ fn not_ours(j: &Journal, at: &AtDb, log: Option<&Path>) -> Error {
 pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
     let _held = hold(j)?;
     let mut steps = Vec::new();
+    // From here the repair is being undone: the journal says so, and a resume, which
+    // would take a half-restored (or cleaned-up) path for the repair's, is refused.
+    let under_way = |j: &mut Journal| -> Result<(), Error> {
+        if !j.rolling_back {
+            j.rolling_back = true;
+            j.write()?;
+        }
+        crate::base::crash::point("repair:rolling-back");
+        Ok(())
+    };
     if j.archived(Role::Database).is_some() {
         let at = at_db(j)?;
         let foreign = foreign_log(j)?;
         if matches!(at, AtDb::Other { .. }) || foreign.is_some() {
             return Err(not_ours(j, &at, foreign.as_deref()));
         }
+        let (stamp, stamped) = (stamp_of(&j.db), now());
+        under_way(j)?;
         let logs = stage_logs(j, &at)?;
         let database = stage_database(j, &at)?;
         let shm = stage_shm(j)?;
-        if !logs.is_empty() || database.is_some() || shm.is_some() {
-            if !j.rolling_back {
-                j.rolling_back = true;
-                j.write()?;
-            }
-            crate::base::crash::point("repair:rolling-back");
-        }
+        crate::base::crash::point("repair:rollback-staged");
         for (_, path) in &logs {
             if !is_fence(path) {
                 std::fs::create_dir(path).map_err(Error::writing(path))?;
                 steps.push(Step::Fenced(path.clone()));
             }
         }
-        if let Some(from) = database {
-            put_back_database(j, &at, from, &mut steps)?;
+        // The staging took time without fences: what the application did meanwhile is
+        // looked at again, and until the database is back a failure takes this run's
+        // fences down again, leaving the path to the application.
+        let back = (|| {
+            let moved = stamp_of(&j.db) != stamp || stamp.is_some_and(|s| s.racy(stamped));
+            if moved {
+                let again = at_db(j)?;
+                if again != at {
+                    return Err(not_ours(j, &again, None));
+                }
+            }
+            if let Some(log) = foreign_log(j)? {
+                return Err(not_ours(j, &at, Some(&log)));
+            }
+            match database {
+                Some(from) => put_back_database(j, &at, from, &mut steps),
+                None => Ok(()),
+            }
+        })();
+        if let Err(e) = back {
+            for step in &steps {
+                if let Step::Fenced(fence) = step {
+                    if is_fence(fence) {
+                        std::fs::remove_dir(fence).map_err(Error::writing(fence))?;
+                    }
+                }
+            }
+            return Err(e);
         }
         if let Some(staged) = shm {
             let path = beside(&j.db, "-shm");
@@ -191,22 +223,26 @@ pub(super) fn rollback(j: &mut Journal) -> Result<Repaired, Error> {
                 None => std::fs::remove_dir(&path).map_err(Error::writing(&path))?,
             }
         }
-        // Every file is back and no fence stands: what is left is cleaning up, which a
-        // stop leaves for any way on (the application may open the database now).
-        if j.rolling_back {
-            j.rolling_back = false;
-            j.write()?;
-        }
         crate::base::crash::point("repair:rollback-moved");
+    } else {
+        under_way(j)?;
     }
     // Every original file is back at its path (or there never was one to move).
     clean(j, &mut steps, true)?;
+    crate::base::crash::point("repair:rollback-cleaned");
     record(j, RepairState::RolledBack)?;
     j.remove()?;
     if steps.is_empty() {
         steps.push(Step::NothingMoved);
     }
     Ok(Repaired::RolledBack { steps })
+}
+
+/// The stamp of what is at `path` (a link not followed).
+fn stamp_of(path: &Path) -> Option<FileStamp> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| FileStamp::of(&m))
 }
 
 /// Each log's name to fence (while the database is not the original, no log may appear
@@ -360,7 +396,13 @@ fn remove_filed_archive(j: &Journal, steps: &mut Vec<Step>) -> Result<(), Error>
         && j.phase >= Phase::Swapped
         && super::filing::is_ours(j, &j.archive)
     {
-        std::fs::remove_dir_all(&j.archive).map_err(Error::writing(&j.archive))?;
+        // Renamed to its partial name first, which every later run removes: a stop in the
+        // middle of the removal leaves no remnant under the archive's name without its
+        // manifest, which none would take for this repair's.
+        let partial = crate::custody::bundle::incomplete(&j.archive);
+        crate::base::files::rename_durably(&j.archive, &partial)
+            .map_err(Error::writing(&j.archive))?;
+        std::fs::remove_dir_all(&partial).map_err(Error::writing(&partial))?;
         steps.push(Step::RemovedArchive(j.archive.clone()));
     }
     Ok(())

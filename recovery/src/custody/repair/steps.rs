@@ -387,6 +387,17 @@ pub(super) fn verify(j: &mut Journal, vouched: Option<String>) -> Result<(), Err
             j.shadow.display()
         )))
     };
+    // A resumed check finds the recovery where this repair committed it, or refuses: it
+    // never lets SQLite make a new, empty database at that name.
+    if !std::fs::symlink_metadata(&j.shadow).is_ok_and(|m| m.is_file()) {
+        return Err(Error::Refused {
+            what: format!(
+                "the recovery `{}` is gone (or is no file)",
+                j.shadow.display()
+            ),
+            hint: "a rollback stopped partway removes it: `--rollback` ends the repair (the original is untouched)".into(),
+        });
+    }
     if let Some(sha256) = vouched.filter(|s| !s.is_empty()) {
         no_sidecars(&j.shadow).map_err(failed)?;
         if j.wal_mode != super::header_says_wal(&j.shadow) {
@@ -403,7 +414,10 @@ pub(super) fn verify(j: &mut Journal, vouched: Option<String>) -> Result<(), Err
         return j.advance(Phase::Verified);
     }
     if j.wal_mode {
-        let conn = rusqlite::Connection::open(&j.shadow)
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let conn = rusqlite::Connection::open_with_flags(&j.shadow, flags)
             .map_err(|e| failed(format!("cannot be opened by SQLite: {e}")))?;
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))

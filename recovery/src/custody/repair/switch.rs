@@ -154,14 +154,6 @@ fn check_fences_finishing(j: &Journal) -> Result<(), Error> {
     Ok(())
 }
 
-/// Whether the path still holds what the switch's end left: the recovery at DB (by its
-/// hash), no fence at a log's name.
-pub(super) fn still_switched(j: &Journal) -> Result<bool, Error> {
-    Ok(!LOGS.iter().any(|r| is_fence(&log_path(&j.db, *r)))
-        && std::fs::symlink_metadata(&j.db).is_ok_and(|m| m.is_file())
-        && Some(hash(&j.db)?.sha256) == j.recovered_sha256)
-}
-
 /// Puts the shadow at the database's path: an atomic exchange of the two paths. A stop
 /// between the exchange and its record is told by the files' hashes.
 pub(super) fn swap(j: &mut Journal, known: Known) -> Result<(), Error> {
