@@ -263,15 +263,10 @@ fn stage_logs(j: &Journal, at: &AtDb) -> Result<Vec<(Option<PathBuf>, PathBuf)>,
                 let suffix = role.suffix().unwrap_or_default();
                 // Where the switch kept it, or where a rollback stopped partway staged it
                 // (its only copy once that rollback removed a filed archive).
-                let mut kept = None;
-                for candidate in [old_log(&j.db, role), restoring(&j.db, suffix)] {
-                    if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file())
-                        && hash(&candidate)?.sha256 == archived.sha256
-                    {
-                        kept = Some(candidate);
-                        break;
-                    }
-                }
+                let kept = holding(
+                    [old_log(&j.db, role), restoring(&j.db, suffix)],
+                    &archived.sha256,
+                )?;
                 if kept.is_some() {
                     kept
                 } else if j.files_last()
@@ -303,6 +298,22 @@ fn stage_logs(j: &Journal, at: &AtDb) -> Result<Vec<(Option<PathBuf>, PathBuf)>,
     Ok(logs)
 }
 
+/// The first of `candidates` that is a regular file (a link not followed) with the
+/// SHA-256 `sha256`.
+fn holding(
+    candidates: impl IntoIterator<Item = PathBuf>,
+    sha256: &str,
+) -> Result<Option<PathBuf>, Error> {
+    for candidate in candidates {
+        if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file())
+            && hash(&candidate)?.sha256 == sha256
+        {
+            return Ok(Some(candidate));
+        }
+    }
+    Ok(None)
+}
+
 /// Where the original database comes back from when it is not at its path: the shadow
 /// (or the aside path of a repair of journal format 1) where the swap left it, a copy a
 /// stopped rollback staged, else a copy from the archive (each by its hash).
@@ -310,10 +321,9 @@ fn stage_database(j: &Journal, at: &AtDb) -> Result<Option<PathBuf>, Error> {
     let Some(archived) = j.archived(Role::Database).filter(|_| *at != AtDb::Original) else {
         return Ok(None);
     };
-    for candidate in [&j.shadow, &j.aside, &restoring(&j.db, "")] {
-        if candidate.is_file() && hash(candidate)?.sha256 == archived.sha256 {
-            return Ok(Some(candidate.clone()));
-        }
+    let candidates = [j.shadow.clone(), j.aside.clone(), restoring(&j.db, "")];
+    if let Some(kept) = holding(candidates, &archived.sha256)? {
+        return Ok(Some(kept));
     }
     from_archive(j, &archived.path, &archived.sha256, &restoring(&j.db, "")).map(Some)
 }
