@@ -332,7 +332,8 @@ fn carved_records_and_log_versions_are_events_with_their_source() -> TestResult 
     let carved_events = lines
         .iter()
         .filter(|l| {
-            l["source"].starts_with("carved deleted record (page ")
+            (l["source"].starts_with("carved deleted record (page ")
+                || l["source"].starts_with("carved previous version (page "))
                 && l["table"] == "messages"
                 && l["column"] == "sent"
         })
@@ -344,7 +345,6 @@ fn carved_records_and_log_versions_are_events_with_their_source() -> TestResult 
 
 /// A table may declare a column named `rowid` holding text, and a registry of the
 /// registries' names may be of another shape: the timeline reads the rest and ends well.
-/// Years no four digits write are no event.
 #[test]
 fn odd_tables_never_end_the_timeline() -> TestResult {
     let dir = Scratch::new("timeline-odd");
@@ -393,5 +393,177 @@ fn a_file_sqlite_cannot_read_is_refused_as_unreadable() -> TestResult {
     );
     assert!(!stderr.contains("output database"), "{stderr}");
     assert!(!out.exists() && !dir.path("timeline.csv.incomplete").exists());
+    Ok(())
+}
+
+/// A table whose every row was deleted keeps its times only in the records `--carve`
+/// finds, and here the time is the INTEGER PRIMARY KEY, stored NULL in each record, its
+/// value the record's rowid: the column is taken as a time on the carved values, and each
+/// carved record is an event at its rowid's time.
+#[test]
+fn a_time_kept_only_in_deleted_records_is_read_from_their_rowids() -> TestResult {
+    let dir = Scratch::new("timeline-carved-key");
+    let src = dir.path("visits.db");
+    let first_ms: i64 = 1_700_000_000_000;
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "CREATE TABLE visits(visit_time INTEGER PRIMARY KEY, url TEXT NOT NULL);",
+        )?;
+        for i in 0..300i64 {
+            conn.execute(
+                "INSERT INTO visits VALUES (?1, ?2)",
+                rusqlite::params![
+                    first_ms + i * 60_000,
+                    format!("https://example.org/page/{i}/{}", "x".repeat(80))
+                ],
+            )?;
+        }
+        conn.execute_batch("DELETE FROM visits;")?;
+    }
+    let out = dir.path("out.db");
+    let options = recovery::RecoverOptions {
+        carve: true,
+        ..recovery::RecoverOptions::new(&src, &out)
+    };
+    recovery::recover(&options, &recovery::Quiet)?;
+    let keyed: Vec<i64> = Connection::open(&out)?
+        .prepare("SELECT rowid FROM salvage_carved WHERE tbl = 'visits' AND rowid IS NOT NULL ORDER BY rowid")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert!(
+        keyed.len() >= 250,
+        "carved with their rowids: {}",
+        keyed.len()
+    );
+    let lines = timeline(&out, &dir.path("visits.csv"))?;
+    assert_times_agree(&lines)?;
+    let mut got: Vec<i64> = Vec::new();
+    for l in &lines {
+        assert!(
+            l["table"] == "visits"
+                && l["column"] == "visit_time"
+                && l["epoch"] == "unix_ms"
+                && l["time_column"].starts_with("inferred: ")
+                && l["source"].starts_with("carved deleted record (page ")
+                && l["plausible"] == "true",
+            "{l:?}"
+        );
+        // The event's time is its rowid's, to the microsecond.
+        let ms: i64 = l["value"].parse()?;
+        assert_eq!(l["rowid"], ms.to_string());
+        assert_eq!(l["timestamp"], (ms * 1_000).to_string());
+        got.push(ms);
+    }
+    got.sort_unstable();
+    assert_eq!(got, keyed);
+    Ok(())
+}
+
+/// A catalogued column's values as an application leaves them: the largest integer (a
+/// "never" some applications write) is past every year ISO 8601 writes, an event without a
+/// date, flagged, never dropped; -1 and zero, as numbers or as text, are unset times, no
+/// events.
+#[test]
+fn a_time_past_every_year_is_an_event_flagged_without_a_date() -> TestResult {
+    let dir = Scratch::new("timeline-beyond");
+    let (src, _) = catalogued_database(&dir, "chromium-history")?;
+    let stored: i64 = {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "UPDATE visits SET visit_time = 9223372036854775807 WHERE id = 1;
+             UPDATE visits SET visit_time = -1 WHERE id = 2;
+             UPDATE visits SET visit_time = '0' WHERE id = 3;
+             UPDATE visits SET visit_time = '-1' WHERE id = 4;",
+        )?;
+        conn.query_row(
+            "SELECT count(*) FROM visits WHERE visit_time IS NOT NULL AND visit_time NOT IN (0, -1, '0', '-1')",
+            [],
+            |r| r.get(0),
+        )?
+    };
+    let lines = timeline(&src, &dir.path("history.csv"))?;
+    let visits: Vec<&Line> = lines
+        .iter()
+        .filter(|l| l["table"] == "visits" && l["column"] == "visit_time")
+        .collect();
+    assert_eq!(visits.len() as i64, stored, "{visits:?}");
+    let beyond: Vec<&&Line> = visits.iter().filter(|l| l["datetime"].is_empty()).collect();
+    assert_eq!(beyond.len(), 1, "{beyond:?}");
+    let l = beyond[0];
+    assert!(
+        l["rowid"] == "1"
+            && l["value"] == "9223372036854775807"
+            && l["timestamp"].is_empty()
+            && l["plausible"] == "false"
+            && l["message"].contains("[implausible: past the years 0001 to 9999"),
+        "{l:?}"
+    );
+    let dated: Vec<Line> = visits
+        .iter()
+        .filter(|l| !l["datetime"].is_empty())
+        .map(|l| (*l).clone())
+        .collect();
+    assert_times_agree(&dated)?;
+    Ok(())
+}
+
+/// What an event says of where its time came from and how it was read: a carved record that
+/// is an older version of a live row says so; one whose rowid was overwritten says it has
+/// none; a text time without a zone is taken as UTC, and the event says so. A column with
+/// one date no calendar has is no time at all.
+#[test]
+fn an_event_says_how_its_time_was_read() -> TestResult {
+    let dir = Scratch::new("timeline-said");
+    let src = dir.path("notes.db");
+    Connection::open(&src)?.execute_batch(
+        "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, created_at TEXT);
+         INSERT INTO notes VALUES (1, 'one', '2023-11-14 22:13:20'),
+                                  (2, 'two', '2023-11-14T22:13:20+02:00');
+         CREATE TABLE drafts(id INTEGER PRIMARY KEY, saved_at TEXT);
+         INSERT INTO drafts VALUES (1, '2023-04-30 10:00:00'), (2, '2023-04-31 10:00:00');
+         CREATE TABLE salvage_carved(tbl TEXT, source TEXT, page INTEGER, offset INTEGER,
+             confidence REAL, status TEXT, rowid INTEGER, nfield INTEGER, c0, c1, c2);
+         INSERT INTO salvage_carved VALUES
+             ('notes', 'freeblock', 2, 3000, 1.0, 'previous version', 1, 3, NULL, 'one',
+              '2023-11-13 08:00:00Z'),
+             ('notes', 'freeblock', 2, 3100, 0.9, 'deleted', NULL, 3, NULL, 'three',
+              '2023-11-12 08:00:00Z');",
+    )?;
+    let lines = timeline(&src, &dir.path("notes.csv"))?;
+    assert_times_agree(&lines)?;
+    assert!(lines.iter().all(|l| l["table"] == "notes"), "{lines:?}");
+    let by_value = |v: &str| {
+        lines
+            .iter()
+            .find(|l| l["value"] == v)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let local = by_value("2023-11-14 22:13:20");
+    assert!(
+        local["message"].contains("[no zone stored: taken as UTC]")
+            && local["datetime"] == "2023-11-14T22:13:20.000000+00:00",
+        "{local:?}"
+    );
+    let zoned = by_value("2023-11-14T22:13:20+02:00");
+    assert!(
+        !zoned["message"].contains("no zone")
+            && zoned["datetime"] == "2023-11-14T20:13:20.000000+00:00",
+        "{zoned:?}"
+    );
+    let previous = by_value("2023-11-13 08:00:00Z");
+    assert_eq!(
+        previous["source"], "carved previous version (page 2, offset 3000)",
+        "{previous:?}"
+    );
+    let deleted = by_value("2023-11-12 08:00:00Z");
+    assert!(
+        deleted["source"] == "carved deleted record (page 2, offset 3100)"
+            && deleted["rowid"].is_empty()
+            && deleted["message"].contains("notes record without its rowid"),
+        "{deleted:?}"
+    );
+    assert_eq!(lines.len(), 4);
     Ok(())
 }

@@ -30,7 +30,9 @@ pub enum Epoch {
     /// Days since noon UTC of 4714-11-24 BC (proleptic Gregorian), SQLite's `julianday()`.
     JulianDays,
     /// Text: `YYYY-MM-DD`, then optionally `HH:MM[:SS[.fff]]` after a space or `T`, then
-    /// optionally `Z` or an offset `±HH:MM`.
+    /// optionally `Z` or an offset `±HH:MM`, `±HHMM` or `±HH` (a space may come before
+    /// it). EXIF's `YYYY:MM:DD HH:MM:SS` (photo libraries store it as taken from the
+    /// file) is read too.
     IsoText,
 }
 
@@ -42,7 +44,7 @@ const TO_2001: i64 = 978_307_200;
 #[cfg(test)]
 const JULIAN_UNIX: f64 = 2_440_587.5;
 /// The same in milliseconds.
-const JULIAN_UNIX_MS: f64 = 210_866_760_000_000.0;
+const JULIAN_UNIX_MS: i128 = 210_866_760_000_000;
 
 impl Epoch {
     /// Every epoch, in declaration order.
@@ -84,14 +86,21 @@ impl Epoch {
     /// gets it) giving the time the SQL value `value` is in this epoch as UTC ISO 8601 text,
     /// to the millisecond (`YYYY-MM-DDTHH:MM:SS.SSSZ`); NULL where [`Epoch::instant`] gives
     /// none: NULL, a BLOB, in a numeric epoch text that is not a number whole, in
-    /// `iso_text` a value that is not text starting `YYYY-MM-DD`; and NULL for zero (an
-    /// unset time). What a row view shows beside a time column.
+    /// `iso_text` a value that is not text starting `YYYY-MM-DD` (or EXIF's
+    /// `YYYY:MM:DD HH:MM`) or a day its month does not have; and NULL for zero and -1 (an
+    /// unset time, [`unset`]). What a row view shows beside a time column.
     pub fn sql_utc(self, value: &str) -> String {
         const ISO: &str = "'%Y-%m-%dT%H:%M:%fZ'";
         if self == Epoch::IsoText {
+            // The date as ISO writes it (EXIF's colons made dashes); a day the month does
+            // not have is none, as in [`Epoch::instant`] (SQLite's functions would roll it
+            // over).
+            const D: &str = "[0-9][0-9]";
+            let date = format!("replace(substr({value}, 1, 10), ':', '-')");
             return format!(
-                "CASE WHEN typeof({value}) = 'text' AND {value} GLOB \
-                 '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN strftime({ISO}, {value}) END"
+                "CASE WHEN typeof({value}) = 'text' AND ({value} GLOB '{D}{D}-{D}-{D}*' \
+                 OR {value} GLOB '{D}{D}:{D}:{D} {D}:{D}*') AND date({date}) = {date} \
+                 THEN strftime({ISO}, {date} || substr({value}, 11)) END"
             );
         }
         // A number, stored as one or as text that is one whole (as Rust parses it, roughly:
@@ -114,40 +123,44 @@ impl Epoch {
             // A number is a Julian day to SQLite's date functions.
             Epoch::JulianDays => {
                 return format!(
-                    "CASE WHEN {is_number} AND {number} <> 0 THEN strftime({ISO}, {number}) END"
+                    "CASE WHEN {is_number} AND {number} NOT IN (0, -1) THEN strftime({ISO}, {number}) END"
                 )
             }
             Epoch::IsoText => return "NULL".into(),
         };
         format!(
-            "CASE WHEN {is_number} AND {number} <> 0 \
+            "CASE WHEN {is_number} AND {number} NOT IN (0, -1) \
              THEN strftime({ISO}, {seconds}, 'unixepoch') END"
         )
     }
 
     /// The instant a stored value names in this epoch: `None` for NULL, a BLOB, a value of
     /// the wrong kind (text in a numeric epoch that is not a number, a number in
-    /// `iso_text`), or one past the range of a 64-bit count of nanoseconds around 1970.
+    /// `iso_text`), and a number past the years 0001 to 9999 ([`Reading::Beyond`]).
     /// Text holding a number is read as that number, as SQLite's numeric affinity would.
     pub fn instant(self, value: &Value, text: impl Fn(&[u8]) -> Option<String>) -> Option<Instant> {
+        match self.read(value, text) {
+            Reading::At(i) => Some(i),
+            Reading::Beyond | Reading::NoTime => None,
+        }
+    }
+
+    /// What a stored value is in this epoch: an instant, a number (or a date) past the
+    /// years ISO 8601's four digits write, or no time at all. A real number carries no
+    /// finer time than a microsecond at the magnitudes times have, so its instant is
+    /// rounded to the microsecond; an integer's is exact.
+    pub fn read(self, value: &Value, text: impl Fn(&[u8]) -> Option<String>) -> Reading {
         if self == Epoch::IsoText {
             let Value::Text(bytes) = value else {
-                return None;
+                return Reading::NoTime;
             };
-            return parse_iso(&text(bytes)?);
+            return match text(bytes).as_deref().and_then(parse_iso) {
+                Some((nanos, _)) => Reading::of_nanos(nanos),
+                None => Reading::NoTime,
+            };
         }
-        let number = match value {
-            Value::Integer(i) => Number::Int(*i),
-            Value::Real(r) => Number::Real(*r),
-            Value::Text(bytes) => {
-                let s = text(bytes)?;
-                let s = s.trim();
-                match s.parse::<i64>() {
-                    Ok(i) => Number::Int(i),
-                    Err(_) => Number::Real(s.parse::<f64>().ok()?),
-                }
-            }
-            Value::Null | Value::Blob(_) => return None,
+        let Some(number) = Number::of(value, &text) else {
+            return Reading::NoTime;
         };
         // (nanoseconds per unit, seconds from 1970 to the epoch's start)
         let (unit, start): (i128, i64) = match self {
@@ -167,16 +180,71 @@ impl Epoch {
                 // In whole milliseconds, as SQLite computes a Julian day (`iJD`): a
                 // day number near 2.46 million carries no finer time in a double.
                 let ms = (days * 86_400_000.0 + 0.5).floor();
-                return Instant::from_f64_nanos((ms - JULIAN_UNIX_MS) * 1e6);
+                return match whole(ms) {
+                    Some(ms) => Reading::of_nanos((ms - JULIAN_UNIX_MS) * 1_000_000),
+                    None => Reading::Beyond,
+                };
             }
-            Epoch::IsoText => return None,
+            Epoch::IsoText => return Reading::NoTime,
         };
         let offset = i128::from(start) * 1_000_000_000;
         match number {
-            Number::Int(i) => Instant::from_nanos(i128::from(i) * unit + offset),
-            Number::Real(r) => Instant::from_f64_nanos(r * unit as f64)
-                .and_then(|i| Instant::from_nanos(i.0 + offset)),
+            Number::Int(i) => Reading::of_nanos(i128::from(i) * unit + offset),
+            Number::Real(r) => match whole(r * unit as f64) {
+                // To the nearest microsecond (the offset is whole seconds).
+                Some(nanos) => Reading::of_nanos((nanos + 500).div_euclid(1_000) * 1_000 + offset),
+                None => Reading::Beyond,
+            },
         }
+    }
+
+    /// Whether `value` is written in this epoch without a zone: ISO text with neither `Z`
+    /// nor an offset, which a timeline takes as UTC (SQLite's own date functions write
+    /// UTC so) and says so.
+    pub fn zone_assumed(self, value: &Value, text: impl Fn(&[u8]) -> Option<String>) -> bool {
+        match (self, value) {
+            (Epoch::IsoText, Value::Text(bytes)) => text(bytes)
+                .as_deref()
+                .and_then(parse_iso)
+                .is_some_and(|(_, zoned)| !zoned),
+            _ => false,
+        }
+    }
+}
+
+/// What a stored value is in an epoch ([`Epoch::read`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// A time within the years 0001 to 9999.
+    At(Instant),
+    /// A number in the epoch's unit (or a date) outside those years: a time in another
+    /// unit, a forged value, a sentinel such as the largest integer. Flagged, never moved.
+    Beyond,
+    /// No time in this epoch: NULL, a BLOB, text that is no number (or no date), a NaN or
+    /// an infinity.
+    NoTime,
+}
+
+impl Reading {
+    fn of_nanos(nanos: i128) -> Reading {
+        Instant::from_nanos(nanos).map_or(Reading::Beyond, Reading::At)
+    }
+}
+
+/// A finite double as a whole number (rounded), within what an `i128` holds with room;
+/// `None` past it.
+fn whole(x: f64) -> Option<i128> {
+    (x.is_finite() && x.abs() < 1e30).then(|| x.round() as i128)
+}
+
+/// Whether a stored value is an unset time: zero, or -1 (what applications write for
+/// "never": a photo library's unset edit time, a cookie without expiry), as a number or as
+/// text that is one. Not an event.
+pub fn unset(value: &Value, text: impl Fn(&[u8]) -> Option<String>) -> bool {
+    match Number::of(value, &text) {
+        Some(Number::Int(i)) => i == 0 || i == -1,
+        Some(Number::Real(r)) => r == 0.0 || r == -1.0,
+        None => false,
     }
 }
 
@@ -185,6 +253,30 @@ impl Epoch {
 enum Number {
     Int(i64),
     Real(f64),
+}
+
+impl Number {
+    /// A stored value as a number: an integer, a real, or text that is one whole (read as
+    /// SQLite's numeric affinity would); not a NaN or an infinity.
+    fn of(value: &Value, text: &impl Fn(&[u8]) -> Option<String>) -> Option<Number> {
+        let n = match value {
+            Value::Integer(i) => Number::Int(*i),
+            Value::Real(r) => Number::Real(*r),
+            Value::Text(bytes) => {
+                let s = text(bytes)?;
+                let s = s.trim();
+                match s.parse::<i64>() {
+                    Ok(i) => Number::Int(i),
+                    Err(_) => Number::Real(s.parse::<f64>().ok()?),
+                }
+            }
+            Value::Null | Value::Blob(_) => return None,
+        };
+        match n {
+            Number::Real(r) if !r.is_finite() => None,
+            n => Some(n),
+        }
+    }
 }
 
 /// A point in time: nanoseconds since 1970-01-01 00:00 UTC (negative before).
@@ -201,13 +293,6 @@ impl Instant {
         const FROM: i128 = -62_135_596_800 * 1_000_000_000; // 0001-01-01
         const TO: i128 = 253_402_300_800 * 1_000_000_000; // 10000-01-01
         (FROM..TO).contains(&nanos).then_some(Instant(nanos))
-    }
-
-    fn from_f64_nanos(nanos: f64) -> Option<Instant> {
-        if !nanos.is_finite() || nanos.abs() > 1e30 {
-            return None;
-        }
-        Instant::from_nanos(nanos.round() as i128)
     }
 
     /// Whether an application can have written this time: from 1980 up to, not
@@ -251,28 +336,59 @@ pub fn time_like_name(name: &str) -> bool {
 }
 
 /// The one epoch in which every value of a column is a time between 1995 (2006 for Apple's
-/// epochs, whose origin is 2001) and 2040, the zeros (an unset time) aside: the other half of the evidence for taking a column no
-/// catalogue entry describes as a time. `None` when no value is left, when one value fits
-/// no epoch, or when several epochs fit them all (seconds since 1970 and since 2001 overlap
-/// for a wider window, which is why it is narrow). Text is read as `iso_text` only.
+/// epochs, whose origin is 2001) and 2040, the unset times ([`unset`]) aside: the other
+/// half of the evidence for taking a column no catalogue entry describes as a time. `None`
+/// when no value is left, when one value fits no epoch, or when several epochs fit them
+/// all (seconds since 1970 and since 2001 overlap for a wider window, which is why it is
+/// narrow). Text is read as `iso_text` only.
 pub fn infer_epoch(
     values: impl IntoIterator<Item = impl std::borrow::Borrow<Value>>,
     text: impl Fn(&[u8]) -> Option<String> + Copy,
 ) -> Option<Epoch> {
-    const FROM: i128 = 788_918_400 * 1_000_000_000; // 1995-01-01
-    const TO: i128 = 2_208_988_800 * 1_000_000_000; // 2040-01-01
-    const MAC_FROM: i128 = 1_136_073_600 * 1_000_000_000; // 2006-01-01
-    let mut left: Vec<Epoch> = Epoch::ALL.to_vec();
-    let mut any = false;
+    let mut inference = EpochInference::new();
     for v in values {
-        let v = v.borrow();
-        let zero = matches!(v, Value::Integer(0)) || matches!(v, Value::Real(r) if *r == 0.0);
-        if matches!(v, Value::Null) || zero {
-            continue;
+        if !inference.add(v.borrow(), text) {
+            return None;
         }
-        any = true;
-        left.retain(|e| {
-            let text_value = matches!(v, Value::Text(_));
+    }
+    inference.epoch()
+}
+
+/// [`infer_epoch`] a value at a time, for a reader whose values come from several places
+/// and whose reads can fail.
+#[derive(Clone, Debug)]
+pub struct EpochInference {
+    left: Vec<Epoch>,
+    any: bool,
+}
+
+impl Default for EpochInference {
+    fn default() -> Self {
+        EpochInference::new()
+    }
+}
+
+impl EpochInference {
+    /// Every epoch still possible, no value seen.
+    pub fn new() -> EpochInference {
+        EpochInference {
+            left: Epoch::ALL.to_vec(),
+            any: false,
+        }
+    }
+
+    /// Takes one more value; `false` once no epoch fits every value (the rest need not be
+    /// read).
+    pub fn add(&mut self, v: &Value, text: impl Fn(&[u8]) -> Option<String> + Copy) -> bool {
+        const FROM: i128 = 788_918_400 * 1_000_000_000; // 1995-01-01
+        const TO: i128 = 2_208_988_800 * 1_000_000_000; // 2040-01-01
+        const MAC_FROM: i128 = 1_136_073_600 * 1_000_000_000; // 2006-01-01
+        if matches!(v, Value::Null) || unset(v, text) {
+            return !self.left.is_empty();
+        }
+        self.any = true;
+        let text_value = matches!(v, Value::Text(_));
+        self.left.retain(|e| {
             // A small count is a time just after its epoch's origin: an Apple time is
             // taken from 2006 on, five years after 2001 (a Unix one, with 1970 its origin,
             // from 1995 on).
@@ -285,18 +401,24 @@ pub fn infer_epoch(
                 && e.instant(v, text)
                     .is_some_and(|i| (from..TO).contains(&i.0))
         });
-        if left.is_empty() {
-            return None;
-        }
+        !self.left.is_empty()
     }
-    match (any, left.as_slice()) {
-        (true, [one]) => Some(*one),
-        _ => None,
+
+    /// The one epoch every value taken is a time in, when there was a value.
+    pub fn epoch(&self) -> Option<Epoch> {
+        match (self.any, self.left.as_slice()) {
+            (true, [one]) => Some(*one),
+            _ => None,
+        }
     }
 }
 
-/// Parses `YYYY-MM-DD[( |T)HH:MM[:SS[.fff…]]][Z|±HH:MM]`.
-fn parse_iso(text: &str) -> Option<Instant> {
+/// Parses `YYYY-MM-DD[( |T)HH:MM[:SS[.fff…]]][[ ](Z|±HH:MM|±HHMM|±HH)]` (`T` and `Z` in
+/// either case), and EXIF's `YYYY:MM:DD HH:MM:SS`: nanoseconds after 1970 (unbounded: the
+/// caller bounds them), and whether a zone was written. A date that is not in the
+/// calendar (April 31, February 29 of a common year) is none: it is never moved to the
+/// next day.
+fn parse_iso(text: &str) -> Option<(i128, bool)> {
     let t = text.trim();
     let digits = |s: &str| -> Option<i64> {
         (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
@@ -308,18 +430,22 @@ fn parse_iso(text: &str) -> Option<Instant> {
         digits(t.get(5..7)?)?,
         digits(t.get(8..10)?)?,
     );
-    if t.get(4..5)? != "-"
-        || t.get(7..8)? != "-"
+    let exif = t.get(4..5)? == ":" && t.get(7..8)? == ":";
+    if !(exif || t.get(4..5)? == "-" && t.get(7..8)? == "-")
         || !(1..=12).contains(&m)
-        || !(1..=31).contains(&d)
+        || !(1..=days_in_month(y, m)).contains(&d)
     {
         return None;
     }
     let mut nanos = i128::from(days_from_civil(y, m, d)?) * DAY_NANOS;
     let mut rest = t.get(10..)?;
-    if let Some(time) = rest.strip_prefix([' ', 'T']) {
+    let separators: &[char] = if exif { &[' '] } else { &[' ', 'T', 't'] };
+    let time = rest
+        .strip_prefix(separators)
+        .filter(|time| time.get(2..3) == Some(":"));
+    if let Some(time) = time {
         let (h, min) = (digits(time.get(0..2)?)?, digits(time.get(3..5)?)?);
-        if time.get(2..3)? != ":" || h > 23 || min > 59 {
+        if h > 23 || min > 59 {
             return None;
         }
         nanos += i128::from(h * 3600 + min * 60) * 1_000_000_000;
@@ -339,25 +465,53 @@ fn parse_iso(text: &str) -> Option<Instant> {
                 rest = frac.get(len..)?;
             }
         }
+    } else if exif {
+        // EXIF's date is never written without its time.
+        return None;
     }
-    match rest {
-        "" | "Z" => {}
+    // A space may come before the zone (SQLite reads `… 12:00 +02:00`), only after a time.
+    let zone = match rest.strip_prefix(' ') {
+        Some(z) if time.is_some() && !z.is_empty() => z,
+        Some(_) => return None,
+        None => rest,
+    };
+    let zoned = match zone {
+        "" => false,
+        "Z" | "z" => true,
         offset => {
             let sign = match offset.get(0..1)? {
                 "+" => 1,
                 "-" => -1,
                 _ => return None,
             };
-            let body = offset.get(1..)?.replace(':', "");
-            let (h, min) = (digits(body.get(0..2)?)?, digits(body.get(2..4)?)?);
-            if body.len() != 4 || h > 23 || min > 59 {
+            let body = offset.get(1..)?;
+            // `HH:MM`, `HHMM` or `HH`, nothing else.
+            let (h, min) = match body.len() {
+                5 if body.get(2..3)? == ":" => (body.get(0..2)?, body.get(3..5)?),
+                4 => (body.get(0..2)?, body.get(2..4)?),
+                2 => (body, "00"),
+                _ => return None,
+            };
+            let (h, min) = (digits(h)?, digits(min)?);
+            if h > 23 || min > 59 {
                 return None;
             }
             // Local time minus its offset is UTC.
             nanos -= sign * i128::from(h * 3600 + min * 60) * 1_000_000_000;
+            true
         }
+    };
+    Some((nanos, zoned))
+}
+
+/// Days in month `m` (1 to 12) of proleptic Gregorian year `y`.
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
     }
-    Instant::from_nanos(nanos)
 }
 
 /// The proleptic Gregorian date of day `z` after 1970-01-01 (Howard Hinnant's
@@ -491,9 +645,29 @@ mod tests {
             Epoch::UnixS.instant(&Value::Integer(-62_135_596_801), utf8),
             None
         );
-        // Milliseconds read as seconds: far in the future, kept there and flagged.
-        let wrong = Epoch::UnixS.instant(&Value::Integer(1_700_000_000_123), utf8);
-        assert!(wrong.is_none_or(|i| !i.plausible()));
+        // Milliseconds read as seconds: past the year 9999, a number beyond the years a
+        // date is written in (the timeline flags it), as are the sentinels.
+        for (epoch, v) in [
+            (Epoch::UnixS, Value::Integer(1_700_000_000_123)),
+            (Epoch::WebkitUs, Value::Integer(i64::MAX)),
+            (Epoch::UnixS, Value::Integer(i64::MIN)),
+            (Epoch::UnixS, Value::Real(1e300)),
+            (Epoch::JulianDays, Value::Real(-1e300)),
+            (Epoch::IsoText, Value::Text("0000-01-01".into())),
+        ] {
+            assert_eq!(epoch.read(&v, utf8), Reading::Beyond, "{epoch:?} {v:?}");
+        }
+        for (epoch, v) in [
+            (Epoch::UnixS, Value::Real(f64::INFINITY)),
+            (Epoch::UnixS, Value::Text("inf".into())),
+            (Epoch::UnixS, Value::Text("1e400".into())),
+            (Epoch::MacS, Value::Null),
+        ] {
+            assert_eq!(epoch.read(&v, utf8), Reading::NoTime, "{epoch:?} {v:?}");
+        }
+        // Seconds read as milliseconds: in 1970, kept there, flagged by the caller.
+        let wrong = Epoch::UnixMs.instant(&Value::Integer(1_700_000_000), utf8);
+        assert!(wrong.is_some_and(|i| !i.plausible()));
         let zero = Epoch::WebkitUs
             .instant(&Value::Integer(0), utf8)
             .map(Instant::iso8601);
@@ -540,6 +714,113 @@ mod tests {
             None
         );
         assert_eq!(infer(&[Value::Integer(0), Value::Null]), None);
+    }
+
+    /// A real number is read to the nearest microsecond and a Julian day in SQLite's whole
+    /// milliseconds: never a microsecond short of what was written.
+    #[test]
+    fn reals_and_julian_days_keep_their_last_digit() {
+        assert_eq!(
+            at(Epoch::UnixS, Value::Real(1_700_000_000.999_999)),
+            "2023-11-14T22:13:20.999999Z"
+        );
+        assert_eq!(
+            at(Epoch::MacS, Value::Real(721_000_000.000_001)),
+            "2023-11-06T21:46:40.000001Z"
+        );
+        // Every millisecond of a second, as SQLite's `julianday()` writes it (its day
+        // number is the millisecond count over 86,400,000).
+        let base_ms: i64 = 1_700_000_000_000;
+        for k in 0..1_000 {
+            let ms = base_ms + k;
+            let days = (ms as f64 + 210_866_760_000_000.0) / 86_400_000.0;
+            let want = Epoch::UnixMs.instant(&Value::Integer(ms), utf8).unwrap();
+            assert_eq!(
+                Epoch::JulianDays.instant(&Value::Real(days), utf8),
+                Some(want),
+                "{ms}"
+            );
+        }
+        // A nanosecond count is exact, cut to the microsecond when written.
+        assert_eq!(
+            at(Epoch::UnixNs, Value::Integer(1_700_000_000_123_456_999)),
+            "2023-11-14T22:13:20.123456Z"
+        );
+    }
+
+    #[test]
+    fn text_is_a_time_only_in_the_calendar_and_in_the_forms_it_is_written() {
+        let iso = |t: &str| at(Epoch::IsoText, Value::Text(t.into()));
+        // A day its month does not have is no time (SQLite's functions roll it over).
+        for t in [
+            "2023-04-31",
+            "2023-02-29 12:00",
+            "2100-02-29",
+            "2023-13-01",
+            "2023-00-10",
+        ] {
+            assert_eq!(iso(t), "", "{t}");
+        }
+        assert_eq!(iso("2024-02-29"), "2024-02-29T00:00:00.000000Z");
+        assert_eq!(iso("2000-02-29"), "2000-02-29T00:00:00.000000Z");
+        // The zone: with or without a space before it, in any of its three forms, in either
+        // case; a malformed one is no time.
+        let want = "2023-11-14T20:13:20.000000Z";
+        for t in [
+            "2023-11-14 22:13:20 +02:00",
+            "2023-11-14t22:13:20+0200",
+            "2023-11-14T22:13:20+02",
+            "2023-11-14T20:13:20z",
+            "2023-11-14 20:13:20 Z",
+        ] {
+            assert_eq!(iso(t), want, "{t}");
+        }
+        for t in [
+            "2023-11-14T22:13:20+0:530",
+            "2023-11-14T22:13:20+05::30",
+            "2023-11-14T22:13:20+5",
+            "2023-11-14T22:13:20+",
+            "2023-11-14T22:13:20  Z",
+            "2023-11-14 +02:00",
+            "2023-11-14T",
+            "2023-11-14 22:13:20 +02:00 x",
+        ] {
+            assert_eq!(iso(t), "", "{t}");
+        }
+        // EXIF's form, with its time; never without.
+        assert_eq!(iso("2023:11:14 22:13:20"), "2023-11-14T22:13:20.000000Z");
+        assert_eq!(iso("2023:11:14"), "");
+        assert_eq!(iso("2023:11-14 22:13:20"), "");
+        // Whether the zone was taken as UTC.
+        let assumed = |t: &str| Epoch::IsoText.zone_assumed(&Value::Text(t.into()), utf8);
+        assert!(assumed("2023-11-14 22:13:20") && assumed("2023:11:14 22:13:20"));
+        assert!(!assumed("2023-11-14 22:13:20Z") && !assumed("2023-11-14T22:13:20-05:00"));
+        assert!(!Epoch::UnixS.zone_assumed(&Value::Integer(1), utf8));
+    }
+
+    #[test]
+    fn zero_and_minus_one_are_unset_as_numbers_or_text() {
+        for v in [
+            Value::Integer(0),
+            Value::Integer(-1),
+            Value::Real(0.0),
+            Value::Real(-1.0),
+            Value::Text("0".into()),
+            Value::Text(" -0 ".into()),
+            Value::Text("0.0".into()),
+            Value::Text("-1".into()),
+        ] {
+            assert!(unset(&v, utf8), "{v:?}");
+        }
+        for v in [
+            Value::Integer(1),
+            Value::Null,
+            Value::Text("".into()),
+            Value::Text("never".into()),
+            Value::Blob(vec![0]),
+        ] {
+            assert!(!unset(&v, utf8), "{v:?}");
+        }
     }
 
     #[test]

@@ -148,13 +148,15 @@ pub fn timeline(args: &crate::cli::TimelineArgs) -> Result<Exit, Error> {
         );
     }
     eprintln!(
-        "salvage timeline: {} events ({} live, {} carved, {} from logs) from {} time columns; {} flagged implausible, {} unset (zero), {} not a time in their column's epoch",
+        "salvage timeline: {} events ({} live, {} carved, {} from logs) from {} time columns; {} flagged implausible ({} past the years 0001 to 9999, without a date), {} text times without a zone taken as UTC, {} unset (zero or -1), {} not a time in their column's epoch",
         summary.live + summary.carved + summary.logged,
         summary.live,
         summary.carved,
         summary.logged,
         summary.columns.len(),
         summary.implausible,
+        summary.undated,
+        summary.zone_assumed,
         summary.zeros,
         summary.unreadable
     );

@@ -10,21 +10,22 @@
 //! Events come from the live rows; from the deleted records `--carve` put in
 //! `salvage_carved`; and from the row versions of the logs `--history` put in
 //! `salvage_history`. Every time is written in UTC, as stored: a value outside the years an
-//! application can have written (1980 to 2099) is flagged (`plausible` false), never moved.
-//! A time of zero is an unset time, counted, not an event.
+//! application can have written (1980 to 2099) is flagged (`plausible` false), never moved;
+//! one past the years 0001 to 9999 is an event without a date, flagged. A time of zero or
+//! -1 is an unset time, counted, not an event.
 
 use std::io::Write;
 use std::path::Path;
 
 use pager::Value;
-use reconstruct::time::Instant;
+use reconstruct::time::{Instant, Reading};
 use rusqlite::Connection;
 
 use crate::base::error::Error;
 use crate::base::output::quote;
 use crate::export::csv::{csv_line, open_database, unreadable, Field};
 pub use crate::recover::times::TimeColumn;
-use crate::recover::times::{table_info, utf8, TableInfo};
+use crate::recover::times::{record_value, table_info, utf8, TableInfo};
 
 /// The header line: Timesketch's columns first.
 const HEADER: [&str; 13] = [
@@ -60,7 +61,11 @@ pub struct TimelineSummary {
     pub logged: u64,
     /// Events whose time is outside 1980 to 2099, flagged.
     pub implausible: u64,
-    /// Zero values (unset times), not events.
+    /// Of those, the events whose number is past the years 0001 to 9999: no date.
+    pub undated: u64,
+    /// Text times stored without a zone, taken as UTC.
+    pub zone_assumed: u64,
+    /// Zero and -1 values (unset times), not events.
     pub zeros: u64,
     /// Values that are no time in their column's epoch (text in a number's column, a
     /// blob), not events.
@@ -112,11 +117,12 @@ impl Timeline {
             let mut each = |e: Event| write_event(&mut out, &mut line, column, &e, &mut summary);
             let position = info.columns.iter().position(|c| *c == column.column);
             let mut open = live_events(&self.conn, column, &info, &mut each)?;
-            if let (true, true, Some(p), true) = (open, carved, position, info.rowid) {
-                open = carved_events(&self.conn, column, p, &mut each)?;
+            let at = position.map(|p| (p, info.alias == Some(p)));
+            if let (true, true, Some(at), true) = (open, carved, at, info.rowid) {
+                open = carved_events(&self.conn, column, at, &mut each)?;
             }
-            if let (true, true, Some(p), true) = (open, logged, position, info.rowid) {
-                open = logged_events(&self.conn, column, p, &mut each)?;
+            if let (true, true, Some(at), true) = (open, logged, at, info.rowid) {
+                open = logged_events(&self.conn, column, at, &mut each)?;
             }
             if !open {
                 summary.closed = true;
@@ -139,37 +145,57 @@ fn write_event(
     e: &Event,
     summary: &mut TimelineSummary,
 ) -> Result<bool, Error> {
-    let zero =
-        matches!(e.value, Value::Integer(0)) || matches!(e.value, Value::Real(r) if r == 0.0);
-    if zero {
+    if reconstruct::time::unset(&e.value, utf8) {
         summary.zeros += 1;
         return Ok(true);
     }
-    let Some(instant) = column.epoch.instant(&e.value, utf8) else {
-        summary.unreadable += 1;
-        return Ok(true);
+    let instant = match column.epoch.read(&e.value, utf8) {
+        Reading::At(instant) => Some(instant),
+        Reading::Beyond => None,
+        Reading::NoTime => {
+            summary.unreadable += 1;
+            return Ok(true);
+        }
     };
-    let plausible = instant.plausible();
+    let plausible = instant.is_some_and(Instant::plausible);
+    let zone_assumed = column.epoch.zone_assumed(&e.value, utf8);
     summary.implausible += u64::from(!plausible);
+    summary.undated += u64::from(instant.is_none());
+    summary.zone_assumed += u64::from(zone_assumed);
     match e.source {
         Source::Live => summary.live += 1,
         Source::Carved { .. } => summary.carved += 1,
         Source::Logged { .. } => summary.logged += 1,
     }
     let rowid = e.rowid.map_or(String::new(), |r| r.to_string());
-    let mut message = format!("{}: {} row {rowid}", column.label, column.table);
+    let mut message = match e.rowid {
+        Some(r) => format!("{}: {} row {r}", column.label, column.table),
+        None => format!(
+            "{}: {} record without its rowid",
+            column.label, column.table
+        ),
+    };
     if !e.context.is_empty() {
         message.push_str(" (");
         message.push_str(&e.context.join("; "));
         message.push(')');
     }
-    if !plausible {
-        message.push_str(" [implausible: outside 1980 to 2099, shown as stored]");
+    match instant {
+        None => message.push_str(
+            " [implausible: past the years 0001 to 9999 in its epoch, no date; the value as stored]",
+        ),
+        Some(_) if !plausible => {
+            message.push_str(" [implausible: outside 1980 to 2099, shown as stored]")
+        }
+        Some(_) => {}
+    }
+    if zone_assumed {
+        message.push_str(" [no zone stored: taken as UTC]");
     }
     let fields = [
         Field::Owned(message),
-        Field::Owned(datetime(instant)),
-        Field::Owned((instant.0.div_euclid(1_000)).to_string()),
+        Field::Owned(instant.map(datetime).unwrap_or_default()),
+        Field::Owned(instant.map_or(String::new(), |i| i.0.div_euclid(1_000).to_string())),
         Field::Text(&column.label),
         Field::Text(&column.table),
         Field::Owned(rowid),
@@ -189,8 +215,13 @@ fn write_event(
 enum Source {
     /// A row of the table.
     Live,
-    /// A deleted record carved from the source (`salvage_carved`).
-    Carved { page: i64, offset: i64 },
+    /// A deleted record (or, `previous`, an older version of a live row) carved from the
+    /// source (`salvage_carved`).
+    Carved {
+        page: i64,
+        offset: i64,
+        previous: bool,
+    },
     /// A version of a row in a log (`salvage_history`).
     Logged {
         version: Option<i64>,
@@ -203,9 +234,16 @@ impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Live => write!(f, "live row"),
-            Source::Carved { page, offset } => {
-                write!(f, "carved deleted record (page {page}, offset {offset})")
-            }
+            Source::Carved {
+                page,
+                offset,
+                previous: false,
+            } => write!(f, "carved deleted record (page {page}, offset {offset})"),
+            Source::Carved {
+                page,
+                offset,
+                previous: true,
+            } => write!(f, "carved previous version (page {page}, offset {offset})"),
             Source::Logged {
                 version,
                 commit,
@@ -346,17 +384,18 @@ fn live_events(
 fn carved_events(
     conn: &Connection,
     column: &TimeColumn,
-    position: usize,
+    at: (usize, bool),
     each: &mut Each<'_>,
 ) -> Result<bool, Error> {
     registry_events(
         conn,
-        (column, position),
-        ("salvage_carved", "page, offset", "page, offset"),
+        (column, at),
+        ("salvage_carved", "page, offset, status", "page, offset"),
         &|r| {
             Ok(Source::Carved {
                 page: r.get(2)?,
                 offset: r.get(3)?,
+                previous: r.get::<_, Option<String>>(4)?.as_deref() == Some("previous version"),
             })
         },
         each,
@@ -367,12 +406,12 @@ fn carved_events(
 fn logged_events(
     conn: &Connection,
     column: &TimeColumn,
-    position: usize,
+    at: (usize, bool),
     each: &mut Each<'_>,
 ) -> Result<bool, Error> {
     registry_events(
         conn,
-        (column, position),
+        (column, at),
         (
             "salvage_history",
             "version, commit_no, op",
@@ -390,11 +429,12 @@ fn logged_events(
 }
 
 /// The events of a registry of records (`salvage_carved`, `salvage_history`): its rows of
-/// the column's table, the value of the column's position (`cN`, the record's order), and
-/// where each came from, read by `source` from the columns `extra` (from index 2 on).
+/// the column's table, the value of the column's position (`cN`, the record's order; the
+/// record's rowid where the column is the INTEGER PRIMARY KEY, `alias`, and stored NULL),
+/// and where each came from, read by `source` from the columns `extra` (from index 2 on).
 fn registry_events(
     conn: &Connection,
-    (column, position): (&TimeColumn, usize),
+    (column, (position, alias)): (&TimeColumn, (usize, bool)),
     (registry, extra, order): (&str, &str, &str),
     source: &dyn Fn(&rusqlite::Row<'_>) -> rusqlite::Result<Source>,
     each: &mut Each<'_>,
@@ -411,7 +451,11 @@ fn registry_events(
     };
     let mut rows = stmt.query([&column.table]).map_err(read)?;
     while let Some(r) = rows.next().map_err(read)? {
-        let value = crate::base::sqlite::value_of(r.get_ref(1).map_err(read)?);
+        let value = record_value(
+            r.get_ref(1).map_err(read)?,
+            r.get_ref(0).map_err(read)?,
+            alias,
+        );
         if value == Value::Null {
             continue;
         }

@@ -33,6 +33,9 @@ pub struct TableInfo {
     pub columns: Vec<String>,
     /// Whether the table keeps a rowid.
     pub rowid: bool,
+    /// The position in `columns` of its INTEGER PRIMARY KEY (the rowid's other name):
+    /// NULL in a record, as stored, its value the record's rowid.
+    pub alias: Option<usize>,
 }
 
 /// The time columns of the tables of `conn` (not SQLite's, not salvage's registries but
@@ -106,7 +109,7 @@ pub fn time_columns(conn: &Connection) -> rusqlite::Result<Vec<TimeColumn>> {
             .iter()
             .filter(|c| reconstruct::time::time_like_name(c))
         {
-            let inferred = infer_column(conn, table, column)?;
+            let inferred = infer_column(conn, table, column, info)?;
             if let Some(epoch) = inferred {
                 columns.push(TimeColumn {
                     table: table.clone(),
@@ -142,21 +145,99 @@ pub fn table_info(conn: &Connection, table: &str) -> rusqlite::Result<TableInfo>
         [table],
         |r| r.get(0),
     )?;
+    // The one column of the primary key, declared `INTEGER`, is the rowid's other name
+    // unless SQLite made an index for the key (`INTEGER PRIMARY KEY DESC` is no alias).
+    let key: Vec<(String, String)> = conn
+        .prepare("SELECT name, upper(type) FROM pragma_table_info(?1) WHERE pk > 0")?
+        .query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let key_index: bool = conn
+        .prepare("SELECT 1 FROM pragma_index_list(?1) WHERE origin = 'pk'")?
+        .exists([table])?;
+    let alias = match key.as_slice() {
+        [(name, kind)] if !without_rowid && !key_index && kind == "INTEGER" => {
+            columns.iter().position(|c| c == name)
+        }
+        _ => None,
+    };
     Ok(TableInfo {
         columns,
         rowid: !without_rowid,
+        alias,
     })
 }
 
-/// The one epoch every value of a column is a time in ([`reconstruct::time::infer_epoch`]),
-/// read row by row: the first value that is no time ends it.
-fn infer_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<Option<Epoch>> {
+/// The one epoch every value of a column is a time in ([`reconstruct::time::infer_epoch`]):
+/// its live rows' values, and those of its table's deleted records and log versions in the
+/// registries `--carve` and `--history` wrote (a table whose rows were all deleted keeps its
+/// times there). A read that fails is an error, never the end of the evidence.
+fn infer_column(
+    conn: &Connection,
+    table: &str,
+    column: &str,
+    info: &TableInfo,
+) -> rusqlite::Result<Option<Epoch>> {
+    let mut inference = reconstruct::time::EpochInference::new();
     let mut stmt = conn.prepare(&format!("SELECT {} FROM {}", quote(column), quote(table)))?;
-    let values = stmt.query_map([], |r| r.get_ref(0).map(crate::base::sqlite::value_of))?;
-    Ok(reconstruct::time::infer_epoch(
-        values.map_while(Result::ok),
-        utf8,
-    ))
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        if !inference.add(&crate::base::sqlite::value_of(r.get_ref(0)?), utf8) {
+            return Ok(None);
+        }
+    }
+    let position = info.columns.iter().position(|c| c == column);
+    if let (Some(p), true) = (position, info.rowid) {
+        for registry in REGISTRIES {
+            let alias = info.alias == Some(p);
+            if !registry_values(conn, registry, (table, p, alias), &mut inference)? {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(inference.epoch())
+}
+
+/// The registries of records a salvage output keeps beside its tables: the deleted records
+/// of `--carve` and the log versions of `--history`.
+pub const REGISTRIES: [&str; 2] = ["salvage_carved", "salvage_history"];
+
+/// Takes into `inference` the values at `position` (`cN`) of `table`'s records in
+/// `registry`: the record's rowid where the column is the INTEGER PRIMARY KEY (`alias`),
+/// stored NULL. Nothing where the output has no such registry, or one of another shape;
+/// `false` once no epoch fits.
+fn registry_values(
+    conn: &Connection,
+    registry: &str,
+    (table, position, alias): (&str, usize, bool),
+    inference: &mut reconstruct::time::EpochInference,
+) -> rusqlite::Result<bool> {
+    let Ok(mut stmt) = conn.prepare(&format!(
+        "SELECT c{position}, rowid FROM {registry} WHERE tbl = ?1 COLLATE NOCASE"
+    )) else {
+        return Ok(true);
+    };
+    let mut rows = stmt.query([table])?;
+    while let Some(r) = rows.next()? {
+        if !inference.add(&record_value(r.get_ref(0)?, r.get_ref(1)?, alias), utf8) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// A registry record's value of a column: as stored, or its rowid where the column is the
+/// INTEGER PRIMARY KEY (`alias`) and is stored NULL, as SQLite reads a row.
+pub fn record_value(
+    value: rusqlite::types::ValueRef<'_>,
+    rowid: rusqlite::types::ValueRef<'_>,
+    alias: bool,
+) -> pager::Value {
+    match (value, rowid) {
+        (rusqlite::types::ValueRef::Null, rusqlite::types::ValueRef::Integer(i)) if alias => {
+            pager::Value::Integer(i)
+        }
+        (v, _) => crate::base::sqlite::value_of(v),
+    }
 }
 
 /// Text as UTF-8, when it is.
