@@ -195,6 +195,7 @@ fn a_database_the_catalogue_lacks_gets_no_name_from_it() -> TestResult {
     let dir = Scratch::new("catalogue-unknown");
     let mut named = Vec::new();
     let mut files = Vec::new();
+    let mut no_sequence = Vec::new();
     for seed in 0..24u64 {
         let db = fixtures::random::random_database(0xca7a_0000 + seed, &dir.path(""))
             .map_err(|e| e.to_string())?;
@@ -232,9 +233,100 @@ fn a_database_the_catalogue_lacks_gets_no_name_from_it() -> TestResult {
              WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
              INSERT INTO logs(job_id, level, line, at) SELECT 'job' || (x % 40 + 1), 'info', 'line ' || x, 1700000000 + x FROM i;",
         ),
+        // Found by a review: generic stores whose AUTOINCREMENT tables have names some
+        // catalogued application also uses (`users` and `messages`, `notes` and `folders`,
+        // `users` and `items`): names alone name nothing.
+        (
+            "chat",
+            "CREATE TABLE users(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, status INTEGER, avatar BLOB);
+             CREATE TABLE messages(id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER NOT NULL, is_read INTEGER, sent INTEGER, date INTEGER, body TEXT);
+             CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 20)
+             INSERT INTO users(name, status, avatar) SELECT 'user' || x, x % 2, CAST(printf('%016x', x * 2654435761) AS BLOB) FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 200)
+             INSERT INTO messages(user_id, is_read, sent, date, body) SELECT x % 20 + 1, x % 2, 1, 1700000000 + x * 60, 'hello ' || x FROM i;
+             INSERT INTO settings VALUES ('theme', 'dark'), ('lang', 'en');",
+        ),
+        (
+            "notesapp",
+            "CREATE TABLE notes(id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT, body TEXT, created INTEGER);
+             CREATE TABLE folders(id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT);
+             CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT);
+             CREATE TABLE tags(id INTEGER PRIMARY KEY, title TEXT);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 80)
+             INSERT INTO notes(title, body, created) SELECT 'note ' || x, 'body ' || x, 1700000000 + x FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 12)
+             INSERT INTO folders(title) SELECT 'folder ' || x FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 20)
+             INSERT INTO settings SELECT 'k' || x, 'v' || x FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 25)
+             INSERT INTO tags(title) SELECT 'tag' || x FROM i;",
+        ),
+        (
+            "shop",
+            "CREATE TABLE users(id INTEGER PRIMARY KEY AUTOINCREMENT, username TEXT NOT NULL);
+             CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT, qty INTEGER);
+             CREATE TABLE rules(id INTEGER PRIMARY KEY, pattern TEXT, strict INTEGER);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 50)
+             INSERT INTO users(username) SELECT 'user' || x FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 70)
+             INSERT INTO items(title, qty) SELECT 'item ' || x, x * 3 FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 40)
+             INSERT INTO rules(pattern, strict) SELECT '^a' || x || '$', x % 2 FROM i;",
+        ),
+        // One table fitting a catalogued one alone, beside a table of an id, an integer
+        // and a blob (and a third whose first field is not NULL): no second piece of
+        // evidence.
+        (
+            "events",
+            "CREATE TABLE events(id INTEGER PRIMARY KEY, user_id INTEGER, name TEXT, payload BLOB, score REAL, value, created INTEGER NOT NULL, seq INTEGER);
+             CREATE TABLE thumbs(id INTEGER PRIMARY KEY, event_id INTEGER NOT NULL, image BLOB);
+             CREATE TABLE log(parent INTEGER, name TEXT, data BLOB);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 60)
+             INSERT INTO events(user_id, name, payload, score, value, created, seq) SELECT x % 5, 'event' || x, CAST(printf('%020x', x * 2654435761) AS BLOB), x * 0.25, CASE WHEN x % 2 THEN 'v' || x ELSE x END, 1700000000 + x, x FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 30)
+             INSERT INTO thumbs(event_id, image) SELECT x, CAST(printf('%030x', x * 40503) AS BLOB) FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 30)
+             INSERT INTO log(parent, name, data) SELECT CASE WHEN x IN (10, 20) THEN 3 END, 'line ' || x, CAST(printf('%05x', x) AS BLOB) FROM i;",
+        ),
+        // The job queue beside a settings table of one row: a single record fits many
+        // tables, and is no part of a joint fit.
+        (
+            "jobs-settings",
+            "CREATE TABLE jobs(id TEXT PRIMARY KEY, queue TEXT NOT NULL, name TEXT, created INTEGER NOT NULL, worker TEXT, attempts INTEGER);
+             CREATE TABLE logs(id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, level TEXT NOT NULL, line TEXT, at INTEGER NOT NULL);
+             CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 40)
+             INSERT INTO jobs SELECT 'job' || x, 'default', 'n' || x, 1700000000 + x, 'w1', x % 3 FROM i;
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 300)
+             INSERT INTO logs(job_id, level, line, at) SELECT 'job' || (x % 40 + 1), 'info', 'line ' || x, 1700000000 + x FROM i;
+             INSERT INTO settings VALUES ('concurrency', '4');",
+        ),
+        // Words and their counts are no `sqlite_sequence`: its names are tables of the file.
+        (
+            "words",
+            "CREATE TABLE word_counts(word TEXT, n INTEGER);
+             INSERT INTO word_counts VALUES ('apple', 3), ('banana', 7), ('cherry', 2), ('date', 9), ('elder', 1);
+             CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT, at INTEGER);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 30)
+             INSERT INTO notes(body, at) SELECT 'b' || x, x FROM i;",
+        ),
+        // Records of nine values fit the first nine of a catalogued table of 26 columns:
+        // a short record is not eight columns of evidence.
+        (
+            "short",
+            "CREATE TABLE t0(id INTEGER PRIMARY KEY, c0 TEXT, c1 TEXT, c2 INTEGER, c3 TEXT, c4, c5, c6 INTEGER, c7 INTEGER);
+             CREATE TABLE t1(id INTEGER PRIMARY KEY, c0 INTEGER);
+             WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 13)
+             INSERT INTO t0(c0, c1, c2, c3, c4, c5, c6, c7) SELECT 'hello world' || x, 'alpha' || x, x % 5, 'note' || x, CASE WHEN x % 3 THEN 'gamma' || x END, CASE WHEN x % 2 THEN x * 7919 ELSE 'x' || x END, x * 104729, x * 1299709 FROM i;
+             INSERT INTO t1(c0) VALUES (289220), (NULL);",
+        ),
     ] {
         let path = dir.path(&format!("{name}.db"));
         rusqlite::Connection::open(&path)?.execute_batch(sql)?;
+        if !sql.contains("AUTOINCREMENT") {
+            no_sequence.push(path.clone());
+        }
         files.push(path);
     }
     for src in files {
@@ -251,6 +343,14 @@ fn a_database_the_catalogue_lacks_gets_no_name_from_it() -> TestResult {
         for t in &done.report.tables {
             if t.status == reconstruct::TableStatus::Inferred
                 && !t.name.starts_with("salvage_inferred_")
+            {
+                named.push(format!("{}: {} ({:?})", src.display(), t.name, t.reason));
+            }
+            // A file without an AUTOINCREMENT table has no `sqlite_sequence`.
+            if no_sequence.contains(&src)
+                && t.reason
+                    .as_deref()
+                    .is_some_and(|r| r.contains("sqlite_sequence"))
             {
                 named.push(format!("{}: {} ({:?})", src.display(), t.name, t.reason));
             }
@@ -304,7 +404,7 @@ fn a_short_record_is_no_strong_evidence() -> TestResult {
 }
 
 /// Identification by the schema takes a table's columns, not its name alone: qutebrowser's
-/// `History` is not Mem0's `history`.
+/// `History` is not Mem0's `history`, nor is a shell's full-text `history`.
 #[test]
 fn a_table_name_alone_identifies_no_application() -> TestResult {
     let dir = Scratch::new("catalogue-names");
@@ -323,6 +423,24 @@ fn a_table_name_alone_identifies_no_application() -> TestResult {
         .map(|a| a.profile.as_str())
         .collect();
     assert_eq!(found, ["qutebrowser-history"]);
+    // A virtual table's columns are not read from its statement: its name alone is no
+    // evidence either (Mem0 keeps a `history` table).
+    let src = dir.path("shell.sqlite");
+    rusqlite::Connection::open(&src)?.execute_batch(
+        "CREATE VIRTUAL TABLE history USING fts5(line);
+         CREATE TABLE prefs(k TEXT, v TEXT);
+         INSERT INTO history VALUES ('ls -la'), ('cd /tmp');
+         INSERT INTO prefs VALUES ('prompt', '$');",
+    )?;
+    let done = recovery::recover(
+        &allow_partial(&src, &dir.path("shell.db")),
+        &recovery::Quiet,
+    )?;
+    assert!(
+        done.report.applications.is_empty(),
+        "{:?}",
+        done.report.applications
+    );
     Ok(())
 }
 

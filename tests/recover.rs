@@ -1344,6 +1344,54 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
     Ok(())
 }
 
+/// Two tables lose their schema rows, and an index of one survives. Both hold its
+/// entries' rowids (each table's rowids are 1 to N), so the rowids do not say which table
+/// is the index's: the key values do. The index's table is named, the other keeps an
+/// inferred name (found by a review: the table created second, of more rows, took the
+/// name, and the named table's own rows went to `salvage_inferred_1`).
+#[test]
+fn a_surviving_index_names_the_table_its_key_values_are_in() -> TestResult {
+    let dir = crate::Scratch::new("named-by-index-values");
+    let src = dir.path("src.db");
+    let conn = Connection::open(&src)?;
+    conn.execute_batch(
+        "CREATE TABLE t_a(id INTEGER PRIMARY KEY, x TEXT);
+         CREATE TABLE t_b(id INTEGER PRIMARY KEY, y INTEGER, z TEXT);
+         CREATE INDEX idx_a ON t_a(x);
+         WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 50)
+         INSERT INTO t_a(x) SELECT 'name ' || n FROM i;
+         WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 80)
+         INSERT INTO t_b(y, z) SELECT n * 7, 'zz ' || n FROM i;",
+    )?;
+    drop(conn);
+    let want = rows_of(&src, "t_a", false);
+    let mut bytes = std::fs::read(&src)?;
+    crate::zero_schema_cell(&mut bytes, b"CREATE TABLE t_a")?;
+    crate::zero_schema_cell(&mut bytes, b"CREATE TABLE t_b")?;
+    std::fs::write(&src, &bytes)?;
+    let dest = dir.path("out.db");
+    let done = crate::recover_in_process(
+        &crate::allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?;
+    let t_a = crate::table(&done, "t_a");
+    assert!(
+        t_a.reason.as_deref().is_some_and(|r| r.contains("idx_a")),
+        "{:?}",
+        done.report.tables
+    );
+    let conn = Connection::open(&dest)?;
+    let xs: Vec<(i64, String)> = conn
+        .prepare("SELECT rowid, x FROM t_a ORDER BY rowid")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    assert_eq!(xs.len(), want.len());
+    for (rowid, x) in &xs {
+        assert_eq!(Value::Text(x.clone()), want[rowid][1], "row {rowid}");
+    }
+    Ok(())
+}
+
 /// `dir/src.db` made by `sql` (rows 1 to 9 of `t`, each with a long body followed by
 /// `tag-N`), with the last overflow page of row 5 (the end of its body, then its tag)
 /// overwritten with `z`.

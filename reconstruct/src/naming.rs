@@ -151,19 +151,9 @@ pub fn name_inferred(
             out.iter()
                 .any(|n| n.inferred == t || n.table.eq_ignore_ascii_case(name))
         };
-        let best = of_table
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|(t, _)| !taken(*t, &ix.table))
-            .max_by_key(|(_, n)| *n);
-        let Some((t, matched)) = best else { continue };
-        if all == 0 || matched * 10 < all * 9 {
+        if all == 0 {
             continue;
         }
-        let Some(table) = inferred.get(t) else {
-            continue;
-        };
         // Spread over the index: under twice `SAMPLE`, of which `map_columns` takes the
         // first `SAMPLE` whose rows the table holds.
         let stride = (all / SAMPLE).max(1);
@@ -172,7 +162,29 @@ pub fn name_inferred(
             .map(compared_entry)
             .collect();
         let wanted: BTreeSet<i64> = sample.iter().map(|(_, rowid)| *rowid).collect();
-        let columns = map_columns(&ix.columns, &sample, &records_of(db, table, &wanted));
+        // Every table holding nine of the index's rowids in ten is a candidate (most tables
+        // hold the rowids 1 to N, so rowids alone rarely tell two apart); the one whose
+        // records hold the entries' key values in the most columns, then the most rowids,
+        // is taken, and a tie names neither.
+        let mut candidates: Vec<Candidate> = of_table
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(t, matched)| !taken(*t, &ix.table) && matched * 10 >= all * 9)
+            .filter_map(|(t, matched)| {
+                let table = inferred.get(t)?;
+                let columns = map_columns(&ix.columns, &sample, &records_of(db, table, &wanted));
+                Some(((columns.len(), matched), t, columns))
+            })
+            .collect();
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+        let Some(((_, matched), t, columns)) = (match candidates.as_slice() {
+            [first, second, ..] if first.0 == second.0 => None,
+            [first, ..] => Some(first.clone()),
+            [] => None,
+        }) else {
+            continue;
+        };
         out.push(Naming {
             inferred: t,
             table: ix.table.clone(),
@@ -184,6 +196,11 @@ pub fn name_inferred(
     }
     out
 }
+
+/// A table an index may name: (key columns its records hold the entries' values in,
+/// entries whose rowid it holds), which inferred table, and the record positions of
+/// the key columns.
+type Candidate = ((usize, usize), usize, BTreeMap<usize, String>);
 
 /// The records of an inferred table's rows of the rowids `wanted`, by rowid (only theirs
 /// decoded), as they are compared with index keys ([`compared`]).

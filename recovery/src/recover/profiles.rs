@@ -546,10 +546,11 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
                 return None;
             }
             let known_tables = p.known_tables().unwrap_or_default();
-            // Four in five of a known version's columns, two at least, are the table's.
+            // Four in five of a known version's columns, two at least, are the table's; a
+            // table whose columns are not known (a virtual table's) is no evidence.
             let fits = |t: &Present| {
-                t.columns.is_empty()
-                    || known_tables
+                !t.columns.is_empty()
+                    && known_tables
                         .iter()
                         .filter(|k| k.shape.name.eq_ignore_ascii_case(&t.name))
                         .any(|k| {
@@ -637,17 +638,6 @@ pub fn name_from_records(
             sqlites.push((i, "sqlite_schema"));
         }
     }
-    // `sqlite_sequence` keeps a row (name, largest rowid) for each AUTOINCREMENT table: on a
-    // leaf no tree reaches, its rows name the application's tables. It is never one of the
-    // application's tables itself.
-    let mut sequence: Vec<(String, i64)> = Vec::new();
-    for (i, sample) in samples.tables.iter().enumerate() {
-        if let Some(rows) = sequence_rows(sample, enc) {
-            fixed.insert(i, String::from("\0sqlite_sequence"));
-            sqlites.push((i, "sqlite_sequence"));
-            sequence.extend(rows);
-        }
-    }
     // Its value is the largest rowid the table was given: the one inferred table whose
     // largest rowid it is, of those whose records fit a known table of that name, is taken
     // for the table it names.
@@ -655,6 +645,33 @@ pub fn name_from_records(
         .iter()
         .map(|t| t.groups.iter().filter_map(|g| g.rowids.map(|r| r.1)).max())
         .collect();
+    // `sqlite_sequence` keeps a row (name, largest rowid) for each AUTOINCREMENT table: on a
+    // leaf no tree reaches, its rows name the application's tables. It is never one of the
+    // application's tables itself. Pairs of a word and a count are common, so records of
+    // that shape are taken for its rows only where they name the file's tables: half of
+    // them at least, each a table of the schema or one whose largest rowid is its value.
+    let mut sequence: Vec<(String, i64)> = Vec::new();
+    for (i, sample) in samples.tables.iter().enumerate() {
+        let Some(rows) = sequence_rows(sample, enc) else {
+            continue;
+        };
+        let tables = rows
+            .iter()
+            .filter(|(name, seq)| {
+                schema.contains(&name.to_lowercase())
+                    || largest
+                        .iter()
+                        .enumerate()
+                        .any(|(t, l)| t != i && *l == Some(*seq))
+            })
+            .count();
+        if tables == 0 || tables * 2 < rows.len() {
+            continue;
+        }
+        fixed.insert(i, String::from("\0sqlite_sequence"));
+        sqlites.push((i, "sqlite_sequence"));
+        sequence.extend(rows);
+    }
     let parsed: Vec<(&Profile, Vec<reconstruct::KnownTable>)> = profiles
         .chosen()
         .map(|p| (p, p.known_tables().unwrap_or_default()))
@@ -722,8 +739,10 @@ pub fn name_from_records(
         .iter()
         .filter(|(p, known)| {
             let own = run(known, &fixed, 2).tables;
+            // Each table of three records or more (one row fits many tables by chance).
             let whole = |(m, k): &(reconstruct::KnownMatch, reconstruct::KnownTable)| {
-                m.fitting == m.sampled
+                m.sampled >= 3
+                    && m.fitting == m.sampled
                     && samples
                         .tables
                         .get(m.inferred)
@@ -748,15 +767,38 @@ pub fn name_from_records(
         _ => None,
     };
     // The one application that has a table of every name `sqlite_sequence` lists is
-    // detected by them: two names or more, or one whose table its records and its largest
-    // rowid found (below).
+    // detected by them where the file bears those names out: two names or more, each with
+    // a table whose records are as wide as the application's table of that name and nine
+    // in ten of them fit it; or one name, whose table its largest rowid found, as wide as
+    // it, of two columns or more besides its key, every sampled record fitting (below).
+    // Names alone (`users`, `messages`) are every other application's.
     let named: Vec<&str> = parsed
         .iter()
         .filter(|(_, known)| {
             !sequence.is_empty()
-                && sequence
-                    .iter()
-                    .all(|(n, _)| known.iter().any(|k| k.shape.name.eq_ignore_ascii_case(n)))
+                && sequence.iter().all(|(n, _)| {
+                    let of_name = || {
+                        known
+                            .iter()
+                            .filter(|k| k.shape.name.eq_ignore_ascii_case(n))
+                    };
+                    of_name().next().is_some()
+                        && (sequence.len() == 1
+                            || samples.tables.iter().enumerate().any(|(i, sample)| {
+                                // A table named already is borne out for its own name.
+                                fixed.get(&i).is_none_or(|f| f.eq_ignore_ascii_case(n))
+                                    && !sample.is_empty()
+                                    && of_name().any(|k| {
+                                        let wide = k.shape.record_order().len();
+                                        sample
+                                            .iter()
+                                            .filter(|r| r.len() == wide && k.shape.fit(r).is_some())
+                                            .count()
+                                            * 10
+                                            >= sample.len() * 9
+                                    })
+                            }))
+                })
         })
         .map(|(p, _)| p.name.as_str())
         .collect();
@@ -799,12 +841,19 @@ pub fn name_from_records(
                     .filter(|(m, _)| explained.contains(&m.inferred))
                     .cloned()
                     .collect();
-                let found_by_rowid = own.iter().any(|(m, k)| {
-                    by_rowid.contains(&m.inferred) && m.fitting == m.sampled && evidenced(m, k) >= 2
-                });
+                let found_by_rowid = own
+                    .iter()
+                    .filter(|(m, k)| {
+                        by_rowid.contains(&m.inferred)
+                            && m.sampled >= 3
+                            && m.fitting == m.sampled
+                            && m.width == k.shape.record_order().len()
+                            && evidenced(m, k) >= 2
+                    })
+                    .count();
                 jointly.as_deref() == Some(p.name.as_str())
                     || (by_sequence.as_deref() == Some(p.name.as_str())
-                        && (sequence.len() >= 2 || found_by_rowid))
+                        && (sequence.len() >= 2 || found_by_rowid >= 1))
                     || detected(p, &own, schema)
             })
             .collect();
@@ -890,10 +939,10 @@ fn schema_rows(sample: &[Vec<pager::Value>], enc: pager::TextEncoding) -> bool {
 /// match is *alone* where no table of another name fits its records at all, or only
 /// tables whose indexes the orphan index trees traced to it are not.
 /// Detected: every table it is detected by is in the schema; or one of them was named
-/// from records of eight columns or more ([`STRONG_COLUMNS`]), or, alone, from records
+/// from records as wide as it of eight columns or more ([`STRONG_COLUMNS`]), or, alone, from records
 /// whose columns and index trees keyed exactly as its indexes are number eight; or, where
 /// it is detected by two tables or more, one of them was named, alone, from records of
-/// three columns or more, beside another of its tables; or one of them was named, alone,
+/// three columns or more, beside another of its tables named so; or one of them was named, alone,
 /// from records of three columns or more, with two index trees or more traced to it
 /// keyed exactly as its indexes are. Shapes alone (a table of five common columns
 /// fitting one profile's) never detect an application: a table of a generic shape (a key
@@ -929,15 +978,23 @@ fn detected(
         true => usize::try_from(m.indexes).unwrap_or(0),
         false => 0,
     };
+    // Records as wide as the table: a short record fits the first columns of many wider
+    // tables (its later ones added since), which says less than its width.
     let strong = own.iter().any(|(m, k)| {
         is_detect(k)
             && whole(m)
+            && m.width == k.shape.record_order().len()
             && (evidenced(m, k) >= STRONG_COLUMNS
                 || (alone(m) && evidenced(m, k) + keyed_columns(m) >= STRONG_COLUMNS))
     });
-    let unique = own
-        .iter()
-        .any(|(m, k)| is_detect(k) && whole(m) && evidenced(m, k) >= 3 && alone(m));
+    let unique = |(m, k): &&(reconstruct::KnownMatch, reconstruct::KnownTable)| {
+        whole(m) && evidenced(m, k) >= 3 && alone(m)
+    };
+    // Two of its tables named alone from records of three columns or more, one of them a
+    // table it is detected by: a table of a key and a value or two beside one match is no
+    // second piece of evidence.
+    let two_unique = own.iter().any(|t| is_detect(&t.1) && unique(t))
+        && own.iter().filter(|t| unique(t)).count() >= 2;
     // Two index trees or more keyed exactly as its indexes are, alone among the tables
     // that fit: evidence no shape of a few columns gives.
     let keyed = own.iter().any(|(m, k)| {
@@ -949,7 +1006,7 @@ fn detected(
             && alone(m)
     });
     let several = p.detect.tables.len() >= 2;
-    !own.is_empty() && (in_schema || strong || keyed || (several && unique && own.len() >= 2))
+    !own.is_empty() && (in_schema || strong || keyed || (several && two_unique))
 }
 
 /// The columns besides its INTEGER PRIMARY KEY whose values a match's records hold: a
