@@ -1326,15 +1326,8 @@ fn a_surviving_index_names_a_table_whose_schema_row_is_lost() -> TestResult {
             .is_some_and(|r| r.contains("notes_title")),
         "{notes:?}"
     );
+    assert_named_column(&dest, ("notes", "title", 1), &want)?;
     let conn = Connection::open(&dest)?;
-    let titles: Vec<(i64, String)> = conn
-        .prepare("SELECT rowid, title FROM notes ORDER BY rowid")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    assert_eq!(titles.len(), want.len());
-    for (rowid, title) in &titles {
-        assert_eq!(Value::Text(title.clone()), want[rowid][1], "row {rowid}");
-    }
     let index: i64 = conn.query_row(
         "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'notes_title'",
         [],
@@ -1380,14 +1373,25 @@ fn a_surviving_index_names_the_table_its_key_values_are_in() -> TestResult {
         "{:?}",
         done.report.tables
     );
-    let conn = Connection::open(&dest)?;
-    let xs: Vec<(i64, String)> = conn
-        .prepare("SELECT rowid, x FROM t_a ORDER BY rowid")?
+    assert_named_column(&dest, ("t_a", "x", 1), &want)
+}
+
+/// The rows of `table` in `dest`, named by an index: as many as `want` holds, and in each
+/// the text of `column` (position `at` of the source's row) the source's.
+fn assert_named_column(
+    dest: &Path,
+    (table, column, at): (&str, &str, usize),
+    want: &BTreeMap<i64, Vec<Value>>,
+) -> TestResult {
+    let got: Vec<(i64, String)> = Connection::open(dest)?
+        .prepare(&format!(
+            "SELECT rowid, {column} FROM {table} ORDER BY rowid"
+        ))?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    assert_eq!(xs.len(), want.len());
-    for (rowid, x) in &xs {
-        assert_eq!(Value::Text(x.clone()), want[rowid][1], "row {rowid}");
+    assert_eq!(got.len(), want.len());
+    for (rowid, text) in &got {
+        assert_eq!(Value::Text(text.clone()), want[rowid][at], "row {rowid}");
     }
     Ok(())
 }
