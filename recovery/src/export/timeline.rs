@@ -237,13 +237,15 @@ impl std::fmt::Display for Source {
             Source::Carved {
                 page,
                 offset,
-                previous: false,
-            } => write!(f, "carved deleted record (page {page}, offset {offset})"),
-            Source::Carved {
-                page,
-                offset,
-                previous: true,
-            } => write!(f, "carved previous version (page {page}, offset {offset})"),
+                previous,
+            } => {
+                let what = if *previous {
+                    "previous version"
+                } else {
+                    "deleted record"
+                };
+                write!(f, "carved {what} (page {page}, offset {offset})")
+            }
             Source::Logged {
                 version,
                 commit,
