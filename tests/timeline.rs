@@ -103,7 +103,10 @@ pub fn catalogued_database(
     // The first version of each table.
     let mut first: BTreeMap<String, String> = BTreeMap::new();
     for sql in json["schema"].as_array().ok_or("schema")? {
-        let sql = sql.as_str().ok_or("statement")?;
+        let sql = sql
+            .as_str()
+            .or_else(|| sql["sql"].as_str())
+            .ok_or("statement")?;
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(sql)?;
         let table: String = conn.query_row(

@@ -220,8 +220,31 @@ pub fn application_line(a: &recovery::report::Identified) -> String {
             count(a.tables_known as u64, "table")
         ),
     };
+    let version = match &a.version {
+        None => String::from(", its version not told by any table"),
+        Some(v) => {
+            let tags: Vec<String> = v.tags.iter().map(|t| printable(t)).collect();
+            let of = match tags.len() {
+                1 => String::from("as it writes them"),
+                _ => String::from("as each writes them: not told apart"),
+            };
+            let types = match v.types_decided {
+                true => "; others that fit as many declare other types",
+                false => "",
+            };
+            let absent = match v.absent_decided {
+                true => "; others that fit as many have tables the schema lacks",
+                false => "",
+            };
+            format!(
+                ", {} ({} {of}{types}{absent})",
+                tags.join(" or "),
+                count(v.tables as u64, "table")
+            )
+        }
+    };
     format!(
-        "application: {} (profile {}), {how}",
+        "application: {} (profile {}){version}, {how}",
         printable(&a.application),
         a.profile
     )

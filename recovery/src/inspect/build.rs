@@ -233,16 +233,21 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
         .rows
         .iter()
         .filter(|r| r.kind == pager::SchemaKind::Table)
-        .map(|r| Present {
-            name: r.name.clone(),
-            from_schema: true,
-            columns: r
+        .map(|r| {
+            let shape = r
                 .sql
                 .as_deref()
                 .filter(|sql| !reconstruct::is_virtual(Some(sql)))
                 .and_then(|sql| crate::base::output::scratch_shape(sql).ok())
-                .map(|(shape, _)| shape.columns.into_iter().map(|c| c.name).collect())
-                .unwrap_or_default(),
+                .map(|(shape, _)| shape.columns)
+                .unwrap_or_default();
+            Present {
+                name: r.name.clone(),
+                from_schema: true,
+                columns: shape.iter().map(|c| c.name.clone()).collect(),
+                affinities: Vec::new(),
+                types: shape.into_iter().map(|c| c.decl_type).collect(),
+            }
         })
         .collect();
     let mut named_by = Vec::new();
@@ -268,7 +273,9 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
                 tables.push(Present {
                     name: k.shape.name.clone(),
                     from_schema: false,
-                    columns: Vec::new(),
+                    columns: k.shape.columns.iter().map(|c| c.name.clone()).collect(),
+                    affinities: k.shape.columns.iter().map(|c| c.affinity()).collect(),
+                    types: Vec::new(),
                 });
                 if let Some(p) = k.origin.strip_prefix("profile ") {
                     named_by.push(p.to_string());

@@ -56,9 +56,9 @@ pub struct Profile {
     /// The CREATE TABLE statements the application writes, one per table and schema
     /// version, each followed by the CREATE INDEX statements of its indexes (separated
     /// by `;`): a table whose schema row is lost is named from the one its records fit,
-    /// and its indexes are made again.
+    /// and its indexes are made again. A statement only some versions write names them.
     #[serde(default)]
-    pub schema: Vec<String>,
+    pub schema: Vec<Statement>,
     /// The application, as a person names it (catalogue entries).
     #[serde(default)]
     pub application: String,
@@ -120,6 +120,46 @@ impl FormatColumn {
     }
 }
 
+/// A CREATE TABLE statement of a profile's schema (with its indexes): written as text, it
+/// is of every version; as `{"sql": …, "versions": […]}`, of the versions whose provenance
+/// `tag`s it lists.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
+#[serde(untagged)]
+pub enum Statement {
+    /// Every version writes it.
+    Every(String),
+    /// The versions named write it.
+    Of(VersionedStatement),
+}
+
+/// A statement only some versions write.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct VersionedStatement {
+    /// The statements.
+    pub sql: String,
+    /// The versions that write it: tags of the profile's provenance.
+    pub versions: Vec<String>,
+}
+
+impl Statement {
+    /// Its SQL.
+    pub fn sql(&self) -> &str {
+        match self {
+            Statement::Every(sql) => sql,
+            Statement::Of(v) => &v.sql,
+        }
+    }
+
+    /// Whether version `tag` writes it.
+    pub fn of(&self, tag: &str) -> bool {
+        match self {
+            Statement::Every(_) => true,
+            Statement::Of(v) => v.versions.iter().any(|t| t == tag),
+        }
+    }
+}
+
 /// One source a profile's schema was taken from.
 #[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +168,10 @@ pub struct Provenance {
     pub source: String,
     /// The application's version (release, tag, date or database version) it is of.
     pub version: String,
+    /// That version's short name, as the report gives it and the schema's statements
+    /// name it; none for a source that is of no one version (a note on time encodings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// What it covers.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
@@ -286,6 +330,44 @@ impl Profile {
         serde_json::from_str(text).map_err(|e| e.to_string())
     }
 
+    /// The versions its provenance names (their tags), in its order, each once.
+    pub fn versions(&self) -> Vec<&str> {
+        let mut tags: Vec<&str> = Vec::new();
+        for t in self.provenance.iter().filter_map(|v| v.tag.as_deref()) {
+            if !tags.contains(&t) {
+                tags.push(t);
+            }
+        }
+        tags
+    }
+
+    /// Whether every version a statement names is one its provenance tags (a version may
+    /// write two statements of a table: a new database's, and one an upgrade altered).
+    pub fn check_versions(&self) -> Result<(), String> {
+        let tags = self.versions();
+        let known = self.known_tables()?;
+        for (statement, k) in self.schema.iter().zip(&known) {
+            let Statement::Of(v) = statement else {
+                continue;
+            };
+            if v.versions.is_empty() {
+                return Err(format!(
+                    "the statement of {} names no version",
+                    k.shape.name
+                ));
+            }
+            for t in &v.versions {
+                if !tags.contains(&t.as_str()) {
+                    return Err(format!(
+                        "the statement of {} names version `{t}`, which no provenance entry is tagged",
+                        k.shape.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether every table the profile names exists (names compared without case).
     pub fn applies(&self, tables: &[String]) -> bool {
         self.detect
@@ -369,7 +451,7 @@ impl Profile {
     pub fn known_tables(&self) -> Result<Vec<KnownTable>, String> {
         type Parsed = Result<Vec<KnownTable>, String>;
         static PARSED: std::sync::OnceLock<
-            std::sync::Mutex<std::collections::HashMap<Vec<String>, Parsed>>,
+            std::sync::Mutex<std::collections::HashMap<Vec<Statement>, Parsed>>,
         > = std::sync::OnceLock::new();
         let cache = PARSED.get_or_init(Default::default);
         if let Some(known) = cache.lock().ok().and_then(|c| c.get(&self.schema).cloned()) {
@@ -386,7 +468,8 @@ impl Profile {
     fn parse_known_tables(&self) -> Result<Vec<KnownTable>, String> {
         self.schema
             .iter()
-            .map(|sql| {
+            .map(|statement| {
+                let sql = statement.sql();
                 let refuse = |why: String| format!("schema statement `{sql}`: {why}");
                 let conn =
                     rusqlite::Connection::open_in_memory().map_err(|e| refuse(e.to_string()))?;
@@ -520,6 +603,11 @@ pub struct Present {
     pub from_schema: bool,
     /// Its columns, when known.
     pub columns: Vec<String>,
+    /// Their affinities, for a table named from its records: what its records tell of
+    /// its columns (no names).
+    pub affinities: Vec<reconstruct::Affinity>,
+    /// Their declared types, for a table of the schema.
+    pub types: Vec<String>,
 }
 
 /// The applications whose databases these tables are, by every shipped profile: each one
@@ -593,10 +681,103 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
                 tables_present: known.iter().filter(|k| find(k).is_some()).count(),
                 tables_known: known.len(),
                 versions: p.provenance.iter().map(|v| v.version.clone()).collect(),
+                version: fitting_versions(p, &known_tables, tables),
                 profile: p.name.clone(),
             })
         })
         .collect()
+}
+
+/// The versions of `p` whose statements the tables fit best ([`crate::report::VersionFit`]):
+/// those with the most tables whose columns are, by name and in order, those of one of its
+/// statements; of them, those with the most whose declared types are its too; of them,
+/// where every table is in the schema (a table named from records tells of a damaged
+/// schema, whose rows of whole tables may be lost too), those with the fewest of their
+/// tables absent.
+fn fitting_versions(
+    p: &Profile,
+    known: &[KnownTable],
+    tables: &[Present],
+) -> Option<crate::report::VersionFit> {
+    let schema_whole = tables.iter().all(|t| t.from_schema);
+    // Per version: tables as it writes them by column names; of those, by declared types
+    // too; its tables absent.
+    let scored: Vec<(&str, usize, usize, usize)> = p
+        .versions()
+        .into_iter()
+        .map(|tag| {
+            let written: Vec<&KnownTable> = known
+                .iter()
+                .zip(&p.schema)
+                .filter(|(_, s)| s.of(tag))
+                .map(|(k, _)| k)
+                .collect();
+            let mut names: Vec<String> = written
+                .iter()
+                .map(|k| k.shape.name.to_ascii_lowercase())
+                .collect();
+            names.sort();
+            names.dedup();
+            let (mut fit, mut typed, mut absent) = (0, 0, 0);
+            for name in &names {
+                let Some(t) = tables.iter().find(|t| t.name.eq_ignore_ascii_case(name)) else {
+                    absent += 1;
+                    continue;
+                };
+                let of_name = || {
+                    written.iter().filter(|k| {
+                        k.shape.name.eq_ignore_ascii_case(name)
+                            && k.shape.columns.len() == t.columns.len()
+                    })
+                };
+                // A table named from its records fits as well every statement whose
+                // columns have its affinities in its order: the records hold values, not
+                // names (Plasma's ResourceScoreCache and KDE 4's differ in the order of
+                // two INTEGER columns alone).
+                let named = |k: &&&KnownTable| {
+                    k.shape
+                        .columns
+                        .iter()
+                        .zip(&t.columns)
+                        .all(|(c, x)| c.name.eq_ignore_ascii_case(x))
+                        || (!t.from_schema
+                            && t.affinities.len() == t.columns.len()
+                            && k.shape
+                                .columns
+                                .iter()
+                                .zip(&t.affinities)
+                                .all(|(c, a)| c.affinity() == *a))
+                };
+                // A schema's declared types are the application's too (darktable's
+                // `images` took `datetime_taken` from CHAR(20) to INTEGER).
+                let declared = |k: &&&KnownTable| {
+                    t.types.len() != t.columns.len()
+                        || k.shape
+                            .columns
+                            .iter()
+                            .zip(&t.types)
+                            .all(|(c, x)| c.decl_type.eq_ignore_ascii_case(x))
+                };
+                fit += usize::from(of_name().any(|k| named(&k)));
+                typed += usize::from(of_name().any(|k| named(&k) && declared(&k)));
+            }
+            (tag, fit, typed, absent)
+        })
+        .collect();
+    let most = scored.iter().map(|s| s.1).max().filter(|m| *m > 0)?;
+    let fitting = || scored.iter().filter(move |s| s.1 == most);
+    let most_typed = fitting().map(|s| s.2).max().unwrap_or(0);
+    let typed = || fitting().filter(move |s| s.2 == most_typed);
+    let fewest = typed().map(|s| s.3).min().unwrap_or(0);
+    Some(crate::report::VersionFit {
+        tags: typed()
+            .filter(|s| !schema_whole || s.3 == fewest)
+            .map(|s| s.0.to_string())
+            .collect(),
+        tables: most,
+        types_decided: fitting().any(|s| s.2 < most_typed),
+        absent_decided: schema_whole && typed().any(|s| s.3 > fewest),
+    })
 }
 
 /// What the records of inferred tables name ([`name_from_records`]).
@@ -1068,7 +1249,7 @@ impl ProfileChoice {
                     .map_err(|e| format!("profile `{name}`: {e}"))?;
                 p.text_copies(TextEncoding::Utf8)
                     .map_err(|e| format!("profile `{name}`: {e}"))?;
-                p.known_tables()
+                p.check_versions()
                     .map_err(|e| format!("profile `{name}`: {e}"))?;
                 Profiles {
                     profiles: vec![p],
@@ -1162,6 +1343,26 @@ mod tests {
                 .map_err(|e| format!("{name}: {e}"))
                 .unwrap();
             let has = |t: &str| known.iter().any(|k| k.shape.name.eq_ignore_ascii_case(t));
+            // Its versions are named, and a table written in several shapes says which
+            // version writes each.
+            assert!(
+                !p.versions().is_empty(),
+                "{name}: no provenance entry is tagged"
+            );
+            p.check_versions()
+                .map_err(|e| format!("{name}: {e}"))
+                .unwrap();
+            for (statement, k) in p.schema.iter().zip(&known) {
+                let shapes = known
+                    .iter()
+                    .filter(|x| x.shape.name.eq_ignore_ascii_case(&k.shape.name))
+                    .count();
+                assert!(
+                    shapes == 1 || matches!(statement, Statement::Of(_)),
+                    "{name}: {} has {shapes} statements, one of every version",
+                    k.shape.name
+                );
+            }
             assert!(!p.detect.tables.is_empty(), "{name}");
             for t in &p.detect.tables {
                 assert!(has(t), "{name}: detect table {t}");
@@ -1192,6 +1393,135 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A profile of two versions: `notes` changed shape in version 2, which added
+    /// `tags`; `meta` is alike in both.
+    fn two_versions() -> Profile {
+        Profile::parse(
+            r#"{"name": "two", "detect": {"tables": ["notes", "meta"]},
+                "provenance": [
+                    {"source": "a", "version": "the first release", "tag": "1"},
+                    {"source": "b", "version": "the second release", "tag": "2"},
+                    {"source": "c", "version": "its time encodings"}],
+                "schema": [
+                    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)",
+                    {"sql": "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)",
+                     "versions": ["1"]},
+                    {"sql": "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT, tag TEXT)",
+                     "versions": ["2"]},
+                    {"sql": "CREATE TABLE tags(id INTEGER PRIMARY KEY, name TEXT)",
+                     "versions": ["2"]}]}"#,
+        )
+        .unwrap()
+    }
+
+    fn present(name: &str, columns: &[&str], from_schema: bool) -> Present {
+        Present {
+            name: name.into(),
+            from_schema,
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            affinities: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+
+    /// The version whose statements the most tables are as written; of versions alike so
+    /// far, the one whose tables a whole schema does not lack; several where nothing
+    /// tells them apart; none where no table is as a version writes it.
+    #[test]
+    fn the_tables_tell_their_version() {
+        let p = two_versions();
+        assert_eq!(p.versions(), ["1", "2"]);
+        p.check_versions().unwrap();
+        let known = p.known_tables().unwrap();
+        let tell = |tables: &[Present]| {
+            fitting_versions(&p, &known, tables).map(|v| (v.tags, v.tables, v.absent_decided))
+        };
+        let meta = present("meta", &["key", "value"], true);
+        let old = present("notes", &["id", "body"], true);
+        let new = present("notes", &["ID", "Body", "tag"], true);
+        let tags = present("tags", &["id", "name"], true);
+        assert_eq!(
+            tell(&[meta.clone(), old.clone()]),
+            Some((vec!["1".into()], 2, false))
+        );
+        assert_eq!(
+            tell(&[meta.clone(), new.clone(), tags.clone()]),
+            Some((vec!["2".into()], 3, false))
+        );
+        // Version 2's notes without its tags table: the shape decides, not the absence.
+        assert_eq!(
+            tell(&[meta.clone(), new.clone()]),
+            Some((vec!["2".into()], 2, false))
+        );
+        // Only the table both write: version 2's tags table is lacking from a whole
+        // schema; from a damaged one, nothing tells them apart.
+        assert_eq!(
+            tell(std::slice::from_ref(&meta)),
+            Some((vec!["1".into()], 1, true))
+        );
+        let named = present("notes", &["a", "b", "c", "d"], false);
+        assert_eq!(
+            tell(&[meta.clone(), named]),
+            Some((vec!["1".into(), "2".into()], 1, false))
+        );
+        // Named from its records as version 2's notes, whose `body` and `tag` are both
+        // TEXT: a record cannot tell that statement from one that swaps them.
+        let mut swapped = p.clone();
+        swapped.schema.push(Statement::Of(VersionedStatement {
+            sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, tag TEXT, body TEXT)".into(),
+            versions: vec!["1".into()],
+        }));
+        let known = swapped.known_tables().unwrap();
+        let mut named = new.clone();
+        named.from_schema = false;
+        named.affinities = vec![
+            reconstruct::Affinity::Integer,
+            reconstruct::Affinity::Text,
+            reconstruct::Affinity::Text,
+        ];
+        assert_eq!(
+            fitting_versions(&swapped, &known, &[meta.clone(), named.clone()]).map(|v| v.tags),
+            Some(vec!["1".into(), "2".into()])
+        );
+        named.from_schema = true;
+        assert_eq!(
+            fitting_versions(&swapped, &known, &[meta.clone(), named]).map(|v| v.tags),
+            Some(vec!["2".into()])
+        );
+        // Of a schema's tables, the declared types tell two statements of one column
+        // list apart; without them, the names alone count.
+        let mut retyped = p.clone();
+        retyped.schema.push(Statement::Of(VersionedStatement {
+            sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, body BLOB)".into(),
+            versions: vec!["2".into()],
+        }));
+        let known = retyped.known_tables().unwrap();
+        let typed = |types: &[&str]| {
+            let mut notes = old.clone();
+            notes.types = types.iter().map(|t| t.to_string()).collect();
+            fitting_versions(&retyped, &known, &[meta.clone(), notes])
+                .map(|v| (v.tags, v.types_decided, v.absent_decided))
+        };
+        assert_eq!(
+            typed(&["INTEGER", "TEXT"]),
+            Some((vec!["1".into()], true, false))
+        );
+        assert_eq!(
+            typed(&["integer", "blob"]),
+            Some((vec!["2".into()], true, false))
+        );
+        // Without types, version 2's `tags`, absent from a whole schema, decides.
+        assert_eq!(typed(&[]), Some((vec!["1".into()], false, true)));
+        // Columns in another order, or another shape: no version.
+        assert_eq!(tell(&[present("meta", &["value", "key"], true)]), None);
+        // A statement naming a version no provenance entry tags is refused.
+        let mut wrong = p.clone();
+        if let Statement::Of(v) = &mut wrong.schema[1] {
+            v.versions = vec!["3".into()];
+        }
+        assert!(wrong.check_versions().unwrap_err().contains("`3`"));
     }
 
     #[test]

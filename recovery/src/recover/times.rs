@@ -64,6 +64,8 @@ pub fn time_columns(conn: &Connection) -> rusqlite::Result<Vec<TimeColumn>> {
             name: t.clone(),
             from_schema: true,
             columns: info.columns.clone(),
+            affinities: Vec::new(),
+            types: Vec::new(),
         })
         .collect();
     let identified = crate::recover::profiles::identify(&present, &[]);

@@ -292,6 +292,28 @@ pub struct Identified {
     pub tables_known: usize,
     /// The versions its schema is known from (the provenance's).
     pub versions: Vec<String>,
+    /// The version the tables are of, as their columns tell it; none where no table is
+    /// as a version the profile names writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<VersionFit>,
+}
+
+/// The versions of an application whose statements the tables fit best.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionFit {
+    /// Their tags: one where the evidence decides, several where it cannot tell them
+    /// apart.
+    pub tags: Vec<String>,
+    /// How many tables have the columns (by name, in order) of a statement of theirs.
+    pub tables: usize,
+    /// Versions that fit as many tables by their columns' names were ruled out by their
+    /// declared types.
+    #[serde(default)]
+    pub types_decided: bool,
+    /// Versions that fit as many tables were ruled out by tables of theirs the schema
+    /// lacks (the schema being whole).
+    #[serde(default)]
+    pub absent_decided: bool,
 }
 
 /// How an application was identified.

@@ -13,7 +13,7 @@ pub mod provenance;
 pub use common::{
     damaged_page_runs, page_size_decision, ArchiveMember, DamagedRun, FindingList, FindingReport,
     Identified, IdentifiedBy, PageSizeEvidenceReport, SqliteCheck, SqliteCheckState, Tool,
-    FINDINGS_LISTED,
+    VersionFit, FINDINGS_LISTED,
 };
 pub use inspect::InspectReport;
 pub use loss::*;

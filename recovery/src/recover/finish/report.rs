@@ -388,6 +388,17 @@ fn applications(tables: &Tables) -> Vec<crate::report::Identified> {
                 .as_ref()
                 .map(|s| s.columns.iter().map(|c| c.name.clone()).collect())
                 .unwrap_or_default(),
+            affinities: t
+                .shape
+                .as_ref()
+                .map(|s| s.columns.iter().map(|c| c.affinity()).collect())
+                .unwrap_or_default(),
+            types: t
+                .shape
+                .as_ref()
+                .filter(|_| t.status != TableStatus::Inferred)
+                .map(|s| s.columns.iter().map(|c| c.decl_type.clone()).collect())
+                .unwrap_or_default(),
         })
         .collect();
     let named_by: Vec<String> = tables
