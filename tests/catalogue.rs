@@ -341,6 +341,62 @@ fn each_version_of_an_application_is_told_by_its_tables() -> TestResult {
     Ok(())
 }
 
+/// KDE's `ResourceScoreCache` upgraded from KDE 4 has `lastUpdate` before `firstUpdate`; a
+/// fresh one the other way round. Both are integers of one range: with page 1 zeroed the
+/// records cannot tell which column is which, and the table's reason says so, naming the
+/// two columns, rather than giving one statement's names as if decided.
+#[test]
+fn columns_two_versions_name_otherwise_are_not_decided_by_records() -> TestResult {
+    let dir = Scratch::new("catalogue-columns-alike");
+    let kde = entries()
+        .into_iter()
+        .find(|e| e.name == "kde-activities-resources")
+        .ok_or("kde-activities-resources")?;
+    let src = dir.path("kde.db");
+    let dest = dir.path("kde-out.db");
+    kde.write_version(
+        &src,
+        "upgraded from KDE 4 schema 1.01",
+        4096,
+        Rows::Around(40),
+        7,
+    )?;
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
+    std::fs::write(&src, &bytes)?;
+    let done = recovery::recover(&allow_partial(&src, &dest), &recovery::Quiet)?;
+    let cache = done
+        .report
+        .tables
+        .iter()
+        .find(|t| t.name == "ResourceScoreCache")
+        .ok_or("ResourceScoreCache not named")?;
+    let reason = cache.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("`firstUpdate` (there `lastUpdate`)")
+            && reason.contains("`lastUpdate` (there `firstUpdate`)")
+            && reason.contains("not decided"),
+        "{reason}"
+    );
+    // A table whose statements agree on their names says nothing of the kind.
+    let event = done
+        .report
+        .tables
+        .iter()
+        .find(|t| t.name == "ResourceEvent")
+        .ok_or("ResourceEvent not named")?;
+    assert!(
+        !event
+            .reason
+            .clone()
+            .unwrap_or_default()
+            .contains("not decided"),
+        "{:?}",
+        event.reason
+    );
+    Ok(())
+}
+
 /// Databases no catalogue entry describes (the differential generator's random schemas,
 /// and the test fixtures of other shapes), with page 1 zeroed: no table is given a name
 /// from the catalogue, and no application is identified.

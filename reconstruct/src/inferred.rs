@@ -70,6 +70,9 @@ pub struct KnownFit {
     pub indexes: u32,
     /// Names its records fit as well, which other tables took ([`KnownMatch::taken_by_others`]).
     pub taken_by_others: Vec<String>,
+    /// Other statements of its name its records fit as well, whose columns are named
+    /// otherwise ([`KnownMatch::columns_alike`]).
+    pub columns_alike: Vec<crate::ColumnsAlike>,
 }
 
 impl std::fmt::Display for InferredReason {
@@ -121,6 +124,19 @@ impl std::fmt::Display for InferredReason {
                     f,
                     ", and {} orphan index trees key its rows as its indexes do",
                     k.indexes
+                )?;
+            }
+            for other in &k.columns_alike {
+                let differ: Vec<String> = other
+                    .differ
+                    .iter()
+                    .map(|(i, here, there)| format!("c{i} `{here}` (there `{there}`)"))
+                    .collect();
+                write!(
+                    f,
+                    "; its records fit as well another statement of it {} knows, which names {} otherwise: records hold values, not names, and those columns' names are not decided",
+                    other.origin,
+                    differ.join(", ")
                 )?;
             }
         }
@@ -224,6 +240,7 @@ pub fn make_inferred(
             runner_up: m.runner_up.clone(),
             indexes: m.indexes,
             taken_by_others: m.taken_by_others.clone(),
+            columns_alike: m.columns_alike.clone(),
         }),
         undecided: match (known, naming) {
             (None, None) => undecided.to_vec(),

@@ -78,7 +78,8 @@ pub use loss::{
 pub use magic::{magic, BlobKinds, Magic};
 pub use naming::{
     index_columns, keyed_positions, match_sampled, name_inferred, sample_inferred, traced_groups,
-    IndexTrees, KnownMatch, KnownTable, Matching, Naming, OrphanIndex, Samples, Undecided,
+    ColumnsAlike, IndexTrees, KnownMatch, KnownTable, Matching, Naming, OrphanIndex, Samples,
+    Undecided,
 };
 pub use pager;
 pub use partial::{CopyRow, IndexKeys, KnownValues, PartialRow, ResolvedCopy};

@@ -279,6 +279,54 @@ pub struct KnownMatch {
     /// format, two a format with its prefix; see [`ColumnFormat::judge`]): evidence of the
     /// table beyond its shape.
     pub formats: u32,
+    /// Other statements of the name (other versions) the records fit exactly as well
+    /// whose columns are named otherwise: each as the columns that differ, by position,
+    /// named here and there. The records hold values, not names: these columns' names
+    /// are not decided.
+    pub columns_alike: Vec<ColumnsAlike>,
+}
+
+/// Another statement of a table's name its records fit as well ([`KnownMatch::columns_alike`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnsAlike {
+    /// Where it is known from: "profile NAME".
+    pub origin: String,
+    /// The columns named otherwise: position, the name given, the name it has there.
+    pub differ: Vec<(usize, String, String)>,
+}
+
+/// The statements of `chosen`'s name among `tied` (known positions) whose columns, as
+/// many, are named otherwise at some position ([`KnownMatch::columns_alike`]).
+fn columns_alike(known: &[KnownTable], chosen: usize, tied: &[usize]) -> Vec<ColumnsAlike> {
+    let Some(c) = known.get(chosen) else {
+        return Vec::new();
+    };
+    let mut out: Vec<ColumnsAlike> = Vec::new();
+    for other in tied
+        .iter()
+        .filter(|k| **k != chosen)
+        .filter_map(|k| known.get(*k))
+    {
+        if other.shape.columns.len() != c.shape.columns.len() {
+            continue;
+        }
+        let differ: Vec<(usize, String, String)> = c
+            .shape
+            .columns
+            .iter()
+            .zip(&other.shape.columns)
+            .enumerate()
+            .filter(|(_, (a, b))| !a.name.eq_ignore_ascii_case(&b.name))
+            .map(|(i, (a, b))| (i, a.name.clone(), b.name.clone()))
+            .collect();
+        if !differ.is_empty() && !out.iter().any(|o| o.differ == differ) {
+            out.push(ColumnsAlike {
+                origin: other.origin.clone(),
+                differ,
+            });
+        }
+    }
+    out
 }
 
 /// An inferred table whose records fit known tables of two names or more alike, none
@@ -401,6 +449,8 @@ pub fn match_sampled(
         // Per name: its best version as (known index, index rank, fitting records, total
         // score, weight of the formats held).
         let mut by_name: BTreeMap<String, (usize, u8, u32, u64, u32)> = BTreeMap::new();
+        // Every version that fits, with its rank, fitting records and score.
+        let mut versions: Vec<(usize, u8, u32, u64)> = Vec::new();
         for (k, table) in &candidates {
             let name = table.shape.name.to_ascii_lowercase();
             if fixed
@@ -436,6 +486,7 @@ pub fn match_sampled(
                 continue;
             };
             score += u64::from(formats) * u64::from(fitting);
+            versions.push((*k, rank, fitting, score));
             let better = by_name
                 .get(&name)
                 .is_none_or(|(_, r, f, s, _)| (rank, fitting, score) > (*r, *f, *s));
@@ -504,6 +555,22 @@ pub fn match_sampled(
                 outranked_by_indexes: outranked,
                 taken_by_others: Vec::new(),
                 formats,
+                columns_alike: columns_alike(
+                    known,
+                    k,
+                    &versions
+                        .iter()
+                        .filter(|(k2, r2, f2, s2)| {
+                            (*r2, *f2, *s2) == (rank, fitting, score)
+                                && known.get(*k2).is_some_and(|x| {
+                                    known.get(k).is_some_and(|c| {
+                                        x.shape.name.eq_ignore_ascii_case(&c.shape.name)
+                                    })
+                                })
+                        })
+                        .map(|v| v.0)
+                        .collect::<Vec<_>>(),
+                ),
             },
             per(score),
             cells,
@@ -555,6 +622,7 @@ pub fn match_sampled(
                 .filter_map(|(k, _)| Some(known.get(*k)?.shape.name.clone()))
                 .collect(),
             formats: 0,
+            columns_alike: Vec::new(),
         });
     }
     out.sort_by_key(|m| m.inferred);
