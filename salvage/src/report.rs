@@ -221,9 +221,26 @@ pub fn application_line(a: &recovery::report::Identified) -> String {
         ),
     };
     let version = match &a.version {
-        None => String::from(", its version not told by any table"),
+        // The profile tags no version.
+        None => String::new(),
+        Some(v) if v.tags.is_empty() => String::from(", its version not told by any table"),
         Some(v) => {
             let tags: Vec<String> = v.tags.iter().map(|t| printable(t)).collect();
+            let nearest = match v.unknown.is_empty() {
+                true => "",
+                false => "nearest ",
+            };
+            let unknown = match v.unknown.as_slice() {
+                [] => String::new(),
+                names => format!(
+                    "; the columns of {} are those of no version it knows: a version the profile lacks",
+                    names
+                        .iter()
+                        .map(|n| format!("`{}`", printable(n)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
             let of = match tags.len() {
                 1 => String::from("as it writes them"),
                 _ => String::from("as each writes them: not told apart"),
@@ -237,7 +254,7 @@ pub fn application_line(a: &recovery::report::Identified) -> String {
                 false => "",
             };
             format!(
-                ", {} ({} {of}{types}{absent})",
+                ", {nearest}{} ({} {of}{types}{absent}{unknown})",
                 tags.join(" or "),
                 count(v.tables as u64, "table")
             )

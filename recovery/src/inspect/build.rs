@@ -283,7 +283,7 @@ fn applications(db: &Database<'_>, survey: &Survey) -> Vec<crate::report::Identi
             }
         }
     }
-    crate::recover::profiles::identify(&tables, &named_by)
+    crate::recover::profiles::identify(&tables, &named_by, survey.schema.findings.is_empty())
 }
 
 /// The header's raw values as stored.

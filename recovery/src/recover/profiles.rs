@@ -615,8 +615,13 @@ pub struct Present {
 /// profile knows (four in five of them, two at least, where the table's columns are
 /// known: a `history` table is not every application's that has one), and each one named
 /// in `named_by` (its known tables named tables from their records, their schema rows
-/// lost). In profile order.
-pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::Identified> {
+/// lost). In profile order. `schema_whole`: the schema was read without a finding (else a
+/// table absent may be a table lost).
+pub fn identify(
+    tables: &[Present],
+    named_by: &[String],
+    schema_whole: bool,
+) -> Vec<crate::report::Identified> {
     use crate::report::{Identified, IdentifiedBy};
     let find = |t: &str| tables.iter().find(|x| x.name.eq_ignore_ascii_case(t));
     shipped_parsed()
@@ -681,7 +686,7 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
                 tables_present: known.iter().filter(|k| find(k).is_some()).count(),
                 tables_known: known.len(),
                 versions: p.provenance.iter().map(|v| v.version.clone()).collect(),
-                version: fitting_versions(p, &known_tables, tables),
+                version: fitting_versions(p, &known_tables, tables, schema_whole),
                 profile: p.name.clone(),
             })
         })
@@ -691,19 +696,57 @@ pub fn identify(tables: &[Present], named_by: &[String]) -> Vec<crate::report::I
 /// The versions of `p` whose statements the tables fit best ([`crate::report::VersionFit`]):
 /// those with the most tables whose columns are, by name and in order, those of one of its
 /// statements; of them, those with the most whose declared types are its too; of them,
-/// where every table is in the schema (a table named from records tells of a damaged
-/// schema, whose rows of whole tables may be lost too), those with the fewest of their
-/// tables absent.
+/// where the schema is whole (no finding in it, every table in it: a table named from
+/// records tells of a damaged schema, whose rows of whole tables may be lost too), those
+/// with the fewest of their tables absent. `None` for a profile that tags no version.
 fn fitting_versions(
     p: &Profile,
     known: &[KnownTable],
     tables: &[Present],
+    schema_whole: bool,
 ) -> Option<crate::report::VersionFit> {
-    let schema_whole = tables.iter().all(|t| t.from_schema);
+    let versions = p.versions();
+    if versions.is_empty() {
+        return None;
+    }
+    let schema_whole = schema_whole && tables.iter().all(|t| t.from_schema);
+    // A table named from its records fits as well every statement whose columns have its
+    // affinities in its order: the records hold values, not names (Plasma's
+    // ResourceScoreCache and KDE 4's differ in the order of two INTEGER columns alone).
+    let named = |k: &KnownTable, t: &Present| {
+        k.shape.columns.len() == t.columns.len()
+            && (k
+                .shape
+                .columns
+                .iter()
+                .zip(&t.columns)
+                .all(|(c, x)| c.name.eq_ignore_ascii_case(x))
+                || (!t.from_schema
+                    && t.affinities.len() == t.columns.len()
+                    && k.shape
+                        .columns
+                        .iter()
+                        .zip(&t.affinities)
+                        .all(|(c, a)| c.affinity() == *a)))
+    };
+    // The tables of the profile's names whose columns no statement of any version has: a
+    // version the profile does not know (a later Chroma's `collections` without `topic`).
+    let mut unknown: Vec<String> = tables
+        .iter()
+        .filter(|t| !t.columns.is_empty())
+        .filter(|t| {
+            let of_name = known
+                .iter()
+                .filter(|k| k.shape.name.eq_ignore_ascii_case(&t.name));
+            of_name.clone().next().is_some() && !of_name.clone().any(|k| named(k, t))
+        })
+        .map(|t| t.name.clone())
+        .collect();
+    unknown.sort();
+    unknown.dedup();
     // Per version: tables as it writes them by column names; of those, by declared types
     // too; its tables absent.
-    let scored: Vec<(&str, usize, usize, usize)> = p
-        .versions()
+    let scored: Vec<(&str, usize, usize, usize)> = versions
         .into_iter()
         .map(|tag| {
             let written: Vec<&KnownTable> = known
@@ -730,24 +773,7 @@ fn fitting_versions(
                             && k.shape.columns.len() == t.columns.len()
                     })
                 };
-                // A table named from its records fits as well every statement whose
-                // columns have its affinities in its order: the records hold values, not
-                // names (Plasma's ResourceScoreCache and KDE 4's differ in the order of
-                // two INTEGER columns alone).
-                let named = |k: &&&KnownTable| {
-                    k.shape
-                        .columns
-                        .iter()
-                        .zip(&t.columns)
-                        .all(|(c, x)| c.name.eq_ignore_ascii_case(x))
-                        || (!t.from_schema
-                            && t.affinities.len() == t.columns.len()
-                            && k.shape
-                                .columns
-                                .iter()
-                                .zip(&t.affinities)
-                                .all(|(c, a)| c.affinity() == *a))
-                };
+                let named = |k: &&&KnownTable| named(k, t);
                 // A schema's declared types are the application's too (darktable's
                 // `images` took `datetime_taken` from CHAR(20) to INTEGER).
                 let declared = |k: &&&KnownTable| {
@@ -764,7 +790,15 @@ fn fitting_versions(
             (tag, fit, typed, absent)
         })
         .collect();
-    let most = scored.iter().map(|s| s.1).max().filter(|m| *m > 0)?;
+    let Some(most) = scored.iter().map(|s| s.1).max().filter(|m| *m > 0) else {
+        return Some(crate::report::VersionFit {
+            tags: Vec::new(),
+            tables: 0,
+            types_decided: false,
+            absent_decided: false,
+            unknown,
+        });
+    };
     let fitting = || scored.iter().filter(move |s| s.1 == most);
     let most_typed = fitting().map(|s| s.2).max().unwrap_or(0);
     let typed = || fitting().filter(move |s| s.2 == most_typed);
@@ -777,6 +811,7 @@ fn fitting_versions(
         tables: most,
         types_decided: fitting().any(|s| s.2 < most_typed),
         absent_decided: schema_whole && typed().any(|s| s.3 > fewest),
+        unknown,
     })
 }
 
@@ -1436,7 +1471,7 @@ mod tests {
         p.check_versions().unwrap();
         let known = p.known_tables().unwrap();
         let tell = |tables: &[Present]| {
-            fitting_versions(&p, &known, tables).map(|v| (v.tags, v.tables, v.absent_decided))
+            fitting_versions(&p, &known, tables, true).map(|v| (v.tags, v.tables, v.absent_decided))
         };
         let meta = present("meta", &["key", "value"], true);
         let old = present("notes", &["id", "body"], true);
@@ -1482,12 +1517,13 @@ mod tests {
             reconstruct::Affinity::Text,
         ];
         assert_eq!(
-            fitting_versions(&swapped, &known, &[meta.clone(), named.clone()]).map(|v| v.tags),
+            fitting_versions(&swapped, &known, &[meta.clone(), named.clone()], true)
+                .map(|v| v.tags),
             Some(vec!["1".into(), "2".into()])
         );
         named.from_schema = true;
         assert_eq!(
-            fitting_versions(&swapped, &known, &[meta.clone(), named]).map(|v| v.tags),
+            fitting_versions(&swapped, &known, &[meta.clone(), named], true).map(|v| v.tags),
             Some(vec!["2".into()])
         );
         // Of a schema's tables, the declared types tell two statements of one column
@@ -1501,7 +1537,7 @@ mod tests {
         let typed = |types: &[&str]| {
             let mut notes = old.clone();
             notes.types = types.iter().map(|t| t.to_string()).collect();
-            fitting_versions(&retyped, &known, &[meta.clone(), notes])
+            fitting_versions(&retyped, &known, &[meta.clone(), notes], true)
                 .map(|v| (v.tags, v.types_decided, v.absent_decided))
         };
         assert_eq!(
@@ -1514,8 +1550,55 @@ mod tests {
         );
         // Without types, version 2's `tags`, absent from a whole schema, decides.
         assert_eq!(typed(&[]), Some((vec!["1".into()], false, true)));
-        // Columns in another order, or another shape: no version.
-        assert_eq!(tell(&[present("meta", &["value", "key"], true)]), None);
+        // Columns in another order, or another shape: no version, and the table is of
+        // one the profile does not know.
+        let unknown = |tables: &[Present]| {
+            fitting_versions(&p, &p.known_tables().unwrap(), tables, true)
+                .map(|v| (v.tags, v.unknown))
+        };
+        assert_eq!(
+            unknown(&[present("meta", &["value", "key"], true)]),
+            Some((vec![], vec!["meta".into()]))
+        );
+        // A later version's notes, with a column no version has: version 2 is the
+        // nearest, and the report says the table is of none of them.
+        assert_eq!(
+            unknown(&[
+                meta.clone(),
+                present("notes", &["id", "body", "tag", "pinned"], true),
+                tags.clone()
+            ]),
+            Some((vec!["2".into()], vec!["notes".into()]))
+        );
+        // A schema read with findings: a table absent may be a table lost, and decides
+        // nothing.
+        assert_eq!(
+            fitting_versions(
+                &p,
+                &p.known_tables().unwrap(),
+                std::slice::from_ref(&meta),
+                false
+            )
+            .map(|v| (v.tags, v.absent_decided)),
+            Some((vec!["1".into(), "2".into()], false))
+        );
+        // A profile that tags no version tells none.
+        let mut untagged = p.clone();
+        untagged.schema = untagged
+            .schema
+            .iter()
+            .map(|s| Statement::Every(s.sql().to_string()))
+            .collect();
+        untagged.provenance.iter_mut().for_each(|v| v.tag = None);
+        assert_eq!(
+            fitting_versions(
+                &untagged,
+                &untagged.known_tables().unwrap(),
+                std::slice::from_ref(&meta),
+                true
+            ),
+            None
+        );
         // A statement naming a version no provenance entry tags is refused.
         let mut wrong = p.clone();
         if let Statement::Of(v) = &mut wrong.schema[1] {

@@ -68,7 +68,7 @@ pub fn time_columns(conn: &Connection) -> rusqlite::Result<Vec<TimeColumn>> {
             types: Vec::new(),
         })
         .collect();
-    let identified = crate::recover::profiles::identify(&present, &[]);
+    let identified = crate::recover::profiles::identify(&present, &[], true);
     let profiles = crate::recover::profiles::shipped_parsed();
     let mut columns: Vec<TimeColumn> = Vec::new();
     for (table, info) in tables.iter().zip(&infos) {

@@ -302,7 +302,7 @@ pub struct Identified {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionFit {
     /// Their tags: one where the evidence decides, several where it cannot tell them
-    /// apart.
+    /// apart; none where no table is as a version of the profile writes it.
     pub tags: Vec<String>,
     /// How many tables have the columns (by name, in order) of a statement of theirs.
     pub tables: usize,
@@ -314,6 +314,11 @@ pub struct VersionFit {
     /// lacks (the schema being whole).
     #[serde(default)]
     pub absent_decided: bool,
+    /// The tables of the profile's names whose columns are those of no statement of any
+    /// version it knows: the tables are of a version the profile lacks, and `tags` are the
+    /// nearest it knows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
 }
 
 /// How an application was identified.

@@ -323,7 +323,7 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
             stand_in_collations: p.stand_ins.to_vec(),
             stand_in_tokenizers: stand_in_tokenizers(p.ledger),
         },
-        applications: applications(p.tables),
+        applications: applications(p.tables, p.survey.schema.findings.is_empty()),
         tables: table_reports(&p),
         lost_and_found: lost_and_found_report(&p),
         placeholders: placeholder_report(&p),
@@ -376,7 +376,8 @@ pub fn build(p: LossReportParts<'_>) -> LossReport {
 
 /// The applications the tables identify: the schema's, and the profiles that named tables
 /// from their records (an inferred table keeps `salvage_inferred_N` when nothing named it).
-fn applications(tables: &Tables) -> Vec<crate::report::Identified> {
+/// `schema_whole`: the schema was read without a finding.
+fn applications(tables: &Tables, schema_whole: bool) -> Vec<crate::report::Identified> {
     let present: Vec<crate::recover::profiles::Present> = tables
         .iter()
         .filter(|t| t.status != TableStatus::Missing)
@@ -406,7 +407,7 @@ fn applications(tables: &Tables) -> Vec<crate::report::Identified> {
         .filter_map(|t| t.known_from.as_deref()?.strip_prefix("profile "))
         .map(str::to_string)
         .collect();
-    crate::recover::profiles::identify(&present, &named_by)
+    crate::recover::profiles::identify(&present, &named_by, schema_whole)
 }
 
 /// The tokenizers given a stand-in, each once, in name order.
