@@ -344,6 +344,16 @@ impl Profile {
     /// Whether every version a statement names is one its provenance tags (a version may
     /// write two statements of a table: a new database's, and one an upgrade altered).
     pub fn check_versions(&self) -> Result<(), String> {
+        if let Some(v) = self
+            .provenance
+            .iter()
+            .find(|v| v.tag.as_deref().is_some_and(|t| t.trim().is_empty()))
+        {
+            return Err(format!(
+                "the provenance entry of version `{}` has an empty tag",
+                v.version
+            ));
+        }
         let tags = self.versions();
         let known = self.known_tables()?;
         for (statement, k) in self.schema.iter().zip(&known) {
@@ -1605,6 +1615,10 @@ mod tests {
             v.versions = vec!["3".into()];
         }
         assert!(wrong.check_versions().unwrap_err().contains("`3`"));
+        // A tag of nothing names no version.
+        let mut blank = p.clone();
+        blank.provenance[0].tag = Some(" ".into());
+        assert!(blank.check_versions().unwrap_err().contains("empty tag"));
     }
 
     #[test]
