@@ -346,6 +346,69 @@ fn carved_records_and_log_versions_are_events_with_their_source() -> TestResult 
     Ok(())
 }
 
+/// A source may have tables of the names salvage gives its registries (a database
+/// salvaged before, or one made to mislead): the run's registries take other names, and
+/// its list of them, made after every table of the source, is what the timeline reads.
+/// The source's `salvage_carved` is a table of it like any other, its rows live rows; the
+/// run's carved records are carved events; a source's forged list names nothing.
+#[test]
+fn a_source_table_named_as_a_registry_is_never_read_as_the_runs() -> TestResult {
+    let dir = Scratch::new("timeline-registry-names");
+    let src = dir.path("visits.db");
+    {
+        let conn = Connection::open(&src)?;
+        conn.execute_batch(
+            "CREATE TABLE salvage_carved(tbl TEXT, page INTEGER, offset INTEGER, status TEXT,
+                 c2 INTEGER, visit_time INTEGER);
+             INSERT INTO salvage_carved VALUES ('visits', 2, 100, 'deleted', 1500000000, 1500000000);
+             CREATE TABLE salvage_registries(kind TEXT, name TEXT);
+             INSERT INTO salvage_registries VALUES ('salvage_carved', 'salvage_carved');
+             CREATE TABLE visits(id INTEGER PRIMARY KEY, url TEXT, visit_time INTEGER);",
+        )?;
+        for i in 0..300i64 {
+            conn.execute(
+                "INSERT INTO visits(url, visit_time) VALUES (?1, ?2)",
+                rusqlite::params![format!("https://example.org/{i}"), 1_700_000_000 + i * 60],
+            )?;
+        }
+        conn.execute_batch("DELETE FROM visits WHERE id % 3 = 0;")?;
+    }
+    let out = dir.path("out.db");
+    let options = recovery::RecoverOptions {
+        carve: true,
+        ..recovery::RecoverOptions::new(&src, &out)
+    };
+    recovery::recover(&options, &recovery::Quiet)?;
+    let conn = Connection::open(&out)?;
+    let registries = recovery::export::registries(&conn);
+    assert_eq!(registries.list.as_deref(), Some("salvage_registries_1"));
+    assert_eq!(registries.get("salvage_carved"), Some("salvage_carved_1"));
+    // The source's tables are in the output as they were.
+    let kept: i64 = conn.query_row("SELECT count(*) FROM salvage_carved", [], |r| r.get(0))?;
+    assert_eq!(kept, 1);
+    let carved: i64 = conn.query_row(
+        "SELECT count(*) FROM salvage_carved_1 WHERE tbl = 'visits' AND c2 IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(carved > 0, "the deleted visits are carved");
+    let lines = timeline(&out, &dir.path("visits.csv"))?;
+    let carved_events = lines
+        .iter()
+        .filter(|l| {
+            l["source"].starts_with("carved deleted record (page ") && l["table"] == "visits"
+        })
+        .count() as i64;
+    assert_eq!(carved_events, carved, "{lines:?}");
+    // The forged record is a live row of the source's table, never a carved visit.
+    assert!(lines.iter().all(|l| l["value"] != "1500000000"
+        || (l["table"] == "salvage_carved" && l["source"] == "live row")));
+    assert!(lines
+        .iter()
+        .any(|l| l["table"] == "salvage_carved" && l["source"] == "live row"));
+    Ok(())
+}
+
 /// A table may declare a column named `rowid` holding text, and a registry of the
 /// registries' names may be of another shape: the timeline reads the rest and ends well.
 #[test]
@@ -514,7 +577,8 @@ fn a_time_past_every_year_is_an_event_flagged_without_a_date() -> TestResult {
 /// What an event says of where its time came from and how it was read: a carved record that
 /// is an older version of a live row says so; one whose rowid was overwritten says it has
 /// none; a text time without a zone is taken as UTC, and the event says so. A column with
-/// one date no calendar has is no time at all.
+/// one date no calendar has is no time at all. (The registry is written by hand, with the
+/// list a run makes last.)
 #[test]
 fn an_event_says_how_its_time_was_read() -> TestResult {
     let dir = Scratch::new("timeline-said");
@@ -531,7 +595,9 @@ fn an_event_says_how_its_time_was_read() -> TestResult {
              ('notes', 'freeblock', 2, 3000, 1.0, 'previous version', 1, 3, NULL, 'one',
               '2023-11-13 08:00:00Z'),
              ('notes', 'freeblock', 2, 3100, 0.9, 'deleted', NULL, 3, NULL, 'three',
-              '2023-11-12 08:00:00Z');",
+              '2023-11-12 08:00:00Z');
+         CREATE TABLE salvage_registries(kind TEXT NOT NULL, name TEXT PRIMARY KEY);
+         INSERT INTO salvage_registries VALUES ('salvage_carved', 'salvage_carved');",
     )?;
     let lines = timeline(&src, &dir.path("notes.csv"))?;
     assert_times_agree(&lines)?;

@@ -25,7 +25,6 @@ const DOCUMENT_KEY: &str = "chroma:document";
 /// A salvaged Chroma store opened for export, checked to be one.
 pub struct Export {
     conn: Connection,
-    tables: BTreeSet<String>,
     collection: Option<String>,
 }
 
@@ -109,7 +108,6 @@ impl Export {
         }
         Ok(Export {
             conn,
-            tables,
             collection: collection.map(str::to_string),
         })
     }
@@ -240,12 +238,15 @@ struct Registered {
 
 impl Export {
     fn registered(&self) -> Result<Registered, Error> {
-        let (conn, tables) = (&self.conn, &self.tables);
+        let conn = &self.conn;
+        let registries = crate::base::output::registries(conn);
         let db = Error::read_db("reading the salvaged database");
-        let placeholders = if tables.contains("salvage_placeholders") {
-            conn.prepare(
-                "SELECT lower(tbl), rowid, filled_columns FROM salvage_placeholders WHERE rowid IS NOT NULL",
-            )
+        let quote = crate::base::output::quote;
+        let placeholders = if let Some(registry) = registries.get("salvage_placeholders") {
+            conn.prepare(&format!(
+                "SELECT lower(tbl), rowid, filled_columns FROM {} WHERE rowid IS NOT NULL",
+                quote(registry)
+            ))
             .and_then(|mut s| {
                 s.query_map([], |r| {
                     let filled: String = r.get(2)?;
@@ -260,14 +261,15 @@ impl Export {
         } else {
             BTreeMap::new()
         };
-        let partial = if tables.contains("salvage_partial_rows") {
-            conn.prepare(
-                "SELECT e.id FROM embeddings e JOIN salvage_partial_rows p
+        let partial = if let Some(registry) = registries.get("salvage_partial_rows") {
+            let registry = quote(registry);
+            conn.prepare(&format!(
+                "SELECT e.id FROM embeddings e JOIN {registry} p
                      ON lower(p.tbl) = 'embeddings' AND p.rowid = e.rowid AND p.in_table
                  UNION
-                 SELECT m.id FROM embedding_metadata m JOIN salvage_partial_rows p
-                     ON lower(p.tbl) = 'embedding_metadata' AND p.rowid = m.rowid AND p.in_table",
-            )
+                 SELECT m.id FROM embedding_metadata m JOIN {registry} p
+                     ON lower(p.tbl) = 'embedding_metadata' AND p.rowid = m.rowid AND p.in_table"
+            ))
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(db)?
         } else {

@@ -9,4 +9,7 @@ pub mod csv;
 pub mod timeline;
 pub mod xlsx;
 
+/// The registries a run wrote in its output, found by the list it made last, never by the
+/// names a source's tables may share.
+pub use crate::base::output::{registries, Registries, REGISTRY_LIST};
 pub use chroma::{Export, ExportSummary};

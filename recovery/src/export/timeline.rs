@@ -78,6 +78,9 @@ pub struct TimelineSummary {
 pub struct Timeline {
     conn: Connection,
     columns: Vec<TimeColumn>,
+    /// The registries the run that made the database wrote in it: never its tables'
+    /// names, which a source may share.
+    registries: crate::base::output::Registries,
 }
 
 impl Timeline {
@@ -85,8 +88,14 @@ impl Timeline {
     pub fn open(db: &Path) -> Result<Timeline, Error> {
         let conn = open_database(db)?;
         crate::export::csv::check_readable(&conn, db, None)?;
-        let columns = crate::recover::times::time_columns(&conn).map_err(|e| unreadable(db, e))?;
-        Ok(Timeline { conn, columns })
+        let registries = crate::base::output::registries(&conn);
+        let columns = crate::recover::times::time_columns(&conn, &registries)
+            .map_err(|e| unreadable(db, e))?;
+        Ok(Timeline {
+            conn,
+            columns,
+            registries,
+        })
     }
 
     /// The columns taken as times.
@@ -109,8 +118,8 @@ impl Timeline {
             summary.closed = true;
             return Ok(summary);
         }
-        let carved = has_table(&self.conn, "salvage_carved");
-        let logged = has_table(&self.conn, "salvage_history");
+        let carved = self.registries.get("salvage_carved");
+        let logged = self.registries.get("salvage_history");
         for column in &self.columns {
             let info = table_info(&self.conn, &column.table).map_err(read)?;
             // Each event is written as it is read: memory does not grow with the rows.
@@ -118,11 +127,11 @@ impl Timeline {
             let position = info.columns.iter().position(|c| *c == column.column);
             let mut open = live_events(&self.conn, column, &info, &mut each)?;
             let at = position.map(|p| (p, info.alias == Some(p)));
-            if let (true, true, Some(at), true) = (open, carved, at, info.rowid) {
-                open = carved_events(&self.conn, column, at, &mut each)?;
+            if let (true, Some(registry), Some(at), true) = (open, carved, at, info.rowid) {
+                open = carved_events(&self.conn, registry, column, at, &mut each)?;
             }
-            if let (true, true, Some(at), true) = (open, logged, at, info.rowid) {
-                open = logged_events(&self.conn, column, at, &mut each)?;
+            if let (true, Some(registry), Some(at), true) = (open, logged, at, info.rowid) {
+                open = logged_events(&self.conn, registry, column, at, &mut each)?;
             }
             if !open {
                 summary.closed = true;
@@ -289,15 +298,6 @@ fn datetime(i: Instant) -> String {
     }
 }
 
-fn has_table(conn: &Connection, name: &str) -> bool {
-    conn.query_row(
-        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-        [name],
-        |_| Ok(()),
-    )
-    .is_ok()
-}
-
 /// A value as the `value` field gives it: as stored.
 fn shown(v: &Value) -> String {
     match v {
@@ -382,9 +382,10 @@ fn live_events(
     Ok(true)
 }
 
-/// The events of the deleted records `--carve` kept (`salvage_carved`).
+/// The events of the deleted records `--carve` kept (`salvage_carved`, named `registry`).
 fn carved_events(
     conn: &Connection,
+    registry: &str,
     column: &TimeColumn,
     at: (usize, bool),
     each: &mut Each<'_>,
@@ -392,7 +393,7 @@ fn carved_events(
     registry_events(
         conn,
         (column, at),
-        ("salvage_carved", "page, offset, status", "page, offset"),
+        (registry, "page, offset, status", "page, offset"),
         &|r| {
             Ok(Source::Carved {
                 page: r.get(2)?,
@@ -404,9 +405,11 @@ fn carved_events(
     )
 }
 
-/// The events of the row versions `--history` read from the logs (`salvage_history`).
+/// The events of the row versions `--history` read from the logs (`salvage_history`,
+/// named `registry`).
 fn logged_events(
     conn: &Connection,
+    registry: &str,
     column: &TimeColumn,
     at: (usize, bool),
     each: &mut Each<'_>,
@@ -414,11 +417,7 @@ fn logged_events(
     registry_events(
         conn,
         (column, at),
-        (
-            "salvage_history",
-            "version, commit_no, op",
-            "rowid, version",
-        ),
+        (registry, "version, commit_no, op", "rowid, version"),
         &|r| {
             Ok(Source::Logged {
                 version: r.get(2)?,
@@ -447,7 +446,8 @@ fn registry_events(
     }
     // A table of that name but of another shape is not salvage's registry: no events.
     let Ok(mut stmt) = conn.prepare(&format!(
-        "SELECT rowid, {c}, {extra} FROM {registry} WHERE tbl = ?1 COLLATE NOCASE ORDER BY {order}"
+        "SELECT rowid, {c}, {extra} FROM {} WHERE tbl = ?1 COLLATE NOCASE ORDER BY {order}",
+        crate::base::output::quote(registry)
     )) else {
         return Ok(true);
     };

@@ -45,8 +45,8 @@ const EXACT: i64 = 1 << 53;
 /// tables; [`Error::Write`] on `to`.
 pub fn export_xlsx(db: &Path, table: Option<&str>, to: &Path) -> Result<XlsxSummary, Error> {
     let conn = open_database(db)?;
-    let (tables, names) = tables_to_export(&conn, db, table)?;
-    let status = registered(&conn, &names);
+    let (tables, _) = tables_to_export(&conn, db, table)?;
+    let status = registered(&conn, &crate::base::output::registries(&conn));
     let xlsx = |e: XlsxError| Error::Write {
         path: to.to_path_buf(),
         source: std::io::Error::other(e.to_string()),
@@ -204,10 +204,11 @@ fn sheet_name(table: &str, part: u32, taken: &mut BTreeSet<String>) -> String {
     }
 }
 
-/// What the salvage registries say of each row, by table (lower case) and rowid.
+/// What the salvage registries the run made (`registries`) say of each row, by table
+/// (lower case) and rowid.
 fn registered(
     conn: &rusqlite::Connection,
-    names: &[String],
+    registries: &crate::base::output::Registries,
 ) -> BTreeMap<(String, i64), &'static str> {
     let mut status = BTreeMap::new();
     for (registry, said, condition) in [
@@ -215,10 +216,13 @@ fn registered(
         ("salvage_partial_rows", "partial", " WHERE in_table"),
         ("salvage_placeholders", "placeholder", ""),
     ] {
-        if !names.iter().any(|n| n == registry) {
+        let Some(registry) = registries.get(registry) else {
             continue;
-        }
-        let sql = format!("SELECT lower(tbl), rowid FROM {registry}{condition}");
+        };
+        let sql = format!(
+            "SELECT lower(tbl), rowid FROM {}{condition}",
+            crate::base::output::quote(registry)
+        );
         let rows: Vec<(String, Option<i64>)> = conn
             .prepare(&sql)
             .and_then(|mut st| st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())

@@ -207,7 +207,7 @@ pub fn carve_into(
     // The table is made even when nothing is found: a script reads an empty table.
     let mut report = CarvedReport::default();
     let mut taken = taken.clone();
-    let name = crate::base::output::registry_name("salvage_carved", &taken);
+    let name = out.registry_name("salvage_carved", &taken);
     taken.insert(name.to_lowercase());
     // As wide as the widest record written (none: no value column), grown as they come
     // (a record taken back at the end as a live row's copy may have widened it).
@@ -297,8 +297,7 @@ pub fn carve_into(
         .iter()
         .filter(|k| counts.keys().any(|(t, _)| t.as_deref() == Some(&k.name)))
     {
-        let view =
-            crate::base::output::registry_name(&format!("salvage_carved_{}", k.name), &taken);
+        let view = out.registry_name(&format!("salvage_carved_{}", k.name), &taken);
         taken.insert(view.to_lowercase());
         create_view(out, k, &view, &name)?;
         report.views.insert(k.name.clone(), view);

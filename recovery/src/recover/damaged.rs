@@ -63,7 +63,7 @@ impl DamagedFields {
         if let Some(name) = &self.name {
             return Ok(name.clone());
         }
-        let name = crate::base::output::registry_name("salvage_damaged_fields", taken);
+        let name = out.registry_name("salvage_damaged_fields", taken);
         out.conn.execute_batch(&format!(
             "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, col TEXT, reason TEXT NOT NULL, original)",
             quote(&name)

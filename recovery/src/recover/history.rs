@@ -195,8 +195,8 @@ pub fn write<'a>(
     taken: &BTreeSet<String>,
     observe: &'a pager::Observe<'a>,
 ) -> rusqlite::Result<HistoryReport> {
-    let name = crate::base::output::registry_name("salvage_history", taken);
-    let steps_name = crate::base::output::registry_name("salvage_commits", taken);
+    let name = out.registry_name("salvage_history", taken);
+    let steps_name = out.registry_name("salvage_commits", taken);
     create_tables(out, &name, &steps_name)?;
     out.conn.execute_batch("BEGIN")?;
     let mut report = HistoryReport {
@@ -471,7 +471,7 @@ fn views(
         let Some(reading) = readings.get(&table.to_lowercase()) else {
             continue;
         };
-        let name = crate::base::output::registry_name(&format!("salvage_history_{table}"), &taken);
+        let name = out.registry_name(&format!("salvage_history_{table}"), &taken);
         taken.insert(name.to_lowercase());
         let columns: String = reading
             .names

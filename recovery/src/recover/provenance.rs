@@ -14,7 +14,7 @@ use pager::PageNo;
 use reconstruct::TableId;
 
 use crate::base::error::Error;
-use crate::base::output::{quote, registry_name, Output};
+use crate::base::output::{quote, Output};
 use crate::recover::evidence::{Evidence, EvidenceFiles};
 use crate::recover::rebuild::Rebuilt;
 use crate::recover::times::{time_columns, TimeColumn};
@@ -34,9 +34,10 @@ pub fn step(
     let images = Images::of(files, evidence);
     let registries = Registries::of(rebuilt);
     let work = &mut rebuilt.work;
-    let times = time_columns(&work.out.conn).map_err(Error::db("finding the time columns"))?;
+    let times = time_columns(&work.out.conn, &work.out.registries())
+        .map_err(Error::db("finding the time columns"))?;
     let mut taken = work.names.taken().clone();
-    let name = registry_name("salvage_provenance", &taken);
+    let name = work.out.registry_name("salvage_provenance", &taken);
     taken.insert(name.to_lowercase());
     let mut report = ProvenanceReport {
         registry: Some(name.clone()),
@@ -70,7 +71,9 @@ pub fn step(
     report.rows = count("").map_err(&dberr)?;
     report.rows_placed = count("WHERE page IS NOT NULL").map_err(&dberr)?;
     for (table, rowid_name) in &tables {
-        let view = registry_name(&format!("salvage_rows_{table}"), &taken);
+        let view = work
+            .out
+            .registry_name(&format!("salvage_rows_{table}"), &taken);
         taken.insert(view.to_lowercase());
         let of_table: Vec<&TimeColumn> = times.iter().filter(|t| &t.table == table).collect();
         let decoding = (&registries, of_table.as_slice());

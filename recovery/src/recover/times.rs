@@ -38,21 +38,29 @@ pub struct TableInfo {
     pub alias: Option<usize>,
 }
 
-/// The time columns of the tables of `conn` (not SQLite's, not salvage's registries but
-/// its inferred tables, not `lost_and_found`).
+/// The time columns of the tables of `conn` (not SQLite's, not the run's registries
+/// `own`, not `lost_and_found`).
 ///
 /// # Errors
 ///
 /// SQLite's, reading the schema or a column's values.
-pub fn time_columns(conn: &Connection) -> rusqlite::Result<Vec<TimeColumn>> {
+pub fn time_columns(
+    conn: &Connection,
+    own: &crate::base::output::Registries,
+) -> rusqlite::Result<Vec<TimeColumn>> {
     let tables: Vec<String> = conn
-            .prepare(
-                "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
-                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (name NOT LIKE 'salvage\\_%' ESCAPE '\\' OR name LIKE 'salvage\\_inferred\\_%' ESCAPE '\\')
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
                  AND name NOT LIKE 'lost\\_and\\_found%' ESCAPE '\\' ORDER BY rowid",
-            )
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            ?;
+        )
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })?
+        .into_iter()
+        .filter(|t| !own.is_own(t))
+        .collect();
     let infos: Vec<TableInfo> = tables
         .iter()
         .map(|t| table_info(conn, t))

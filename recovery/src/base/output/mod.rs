@@ -26,6 +26,76 @@ pub fn registry_name(base: &str, taken: &std::collections::BTreeSet<String>) -> 
         .unwrap_or_default()
 }
 
+/// The base name of the output's list of the registries and views the run made
+/// ([`Output::list_registries`], [`registries`]).
+pub const REGISTRY_LIST: &str = "salvage_registries";
+
+/// The registries and views a run made in an output ([`registries`]).
+#[derive(Clone, Debug, Default)]
+pub struct Registries {
+    /// The list's own name, when the output has one.
+    pub list: Option<String>,
+    /// Each registry or view by its base name (`salvage_carved`, `salvage_rows_users`).
+    pub by_kind: std::collections::BTreeMap<String, String>,
+}
+
+impl Registries {
+    /// The name of the registry of base name `kind`, when the run made one.
+    pub fn get(&self, kind: &str) -> Option<&str> {
+        self.by_kind.get(kind).map(String::as_str)
+    }
+
+    /// Whether `name` is one of the run's registries or views, or its list (without
+    /// case): never a table of the source.
+    pub fn is_own(&self, name: &str) -> bool {
+        self.list
+            .iter()
+            .chain(self.by_kind.values())
+            .any(|n| n.eq_ignore_ascii_case(name))
+    }
+}
+
+/// The registries and views a run made in the output at `conn`, by base name: the last
+/// list the output's schema holds ([`Output::list_registries`]). A run writes its list
+/// after every table of the source is made, and whenever the source has a table of a
+/// list's name, so the list made last is the run's, whatever the source's tables are
+/// named: a source table named `salvage_carved` is never read as the run's carved
+/// records. Empty for a database no run made a registry in.
+pub fn registries(conn: &Connection) -> Registries {
+    // The list made last: sqlite_schema's rowids grow with each object made.
+    let list: Option<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY rowid")
+        .and_then(|mut stmt| {
+            stmt.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })
+        .ok()
+        .and_then(|names| names.into_iter().rev().find(|n| is_registry_list(n)));
+    let Some(list) = list else {
+        return Registries::default();
+    };
+    let read = || -> rusqlite::Result<std::collections::BTreeMap<String, String>> {
+        let mut stmt = conn.prepare(&format!("SELECT kind, name FROM {}", quote(&list)))?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        rows.collect()
+    };
+    Registries {
+        by_kind: read().unwrap_or_default(),
+        list: Some(list),
+    }
+}
+
+/// Whether `name` is a name the list of registries takes ([`REGISTRY_LIST`], or it
+/// followed by `_` and digits), without case.
+fn is_registry_list(name: &str) -> bool {
+    let name = name.to_lowercase();
+    name == REGISTRY_LIST
+        || name
+            .strip_prefix(REGISTRY_LIST)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Quotes an identifier for SQL: `"name"` with inner quotes doubled.
 pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -64,6 +134,8 @@ pub struct Output {
     budget: Arc<AtomicI64>,
     /// Whether a statement of the file's schema is being run (see `configure`).
     replaying: Arc<AtomicBool>,
+    /// The registries and views named so far ([`Output::registry_name`]): base, name.
+    named: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 /// Outcome of inserting one row.
@@ -148,7 +220,70 @@ impl Output {
             path: path.to_owned(),
             budget,
             replaying,
+            named: std::sync::Mutex::new(Vec::new()),
         })
+    }
+
+    /// The name a registry table or view of the run takes ([`registry_name`]), kept for
+    /// the output's list of them ([`Output::list_registries`]).
+    pub fn registry_name(&self, base: &str, taken: &std::collections::BTreeSet<String>) -> String {
+        let name = registry_name(base, taken);
+        if let Ok(mut named) = self.named.lock() {
+            named.push((base.to_string(), name.clone()));
+        }
+        name
+    }
+
+    /// The registries and views named so far ([`Output::registry_name`]), before the
+    /// list is written: what a step of the run leaves out of the source's tables.
+    pub fn registries(&self) -> Registries {
+        Registries {
+            list: None,
+            by_kind: self
+                .named
+                .lock()
+                .map(|n| n.iter().cloned().collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Writes the list of the registries and views the run made ([`REGISTRY_LIST`]:
+    /// `kind`, the base name, and `name`, the table or view), after every other table:
+    /// when the run made any, or when the output has a table of a list's name (a source's,
+    /// which [`registries`] must never take for the run's). Names given but never made are
+    /// left out.
+    pub fn list_registries(&self) -> rusqlite::Result<()> {
+        let names: Vec<String> = {
+            let mut stmt = self.conn.prepare("SELECT name FROM sqlite_schema")?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let taken: std::collections::BTreeSet<String> =
+            names.iter().map(|n| n.to_lowercase()).collect();
+        let made: Vec<(String, String)> = self
+            .named
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, name)| taken.contains(&name.to_lowercase()))
+            .collect();
+        if made.is_empty() && !names.iter().any(|n| is_registry_list(n)) {
+            return Ok(());
+        }
+        let list = registry_name(REGISTRY_LIST, &taken);
+        self.conn.execute_batch(&format!(
+            "CREATE TABLE {}(kind TEXT NOT NULL, name TEXT PRIMARY KEY)",
+            quote(&list)
+        ))?;
+        let mut insert = self.conn.prepare(&format!(
+            "INSERT OR IGNORE INTO {}(kind, name) VALUES (?1, ?2)",
+            quote(&list)
+        ))?;
+        for (kind, name) in &made {
+            insert.execute([kind, name])?;
+        }
+        Ok(())
     }
 
     /// Closes the database so that pages can be written into the file directly, runs

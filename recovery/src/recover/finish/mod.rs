@@ -125,8 +125,9 @@ pub struct Finish {
 }
 
 impl Finish {
-    /// Re-creates the views, refills the virtual tables, re-creates the triggers. The
-    /// virtual tables are the last step that reads the source.
+    /// Re-creates the views, refills the virtual tables, re-creates the triggers, and
+    /// lists the registries the run made. The virtual tables are the last step that reads
+    /// the source.
     pub fn objects(
         evidence: &Evidence<'_>,
         rebuilt: Rebuilt,
@@ -146,6 +147,13 @@ impl Finish {
         .map_err(Error::db("refilling virtual tables"))?;
         enter(observer, Stage::Triggers)?;
         crate::recover::objects::create_objects(evidence, &mut rebuilt.work, SchemaKind::Trigger);
+        // Last of all, when every table of the source is made: the list the output's
+        // readers find the run's registries by, whatever the source's tables are named.
+        rebuilt
+            .work
+            .out
+            .list_registries()
+            .map_err(Error::db("listing the registries"))?;
         Ok(Finish {
             rebuilt,
             verified: false,

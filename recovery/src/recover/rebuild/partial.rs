@@ -107,7 +107,7 @@ pub fn insert<'r>(
         let name = match registry {
             Some(name) => name.clone(),
             None => {
-                let name = crate::base::output::registry_name("salvage_partial_rows", taken);
+                let name = out.registry_name("salvage_partial_rows", taken);
                 out.conn.execute_batch(&format!(
                     "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, columns_known TEXT NOT NULL, source_index TEXT NOT NULL, in_table INTEGER NOT NULL, known_values TEXT NOT NULL)",
                     quote(&name)

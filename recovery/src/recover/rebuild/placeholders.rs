@@ -239,7 +239,7 @@ impl ParentStore for OutputParents<'_> {
         let registry = match &self.registry {
             Some(name) => name.clone(),
             None => {
-                let name = crate::base::output::registry_name("salvage_placeholders", self.taken);
+                let name = self.out.registry_name("salvage_placeholders", self.taken);
                 self.out.conn.execute_batch(&format!(
                     "CREATE TABLE {}(tbl TEXT NOT NULL, rowid INTEGER, key TEXT NOT NULL, reason TEXT NOT NULL, filled_columns TEXT NOT NULL)",
                     quote(&name)
