@@ -33,6 +33,14 @@ fn entries() -> Vec<Application> {
         .collect()
 }
 
+/// The catalogue entry named `name`.
+fn entry(name: &str) -> Result<Application, String> {
+    entries()
+        .into_iter()
+        .find(|e| e.name == name)
+        .ok_or(format!("no catalogue entry {name}"))
+}
+
 /// The first row (by rowid) of `table` in `db`, every value; `None` when SQLite cannot
 /// read it.
 fn first_row(db: &Path, table: &str) -> Option<Vec<rusqlite::types::Value>> {
@@ -315,10 +323,7 @@ fn each_version_of_an_application_is_told_by_its_tables() -> TestResult {
     );
     // As a person reads it: Chromium's Top Sites of version 4 (its `top_sites` had a
     // `redirects` column that version 5 dropped).
-    let top_sites = entries()
-        .into_iter()
-        .find(|e| e.name == "chromium-top-sites")
-        .ok_or("chromium-top-sites")?;
+    let top_sites = entry("chromium-top-sites")?;
     let src = dir.path("top-sites-4.db");
     top_sites.write_version(&src, "version 4", 4096, Rows::Each(5), 1)?;
     let out = crate::salvage().arg("inspect").arg(&src).output()?;
@@ -363,10 +368,7 @@ fn each_version_of_an_application_is_told_by_its_tables() -> TestResult {
 #[test]
 fn columns_two_versions_name_otherwise_are_not_decided_by_records() -> TestResult {
     let dir = Scratch::new("catalogue-columns-alike");
-    let kde = entries()
-        .into_iter()
-        .find(|e| e.name == "kde-activities-resources")
-        .ok_or("kde-activities-resources")?;
+    let kde = entry("kde-activities-resources")?;
     let src = dir.path("kde.db");
     let dest = dir.path("kde-out.db");
     kde.write_version(
@@ -676,10 +678,7 @@ fn a_table_name_alone_identifies_no_application() -> TestResult {
 #[test]
 fn sqlite_sequence_names_an_application_its_shapes_do_not() -> TestResult {
     let dir = Scratch::new("catalogue-sequence");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "android-accounts-ce")
-        .ok_or("android-accounts-ce")?;
+    let entry = entry("android-accounts-ce")?;
     let o = zero_page_one(&dir, &entry, 0, Rows::Each(60))?;
     assert!(
         o.identified && o.wrong.is_empty(),
@@ -700,10 +699,7 @@ fn named_but(name: &str, unnamed: &[&str]) -> TestResult {
 /// [`named_but`], of the entry's version `k`.
 fn named_but_in(name: &str, k: usize, unnamed: &[&str]) -> TestResult {
     let dir = Scratch::new(&format!("catalogue-{name}-{k}"));
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == name)
-        .ok_or(name.to_string())?;
+    let entry = entry(name)?;
     let o = zero_page_one(&dir, &entry, k, Rows::Each(60))?;
     let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
     assert!(
@@ -778,10 +774,7 @@ fn a_sequence_row_names_the_one_table_of_its_rowid_that_fits_the_name() -> TestR
 #[test]
 fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
     let dir = Scratch::new("catalogue-undecided");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "android-media")
-        .ok_or("android-media")?;
+    let entry = entry("android-media")?;
     let src = dir.path("external.db");
     let dest = dir.path("out.db");
     entry
@@ -834,10 +827,7 @@ fn tables_of_one_shape_are_told_apart_by_the_format_of_their_values() -> TestRes
 #[test]
 fn a_without_rowid_table_of_an_identified_application_is_named_from_its_tree() -> TestResult {
     let dir = Scratch::new("catalogue-without-rowid");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "firefox-favicons")
-        .ok_or("firefox-favicons")?;
+    let entry = entry("firefox-favicons")?;
     let (src, dest) = (dir.path("favicons.sqlite"), dir.path("out.db"));
     entry.write(&src, 0, 4096, Rows::Each(60), 35)?;
     let want = crate::recover::rows_of(&src, "moz_icons_to_pages", true);
@@ -896,10 +886,7 @@ fn an_index_on_an_expression_is_not_taken_for_a_without_rowid_table() -> TestRes
 #[test]
 fn a_table_gets_the_one_name_left_when_evidence_gave_the_others_away() -> TestResult {
     let dir = Scratch::new("catalogue-name-left");
-    let entry = entries()
-        .into_iter()
-        .find(|e| e.name == "anki-collection")
-        .ok_or("anki-collection")?;
+    let entry = entry("anki-collection")?;
     let o = zero_page_one(&dir, &entry, 1, Rows::Each(60))?;
     let short: Vec<&str> = o.short.iter().map(|s| s.0.as_str()).collect();
     assert!(
