@@ -279,8 +279,9 @@ pub struct KnownMatch {
     /// format, two a format with its prefix; see [`ColumnFormat::judge`]): evidence of the
     /// table beyond its shape.
     pub formats: u32,
-    /// Other statements of the name (other versions) the records fit exactly as well
-    /// whose columns are named otherwise: each as the columns that differ, by position,
+    /// Other statements of the name (other versions) the records fit as well (by the rank
+    /// of their indexes, and within a point per sampled record, as names tie) whose
+    /// columns are named otherwise: each as the columns that differ, by position,
     /// named here and there. The records hold values, not names: these columns' names
     /// are not decided.
     pub columns_alike: Vec<ColumnsAlike>,
@@ -319,7 +320,11 @@ fn columns_alike(known: &[KnownTable], chosen: usize, tied: &[usize]) -> Vec<Col
             .filter(|(_, (a, b))| !a.name.eq_ignore_ascii_case(&b.name))
             .map(|(i, (a, b))| (i, a.name.clone(), b.name.clone()))
             .collect();
-        if !differ.is_empty() && !out.iter().any(|o| o.differ == differ) {
+        if !differ.is_empty()
+            && !out
+                .iter()
+                .any(|o| o.differ == differ && o.origin == other.origin)
+        {
             out.push(ColumnsAlike {
                 origin: other.origin.clone(),
                 differ,
@@ -560,8 +565,9 @@ pub fn match_sampled(
                     k,
                     &versions
                         .iter()
-                        .filter(|(k2, r2, f2, s2)| {
-                            (*r2, *f2, *s2) == (rank, fitting, score)
+                        .filter(|(k2, r2, _, s2)| {
+                            *r2 == rank
+                                && within(score, *s2)
                                 && known.get(*k2).is_some_and(|x| {
                                     known.get(k).is_some_and(|c| {
                                         x.shape.name.eq_ignore_ascii_case(&c.shape.name)
