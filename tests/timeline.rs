@@ -363,15 +363,24 @@ fn a_source_table_named_as_a_registry_is_never_read_as_the_runs() -> TestResult 
              INSERT INTO salvage_carved VALUES ('visits', 2, 100, 'deleted', 1500000000, 1500000000);
              CREATE TABLE salvage_registries(kind TEXT, name TEXT);
              INSERT INTO salvage_registries VALUES ('salvage_carved', 'salvage_carved');
-             CREATE TABLE visits(id INTEGER PRIMARY KEY, url TEXT, visit_time INTEGER);",
+             CREATE TABLE visits(id INTEGER PRIMARY KEY, url TEXT, visit_time INTEGER);
+             CREATE TABLE sessions(id INTEGER PRIMARY KEY, agent TEXT, started_at INTEGER);",
         )?;
         for i in 0..300i64 {
             conn.execute(
                 "INSERT INTO visits(url, visit_time) VALUES (?1, ?2)",
                 rusqlite::params![format!("https://example.org/{i}"), 1_700_000_000 + i * 60],
             )?;
+            conn.execute(
+                "INSERT INTO sessions(agent, started_at) VALUES (?1, ?2)",
+                rusqlite::params![
+                    format!("agent {i} {}", "x".repeat(40)),
+                    1_700_100_000 + i * 60
+                ],
+            )?;
         }
-        conn.execute_batch("DELETE FROM visits WHERE id % 3 = 0;")?;
+        // Every session deleted: its times are in the carved records alone.
+        conn.execute_batch("DELETE FROM visits WHERE id % 3 = 0; DELETE FROM sessions;")?;
     }
     let out = dir.path("out.db");
     let options = recovery::RecoverOptions {
@@ -406,6 +415,20 @@ fn a_source_table_named_as_a_registry_is_never_read_as_the_runs() -> TestResult 
     assert!(lines
         .iter()
         .any(|l| l["table"] == "salvage_carved" && l["source"] == "live row"));
+    // The times of a table whose rows were all deleted are read from the run's registry.
+    let sessions: i64 = conn.query_row(
+        "SELECT count(*) FROM salvage_carved_1 WHERE tbl = 'sessions' AND c2 IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    let session_events = lines
+        .iter()
+        .filter(|l| l["table"] == "sessions" && l["source"].starts_with("carved deleted record"))
+        .count() as i64;
+    assert!(
+        sessions > 0 && session_events == sessions,
+        "{sessions} {session_events}"
+    );
     Ok(())
 }
 

@@ -119,7 +119,7 @@ pub fn time_columns(
             .iter()
             .filter(|c| reconstruct::time::time_like_name(c))
         {
-            let inferred = infer_column(conn, table, column, info)?;
+            let inferred = infer_column((conn, own), table, column, info)?;
             if let Some(epoch) = inferred {
                 columns.push(TimeColumn {
                     table: table.clone(),
@@ -182,7 +182,7 @@ pub fn table_info(conn: &Connection, table: &str) -> rusqlite::Result<TableInfo>
 /// registries `--carve` and `--history` wrote (a table whose rows were all deleted keeps its
 /// times there). A read that fails is an error, never the end of the evidence.
 fn infer_column(
-    conn: &Connection,
+    (conn, own): (&Connection, &crate::base::output::Registries),
     table: &str,
     column: &str,
     info: &TableInfo,
@@ -197,7 +197,7 @@ fn infer_column(
     }
     let position = info.columns.iter().position(|c| c == column);
     if let (Some(p), true) = (position, info.rowid) {
-        for registry in REGISTRIES {
+        for registry in REGISTRIES.iter().filter_map(|kind| own.get(kind)) {
             let alias = info.alias == Some(p);
             if !registry_values(conn, registry, (table, p, alias), &mut inference)? {
                 return Ok(None);
@@ -207,8 +207,9 @@ fn infer_column(
     Ok(inference.epoch())
 }
 
-/// The registries of records a salvage output keeps beside its tables: the deleted records
-/// of `--carve` and the log versions of `--history`.
+/// The registries of records a salvage output keeps beside its tables, by base name (their
+/// names are the run's list's: [`crate::base::output::registries`]): the deleted records of
+/// `--carve` and the log versions of `--history`.
 pub const REGISTRIES: [&str; 2] = ["salvage_carved", "salvage_history"];
 
 /// Takes into `inference` the values at `position` (`cN`) of `table`'s records in
@@ -222,7 +223,8 @@ fn registry_values(
     inference: &mut reconstruct::time::EpochInference,
 ) -> rusqlite::Result<bool> {
     let Ok(mut stmt) = conn.prepare(&format!(
-        "SELECT c{position}, rowid FROM {registry} WHERE tbl = ?1 COLLATE NOCASE"
+        "SELECT c{position}, rowid FROM {} WHERE tbl = ?1 COLLATE NOCASE",
+        quote(registry)
     )) else {
         return Ok(true);
     };
