@@ -679,12 +679,7 @@ pub fn identify(
                 (false, true) => IdentifiedBy::Records,
                 (false, false) => return None,
             };
-            let mut known: Vec<String> = known_tables
-                .iter()
-                .map(|k| k.shape.name.to_ascii_lowercase())
-                .collect();
-            known.sort();
-            known.dedup();
+            let known = distinct_names(&known_tables);
             Some(Identified {
                 application: match p.application.is_empty() {
                     true => p.description.clone(),
@@ -701,6 +696,17 @@ pub fn identify(
             })
         })
         .collect()
+}
+
+/// The tables' names, lower case, each once, in order.
+fn distinct_names<'a>(tables: impl IntoIterator<Item = &'a KnownTable>) -> Vec<String> {
+    let mut names: Vec<String> = tables
+        .into_iter()
+        .map(|k| k.shape.name.to_ascii_lowercase())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The versions of `p` whose statements the tables fit best ([`crate::report::VersionFit`]):
@@ -765,12 +771,7 @@ fn fitting_versions(
                 .filter(|(_, s)| s.of(tag))
                 .map(|(k, _)| k)
                 .collect();
-            let mut names: Vec<String> = written
-                .iter()
-                .map(|k| k.shape.name.to_ascii_lowercase())
-                .collect();
-            names.sort();
-            names.dedup();
+            let names = distinct_names(written.iter().copied());
             let (mut fit, mut typed, mut absent) = (0, 0, 0);
             for name in &names {
                 let Some(t) = tables.iter().find(|t| t.name.eq_ignore_ascii_case(name)) else {
