@@ -51,6 +51,10 @@ pub struct InferredReason {
     /// Its records are rows of this table of SQLite's own (`sqlite_schema`,
     /// `sqlite_sequence`), on a page no tree reaches.
     pub sqlite: Option<&'static str>,
+    /// The one known table (name, and where it is known from) its records fit better than
+    /// any other, left unnamed because no evidence detects its application: said only
+    /// without a known statement, an index naming it or names fitting alike.
+    pub unconfirmed: Option<(String, String)>,
 }
 
 /// How an inferred table's records fit a known CREATE statement.
@@ -73,6 +77,9 @@ pub struct KnownFit {
     /// Other statements of its name its records fit as well, whose columns are named
     /// otherwise ([`KnownMatch::columns_alike`]).
     pub columns_alike: Vec<crate::ColumnsAlike>,
+    /// Named among names its records fit alike by the keys a column refers to
+    /// ([`KnownMatch::referred`]).
+    pub referred: Option<crate::references::Referred>,
 }
 
 impl std::fmt::Display for InferredReason {
@@ -126,6 +133,18 @@ impl std::fmt::Display for InferredReason {
                     k.indexes
                 )?;
             }
+            if let Some(r) = &k.referred {
+                let others: Vec<String> = r.others.iter().map(|o| format!("`{o}`")).collect();
+                write!(
+                    f,
+                    "; its records fit {} as well, but {} of its {} sampled `{}` values are keys of `{}`, which it refers to, and those tables' references are not borne out: named by the keys it refers to",
+                    others.join(", "),
+                    r.found,
+                    r.of,
+                    r.column,
+                    r.parent
+                )?;
+            }
             for other in &k.columns_alike {
                 let differ: Vec<String> = other
                     .differ
@@ -167,6 +186,15 @@ impl std::fmt::Display for InferredReason {
                 " alike, and no evidence decides between them: it takes none of their names"
             )?;
         }
+        if let Some((name, origin)) = &self.unconfirmed {
+            write!(
+                f,
+                "; its records fit `{name}` of {origin} better than any other known table, but no other evidence identifies that application (one table's shape is not enough): it takes no name"
+            )?;
+            if let Some(profile) = origin.strip_prefix("profile ") {
+                write!(f, " (`--profile {profile}` names it)")?;
+            }
+        }
         Ok(())
     }
 }
@@ -181,6 +209,7 @@ pub fn make_inferred(
     naming: Option<&Naming>,
     known: Option<(&KnownMatch, &KnownTable)>,
     undecided: &[(String, String)],
+    unconfirmed: Option<&(String, String)>,
     sqlite: Option<&'static str>,
     generated: impl FnOnce() -> String,
 ) -> InferredMade {
@@ -241,10 +270,15 @@ pub fn make_inferred(
             indexes: m.indexes,
             taken_by_others: m.taken_by_others.clone(),
             columns_alike: m.columns_alike.clone(),
+            referred: m.referred.clone(),
         }),
         undecided: match (known, naming) {
             (None, None) => undecided.to_vec(),
             _ => Vec::new(),
+        },
+        unconfirmed: match (known, naming, undecided, sqlite) {
+            (None, None, [], None) => unconfirmed.cloned(),
+            _ => None,
         },
         sqlite,
     };
@@ -288,7 +322,7 @@ mod tests {
 
     #[test]
     fn records_alone_make_a_table_of_the_run_s_own_name_with_low_confidence() {
-        let made = make_inferred(&table(), None, None, &[], None, || {
+        let made = make_inferred(&table(), None, None, &[], None, None, || {
             "salvage_inferred_1".into()
         });
         assert_eq!(made.name, "salvage_inferred_1");
@@ -308,6 +342,7 @@ mod tests {
             Some(&naming()),
             None,
             &[],
+            None,
             None,
             || unreachable!(),
         );

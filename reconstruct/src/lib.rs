@@ -48,6 +48,7 @@ pub mod naming;
 pub mod partial;
 pub mod placeholders;
 pub mod plan;
+pub mod references;
 pub mod roots;
 pub mod rowids;
 pub mod rows;

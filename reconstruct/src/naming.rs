@@ -244,6 +244,8 @@ pub struct KnownTable {
     /// The formats the application writes in some of its columns, by record position
     /// (a catalogue entry's `formats`).
     pub formats: Vec<(usize, ColumnFormat)>,
+    /// Its columns that declare a foreign key (see [`crate::references`]).
+    pub references: Vec<crate::references::Reference>,
 }
 
 /// An inferred table whose records fit a known table.
@@ -285,6 +287,9 @@ pub struct KnownMatch {
     /// named here and there. The records hold values, not names: these columns' names
     /// are not decided.
     pub columns_alike: Vec<ColumnsAlike>,
+    /// Named among names its records fit alike by the keys a column refers to
+    /// ([`crate::references::decide_by_references`]).
+    pub referred: Option<crate::references::Referred>,
 }
 
 /// Another statement of a table's name its records fit as well ([`KnownMatch::columns_alike`]).
@@ -577,6 +582,7 @@ pub fn match_sampled(
                         .map(|v| v.0)
                         .collect::<Vec<_>>(),
                 ),
+                referred: None,
             },
             per(score),
             cells,
@@ -629,6 +635,7 @@ pub fn match_sampled(
                 .collect(),
             formats: 0,
             columns_alike: Vec::new(),
+            referred: None,
         });
     }
     out.sort_by_key(|m| m.inferred);
@@ -1012,6 +1019,7 @@ mod tests {
             keys,
             every_row_indexed,
             formats: Vec::new(),
+            references: Vec::new(),
         }
     }
 

@@ -536,6 +536,8 @@ impl Profile {
                         Some((order.iter().position(|c| *c == col)?, f.column_format()))
                     })
                     .collect();
+                let references =
+                    references(&conn, name, &shape).map_err(|e| refuse(e.to_string()))?;
                 Ok(KnownTable {
                     origin: format!("profile {}", self.name),
                     sql: stored.clone(),
@@ -544,10 +546,44 @@ impl Profile {
                     keys,
                     every_row_indexed,
                     formats,
+                    references,
                 })
             })
             .collect()
     }
+}
+
+/// The columns of `table` (of `shape`) that declare a foreign key of one column, each with
+/// its record position.
+fn references(
+    conn: &rusqlite::Connection,
+    table: &str,
+    shape: &reconstruct::TableShape,
+) -> rusqlite::Result<Vec<reconstruct::references::Reference>> {
+    let order = shape.record_order();
+    let links: Vec<(i64, String, String, Option<String>)> = conn
+        .prepare("SELECT id, \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(?1)")?
+        .query_map([table], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(links
+        .iter()
+        // A key of several columns is not one column's values.
+        .filter(|(id, ..)| links.iter().filter(|l| l.0 == *id).count() == 1)
+        .filter_map(|(_, from, parent, key)| {
+            let at = shape
+                .columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(from))?;
+            Some(reconstruct::references::Reference {
+                position: order.iter().position(|c| *c == at)?,
+                column: from.clone(),
+                parent: parent.clone(),
+                key: key.clone(),
+            })
+        })
+        .collect())
 }
 
 /// Each index of `table` (those its UNIQUE and PRIMARY KEY constraints make too), as the
@@ -838,6 +874,10 @@ pub struct Named {
     /// `sqlite_sequence`) on a leaf no tree reaches, with that table's name: never an
     /// application's table.
     pub sqlites: Vec<(usize, &'static str)>,
+    /// Those whose records fit one known table better than any other of the whole
+    /// catalogue's, left unnamed because no evidence detects its application (one table's
+    /// shape is not enough): the inferred table, the known table's name and its origin.
+    pub unconfirmed: Vec<(usize, String, String)>,
 }
 
 /// The inferred tables whose records fit a table a chosen profile knows, each with that
@@ -937,24 +977,47 @@ pub fn name_from_records(
                 .collect(),
             undecided: m.undecided,
             sqlites: Vec::new(),
+            unconfirmed: Vec::new(),
+        }
+    };
+    // Tables left undecided among names of one shape: the keys a column refers to may
+    // tell which (`reconstruct::references`).
+    let by_references = |named: &mut Named, known: &[reconstruct::KnownTable]| {
+        let matches: Vec<reconstruct::KnownMatch> =
+            named.tables.iter().map(|(m, _)| m.clone()).collect();
+        let referred = reconstruct::references::decide_by_references(
+            db,
+            &samples,
+            inferred,
+            known,
+            &matches,
+            &fixed,
+            &named.undecided,
+            taken,
+        );
+        for m in referred {
+            named.undecided.retain(|u| u.inferred != m.inferred);
+            if let Some(k) = known.get(m.known) {
+                named.tables.push((m, k.clone()));
+            }
         }
     };
     if !profiles.detects() {
         let known: Vec<reconstruct::KnownTable> =
             parsed.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-        return Named {
-            sqlites,
-            ..run(&known, &fixed, 2)
-        };
+        let mut named = run(&known, &fixed, 2);
+        by_references(&mut named, &known);
+        return Named { sqlites, ..named };
     }
     // Every profile's tables compete: a name is given where the records single it out
     // among them all. Then only the profiles those names detect compete again, so that a
     // table of a generic shape is named once its application is known by another.
-    // An application whose tables (three or more), matched among its own alone, account
-    // for every inferred table of the database, each record as wide as its table, is
-    // detected by that joint fit, where no other application's tables do the same: a store of a few
-    // tables of common shapes (an agent's sessions and messages) fits other applications'
-    // tables one by one, but not all of them at once.
+    // An application whose tables (three or more, or two holding its formats), matched
+    // among its own alone, account for every inferred table of the database, each record
+    // as wide as its table, is detected by that joint fit, where no other application's
+    // tables do the same: a store of a few tables of common shapes (an agent's sessions
+    // and messages) fits other applications' tables one by one, but not all of them at
+    // once.
     let explained: Vec<usize> = samples
         .tables
         .iter()
@@ -975,17 +1038,48 @@ pub fn name_from_records(
                         .get(m.inferred)
                         .is_some_and(|s| s.iter().all(|r| r.len() == k.shape.columns.len()))
             };
-            own.len() >= 3
+            let detect = |k: &reconstruct::KnownTable| {
+                p.detect
+                    .tables
+                    .iter()
+                    .any(|t| k.shape.name.eq_ignore_ascii_case(t))
+            };
+            let three = own.len() >= 3
                 && own.iter().all(whole)
-                && own.iter().any(|(_, k)| {
-                    p.detect
-                        .tables
-                        .iter()
-                        .any(|t| k.shape.name.eq_ignore_ascii_case(t))
-                })
+                && own.iter().any(|(_, k)| detect(k))
                 && explained
                     .iter()
-                    .all(|i| own.iter().any(|(m, _)| m.inferred == *i))
+                    .all(|i| own.iter().any(|(m, _)| m.inferred == *i));
+            // A database of two tables is its application's where, among its own, they
+            // are exactly its two tables: each holding values of a format the application
+            // writes there (hosts, URLs), one of three columns or more, neither a table
+            // other applications make as it is (Android's `android_metadata`, of every
+            // app). A
+            // key and a value beside one table fit many applications; formats in both,
+            // each table the application's own, do not.
+            let shared = |k: &reconstruct::KnownTable| {
+                parsed.iter().any(|(other, tables)| {
+                    other.name != p.name && tables.iter().any(|t| t.shape == k.shape)
+                })
+            };
+            let pair = || {
+                let own = run(known, &fixed, 1).tables;
+                let every = samples
+                    .tables
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, sample)| !fixed.contains_key(i) && !sample.is_empty());
+                own.len() == 2
+                    && own
+                        .iter()
+                        .all(|t| whole(t) && t.0.formats > 0 && !shared(&t.1))
+                    && own.iter().any(|(m, k)| detect(k) && evidenced(m, k) >= 3)
+                    && every
+                        .clone()
+                        .all(|(i, _)| own.iter().any(|(m, _)| m.inferred == i))
+                    && every.count() == 2
+            };
+            three || pair()
         })
         .map(|(p, _)| p.name.as_str())
         .collect();
@@ -1037,10 +1131,26 @@ pub fn name_from_records(
     // (Android's `android_metadata`) is named where it alone fits.
     let mut live = parsed;
     let mut least = 2;
+    // The tables the whole catalogue's first round names: one left unnamed at the end (its
+    // application not detected) is told the table it fits best.
+    let mut first: Option<Vec<(usize, String, String)>> = None;
+    let of_live = |live: &[(&Profile, Vec<reconstruct::KnownTable>)], origin: &str| {
+        live.iter()
+            .any(|(p, _)| origin.strip_prefix("profile ") == Some(p.name.as_str()))
+    };
     loop {
         let known: Vec<reconstruct::KnownTable> =
             live.iter().flat_map(|(_, k)| k.iter().cloned()).collect();
-        let named = run(&known, &fixed, least);
+        let mut named = run(&known, &fixed, least);
+        let first = first.get_or_insert_with(|| {
+            named
+                .tables
+                .iter()
+                // A name left by elimination is no fit better than any other.
+                .filter(|(m, _)| m.taken_by_others.is_empty())
+                .map(|(m, k)| (m.inferred, k.shape.name.clone(), k.origin.clone()))
+                .collect()
+        });
         let matches = &named.tables;
         let before = live.len();
         // A match is evidence for every application that creates the table as the
@@ -1102,6 +1212,19 @@ pub fn name_from_records(
         let mut keep = keep.into_iter();
         live.retain(|_| keep.next().unwrap_or(false));
         if live.len() == before {
+            by_references(&mut named, &known);
+            // Told only of a table whose application is not detected, and whose name no
+            // table has.
+            named.unconfirmed = first
+                .iter()
+                .filter(|(i, name, origin)| {
+                    !of_live(&live, origin)
+                        && named.tables.iter().all(|(m, k)| {
+                            m.inferred != *i && !k.shape.name.eq_ignore_ascii_case(name)
+                        })
+                })
+                .cloned()
+                .collect();
             return Named { sqlites, ..named };
         }
         least = 1;

@@ -540,15 +540,26 @@ fn attribute_orphans(
             .iter()
             .find(|(t, _)| *t == i)
             .map(|(_, name)| *name);
+        let unconfirmed = known
+            .unconfirmed
+            .iter()
+            .find(|(t, _, _)| *t == i)
+            .map(|(_, name, origin)| (name.clone(), origin.clone()));
         let known = known
             .tables
             .iter()
             .find(|(m, _)| m.inferred == i)
             .filter(|(_, k)| tables.named(&k.shape.name).is_none())
             .map(|(m, k)| (m, k));
-        let made = reconstruct::make_inferred(&table, naming, known, undecided, sqlite, || {
-            crate::recover::plan::inferred_name(evidence, tables)
-        });
+        let made = reconstruct::make_inferred(
+            &table,
+            naming,
+            known,
+            undecided,
+            unconfirmed.as_ref(),
+            sqlite,
+            || crate::recover::plan::inferred_name(evidence, tables),
+        );
         let Some(shape) = out
             .create_object(pager::SchemaKind::Table, &made.sql)
             .ok()
