@@ -690,6 +690,24 @@ fn sqlite_sequence_names_an_application_its_shapes_do_not() -> TestResult {
     Ok(())
 }
 
+/// Entry `name`'s first version, 60 rows a table, written as `file` in `dir`, page 1
+/// zeroed, recovered to `out.db` beside it.
+fn first_version_zeroed(
+    dir: &Scratch,
+    name: &str,
+    file: &str,
+) -> Result<recovery::Recovery, Box<dyn std::error::Error>> {
+    let (src, dest) = (dir.path(file), dir.path("out.db"));
+    entry(name)?.write(&src, 0, 4096, Rows::Each(60), 35)?;
+    let mut bytes = std::fs::read(&src)?;
+    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1))?;
+    std::fs::write(&src, &bytes)?;
+    Ok(recover_in_process(
+        &allow_partial(&src, &dest),
+        Outcome::PartialCommitted,
+    )?)
+}
+
 /// Entry `name`'s first version with page 1 zeroed: the application identified, no table
 /// given a wrong name, and every table named but those of `unnamed`.
 fn named_but(name: &str, unnamed: &[&str]) -> TestResult {
@@ -801,16 +819,7 @@ fn tables_of_one_shape_are_told_apart_by_the_keys_they_refer_to() -> TestResult 
 #[test]
 fn a_table_whose_application_is_not_detected_is_told_its_best_fit() -> TestResult {
     let dir = Scratch::new("catalogue-unconfirmed");
-    let entry = entry("chromium-top-sites")?;
-    let src = dir.path("Top Sites");
-    let dest = dir.path("out.db");
-    entry
-        .write(&src, 0, 4096, Rows::Each(60), 35)
-        .map_err(|e| e.to_string())?;
-    let mut bytes = std::fs::read(&src).map_err(|e| e.to_string())?;
-    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).map_err(|e| e.to_string())?;
-    std::fs::write(&src, &bytes).map_err(|e| e.to_string())?;
-    let done = recover_in_process(&allow_partial(&src, &dest), Outcome::PartialCommitted)?;
+    let done = first_version_zeroed(&dir, "chromium-top-sites", "Top Sites")?;
     assert!(
         done.report.applications.is_empty(),
         "{:#?}",
@@ -839,16 +848,7 @@ fn a_table_whose_application_is_not_detected_is_told_its_best_fit() -> TestResul
 #[test]
 fn a_table_that_fits_two_names_alike_names_both_candidates() -> TestResult {
     let dir = Scratch::new("catalogue-undecided");
-    let entry = entry("android-media")?;
-    let src = dir.path("external.db");
-    let dest = dir.path("out.db");
-    entry
-        .write(&src, 0, 4096, Rows::Each(60), 35)
-        .map_err(|e| e.to_string())?;
-    let mut bytes = std::fs::read(&src).map_err(|e| e.to_string())?;
-    fixtures::apply(&mut bytes, &fixtures::Damage::ZeroPage(1)).map_err(|e| e.to_string())?;
-    std::fs::write(&src, &bytes).map_err(|e| e.to_string())?;
-    let done = recover_in_process(&allow_partial(&src, &dest), Outcome::PartialCommitted)?;
+    let done = first_version_zeroed(&dir, "android-media", "external.db")?;
     let undecided: Vec<&str> = done
         .report
         .tables
