@@ -106,7 +106,7 @@ pub fn decide_by_references(
                     let tally = Referred {
                         column: r.column.clone(),
                         parent: r.parent.clone(),
-                        found: count(0..found),
+                        found: u32::try_from(found).unwrap_or(u32::MAX),
                         of: count(values.iter()),
                         others: Vec::new(),
                     };

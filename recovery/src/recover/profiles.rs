@@ -1025,6 +1025,14 @@ pub fn name_from_records(
         .filter(|(i, sample)| !fixed.contains_key(i) && sample.iter().any(|r| r.len() >= 2))
         .map(|(i, _)| i)
         .collect();
+    // The inferred tables with records, not named by an index.
+    let holding: Vec<usize> = samples
+        .tables
+        .iter()
+        .enumerate()
+        .filter(|(i, sample)| !fixed.contains_key(i) && !sample.is_empty())
+        .map(|(i, _)| i)
+        .collect();
     let jointly: Vec<&str> = parsed
         .iter()
         .filter(|(p, known)| {
@@ -1054,9 +1062,8 @@ pub fn name_from_records(
             // are exactly its two tables: each holding values of a format the application
             // writes there (hosts, URLs), one of three columns or more, neither a table
             // other applications make as it is (Android's `android_metadata`, of every
-            // app). A
-            // key and a value beside one table fit many applications; formats in both,
-            // each table the application's own, do not.
+            // app). A key and a value beside one table fit many applications; formats in
+            // both, each table the application's own, do not.
             let shared = |k: &reconstruct::KnownTable| {
                 parsed.iter().any(|(other, tables)| {
                     other.name != p.name && tables.iter().any(|t| t.shape == k.shape)
@@ -1064,22 +1071,17 @@ pub fn name_from_records(
             };
             let pair = || {
                 let own = run(known, &fixed, 1).tables;
-                let every = samples
-                    .tables
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, sample)| !fixed.contains_key(i) && !sample.is_empty());
                 own.len() == 2
                     && own
                         .iter()
                         .all(|t| whole(t) && t.0.formats > 0 && !shared(&t.1))
                     && own.iter().any(|(m, k)| detect(k) && evidenced(m, k) >= 3)
-                    && every
-                        .clone()
-                        .all(|(i, _)| own.iter().any(|(m, _)| m.inferred == i))
-                    && every.count() == 2
+                    && holding
+                        .iter()
+                        .all(|i| own.iter().any(|(m, _)| m.inferred == *i))
             };
-            three || pair()
+            // The second match is run only where the database has two tables.
+            three || (holding.len() == 2 && pair())
         })
         .map(|(p, _)| p.name.as_str())
         .collect();
